@@ -1,0 +1,54 @@
+# ibfab: two entry points for users, `make demo` and `make test`, both as root
+# on a fresh Debian machine; they install what they need themselves.
+
+GO       ?= go
+BIN      := bin
+OUT      ?= out/demo
+FUZZTIME ?= 60s
+DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm
+
+.PHONY: all build deps debs test unit vet fmt-check demo bench fuzz clean
+
+all: build
+
+# debs installs the Debian packages the tests and the demo drive, only when missing.
+debs:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+deps: debs
+	$(GO) mod download
+
+build: deps
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# test runs every test, the root-only integration tests included.
+test: deps fmt-check vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+# demo runs the main job on the built-in default fabric.
+demo: build
+	./scripts/demo.sh $(OUT)
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# fuzz runs every fuzz target for FUZZTIME each.
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf $(BIN) out

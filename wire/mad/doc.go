@@ -1,0 +1,9 @@
+// Package mad encodes and decodes InfiniBand management datagrams: the
+// common MAD header, subnet management packets (LID-routed class 0x01 and
+// directed-route class 0x81), the performance management (class 0x04)
+// header, and the attributes the agents, the SM and the diagnostics use.
+//
+// Every header and attribute is a typed view over bytes with named offsets
+// and one accessor pair per field, plus a Fields struct and Encode for
+// building. Views do not copy: a MAD read from a frame is decoded in place.
+package mad
