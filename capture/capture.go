@@ -46,13 +46,17 @@ func (w *Writer) WritePacket(t RecordType, ts time.Time, pkt []byte) error {
 	if len(pkt) > MaxPacket {
 		return fmt.Errorf("capture: packet of %d bytes exceeds the ERF limit of %d", len(pkt), MaxPacket)
 	}
-	n := ERFHeaderSize + len(pkt)
+	size := len(pkt)
+	if t == TypeInfiniBandLink && size < linkRecordSize {
+		size = linkRecordSize
+	}
+	n := ERFHeaderSize + size
 	if cap(w.buf) < n {
 		w.buf = make([]byte, n)
 	}
 	rec := w.buf[:n]
-	putERFHeader(rec, t, ts, len(pkt))
-	copy(rec[ERFHeaderSize:], pkt)
+	putERFHeader(rec, t, ts, size)
+	clear(rec[ERFHeaderSize+copy(rec[ERFHeaderSize:], pkt):])
 	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: n, Length: n}
 	return w.w.WritePacket(ci, rec)
 }
@@ -75,7 +79,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 }
 
 // Next returns the next record, or io.EOF after the last one. The record's
-// Data is valid until the next call.
+// Data is valid until the next call; a link record's Data is the link
+// packet alone, without the padding Writer adds.
 func (r *Reader) Next() (Record, error) {
 	data, _, err := r.r.ZeroCopyReadPacketData()
 	if err != nil {
@@ -87,6 +92,9 @@ func (r *Reader) Next() (Record, error) {
 	t, ts, payload, err := parseERF(data)
 	if err != nil {
 		return Record{}, err
+	}
+	if t == TypeInfiniBandLink && len(payload) > LinkPacketSize {
+		payload = payload[:LinkPacketSize]
 	}
 	return Record{Type: t, Time: ts, Data: payload}, nil
 }

@@ -34,9 +34,20 @@ const (
 
 	erfTypeExtMask  = 0x80 // type bit: extension headers follow
 	erfFlagVarLen   = 0x04 // flags bit: variable-length record (no padding)
-	erfFlagTrunc    = 0x08 // flags bit: record truncated
-	erfFlagRxError  = 0x10 // flags bit: link-layer error
 	erfTypeFieldMax = 0x7f
+
+	// LinkPacketSize is the size of an IBA link packet (flow control:
+	// Op, FCTBS, VL, FCCL, LPCRC).
+	LinkPacketSize = 6
+
+	// linkRecordSize is what a link packet is padded to in a record.
+	// Wireshark's link-packet dissector (4.0 and earlier) also runs its
+	// data-packet column code over the record, reading an LRH and, by the
+	// LNH bits that FCTBS happens to hold, a GRH or BTH behind it; a bare
+	// 6-byte record then always decodes as malformed. Zero padding to 64
+	// bytes, like an Ethernet minimum frame, covers every LNH value; the
+	// Reader strips it again.
+	linkRecordSize = 64
 )
 
 // RecordType is the ERF record type of a capture record.

@@ -10,4 +10,18 @@
 // the gopacket layers registered in layers.go, so gopacket tools and the
 // capture path decode every frame. Management datagrams (the payload of
 // QP0/QP1 packets) live in the subpackage mad.
+//
+// Sending: AppendUD builds a sealed UD packet (a MAD, say) in one call;
+// other packets are laid out with the views and finished by Seal, which
+// fills in PktLen, GRH PayLen, ICRC and VCRC. A switch that rewrites the VL
+// calls SealVCRC. Link packets come from AppendFlowControl.
+//
+// Receiving: Verify checks a data packet's length, VCRC and ICRC without
+// allocating, and its error wraps ErrShort, ErrPktLen, ErrVCRC, ErrICRC, …
+// so a port can count PortRcvErrors by cause; VerifyFlowControl does the same
+// for link packets. For decoding, a gopacket.DecodingLayerParser over
+// layers.Ethernet, LRHLayer, GRHLayer, BTHLayer, DETHLayer and
+// FlowControlLayer allocates nothing per packet; set the DETHLayer's BTH
+// field to the parser's BTHLayer so that QP0/QP1 payloads go on to
+// mad.LayerTypeMAD.
 package wire

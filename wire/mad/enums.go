@@ -1,5 +1,7 @@
 package mad
 
+import "fmt"
+
 // MgmtClass is the MAD management class (IBA 13.4.4).
 type MgmtClass uint8
 
@@ -16,7 +18,38 @@ const (
 	ClassSubnDirected MgmtClass = 0x81 // subnet management, directed route
 )
 
-// Method is the MAD method (IBA 13.4.5), without the response bit.
+// String returns the class's short name, or its number in hex.
+func (c MgmtClass) String() string {
+	switch c {
+	case ClassSubnLID:
+		return "SubnLID"
+	case ClassSubnAdm:
+		return "SubnAdm"
+	case ClassPerfMgt:
+		return "PerfMgt"
+	case ClassBM:
+		return "BM"
+	case ClassDevMgt:
+		return "DevMgt"
+	case ClassCM:
+		return "CM"
+	case ClassSNMP:
+		return "SNMP"
+	case ClassCongestion:
+		return "CongestionControl"
+	case ClassSubnDirected:
+		return "SubnDirected"
+	}
+	return fmt.Sprintf("MgmtClass(%#02x)", uint8(c))
+}
+
+// IsSubn reports whether c is one of the two subnet management classes,
+// whose MADs are SMPs carried on QP0 and VL15.
+func (c MgmtClass) IsSubn() bool { return c == ClassSubnLID || c == ClassSubnDirected }
+
+// Method is the MAD method byte (IBA 13.4.5): the method in the low seven
+// bits and the response bit R on top. Responses are spelled with R set
+// (MethodGetResp); Request and IsResponse split the two.
 type Method uint8
 
 // Methods.
@@ -30,14 +63,53 @@ const (
 	MethodGetTable    Method = 0x12
 	MethodDelete      Method = 0x15
 
-	MethodGetResp    Method = 0x81 // GetResp: Get with the response bit
+	MethodGetResp    Method = 0x81 // GetResp: Get with the response bit; also answers Set
 	MethodReportResp Method = 0x86
 
 	// MethodResponse is the R bit of the method byte.
 	MethodResponse Method = 0x80
 )
 
-// AttrID is a management attribute identifier.
+// IsResponse reports whether the R bit is set.
+func (m Method) IsResponse() bool { return m&MethodResponse != 0 }
+
+// Request returns m without the R bit.
+func (m Method) Request() Method { return m &^ MethodResponse }
+
+// String returns the method's name (GetResp for 0x81), or its number in hex.
+func (m Method) String() string {
+	switch m {
+	case MethodGet:
+		return "Get"
+	case MethodSet:
+		return "Set"
+	case MethodSend:
+		return "Send"
+	case MethodTrap:
+		return "Trap"
+	case MethodReport:
+		return "Report"
+	case MethodTrapRepress:
+		return "TrapRepress"
+	case MethodGetTable:
+		return "GetTable"
+	case MethodDelete:
+		return "Delete"
+	case MethodGetResp:
+		return "GetResp"
+	case MethodReportResp:
+		return "ReportResp"
+	case MethodGetTable | MethodResponse:
+		return "GetTableResp"
+	case MethodDelete | MethodResponse:
+		return "DeleteResp"
+	}
+	return fmt.Sprintf("Method(%#02x)", uint8(m))
+}
+
+// AttrID is a management attribute identifier. Its meaning depends on the
+// management class: String names the subnet management attributes, Name
+// picks the table for a given class.
 type AttrID uint16
 
 // Subnet management attributes (IBA 14.2.5, table 145).
@@ -68,3 +140,47 @@ const (
 	AttrPortCounters         AttrID = 0x0012
 	AttrPortCountersExtended AttrID = 0x001d
 )
+
+var smAttrNames = map[AttrID]string{
+	AttrClassPortInfo:   "ClassPortInfo",
+	AttrNotice:          "Notice",
+	AttrInformInfo:      "InformInfo",
+	AttrNodeDescription: "NodeDescription",
+	AttrNodeInfo:        "NodeInfo",
+	AttrSwitchInfo:      "SwitchInfo",
+	AttrGUIDInfo:        "GUIDInfo",
+	AttrPortInfo:        "PortInfo",
+	AttrPKeyTable:       "P_KeyTable",
+	AttrSLtoVLMapping:   "SLtoVLMappingTable",
+	AttrVLArbitration:   "VLArbitrationTable",
+	AttrLinearFwdTbl:    "LinearForwardingTable",
+	AttrRandomFwdTbl:    "RandomForwardingTable",
+	AttrMulticastFwdTbl: "MulticastForwardingTable",
+	AttrSMInfo:          "SMInfo",
+	AttrVendorDiag:      "VendorDiag",
+	AttrLedInfo:         "LedInfo",
+}
+
+var pmaAttrNames = map[AttrID]string{
+	AttrClassPortInfo:        "ClassPortInfo",
+	AttrPortSamplesControl:   "PortSamplesControl",
+	AttrPortSamplesResult:    "PortSamplesResult",
+	AttrPortCounters:         "PortCounters",
+	AttrPortCountersExtended: "PortCountersExtended",
+}
+
+// String returns the subnet management name of a, or its number in hex.
+func (a AttrID) String() string { return a.Name(ClassSubnLID) }
+
+// Name returns the name a has in management class c: PMA attributes reuse
+// the numbers of SM attributes (0x0012 is SwitchInfo and PortCounters).
+func (a AttrID) Name(c MgmtClass) string {
+	names := smAttrNames
+	if c == ClassPerfMgt {
+		names = pmaAttrNames
+	}
+	if s, ok := names[a]; ok {
+		return s
+	}
+	return fmt.Sprintf("AttrID(%#04x)", uint16(a))
+}

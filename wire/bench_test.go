@@ -1,0 +1,54 @@
+package wire_test
+
+import (
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"ibfab/wire"
+)
+
+// benchUD returns the UD packet fields of the benchmarks: a 256-byte MAD to
+// QP0, or a 2 KiB payload to a data QP.
+func benchUD(mad bool) *wire.UDFields {
+	f := &wire.UDFields{VL: 0, SL: 0, DLID: 2, SLID: 1, PKey: 0xffff, DestQP: 0x42, PSN: 1,
+		QKey: 0x1234, SrcQP: 0x43, Payload: make([]byte, 2048)}
+	if mad {
+		f.VL, f.DestQP, f.QKey, f.SrcQP, f.Payload = 15, 0, 0, 0, nodeInfoSMP(0x81, 1)
+	}
+	return f
+}
+
+func benchmarkEncode(b *testing.B, mad bool) {
+	f := benchUD(mad)
+	buf := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeData)
+	buf = wire.AppendUD(buf, f)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = wire.AppendEthernet(buf[:0], macB, macA, wire.EtherTypeData)
+		buf = wire.AppendUD(buf, f)
+	}
+}
+
+func benchmarkDecodeVerify(b *testing.B, mad bool) {
+	frame := wire.AppendUD(wire.AppendEthernet(nil, macB, macA, wire.EtherTypeData), benchUD(mad))
+	p, l := newParser(layers.LayerTypeEthernet)
+	decoded := make([]gopacket.LayerType, 0, 8)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.DecodeLayers(frame, &decoded); err != nil {
+			b.Fatal(err)
+		}
+		if err := wire.Verify(l.eth.Payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeSealMAD(b *testing.B)   { benchmarkEncode(b, true) }
+func BenchmarkEncodeSeal2K(b *testing.B)    { benchmarkEncode(b, false) }
+func BenchmarkDecodeVerifyMAD(b *testing.B) { benchmarkDecodeVerify(b, true) }
+func BenchmarkDecodeVerify2K(b *testing.B)  { benchmarkDecodeVerify(b, false) }
