@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 OUT      ?= out/demo
 FUZZTIME ?= 60s
-DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm
+DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm iproute2
 
 .PHONY: all build deps debs test unit vet fmt-check demo bench fuzz clean
 

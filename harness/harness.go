@@ -1,0 +1,155 @@
+package harness
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit statuses of Main.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Env is what a command runs against. Tests give it buffers.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Command is one ibfab subcommand.
+type Command struct {
+	Name    string
+	Summary string // one line for ibfab's usage text
+	// Run runs the command with the arguments after its name. It returns a
+	// *UsageError for bad arguments and prints help itself on -h.
+	Run func(env *Env, args []string) error
+}
+
+// commands is the subcommand table; later subcommands (up, down, status,
+// exec, kill, capture, run, ...) are added here.
+var commands = []Command{
+	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
+}
+
+// Commands returns the subcommand table.
+func Commands() []Command { return append([]Command(nil), commands...) }
+
+// CommandError is the failure of a subcommand path such as "topo check";
+// Main prints it as "ibfab topo check: <Err>" and exits with ExitFailure.
+type CommandError struct {
+	Cmd string
+	Err error
+}
+
+// Error returns "cmd: message".
+func (e *CommandError) Error() string { return e.Cmd + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// UsageError reports bad arguments. Main prints it with the usage line and
+// exits with ExitUsage.
+type UsageError struct {
+	Cmd   string // the subcommand path, such as "topo fattree"
+	Usage string // the synopsis after "ibfab ", such as "topo fattree --leaves L ..."
+	Err   error
+}
+
+// Error returns "cmd: message".
+func (e *UsageError) Error() string { return e.Cmd + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Main runs the ibfab command line args (without the program name) and
+// returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	env := &Env{Stdout: stdout, Stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "ibfab: missing command")
+		usage(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.Name != name {
+			continue
+		}
+		err := c.Run(env, args[1:])
+		var ue *UsageError
+		var ce *CommandError
+		switch {
+		case err == nil:
+			return ExitOK
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "ibfab %v\nusage: ibfab %s\nrun 'ibfab %s -h' for help\n", ue, ue.Usage, ue.Cmd)
+			return ExitUsage
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "ibfab %v\n", ce)
+			return ExitFailure
+		default:
+			fmt.Fprintf(stderr, "ibfab %s: %v\n", name, err)
+			return ExitFailure
+		}
+	}
+	fmt.Fprintf(stderr, "ibfab: unknown command %q\n", name)
+	usage(stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ibfab <command> [arguments]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
+	}
+	fmt.Fprintln(w, "\nrun 'ibfab <command> -h' for a command's help")
+}
+
+// flagSet returns a FlagSet that reports errors to its caller instead of
+// printing them, so Main prints every usage error the same way.
+func flagSet(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet("ibfab "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args with fs. On -h it prints the synopsis, the
+// description and the flags to stdout and returns help true. Flag errors
+// and positional arguments beyond maxArgs are UsageErrors.
+func parseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string, maxArgs int) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n", synopsis, strings.TrimSpace(desc))
+			if hasFlags(fs) {
+				fmt.Fprintln(env.Stdout, "\nflags:")
+				fs.SetOutput(env.Stdout)
+				fs.PrintDefaults()
+				fs.SetOutput(io.Discard)
+			}
+			return true, nil
+		}
+		return false, &UsageError{Cmd: cmd, Usage: synopsis, Err: err}
+	}
+	if fs.NArg() > maxArgs {
+		return false, &UsageError{Cmd: cmd, Usage: synopsis, Err: fmt.Errorf("unexpected argument %q", fs.Arg(maxArgs))}
+	}
+	return false, nil
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
