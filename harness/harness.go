@@ -34,6 +34,7 @@ type Command struct {
 // exec, kill, capture, run, ...) are added here.
 var commands = []Command{
 	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
+	{Name: "pcap", Summary: "write a sample capture of a fabric's discovery, or decode a capture", Run: runPcap},
 }
 
 // Commands returns the subcommand table.
