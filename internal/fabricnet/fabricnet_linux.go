@@ -1,0 +1,234 @@
+package fabricnet
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"ibfab/topologies"
+)
+
+// netnsDir is where iproute2 and vishvananda/netns keep named namespaces.
+const netnsDir = "/run/netns"
+
+// MTU of every port veth: a 4096-byte IBA MTU packet with a GRH is 4170
+// bytes; 9000 leaves room and is the usual jumbo size.
+const MTU = 9000
+
+// Fabric is a fabric's plumbing as created: which namespace each node got.
+type Fabric struct {
+	Name       string
+	Namespaces []string // index = node index in the topology
+}
+
+// Create makes one namespace per node of t and one veth pair per link,
+// both ends up. On error it removes what it made. progress, when not nil,
+// is called after each node and each link with counts done and total.
+func Create(name string, t *topologies.Topology, progress func(done, total int)) (_ *Fabric, err error) {
+	if err := CheckFabricName(name); err != nil {
+		return nil, err
+	}
+	f := &Fabric{Name: name}
+	seen := map[string]string{}
+	for _, n := range t.Nodes() {
+		ns := Namespace(name, n.Name)
+		if other, dup := seen[ns]; dup {
+			return nil, fmt.Errorf("nodes %q and %q both map to namespace %s", other, n.Name, ns)
+		}
+		seen[ns] = n.Name
+		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
+			return nil, fmt.Errorf("namespace %s exists: is fabric %q up? (ibfab down --name %s)", ns, name, name)
+		}
+		f.Namespaces = append(f.Namespaces, ns)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, Remove(name, f.Namespaces))
+		}
+	}()
+	total := t.NumNodes() + t.NumLinks()
+	done := 0
+	handles := make([]netns.NsHandle, len(f.Namespaces))
+	defer func() {
+		for _, h := range handles {
+			if h.IsOpen() {
+				h.Close()
+			}
+		}
+	}()
+	for i, ns := range f.Namespaces {
+		if handles[i], err = newNamespace(ns); err != nil {
+			return nil, err
+		}
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	for _, l := range t.Links() {
+		if err := addVeth(handles[l.A.Node], PortIface(l.A.Port), handles[l.B.Node], PortIface(l.B.Port)); err != nil {
+			return nil, fmt.Errorf("link %s[%d] - %s[%d]: %w",
+				t.Node(l.A.Node).Name, l.A.Port, t.Node(l.B.Node).Name, l.B.Port, err)
+		}
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	return f, nil
+}
+
+// newNamespace creates the named namespace with loopback up and IPv6 off
+// (no router solicitations or MLD reports on the port veths), and returns
+// a handle to it.
+func newNamespace(name string) (h netns.NsHandle, err error) {
+	err = onFreshThread(func() error {
+		if h, err = netns.NewNamed(name); err != nil { // also moves this thread into it
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+		for _, f := range []string{"all", "default"} {
+			// Sysctls under /proc/sys/net follow the opener's namespace.
+			p := "/proc/sys/net/ipv6/conf/" + f + "/disable_ipv6"
+			if err := os.WriteFile(p, []byte("1"), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("namespace %s: disabling IPv6: %w", name, err)
+			}
+		}
+		lo, err := netlink.LinkByName("lo")
+		if err == nil {
+			err = netlink.LinkSetUp(lo)
+		}
+		if err != nil {
+			return fmt.Errorf("namespace %s: loopback up: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil && h.IsOpen() {
+		h.Close()
+		h = netns.None()
+	}
+	return h, err
+}
+
+// onFreshThread runs f on a new OS thread that f may move into another
+// namespace. The thread is never unlocked, so when the goroutine ends the
+// runtime retires it instead of reusing a thread in the wrong namespace.
+func onFreshThread(f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		errc <- f()
+	}()
+	return <-errc
+}
+
+// addVeth creates the veth pair nameA (in a) - nameB (in b), both up.
+func addVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) error {
+	ha, err := netlink.NewHandleAt(a)
+	if err != nil {
+		return err
+	}
+	defer ha.Close()
+	hb, err := netlink.NewHandleAt(b)
+	if err != nil {
+		return err
+	}
+	defer hb.Close()
+	v := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: nameA, MTU: MTU},
+		PeerName:      nameB,
+		PeerNamespace: netlink.NsFd(int(b)),
+	}
+	if err := ha.LinkAdd(v); err != nil {
+		return fmt.Errorf("creating veth %s/%s: %w", nameA, nameB, err)
+	}
+	for _, e := range []struct {
+		h    *netlink.Handle
+		name string
+	}{{ha, nameA}, {hb, nameB}} {
+		l, err := e.h.LinkByName(e.name)
+		if err == nil && l.Attrs().MTU != MTU {
+			err = e.h.LinkSetMTU(l, MTU)
+		}
+		if err == nil {
+			err = e.h.LinkSetUp(l)
+		}
+		if err != nil {
+			return fmt.Errorf("veth %s: %w", e.name, err)
+		}
+	}
+	return nil
+}
+
+// Remove deletes the given namespaces of fabric and any other namespace
+// named with the fabric's prefix (what a crashed harness left behind).
+// Deleting a namespace destroys the veth ends inside it, and with them
+// their peers. Missing namespaces are not an error.
+func Remove(fabric string, namespaces []string) error {
+	if err := CheckFabricName(fabric); err != nil {
+		return err
+	}
+	all := map[string]bool{}
+	for _, ns := range namespaces {
+		all[ns] = true
+	}
+	left, err := Namespaces(fabric)
+	if err != nil {
+		return err
+	}
+	for _, ns := range left {
+		all[ns] = true
+	}
+	var errs []error
+	for ns := range all {
+		if !strings.HasPrefix(ns, fabricPrefix(fabric)) {
+			errs = append(errs, fmt.Errorf("refusing to delete %s: not a namespace of fabric %q", ns, fabric))
+			continue
+		}
+		if err := netns.DeleteNamed(ns); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("deleting namespace %s: %w", ns, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Namespaces lists the existing namespaces of fabric, sorted.
+func Namespaces(fabric string) ([]string, error) {
+	entries, err := os.ReadDir(netnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), fabricPrefix(fabric)) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Do runs f on an OS thread inside namespace ns. f must not start
+// goroutines that expect to stay in ns: only its own thread is there.
+func Do(ns string, f func() error) error {
+	h, err := netns.GetFromName(ns)
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", ns, err)
+	}
+	defer h.Close()
+	return onFreshThread(func() error {
+		if err := netns.Set(h); err != nil {
+			return fmt.Errorf("entering namespace %s: %w", ns, err)
+		}
+		return f()
+	})
+}
