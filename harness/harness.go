@@ -34,6 +34,8 @@ type Command struct {
 // exec, kill, capture, run, ...) are added here.
 var commands = []Command{
 	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
+	{Name: "up", Summary: "bring a fabric's namespaces and links up", Run: runUp},
+	{Name: "down", Summary: "take a fabric down, removing all it created", Run: runDown},
 	{Name: "pcap", Summary: "write a sample capture of a fabric's discovery, or decode a capture", Run: runPcap},
 }
 

@@ -1,0 +1,120 @@
+package harness_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/internal/fabricnet"
+	"ibfab/topologies"
+)
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test creates network namespaces: run it as root (sudo make test)")
+	}
+}
+
+// upFabric brings fabric name up with args and registers its teardown,
+// which must leave no namespace and no run directory.
+func upFabric(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	t.Cleanup(func() {
+		assert.NoError(t, harness.Down(name))
+		left, _ := fabricnet.Namespaces(name)
+		assert.Empty(t, left, "namespaces left behind")
+		assert.NoDirExists(t, filepath.Join(harness.RunDir, name))
+	})
+	code, out, errOut := run(append([]string{"up", "--name", name}, args...)...)
+	require.Equal(t, harness.ExitOK, code, errOut)
+	return out
+}
+
+func TestUpDownDefault(t *testing.T) {
+	requireRoot(t)
+	name := fmt.Sprintf("t%d_up", os.Getpid())
+	out := upFabric(t, name)
+	assert.Contains(t, out, "8 switches, 7 CAs, 16 links")
+	ns, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Len(t, ns, 15)
+	assert.Contains(t, ns, fabricnet.Namespace(name, "sw10"))
+
+	// The recorded topology is the one that came up.
+	got, err := topologies.ParseFile(filepath.Join(harness.RunDir, name, "topology.net"))
+	require.NoError(t, err)
+	assert.True(t, topologies.Default().Equal(got))
+
+	// A second up of the same fabric is refused and changes nothing.
+	code, _, errOut := run("up", "--name", name)
+	assert.Equal(t, harness.ExitFailure, code)
+	assert.Contains(t, errOut, "ibfab down --name "+name)
+	ns2, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Equal(t, ns, ns2)
+
+	code, out, errOut = run("down", "--name", name)
+	require.Equal(t, harness.ExitOK, code, errOut)
+	assert.Contains(t, out, "down")
+	ns, err = fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Empty(t, ns)
+	// Down of a fabric that is not up succeeds.
+	code, _, errOut = run("down", "--name", name)
+	assert.Equal(t, harness.ExitOK, code, errOut)
+}
+
+func TestUpFromFileFatTree(t *testing.T) {
+	requireRoot(t)
+	ft, err := topologies.FatTree(8, 4, 13)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "ft.net")
+	require.NoError(t, topologies.WriteFile(file, ft))
+	name := fmt.Sprintf("t%d_ft", os.Getpid())
+	out := upFabric(t, name, "-f", file)
+	assert.Contains(t, out, "12 switches, 104 CAs")
+	ns, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Len(t, ns, ft.NumNodes())
+}
+
+// TestDownAfterCrash: the namespaces exist but the harness died before
+// recording state; down must still remove them.
+func TestDownAfterCrash(t *testing.T) {
+	requireRoot(t)
+	name := fmt.Sprintf("t%d_crash", os.Getpid())
+	t.Cleanup(func() { _ = fabricnet.Remove(name, nil) })
+	_, err := fabricnet.Create(name, topologies.Thesis8(), nil)
+	require.NoError(t, err)
+	code, _, errOut := run("down", "--name", name)
+	require.Equal(t, harness.ExitOK, code, errOut)
+	ns, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Empty(t, ns)
+}
+
+func TestUpDownUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"bad name", []string{"up", "--name", "a-b"}, harness.ExitUsage},
+		{"extra argument", []string{"up", "x"}, harness.ExitUsage},
+		{"missing file", []string{"up", "-f", "/nonexistent/topo", "--name", "tx"}, harness.ExitFailure},
+		{"down bad name", []string{"down", "--name", "A"}, harness.ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := run(tt.args...)
+			assert.Equal(t, tt.code, code, errOut)
+			assert.NotEmpty(t, errOut)
+		})
+	}
+}
