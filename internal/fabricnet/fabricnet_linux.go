@@ -64,7 +64,7 @@ func Create(name string, t *topologies.Topology, progress func(done, total int))
 		}
 	}()
 	for i, ns := range f.Namespaces {
-		if handles[i], err = newNamespace(ns); err != nil {
+		if handles[i], err = NewNamespace(ns); err != nil {
 			return nil, err
 		}
 		done++
@@ -73,7 +73,7 @@ func Create(name string, t *topologies.Topology, progress func(done, total int))
 		}
 	}
 	for _, l := range t.Links() {
-		if err := addVeth(handles[l.A.Node], PortIface(l.A.Port), handles[l.B.Node], PortIface(l.B.Port)); err != nil {
+		if err := AddVeth(handles[l.A.Node], PortIface(l.A.Port), handles[l.B.Node], PortIface(l.B.Port)); err != nil {
 			return nil, fmt.Errorf("link %s[%d] - %s[%d]: %w",
 				t.Node(l.A.Node).Name, l.A.Port, t.Node(l.B.Node).Name, l.B.Port, err)
 		}
@@ -85,10 +85,10 @@ func Create(name string, t *topologies.Topology, progress func(done, total int))
 	return f, nil
 }
 
-// newNamespace creates the named namespace with loopback up and IPv6 off
+// NewNamespace creates the named namespace with loopback up and IPv6 off
 // (no router solicitations or MLD reports on the port veths), and returns
 // a handle to it.
-func newNamespace(name string) (h netns.NsHandle, err error) {
+func NewNamespace(name string) (h netns.NsHandle, err error) {
 	err = onFreshThread(func() error {
 		if h, err = netns.NewNamed(name); err != nil { // also moves this thread into it
 			return fmt.Errorf("creating namespace %s: %w", name, err)
@@ -128,8 +128,9 @@ func onFreshThread(f func() error) error {
 	return <-errc
 }
 
-// addVeth creates the veth pair nameA (in a) - nameB (in b), both up.
-func addVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) error {
+// AddVeth creates the veth pair nameA (in a) - nameB (in b) with MTU MTU,
+// both ends up.
+func AddVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) error {
 	ha, err := netlink.NewHandleAt(a)
 	if err != nil {
 		return err
@@ -225,9 +226,15 @@ func Do(ns string, f func() error) error {
 		return fmt.Errorf("namespace %s: %w", ns, err)
 	}
 	defer h.Close()
+	return DoIn(h, f)
+}
+
+// DoIn is Do for a namespace handle. Sockets f opens stay in the
+// namespace; goroutines f starts run on other threads, in the process's.
+func DoIn(h netns.NsHandle, f func() error) error {
 	return onFreshThread(func() error {
 		if err := netns.Set(h); err != nil {
-			return fmt.Errorf("entering namespace %s: %w", ns, err)
+			return fmt.Errorf("entering namespace: %w", err)
 		}
 		return f()
 	})
