@@ -1,0 +1,234 @@
+package agent
+
+import (
+	"encoding/binary"
+
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// The PMA, IBA 16.1: PortCounters and PortCountersExtended Get and Set
+// (a Set zeroes the counters CounterSelect names, then answers like a
+// Get), ClassPortInfo Get. PortSelect names the port; 0xff asks for the
+// sum over all ports, which this PMA supports on switches and CAs alike
+// and says so in ClassPortInfo. Other GMP classes are the SM's business
+// (Local) when an SM is attached, else answered with a bad-version status,
+// which is what a node without an agent for a class says.
+
+// receiveGMP handles a MAD that arrived on QP1.
+func (a *Agent) receiveGMP(in Inbound) []Outbound {
+	if in.DLID != mad.PermissiveLID && !a.HasLID(in.Port, in.DLID) {
+		a.stats.misaddressed.Add(1)
+		return nil
+	}
+	sma := a.smaPort(in.Port)
+	if !a.PKeyMatch(sma, in.PKey) {
+		a.pkeyViolation(sma)
+		return nil
+	}
+	m := clone(in.MAD)
+	h := mad.MAD(m)
+	if h.MgmtClass() != mad.ClassPerfMgt {
+		a.mu.Lock()
+		sm := a.hasSM(in.Port)
+		a.mu.Unlock()
+		switch {
+		case sm:
+			return a.toLocal(in, m)
+		case h.Method().IsResponse():
+			a.stats.unexpected.Add(1)
+			return nil
+		}
+		a.respondGMP(m, mad.StatusBadVersion)
+		return a.gmpReply(in, m)
+	}
+	if h.Method().IsResponse() || h.Method() == mad.MethodTrap {
+		// For a performance manager running next to the SM.
+		return a.toLocal(in, m)
+	}
+	a.respondGMP(m, a.servePMA(h))
+	return a.gmpReply(in, m)
+}
+
+// pkeyViolation counts a GMP whose P_Key the SMA port's table rejects, in
+// PortInfo.P_KeyViolations and in Stats.
+func (a *Agent) pkeyViolation(sma uint8) {
+	a.stats.pkeyViolations.Add(1)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	info := &a.port[sma].info
+	info.PKeyViolations = mad.SatAdd(info.PKeyViolations, 1)
+}
+
+// respondGMP turns the request m into its GetResp with status st.
+func (a *Agent) respondGMP(m []byte, st mad.Status) {
+	h := mad.MAD(m)
+	h.SetMethod(mad.MethodGetResp)
+	h.SetStatus(st)
+	a.stats.responses.Add(1)
+	a.stats.countStatus(st)
+}
+
+// gmpReply addresses the response m to the requester of in.
+func (a *Agent) gmpReply(in Inbound, m []byte) []Outbound {
+	out, local, ok := a.routeTo(in.Port, in.SLID)
+	if !ok {
+		a.stats.unroutable.Add(1)
+		return nil
+	}
+	sma := a.smaPort(in.Port)
+	outs := a.gmpOut(sma, out, a.ownSLID(sma, in.DLID), in.SLID, in.SL, in.DstQP, in.SrcQP, in.PKey, m)
+	if local && len(outs) > 0 {
+		outs[0].Local = true
+		a.stats.local.Add(1)
+	}
+	return outs
+}
+
+// gmpOut builds a GMP Outbound from the SMA port sma out of port out; the
+// VL comes from the SLtoVL table, and an SL that maps to VL15 (unmapped)
+// cannot be sent.
+func (a *Agent) gmpOut(sma, out uint8, slid, dlid uint16, sl uint8, srcQP, dstQP uint32, pkey mad.PKey, m []byte) []Outbound {
+	vl := a.VLFor(sma, out, sl)
+	if vl == vl15 {
+		a.stats.unroutable.Add(1)
+		return nil
+	}
+	return []Outbound{{
+		Port: out, SLID: slid, DLID: dlid, SL: sl, VL: vl,
+		SrcQP: srcQP, DestQP: dstQP, QKey: wire.QP1QKey, PKey: pkey, MAD: m,
+	}}
+}
+
+// servePMA serves a PMA request and returns the status; the response data
+// is written into h in place.
+func (a *Agent) servePMA(h mad.MAD) mad.Status {
+	if h.BaseVersion() != mad.BaseVersion || h.ClassVersion() != mad.PerfMgtVersion {
+		return mad.StatusBadVersion
+	}
+	set := false
+	switch h.Method() {
+	case mad.MethodGet:
+	case mad.MethodSet:
+		set = true
+	default:
+		return mad.StatusMethodUnsupported
+	}
+	data := mad.PMA(h).Data()
+	switch h.AttrID() {
+	case mad.AttrClassPortInfo:
+		if set {
+			return mad.StatusMethodAttrUnsupported
+		}
+		a.classPortInfo(data)
+		return mad.StatusOK
+	case mad.AttrPortCounters:
+		return a.portCounters(set, data)
+	case mad.AttrPortCountersExtended:
+		return a.portCountersExt(set, data)
+	}
+	return mad.StatusMethodAttrUnsupported
+}
+
+// PMA ClassPortInfo capability bits (IBA 16.1.3.1).
+const (
+	pmaCapAllPortSelect = 1 << 8 // PortSelect 0xff sums all ports
+)
+
+// classPortInfo writes the PMA's ClassPortInfo (IBA 13.4.8.1): versions,
+// capabilities, RespTimeValue; no redirection, no traps.
+func (a *Agent) classPortInfo(data []byte) {
+	clear(data)
+	data[0] = mad.BaseVersion
+	data[1] = mad.PerfMgtVersion
+	binary.BigEndian.PutUint16(data[2:], pmaCapAllPortSelect)
+	binary.BigEndian.PutUint32(data[4:], uint32(a.cfg.RespTimeValue&0x1f))
+}
+
+// pmaPorts returns the ports a PortSelect names, or false when it names
+// none: 0xff is every port, a switch also has port 0.
+func (a *Agent) pmaPorts(sel uint8) ([]uint8, bool) {
+	if sel == mad.PortSelectAll {
+		ps := a.allPorts()
+		if !a.isSwitch() {
+			ps = ps[1:]
+		}
+		return ps, true
+	}
+	return []uint8{sel}, a.validPort(sel)
+}
+
+func (a *Agent) portCounters(set bool, data []byte) mad.Status {
+	c := mad.PortCounters(data)
+	sel, cs, cs2 := c.PortSelect(), c.CounterSelect(), c.CounterSelect2()
+	ports, ok := a.pmaPorts(sel)
+	if !ok {
+		return mad.StatusInvalidField
+	}
+	var sum mad.PortCountersFields
+	for _, p := range ports {
+		if a.counters == nil {
+			break
+		}
+		if set {
+			a.counters.ResetPortCounters(p, cs, cs2)
+		}
+		addCounters(&sum, a.counters.PortCounters(p))
+	}
+	sum.PortSelect, sum.CounterSelect, sum.CounterSelect2 = sel, cs, cs2
+	clear(data)
+	c.Encode(&sum)
+	return mad.StatusOK
+}
+
+func (a *Agent) portCountersExt(set bool, data []byte) mad.Status {
+	c := mad.PortCountersExtended(data)
+	sel, cs := c.PortSelect(), c.CounterSelect()
+	ports, ok := a.pmaPorts(sel)
+	if !ok {
+		return mad.StatusInvalidField
+	}
+	var sum mad.PortCountersExtendedFields
+	for _, p := range ports {
+		if a.counters == nil {
+			break
+		}
+		if set {
+			a.counters.ResetPortCountersExtended(p, cs)
+		}
+		x := a.counters.PortCountersExtended(p)
+		sum.PortXmitData = mad.SatAdd(sum.PortXmitData, x.PortXmitData)
+		sum.PortRcvData = mad.SatAdd(sum.PortRcvData, x.PortRcvData)
+		sum.PortXmitPkts = mad.SatAdd(sum.PortXmitPkts, x.PortXmitPkts)
+		sum.PortRcvPkts = mad.SatAdd(sum.PortRcvPkts, x.PortRcvPkts)
+		sum.PortUnicastXmitPkts = mad.SatAdd(sum.PortUnicastXmitPkts, x.PortUnicastXmitPkts)
+		sum.PortUnicastRcvPkts = mad.SatAdd(sum.PortUnicastRcvPkts, x.PortUnicastRcvPkts)
+		sum.PortMulticastXmitPkts = mad.SatAdd(sum.PortMulticastXmitPkts, x.PortMulticastXmitPkts)
+		sum.PortMulticastRcvPkts = mad.SatAdd(sum.PortMulticastRcvPkts, x.PortMulticastRcvPkts)
+	}
+	sum.PortSelect, sum.CounterSelect = sel, cs
+	clear(data)
+	c.Encode(&sum)
+	return mad.StatusOK
+}
+
+// addCounters adds x to sum, each counter saturating at its width.
+func addCounters(sum *mad.PortCountersFields, x mad.PortCountersFields) {
+	sum.SymbolErrorCounter = mad.SatAdd(sum.SymbolErrorCounter, uint64(x.SymbolErrorCounter))
+	sum.LinkErrorRecoveryCounter = mad.SatAdd(sum.LinkErrorRecoveryCounter, uint64(x.LinkErrorRecoveryCounter))
+	sum.LinkDownedCounter = mad.SatAdd(sum.LinkDownedCounter, uint64(x.LinkDownedCounter))
+	sum.PortRcvErrors = mad.SatAdd(sum.PortRcvErrors, uint64(x.PortRcvErrors))
+	sum.PortRcvRemotePhysicalErrors = mad.SatAdd(sum.PortRcvRemotePhysicalErrors, uint64(x.PortRcvRemotePhysicalErrors))
+	sum.PortRcvSwitchRelayErrors = mad.SatAdd(sum.PortRcvSwitchRelayErrors, uint64(x.PortRcvSwitchRelayErrors))
+	sum.PortXmitDiscards = mad.SatAdd(sum.PortXmitDiscards, uint64(x.PortXmitDiscards))
+	sum.PortXmitConstraintErrors = mad.SatAdd(sum.PortXmitConstraintErrors, uint64(x.PortXmitConstraintErrors))
+	sum.PortRcvConstraintErrors = mad.SatAdd(sum.PortRcvConstraintErrors, uint64(x.PortRcvConstraintErrors))
+	sum.LocalLinkIntegrityErrors = mad.SatAdd4(sum.LocalLinkIntegrityErrors, uint64(x.LocalLinkIntegrityErrors))
+	sum.ExcessiveBufferOverrunErrors = mad.SatAdd4(sum.ExcessiveBufferOverrunErrors, uint64(x.ExcessiveBufferOverrunErrors))
+	sum.VL15Dropped = mad.SatAdd(sum.VL15Dropped, uint64(x.VL15Dropped))
+	sum.PortXmitData = mad.SatAdd(sum.PortXmitData, uint64(x.PortXmitData))
+	sum.PortRcvData = mad.SatAdd(sum.PortRcvData, uint64(x.PortRcvData))
+	sum.PortXmitPkts = mad.SatAdd(sum.PortXmitPkts, uint64(x.PortXmitPkts))
+	sum.PortRcvPkts = mad.SatAdd(sum.PortRcvPkts, uint64(x.PortRcvPkts))
+	sum.PortXmitWait = mad.SatAdd(sum.PortXmitWait, uint64(x.PortXmitWait))
+}

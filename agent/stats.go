@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"sync/atomic"
+
+	"ibfab/wire/mad"
+)
+
+// Stats counts what the agent did with the MADs it was given. Every MAD
+// that is dropped lands in exactly one of the drop counters; a MAD that is
+// answered with an error status lands in one of the status counters.
+type Stats struct {
+	Received  uint64 // MADs given to HandleMAD and Send
+	Responses uint64 // responses produced (any status)
+	Forwarded uint64 // directed-route SMPs passed on through this node
+	Local     uint64 // MADs handed to the node's own SM
+	TrapsSent uint64 // traps emitted, repeats included
+
+	// Answered with an error status.
+	BadVersion          uint64 // base or class version
+	MethodUnsupported   uint64
+	MethodAttrUnsupport uint64 // unknown attribute, or method not valid for it
+	InvalidField        uint64
+
+	// Dropped.
+	Malformed      uint64 // too short, or an unknown arrival port
+	DRDropped      uint64 // failed a directed-route check (hop pointer, path port, D bit, LIDs)
+	Misaddressed   uint64 // LID-routed MAD for a LID this node does not have
+	Unroutable     uint64 // response or trap with no forwarding table entry, or unmapped VL
+	MKeyViolations uint64 // failed the M_Key check: dropped silently
+	PKeyViolations uint64 // GMP whose P_Key the port's table does not match
+	Unexpected     uint64 // responses and other MADs no one here takes
+	TrapsDropped   uint64 // traps that could not be sent (no Sender, no route)
+}
+
+// stats is Stats kept in atomics, so the counters need no lock.
+type stats struct {
+	received, responses, forwarded, local, trapsSent           atomic.Uint64
+	badVersion, methodUnsupported, methodAttrUnsup, invalidFld atomic.Uint64
+	malformed, drDropped, misaddressed, unroutable             atomic.Uint64
+	mkeyViolations, pkeyViolations, unexpected, trapsDropped   atomic.Uint64
+}
+
+// Stats returns a snapshot of the agent's counters.
+func (a *Agent) Stats() Stats {
+	s := &a.stats
+	return Stats{
+		Received:            s.received.Load(),
+		Responses:           s.responses.Load(),
+		Forwarded:           s.forwarded.Load(),
+		Local:               s.local.Load(),
+		TrapsSent:           s.trapsSent.Load(),
+		BadVersion:          s.badVersion.Load(),
+		MethodUnsupported:   s.methodUnsupported.Load(),
+		MethodAttrUnsupport: s.methodAttrUnsup.Load(),
+		InvalidField:        s.invalidFld.Load(),
+		Malformed:           s.malformed.Load(),
+		DRDropped:           s.drDropped.Load(),
+		Misaddressed:        s.misaddressed.Load(),
+		Unroutable:          s.unroutable.Load(),
+		MKeyViolations:      s.mkeyViolations.Load(),
+		PKeyViolations:      s.pkeyViolations.Load(),
+		Unexpected:          s.unexpected.Load(),
+		TrapsDropped:        s.trapsDropped.Load(),
+	}
+}
+
+// Dropped returns the sum of the drop counters.
+func (s Stats) Dropped() uint64 {
+	return s.Malformed + s.DRDropped + s.Misaddressed + s.Unroutable +
+		s.MKeyViolations + s.PKeyViolations + s.Unexpected
+}
+
+// countStatus counts a response's error status.
+func (s *stats) countStatus(st mad.Status) {
+	switch st.Code() {
+	case mad.StatusBadVersion:
+		s.badVersion.Add(1)
+	case mad.StatusMethodUnsupported:
+		s.methodUnsupported.Add(1)
+	case mad.StatusMethodAttrUnsupported:
+		s.methodAttrUnsup.Add(1)
+	case mad.StatusInvalidField:
+		s.invalidFld.Add(1)
+	}
+}

@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	"ibfab/wire/mad"
+)
+
+// tables is the device state the data plane reads on every packet. Each
+// piece sits behind an atomic pointer to an immutable value that a Set
+// replaces whole (copy on write), so a lookup takes no lock and a reader
+// never sees half a block. Writers hold Agent.mu, which serializes them.
+type tables struct {
+	lft    []atomic.Pointer[lftBlock] // switch: one pointer per 64-LID block
+	lftTop atomic.Uint32              // SwitchInfo.LinearFDBTop
+	mft    []atomic.Pointer[mftBlock] // switch: one pointer per 32-MLID block
+	sl2vl  []atomic.Pointer[sl2vlRow] // switch: per input port; CA: [0] only
+	vlarb  []atomic.Pointer[VLArbConfig]
+	pkeys  []atomic.Pointer[[]mad.PKey]
+	config []atomic.Pointer[PortConfig]
+	nports uint8
+	sw     bool
+}
+
+// lftBlock is one LinearForwardingTable block: the output port of 64 LIDs.
+type lftBlock [mad.LFTEntriesPerBlock]uint8
+
+// mftBlock is one MulticastForwardingTable block: the ports of 32 MLIDs.
+type mftBlock [mad.MFTEntriesPerBlock]PortSet
+
+// sl2vlRow maps (output port, SL) to a VL for one input port.
+type sl2vlRow [][mad.NumSLs]uint8
+
+// PortSet is a set of port numbers 0..255, as a multicast forwarding entry
+// names them.
+type PortSet [4]uint64
+
+// Has reports whether p is in the set.
+func (s PortSet) Has(p uint8) bool { return s[p/64]&(1<<(p%64)) != 0 }
+
+// Add adds p to the set.
+func (s *PortSet) Add(p uint8) { s[p/64] |= 1 << (p % 64) }
+
+// Len returns the number of ports in the set.
+func (s PortSet) Len() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Ports returns the ports in the set in increasing order.
+func (s PortSet) Ports() []uint8 {
+	var ps []uint8
+	for i := range 256 {
+		if s.Has(uint8(i)) {
+			ps = append(ps, uint8(i))
+		}
+	}
+	return ps
+}
+
+// VLArbConfig is one output port's VL arbitration setup: the high- and
+// low-priority tables and the high-priority budget.
+type VLArbConfig struct {
+	High, Low   [mad.VLArbMaxEntries]mad.VLArbEntry
+	HighCap     uint8 // entries of High in use (PortInfo.VLArbitrationHighCap)
+	LowCap      uint8
+	VLHighLimit uint8 // PortInfo.VLHighLimit, in 4096-byte units
+}
+
+func (t *tables) init(a *Agent) {
+	n := int(a.cfg.NumPorts) + 1
+	t.nports = a.cfg.NumPorts
+	t.sw = a.isSwitch()
+	if t.sw {
+		t.lft = make([]atomic.Pointer[lftBlock], (int(a.cfg.LinearFDBCap)+mad.LFTEntriesPerBlock-1)/mad.LFTEntriesPerBlock)
+		t.mft = make([]atomic.Pointer[mftBlock], (int(a.cfg.MulticastFDBCap)+mad.MFTEntriesPerBlock-1)/mad.MFTEntriesPerBlock)
+		t.sl2vl = make([]atomic.Pointer[sl2vlRow], n)
+	} else {
+		t.sl2vl = make([]atomic.Pointer[sl2vlRow], 1)
+	}
+	for i := range t.sl2vl {
+		row := make(sl2vlRow, n)
+		t.sl2vl[i].Store(&row)
+	}
+	t.vlarb = make([]atomic.Pointer[VLArbConfig], n)
+	t.pkeys = make([]atomic.Pointer[[]mad.PKey], n)
+	t.config = make([]atomic.Pointer[PortConfig], n)
+	for i := range n {
+		info := &a.port[i].info
+		t.vlarb[i].Store(&VLArbConfig{HighCap: info.VLArbitrationHighCap, LowCap: info.VLArbitrationLowCap})
+		keys := make([]mad.PKey, a.pkeyCap(uint8(i)))
+		if len(keys) > 0 {
+			keys[0] = mad.DefaultPKey
+		}
+		t.pkeys[i].Store(&keys)
+		t.config[i].Store(&PortConfig{NeighborMTU: info.NeighborMTU, OperationalVLs: info.OperationalVLs,
+			HOQLife: info.HOQLife, VLStallCount: info.VLStallCount})
+	}
+}
+
+// pkeyCap returns the P_Key table size of port.
+func (a *Agent) pkeyCap(port uint8) int {
+	switch {
+	case !a.validPort(port):
+		return 0
+	case a.isSwitch() && port > 0:
+		return int(a.cfg.PartitionEnforcementCap)
+	}
+	return int(a.cfg.PartitionCap)
+}
+
+// OutPort returns the output port of the linear forwarding table for the
+// unicast dlid, and false when the switch does not route it: no entry
+// (mad.LFTNoPort), a LID above LinearFDBTop or beyond LinearFDBCap, a
+// multicast LID, or a CA. Port 0 means the switch itself.
+func (a *Agent) OutPort(dlid uint16) (uint8, bool) {
+	t := &a.tables
+	if uint32(dlid) > t.lftTop.Load() || int(dlid)/mad.LFTEntriesPerBlock >= len(t.lft) {
+		return 0, false
+	}
+	b := t.lft[dlid/mad.LFTEntriesPerBlock].Load()
+	if b == nil {
+		return 0, false
+	}
+	p := b[dlid%mad.LFTEntriesPerBlock]
+	if p > t.nports {
+		return 0, false
+	}
+	return p, true
+}
+
+// MulticastPorts returns the ports the multicast forwarding table sends
+// mlid to, and false when mlid is not a multicast LID the table covers or
+// its entry is empty.
+func (a *Agent) MulticastPorts(mlid uint16) (PortSet, bool) {
+	block, i, err := mad.MFTBlock(mlid)
+	t := &a.tables
+	if err != nil || int(block) >= len(t.mft) {
+		return PortSet{}, false
+	}
+	b := t.mft[block].Load()
+	if b == nil || b[i] == (PortSet{}) {
+		return PortSet{}, false
+	}
+	return b[i], true
+}
+
+// VLFor returns the VL a packet on service level sl takes from input port
+// in to output port out, by the SLtoVL table the SM programmed (a CA's
+// table depends on out only). VL 15 means the SL is not mapped: data
+// packets that get it are dropped. Ports out of range give 15.
+func (a *Agent) VLFor(in, out, sl uint8) uint8 {
+	t := &a.tables
+	if !t.sw {
+		in = 0
+	}
+	if int(in) >= len(t.sl2vl) || sl >= mad.NumSLs {
+		return vl15
+	}
+	row := *t.sl2vl[in].Load()
+	if int(out) >= len(row) {
+		return vl15
+	}
+	return row[out][sl]
+}
+
+// VLArbitration returns the VL arbitration setup of output port.
+func (a *Agent) VLArbitration(port uint8) VLArbConfig {
+	t := &a.tables
+	if int(port) >= len(t.vlarb) {
+		return VLArbConfig{}
+	}
+	return *t.vlarb[port].Load()
+}
+
+// PKeys returns port's P_Key table. The slice is shared: do not modify it.
+func (a *Agent) PKeys(port uint8) []mad.PKey {
+	t := &a.tables
+	if int(port) >= len(t.pkeys) {
+		return nil
+	}
+	return *t.pkeys[port].Load()
+}
+
+// PKeyMatch reports whether a packet with P_Key k may pass port: some entry
+// of the port's table has k's base, and k or the entry is a full member
+// (IBA 10.9.3). Base 0 never matches.
+func (a *Agent) PKeyMatch(port uint8, k mad.PKey) bool {
+	if k.Base() == 0 {
+		return false
+	}
+	for _, e := range a.PKeys(port) {
+		if e.Base() == k.Base() && (e.IsFull() || k.IsFull()) {
+			return true
+		}
+	}
+	return false
+}
+
+// PortConfig returns what the SM last configured on port (LID, MTU, VLs,
+// ...), the values PortControl.Configure was last given.
+func (a *Agent) PortConfig(port uint8) PortConfig {
+	t := &a.tables
+	if int(port) >= len(t.config) {
+		return PortConfig{}
+	}
+	return *t.config[port].Load()
+}
+
+// HasLID reports whether dlid addresses the SMA reached through port:
+// switch port 0's LID range for a switch, port's own for a CA.
+func (a *Agent) HasLID(port uint8, dlid uint16) bool {
+	c := a.PortConfig(a.smaPort(port))
+	return lidInRange(c.LID, c.LMC, dlid)
+}
+
+func lidInRange(base uint16, lmc uint8, lid uint16) bool {
+	if base == 0 || lid == 0 {
+		return false
+	}
+	return uint32(lid) >= uint32(base) && uint32(lid) < uint32(base)+1<<(lmc&7)
+}

@@ -1,0 +1,280 @@
+package agent_test
+
+import (
+	"slices"
+	"testing"
+
+	"ibfab/agent"
+	"ibfab/wire/mad"
+)
+
+// TestForwardingTables programs the LFT and MFT by SMPs and reads them
+// back through the data plane's accessors.
+func TestForwardingTables(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 20)
+	var lft mad.LinearForwardingTableFields
+	for i := range lft.Ports {
+		lft.Ports[i] = mad.LFTNoPort
+	}
+	lft.Ports[0x05], lft.Ports[0x06], lft.Ports[0x07] = 3, 0, 21 // 21: no such port
+	nd.do(t, smp(mad.MethodSet, mad.AttrLinearFwdTbl, 2, mad.AppendLinearForwardingTable(nil, &lft)))
+	r := nd.do(t, smp(mad.MethodGet, mad.AttrLinearFwdTbl, 2, nil))
+	if got := mad.LinearForwardingTable(r.Data()).Fields(); got != lft {
+		t.Errorf("Get(LFT block 2) = %v, want %v", got.Ports[:8], lft.Ports[:8])
+	}
+	if got := mad.LinearForwardingTable(nd.do(t, smp(mad.MethodGet, mad.AttrLinearFwdTbl, 3, nil)).Data()).Port(0); got != mad.LFTNoPort {
+		t.Errorf("unset LFT entry %d, want %d", got, mad.LFTNoPort)
+	}
+	for _, tt := range []struct {
+		name string
+		top  uint16
+		lid  uint16
+		port uint8
+		ok   bool
+	}{
+		{"routed", 200, 133, 3, true},
+		{"to the switch itself", 200, 134, 0, true},
+		{"no such port", 200, 135, 0, false},
+		{"no entry", 200, 136, 0, false},
+		{"above LinearFDBTop", 133, 134, 0, false},
+		{"at LinearFDBTop", 133, 133, 3, true},
+		{"multicast", 200, 0xc000, 0, false},
+		{"permissive", 200, 0xffff, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			nd.do(t, smp(mad.MethodSet, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &mad.SwitchInfoFields{LinearFDBTop: tt.top})))
+			if p, ok := nd.a.OutPort(tt.lid); p != tt.port || ok != tt.ok {
+				t.Errorf("OutPort(%d) = %d, %v, want %d, %v", tt.lid, p, ok, tt.port, tt.ok)
+			}
+		})
+	}
+
+	// Multicast: MLID 0xc021 (block 1, entry 1) to ports 2 and 17, which
+	// sit in positions 0 and 1.
+	for pos, mask := range []uint16{1 << 2, 1 << 1} {
+		var f mad.MulticastForwardingTableFields
+		f.PortMasks[1] = mask
+		nd.do(t, smp(mad.MethodSet, mad.AttrMulticastFwdTbl, mad.MFTModifier(1, uint8(pos)), mad.AppendMulticastForwardingTable(nil, &f)))
+	}
+	ps, ok := nd.a.MulticastPorts(0xc021)
+	if !ok || !slices.Equal(ps.Ports(), []uint8{2, 17}) || ps.Len() != 2 {
+		t.Errorf("MulticastPorts(0xc021) = %v, %v, want [2 17]", ps.Ports(), ok)
+	}
+	r = nd.do(t, smp(mad.MethodGet, mad.AttrMulticastFwdTbl, mad.MFTModifier(1, 1), nil))
+	if got := mad.MulticastForwardingTable(r.Data()).PortMask(1); got != 1<<1 {
+		t.Errorf("Get(MFT block 1 position 1) entry 1 = %#x, want 0x2", got)
+	}
+	if _, ok := nd.a.MulticastPorts(0xc020); ok {
+		t.Errorf("MulticastPorts of an empty entry reports ports")
+	}
+	if _, ok := nd.a.MulticastPorts(5); ok {
+		t.Errorf("MulticastPorts of a unicast LID reports ports")
+	}
+}
+
+// TestSLtoVL programs SLtoVL tables one pair at a time and with the
+// all-ports bits, and reads them through VLFor.
+func TestSLtoVL(t *testing.T) {
+	table := func(vl uint8) []byte {
+		var f mad.SLtoVLMappingTableFields
+		for sl := range f.VL {
+			f.VL[sl] = (vl + uint8(sl)) % 15
+		}
+		return mad.AppendSLtoVLMappingTable(nil, &f)
+	}
+	t.Run("switch", func(t *testing.T) {
+		nd := newNode(t, mad.NodeTypeSwitch, 3)
+		mod := func(m mad.SLtoVLModifier) uint32 { return m.Modifier() }
+		nd.do(t, smp(mad.MethodSet, mad.AttrSLtoVLMapping, mod(mad.SLtoVLModifier{AllInPorts: true, AllOutPorts: true}), table(1)))
+		nd.do(t, smp(mad.MethodSet, mad.AttrSLtoVLMapping, mod(mad.SLtoVLModifier{InPort: 2, OutPort: 3}), table(5)))
+		nd.do(t, smp(mad.MethodSet, mad.AttrSLtoVLMapping, mod(mad.SLtoVLModifier{InPort: 1, AllOutPorts: true}), table(9)))
+		for _, tt := range []struct{ in, out, sl, want uint8 }{
+			{0, 1, 0, 1}, {3, 2, 4, 5}, {2, 3, 0, 5}, {2, 3, 2, 7}, {1, 0, 0, 9}, {1, 3, 1, 10}, {2, 1, 0, 1},
+			{9, 1, 0, 15}, {1, 9, 0, 15}, {1, 1, 16, 15},
+		} {
+			if got := nd.a.VLFor(tt.in, tt.out, tt.sl); got != tt.want {
+				t.Errorf("VLFor(%d, %d, %d) = %d, want %d", tt.in, tt.out, tt.sl, got, tt.want)
+			}
+		}
+		r := nd.do(t, smp(mad.MethodGet, mad.AttrSLtoVLMapping, mod(mad.SLtoVLModifier{InPort: 2, OutPort: 3}), nil))
+		if got := mad.SLtoVLMappingTable(r.Data()).VL(0); got != 5 {
+			t.Errorf("Get(SLtoVL 2→3) SL0 = %d, want 5", got)
+		}
+	})
+	t.Run("CA", func(t *testing.T) {
+		nd := newNode(t, mad.NodeTypeCA, 2)
+		nd.do(t, smp(mad.MethodSet, mad.AttrSLtoVLMapping, 0x0302, table(4))) // modifier ignored: port 1's table
+		if got := nd.a.VLFor(7, 1, 1); got != 5 {
+			t.Errorf("VLFor(_, 1, 1) = %d, want 5", got)
+		}
+		if got := nd.a.VLFor(0, 2, 1); got != 0 {
+			t.Errorf("VLFor(_, 2, 1) = %d, want 0 (port 2 untouched)", got)
+		}
+	})
+}
+
+// TestVLArbitration programs arbitration blocks and reads them through
+// VLArbitration.
+func TestVLArbitration(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 2, func(c *agent.Config) { c.VLArbHighCap = 40 })
+	block := func(vl, w uint8) []byte {
+		var f mad.VLArbitrationTableFields
+		for i := range f.Entries {
+			f.Entries[i] = mad.VLArbEntry{VL: vl, Weight: w + uint8(i)}
+		}
+		return mad.AppendVLArbitrationTable(nil, &f)
+	}
+	nd.do(t, smp(mad.MethodSet, mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbLow0, 2), block(1, 10)))
+	nd.do(t, smp(mad.MethodSet, mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbHigh32, 2), block(3, 100)))
+	pi := forSet(nd.portInfo(t, 2))
+	pi.VLHighLimit = 9
+	nd.setPortInfo(t, 2, pi)
+	c := nd.a.VLArbitration(2)
+	if c.Low[0] != (mad.VLArbEntry{VL: 1, Weight: 10}) || c.Low[31].Weight != 41 || c.Low[32].Weight != 0 {
+		t.Errorf("low table %v", c.Low[:33])
+	}
+	if c.High[32] != (mad.VLArbEntry{VL: 3, Weight: 100}) || c.High[39].Weight != 107 || c.High[40] != (mad.VLArbEntry{}) {
+		t.Errorf("high entries 32-40 %v: entries past HighCap 40 must stay empty", c.High[32:41])
+	}
+	if c.HighCap != 40 || c.LowCap != 64 || c.VLHighLimit != 9 {
+		t.Errorf("caps %d/%d limit %d, want 40/64 9", c.HighCap, c.LowCap, c.VLHighLimit)
+	}
+	r := nd.do(t, smp(mad.MethodGet, mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbHigh32, 2), nil))
+	if got := mad.VLArbitrationTable(r.Data()); got.Weight(7) != 107 || got.Weight(8) != 0 {
+		t.Errorf("Get(high 32-63) weights %d %d, want 107 0", got.Weight(7), got.Weight(8))
+	}
+	if got := nd.a.VLArbitration(1); got.Low[0] != (mad.VLArbEntry{}) {
+		t.Errorf("port 1 changed: %v", got.Low[0])
+	}
+}
+
+// TestPKeyTable programs P_Key tables and checks PKeyMatch.
+func TestPKeyTable(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 2, func(c *agent.Config) { c.PartitionEnforcementCap = 40 })
+	var f mad.PKeyTableFields
+	f.PKeys[0], f.PKeys[7] = 0x8001, 0x0002
+	nd.do(t, smp(mad.MethodSet, mad.AttrPKeyTable, mad.PKeyTableModifier(2, 1), mad.AppendPKeyTable(nil, &f)))
+	keys := nd.a.PKeys(2)
+	if len(keys) != 40 || keys[32] != 0x8001 || keys[39] != 0x0002 {
+		t.Errorf("port 2 table %v", keys)
+	}
+	r := nd.do(t, smp(mad.MethodGet, mad.AttrPKeyTable, mad.PKeyTableModifier(2, 1), nil))
+	if got := mad.PKeyTable(r.Data()); got.PKey(7) != 0x0002 || got.PKey(8) != 0 {
+		t.Errorf("Get block 1: %v", got.Fields())
+	}
+	for _, tt := range []struct {
+		port uint8
+		key  mad.PKey
+		want bool
+	}{
+		{2, 0x8001, true}, {2, 0x0001, true}, {2, 0x8002, true}, {2, 0x0002, false}, {2, 0x8003, false}, {2, 0xffff, true},
+		{0, 0xffff, true}, {1, 0xffff, true}, {9, 0xffff, false},
+	} {
+		if got := nd.a.PKeyMatch(tt.port, tt.key); got != tt.want {
+			t.Errorf("PKeyMatch(%d, %#x) = %v, want %v", tt.port, tt.key, got, tt.want)
+		}
+	}
+}
+
+// TestPMA checks the counters the PMA reports and resets.
+func TestPMA(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 2)
+	nd.ctrs.Set(1, mad.PortCountersFields{PortXmitPkts: 10, PortRcvPkts: 20, SymbolErrorCounter: 0xfff0, LocalLinkIntegrityErrors: 9},
+		mad.PortCountersExtendedFields{PortXmitData: 100, PortMulticastRcvPkts: 3})
+	nd.ctrs.Set(2, mad.PortCountersFields{PortXmitPkts: 5, SymbolErrorCounter: 0x20, LocalLinkIntegrityErrors: 9},
+		mad.PortCountersExtendedFields{PortXmitData: 1 << 63, PortMulticastRcvPkts: 4})
+	get := func(t *testing.T, m mad.Method, attr mad.AttrID, data []byte) []byte {
+		t.Helper()
+		o := one(t, nd.a.HandleMAD(gmp(pma(m, attr, data))))
+		if st := status(o.MAD); st != mad.StatusOK || o.DestQP != 1 || o.QKey != 0x80010000 || o.VL != 0 {
+			t.Fatalf("%v %v: status %v QP %d QKey %#x VL %d", m, attr, st, o.DestQP, o.QKey, o.VL)
+		}
+		return mad.PMA(o.MAD).Data()
+	}
+	pc := func(sel uint8, cs uint16) []byte {
+		return mad.AppendPortCounters(nil, &mad.PortCountersFields{PortSelect: sel, CounterSelect: cs})
+	}
+	c := mad.PortCounters(get(t, mad.MethodGet, mad.AttrPortCounters, pc(1, 0))).Fields()
+	if c.PortSelect != 1 || c.PortXmitPkts != 10 || c.PortRcvPkts != 20 {
+		t.Errorf("port 1: %+v", c)
+	}
+	c = mad.PortCounters(get(t, mad.MethodGet, mad.AttrPortCounters, pc(mad.PortSelectAll, 0))).Fields()
+	if c.PortXmitPkts != 15 || c.SymbolErrorCounter != 0xffff || c.LocalLinkIntegrityErrors != 15 {
+		t.Errorf("all ports (saturating): %+v", c)
+	}
+	c = mad.PortCounters(get(t, mad.MethodSet, mad.AttrPortCounters, pc(1, mad.PCSelXmitPkts))).Fields()
+	if c.PortXmitPkts != 0 || c.PortRcvPkts != 20 {
+		t.Errorf("after resetting PortXmitPkts of port 1: %+v", c)
+	}
+	if got := nd.ctrs.PortCounters(2).PortXmitPkts; got != 5 {
+		t.Errorf("port 2 PortXmitPkts %d after resetting port 1", got)
+	}
+	x := mad.PortCountersExtended(get(t, mad.MethodGet, mad.AttrPortCountersExtended,
+		mad.AppendPortCountersExtended(nil, &mad.PortCountersExtendedFields{PortSelect: mad.PortSelectAll}))).Fields()
+	if x.PortXmitData != 1<<63+100 || x.PortMulticastRcvPkts != 7 {
+		t.Errorf("extended, all ports: %+v", x)
+	}
+	x = mad.PortCountersExtended(get(t, mad.MethodSet, mad.AttrPortCountersExtended,
+		mad.AppendPortCountersExtended(nil, &mad.PortCountersExtendedFields{PortSelect: 2, CounterSelect: mad.PCExtSelXmitData}))).Fields()
+	if x.PortXmitData != 0 || x.PortMulticastRcvPkts != 4 {
+		t.Errorf("extended port 2 after reset: %+v", x)
+	}
+	cpi := get(t, mad.MethodGet, mad.AttrClassPortInfo, nil)
+	if cpi[0] != 1 || cpi[1] != 1 || cpi[2]&1 == 0 || cpi[7]&0x1f != agent.DefaultRespTimeValue {
+		t.Errorf("ClassPortInfo % x", cpi[:8])
+	}
+}
+
+// TestSend covers the local SM's way into the fabric.
+func TestSend(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeCA, 2)
+	pi := forSet(nd.portInfo(t, 1))
+	pi.LID = 9
+	nd.setPortInfo(t, 1, pi)
+	tests := []struct {
+		name  string
+		r     agent.Request
+		local bool
+		port  uint8
+		n     int
+	}{
+		{"LID-routed to itself", agent.Request{Port: 1, DLID: 9, MAD: smp(mad.MethodGet, mad.AttrNodeInfo, 0, nil)}, true, 1, 1},
+		{"LID-routed out", agent.Request{Port: 2, DLID: 20, MAD: smp(mad.MethodGet, mad.AttrNodeInfo, 0, nil)}, false, 2, 1},
+		{"PMA to itself", agent.Request{Port: 1, DLID: 9, MAD: pma(mad.MethodGet, mad.AttrClassPortInfo, nil)}, true, 1, 1},
+		{"PMA out", agent.Request{Port: 1, DLID: 20, MAD: pma(mad.MethodGet, mad.AttrClassPortInfo, nil)}, false, 1, 1},
+		{"port 0 of a CA", agent.Request{Port: 0, DLID: 20, MAD: smp(mad.MethodGet, mad.AttrNodeInfo, 0, nil)}, false, 0, 0},
+		{"short", agent.Request{Port: 1, DLID: 20, MAD: make([]byte, 10)}, false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			outs := nd.a.Send(tt.r)
+			if len(outs) != tt.n {
+				t.Fatalf("Send = %+v, want %d outbounds", outs, tt.n)
+			}
+			if tt.n == 0 {
+				return
+			}
+			if o := outs[0]; o.Local != tt.local || o.Port != tt.port {
+				t.Errorf("Local %v port %d, want %v %d", o.Local, o.Port, tt.local, tt.port)
+			}
+		})
+	}
+
+	// The SM answers a directed-route SMInfo Get that reached it.
+	nd.a.SetIsSM(1, true)
+	req, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: mad.AttrSMInfo, Path: []uint8{0, 3, 1}})
+	in := lidDR(req)
+	dr := mad.DRSMP(in.MAD)
+	dr.SetHopPointer(2) // as the switch before us passed it on
+	o := one(t, nd.a.HandleMAD(in))
+	if !o.Local || mad.DRSMP(o.MAD).HopPointer() != 3 {
+		t.Fatalf("SMInfo request not handed to the SM at hop 3: %+v", o)
+	}
+	resp := mad.DRSMP(o.MAD)
+	resp.MAD().SetMethod(mad.MethodGetResp)
+	resp.SetDirection(true)
+	back := one(t, nd.a.Send(agent.Request{Port: 1, DLID: mad.PermissiveLID, MAD: resp}))
+	if back.Local || back.Port != 1 || mad.DRSMP(back.MAD).HopPointer() != 2 {
+		t.Errorf("SM's response: %+v hop pointer %d, want out of port 1 at hop 2", back, mad.DRSMP(back.MAD).HopPointer())
+	}
+}
