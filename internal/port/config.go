@@ -1,0 +1,201 @@
+package port
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/wire/mad"
+)
+
+// Link-layer constants of the IBA spec (IBA 1.2.1 §7.6, §7.9).
+const (
+	// BlockSize is the flow-control unit: credits, FCTBS, FCCL and ABR count
+	// 64-byte blocks (§7.9.3), and arbitration weights use the same unit
+	// (§7.6.9).
+	BlockSize = 64
+	// MaxCreditAdvance is the most blocks an FCCL may run ahead of the
+	// sender's FCTBS: half the 12-bit counter space, which is what lets
+	// both ends compare the wrapping counters unambiguously (§7.9.4).
+	MaxCreditAdvance = 2048
+	// VL15 is the management VL: SMPs only, not flow controlled, always
+	// sent first (§7.6.3).
+	VL15 = 15
+	// MaxDataVLs is the most data VLs a port implements (VL0-VL14).
+	MaxDataVLs = 15
+	// HighLimitUnit is the number of bytes one unit of LimitOfHighPriority
+	// stands for (§7.6.9.1).
+	HighLimitUnit = 4096
+	// HighLimitUnbounded is the LimitOfHighPriority value that lets the
+	// high-priority table send without ever yielding to the low one.
+	HighLimitUnbounded = 255
+
+	fcModulus = 4096 // FCTBS, FCCL and ABR are 12-bit counters
+	fcMask    = fcModulus - 1
+	numVLs    = 16
+)
+
+// maxHeaderBytes is what a data packet may carry beyond its MTU-sized
+// payload: LRH 8, GRH 40, BTH 12, the largest extended transport headers
+// (RDETH+DETH+RETH, or AtomicETH) and ImmDt, ICRC 4 and VCRC 2, rounded up.
+const maxHeaderBytes = 128
+
+// Defaults of Config. The keepalive and liveness figures are ibfab's (the
+// spec asks for a flow-control packet every 65536 symbol times, which an
+// emulated fabric of a hundred processes cannot afford when idle).
+const (
+	DefaultWidth           = mad.LinkWidth4X
+	DefaultSpeed           = mad.LinkSpeedSDR
+	DefaultDataVLs         = 4
+	DefaultRxBlocks        = 1024 // 64 KiB per data VL
+	DefaultVL15Packets     = 8
+	DefaultMTU             = 4096
+	DefaultLivenessTimeout = 200 * time.Millisecond
+	DefaultPaceSlack       = 50 * time.Microsecond
+	DefaultCatchUp         = 2 * time.Millisecond
+	DefaultXmitWaitTick    = time.Microsecond
+)
+
+// ErrConfig is wrapped by the errors New returns for a bad Config.
+var ErrConfig = errors.New("port: bad config")
+
+// Config describes one port. The zero value of every field means its
+// default, so Config{} is a 4X SDR port with four data VLs on the real
+// clock.
+type Config struct {
+	// Width and Speed give the link's data rate with 8b/10b coding
+	// (mad.DataRate): 4X SDR is 8 Gb/s.
+	Width mad.LinkWidth
+	Speed mad.LinkSpeed
+
+	// DataVLs is VLCap, the number of data VLs the port implements:
+	// 1, 2, 4, 8 or 15. The operational count starts equal to it and the
+	// SM may lower it (SetOperationalVLs).
+	DataVLs int
+	// RxBlocks is the receive buffer of each data VL in 64-byte blocks.
+	// It must hold one packet of the MTU; only 2048 blocks of it can ever
+	// be advertised at once.
+	RxBlocks int
+	// VL15Packets is the VL15 receive buffer in packets; SMPs arriving
+	// when it is full are dropped and counted (VL15Dropped).
+	VL15Packets int
+	// MTU is the largest payload in bytes (256, 512, 1024, 2048 or 4096);
+	// longer packets are malformed.
+	MTU int
+
+	// LivenessTimeout takes the link down when no link packet has come
+	// from the peer for this long.
+	LivenessTimeout time.Duration
+	// KeepaliveInterval is the longest a data VL goes without a
+	// flow-control packet; default LivenessTimeout/4.
+	KeepaliveInterval time.Duration
+	// Clock is the time source; nil means clock.Real(). --time-scale comes
+	// in as clock.Scaled.
+	Clock clock.Clock
+
+	// Unpaced sends as fast as the endpoint takes packets, for measuring
+	// the machine's limit.
+	Unpaced bool
+	// PaceSlack is how far ahead of the link's schedule the transmitter may
+	// run before it sleeps: 0 means DefaultPaceSlack, a negative value
+	// none (the transmitter sleeps before every packet that is early).
+	PaceSlack time.Duration
+	// CatchUp is how far behind schedule a backlogged transmitter may fall
+	// and still send back to back to make the time up: 0 means
+	// DefaultCatchUp, negative none.
+	CatchUp time.Duration
+	// XmitWaitTick is the unit of PortXmitWait.
+	XmitWaitTick time.Duration
+
+	// TxQueueLimit bounds each VL's output queue in packets; Send blocks
+	// while the queue is full. 0 means unbounded, which is right for a
+	// switch, whose input buffers bound what it can queue.
+	TxQueueLimit int
+
+	// OnStateChange, when set, is called after every change of the
+	// physical or logical state, one call at a time, in order, without
+	// the port's lock held (it may call the port).
+	OnStateChange func(p *Port, from, to State)
+}
+
+// withDefaults returns c with every zero field set to its default, or an
+// error for a value the port cannot run with.
+func (c Config) withDefaults() (Config, error) {
+	if c.Width == 0 {
+		c.Width = DefaultWidth
+	}
+	if c.Speed == 0 {
+		c.Speed = DefaultSpeed
+	}
+	if c.DataVLs == 0 {
+		c.DataVLs = DefaultDataVLs
+	}
+	if c.RxBlocks == 0 {
+		c.RxBlocks = DefaultRxBlocks
+	}
+	if c.VL15Packets == 0 {
+		c.VL15Packets = DefaultVL15Packets
+	}
+	if c.MTU == 0 {
+		c.MTU = DefaultMTU
+	}
+	if c.LivenessTimeout == 0 {
+		c.LivenessTimeout = DefaultLivenessTimeout
+	}
+	if c.KeepaliveInterval == 0 {
+		c.KeepaliveInterval = c.LivenessTimeout / 4
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real()
+	}
+	switch {
+	case c.PaceSlack == 0:
+		c.PaceSlack = DefaultPaceSlack
+	case c.PaceSlack < 0:
+		c.PaceSlack = 0
+	}
+	switch {
+	case c.CatchUp == 0:
+		c.CatchUp = DefaultCatchUp
+	case c.CatchUp < 0:
+		c.CatchUp = 0
+	}
+	if c.XmitWaitTick == 0 {
+		c.XmitWaitTick = DefaultXmitWaitTick
+	}
+
+	if _, err := mad.DataRate(c.Width, c.Speed); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if !validVLCount(c.DataVLs) {
+		return c, fmt.Errorf("%w: %d data VLs (want 1, 2, 4, 8 or 15)", ErrConfig, c.DataVLs)
+	}
+	if _, ok := mad.MTUFromBytes(c.MTU); !ok {
+		return c, fmt.Errorf("%w: MTU %d", ErrConfig, c.MTU)
+	}
+	if need := Blocks(c.MTU + maxHeaderBytes); c.RxBlocks < need {
+		return c, fmt.Errorf("%w: %d receive blocks per VL cannot hold one %d-byte MTU packet (%d blocks)",
+			ErrConfig, c.RxBlocks, c.MTU, need)
+	}
+	switch {
+	case c.VL15Packets < 0:
+		return c, fmt.Errorf("%w: VL15 buffer of %d packets", ErrConfig, c.VL15Packets)
+	case c.LivenessTimeout < 0, c.KeepaliveInterval <= 0:
+		return c, fmt.Errorf("%w: liveness timeout %v, keepalive %v", ErrConfig, c.LivenessTimeout, c.KeepaliveInterval)
+	case c.XmitWaitTick < 0:
+		return c, fmt.Errorf("%w: PortXmitWait tick %v", ErrConfig, c.XmitWaitTick)
+	case c.TxQueueLimit < 0:
+		return c, fmt.Errorf("%w: transmit queue limit %d", ErrConfig, c.TxQueueLimit)
+	}
+	return c, nil
+}
+
+// validVLCount reports whether n data VLs is a count IBA allows (§7.6.1).
+func validVLCount(n int) bool {
+	switch n {
+	case 1, 2, 4, 8, 15:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package port
+
+import "ibfab/wire"
+
+// Credit arithmetic of IBA §7.9, per data VL, in 64-byte blocks modulo
+// 4096. Each port is the sender on its transmit side and the receiver on
+// its receive side:
+//
+//	sender                                   receiver
+//	FCTBS += blocks of each data packet sent  ABR += blocks of each data packet
+//	FCCL   = the peer's last advertised limit         accepted into the buffer
+//	                                          on a flow-control packet from the
+//	                                          peer: ABR = its FCTBS (resync)
+//	may send b blocks iff                     advertises
+//	  (FCCL - (FCTBS + b)) mod 4096 <= 2048     FCCL = (ABR + min(free, 2048)) mod 4096
+//
+// Why it works: the receiver's ABR tracks the sender's FCTBS, so FCCL is
+// "the sender's FCTBS once it has filled the free space". Packets in flight
+// when the FCCL was computed are already in the sender's FCTBS and will take
+// their share of the space they were counted against, so a stale FCCL is
+// never too generous. The mod-4096 test reads a difference of 0..2048 as
+// "the limit is ahead" and 2049..4095 as "behind", which is unambiguous
+// because an FCCL is never more than 2048 ahead. A data packet the receiver
+// drops (bad CRC, no buffer) was counted by the sender but not by ABR; the
+// next flow-control packet's FCTBS resynchronizes ABR and the credits those
+// blocks stood for come back.
+//
+// A packet's size in blocks counts the whole packet, LRH through VCRC,
+// rounded up: both ends compute it from the same bytes, which is all the
+// scheme needs (the spec's own rounding rule is the same in effect).
+
+// Blocks returns the number of 64-byte flow-control blocks a packet of n
+// bytes occupies.
+func Blocks(n int) int { return (n + BlockSize - 1) / BlockSize }
+
+// CanSend reports whether a sender whose credit limit is fccl and whose
+// total blocks sent is fctbs may send a packet of the given size in blocks:
+// (FCCL - (FCTBS + blocks)) mod 4096 <= 2048.
+func CanSend(fccl, fctbs uint16, blocks int) bool {
+	return (int(fccl)-int(fctbs)-blocks)&fcMask <= MaxCreditAdvance
+}
+
+// CreditLimit returns the FCCL a receiver advertises: its ABR plus the free
+// blocks of the VL's buffer, at most 2048, modulo 4096.
+func CreditLimit(abr uint16, free int) uint16 {
+	free = min(max(free, 0), MaxCreditAdvance)
+	return uint16((int(abr) + free) & fcMask)
+}
+
+// available returns the blocks a sender may still send, 0 when the limit is
+// behind it.
+func available(fccl, fctbs uint16) int {
+	d := (int(fccl) - int(fctbs)) & fcMask
+	if d > MaxCreditAdvance {
+		return 0
+	}
+	return d
+}
+
+// VLCredits is a snapshot of one data VL's flow-control state, for status
+// output and tests.
+type VLCredits struct {
+	// Sender side.
+	FCTBS     uint16 // total blocks sent, mod 4096
+	FCCL      uint16 // the peer's last credit limit
+	Available int    // blocks that may be sent now
+	Queued    int    // packets waiting to be sent
+
+	// Receiver side.
+	ABR        uint16 // adjusted blocks received, mod 4096
+	RxUsed     int    // blocks held by packets not yet released
+	RxCapacity int    // the VL's buffer in blocks
+}
+
+// Credits returns the flow-control state of data VL vl; for VL15, only its
+// queue and its receive buffer, in packets; zero for a VL the port does not
+// have.
+func (p *Port) Credits(vl int) VLCredits {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if vl < 0 || vl >= numVLs {
+		return VLCredits{}
+	}
+	t, r := &p.tx[vl], &p.rx[vl]
+	c := VLCredits{Queued: t.q.len()}
+	if vl == VL15 {
+		c.RxUsed, c.RxCapacity = p.vl15Used, p.cfg.VL15Packets
+		return c
+	}
+	if vl >= p.cfg.DataVLs {
+		return VLCredits{}
+	}
+	c.FCTBS, c.FCCL, c.Available = t.fctbs, t.fccl, available(t.fccl, t.fctbs)
+	c.ABR, c.RxUsed, c.RxCapacity = r.abr, r.used, p.cfg.RxBlocks
+	return c
+}
+
+// resetCreditsLocked starts the flow-control counters of every VL afresh,
+// as link training does (§7.9.4): nothing sent, nothing received, no
+// credit until the peer advertises some. Buffer occupancy is kept: packets
+// the node still holds still take their blocks.
+func (p *Port) resetCreditsLocked() {
+	for vl := range p.tx {
+		p.tx[vl].fctbs, p.tx[vl].fccl = 0, 0
+		p.rx[vl].abr = 0
+	}
+}
+
+// appendFCLocked appends the flow-control packet of data VL vl to dst: our
+// FCTBS as sender, our FCCL as receiver. Op is Init until the port is
+// Armed, Normal after (§7.9.4).
+func (p *Port) appendFCLocked(dst []byte, vl int) []byte {
+	op := wire.FlowControlNormal
+	if p.state < portArmed {
+		op = wire.FlowControlInit
+	}
+	r := &p.rx[vl]
+	return wire.AppendFlowControl(dst, &wire.FlowControlFields{
+		Op:    op,
+		FCTBS: p.tx[vl].fctbs,
+		VL:    uint8(vl),
+		FCCL:  CreditLimit(r.abr, p.cfg.RxBlocks-r.used),
+	})
+}
+
+// receiveFCLocked applies a verified flow-control packet from the peer:
+// its FCCL is our new credit limit, its FCTBS resynchronizes our ABR.
+// VLs the port does not operate are ignored (the peer may implement more).
+func (p *Port) receiveFCLocked(fc wire.FlowControl) {
+	p.lc.FCReceived++
+	if fc.Op() == wire.FlowControlInit {
+		p.lc.FCInitReceived++
+	}
+	vl := int(fc.VL())
+	if vl >= p.operVLs {
+		return
+	}
+	t, r := &p.tx[vl], &p.rx[vl]
+	if t.fccl != fc.FCCL() {
+		t.fccl = fc.FCCL()
+		if t.q.len() > 0 {
+			p.kickLocked()
+		}
+	}
+	if r.abr != fc.FCTBS() {
+		// Blocks the peer sent never made it into our buffer (dropped,
+		// or sent before a retrain): take them back and tell the peer.
+		p.lc.FCTBSResyncs++
+		r.abr = fc.FCTBS()
+		p.fcDue |= 1 << vl
+		p.kickLocked()
+	}
+}
+
+// rxRelease returns a released packet's buffer space: a VL15 slot, or the
+// blocks of a data VL, for which the peer is then sent a credit update.
+func (p *Port) rxRelease(vl uint8, blocks int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if vl == VL15 {
+		p.vl15Used = max(p.vl15Used-1, 0)
+		return
+	}
+	r := &p.rx[vl]
+	r.used = max(r.used-blocks, 0)
+	if p.closed || !p.linkSendOKLocked() || int(vl) >= p.operVLs {
+		return
+	}
+	p.fcDue |= 1 << vl
+	p.kickLocked()
+}
+
+// allVLsMask returns the fcDue bits of the operational data VLs.
+func (p *Port) allVLsMask() uint16 { return 1<<p.operVLs - 1 }
+
+// linkSendOKLocked reports whether link packets may go out: the carrier is
+// up and the port is not Disabled (training included).
+func (p *Port) linkSendOKLocked() bool {
+	return p.carrier && p.phys != physDisabled
+}

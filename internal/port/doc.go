@@ -1,0 +1,71 @@
+// Package port is one InfiniBand port's link layer (IBA 1.2.1 chapter 7),
+// shared by the soft switch and the soft HCA: it sits on a link.Endpoint
+// (a veth, or an in-memory pipe in tests) and gives the node above it a
+// Send method and a Receiver callback.
+//
+// # Transmit
+//
+// Send queues a packet on the VL its LRH names. One transmitter goroutine
+// per port sends, in this order: flow-control packets that are due, then
+// VL15, then the data VL the arbiter picks among those whose head packet
+// the peer has credit for (arbiter.go: high and low tables of 64 (VL,
+// weight) entries and LimitOfHighPriority, IBA §7.6.9). Packets are paced:
+// one never starts before the previous one's serialization time at the
+// link's 8b/10b data rate (4X SDR = 8 Gb/s) has passed, by sleeping on the
+// injected clock, never by spinning (tx.go states the error bound).
+//
+// # Credits
+//
+// Data VLs are lossless: per VL, in 64-byte blocks, with the spec's 12-bit
+// FCTBS, FCCL and ABR counters carried by real flow-control link packets
+// (credits.go has the arithmetic). A port sends them when the link trains,
+// when the node releases received packets (buffer space freed), and every
+// KeepaliveInterval. A sender without credit waits (PortXmitWait counts
+// it); nothing is dropped for lack of buffer. VL15 is not flow controlled:
+// an SMP that finds the VL15 buffer full is dropped (VL15Dropped).
+//
+// # Receive
+//
+// DeliverPacket verifies each packet (CRCs, lengths), checks it against
+// the port's state and VLs, takes its blocks from the VL's receive buffer
+// and hands it to the Receiver as a pooled Packet. The blocks come back,
+// and the peer gets the credit, when the node calls Packet.Release: a
+// switch releases an input packet only when the output port has sent it,
+// which is what makes backpressure reach the source hop by hop.
+//
+// # States
+//
+// The physical state follows the carrier and the peer's link packets; the
+// logical state follows it and the SM (IBA §7.2):
+//
+//	physical:  Disabled <--SM--> Polling --peer's link packets--> LinkUp
+//	                               ^                                 |
+//	                               +--- carrier lost, or no link ----+
+//	                                    packet for LivenessTimeout
+//
+//	logical:   Down --LinkUp--> Init --SM Set--> Armed --SM Set--> Active
+//	            ^                 |    (SMPs      |    or first    (all
+//	            |                 |     only)     |    data packet  traffic)
+//	            +---- link lost or SM Set Down ---+------------------+
+//
+// In Init only SMPs (VL15) go out or come in; Armed also takes in data
+// packets, and the first one makes the port Active; Active passes
+// everything. What a state does not let through is dropped and counted.
+// Going Down drops every queued packet (link down while queued). A state
+// change is reported through Config.OnStateChange, which the SMA turns
+// into PortStateChange and Trap 128.
+//
+// # Counters
+//
+// Counters and CountersExtended return the PMA attributes' counters;
+// Drops returns drops by cause (design §3), to which the node adds the
+// causes only it knows (CountDrop: unroutable, Pout = Pin, P_Key).
+//
+// # Locking
+//
+// One mutex per port, mu, guards all of its state; nothing blocks while
+// holding it. Calls that leave the port (Endpoint.WritePacket, the
+// Receiver, OnStateChange, Packet.Release, which may enter another port)
+// are made with mu released, so a switch's ports never hold two port locks
+// at once. Timer callbacks take mu themselves.
+package port
