@@ -1,0 +1,62 @@
+// Package hca is the soft HCA's node engine: what the ibhca process runs
+// behind its control socket and attach point, without any of the process
+// around it (sockets, flags, namespaces), so it is unit-tested over
+// in-memory pipes on a manual clock.
+//
+//	             SendMAD(agent.Request)          MADClient.DeliverMAD
+//	attach point ──────────────────────►  HCA  ─────────────────────► attach point
+//	 (issue 4)                            │  │
+//	          SendUD / Generator ─────────┘  └── agent.Agent (one CA SMA+PMA
+//	                                     │       for the node; PortControl and
+//	                 port.Port per link  │       Counters are the ports)
+//	                 (credits, pacing,   │
+//	                  port states)  ─────┘ Receiver: demux by BTH DestQP
+//
+// # Structure
+//
+// New builds one agent for the node (the agent's API is per node: it takes
+// the arrival port with each MAD) and one port.Port per link.Endpoint. The
+// agent sees the ports through two adapters: portControl (Link, SetState,
+// SetPhysState, Configure: the LID the SM sets becomes the SLID of what the
+// HCA sends, OperationalVLs goes to the port) and counters (the PMA reads
+// the ports' PortCounters). Every port state change is reported back with
+// agent.PortStateChanged.
+//
+// # Receive
+//
+// Each port's Receiver parses LRH [GRH] BTH DETH and demultiplexes on
+// DestQP: QP0 (SMPs, which the port accepts only on VL15) and QP1 (GMPs:
+// PMA, later SA) go to agent.HandleMAD; what the agent returns is wrapped
+// with wire.AppendUD(out.UDFields()) and sent, or, for Local outbounds
+// (responses to the attached SM's requests, traps, SMInfo), handed to the
+// MADClient. Other QPs are the UD data QP: the P_Key is checked against the
+// port's table (agent.PKeyMatch; violations are counted as the port's
+// DropPKey, PortRcvConstraintErrors), then the packet is counted and, when
+// its payload carries a generator's send stamp, its one-way latency goes
+// into the port's log-scale histogram. A packet that is not UD is counted
+// as malformed and dropped. Every packet is released before Receive
+// returns, so the peer gets its credit back at once.
+//
+// # Send
+//
+// SendMAD passes a MAD of the attached SM through agent.Send, which applies
+// the originator's side of the directed-route rules; SMPs leave on VL15,
+// GMPs on the VL the port's SLtoVL table gives their SL. SendUD sends one UD
+// datagram from DataQP on the SL's VL.
+//
+// # Traffic
+//
+// A Generator makes Poisson arrivals at an offered load in percent of the
+// port's data rate (width × speed × 8/10), counted in whole wire packets,
+// to destinations uniform over a LID list or a hot spot taking a fraction
+// of them, with a seeded RNG. It is driven by a timer of the injected clock:
+// each callback sends every arrival due by now and sets the timer for the
+// next, so it never spins and never blocks; arrivals that find the port's
+// queue longer than MaxBacklog are counted as backlogged, not queued.
+//
+// # Status
+//
+// Stats returns every port's state, LID, data counters, drops by cause,
+// latency histogram and generator counters as a JSON-friendly struct, the
+// shape the control socket exposes.
+package hca

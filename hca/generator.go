@@ -1,0 +1,288 @@
+package hca
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/wire"
+)
+
+// GeneratorConfig describes one traffic generator: Poisson arrivals at an
+// offered load, destinations uniform over Dests or hot-spot, fixed payload.
+type GeneratorConfig struct {
+	// Load is the offered load in percent of Rate (0 < Load ≤ 100; more
+	// is allowed, for overload tests). Load counts whole packets on the
+	// wire, headers and CRCs included, as a link analyser would.
+	Load float64
+	// Rate is the link's data rate in bits per second (port.Rate()).
+	Rate uint64
+	// Payload is the UD payload size in bytes, at least StampSize: every
+	// payload starts with a send stamp for the receiver's latency.
+	Payload int
+	// Dests are the destination LIDs drawn uniformly.
+	Dests []uint16
+	// HotSpot receives HotFraction (0..1) of the packets; the rest go
+	// uniformly over Dests. HotFraction 0 means no hot spot.
+	HotSpot     uint16
+	HotFraction float64
+	// Seed makes the arrival times and destinations reproducible.
+	Seed uint64
+	// MaxBacklog is how many packets may wait in the port's queue before
+	// arrivals are counted as Backlogged instead of sent, so an overloaded
+	// generator never blocks or grows the queue without bound; 0 means
+	// DefaultMaxBacklog.
+	MaxBacklog int
+}
+
+// Generator defaults and limits.
+const (
+	StampSize         = stampSize // smallest payload: the send stamp
+	DefaultMaxBacklog = 64
+	// maxBurst bounds the arrivals one timer callback emits; a generator
+	// further behind than that (a stalled process) skips ahead instead of
+	// flooding, counting the arrivals it skipped.
+	maxBurst = 1024
+)
+
+// GeneratorStats counts what a generator did. Offered is every arrival;
+// each is then Sent, Backlogged or Failed.
+type GeneratorStats struct {
+	Offered      uint64            `json:"offered"`
+	OfferedBytes uint64            `json:"offered_bytes"` // wire bytes of the offered packets
+	Sent         uint64            `json:"sent"`
+	Backlogged   uint64            `json:"backlogged"`
+	Failed       uint64            `json:"failed"`
+	Skipped      uint64            `json:"skipped"` // arrivals lost to a stall (not in Offered)
+	PerDest      map[uint16]uint64 `json:"per_dest"`
+	Elapsed      time.Duration     `json:"elapsed_ns"`
+}
+
+// SendFunc transmits one generated payload to dlid.
+type SendFunc func(dlid uint16, payload []byte) error
+
+// Generator emits UD packets with exponentially distributed gaps, driven by
+// a clock timer: each callback sends every arrival due by now and sets the
+// timer for the next, so nothing spins and a coarse timer only bunches
+// packets, without changing the offered load.
+type Generator struct {
+	cfg     GeneratorConfig
+	clk     clock.Clock
+	send    SendFunc
+	backlog func() int
+	mean    float64 // mean gap in ns
+	wire    int     // wire bytes per packet
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	next    time.Time
+	start   time.Time
+	timer   clock.Timer
+	stopped bool
+	stats   GeneratorStats
+	payload []byte
+}
+
+// NewGenerator returns a stopped generator that sends through send;
+// backlog, if not nil, reports the packets waiting in the port's queue.
+func NewGenerator(cfg GeneratorConfig, clk clock.Clock, send SendFunc, backlog func() int) (*Generator, error) {
+	switch {
+	case !(cfg.Load > 0) || cfg.Load > 1000:
+		return nil, fmt.Errorf("%w: load %v%%", ErrConfig, cfg.Load)
+	case cfg.Rate == 0:
+		return nil, fmt.Errorf("%w: zero rate", ErrConfig)
+	case cfg.Payload < StampSize:
+		return nil, fmt.Errorf("%w: payload %d < %d", ErrConfig, cfg.Payload, StampSize)
+	case cfg.HotFraction < 0 || cfg.HotFraction > 1:
+		return nil, fmt.Errorf("%w: hot fraction %v", ErrConfig, cfg.HotFraction)
+	case len(cfg.Dests) == 0 && cfg.HotFraction < 1:
+		return nil, fmt.Errorf("%w: no destinations", ErrConfig)
+	case send == nil:
+		return nil, fmt.Errorf("%w: nil send", ErrConfig)
+	}
+	if clk == nil {
+		clk = clock.Real()
+	}
+	if cfg.MaxBacklog == 0 {
+		cfg.MaxBacklog = DefaultMaxBacklog
+	}
+	cfg.Dests = append([]uint16(nil), cfg.Dests...)
+	w := wire.UDPacketSize(cfg.Payload, false)
+	bitsPerPkt := float64(w * 8)
+	g := &Generator{
+		cfg: cfg, clk: clk, send: send, backlog: backlog, wire: w,
+		mean:    bitsPerPkt / (float64(cfg.Rate) * cfg.Load / 100) * 1e9,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		payload: make([]byte, cfg.Payload),
+	}
+	g.stats.PerDest = make(map[uint16]uint64)
+	return g, nil
+}
+
+// MeanGap returns the mean time between arrivals the load asks for.
+func (g *Generator) MeanGap() time.Duration { return time.Duration(g.mean) }
+
+// Start starts the arrivals; the first one comes one random gap from now.
+// Starting a started or stopped generator does nothing.
+func (g *Generator) Start() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer != nil || g.stopped {
+		return
+	}
+	g.start = g.clk.Now()
+	g.next = g.start.Add(g.gap())
+	g.timer = g.clk.AfterFunc(g.next.Sub(g.start), g.fire)
+}
+
+// Stop stops the arrivals for good. It must not be called from the send
+// function.
+func (g *Generator) Stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	g.stopped = true
+	g.stats.Elapsed = g.clk.Now().Sub(g.start)
+	if g.timer != nil {
+		g.timer.Stop()
+	} else {
+		g.stats.Elapsed = 0
+	}
+}
+
+// Stats returns a snapshot of the generator's counters.
+func (g *Generator) Stats() GeneratorStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.stats
+	if !g.stopped && g.timer != nil {
+		s.Elapsed = g.clk.Now().Sub(g.start)
+	}
+	s.PerDest = make(map[uint16]uint64, len(g.stats.PerDest))
+	for k, v := range g.stats.PerDest {
+		s.PerDest[k] = v
+	}
+	return s
+}
+
+// gap draws an exponential inter-arrival time (at least 1 ns, so time
+// always moves).
+func (g *Generator) gap() time.Duration {
+	return max(time.Duration(g.rng.ExpFloat64()*g.mean), 1)
+}
+
+func (g *Generator) dest() uint16 {
+	if g.cfg.HotFraction > 0 && g.rng.Float64() < g.cfg.HotFraction {
+		return g.cfg.HotSpot
+	}
+	return g.cfg.Dests[g.rng.IntN(len(g.cfg.Dests))]
+}
+
+// fire runs on the clock: it emits the arrivals due by now. The lock is
+// held across send, which serializes the stats and the payload buffer;
+// send must not call back into the generator.
+func (g *Generator) fire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	now := g.clk.Now()
+	for n := 0; !g.next.After(now); n++ {
+		if n == maxBurst {
+			for !g.next.After(now) {
+				g.stats.Skipped++
+				g.next = g.next.Add(g.gap())
+			}
+			break
+		}
+		g.emit(now)
+		g.next = g.next.Add(g.gap())
+	}
+	g.timer.Reset(g.next.Sub(now))
+}
+
+func (g *Generator) emit(now time.Time) {
+	d := g.dest()
+	g.stats.Offered++
+	g.stats.OfferedBytes += uint64(g.wire)
+	g.stats.PerDest[d]++
+	if g.backlog != nil && g.backlog() >= g.cfg.MaxBacklog {
+		g.stats.Backlogged++
+		return
+	}
+	putStamp(g.payload, now.UnixNano())
+	if err := g.send(d, g.payload); err != nil {
+		g.stats.Failed++
+		return
+	}
+	g.stats.Sent++
+}
+
+// TrafficConfig starts a generator on an HCA port: GeneratorConfig with the
+// rate taken from the port, plus the UD addressing.
+type TrafficConfig struct {
+	GeneratorConfig
+	SL     uint8
+	DestQP uint32 // 0 means DataQP
+}
+
+// StartTraffic starts a generator on port num, replacing the one running
+// there. The rate is the port's data rate (width × speed, 8b/10b).
+func (h *HCA) StartTraffic(num uint8, tc TrafficConfig) (*Generator, error) {
+	p := h.Port(num)
+	if p == nil {
+		return nil, fmt.Errorf("%w: %d", ErrPort, num)
+	}
+	if tc.DestQP == 0 {
+		tc.DestQP = DataQP
+	}
+	tc.Rate = p.Rate()
+	send := func(dlid uint16, payload []byte) error {
+		return h.SendUD(num, dlid, tc.SL, tc.DestQP, payload)
+	}
+	backlog := func() int {
+		vl := h.agent.VLFor(0, num, tc.SL)
+		return p.Credits(int(vl)).Queued
+	}
+	g, err := NewGenerator(tc.GeneratorConfig, h.clk, send, backlog)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.mu.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	old := h.mu.gens[num]
+	h.mu.gens[num] = g
+	g.Start()
+	h.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	return g, nil
+}
+
+// StopTraffic stops port num's generator, if any, and returns its stats.
+func (h *HCA) StopTraffic(num uint8) (GeneratorStats, bool) {
+	h.mu.Lock()
+	g := h.mu.gens[num]
+	delete(h.mu.gens, num)
+	h.mu.Unlock()
+	if g == nil {
+		return GeneratorStats{}, false
+	}
+	g.Stop()
+	return g.Stats(), true
+}
+
+func (h *HCA) generator(num uint8) *Generator {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mu.gens[num]
+}

@@ -1,0 +1,268 @@
+package hca
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"ibfab/agent"
+	"ibfab/internal/clock"
+	"ibfab/internal/link"
+	"ibfab/internal/port"
+	"ibfab/wire/mad"
+)
+
+// Errors of New and of the send paths.
+var (
+	ErrConfig   = errors.New("hca: bad config")
+	ErrPort     = errors.New("hca: no such port")
+	ErrClosed   = errors.New("hca: closed")
+	ErrUnmapped = errors.New("hca: SL not mapped to a data VL")
+	ErrPayload  = errors.New("hca: payload too large")
+)
+
+// Config describes one soft HCA: the node facts its SMA reports, one link
+// endpoint per port, the template every port is built from and the clock.
+type Config struct {
+	NodeGUID        uint64
+	SystemImageGUID uint64   // 0: NodeGUID
+	PortGUIDs       []uint64 // nil: NodeGUID+port, ibsim's rule
+	Description     string
+
+	// Ports are the endpoints of ports 1..len(Ports); the HCA owns them
+	// from New on (Close closes them). 1..254 ports.
+	Ports []link.Endpoint
+	// PortConfig is the template of every port. Its Clock is replaced by
+	// Config.Clock and its OnStateChange by the HCA's own.
+	PortConfig port.Config
+	// Clock is the time source of the ports, the agent, the generators and
+	// the latency stamps; nil means clock.Real().
+	Clock clock.Clock
+	// MADClient receives the MADs for an SM attached to this HCA; nil
+	// drops them (counted in Stats as ClientDropped).
+	MADClient MADClient
+}
+
+// HCA is one soft channel adapter: a port.Port per endpoint, one CA agent
+// (SMA and PMA) for the node, the QP0/QP1 demux, a UD data QP and the
+// traffic generators. All methods are safe for concurrent use.
+type HCA struct {
+	clk   clock.Clock
+	agent *agent.Agent
+	// ports[i] is port i+1. The pointers are set once in New, but a port
+	// may report a state change (and the agent read the ports) while later
+	// ports are still being built, hence atomics.
+	ports []atomic.Pointer[port.Port]
+	pstat []portStats // receive accounting, per port
+	lids  []atomic.Uint32
+	mc    MADClient
+
+	clientDropped atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		gens   map[uint8]*Generator
+	}
+}
+
+var (
+	_ agent.PortControl = (*portControl)(nil)
+	_ agent.Counters    = (*counters)(nil)
+)
+
+// New builds the HCA: its agent, then one port per endpoint. The ports start
+// Down and train to Init as soon as their peers answer.
+func New(cfg Config) (*HCA, error) {
+	n := len(cfg.Ports)
+	if n == 0 || n > 254 {
+		return nil, fmt.Errorf("%w: %d ports", ErrConfig, n)
+	}
+	if cfg.NodeGUID == 0 {
+		return nil, fmt.Errorf("%w: zero node GUID", ErrConfig)
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real()
+	}
+	h := &HCA{
+		clk:   clk,
+		ports: make([]atomic.Pointer[port.Port], n),
+		pstat: make([]portStats, n),
+		lids:  make([]atomic.Uint32, n),
+		mc:    cfg.MADClient,
+	}
+	h.mu.gens = make(map[uint8]*Generator)
+	for i := range h.pstat {
+		h.pstat[i].hist = newHistogram()
+	}
+	a, err := agent.New(agent.Config{
+		Type:            mad.NodeTypeCA,
+		NumPorts:        uint8(n),
+		NodeGUID:        cfg.NodeGUID,
+		SystemImageGUID: cfg.SystemImageGUID,
+		PortGUIDs:       cfg.PortGUIDs,
+		Description:     cfg.Description,
+		Ports:           (*portControl)(h),
+		Counters:        (*counters)(h),
+		Clock:           clk,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	h.agent = a
+	for i, ep := range cfg.Ports {
+		num := uint8(i + 1)
+		pc := cfg.PortConfig
+		pc.Clock = clk
+		pc.OnStateChange = func(*port.Port, port.State, port.State) {
+			// The agent reads the new state back through PortControl.
+			h.agent.PortStateChanged(num)
+		}
+		p, err := port.New(ep, pc, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) {
+			h.receive(num, p, pkt)
+		}))
+		if err != nil {
+			// Endpoints not yet handed to a port are still ours to close.
+			for _, rest := range cfg.Ports[i:] {
+				rest.Close()
+			}
+			h.Close()
+			return nil, fmt.Errorf("%w: port %d: %w", ErrConfig, num, err)
+		}
+		h.ports[i].Store(p)
+	}
+	return h, nil
+}
+
+// Close stops the generators, the ports (closing their endpoints) and the
+// agent's timers. It is idempotent and must not be called from a MADClient
+// call.
+func (h *HCA) Close() error {
+	h.mu.Lock()
+	if h.mu.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.mu.closed = true
+	gens := h.mu.gens
+	h.mu.gens = nil
+	h.mu.Unlock()
+	for _, g := range gens {
+		g.Stop()
+	}
+	var errs []error
+	for i := range h.ports {
+		if p := h.ports[i].Load(); p != nil {
+			errs = append(errs, p.Close())
+		}
+	}
+	h.agent.Close()
+	return errors.Join(errs...)
+}
+
+// Agent returns the HCA's SMA/PMA, for an attach point (SetIsSM) and status.
+func (h *HCA) Agent() *agent.Agent { return h.agent }
+
+// NumPorts returns the number of ports.
+func (h *HCA) NumPorts() uint8 { return uint8(len(h.ports)) }
+
+// Port returns port num (1..NumPorts), or nil.
+func (h *HCA) Port(num uint8) *port.Port {
+	if num == 0 || int(num) > len(h.ports) {
+		return nil
+	}
+	return h.ports[num-1].Load()
+}
+
+// LID returns the base LID the SM gave port num (0 before that).
+func (h *HCA) LID(num uint8) uint16 {
+	if num == 0 || int(num) > len(h.lids) {
+		return 0
+	}
+	return uint16(h.lids[num-1].Load())
+}
+
+// portControl adapts the HCA's ports to agent.PortControl.
+type portControl HCA
+
+// Link implements agent.PortControl.
+func (c *portControl) Link(num uint8) agent.LinkState {
+	p := (*HCA)(c).Port(num)
+	if p == nil {
+		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}
+	}
+	s := p.State()
+	pc := p.Config()
+	return agent.LinkState{State: s.Port, Phys: s.Phys, Width: pc.Width, Speed: pc.Speed}
+}
+
+// SetState implements agent.PortControl.
+func (c *portControl) SetState(num uint8, s mad.PortState) error {
+	p := (*HCA)(c).Port(num)
+	if p == nil {
+		return ErrPort
+	}
+	return p.SetState(s)
+}
+
+// SetPhysState implements agent.PortControl.
+func (c *portControl) SetPhysState(num uint8, s mad.PhysState) error {
+	p := (*HCA)(c).Port(num)
+	if p == nil {
+		return ErrPort
+	}
+	return p.SetPhysState(s)
+}
+
+// Configure implements agent.PortControl: the LID becomes the SLID of what
+// the HCA sends, OperationalVLs goes to the port (clamped to what it has,
+// since the agent's VLCap may promise more than the port template built).
+func (c *portControl) Configure(num uint8, pc agent.PortConfig) {
+	h := (*HCA)(c)
+	p := h.Port(num)
+	if p == nil {
+		return
+	}
+	h.lids[num-1].Store(uint32(pc.LID))
+	if n := mad.NumDataVLs(pc.OperationalVLs); n > 0 {
+		if max := p.Config().DataVLs; n > max {
+			n = max
+		}
+		_ = p.SetOperationalVLs(n) // 1, 2, 4, 8 or 15 by construction
+	}
+}
+
+// counters adapts the ports' counters to agent.Counters.
+type counters HCA
+
+// PortCounters implements agent.Counters.
+func (c *counters) PortCounters(num uint8) mad.PortCountersFields {
+	if p := (*HCA)(c).Port(num); p != nil {
+		return p.Counters()
+	}
+	return mad.PortCountersFields{}
+}
+
+// PortCountersExtended implements agent.Counters.
+func (c *counters) PortCountersExtended(num uint8) mad.PortCountersExtendedFields {
+	if p := (*HCA)(c).Port(num); p != nil {
+		return p.CountersExtended()
+	}
+	return mad.PortCountersExtendedFields{}
+}
+
+// ResetPortCounters implements agent.Counters.
+func (c *counters) ResetPortCounters(num uint8, sel uint16, sel2 uint8) {
+	if p := (*HCA)(c).Port(num); p != nil {
+		p.ResetCounters(sel, sel2)
+	}
+}
+
+// ResetPortCountersExtended implements agent.Counters.
+func (c *counters) ResetPortCountersExtended(num uint8, sel uint16) {
+	if p := (*HCA)(c).Port(num); p != nil {
+		p.ResetCountersExtended(sel)
+	}
+}

@@ -1,0 +1,155 @@
+package hca
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"ibfab/internal/port"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// UD data QP constants. ibfab has no verbs consumers yet, so one QP number
+// and one Q_Key serve all generated traffic.
+const (
+	DataQP   = 2          // source QP of what SendUD sends
+	DataQKey = 0x11111111 // Q_Key of the data QP's datagrams
+)
+
+// SendUD sends payload in one UD SEND_ONLY packet from port num to dlid and
+// destQP, on the VL the port's SLtoVL table (programmed by the SM) maps sl
+// to, with the port's LID as SLID and the first P_Key of its table. It
+// returns ErrUnmapped when sl has no data VL, and the port's error when the
+// port drops the packet (not Active, VL not operational, …).
+func (h *HCA) SendUD(num uint8, dlid uint16, sl uint8, destQP uint32, payload []byte) error {
+	p := h.Port(num)
+	if p == nil {
+		return fmt.Errorf("%w: %d", ErrPort, num)
+	}
+	if len(payload) > p.Config().MTU {
+		return fmt.Errorf("%w: %d bytes over MTU %d", ErrPayload, len(payload), p.Config().MTU)
+	}
+	vl := h.agent.VLFor(0, num, sl)
+	if vl >= port.VL15 {
+		return fmt.Errorf("%w: SL %d", ErrUnmapped, sl)
+	}
+	f := wire.UDFields{
+		VL: vl, SL: sl, DLID: dlid, SLID: h.LID(num),
+		PKey: uint16(h.sendPKey(num)), DestQP: destQP, QKey: DataQKey, SrcQP: DataQP,
+		Payload: payload,
+	}
+	pkt := port.AllocPacket(wire.UDPacketSize(len(payload), false))
+	pkt.Bytes = wire.AppendUD(pkt.Bytes[:0], &f)
+	if err := p.Send(pkt); err != nil {
+		return err
+	}
+	h.pstat[num-1].sent(len(payload))
+	return nil
+}
+
+// sendPKey is the P_Key data packets carry: index 0 of the port's table,
+// the default partition after reset.
+func (h *HCA) sendPKey(num uint8) mad.PKey {
+	if t := h.agent.PKeys(num); len(t) > 0 && t[0].Base() != 0 {
+		return t[0]
+	}
+	return mad.PKey(0xffff)
+}
+
+// portStats is one port's data-QP accounting.
+type portStats struct {
+	mu                   sync.Mutex
+	txPackets, txBytes   uint64
+	rxPackets, rxBytes   uint64
+	rxStamped, rxForeign uint64
+	hist                 *Histogram
+}
+
+func (s *portStats) sent(n int) {
+	s.mu.Lock()
+	s.txPackets++
+	s.txBytes += uint64(n)
+	s.mu.Unlock()
+}
+
+func (s *portStats) receive(now time.Time, payload []byte) {
+	ns, stamped := readStamp(payload)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rxPackets++
+	s.rxBytes += uint64(len(payload))
+	if !stamped {
+		s.rxForeign++
+		return
+	}
+	s.rxStamped++
+	s.hist.Add(now.Sub(time.Unix(0, ns)))
+}
+
+// PortStats is one port's status: state, LID, data-QP accounting, the link
+// layer's drops by cause and the latency histogram. Field names are the
+// control socket's JSON interface: add, never rename.
+type PortStats struct {
+	Port      uint8             `json:"port"`
+	State     string            `json:"state"`
+	Phys      string            `json:"phys"`
+	LID       uint16            `json:"lid"`
+	TxPackets uint64            `json:"tx_packets"`
+	TxBytes   uint64            `json:"tx_bytes"`
+	RxPackets uint64            `json:"rx_packets"`
+	RxBytes   uint64            `json:"rx_bytes"`
+	RxStamped uint64            `json:"rx_stamped"` // of RxPackets, with a send stamp (in Latency)
+	Drops     map[string]uint64 `json:"drops,omitempty"`
+	DropTotal uint64            `json:"drop_total"`
+	Latency   LatencySnapshot   `json:"latency"`
+	Generator *GeneratorStats   `json:"generator,omitempty"`
+}
+
+// Stats is the HCA's status.
+type Stats struct {
+	NodeGUID      string      `json:"guid"`
+	Ports         []PortStats `json:"ports"`
+	ClientDropped uint64      `json:"client_dropped"` // local MADs with no MADClient
+}
+
+// Stats returns a snapshot of every port.
+func (h *HCA) Stats() Stats {
+	st := Stats{
+		NodeGUID:      fmt.Sprintf("%#016x", h.agent.NodeGUID()),
+		ClientDropped: h.clientDropped.Load(),
+	}
+	for i := range h.ports {
+		num := uint8(i + 1)
+		ps := PortStats{Port: num, LID: h.LID(num)}
+		if p := h.ports[i].Load(); p != nil {
+			s := p.State()
+			ps.State, ps.Phys = s.Port.String(), s.Phys.String()
+			d := p.Drops()
+			ps.Drops, ps.DropTotal = d.Map(), d.Total()
+		}
+		s := &h.pstat[i]
+		s.mu.Lock()
+		ps.TxPackets, ps.TxBytes = s.txPackets, s.txBytes
+		ps.RxPackets, ps.RxBytes, ps.RxStamped = s.rxPackets, s.rxBytes, s.rxStamped
+		ps.Latency = s.hist.Snapshot()
+		s.mu.Unlock()
+		if g := h.generator(num); g != nil {
+			gs := g.Stats()
+			ps.Generator = &gs
+		}
+		st.Ports = append(st.Ports, ps)
+	}
+	return st
+}
+
+// Latency returns port num's receive latency p50 and p99.
+func (h *HCA) Latency(num uint8) (p50, p99 time.Duration) {
+	if num == 0 || int(num) > len(h.pstat) {
+		return 0, 0
+	}
+	s := &h.pstat[num-1]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.P50(), s.hist.P99()
+}
