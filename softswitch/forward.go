@@ -1,0 +1,175 @@
+package softswitch
+
+import (
+	"ibfab/internal/port"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// Multicast LIDs (IBA 4.1.2): 0xc000 up to, not including, the permissive
+// LID.
+const (
+	mcastFirst = mad.MulticastLIDBase
+	mcastLast  = mad.PermissiveLID - 1
+)
+
+// receive is the crossbar: every packet port in accepts comes here, on the
+// port's delivery goroutine. It either gives the packet to the agent or
+// passes it, still holding the input buffer, to output ports.
+func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
+	lrh := wire.LRH(pkt.Bytes)
+	if !lrh.IsValid() {
+		p.CountDrop(port.DropMalformed)
+		pkt.Release()
+		return
+	}
+	if inb, err := ParseMAD(in, pkt.Bytes); err == nil {
+		if s.forAgent(inb) {
+			s.toAgent(inb, pkt)
+			return
+		}
+	} else if pkt.VL() == port.VL15 {
+		// The port lets only QP0 packets onto VL15; one too short to
+		// carry a MAD is malformed, not something to switch.
+		p.CountDrop(port.DropMalformed)
+		pkt.Release()
+		return
+	}
+	dlid := lrh.DLID()
+	if dlid >= mcastFirst && dlid <= mcastLast {
+		s.multicast(in, p, pkt, dlid)
+		return
+	}
+	out, ok := s.agent.OutPort(dlid)
+	switch {
+	case !ok || out == 0:
+		// Port 0 is the switch itself, and what reaches it here is
+		// no MAD the agent takes.
+		s.drop(p, pkt, port.DropUnroutable)
+		return
+	case out == in:
+		s.drop(p, pkt, port.DropLoopback)
+		return
+	}
+	op, vl, cause := s.output(in, out, pkt.VL(), lrh.SL())
+	if op == nil {
+		s.drop(p, pkt, cause)
+		return
+	}
+	if !s.retag(pkt, vl) {
+		s.drop(p, pkt, port.DropMalformed)
+		return
+	}
+	s.stats.forwarded.Add(1)
+	if op.Send(pkt) != nil {
+		s.stats.sendFailed.Add(1)
+	}
+}
+
+// multicast sends pkt out of every port of mlid's MFT entry but the input.
+// The input buffer is held until the last output has sent it.
+func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16) {
+	set, ok := s.agent.MulticastPorts(mlid)
+	if !ok {
+		s.drop(p, pkt, port.DropUnroutable)
+		return
+	}
+	type target struct {
+		p  *port.Port
+		vl uint8
+	}
+	var outs []target
+	sl := wire.LRH(pkt.Bytes).SL()
+	for _, o := range set.Ports() {
+		if o == 0 || o == in {
+			continue
+		}
+		op, vl, cause := s.output(in, o, pkt.VL(), sl)
+		if op == nil {
+			p.CountDrop(cause)
+			continue
+		}
+		outs = append(outs, target{op, vl})
+	}
+	if len(outs) == 0 {
+		pkt.Release()
+		return
+	}
+	s.stats.multicast.Add(1)
+	// Outputs on another VL than the first get their own copy; the
+	// others share the input buffer.
+	first := outs[0].vl
+	for _, t := range outs[1:] {
+		if t.vl == first {
+			pkt.Ref()
+		}
+	}
+	for _, t := range outs[1:] {
+		if t.vl == first {
+			continue
+		}
+		cp := port.NewPacket(pkt.Bytes)
+		if !s.retag(cp, t.vl) || t.p.Send(cp) != nil {
+			s.stats.sendFailed.Add(1)
+		}
+	}
+	if !s.retag(pkt, first) {
+		// Cannot happen for a verified packet; release every
+		// reference the shared sends would have taken.
+		for _, t := range outs {
+			if t.vl == first {
+				pkt.Release()
+			}
+		}
+		p.CountDrop(port.DropMalformed)
+		return
+	}
+	for _, t := range outs {
+		if t.vl == first && t.p.Send(pkt) != nil {
+			s.stats.sendFailed.Add(1)
+		}
+	}
+}
+
+// output picks output port o for a packet that came in on port in on VL
+// inVL with service level sl, and the VL it leaves on; it returns a nil
+// port and the drop cause when the packet cannot go there.
+func (s *Switch) output(in, o, inVL, sl uint8) (*port.Port, uint8, port.DropCause) {
+	op := s.Port(o)
+	if op == nil {
+		return nil, 0, port.DropLinkDown
+	}
+	st := op.State()
+	if st.Phys != mad.PhysStateLinkUp || st.Port == mad.PortStateDown {
+		return nil, 0, port.DropLinkDown
+	}
+	if inVL == port.VL15 {
+		// SMPs stay on VL15 and pass in Init and Armed.
+		return op, port.VL15, 0
+	}
+	vl := s.agent.VLFor(in, o, sl)
+	if vl == port.VL15 {
+		return nil, 0, port.DropVLMapping
+	}
+	if st.Port != mad.PortStateActive {
+		return nil, 0, port.DropNotActive
+	}
+	return op, vl, 0
+}
+
+// retag sets the packet's LRH VL to vl and reseals its VCRC when that
+// changes it (the ICRC does not cover the VL).
+func (s *Switch) retag(pkt *port.Packet, vl uint8) bool {
+	lrh := wire.LRH(pkt.Bytes)
+	if lrh.VL() == vl {
+		return true
+	}
+	lrh.SetVL(vl)
+	return wire.SealVCRC(pkt.Bytes) == nil
+}
+
+// drop counts a crossbar drop on the input port and frees the buffer.
+func (s *Switch) drop(p *port.Port, pkt *port.Packet, c port.DropCause) {
+	p.CountDrop(c)
+	pkt.Release()
+}

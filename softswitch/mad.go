@@ -1,0 +1,121 @@
+package softswitch
+
+import (
+	"errors"
+
+	"ibfab/agent"
+	"ibfab/internal/port"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// ErrNotMAD is returned by ParseMAD for a packet that is not a UD datagram
+// to QP0 or QP1 carrying a whole MAD.
+var ErrNotMAD = errors.New("softswitch: not a MAD packet")
+
+// ParseMAD reads the addressing and the MAD of a UD packet to QP0 or QP1
+// that arrived on physical port n, for agent.HandleMAD. The Inbound's MAD
+// aliases b. b must be a packet the port layer verified (lengths and
+// CRCs); anything else is an error, never a panic.
+func ParseMAD(n uint8, b []byte) (agent.Inbound, error) {
+	lrh := wire.LRH(b)
+	if !lrh.IsValid() {
+		return agent.Inbound{}, ErrNotMAD
+	}
+	off := wire.LRHSize
+	switch lrh.LNH() {
+	case wire.LNHLocal:
+	case wire.LNHGlobal:
+		off += wire.GRHSize
+	default:
+		return agent.Inbound{}, ErrNotMAD
+	}
+	if len(b) < off+wire.BTHSize+wire.DETHSize {
+		return agent.Inbound{}, ErrNotMAD
+	}
+	bth := wire.BTH(b[off:])
+	deth := wire.DETH(b[off+wire.BTHSize:])
+	if !bth.IsValid() || !deth.IsValid() || bth.OpCode() != wire.UDSendOnly {
+		return agent.Inbound{}, ErrNotMAD
+	}
+	qp := bth.DestQP()
+	if qp != wire.QP0 && qp != wire.QP1 {
+		return agent.Inbound{}, ErrNotMAD
+	}
+	start := off + wire.BTHSize + wire.DETHSize
+	end := len(b) - wire.ICRCSize - wire.VCRCSize - int(bth.PadCnt())
+	if end-start < mad.MADSize {
+		return agent.Inbound{}, ErrNotMAD
+	}
+	return agent.Inbound{
+		Port:  n,
+		SLID:  lrh.SLID(),
+		DLID:  lrh.DLID(),
+		SL:    lrh.SL(),
+		SrcQP: deth.SrcQP(),
+		DstQP: qp,
+		PKey:  mad.PKey(bth.PKey()),
+		MAD:   b[start : start+mad.MADSize],
+	}, nil
+}
+
+// NewOutboundPacket returns o as a sealed packet ready for port.Send.
+func NewOutboundPacket(o *agent.Outbound) *port.Packet {
+	f := o.UDFields()
+	pkt := port.AllocPacket(wire.UDPacketSize(len(f.Payload), f.GRH != nil))
+	pkt.Bytes = wire.AppendUD(pkt.Bytes[:0], &f)
+	return pkt
+}
+
+// forAgent reports whether the packet in (already parsed) is addressed to
+// the switch's SMA or PMA rather than to be switched: directed-route SMPs
+// always (the agent forwards them itself), LID-routed SMPs to the
+// permissive LID or the switch's LID, GMPs to the switch's LID.
+func (s *Switch) forAgent(in agent.Inbound) bool {
+	if in.DstQP == wire.QP0 && mad.MAD(in.MAD).MgmtClass() == mad.ClassSubnDirected {
+		return true
+	}
+	if in.DLID == mad.PermissiveLID && in.DstQP == wire.QP0 {
+		return true
+	}
+	return s.agent.HasLID(in.Port, in.DLID)
+}
+
+// toAgent hands a MAD to the agent and sends what it returns. The packet
+// is released first: the agent does not keep the MAD, and the input
+// buffer should not wait for the answer.
+func (s *Switch) toAgent(in agent.Inbound, pkt *port.Packet) {
+	s.stats.toAgent.Add(1)
+	arb := in.DstQP == wire.QP0 && mad.MAD(in.MAD).AttrID() == mad.AttrVLArbitration
+	outs := s.agent.HandleMAD(in)
+	pkt.Release() // in.MAD is gone from here on
+	for i := range outs {
+		s.sendOutbound(outs[i])
+	}
+	if arb {
+		// A VLArbitrationTable Set reaches no PortControl call: pick
+		// the tables up here.
+		for n := range s.ports {
+			s.syncArbitration(uint8(n))
+		}
+	}
+}
+
+// sendOutbound transmits one of the agent's Outbounds. It is also the
+// agent's Sender (traps).
+func (s *Switch) sendOutbound(o agent.Outbound) {
+	if o.Local {
+		s.stats.localMADs.Add(1)
+		return
+	}
+	p := s.Port(o.Port)
+	if p == nil {
+		s.stats.badOutbound.Add(1)
+		return
+	}
+	if err := p.Send(NewOutboundPacket(&o)); err != nil {
+		s.stats.sendFailed.Add(1)
+		return
+	}
+	s.stats.fromAgent.Add(1)
+}

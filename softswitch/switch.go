@@ -1,0 +1,181 @@
+package softswitch
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"ibfab/agent"
+	"ibfab/internal/clock"
+	"ibfab/internal/link"
+	"ibfab/internal/port"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// ErrConfig is wrapped by the errors New returns for a bad Config.
+var ErrConfig = errors.New("softswitch: bad config")
+
+// Config describes one soft switch.
+type Config struct {
+	// Node gives the switch's identity: NumPorts, GUIDs, description,
+	// vendor and device ids. Its Type must be topologies.Switch.
+	Node *topologies.Node
+	// Ports holds the endpoint of each physical port, indexed by port
+	// number (index 0, the management port, is ignored); nil or missing
+	// entries are uncabled ports. The switch owns the endpoints: Close
+	// closes them.
+	Ports []link.Endpoint
+	// PortConfig is the template of every port's configuration. Its
+	// Clock, OnStateChange and TxQueueLimit are the switch's own.
+	PortConfig port.Config
+	// Clock is the time source of the ports and the agent; nil means
+	// clock.Real().
+	Clock clock.Clock
+}
+
+// Stats counts what the crossbar did. Drops are counted on the ports.
+type Stats struct {
+	Forwarded   uint64 // unicast packets handed to an output port
+	Multicast   uint64 // multicast packets handed to at least one output port
+	ToAgent     uint64 // MADs given to the agent
+	FromAgent   uint64 // packets the agent's Outbounds were sent as
+	LocalMADs   uint64 // Outbounds for a local SM, which a switch has not: discarded
+	SendFailed  uint64 // packets an output port refused (counted there by cause)
+	BadOutbound uint64 // Outbounds naming a port that does not exist or is uncabled
+}
+
+// stats is Stats kept with atomics.
+type stats struct {
+	forwarded, multicast, toAgent, fromAgent, localMADs, sendFailed, badOutbound atomic.Uint64
+}
+
+// Switch is one soft switch: its ports, its agent and the crossbar between
+// them. All methods are safe for concurrent use.
+type Switch struct {
+	agent *agent.Agent
+	// ports[n] is physical port n, nil when uncabled; stored once in New.
+	ports []atomic.Pointer[port.Port]
+	width mad.LinkWidth
+	speed mad.LinkSpeed
+	stats stats
+}
+
+// New builds the switch cfg describes and starts its ports: each trains as
+// soon as its peer is there. The switch starts as after reset (no LIDs,
+// empty forwarding tables), waiting for the SM.
+func New(cfg Config) (*Switch, error) {
+	n := cfg.Node
+	switch {
+	case n == nil:
+		return nil, fmt.Errorf("%w: no node", ErrConfig)
+	case n.Type != topologies.Switch:
+		return nil, fmt.Errorf("%w: node %q is a %v, not a switch", ErrConfig, n.Name, n.Type)
+	case n.NumPorts < 1 || n.NumPorts > 254:
+		return nil, fmt.Errorf("%w: node %q has %d ports", ErrConfig, n.Name, n.NumPorts)
+	case len(cfg.Ports) > n.NumPorts+1:
+		return nil, fmt.Errorf("%w: %d endpoints for %d ports", ErrConfig, len(cfg.Ports)-1, n.NumPorts)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	pc := cfg.PortConfig
+	pc.Clock = cfg.Clock
+	pc.TxQueueLimit = 0
+	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1)}
+	a, err := agent.New(agent.Config{
+		Type:            mad.NodeTypeSwitch,
+		NumPorts:        uint8(n.NumPorts),
+		NodeGUID:        n.GUID,
+		SystemImageGUID: n.SystemImageGUID,
+		Description:     n.Description,
+		VendorID:        n.VendorID,
+		DeviceID:        uint16(n.DeviceID),
+		EnhancedPort0:   n.EnhancedPort0,
+		Ports:           (*portControl)(s),
+		Counters:        (*counters)(s),
+		Clock:           cfg.Clock,
+		Sender:          agent.SenderFunc(s.sendOutbound),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("softswitch: node %q: %w", n.Name, err)
+	}
+	s.agent = a
+	for i, ep := range cfg.Ports {
+		if i == 0 || ep == nil {
+			continue
+		}
+		num := uint8(i)
+		c := pc
+		c.OnStateChange = func(*port.Port, port.State, port.State) { s.agent.PortStateChanged(num) }
+		p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("softswitch: node %q port %d: %w", n.Name, i, err)
+		}
+		if s.width == 0 {
+			got := p.Config()
+			s.width, s.speed = got.Width, got.Speed
+		}
+		s.ports[i].Store(p)
+		// The port may have changed state before it was stored, when
+		// the agent could not read it yet.
+		s.agent.PortStateChanged(num)
+	}
+	return s, nil
+}
+
+// Close stops the agent's timers and closes every port and its endpoint.
+// It must not be called from a port's callbacks.
+func (s *Switch) Close() {
+	if s.agent != nil {
+		s.agent.Close()
+	}
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			p.Close()
+		}
+	}
+}
+
+// Agent returns the switch's SMA and PMA.
+func (s *Switch) Agent() *agent.Agent { return s.agent }
+
+// Port returns physical port n, or nil when it is uncabled or does not
+// exist.
+func (s *Switch) Port(n uint8) *port.Port {
+	if int(n) >= len(s.ports) {
+		return nil
+	}
+	return s.ports[n].Load()
+}
+
+// NumPorts returns the number of physical ports.
+func (s *Switch) NumPorts() uint8 { return uint8(len(s.ports) - 1) }
+
+// Stats returns a snapshot of the crossbar's counters.
+func (s *Switch) Stats() Stats {
+	return Stats{
+		Forwarded:   s.stats.forwarded.Load(),
+		Multicast:   s.stats.multicast.Load(),
+		ToAgent:     s.stats.toAgent.Load(),
+		FromAgent:   s.stats.fromAgent.Load(),
+		LocalMADs:   s.stats.localMADs.Load(),
+		SendFailed:  s.stats.sendFailed.Load(),
+		BadOutbound: s.stats.badOutbound.Load(),
+	}
+}
+
+// Drops returns the drops by cause summed over all ports.
+func (s *Switch) Drops() port.DropCounts {
+	var d port.DropCounts
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			pd := p.Drops()
+			for c := range d {
+				d[c] += pd[c]
+			}
+		}
+	}
+	return d
+}
