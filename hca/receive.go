@@ -28,95 +28,40 @@ type MADClientFunc func(port uint8, o agent.Outbound)
 // DeliverMAD implements MADClient.
 func (f MADClientFunc) DeliverMAD(port uint8, o agent.Outbound) { f(port, o) }
 
-// headers is what the demux needs of a received UD packet.
-type headers struct {
-	slid, dlid uint16
-	sl         uint8
-	pkey       mad.PKey
-	destQP     uint32
-	srcQP      uint32
-	payload    []byte
-}
-
-// parseUD finds the LRH, BTH, DETH and payload of a packet the port has
-// already verified (lengths, CRCs); it still checks every bound, because a
-// verified packet may be of a transport the HCA does not serve.
-func parseUD(b []byte) (headers, error) {
-	var h headers
-	lrh := wire.LRH(b)
-	if !lrh.IsValid() {
-		return h, fmt.Errorf("short LRH")
-	}
-	end := int(lrh.PktLen()) * 4 // LRH through ICRC
-	if end > len(b) || end < wire.LRHSize {
-		return h, fmt.Errorf("bad PktLen")
-	}
-	off := wire.LRHSize
-	switch lrh.LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
-		return h, fmt.Errorf("LNH %v: not an IBA transport packet", lrh.LNH())
-	}
-	if off+wire.BTHSize+wire.DETHSize+wire.ICRCSize > end {
-		return h, fmt.Errorf("short transport headers")
-	}
-	bth := wire.BTH(b[off:])
-	if !bth.OpCode().IsUD() {
-		return h, fmt.Errorf("opcode %v: not UD", bth.OpCode())
-	}
-	deth := wire.DETH(b[off+wire.BTHSize:])
-	pstart := off + wire.BTHSize + wire.DETHSize
-	if bth.OpCode() == wire.UDSendOnlyImm {
-		pstart += 4 // ImmDt
-	}
-	pend := end - wire.ICRCSize - int(bth.PadCnt())
-	if pend < pstart {
-		return h, fmt.Errorf("bad PadCnt")
-	}
-	h = headers{
-		slid: lrh.SLID(), dlid: lrh.DLID(), sl: lrh.SL(),
-		pkey: mad.PKey(bth.PKey()), destQP: bth.DestQP(), srcQP: deth.SrcQP(),
-		payload: b[pstart:pend],
-	}
-	return h, nil
-}
-
 // receive is every port's Receiver: QP0 and QP1 to the agent, other QPs to
 // the UD data QP's accounting. It releases pkt before it returns, so the
 // peer gets its credit back at once.
 func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 	defer pkt.Release()
-	ud, err := parseUD(pkt.Bytes)
+	ud, err := wire.ParseUD(pkt.Bytes)
 	if err != nil {
 		p.CountDrop(port.DropMalformed)
 		return
 	}
-	switch ud.destQP {
+	switch ud.DestQP {
 	case wire.QP0:
 		h.handleMAD(num, ud)
 	case wire.QP1:
 		// The agent drops a GMP whose P_Key does not match and counts it in
 		// PortInfo.P_KeyViolations; the port counts it too, for the PMA's
 		// PortRcvConstraintErrors.
-		if !h.agent.PKeyMatch(num, ud.pkey) {
+		if !h.agent.PKeyMatch(num, mad.PKey(ud.PKey)) {
 			p.CountDrop(port.DropPKey)
 		}
 		h.handleMAD(num, ud)
 	default:
-		if !h.agent.PKeyMatch(num, ud.pkey) {
+		if !h.agent.PKeyMatch(num, mad.PKey(ud.PKey)) {
 			p.CountDrop(port.DropPKey)
 			return
 		}
-		h.pstat[num-1].receive(h.clk.Now(), ud.payload)
+		h.pstat[num-1].receive(h.clk.Now(), ud.Payload)
 	}
 }
 
-func (h *HCA) handleMAD(num uint8, ud headers) {
+func (h *HCA) handleMAD(num uint8, ud wire.UDPacket) {
 	outs := h.agent.HandleMAD(agent.Inbound{
-		Port: num, SLID: ud.slid, DLID: ud.dlid, SL: ud.sl,
-		SrcQP: ud.srcQP, DstQP: ud.destQP, PKey: ud.pkey, MAD: ud.payload,
+		Port: num, SLID: ud.SLID, DLID: ud.DLID, SL: ud.SL,
+		SrcQP: ud.SrcQP, DstQP: ud.DestQP, PKey: mad.PKey(ud.PKey), MAD: ud.Payload,
 	})
 	h.dispatch(outs)
 }

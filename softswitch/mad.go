@@ -18,44 +18,19 @@ var ErrNotMAD = errors.New("softswitch: not a MAD packet")
 // aliases b. b must be a packet the port layer verified (lengths and
 // CRCs); anything else is an error, never a panic.
 func ParseMAD(n uint8, b []byte) (agent.Inbound, error) {
-	lrh := wire.LRH(b)
-	if !lrh.IsValid() {
-		return agent.Inbound{}, ErrNotMAD
-	}
-	off := wire.LRHSize
-	switch lrh.LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
-		return agent.Inbound{}, ErrNotMAD
-	}
-	if len(b) < off+wire.BTHSize+wire.DETHSize {
-		return agent.Inbound{}, ErrNotMAD
-	}
-	bth := wire.BTH(b[off:])
-	deth := wire.DETH(b[off+wire.BTHSize:])
-	if !bth.IsValid() || !deth.IsValid() || bth.OpCode() != wire.UDSendOnly {
-		return agent.Inbound{}, ErrNotMAD
-	}
-	qp := bth.DestQP()
-	if qp != wire.QP0 && qp != wire.QP1 {
-		return agent.Inbound{}, ErrNotMAD
-	}
-	start := off + wire.BTHSize + wire.DETHSize
-	end := len(b) - wire.ICRCSize - wire.VCRCSize - int(bth.PadCnt())
-	if end-start < mad.MADSize {
+	u, err := wire.ParseUD(b)
+	if err != nil || u.OpCode != wire.UDSendOnly || u.DestQP != wire.QP0 && u.DestQP != wire.QP1 || len(u.Payload) < mad.MADSize {
 		return agent.Inbound{}, ErrNotMAD
 	}
 	return agent.Inbound{
 		Port:  n,
-		SLID:  lrh.SLID(),
-		DLID:  lrh.DLID(),
-		SL:    lrh.SL(),
-		SrcQP: deth.SrcQP(),
-		DstQP: qp,
-		PKey:  mad.PKey(bth.PKey()),
-		MAD:   b[start : start+mad.MADSize],
+		SLID:  u.SLID,
+		DLID:  u.DLID,
+		SL:    u.SL,
+		SrcQP: u.SrcQP,
+		DstQP: u.DestQP,
+		PKey:  mad.PKey(u.PKey),
+		MAD:   u.Payload[:mad.MADSize],
 	}, nil
 }
 
