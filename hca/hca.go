@@ -10,6 +10,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/internal/link"
 	"ibfab/internal/port"
+	"ibfab/internal/portagent"
 	"ibfab/wire/mad"
 )
 
@@ -67,11 +68,6 @@ type HCA struct {
 	}
 }
 
-var (
-	_ agent.PortControl = (*portControl)(nil)
-	_ agent.Counters    = (*counters)(nil)
-)
-
 // New builds the HCA: its agent, then one port per endpoint. The ports start
 // Down and train to Init as soon as their peers answer.
 func New(cfg Config) (*HCA, error) {
@@ -104,9 +100,11 @@ func New(cfg Config) (*HCA, error) {
 		SystemImageGUID: cfg.SystemImageGUID,
 		PortGUIDs:       cfg.PortGUIDs,
 		Description:     cfg.Description,
-		Ports:           (*portControl)(h),
-		Counters:        (*counters)(h),
-		Clock:           clk,
+		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
+			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
+		}},
+		Counters: portagent.Counters(h.Port),
+		Clock:    clk,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -182,87 +180,4 @@ func (h *HCA) LID(num uint8) uint16 {
 		return 0
 	}
 	return uint16(h.lids[num-1].Load())
-}
-
-// portControl adapts the HCA's ports to agent.PortControl.
-type portControl HCA
-
-// Link implements agent.PortControl.
-func (c *portControl) Link(num uint8) agent.LinkState {
-	p := (*HCA)(c).Port(num)
-	if p == nil {
-		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}
-	}
-	s := p.State()
-	pc := p.Config()
-	return agent.LinkState{State: s.Port, Phys: s.Phys, Width: pc.Width, Speed: pc.Speed}
-}
-
-// SetState implements agent.PortControl.
-func (c *portControl) SetState(num uint8, s mad.PortState) error {
-	p := (*HCA)(c).Port(num)
-	if p == nil {
-		return ErrPort
-	}
-	return p.SetState(s)
-}
-
-// SetPhysState implements agent.PortControl.
-func (c *portControl) SetPhysState(num uint8, s mad.PhysState) error {
-	p := (*HCA)(c).Port(num)
-	if p == nil {
-		return ErrPort
-	}
-	return p.SetPhysState(s)
-}
-
-// Configure implements agent.PortControl: the LID becomes the SLID of what
-// the HCA sends, OperationalVLs goes to the port (clamped to what it has,
-// since the agent's VLCap may promise more than the port template built).
-func (c *portControl) Configure(num uint8, pc agent.PortConfig) {
-	h := (*HCA)(c)
-	p := h.Port(num)
-	if p == nil {
-		return
-	}
-	h.lids[num-1].Store(uint32(pc.LID))
-	if n := mad.NumDataVLs(pc.OperationalVLs); n > 0 {
-		if max := p.Config().DataVLs; n > max {
-			n = max
-		}
-		_ = p.SetOperationalVLs(n) // 1, 2, 4, 8 or 15 by construction
-	}
-}
-
-// counters adapts the ports' counters to agent.Counters.
-type counters HCA
-
-// PortCounters implements agent.Counters.
-func (c *counters) PortCounters(num uint8) mad.PortCountersFields {
-	if p := (*HCA)(c).Port(num); p != nil {
-		return p.Counters()
-	}
-	return mad.PortCountersFields{}
-}
-
-// PortCountersExtended implements agent.Counters.
-func (c *counters) PortCountersExtended(num uint8) mad.PortCountersExtendedFields {
-	if p := (*HCA)(c).Port(num); p != nil {
-		return p.CountersExtended()
-	}
-	return mad.PortCountersExtendedFields{}
-}
-
-// ResetPortCounters implements agent.Counters.
-func (c *counters) ResetPortCounters(num uint8, sel uint16, sel2 uint8) {
-	if p := (*HCA)(c).Port(num); p != nil {
-		p.ResetCounters(sel, sel2)
-	}
-}
-
-// ResetPortCountersExtended implements agent.Counters.
-func (c *counters) ResetPortCountersExtended(num uint8, sel uint16) {
-	if p := (*HCA)(c).Port(num); p != nil {
-		p.ResetCountersExtended(sel)
-	}
 }

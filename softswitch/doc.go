@@ -33,9 +33,9 @@
 //
 // # Seams
 //
-// The agent sees the ports through two adapters: PortControl (link state,
-// SetState, SetPhysState, Configure applying OperationalVLs and the VL
-// arbitration the SM programmed) and Counters (each port's PMA counters).
+// The agent sees the ports through internal/portagent's Control and
+// Counters; the switch's own part of a PortInfo Set is the VL arbitration
+// the SM programmed, which syncArbitration copies to the port.
 // Port state changes reach the agent through port.Config.OnStateChange, which
 // calls agent.PortStateChanged; the agent raises Trap 128 through the
 // switch's Sender, which routes it like any MAD it returns.

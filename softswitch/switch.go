@@ -9,6 +9,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/internal/link"
 	"ibfab/internal/port"
+	"ibfab/internal/portagent"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -56,8 +57,6 @@ type Switch struct {
 	agent *agent.Agent
 	// ports[n] is physical port n, nil when uncabled; stored once in New.
 	ports []atomic.Pointer[port.Port]
-	width mad.LinkWidth
-	speed mad.LinkSpeed
 	stats stats
 }
 
@@ -92,10 +91,12 @@ func New(cfg Config) (*Switch, error) {
 		VendorID:        n.VendorID,
 		DeviceID:        uint16(n.DeviceID),
 		EnhancedPort0:   n.EnhancedPort0,
-		Ports:           (*portControl)(s),
-		Counters:        (*counters)(s),
-		Clock:           cfg.Clock,
-		Sender:          agent.SenderFunc(s.sendOutbound),
+		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
+			s.syncArbitration(n)
+		}},
+		Counters: portagent.Counters(s.Port),
+		Clock:    cfg.Clock,
+		Sender:   agent.SenderFunc(s.sendOutbound),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("softswitch: node %q: %w", n.Name, err)
@@ -112,10 +113,6 @@ func New(cfg Config) (*Switch, error) {
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("softswitch: node %q port %d: %w", n.Name, i, err)
-		}
-		if s.width == 0 {
-			got := p.Config()
-			s.width, s.speed = got.Width, got.Speed
 		}
 		s.ports[i].Store(p)
 		// The port may have changed state before it was stored, when

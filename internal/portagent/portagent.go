@@ -1,0 +1,107 @@
+package portagent
+
+import (
+	"errors"
+
+	"ibfab/agent"
+	"ibfab/internal/port"
+	"ibfab/wire/mad"
+)
+
+// ErrNoPort is what the agent gets for a state change of a port the node
+// does not have (or has not cabled).
+var ErrNoPort = errors.New("portagent: no such port")
+
+// Ports returns port n (1..NumPorts) of a node, nil when there is none.
+type Ports func(n uint8) *port.Port
+
+// Control is agent.PortControl over a node's ports.
+type Control struct {
+	Ports Ports
+	// OnConfigure, when set, is called after Configure applied the
+	// operational VLs, for the node's own part of a PortInfo Set.
+	OnConfigure func(n uint8, p *port.Port, c agent.PortConfig)
+}
+
+// Counters is agent.Counters over a node's ports; ports the node does not
+// have count nothing.
+type Counters Ports
+
+var (
+	_ agent.PortControl = (*Control)(nil)
+	_ agent.Counters    = Counters(nil)
+)
+
+// Link implements agent.PortControl.
+func (c *Control) Link(n uint8) agent.LinkState {
+	p := c.Ports(n)
+	if p == nil {
+		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}
+	}
+	st, pc := p.State(), p.Config()
+	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: pc.Width, Speed: pc.Speed}
+}
+
+// SetState implements agent.PortControl.
+func (c *Control) SetState(n uint8, s mad.PortState) error {
+	p := c.Ports(n)
+	if p == nil {
+		return ErrNoPort
+	}
+	return p.SetState(s)
+}
+
+// SetPhysState implements agent.PortControl.
+func (c *Control) SetPhysState(n uint8, s mad.PhysState) error {
+	p := c.Ports(n)
+	if p == nil {
+		return ErrNoPort
+	}
+	return p.SetPhysState(s)
+}
+
+// Configure implements agent.PortControl: it applies OperationalVLs,
+// clamped to the data VLs the port was built with (the agent checked the
+// code against VLCap, which may promise more), then calls OnConfigure.
+func (c *Control) Configure(n uint8, pc agent.PortConfig) {
+	p := c.Ports(n)
+	if p == nil {
+		return
+	}
+	if vls := mad.NumDataVLs(pc.OperationalVLs); vls > 0 {
+		_ = p.SetOperationalVLs(min(vls, p.Config().DataVLs)) // 1, 2, 4, 8 or 15 by construction
+	}
+	if c.OnConfigure != nil {
+		c.OnConfigure(n, p, pc)
+	}
+}
+
+// PortCounters implements agent.Counters.
+func (c Counters) PortCounters(n uint8) mad.PortCountersFields {
+	if p := c(n); p != nil {
+		return p.Counters()
+	}
+	return mad.PortCountersFields{}
+}
+
+// PortCountersExtended implements agent.Counters.
+func (c Counters) PortCountersExtended(n uint8) mad.PortCountersExtendedFields {
+	if p := c(n); p != nil {
+		return p.CountersExtended()
+	}
+	return mad.PortCountersExtendedFields{}
+}
+
+// ResetPortCounters implements agent.Counters.
+func (c Counters) ResetPortCounters(n uint8, sel uint16, sel2 uint8) {
+	if p := c(n); p != nil {
+		p.ResetCounters(sel, sel2)
+	}
+}
+
+// ResetPortCountersExtended implements agent.Counters.
+func (c Counters) ResetPortCountersExtended(n uint8, sel uint16) {
+	if p := c(n); p != nil {
+		p.ResetCountersExtended(sel)
+	}
+}

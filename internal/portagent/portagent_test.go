@@ -1,0 +1,77 @@
+package portagent_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/agent"
+	"ibfab/internal/clock"
+	"ibfab/internal/link/pipe"
+	"ibfab/internal/port"
+	"ibfab/internal/portagent"
+	"ibfab/wire/mad"
+)
+
+// newPort returns one port over a pipe whose other end nobody reads.
+func newPort(t *testing.T, dataVLs int) *port.Port {
+	t.Helper()
+	a, _ := pipe.NewPair()
+	p, err := port.New(a, port.Config{Width: mad.LinkWidth4X, Speed: mad.LinkSpeedSDR, DataVLs: dataVLs,
+		RxBlocks: 64, VL15Packets: 4, MTU: 2048, Clock: clock.NewManual(time.Unix(0, 0))},
+		port.ReceiverFunc(func(_ *port.Port, pkt *port.Packet) { pkt.Release() }))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	return p
+}
+
+func TestControl(t *testing.T) {
+	p := newPort(t, 4)
+	var configured []agent.PortConfig
+	c := &portagent.Control{
+		Ports: func(n uint8) *port.Port {
+			if n == 1 {
+				return p
+			}
+			return nil
+		},
+		OnConfigure: func(n uint8, got *port.Port, pc agent.PortConfig) {
+			assert.Equal(t, uint8(1), n)
+			assert.Same(t, p, got)
+			configured = append(configured, pc)
+		},
+	}
+
+	l := c.Link(1)
+	assert.Equal(t, mad.LinkWidth4X, l.Width)
+	assert.Equal(t, mad.LinkSpeedSDR, l.Speed)
+	assert.Equal(t, agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}, c.Link(2))
+	assert.ErrorIs(t, c.SetState(2, mad.PortStateArmed), portagent.ErrNoPort)
+	assert.ErrorIs(t, c.SetPhysState(2, mad.PhysStateDisabled), portagent.ErrNoPort)
+
+	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 2}) // 2 data VLs
+	assert.Equal(t, 2, p.OperationalVLs())
+	// OperationalVLs code 4 (8 data VLs) is clamped to the port's 4.
+	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 4})
+	assert.Equal(t, 4, p.OperationalVLs())
+	c.Configure(2, agent.PortConfig{LID: 8}) // no such port: ignored
+	require.Len(t, configured, 2)
+	assert.Equal(t, uint16(7), configured[0].LID)
+}
+
+func TestCounters(t *testing.T) {
+	p := newPort(t, 1)
+	c := portagent.Counters(func(n uint8) *port.Port {
+		if n == 1 {
+			return p
+		}
+		return nil
+	})
+	assert.Equal(t, p.Counters(), c.PortCounters(1))
+	assert.Equal(t, mad.PortCountersFields{}, c.PortCounters(3))
+	assert.Equal(t, mad.PortCountersExtendedFields{}, c.PortCountersExtended(3))
+	c.ResetPortCounters(3, 0xffff, 0xff) // no such port: no effect, no panic
+	c.ResetPortCountersExtended(3, 0xffff)
+}
