@@ -1,0 +1,58 @@
+package madport
+
+import (
+	"context"
+	"errors"
+)
+
+// MADSize is the size of every MAD a Port carries.
+const MADSize = 256
+
+// ErrClosed is returned by a Port's methods after Close.
+var ErrClosed = errors.New("madport: port closed")
+
+// MAD is one management datagram with the addressing of the packet that
+// carries it, as seen from the local port: for a send, where it goes; for a
+// receive, where it came from. Directed-route SMPs carry their route inside
+// Data; for them LID is the permissive LID (0xFFFF) or the LID-routed
+// prefix's destination.
+type MAD struct {
+	LID  uint16 // remote LID: LRH DLID on send, SLID on receive
+	QP   uint32 // remote QP: 0 for SMPs, 1 for GMPs to the GSI
+	QKey uint32 // Q_Key of GMPs (0x80010000 for QP1); ignored for SMPs
+	SL   uint8
+	PKey uint16 // P_Key of GMPs; 0 means the default partition 0xFFFF
+	Data []byte // the MAD, MADSize bytes
+	// Status is what the transport reports for a receive: 0, or a
+	// transport error such as a send that timed out (ETIMEDOUT) when the
+	// transport does its own timeouts. Ignored on send.
+	Status int
+}
+
+// Info describes the local port a Port sends from.
+type Info struct {
+	NodeGUID uint64
+	PortGUID uint64
+	PortNum  uint8
+	LID      uint16 // 0 until an SM assigned one
+	SMLID    uint16
+	State    uint8 // PortInfo PortState, 1 Down … 4 Active
+}
+
+// Port moves MADs between its user and one local IB port. Send and Recv
+// may be called from different goroutines at once.
+type Port interface {
+	// Send hands one MAD to the port. It does not wait for a response.
+	Send(m MAD) error
+	// Recv returns the next MAD for this user: a response to one of its
+	// requests, a trap, or a request addressed to the local SM. It
+	// returns ctx's error when ctx ends first and ErrClosed after Close.
+	Recv(ctx context.Context) (MAD, error)
+	// Info returns the local port's identity and current LID.
+	Info() (Info, error)
+	// SetIsSM sets or clears the IsSM capability bit of the local port,
+	// as an SM does when it starts and stops.
+	SetIsSM(on bool) error
+	// Close releases the port; pending Recvs return ErrClosed.
+	Close() error
+}
