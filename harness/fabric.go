@@ -1,20 +1,25 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"ibfab/internal/ctl"
 	"ibfab/internal/fabricnet"
+	"ibfab/internal/nodeproc"
 	"ibfab/topologies"
 )
 
-// RunDir holds one directory per running fabric: its state, its topology
-// and (with the node processes) their control sockets.
-const RunDir = "/run/ibfab"
+// RunDir holds one directory per running fabric: its state, its topology,
+// the node processes' control sockets and logs.
+const RunDir = nodeproc.RunDir
 
 const (
 	stateFile    = "state.json"
@@ -27,6 +32,8 @@ const (
 type fabricState struct {
 	Fabric     string      `json:"fabric"`
 	Created    time.Time   `json:"created"`
+	TimeScale  float64     `json:"time_scale"`
+	Epoch      int64       `json:"epoch_ns"` // the node clocks' shared origin
 	Namespaces []string    `json:"namespaces"`
 	Nodes      []nodeState `json:"nodes"`
 }
@@ -36,13 +43,54 @@ type nodeState struct {
 	Type      string `json:"type"` // "switch", "hca" or "router"
 	GUID      string `json:"guid"`
 	Namespace string `json:"namespace"`
+	PID       int    `json:"pid,omitempty"`
+}
+
+// UpOptions tune Up. The zero value brings a fabric up at real time and
+// waits for its links.
+type UpOptions struct {
+	// TimeScale runs emulated time this many times slower (0 means 1).
+	TimeScale float64
+	// NodeArgs are extra flags for every node process (see ibswitch -h);
+	// NodeArgsFor adds flags for single nodes by name.
+	NodeArgs    []string
+	NodeArgsFor map[string][]string
+	// NoProcesses creates only the namespaces and links.
+	NoProcesses bool
+	// Timeout bounds the wait for every link to train; 0 means 30 s plus
+	// 100 ms per node.
+	Timeout time.Duration
+	// Progress, when set, sees each step: a phase name and counts.
+	Progress func(phase string, done, total int)
+
+	epoch time.Time
 }
 
 func fabricDir(name string) string { return filepath.Join(RunDir, name) }
 
-// Up creates the fabric's namespaces and veth pairs from t and records its
-// state under RunDir. progress, when not nil, sees each step.
-func Up(name string, t *topologies.Topology, progress func(done, total int)) (*fabricState, error) {
+// Up brings fabric name up from t: its namespaces and veth pairs, then one
+// process per switch and HCA, and waits until every cabled port has
+// trained (phys LinkUp, state Init). The state goes under RunDir, so that
+// Down works from any shell, also after this process dies. On failure,
+// everything created is removed again.
+func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) {
+	if o.TimeScale == 0 {
+		o.TimeScale = 1
+	}
+	if !(o.TimeScale > 0) || o.TimeScale > 1e6 {
+		return nil, fmt.Errorf("time scale %v: want a positive number", o.TimeScale)
+	}
+	if t.Count(topologies.Router) > 0 {
+		return nil, errors.New("the topology has routers, which ibfab does not emulate")
+	}
+	o.epoch = time.Now()
+	progress := func(phase string) func(done, total int) {
+		return func(done, total int) {
+			if o.Progress != nil {
+				o.Progress(phase, done, total)
+			}
+		}
+	}
 	if err := fabricnet.CheckFabricName(name); err != nil {
 		return nil, err
 	}
@@ -53,11 +101,12 @@ func Up(name string, t *topologies.Topology, progress func(done, total int)) (*f
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := fabricnet.Create(name, t, progress)
+	f, err := fabricnet.Create(name, t, progress("namespaces and links"))
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	st := &fabricState{Fabric: name, Created: time.Now().UTC(), Namespaces: f.Namespaces}
+	st := &fabricState{Fabric: name, Created: time.Now().UTC(), TimeScale: o.TimeScale,
+		Epoch: o.epoch.UnixNano(), Namespaces: f.Namespaces}
 	for i, n := range t.Nodes() {
 		st.Nodes = append(st.Nodes, nodeState{Name: n.Name, Type: nodeTypeName(n.Type),
 			GUID: fmt.Sprintf("%#016x", n.GUID), Namespace: f.Namespaces[i]})
@@ -68,7 +117,126 @@ func Up(name string, t *topologies.Topology, progress func(done, total int)) (*f
 	if err := writeState(dir, st); err != nil {
 		return nil, errors.Join(err, Down(name))
 	}
+	if o.NoProcesses {
+		return st, nil
+	}
+	if err := startAll(st, o, progress("processes")); err != nil {
+		return nil, errors.Join(err, Down(name))
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 30*time.Second + time.Duration(len(st.Nodes))*100*time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := tellPeers(ctx, st, t); err != nil {
+		return nil, errors.Join(err, Down(name))
+	}
+	if err := waitTrained(ctx, st, t, progress("links trained")); err != nil {
+		return nil, errors.Join(err, Down(name))
+	}
 	return st, nil
+}
+
+// startAll starts every node's process and records the PIDs.
+func startAll(st *fabricState, o UpOptions, progress func(done, total int)) error {
+	for i := range st.Nodes {
+		pid, err := startNode(st.Fabric, st.Nodes[i], o)
+		if err != nil {
+			return err
+		}
+		st.Nodes[i].PID = pid
+		progress(i+1, len(st.Nodes))
+	}
+	return writeState(fabricDir(st.Fabric), st)
+}
+
+// tellPeers gives every node the PIDs of the processes at the other ends of
+// its links, so that a node's death is loss of signal to its neighbours.
+// It waits for each control socket to come up.
+func tellPeers(ctx context.Context, st *fabricState, t *topologies.Topology) error {
+	for i, n := range st.Nodes {
+		pids := map[int]int{}
+		for p := 1; p <= t.Node(i).NumPorts; p++ {
+			if peer, ok := t.Peer(topologies.PortRef{Node: i, Port: p}); ok {
+				pids[p] = st.Nodes[peer.Node].PID
+			}
+		}
+		if len(pids) == 0 {
+			continue
+		}
+		sock := nodeproc.SocketPath(st.Fabric, n.Name)
+		for {
+			err := ctl.Call(ctx, sock, "peers", nodeproc.PeersArgs{PIDs: pids}, nil)
+			if err == nil {
+				break
+			}
+			var re *ctl.RemoteError
+			if errors.As(err, &re) {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			if !alive(n.PID) {
+				return fmt.Errorf("node %s (pid %d) died: see %s", n.Name, n.PID,
+					filepath.Join(fabricDir(st.Fabric), n.Name+".log"))
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("node %s: control socket: %w", n.Name, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// waitTrained polls the nodes until every cabled port has trained.
+func waitTrained(ctx context.Context, st *fabricState, t *topologies.Topology, progress func(done, total int)) error {
+	start := time.Now()
+	cabled := make([]map[int]bool, len(st.Nodes))
+	for i := range st.Nodes {
+		cabled[i] = map[int]bool{}
+		for p := 1; p <= t.Node(i).NumPorts; p++ {
+			if _, ok := t.LinkAt(topologies.PortRef{Node: i, Port: p}); ok {
+				cabled[i][p] = true
+			}
+		}
+	}
+	last := -1
+	for {
+		statuses, errs := queryAll(ctx, st)
+		done := 0
+		var pending []string
+		for i, s := range statuses {
+			if s != nil && trained(s, cabled[i]) {
+				done++
+				continue
+			}
+			if !alive(st.Nodes[i].PID) {
+				return fmt.Errorf("node %s (pid %d) died: see %s", st.Nodes[i].Name, st.Nodes[i].PID,
+					filepath.Join(fabricDir(st.Fabric), st.Nodes[i].Name+".log"))
+			}
+			why := "ports not trained"
+			if errs[i] != nil {
+				why = errs[i].Error()
+			}
+			pending = append(pending, st.Nodes[i].Name+": "+why)
+		}
+		if done != last {
+			progress(done, len(st.Nodes))
+			last = done
+		}
+		if done == len(st.Nodes) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if len(pending) > 5 {
+				pending = append(pending[:5], fmt.Sprintf("and %d more", len(pending)-5))
+			}
+			return fmt.Errorf("%w after %v: %s", errNotTrained, time.Since(start).Round(time.Millisecond), strings.Join(pending, "; "))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Down removes everything Up created for the fabric: with its state when
@@ -86,6 +254,19 @@ func Down(name string) error {
 		namespaces = st.Namespaces
 	case errors.Is(err, os.ErrNotExist):
 	default:
+		return err
+	}
+	// Also what a crashed Up created after its last state write.
+	found, err := fabricnet.Namespaces(name)
+	if err != nil {
+		return err
+	}
+	for _, ns := range found {
+		if !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	if err := stopProcesses(namespaces, 2*time.Second); err != nil {
 		return err
 	}
 	if err := fabricnet.Remove(name, namespaces); err != nil {

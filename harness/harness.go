@@ -36,6 +36,9 @@ var commands = []Command{
 	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
 	{Name: "up", Summary: "bring a fabric's namespaces and links up", Run: runUp},
 	{Name: "down", Summary: "take a fabric down, removing all it created", Run: runDown},
+	{Name: "status", Summary: "show a fabric's nodes, ports, LIDs and counters", Run: runStatus},
+	{Name: "exec", Summary: "run a command in a node's network namespace", Run: runExec},
+	{Name: "kill", Summary: "kill a node's process (SIGKILL), as a crash would", Run: runKill},
 	{Name: "pcap", Summary: "write a sample capture of a fabric's discovery, or decode a capture", Run: runPcap},
 }
 
@@ -91,9 +94,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err := c.Run(env, args[1:])
 		var ue *UsageError
 		var ce *CommandError
+		var xe *ExitCodeError
 		switch {
 		case err == nil:
 			return ExitOK
+		case errors.As(err, &xe):
+			return xe.Code
 		case errors.As(err, &ue):
 			fmt.Fprintf(stderr, "ibfab %v\nusage: ibfab %s\nrun 'ibfab %s -h' for help\n", ue, ue.Usage, ue.Cmd)
 			return ExitUsage
@@ -130,7 +136,8 @@ func flagSet(cmd string) *flag.FlagSet {
 
 // parseFlags parses args with fs. On -h it prints the synopsis, the
 // description and the flags to stdout and returns help true. Flag errors
-// and positional arguments beyond maxArgs are UsageErrors.
+// and positional arguments beyond maxArgs (unless it is negative) are
+// UsageErrors.
 func parseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string, maxArgs int) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -145,7 +152,7 @@ func parseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []s
 		}
 		return false, &UsageError{Cmd: cmd, Usage: synopsis, Err: err}
 	}
-	if fs.NArg() > maxArgs {
+	if maxArgs >= 0 && fs.NArg() > maxArgs {
 		return false, &UsageError{Cmd: cmd, Usage: synopsis, Err: fmt.Errorf("unexpected argument %q", fs.Arg(maxArgs))}
 	}
 	return false, nil

@@ -8,18 +8,23 @@ import (
 )
 
 const (
-	upSynopsis = "up [-f TOPO] [--name N]"
+	upSynopsis = "up [-f TOPO] [--name N] [--time-scale S]"
 	upDesc     = `
 Brings a fabric up: one network namespace per node (ibf-<N>-<node>) and one
 veth pair per link, the ends named p<port> in the two nodes' namespaces, all
-through netlink. Without -f the built-in default fabric (the thesis's
-8-switch/7-host network) is used. State is kept in /run/ibfab/<N>/.
-For now only the namespaces and links come up: the switch and HCA processes
-that run on them are the next step.`
+through netlink; then one process per node (ibswitch or ibhca) in its
+namespace, and waits until every cabled port has trained (LinkUp, Init).
+The ports then wait for a subnet manager to make them Active.
+Without -f the built-in default fabric (the thesis's 8-switch/7-host
+network) is used. State, control sockets and node logs are kept in
+/run/ibfab/<N>/. Several fabrics run side by side under different names.`
 	downSynopsis = "down [--name N]"
 	downDesc     = `
-Takes a fabric down: removes every namespace and veth ibfab up created, also
-when the harness that brought it up crashed (namespaces are found by name).`
+Takes a fabric down: stops every process in its namespaces (node processes
+and whatever ibfab exec started there: SIGTERM, then SIGKILL after 2 s),
+removes every namespace and veth ibfab up created and its state directory,
+also when the harness that brought it up crashed (namespaces are found by
+name).`
 )
 
 func runUp(env *Env, args []string) error {
@@ -27,6 +32,8 @@ func runUp(env *Env, args []string) error {
 	fs := flagSet(cmd)
 	file := fs.String("f", "", "topology `FILE` (default: the built-in default fabric)")
 	name := fs.String("name", defaultName, "fabric `N`ame: a-z, 0-9 and _")
+	scale := fs.Float64("time-scale", 1, "run emulated time `S` times slower (for fabrics that need more CPU than there is)")
+	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
 	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
 		return err
 	}
@@ -40,17 +47,22 @@ func runUp(env *Env, args []string) error {
 			return &CommandError{Cmd: cmd, Err: err}
 		}
 	}
-	progress := func(done, total int) {
-		if total >= 100 && (done%50 == 0 || done == total) {
-			fmt.Fprintf(env.Stderr, "ibfab up: %d/%d namespaces and links\n", done, total)
+	if !(*scale > 0) || *scale > 1e6 {
+		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: fmt.Errorf("--time-scale %v: want a positive number", *scale)}
+	}
+	big := t.NumNodes() >= 50
+	progress := func(phase string, done, total int) {
+		if big && (done%50 == 0 || done == total) {
+			fmt.Fprintf(env.Stderr, "ibfab up: %s %d/%d\n", phase, done, total)
 		}
 	}
-	st, err := Up(*name, t, progress)
+	st, err := Up(*name, t, UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress})
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
-	fmt.Fprintf(env.Stdout, "fabric %s up: %d switches, %d CAs, %d links in namespaces ibf-%s-*\n",
-		st.Fabric, t.Count(topologies.Switch), t.Count(topologies.CA), t.NumLinks(), st.Fabric)
+	fmt.Fprintf(env.Stdout, "fabric %s up: %d switches, %d HCAs, %d links trained (Init), in namespaces ibf-%s-*; time scale %g\n",
+		st.Fabric, t.Count(topologies.Switch), t.Count(topologies.CA), t.NumLinks(), st.Fabric, st.TimeScale)
+	fmt.Fprintf(env.Stdout, "next: an SM makes the ports Active; 'ibfab status --name %s' shows them; 'ibfab down --name %s' ends it all\n", st.Fabric, st.Fabric)
 	return nil
 }
 

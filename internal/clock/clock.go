@@ -45,11 +45,16 @@ var _ Timer = (*time.Timer)(nil)
 // that needs ten times the CPU it has run correctly, ten times slower.
 // An s that is not a finite positive number is taken as 1, so a bad flag
 // value cannot stop time or run it backwards; callers validate flags before.
-func Scaled(base Clock, s float64) Clock {
+func Scaled(base Clock, s float64) Clock { return ScaledSince(base, s, base.Now()) }
+
+// ScaledSince is Scaled with emulated time equal to base time at epoch
+// instead of at creation: processes that share an epoch share a time line,
+// so a send stamp taken in one is comparable with a receive time in another.
+func ScaledSince(base Clock, s float64, epoch time.Time) Clock {
 	if !(s > 0) || math.IsInf(s, 0) {
 		s = 1
 	}
-	return &scaled{base: base, s: s, start: base.Now()}
+	return &scaled{base: base, s: s, start: epoch}
 }
 
 type scaled struct {

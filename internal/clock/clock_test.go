@@ -219,3 +219,20 @@ func TestReal(t *testing.T) {
 	tm := c.AfterFunc(time.Hour, func() { t.Error("stopped timer ran") })
 	assert.True(t, tm.Stop())
 }
+
+// TestScaledSince shows two scaled clocks created at different times on a
+// shared epoch telling the same time, where Scaled's would differ.
+func TestScaledSince(t *testing.T) {
+	m := clock.NewManual(time.Unix(1000, 0))
+	epoch := m.Now()
+	m.Advance(4 * time.Second)
+	a := clock.ScaledSince(m, 2, epoch)
+	m.Advance(2 * time.Second)
+	b := clock.ScaledSince(m, 2, epoch)
+	if !a.Now().Equal(b.Now()) {
+		t.Fatalf("clocks on one epoch disagree: %v vs %v", a.Now(), b.Now())
+	}
+	if want := epoch.Add(3 * time.Second); !a.Now().Equal(want) {
+		t.Errorf("Now = %v, want %v (6 s of base at scale 2)", a.Now(), want)
+	}
+}

@@ -105,6 +105,11 @@ type Config struct {
 	// and still send back to back to make the time up: 0 means
 	// DefaultCatchUp, negative none.
 	CatchUp time.Duration
+	// IgnoreCredits makes the transmitter send data packets whatever the
+	// peer's credit limit: a port without flow control, for showing what
+	// credits prevent (the peer drops what its buffer cannot hold, as
+	// buffer overruns). Never set it in a real fabric.
+	IgnoreCredits bool
 	// XmitWaitTick is the unit of PortXmitWait.
 	XmitWaitTick time.Duration
 

@@ -231,3 +231,27 @@ func TestBufferOverrun(t *testing.T) {
 		t.Errorf("b.State() = %v, want Active", got)
 	}
 }
+
+// TestIgnoreCredits is the flow-control-off port of the fabric tests: its
+// sender overruns a receiver that does not release, which drops and counts
+// what does not fit, where TestCreditStall loses nothing.
+func TestIgnoreCredits(t *testing.T) {
+	const rxBlocks = 400
+	e := newEnv(t, port.Config{RxBlocks: rxBlocks, IgnoreCredits: true}, nil)
+	e.activate(t)
+	e.rb.setHold(true)
+	blocks := port.Blocks(porttest.UDSize(1000))
+	fit := rxBlocks / blocks
+	const n = 40
+	for i := range n {
+		send(t, e.a, porttest.UD(0, 1, 1000, byte(i)))
+	}
+	e.run(t, func() bool { return e.a.Credits(0).Queued == 0 })
+	e.settle()
+	if got := e.rb.count(); got != fit {
+		t.Errorf("b accepted %d packets, want %d", got, fit)
+	}
+	if got := e.b.Drops()[port.DropBufferOverrun]; got != n-uint64(fit) {
+		t.Errorf("b buffer overruns = %d, want %d", got, n-fit)
+	}
+}

@@ -1,0 +1,180 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"ibfab/internal/ctl"
+	"ibfab/internal/fabricnet"
+	"ibfab/internal/nodeproc"
+)
+
+// BinEnv names the directory holding ibswitch and ibhca when they are
+// neither next to the running executable nor on PATH.
+const BinEnv = "IBFAB_BIN"
+
+// nodeBinary returns the path of the node program for a node type.
+func nodeBinary(typ string) (string, error) {
+	name := "ib" + typ
+	var dirs []string
+	if d := os.Getenv(BinEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(exe))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found next to %s, in $%s or on PATH (make build puts it in bin/)", name, "ibfab", BinEnv)
+}
+
+// startNode starts the process of node n inside its namespace, detached
+// from the harness (own session, output to a log file in the fabric's
+// directory), and returns its PID.
+func startNode(fabric string, n nodeState, o UpOptions) (int, error) {
+	bin, err := nodeBinary(n.Type)
+	if err != nil {
+		return 0, err
+	}
+	logf, err := os.OpenFile(filepath.Join(fabricDir(fabric), n.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	args := []string{"--fabric", fabric, "--node", n.Name,
+		"--epoch", strconv.FormatInt(o.epoch.UnixNano(), 10),
+		"--time-scale", strconv.FormatFloat(o.TimeScale, 'g', -1, 64)}
+	args = append(args, o.NodeArgs...)
+	args = append(args, o.NodeArgsFor[n.Name]...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// The child inherits the namespace of the thread that forks it.
+	if err := fabricnet.Do(n.Namespace, cmd.Start); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", n.Name, err)
+	}
+	// Reap it if it dies while this process lives (tests, long commands);
+	// once the harness exits, init does.
+	go cmd.Wait()
+	return cmd.Process.Pid, nil
+}
+
+// isNodeProcess reports whether pid runs the node process of fabric/node,
+// so that a stale PID reused by another program is never signalled.
+func isNodeProcess(pid int, fabric, node string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	var f, n string
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--fabric":
+			f = args[i+1]
+		case "--node":
+			n = args[i+1]
+		}
+	}
+	return f == fabric && n == node && strings.HasPrefix(filepath.Base(args[0]), "ib")
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// stopProcesses ends every process in the fabric's namespaces: SIGTERM,
+// then SIGKILL for those still there after grace.
+func stopProcesses(namespaces []string, grace time.Duration) error {
+	if _, err := fabricnet.Kill(namespaces, syscall.SIGTERM); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(grace)
+	for {
+		pids, err := fabricnet.Processes(namespaces)
+		if err != nil {
+			return err
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			_, err := fabricnet.Kill(namespaces, syscall.SIGKILL)
+			if err != nil {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+			if pids, _ := fabricnet.Processes(namespaces); len(pids) > 0 {
+				return fmt.Errorf("processes %v survive SIGKILL", pids)
+			}
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// queryAll asks every node of st for its status, a few at a time. A node
+// that does not answer gets a nil status and its error.
+func queryAll(ctx context.Context, st *fabricState) ([]*nodeproc.Status, []error) {
+	out := make([]*nodeproc.Status, len(st.Nodes))
+	errs := make([]error, len(st.Nodes))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, n := range st.Nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var s nodeproc.Status
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := ctl.Call(cctx, nodeproc.SocketPath(st.Fabric, n.Name), "status", nil, &s); err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = &s
+		}()
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// trained reports whether every cabled port of s has trained (is LinkUp
+// and past Down).
+func trained(s *nodeproc.Status, cabled map[int]bool) bool {
+	for _, p := range s.Ports {
+		if cabled[p.Port] && (p.Phys != "LinkUp" || p.State == "Down") {
+			return false
+		}
+	}
+	return true
+}
+
+// errNotTrained is wrapped by the error of waitTrained on timeout.
+var errNotTrained = errors.New("links not trained")

@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"ibfab/internal/fabricnet"
+	"ibfab/internal/nodeproc"
+	"ibfab/topologies"
+)
+
+// FabricStatus is `ibfab status --json`: a stable interface other tools
+// read. Fields may be added, never renamed.
+type FabricStatus struct {
+	Fabric    string       `json:"fabric"`
+	TimeScale float64      `json:"time_scale"`
+	Nodes     []NodeStatus `json:"nodes"`
+}
+
+// NodeStatus is one node: what its process reports, with the cabling filled
+// in, or, when the process does not answer, its identity and the reason.
+type NodeStatus struct {
+	nodeproc.Status
+	Alive bool   `json:"alive"`
+	Error string `json:"error,omitempty"`
+}
+
+// Status asks every node of fabric name for its state.
+func Status(ctx context.Context, name string) (*FabricStatus, error) {
+	if err := fabricnet.CheckFabricName(name); err != nil {
+		return nil, err
+	}
+	st, t, err := loadFabric(name)
+	if err != nil {
+		return nil, err
+	}
+	statuses, errs := queryAll(ctx, st)
+	fs := &FabricStatus{Fabric: name, TimeScale: st.TimeScale}
+	for i, n := range st.Nodes {
+		ns := NodeStatus{Alive: alive(n.PID) && isNodeProcess(n.PID, name, n.Name)}
+		if s := statuses[i]; s != nil {
+			ns.Status = *s
+		} else {
+			ns.Status = nodeproc.Status{Name: n.Name, Type: n.Type, GUID: n.GUID, PID: n.PID}
+			ns.Error = errs[i].Error()
+			if !ns.Alive {
+				ns.Error = "process not running"
+			}
+			for p := 1; p <= t.Node(i).NumPorts; p++ {
+				ns.Ports = append(ns.Ports, nodeproc.PortStatus{Port: p, Phys: "Unknown", State: "Unknown"})
+			}
+		}
+		for j := range ns.Ports {
+			if peer, ok := t.Peer(topologies.PortRef{Node: i, Port: ns.Ports[j].Port}); ok {
+				ns.Ports[j].Peer = fmt.Sprintf("%s[%d]", t.Node(peer.Node).Name, peer.Port)
+			}
+		}
+		fs.Nodes = append(fs.Nodes, ns)
+	}
+	return fs, nil
+}
+
+// loadFabric reads a running fabric's state and topology.
+func loadFabric(name string) (*fabricState, *topologies.Topology, error) {
+	dir := fabricDir(name)
+	st, err := readState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("fabric %q is not up (no state in %s); bring it up with ibfab up --name %s", name, dir, name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := topologies.ParseFile(dir + "/" + topologyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.NumNodes() != len(st.Nodes) {
+		return nil, nil, fmt.Errorf("%s: state has %d nodes, topology %d", dir, len(st.Nodes), t.NumNodes())
+	}
+	return st, t, nil
+}
+
+// lookupNode returns the state of node in fabric name.
+func lookupNode(name, node string) (*fabricState, nodeState, error) {
+	if err := fabricnet.CheckFabricName(name); err != nil {
+		return nil, nodeState{}, err
+	}
+	st, err := readState(fabricDir(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nodeState{}, fmt.Errorf("fabric %q is not up", name)
+	}
+	if err != nil {
+		return nil, nodeState{}, err
+	}
+	for _, n := range st.Nodes {
+		if n.Name == node {
+			return st, n, nil
+		}
+	}
+	return nil, nodeState{}, fmt.Errorf("fabric %s has no node %q", name, node)
+}
+
+const (
+	statusSynopsis = "status [--name N] [--json]"
+	statusDesc     = `
+Shows every node of a fabric: its process, and for each port the physical
+and logical state, the LID, the peer and the main counters. With --json the
+output is one object with a stable schema:
+{"fabric":N,"nodes":[{"name","type","guid","pid","alive","ports":[{"port",
+"phys","state","lid","peer","counters":{...},"drops":{...}}]}]}.`
+)
+
+func runStatus(env *Env, args []string) error {
+	const cmd = "status"
+	fs := flagSet(cmd)
+	name := fs.String("name", defaultName, "fabric `N`ame")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if help, err := parseFlags(env, fs, cmd, statusSynopsis, statusDesc, args, 0); help || err != nil {
+		return err
+	}
+	if err := fabricnet.CheckFabricName(*name); err != nil {
+		return &UsageError{Cmd: cmd, Usage: statusSynopsis, Err: err}
+	}
+	s, err := Status(context.Background(), *name)
+	if err != nil {
+		return &CommandError{Cmd: cmd, Err: err}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tTYPE\tPID\tPORT\tPHYS\tSTATE\tLID\tPEER\tXMIT_PKTS\tRCV_PKTS\tDROPS")
+	for _, n := range s.Nodes {
+		pid := fmt.Sprint(n.PID)
+		if !n.Alive {
+			pid += " (dead)"
+		}
+		for _, p := range n.Ports {
+			var drops uint64
+			for _, v := range p.Drops {
+				drops += v
+			}
+			peer := p.Peer
+			if peer == "" {
+				peer = "-"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t%d\n", n.Name, n.Type, pid, p.Port,
+				p.Phys, p.State, p.LID, peer, p.Counters.PortXmitPkts, p.Counters.PortRcvPkts, drops)
+		}
+	}
+	return w.Flush()
+}

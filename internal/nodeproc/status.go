@@ -1,0 +1,105 @@
+package nodeproc
+
+import (
+	"ibfab/hca"
+	"ibfab/internal/port"
+	"ibfab/softswitch"
+	"ibfab/wire/mad"
+)
+
+// Status is what the "status" op returns.
+type Status struct {
+	Name   string       `json:"name"`
+	Type   string       `json:"type"` // "switch" or "hca"
+	GUID   string       `json:"guid"`
+	PID    int          `json:"pid"`
+	Ports  []PortStatus `json:"ports"`
+	Switch *SwitchStats `json:"switch,omitempty"`
+	// ClientDropped counts MADs for a local SM that no client took (HCA).
+	ClientDropped uint64 `json:"client_dropped,omitempty"`
+}
+
+// SwitchStats is the crossbar's counters.
+type SwitchStats = softswitch.Stats
+
+// PortStatus is one physical port. Peer is filled in by the harness, which
+// knows the cabling; a node only knows its veth.
+type PortStatus struct {
+	Port     int               `json:"port"`
+	Phys     string            `json:"phys"`
+	State    string            `json:"state"`
+	LID      uint16            `json:"lid"`
+	Peer     string            `json:"peer,omitempty"`
+	Width    string            `json:"width,omitempty"`
+	Speed    string            `json:"speed,omitempty"`
+	Counters Counters          `json:"counters"`
+	Drops    map[string]uint64 `json:"drops,omitempty"`
+	// Traffic is the HCA data QP's accounting and generator.
+	Traffic *hca.PortStats `json:"traffic,omitempty"`
+}
+
+// Counters are a port's PMA counters by their IBA names, the data and
+// packet counters at 64 bits (PortXmitData and PortRcvData in 4-byte
+// words, as the PMA counts them).
+type Counters struct {
+	SymbolErrorCounter           uint16 `json:"SymbolErrorCounter"`
+	LinkErrorRecoveryCounter     uint8  `json:"LinkErrorRecoveryCounter"`
+	LinkDownedCounter            uint8  `json:"LinkDownedCounter"`
+	PortRcvErrors                uint16 `json:"PortRcvErrors"`
+	PortRcvRemotePhysicalErrors  uint16 `json:"PortRcvRemotePhysicalErrors"`
+	PortRcvSwitchRelayErrors     uint16 `json:"PortRcvSwitchRelayErrors"`
+	PortXmitDiscards             uint16 `json:"PortXmitDiscards"`
+	PortXmitConstraintErrors     uint8  `json:"PortXmitConstraintErrors"`
+	PortRcvConstraintErrors      uint8  `json:"PortRcvConstraintErrors"`
+	LocalLinkIntegrityErrors     uint8  `json:"LocalLinkIntegrityErrors"`
+	ExcessiveBufferOverrunErrors uint8  `json:"ExcessiveBufferOverrunErrors"`
+	VL15Dropped                  uint16 `json:"VL15Dropped"`
+	PortXmitWait                 uint32 `json:"PortXmitWait"`
+	PortXmitData                 uint64 `json:"PortXmitData"`
+	PortRcvData                  uint64 `json:"PortRcvData"`
+	PortXmitPkts                 uint64 `json:"PortXmitPkts"`
+	PortRcvPkts                  uint64 `json:"PortRcvPkts"`
+	FCSent                       uint64 `json:"fc_sent"`
+	FCReceived                   uint64 `json:"fc_received"`
+}
+
+func portCounters(p *port.Port) Counters {
+	c, x, l := p.Counters(), p.CountersExtended(), p.LinkCounters()
+	return Counters{
+		SymbolErrorCounter:           c.SymbolErrorCounter,
+		LinkErrorRecoveryCounter:     c.LinkErrorRecoveryCounter,
+		LinkDownedCounter:            c.LinkDownedCounter,
+		PortRcvErrors:                c.PortRcvErrors,
+		PortRcvRemotePhysicalErrors:  c.PortRcvRemotePhysicalErrors,
+		PortRcvSwitchRelayErrors:     c.PortRcvSwitchRelayErrors,
+		PortXmitDiscards:             c.PortXmitDiscards,
+		PortXmitConstraintErrors:     c.PortXmitConstraintErrors,
+		PortRcvConstraintErrors:      c.PortRcvConstraintErrors,
+		LocalLinkIntegrityErrors:     c.LocalLinkIntegrityErrors,
+		ExcessiveBufferOverrunErrors: c.ExcessiveBufferOverrunErrors,
+		VL15Dropped:                  c.VL15Dropped,
+		PortXmitWait:                 c.PortXmitWait,
+		PortXmitData:                 x.PortXmitData,
+		PortRcvData:                  x.PortRcvData,
+		PortXmitPkts:                 x.PortXmitPkts,
+		PortRcvPkts:                  x.PortRcvPkts,
+		FCSent:                       l.FCSent,
+		FCReceived:                   l.FCReceived,
+	}
+}
+
+// portStatus fills the link-layer part of one port's status; p may be nil
+// for an uncabled switch port.
+func portStatus(num int, p *port.Port, lid uint16) PortStatus {
+	ps := PortStatus{Port: num, LID: lid, Phys: mad.PhysStatePolling.String(), State: mad.PortStateDown.String()}
+	if p == nil {
+		return ps
+	}
+	s := p.State()
+	ps.Phys, ps.State = s.Phys.String(), s.Port.String()
+	cfg := p.Config()
+	ps.Width, ps.Speed = cfg.Width.String(), cfg.Speed.String()
+	ps.Counters = portCounters(p)
+	ps.Drops = p.Drops().Map()
+	return ps
+}
