@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,9 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vishvananda/netlink"
 
 	"ibfab/harness"
 	"ibfab/internal/fabricnet"
+	"ibfab/internal/fabrictest"
 	"ibfab/topologies"
 )
 
@@ -25,11 +28,19 @@ func requireRoot(t *testing.T) {
 // which must leave no namespace and no run directory.
 func upFabric(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	fabrictest.BuildBinaries(t)
 	t.Cleanup(func() {
 		assert.NoError(t, harness.Down(name))
 		left, _ := fabricnet.Namespaces(name)
 		assert.Empty(t, left, "namespaces left behind")
 		assert.NoDirExists(t, filepath.Join(harness.RunDir, name))
+		// Every link and process went with the namespaces: no veth of the
+		// fabric is left in the host's namespace either.
+		links, err := netlink.LinkList()
+		assert.NoError(t, err)
+		for _, l := range links {
+			assert.NotContains(t, l.Attrs().Name, name, "interface left behind")
+		}
 	})
 	code, out, errOut := run(append([]string{"up", "--name", name}, args...)...)
 	require.Equal(t, harness.ExitOK, code, errOut)
@@ -40,7 +51,7 @@ func TestUpDownDefault(t *testing.T) {
 	requireRoot(t)
 	name := fmt.Sprintf("t%d_up", os.Getpid())
 	out := upFabric(t, name)
-	assert.Contains(t, out, "8 switches, 7 CAs, 16 links")
+	assert.Contains(t, out, "8 switches, 7 HCAs, 16 links trained")
 	ns, err := fabricnet.Namespaces(name)
 	require.NoError(t, err)
 	assert.Len(t, ns, 15)
@@ -78,25 +89,52 @@ func TestUpFromFileFatTree(t *testing.T) {
 	require.NoError(t, topologies.WriteFile(file, ft))
 	name := fmt.Sprintf("t%d_ft", os.Getpid())
 	out := upFabric(t, name, "-f", file)
-	assert.Contains(t, out, "12 switches, 104 CAs")
+	assert.Contains(t, out, "12 switches, 104 HCAs")
+	// up returned once every link trained; status agrees.
+	s, err := harness.Status(context.Background(), name)
+	require.NoError(t, err)
+	init := 0
+	for _, n := range s.Nodes {
+		assert.True(t, n.Alive, n.Name)
+		for _, p := range n.Ports {
+			if p.Peer != "" {
+				assert.Equal(t, "Init", p.State, "%s[%d]", n.Name, p.Port)
+				init++
+			}
+		}
+	}
+	assert.Equal(t, 2*ft.NumLinks(), init)
 	ns, err := fabricnet.Namespaces(name)
 	require.NoError(t, err)
 	assert.Len(t, ns, ft.NumNodes())
 }
 
-// TestDownAfterCrash: the namespaces exist but the harness died before
-// recording state; down must still remove them.
+// TestDownAfterCrash: the fabric runs but its state is lost, as when the
+// harness died before recording it; down must still stop every process
+// and remove every namespace.
 func TestDownAfterCrash(t *testing.T) {
 	requireRoot(t)
+	fabrictest.BuildBinaries(t)
 	name := fmt.Sprintf("t%d_crash", os.Getpid())
-	t.Cleanup(func() { _ = fabricnet.Remove(name, nil) })
-	_, err := fabricnet.Create(name, topologies.Thesis8(), nil)
+	t.Cleanup(func() { _ = harness.Down(name) })
+	_, err := harness.Up(name, topologies.Thesis8(), harness.UpOptions{})
 	require.NoError(t, err)
-	code, _, errOut := run("down", "--name", name)
-	require.Equal(t, harness.ExitOK, code, errOut)
 	ns, err := fabricnet.Namespaces(name)
 	require.NoError(t, err)
-	assert.Empty(t, ns)
+	pids, err := fabricnet.Processes(ns)
+	require.NoError(t, err)
+	require.Len(t, pids, 15, "one process per node")
+	require.NoError(t, os.RemoveAll(filepath.Join(harness.RunDir, name)))
+
+	code, _, errOut := run("down", "--name", name)
+	require.Equal(t, harness.ExitOK, code, errOut)
+	left, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	for _, pid := range pids {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d/ns/net", pid))
+		assert.Error(t, err, "process %d left behind", pid)
+	}
 }
 
 func TestUpDownUsage(t *testing.T) {

@@ -116,14 +116,28 @@ func NewNamespace(name string) (h netns.NsHandle, err error) {
 	return h, err
 }
 
-// onFreshThread runs f on a new OS thread that f may move into another
-// namespace. The thread is never unlocked, so when the goroutine ends the
-// runtime retires it instead of reusing a thread in the wrong namespace.
+// onFreshThread runs f on an OS thread of its own, which f may move into
+// another namespace. Afterwards the thread goes back to the namespace it
+// came from and is unlocked; if that fails it stays locked, so that the
+// runtime retires it when the goroutine ends instead of reusing a thread in
+// the wrong namespace. Restoring matters: the goroutine may have run on the
+// main thread, which the runtime cannot retire, and whose namespace is the
+// one /proc/<pid>/ns/net shows for the whole process.
 func onFreshThread(f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		errc <- f()
+		orig, err := netns.Get()
+		if err != nil {
+			errc <- fmt.Errorf("current namespace: %w", err)
+			return
+		}
+		defer orig.Close()
+		ferr := f()
+		if netns.Set(orig) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- ferr
 	}()
 	return <-errc
 }

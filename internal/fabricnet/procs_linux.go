@@ -14,7 +14,8 @@ import (
 // Processes returns the PIDs of the processes whose network namespace is
 // one of the given namespaces: the node processes of a fabric and whatever
 // ran in it with `ibfab exec`. Identity is the namespace's inode, so a
-// process elsewhere is never listed whatever its name.
+// process elsewhere is never listed whatever its name. The calling process
+// is never listed either, whichever namespace its threads visit.
 func Processes(namespaces []string) ([]int, error) {
 	inodes := map[uint64]bool{}
 	for _, ns := range namespaces {
@@ -37,7 +38,7 @@ func Processes(namespaces []string) ([]int, error) {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		var st unix.Stat_t

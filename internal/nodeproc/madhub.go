@@ -30,7 +30,8 @@ const logCap = 1024
 
 // ReceivedMAD is a MAD the node's SM side received.
 type ReceivedMAD struct {
-	Seq    uint64 `json:"seq"` // 1, 2, … in arrival order
+	Seq    uint64 `json:"seq"`     // 1, 2, … in arrival order
+	Time   int64  `json:"time_ns"` // arrival, Unix ns of the real clock
 	Port   uint8  `json:"port"`
 	SLID   uint16 `json:"slid"`
 	SL     uint8  `json:"sl"`
@@ -50,7 +51,7 @@ func (h *madHub) DeliverMAD(port uint8, o agent.Outbound) {
 		return
 	}
 	m := mad.MAD(o.MAD)
-	r := ReceivedMAD{Port: port, SLID: o.SLID, SL: o.SL, SrcQP: o.SrcQP, TID: m.TransactionID(),
+	r := ReceivedMAD{Time: time.Now().UnixNano(), Port: port, SLID: o.SLID, SL: o.SL, SrcQP: o.SrcQP, TID: m.TransactionID(),
 		Method: m.Method().String(), Attr: m.AttrID().String(), MAD: o.MAD}
 	h.mu.Lock()
 	if w, ok := h.waiters[r.TID]; ok && m.Method().IsResponse() {

@@ -378,7 +378,22 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 			a.TimeoutMS = 1000
 		}
 		r := agent.Request{Port: a.Port, DLID: a.DLID, SL: a.SL, DestQP: a.QP, MAD: a.MAD}
+		if a.NoWait {
+			if len(a.MAD) != mad.MADSize {
+				return nil, fmt.Errorf("mad: %d bytes, want %d", len(a.MAD), mad.MADSize)
+			}
+			return struct{}{}, n.ca.SendMAD(r)
+		}
 		return n.hub.call(ctx, r, time.Duration(a.TimeoutMS)*time.Millisecond, n.ca.SendMAD)
+	case "is-sm":
+		var a struct {
+			Port uint8 `json:"port"`
+			On   bool  `json:"on"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, n.ca.Agent().SetIsSM(a.Port, a.On)
 	case "mads":
 		var a struct {
 			After  uint64 `json:"after"`
@@ -436,6 +451,8 @@ type MADArgs struct {
 	QP        uint32 `json:"qp"` // 0 for SMPs, 1 for GMPs
 	MAD       []byte `json:"mad"`
 	TimeoutMS int    `json:"timeout_ms"`
+	// NoWait sends without waiting for a response (TrapRepress, a Send).
+	NoWait bool `json:"no_wait,omitempty"`
 }
 
 func decodeArgs(args json.RawMessage, v any) error {

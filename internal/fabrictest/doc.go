@@ -1,0 +1,7 @@
+// Package fabrictest runs real fabrics for integration tests: it builds the
+// node binaries, brings a fabric up through the harness (namespaces, veths,
+// processes), checks that teardown leaves nothing behind, and plays a
+// minimal subnet manager from an HCA — hand-built SMPs over the node's
+// control socket, with LIDs and shortest-path routes computed from the
+// known topology (no discovery) — until the real SM exists.
+package fabrictest
