@@ -1,0 +1,111 @@
+package harness_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/internal/fabrictest"
+	"ibfab/internal/nodeproc"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// hotSpotScale is the time scale of the hot-spot tests: a 4x SDR link
+// (8 Gb/s) then carries 80 Mb/s of real time, which this 2-core machine
+// can move across four hops for five senders while pacing holds.
+const hotSpotScale = 100
+
+var hotSpotDuration = 30 * time.Second
+
+// hotSpotResult is what a hot-spot run measured.
+type hotSpotResult struct {
+	rate  float64           // hot-spot link's received data rate / its paced rate
+	drops map[string]uint64 // drops by "node[port] cause" over the fabric
+	sent  uint64            // packets the generators sent
+}
+
+// runHotSpot brings up a two-leaf fat tree with three HCAs per leaf, makes
+// every HCA but the SM's and the hot spot's send toward the hot spot at
+// 100 % of its link rate for d (emulated: d × hotSpotScale real), and
+// measures the hot-spot link's rate over the second half of the run.
+func runHotSpot(t *testing.T, suffix string, d time.Duration, nodeArgs ...string) hotSpotResult {
+	topo, err := topologies.FatTree(2, 1, 3)
+	require.NoError(t, err)
+	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{TimeScale: hotSpotScale, NodeArgs: nodeArgs})
+	sm := f.NewSM("ca1-1")
+	require.NoError(t, sm.Configure())
+
+	hot := "ca2-3"
+	hotLID := sm.LID[f.Index(hot)]
+	var senders []string
+	for _, h := range f.Hosts() {
+		if h != hot && h != sm.Node {
+			senders = append(senders, h)
+		}
+	}
+	for i, h := range senders {
+		f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 100, Payload: 2048,
+			Dests: []uint16{hotLID}, Seed: uint64(i + 1)}, nil)
+	}
+	time.Sleep(d / 2)
+	c0, t0 := f.Node(hot).Ports[0].Counters, time.Now()
+	time.Sleep(d / 2)
+	c1, t1 := f.Node(hot).Ports[0].Counters, time.Now()
+	var res hotSpotResult
+	for _, h := range senders {
+		var gs struct {
+			Sent uint64 `json:"sent"`
+		}
+		f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, &gs)
+		res.sent += gs.Sent
+	}
+	// PortRcvData counts 4-byte words of whole packets, as the link rate
+	// does (8b/10b already taken out).
+	bits := float64(c1.PortRcvData-c0.PortRcvData) * 32
+	emulated := t1.Sub(t0).Seconds() / hotSpotScale
+	rate, err := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	require.NoError(t, err)
+	res.rate = bits / emulated / float64(rate)
+	res.drops = map[string]uint64{}
+	for _, n := range f.Status().Nodes {
+		for _, p := range n.Ports {
+			for cause, v := range p.Drops {
+				res.drops[fmt.Sprintf("%s[%d] %s", n.Name, p.Port, cause)] += v
+			}
+		}
+	}
+	t.Logf("hot spot: %.3f of the paced rate; %d packets sent; drops %v", res.rate, res.sent, res.drops)
+	return res
+}
+
+// TestHotSpotCredits: at 100 % offered load from every HCA toward one, the
+// credits hold every packet back instead of losing it, and the hot-spot
+// link runs at its paced rate.
+func TestHotSpotCredits(t *testing.T) {
+	res := runHotSpot(t, "hot", hotSpotDuration)
+	assert.Empty(t, res.drops, "credit flow control lost packets")
+	assert.NotZero(t, res.sent)
+	// Pacing makes the link exactly as fast as its rate; less means the
+	// senders could not keep it busy (lost credits would show here).
+	assert.InDelta(t, 1.0, res.rate, 0.1, "hot-spot link rate / paced rate")
+}
+
+// TestHotSpotWithoutFlowControl is the same run with nodes that ignore
+// credits and small buffers: drops appear, which shows the test above can
+// fail.
+func TestHotSpotWithoutFlowControl(t *testing.T) {
+	res := runHotSpot(t, "nofc", 5*time.Second, "--no-flow-control", "--rx-blocks", "128")
+	var overruns uint64
+	for k, v := range res.drops {
+		if strings.HasSuffix(k, " buffer_overrun") {
+			overruns += v
+		}
+	}
+	assert.NotZero(t, overruns, "no buffer overruns without flow control")
+}
