@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The main job on the built-in default fabric (the thesis's 8-switch/7-host
-# network), for now without running a fabric:
+# network):
 #
 #   topology  -> ibfab topo thesis8, checked         -> OUT/default.topo
 #   ibsim     -> ibsim -s OUT/default.topo in a netns, ibnetdiscover through
 #                libumad2sim: the simulator loads our file unchanged
 #   capture   -> ibfab pcap sample: link training and the DR discovery SMPs
 #                -> OUT/discovery.pcap, decoded by ibfab and by tshark
+#   fabric    -> ibfab up: one process per switch and HCA in its namespace,
+#                links trained; status; a switch killed and its neighbours'
+#                links Down; ibfab down                -> OUT/status*.txt
 #
 # Usage: scripts/demo.sh [OUT]   (run as root; `sudo make demo` builds first)
 set -euo pipefail
@@ -17,7 +20,10 @@ mkdir -p "$out"
 ns="ibf-demo-$$"
 sim_pid=""
 
+fabric="demo"
+
 cleanup() {
+	"$ibfab" down --name "$fabric" >/dev/null 2>&1 || true
 	[ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null || true
 	ip netns del "$ns" 2>/dev/null || true
 }
@@ -62,6 +68,24 @@ tshark -r "$out/discovery.pcap" 2>/dev/null | sed -n '31,36p'
 malformed=$(grep -c "Malformed" "$out/discovery.tshark.txt" || true)
 echo "tshark: $(tshark -r "$out/discovery.pcap" 2>/dev/null | wc -l) frames, $malformed malformed"
 [ "$malformed" -eq 0 ]
+
+echo
+echo "== fabric: the default fabric as real processes on veth links"
+"$ibfab" up --name "$fabric"
+"$ibfab" status --name "$fabric" > "$out/status.txt"
+"$ibfab" status --name "$fabric" --json > "$out/status.json"
+head -6 "$out/status.txt"
+echo "..."
+"$ibfab" exec "$fabric" ca4 -- ip -br link show p1
+echo "-- kill sw3: its neighbours see loss of signal"
+"$ibfab" kill "$fabric" sw3
+sleep 0.2
+"$ibfab" status --name "$fabric" > "$out/status-after-kill.txt"
+grep -E 'sw3\[' "$out/status-after-kill.txt"
+"$ibfab" down --name "$fabric"
+left=$(ip netns list | grep -c "ibf-$fabric-" || true)
+echo "namespaces left: $left"
+[ "$left" -eq 0 ]
 
 echo
 echo "demo output in $out:"

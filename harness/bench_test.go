@@ -1,0 +1,212 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/internal/fabrictest"
+	"ibfab/internal/nodeproc"
+	"ibfab/topologies"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// BenchmarkFabric measures real fabrics and writes the figures as JSON to
+// $IBFAB_BENCH_OUT (default out/bench/fabric.json at the module root), each
+// as a ratio against its target or its baseline measured in the same run:
+//
+//   - paced goodput of one 4x SDR link (two HCAs back to back, MTU 2048) at
+//     several time scales, against the 8 Gb/s link rate;
+//   - the unpaced maximum of the same path (the machine's limit);
+//   - switch hop latency p50/p99 above the serialization time;
+//   - idle CPU and RSS of a 100-process fabric against the goals (5 % of one
+//     core in total, 20 MiB per process).
+//
+// It runs once whatever b.N is: each part takes seconds of real fabric.
+func BenchmarkFabric(b *testing.B) {
+	fabrictest.RequireRoot(b)
+	res := map[string]any{"date": time.Now().UTC().Format(time.RFC3339)}
+	rate, err := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	require.NoError(b, err)
+	res["link_rate_bps"] = rate
+
+	var paced []map[string]any
+	for _, scale := range []float64{1, 2, 4} {
+		r := linkThroughput(b, fmt.Sprintf("bp%d", int(scale)), scale, false)
+		r["time_scale"] = scale
+		paced = append(paced, r)
+		b.ReportMetric(r["wire_ratio"].(float64), fmt.Sprintf("paced_ratio_x%g", scale))
+	}
+	res["paced"] = paced
+	unpaced := linkThroughput(b, "bunp", 1, true)
+	res["unpaced"] = unpaced
+	b.ReportMetric(unpaced["wire_ratio"].(float64), "unpaced_ratio")
+
+	lat := hopLatency(b)
+	res["hop_latency"] = lat
+	b.ReportMetric(lat["p50_over_serialization"].(float64), "hop_p50/ser")
+
+	idle := idleFabric(b)
+	res["idle_100"] = idle
+	b.ReportMetric(idle["cpu_ratio_to_goal"].(float64), "idle_cpu/goal")
+	b.ReportMetric(idle["rss_max_ratio_to_goal"].(float64), "idle_rss/goal")
+
+	out := os.Getenv("IBFAB_BENCH_OUT")
+	if out == "" {
+		out = filepath.Join("..", "out", "bench", "fabric.json")
+	}
+	require.NoError(b, os.MkdirAll(filepath.Dir(out), 0o755))
+	j, err := json.MarshalIndent(res, "", "  ")
+	require.NoError(b, err)
+	require.NoError(b, os.WriteFile(out, append(j, '\n'), 0o644))
+	b.Logf("wrote %s:\n%s", out, j)
+}
+
+// pair is two HCAs cabled back to back.
+func pair(tb testing.TB) *topologies.Topology {
+	topo := topologies.New()
+	for _, n := range []topologies.Node{
+		{Type: topologies.CA, Name: "ca1", NumPorts: 1, GUID: 0x2000},
+		{Type: topologies.CA, Name: "ca2", NumPorts: 1, GUID: 0x3000},
+	} {
+		_, err := topo.AddNode(n)
+		require.NoError(tb, err)
+	}
+	require.NoError(tb, topo.Connect(topologies.PortRef{Node: 0, Port: 1}, topologies.PortRef{Node: 1, Port: 1}, 0, 0))
+	return topo
+}
+
+// linkThroughput runs ca1 → ca2 at 100 % offered load with 2048-byte
+// payloads and measures what arrives over 4 s of real time.
+func linkThroughput(b *testing.B, suffix string, scale float64, unpaced bool) map[string]any {
+	var args []string
+	if unpaced {
+		args = append(args, "--unpaced")
+	}
+	f := fabrictest.Up(b, suffix, pair(b), harness.UpOptions{TimeScale: scale, NodeArgs: append(args, "--mtu", "2048")})
+	sm := f.NewSM("ca1")
+	require.NoError(b, sm.Configure())
+	load := 100.0
+	if unpaced {
+		load = 1000 // offer far more than any machine moves
+	}
+	f.MustCall("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: load, Payload: 2048,
+		Dests: []uint16{sm.LID[1]}, Seed: 1, MaxBacklog: 256}, nil)
+	time.Sleep(time.Second)
+	s0, t0 := f.Node("ca2").Ports[0], time.Now()
+	time.Sleep(4 * time.Second)
+	s1, t1 := f.Node("ca2").Ports[0], time.Now()
+	f.MustCall("ca1", "traffic-stop", map[string]int{"port": 1}, nil)
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	secs := t1.Sub(t0).Seconds() / scale // emulated
+	wireBits := float64(s1.Counters.PortRcvData-s0.Counters.PortRcvData) * 32
+	payloadBits := float64(s1.Traffic.RxBytes-s0.Traffic.RxBytes) * 8
+	return map[string]any{
+		"wire_bps":     wireBits / secs,
+		"goodput_bps":  payloadBits / secs,
+		"wire_ratio":   wireBits / secs / float64(rate),
+		"goodput_max":  float64(rate) * 2048 / float64(wire.UDPacketSize(2048, false)),
+		"packets":      s1.Traffic.RxPackets - s0.Traffic.RxPackets,
+		"drops":        len(s1.Drops),
+		"real_seconds": t1.Sub(t0).Seconds(),
+	}
+}
+
+// hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
+// latency histogram (send stamp to receive, on the fabric's shared clock).
+func hopLatency(b *testing.B) map[string]any {
+	topo := star(b)
+	f := fabrictest.Up(b, "blat", topo, harness.UpOptions{})
+	sm := f.NewSM("ca2")
+	require.NoError(b, sm.Configure())
+	f.MustCall("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 1, Payload: 2048,
+		Dests: []uint16{sm.LID[2]}, Seed: 3}, nil)
+	time.Sleep(4 * time.Second)
+	f.MustCall("ca1", "traffic-stop", map[string]int{"port": 1}, nil)
+	lat := f.Node("ca2").Ports[0].Traffic.Latency
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	// Two links; with cut-through the packet is serialized on each.
+	ser := time.Duration(float64(2*wire.UDPacketSize(2048, false)*8) / float64(rate) * 1e9)
+	return map[string]any{
+		"samples":                lat.Count,
+		"p50_ns":                 lat.P50Ns,
+		"p99_ns":                 lat.P99Ns,
+		"serialization_ns":       ser.Nanoseconds(),
+		"p50_over_serialization": float64(lat.P50Ns) / float64(ser.Nanoseconds()),
+		"p99_over_serialization": float64(lat.P99Ns) / float64(ser.Nanoseconds()),
+		"p50_above_ser_ns":       lat.P50Ns - ser.Nanoseconds(),
+		"p99_above_ser_ns":       lat.P99Ns - ser.Nanoseconds(),
+	}
+}
+
+// idleFabric brings up a 100-process fat tree (8 leaves, 4 spines, 88
+// HCAs) and measures its processes' CPU time over 10 s of idling and their
+// resident memory.
+func idleFabric(b *testing.B) map[string]any {
+	topo, err := topologies.FatTree(8, 4, 11)
+	require.NoError(b, err)
+	require.Equal(b, 100, topo.NumNodes())
+	f := fabrictest.Up(b, "bidle", topo, harness.UpOptions{})
+	time.Sleep(2 * time.Second) // let the start-up settle
+	var pids []int
+	for _, n := range f.Status().Nodes {
+		pids = append(pids, n.PID)
+	}
+	cpu0, t0 := cpuTicks(b, pids), time.Now()
+	time.Sleep(10 * time.Second)
+	cpu1, t1 := cpuTicks(b, pids), time.Now()
+	const hz = 100 // USER_HZ
+	cpuFrac := float64(cpu1-cpu0) / hz / t1.Sub(t0).Seconds()
+	var rssMax, rssSum float64
+	for _, pid := range pids {
+		r := rssMiB(b, pid)
+		rssSum += r
+		rssMax = max(rssMax, r)
+	}
+	return map[string]any{
+		"processes":             len(pids),
+		"cpu_fraction_of_core":  cpuFrac,
+		"cpu_ratio_to_goal":     cpuFrac / 0.05,
+		"rss_max_mib":           rssMax,
+		"rss_mean_mib":          rssSum / float64(len(pids)),
+		"rss_max_ratio_to_goal": rssMax / 20,
+	}
+}
+
+// cpuTicks sums utime+stime of pids in clock ticks.
+func cpuTicks(tb testing.TB, pids []int) uint64 {
+	var sum uint64
+	for _, pid := range pids {
+		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		require.NoError(tb, err)
+		f := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+2:]))
+		// After the command: state is field 3 of stat, utime 14, stime 15.
+		u, _ := strconv.ParseUint(f[11], 10, 64)
+		st, _ := strconv.ParseUint(f[12], 10, 64)
+		sum += u + st
+	}
+	return sum
+}
+
+// rssMiB reads a process's VmRSS.
+func rssMiB(tb testing.TB, pid int) float64 {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(tb, err)
+	for _, l := range strings.Split(string(s), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return kb / 1024
+		}
+	}
+	tb.Fatalf("no VmRSS for %d", pid)
+	return 0
+}
