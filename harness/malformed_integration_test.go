@@ -20,7 +20,7 @@ import (
 )
 
 // star is one 4-port switch with two HCAs on ports 1 and 2.
-func star(t *testing.T) *topologies.Topology {
+func star(t testing.TB) *topologies.Topology {
 	t.Helper()
 	topo := topologies.New()
 	for _, n := range []topologies.Node{
