@@ -168,3 +168,37 @@ func (f *Fabric) Hosts() []string {
 
 // trimErr shortens a multi-line error for a test log.
 func trimErr(err error) string { return strings.SplitN(err.Error(), "\n", 2)[0] }
+
+// Exec runs argv in node's namespace and returns its combined output.
+func (f *Fabric) Exec(node string, env []string, argv ...string) ([]byte, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = append(os.Environ(), env...)
+	var out []byte
+	err := fabricnet.Do(fabricnet.Namespace(f.Name, node), func() error {
+		var err error
+		out, err = c.CombinedOutput()
+		return err
+	})
+	return out, err
+}
+
+// UMAD2Sim returns the path of Debian's libumad2sim.so, failing tb when
+// the package libumad2sim0 is missing.
+func UMAD2Sim(tb testing.TB) string {
+	tb.Helper()
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so", "/usr/lib/aarch64-linux-gnu/umad2sim/libumad2sim.so"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	out, err := exec.Command("dpkg", "-L", "libumad2sim0").Output()
+	if err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(l, "/libumad2sim.so") {
+				return l
+			}
+		}
+	}
+	tb.Fatal("libumad2sim.so not found: install Debian's libumad2sim0 (make debs)")
+	return ""
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ibfab/agent"
+	"ibfab/attach"
 	"ibfab/hca"
 	"ibfab/internal/clock"
 	"ibfab/internal/ctl"
@@ -67,6 +68,13 @@ type Options struct {
 	// Port holds what every port is built from; Width and Speed come from
 	// the topology's link.
 	Port port.Config
+	// Sim is the base name of an HCA's ibsim-protocol attach point (the
+	// abstract sockets SMs and diagnostics connect to through
+	// libumad2sim); "" means ibsim's default, "sim". "none" serves none.
+	Sim string
+	// SimRetries is how often the attach point resends a request that got
+	// no response before it reports a timeout to its client.
+	SimRetries int
 }
 
 // Main runs a node process of kind with the command-line arguments args and
@@ -122,6 +130,10 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.Port.KeepaliveInterval, "keepalive", DefaultKeepalive, "an idle link sends flow-control packets this often")
 	fs.BoolVar(&o.Port.IgnoreCredits, "no-flow-control", false, "send regardless of the peer's credits (a test node showing what credits prevent)")
 	fs.BoolVar(&o.Port.Unpaced, "unpaced", false, "do not pace transmission to the link rate (measures the machine's limit)")
+	if kind == KindHCA {
+		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")
+		fs.IntVar(&o.SimRetries, "sim-retries", 0, "resends of an attach-point request without a response")
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -157,6 +169,7 @@ type Node struct {
 	sw    *softswitch.Switch
 	ca    *hca.HCA
 	hub   *madHub
+	sim   *attach.Server
 	srv   *ctl.Server
 	done  chan struct{}
 	close func()
@@ -195,10 +208,26 @@ func Start(kind Kind, o Options) (*Node, error) {
 		n.sw, err = softswitch.New(softswitch.Config{Node: tn, Ports: eps, PortConfig: cfgs, Clock: clk})
 	case KindHCA:
 		n.hub = newMADHub()
+		if o.Sim != "none" {
+			n.sim, err = attach.New(attach.Config{Name: o.Sim, NodeID: tn.Name, Clock: clk, Retries: o.SimRetries})
+			if err != nil {
+				break
+			}
+			n.hub.next = n.sim
+		}
 		n.ca, err = hca.New(hca.Config{
 			NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID, PortGUIDs: portGUIDs(tn), Description: tn.Description,
 			Ports: eps[1:], PortConfig: cfgs, Clock: clk, MADClient: n.hub,
 		})
+		if err == nil && n.sim != nil {
+			if err = n.sim.Attach(n.ca); err == nil {
+				err = n.sim.Start()
+			}
+			if err != nil {
+				n.closeNode()
+				return nil, fmt.Errorf("attach point %q: %w", o.Sim, err)
+			}
+		}
 	}
 	if err != nil {
 		for _, ep := range eps {
@@ -295,6 +324,9 @@ func (n *Node) Close() {
 }
 
 func (n *Node) closeNode() {
+	if n.sim != nil {
+		n.sim.Close()
+	}
 	if n.sw != nil {
 		n.sw.Close()
 	}
@@ -324,6 +356,10 @@ func (n *Node) Status() Status {
 			st.Ports = append(st.Ports, ps)
 		}
 		st.ClientDropped = hs.ClientDropped
+		if n.sim != nil {
+			ss := n.sim.Stats()
+			st.Sim = &ss
+		}
 	}
 	return st
 }

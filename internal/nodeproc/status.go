@@ -1,6 +1,7 @@
 package nodeproc
 
 import (
+	"ibfab/attach"
 	"ibfab/hca"
 	"ibfab/internal/port"
 	"ibfab/softswitch"
@@ -17,6 +18,8 @@ type Status struct {
 	Switch *SwitchStats `json:"switch,omitempty"`
 	// ClientDropped counts MADs for a local SM that no client took (HCA).
 	ClientDropped uint64 `json:"client_dropped,omitempty"`
+	// Sim is the HCA's ibsim-protocol attach point.
+	Sim *attach.Stats `json:"sim,omitempty"`
 }
 
 // SwitchStats is the crossbar's counters.

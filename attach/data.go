@@ -1,0 +1,266 @@
+package attach
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"syscall"
+	"time"
+
+	"ibfab/agent"
+	"ibfab/hca"
+	"ibfab/internal/clock"
+	"ibfab/simproto"
+	"ibfab/wire/mad"
+)
+
+var _ hca.MADClient = (*Server)(nil)
+
+// tidLowMask keeps the TID bits a client owns; the server writes the
+// client's slot into the 16 above them, as ibsim does.
+const tidLowMask = 1<<48 - 1
+
+// pending is a client's request waiting for its response.
+type pending struct {
+	client *client
+	key    uint64 // the TID as sent: the client's, slot in bits 63-48
+	orig   uint64 // the TID as the client sent it
+	req    agent.Request
+	dgram  []byte // the client's datagram, handed back on timeout
+	tries  int
+	timer  clock.Timer
+}
+
+// expectsResponse reports whether a request with method m gets a response
+// the sender waits for: what the kernel's MAD layer times out.
+func expectsResponse(m mad.Method) bool {
+	switch m {
+	case mad.MethodGet, mad.MethodSet, mad.MethodReport, mad.MethodGetTable, mad.MethodDelete,
+		methodGetTraceTable, methodGetMulti:
+		return true
+	}
+	return false
+}
+
+// SA methods wire/mad does not name.
+const (
+	methodGetTraceTable mad.Method = 0x13
+	methodGetMulti      mad.Method = 0x14
+)
+
+// serveSlot reads the MADs of the slot's clients until its socket is
+// closed.
+func (s *Server) serveSlot(sl *slot) {
+	defer s.wg.Done()
+	buf := make([]byte, 2*simproto.RequestSize)
+	for {
+		n, err := sl.conn.Read(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+				return
+			}
+			s.st.bad.Add(1)
+			time.Sleep(errorPause) // never spin on an error that persists
+			continue
+		}
+		s.mu.Lock()
+		c := sl.cl
+		if c != nil && c.gone {
+			c = nil
+		}
+		s.mu.Unlock()
+		switch {
+		case c == nil:
+			s.drop(DropUnconnected)
+		case !simproto.Request(buf[:n]).IsValid():
+			s.st.bad.Add(1)
+		default:
+			s.fromClient(c, bytes.Clone(buf[:n]))
+		}
+	}
+}
+
+// fromClient sends a client's MAD out through the HCA, after noting the
+// requests that wait for a response.
+func (s *Server) fromClient(c *client, dgram []byte) {
+	h := s.hca.Load()
+	if h == nil {
+		s.drop(DropNotAttached)
+		return
+	}
+	r := simproto.Request(dgram)
+	m := bytes.Clone(r.MAD())
+	hdr := mad.MAD(m)
+	req := agent.Request{Port: c.port, DLID: r.DLID(), DestQP: r.DestQP(), MAD: m}
+	var p *pending
+	if !hdr.IsResponse() && expectsResponse(hdr.Method()) {
+		orig := hdr.TransactionID()
+		key := orig&tidLowMask | uint64(c.slot.n)<<48
+		hdr.SetTransactionID(key)
+		p = &pending{client: c, key: key, orig: orig, req: req, dgram: dgram}
+		s.mu.Lock()
+		if c.gone {
+			s.mu.Unlock()
+			s.drop(DropClientGone)
+			return
+		}
+		if old := s.mu.pending[key]; old != nil {
+			old.timer.Stop() // the client resends a request: the new one waits
+		}
+		s.mu.pending[key] = p
+		p.timer = s.clk.AfterFunc(s.cfg.Timeout, func() { s.expire(p) })
+		s.mu.Unlock()
+	}
+	s.st.madsIn.Add(1)
+	if err := h.SendMAD(req); err != nil {
+		s.drop(DropSendFailed)
+		if p != nil && s.forget(p) {
+			s.handBack(p) // no use waiting for it
+		}
+	}
+}
+
+// forget removes p from the outstanding requests, and reports whether it
+// was there.
+func (s *Server) forget(p *pending) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.pending[p.key] != p {
+		return false
+	}
+	p.timer.Stop()
+	delete(s.mu.pending, p.key)
+	return true
+}
+
+// expire runs when p's response is overdue: it resends p, or hands it back.
+func (s *Server) expire(p *pending) {
+	s.mu.Lock()
+	if s.mu.pending[p.key] != p {
+		s.mu.Unlock()
+		return
+	}
+	if p.tries < s.cfg.Retries {
+		p.tries++
+		p.timer = s.clk.AfterFunc(s.cfg.Timeout, func() { s.expire(p) })
+		s.mu.Unlock()
+		s.st.retries.Add(1)
+		if h := s.hca.Load(); h != nil && h.SendMAD(p.req) != nil {
+			s.drop(DropSendFailed)
+		}
+		return
+	}
+	delete(s.mu.pending, p.key)
+	s.mu.Unlock()
+	s.handBack(p)
+}
+
+// handBack gives a request that got no response back to its client with
+// status ETIMEDOUT, as the kernel reports a send that timed out.
+func (s *Server) handBack(p *pending) {
+	s.st.timeouts.Add(1)
+	r := simproto.Request(p.dgram)
+	r.SetStatus(simproto.StatusTimeout)
+	s.toClient(p.client, p.dgram)
+}
+
+// DeliverMAD implements hca.MADClient: it hands a MAD the HCA received for
+// its SM side to the client it is for. A response goes to the client whose
+// request it answers (by TID, whose top 16 bits name the client's slot),
+// with the client's TID put back; anything else (traps, SMInfo, SA
+// requests, reports) goes to the SM client of the port. It never blocks.
+func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
+	if len(o.MAD) < mad.MADSize {
+		s.st.bad.Add(1)
+		return
+	}
+	if s.hca.Load() == nil {
+		s.drop(DropNotAttached)
+		return
+	}
+	m := o.MAD // a fresh buffer we own
+	hdr := mad.MAD(m)
+	var c *client
+	if hdr.IsResponse() {
+		s.mu.Lock()
+		p := s.mu.pending[hdr.TransactionID()]
+		if p != nil {
+			p.timer.Stop()
+			delete(s.mu.pending, p.key)
+		}
+		s.mu.Unlock()
+		if p == nil {
+			s.drop(DropNoRequest)
+			return
+		}
+		hdr.SetTransactionID(p.orig)
+		c = p.client
+	} else {
+		s.mu.Lock()
+		c = s.smLocked(port)
+		s.mu.Unlock()
+		if c == nil {
+			s.drop(DropNoSM)
+			return
+		}
+	}
+	s.toClient(c, simproto.AppendRequest(nil, &simproto.RequestFields{
+		DLID: o.DLID, SLID: o.SLID, DestQP: o.DestQP, SrcQP: o.SrcQP, MAD: m[:mad.MADSize],
+	}))
+}
+
+// toClient queues a datagram for c.
+func (s *Server) toClient(c *client, dgram []byte) {
+	select {
+	case <-c.done:
+		s.drop(DropClientGone)
+		return
+	default:
+	}
+	select {
+	case c.out <- dgram:
+	default:
+		s.drop(DropQueueFull)
+	}
+}
+
+// writer writes c's datagrams until c disconnects, then frees its slot.
+func (s *Server) writer(c *client) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		if c.slot.cl == c {
+			c.slot.cl = nil
+		}
+		s.mu.Unlock()
+		for range len(c.out) {
+			<-c.out
+			s.drop(DropClientGone)
+		}
+	}()
+	for {
+		select {
+		case <-c.done:
+			return
+		case b := <-c.out:
+			s.write(c, b)
+		}
+	}
+}
+
+func (s *Server) write(c *client, b []byte) {
+	conn := c.slot.conn
+	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := conn.Write(b)
+	switch {
+	case err == nil:
+		s.st.madsOut.Add(1)
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN):
+		// The client died without a Disconnect, as ibsim finds them.
+		s.drop(DropWriteFailed)
+		s.st.dead.Add(1)
+		s.disconnect(c, "dead")
+	default:
+		s.drop(DropWriteFailed)
+	}
+}

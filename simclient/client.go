@@ -1,0 +1,397 @@
+package simclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"ibfab/madport"
+	"ibfab/simproto"
+	"ibfab/wire/mad"
+)
+
+// Defaults Dial fills in for zero Config fields.
+const (
+	DefaultCtlTimeout = 5 * time.Second
+	DefaultRecvQueue  = 4096
+	// waitRetry is how often Dial with Wait tries a server that is not
+	// there yet.
+	waitRetry = 50 * time.Millisecond
+)
+
+// Errors.
+var (
+	// ErrRefused: the server answered a control message with an error
+	// (no free slot, unknown node, an SM already attached, ...).
+	ErrRefused = errors.New("simclient: refused by the server")
+	// ErrCtlTimeout: no answer to a control message in time.
+	ErrCtlTimeout = errors.New("simclient: no answer from the server")
+	// ErrMAD: a MAD of the wrong size.
+	ErrMAD = errors.New("simclient: bad MAD")
+)
+
+// Config says where and how to attach.
+type Config struct {
+	// Name is the socket base name; "" means $IBSIM_SOCKNAME, else "sim".
+	Name string
+	// NodeID asks ibsim to attach at that node (its name or description),
+	// as umad2sim's SIM_HOST does; "" means the server's default port.
+	NodeID string
+	// IsSM connects as the subnet manager; the server refuses when it
+	// already has one. SetIsSM does the same later.
+	IsSM bool
+	// Wait makes Dial keep trying, until ctx ends, while the server is not
+	// there yet (as umad2sim waits for ibsim); otherwise Dial fails at once.
+	Wait bool
+	// CtlTimeout bounds each control round trip; 0 means DefaultCtlTimeout.
+	CtlTimeout time.Duration
+	// RecvQueue is how many received MADs wait for Recv; 0 means
+	// DefaultRecvQueue.
+	RecvQueue int
+}
+
+// Stats counts what the client saw.
+type Stats struct {
+	Sent        uint64 `json:"sent"`
+	Received    uint64 `json:"received"`     // queued for Recv
+	TimedOut    uint64 `json:"timed_out"`    // of Received, handed back with StatusTimeout
+	QueueDrops  uint64 `json:"queue_drops"`  // dropped: Recv too far behind
+	BadMessages uint64 `json:"bad_messages"` // datagrams of the wrong size or sender
+	StaleCtl    uint64 `json:"stale_ctl"`    // control answers to an earlier, timed-out message
+}
+
+// Client is one attachment to an ibsim-protocol server. It implements
+// madport.Port; all methods are safe for concurrent use.
+type Client struct {
+	base    string
+	id      uint32 // our id: the number in our socket names
+	slot    uint32 // the server's client id
+	node    string // where the server attached us
+	ctlTO   time.Duration
+	ctl     *net.UnixConn // connected to "<base>:ctl"
+	data    *net.UnixConn // "<base>:in<id>", unconnected
+	outAddr *net.UnixAddr // "<base>:out<slot>"
+	outName string
+	recv    chan madport.MAD
+	done    chan struct{}
+	readerx chan struct{} // closed when the reader has returned
+	tids    tidMemo
+
+	ctlMu     sync.Mutex
+	closeOnce sync.Once
+	closed    atomic.Bool
+
+	sent, received, timedOut, queueDrops, bad, staleCtl atomic.Uint64
+}
+
+var _ madport.Port = (*Client)(nil)
+
+// idSeq numbers the clients of this process: the k-th gets pid + k<<22.
+var idSeq atomic.Uint32
+
+const (
+	pidBits = 22 // Linux pids are below 2^22
+	maxIDs  = 1 << (31 - pidBits)
+)
+
+// Dial attaches to the server named by cfg in the calling thread's network
+// namespace.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	base := cfg.Name
+	if base == "" {
+		base = simproto.BaseFromEnv()
+	}
+	c := &Client{base: base, ctlTO: cfg.CtlTimeout, done: make(chan struct{}), readerx: make(chan struct{})}
+	if c.ctlTO <= 0 {
+		c.ctlTO = DefaultCtlTimeout
+	}
+	q := cfg.RecvQueue
+	if q <= 0 {
+		q = DefaultRecvQueue
+	}
+	c.recv = make(chan madport.MAD, q)
+	c.tids.init()
+	if err := c.bind(ctx, cfg.Wait); err != nil {
+		return nil, err
+	}
+	var req simproto.CtlFields
+	req.Type, req.Len = simproto.CtlConnect, simproto.ClientInfoSize
+	ci := simproto.ClientInfo{ID: c.id, IsSM: cfg.IsSM, NodeID: cfg.NodeID}
+	ci.Encode(req.Data[:])
+	resp, err := c.roundTrip(&req)
+	if err != nil {
+		c.ctl.Close()
+		c.data.Close()
+		return nil, fmt.Errorf("simclient: connecting to %q: %w", simproto.CtlName(base), err)
+	}
+	got, err := simproto.DecodeClientInfo(resp.Data[:])
+	if err != nil {
+		c.ctl.Close()
+		c.data.Close()
+		return nil, fmt.Errorf("simclient: connect answer: %w", err)
+	}
+	c.slot, c.node = got.ID, got.NodeID
+	c.outName = simproto.OutName(base, c.slot)
+	c.outAddr = simproto.Addr(c.outName)
+	go c.reader()
+	return c, nil
+}
+
+// bind opens the client's two sockets under a free id and connects the
+// control socket to the server's.
+func (c *Client) bind(ctx context.Context, wait bool) error {
+	pid := uint32(os.Getpid())
+	var lastErr error
+	for range maxIDs {
+		k := idSeq.Add(1) - 1
+		if k >= maxIDs {
+			break
+		}
+		id := pid + k<<pidBits
+		data, err := net.ListenUnixgram("unixgram", simproto.Addr(simproto.InName(c.base, id)))
+		if err != nil {
+			lastErr = err
+			if errors.Is(err, syscall.EADDRINUSE) {
+				continue // someone else's name: take the next id
+			}
+			return fmt.Errorf("simclient: %w", err)
+		}
+		for {
+			ctl, err := net.DialUnix("unixgram", simproto.Addr(simproto.ClientCtlName(c.base, id)), simproto.Addr(simproto.CtlName(c.base)))
+			if err == nil {
+				c.id, c.data, c.ctl = id, data, ctl
+				return nil
+			}
+			if errors.Is(err, syscall.EADDRINUSE) {
+				lastErr = err
+				break
+			}
+			if !wait || !errors.Is(err, syscall.ECONNREFUSED) {
+				data.Close()
+				return fmt.Errorf("simclient: no server at %q: %w", simproto.CtlName(c.base), err)
+			}
+			select {
+			case <-ctx.Done():
+				data.Close()
+				return fmt.Errorf("simclient: waiting for %q: %w", simproto.CtlName(c.base), ctx.Err())
+			case <-time.After(waitRetry):
+			}
+		}
+		data.Close()
+	}
+	return fmt.Errorf("simclient: no free client id: %w", lastErr)
+}
+
+// roundTrip sends one control message and returns the server's answer to
+// it.
+func (c *Client) roundTrip(req *simproto.CtlFields) (simproto.CtlFields, error) {
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	req.ClientID = c.slot
+	if _, err := c.ctl.Write(simproto.AppendCtl(nil, req)); err != nil {
+		return simproto.CtlFields{}, fmt.Errorf("%v: %w", req.Type, err)
+	}
+	if err := c.ctl.SetReadDeadline(time.Now().Add(c.ctlTO)); err != nil {
+		return simproto.CtlFields{}, err
+	}
+	buf := make([]byte, 2*simproto.CtlSize)
+	for {
+		n, err := c.ctl.Read(buf)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return simproto.CtlFields{}, fmt.Errorf("%v: %w within %v", req.Type, ErrCtlTimeout, c.ctlTO)
+			}
+			return simproto.CtlFields{}, fmt.Errorf("%v: %w", req.Type, err)
+		}
+		resp, err := simproto.DecodeCtl(buf[:n])
+		if err != nil {
+			c.bad.Add(1)
+			continue
+		}
+		switch resp.Type {
+		case req.Type:
+			return resp, nil
+		case simproto.CtlError:
+			return resp, fmt.Errorf("%v: %w", req.Type, ErrRefused)
+		}
+		c.staleCtl.Add(1) // the answer to a message that timed out before
+	}
+}
+
+// ctlQuery runs a control query of type t with data in and returns the
+// answer's data.
+func (c *Client) ctlQuery(t simproto.CtlType, in []byte) ([simproto.CtlDataSize]byte, error) {
+	if c.closed.Load() {
+		return [simproto.CtlDataSize]byte{}, madport.ErrClosed
+	}
+	req := simproto.CtlFields{Type: t, Len: uint32(len(in))}
+	copy(req.Data[:], in)
+	resp, err := c.roundTrip(&req)
+	if err != nil {
+		return [simproto.CtlDataSize]byte{}, fmt.Errorf("simclient: %w", err)
+	}
+	return resp.Data, nil
+}
+
+// Slot returns the client id the server gave this client.
+func (c *Client) Slot() uint32 { return c.slot }
+
+// NodeID returns the name of the node the server attached this client at.
+func (c *Client) NodeID() string { return c.node }
+
+// Send hands one MAD to the server.
+func (c *Client) Send(m madport.MAD) error {
+	if c.closed.Load() {
+		return madport.ErrClosed
+	}
+	if len(m.Data) != madport.MADSize {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrMAD, len(m.Data), madport.MADSize)
+	}
+	f := simproto.RequestFields{DLID: m.LID, DestQP: m.QP, MAD: m.Data}
+	if m.LID == mad.PermissiveLID {
+		f.SLID = mad.PermissiveLID
+	}
+	h := mad.MAD(m.Data)
+	if !h.MgmtClass().IsSubn() {
+		f.SrcQP = 1
+	}
+	if !h.IsResponse() {
+		c.tids.remember(h.TransactionID())
+	}
+	if _, err := c.data.WriteToUnix(simproto.AppendRequest(nil, &f), c.outAddr); err != nil {
+		if c.closed.Load() {
+			return madport.ErrClosed
+		}
+		return fmt.Errorf("simclient: send: %w", err)
+	}
+	c.sent.Add(1)
+	return nil
+}
+
+// reader queues what the server sends until the socket is closed.
+func (c *Client) reader() {
+	defer close(c.readerx)
+	buf := make([]byte, 2*simproto.RequestSize)
+	for {
+		n, from, err := c.data.ReadFromUnix(buf)
+		if err != nil {
+			if c.closed.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			c.bad.Add(1)
+			continue
+		}
+		if simproto.AddrName(from) != c.outName {
+			c.bad.Add(1) // not our server's socket
+			continue
+		}
+		r, err := simproto.DecodeRequest(buf[:n])
+		if err != nil {
+			c.bad.Add(1)
+			continue
+		}
+		h := mad.MAD(r.MAD)
+		if hi, ok := c.tids.recall(h.TransactionID(), h.IsResponse() || r.Status != 0); ok {
+			h.SetTransactionID(h.TransactionID()&tidLowMask | uint64(hi)<<48)
+		}
+		m := madport.MAD{LID: r.SLID, QP: r.SrcQP, Data: r.MAD, Status: int(r.Status)}
+		select {
+		case c.recv <- m:
+			c.received.Add(1)
+			if r.Status == simproto.StatusTimeout {
+				c.timedOut.Add(1)
+			}
+		default:
+			c.queueDrops.Add(1)
+		}
+	}
+}
+
+// Recv returns the next MAD the server sent.
+func (c *Client) Recv(ctx context.Context) (madport.MAD, error) {
+	select {
+	case <-c.done:
+		return madport.MAD{}, madport.ErrClosed
+	default:
+	}
+	select {
+	case m := <-c.recv:
+		return m, nil
+	case <-ctx.Done():
+		return madport.MAD{}, ctx.Err()
+	case <-c.done:
+		return madport.MAD{}, madport.ErrClosed
+	}
+}
+
+// Info returns the local port's identity and state, from the server's
+// NodeInfo and PortInfo of the port.
+func (c *Client) Info() (madport.Info, error) {
+	nd, err := c.ctlQuery(simproto.CtlGetNodeInfo, nil)
+	if err != nil {
+		return madport.Info{}, err
+	}
+	pd, err := c.ctlQuery(simproto.CtlGetPortInfo, []byte{0}) // 0: our port
+	if err != nil {
+		return madport.Info{}, err
+	}
+	ni, pi := mad.NodeInfo(nd[:]), mad.PortInfo(pd[:])
+	info := madport.Info{
+		NodeGUID: ni.NodeGUID(),
+		PortGUID: ni.PortGUID(),
+		PortNum:  pi.LocalPortNum(),
+		LID:      pi.LID(),
+		SMLID:    pi.MasterSMLID(),
+		State:    uint8(pi.PortState()),
+	}
+	if ni.NodeType() == mad.NodeTypeCA && info.PortGUID == info.NodeGUID {
+		// ibsim answers with the node's stored NodeInfo, whose PortGUID is
+		// the node GUID; its CA ports are NodeGUID+port.
+		info.PortGUID = info.NodeGUID + uint64(info.PortNum)
+	}
+	return info, nil
+}
+
+// SetIsSM sets or clears the IsSM capability of the port.
+func (c *Client) SetIsSM(on bool) error {
+	var d [simproto.IsSMSize]byte
+	simproto.EncodeIsSM(d[:], on)
+	_, err := c.ctlQuery(simproto.CtlSetIsSM, d[:])
+	return err
+}
+
+// Close says Disconnect to the server and releases the sockets. Pending and
+// later Recvs return madport.ErrClosed.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		// Best effort: a server that is gone does not answer.
+		c.ctlMu.Lock()
+		c.ctlTO = min(c.ctlTO, time.Second)
+		c.ctlMu.Unlock()
+		_, err = c.roundTrip(&simproto.CtlFields{Type: simproto.CtlDisconnect})
+		if errors.Is(err, ErrCtlTimeout) {
+			err = nil
+		}
+		c.closed.Store(true)
+		close(c.done)
+		err = errors.Join(err, c.ctl.Close(), c.data.Close())
+		<-c.readerx
+	})
+	return err
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Sent: c.sent.Load(), Received: c.received.Load(), TimedOut: c.timedOut.Load(),
+		QueueDrops: c.queueDrops.Load(), BadMessages: c.bad.Load(), StaleCtl: c.staleCtl.Load(),
+	}
+}
