@@ -24,7 +24,13 @@ var (
 	buildErr  error
 )
 
-// BuildBinaries builds ibswitch and ibhca once per test process into a
+// Bin returns the path of a binary BuildBinaries built.
+func Bin(tb testing.TB, name string) string {
+	BuildBinaries(tb)
+	return filepath.Join(buildDir, name)
+}
+
+// BuildBinaries builds ibswitch, ibhca and ibsm once per test process into a
 // temporary directory and points the harness at it (harness.BinEnv).
 func BuildBinaries(tb testing.TB) {
 	tb.Helper()
@@ -33,7 +39,7 @@ func BuildBinaries(tb testing.TB) {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return

@@ -44,8 +44,8 @@ const (
 // feeds it rare: an idle fabric of hundreds of processes then costs almost
 // no CPU.
 const (
-	DefaultLiveness  = 3 * time.Second
-	DefaultKeepalive = time.Second
+	DefaultLiveness  = 6 * time.Second
+	DefaultKeepalive = 2 * time.Second
 )
 
 // RunDir is where fabrics keep their state; a node's control socket is

@@ -1,0 +1,216 @@
+// Command ibsm is ibfab's subnet manager (package sm) on one port:
+//
+//	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F]
+//	ibsm routes --dump --port SPEC [flags]
+//
+// SPEC names the port: "fake[:TOPOFILE]" is an in-memory fabric of agents
+// (the built-in default fabric without a file), with the SM on its first
+// node; other schemes (sim[:NAME], umad:CA:PORT) come from the packages
+// that register them with sm.RegisterPort. ibsm sweeps and prints each
+// sweep's phase times and SMP counts, as text or (--json) one JSON object
+// per line; with --once it stops after the first sweep, else it watches
+// the subnet until interrupted. It exits non-zero, with the reason on
+// stderr, when the subnet could not be brought up. "routes --dump" brings
+// the subnet up once and prints every switch's forwarding table in the
+// layout of ibroute.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"ibfab/sm"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the subnet is not up, or the port failed
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [flags]
+       ibsm routes --dump --port SPEC [flags]`
+
+// options are the command line.
+type options struct {
+	port      string
+	once      bool
+	json      bool
+	dump      bool
+	cfg       sm.Config
+	seed      uint64
+	lmc, vls  uint
+	priority  uint
+	routesCmd bool
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	if len(args) > 0 && args[0] == "routes" {
+		o.routesCmd = true
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("ibsm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, synopsis)
+		fmt.Fprintf(stderr, "\nport schemes: %s; routing engines: %s\n\nflags:\n",
+			strings.Join(sm.PortSchemes(), ", "), strings.Join(sm.Engines(), ", "))
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (fake[:TOPOFILE], sim[:NAME], umad:CA:PORT)")
+	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
+	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
+	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")
+	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts")
+	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
+	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
+	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once")
+	fs.DurationVar(&o.cfg.Timeout, "timeout", sm.DefaultTimeout, "time to wait for each SMP's answer")
+	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
+	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
+	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")
+	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
+	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
+	fs.StringVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent choice: last, first or random")
+	fs.StringVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa tie-break: keep-old or random")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.port == "":
+		return nil, errors.New("--port is required")
+	case o.routesCmd && !o.dump:
+		return nil, errors.New("routes: say --dump")
+	case !o.routesCmd && o.dump:
+		return nil, errors.New("--dump belongs to 'ibsm routes'")
+	case o.lmc > 7 || o.priority > 15 || o.vls > 5:
+		return nil, errors.New("--lmc is 0-7, --priority 0-15, --op-vls 1-5")
+	}
+	o.cfg.LMC, o.cfg.Priority, o.cfg.OpVLs = uint8(o.lmc), uint8(o.priority), uint8(o.vls)
+	o.cfg.Options.Seed = o.seed
+	if o.cfg.Retries == 0 {
+		o.cfg.Retries = -1 // the flag's 0 means none; Config's 0 means the default
+	}
+	return o, nil
+}
+
+// run is ibsm with the given arguments; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm: %v\n%s\n", err, synopsis)
+		return exitUsage
+	}
+	port, err := sm.OpenPort(o.port)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm: %v\n", err)
+		return exitFailure
+	}
+	defer port.Close()
+	s, err := sm.New(port, o.cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm: %v\n", err)
+		return exitFailure
+	}
+	defer s.Close()
+
+	if o.once || o.routesCmd {
+		res, err := s.Sweep(ctx)
+		if res != nil && !o.routesCmd {
+			report(stdout, res, o.json)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm: %v\n", err)
+			return exitFailure
+		}
+		if o.routesCmd && s.Routes() != nil {
+			if err := sm.DumpRoutes(stdout, &s.Subnet().Fabric, s.Routes()); err != nil {
+				fmt.Fprintf(stderr, "ibsm: %v\n", err)
+				return exitFailure
+			}
+		}
+		if !res.SubnetUp {
+			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
+			return exitFailure
+		}
+		return exitOK
+	}
+	up := false
+	err = s.Run(ctx, func(res *sm.Result) {
+		report(stdout, res, o.json)
+		up = res.SubnetUp
+		if !up {
+			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
+		}
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "ibsm: %v\n", err)
+		return exitFailure
+	}
+	if !up {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// report prints one sweep.
+func report(w io.Writer, res *sm.Result, asJSON bool) {
+	if asJSON {
+		b, err := json.Marshal(res)
+		if err != nil {
+			fmt.Fprintf(w, "{\"event\":\"error\",\"error\":%q}\n", err.Error())
+			return
+		}
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	state := "subnet up"
+	if !res.SubnetUp {
+		state = "subnet NOT up"
+	}
+	fmt.Fprintf(w, "sweep %d: %s: %d switches, %d CAs, %d links, SM %s at LID %d\n",
+		res.Sweep, state, res.Switches, res.HCAs, res.Links, res.SMState, res.SMLID)
+	if res.EntriesComputed > 0 || res.LFTEntries > 0 {
+		fmt.Fprintf(w, "  routing %s: %d entries computed", res.Routing, res.EntriesComputed)
+		if res.DefaultPorts > 0 {
+			fmt.Fprintf(w, " and %d default ports", res.DefaultPorts)
+		}
+		fmt.Fprintf(w, ", %d LFT entries up to LID %d, deadlock-free %v\n", res.LFTEntries, res.MaxLID, res.DeadlockFree)
+	}
+	for _, p := range res.Phases {
+		fmt.Fprintf(w, "  %-13s %10.3f ms %7d SMPs", p.Name, p.Ms, p.SMPs)
+		if p.Retries > 0 || p.Timeouts > 0 {
+			fmt.Fprintf(w, " (%d retries, %d timeouts)", p.Retries, p.Timeouts)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  %-13s %10.3f ms %7d SMPs\n", "total", res.MsTotal, res.SMPsTotal)
+	for _, x := range res.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", x)
+	}
+	if !res.SubnetUp {
+		fmt.Fprintf(w, "  reason: %s\n", res.Reason)
+	}
+}

@@ -1,0 +1,114 @@
+package sm
+
+import (
+	"fmt"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/wire/mad"
+)
+
+// Defaults New fills in for zero Config fields.
+const (
+	DefaultWindow        = 16
+	DefaultTimeout       = 200 * time.Millisecond
+	DefaultRetries       = 3
+	DefaultRouting       = "updn-pira"
+	DefaultSweepInterval = 10 * time.Second
+	DefaultOpVLs         = 3  // VL0-VL3
+	DefaultSubnetTimeOut = 18 // 4.096 µs × 2^18 ≈ 1 s
+	DefaultPriority      = 0
+	DefaultVLArbWeight   = 64 // 64 × 64 bytes per low-priority turn
+)
+
+// Config is an SM's configuration. Zero fields take the defaults.
+type Config struct {
+	// Transactions.
+	Window  int           // SMPs in flight at once
+	Timeout time.Duration // per attempt
+	Retries int           // resends after the first attempt; -1 for none
+	MKey    uint64        // M_Key carried by every SMP
+	TIDHigh uint32        // the upper half of every TID (0: a fixed value)
+
+	// Clock schedules timeouts and the sweep interval; nil means the
+	// port's own clock when it has one (see ClockPort), else the wall
+	// clock. Phase times are always wall-clock time.
+	Clock clock.Clock
+
+	// LIDs.
+	LMC     uint8  // LIDs per CA port: 2^LMC; switches get one LID
+	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
+
+	// Routing.
+	Routing string         // engine name; see Engines
+	Options RoutingOptions // engine options
+	// AllowCreditLoops lets an engine that does not promise deadlock
+	// freedom (minhop) distribute a route set whose channel dependency
+	// graph has a cycle; the sweep still reports it.
+	AllowCreditLoops bool
+
+	// Port configuration.
+	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
+	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
+	VLArbWeight   uint8 // weight of each data VL in the low-priority table
+
+	// SMInfo.
+	Priority uint8  // 0..15; higher wins the election
+	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it
+
+	// SweepInterval is the period of the light sweeps Run makes.
+	SweepInterval time.Duration
+}
+
+func (c *Config) normalize() error {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case c.Retries == 0:
+		c.Retries = DefaultRetries
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.TIDHigh == 0 {
+		c.TIDHigh = 0x1b5a // arbitrary, fixed: TIDs are reproducible
+	}
+	if c.Routing == "" {
+		c.Routing = DefaultRouting
+	}
+	if c.OpVLs == 0 {
+		c.OpVLs = DefaultOpVLs
+	}
+	if c.SubnetTimeOut == 0 {
+		c.SubnetTimeOut = DefaultSubnetTimeOut
+	}
+	if c.VLArbWeight == 0 {
+		c.VLArbWeight = DefaultVLArbWeight
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
+	switch {
+	case c.Window < 1:
+		return fmt.Errorf("%w: window %d", ErrConfig, c.Window)
+	case c.Timeout < 0:
+		return fmt.Errorf("%w: timeout %v", ErrConfig, c.Timeout)
+	case c.LMC > 7:
+		return fmt.Errorf("%w: LMC %d, want 0 to 7", ErrConfig, c.LMC)
+	case mad.NumDataVLs(c.OpVLs) == 0:
+		return fmt.Errorf("%w: OperationalVLs code %d, want 1 to 5", ErrConfig, c.OpVLs)
+	case c.SubnetTimeOut > 31:
+		return fmt.Errorf("%w: SubnetTimeOut %d, want 0 to 31", ErrConfig, c.SubnetTimeOut)
+	case c.Priority > 15:
+		return fmt.Errorf("%w: priority %d, want 0 to 15", ErrConfig, c.Priority)
+	case c.SweepInterval < 0:
+		return fmt.Errorf("%w: sweep interval %v", ErrConfig, c.SweepInterval)
+	}
+	if _, err := NewEngine(c.Routing, c.Options); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}

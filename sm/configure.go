@@ -1,0 +1,355 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Distribution and activation. Distribution reads every NodeDescription
+// and writes what a switch needs to forward: SwitchInfo (LinearFDBTop, and
+// PortStateChange cleared), the LFT blocks up to the top LID, the SLtoVL
+// tables and the VL arbitration tables. Activation then configures every
+// cabled port (NeighborMTU and OperationalVLs from both ends, and on CA
+// ports the LID and SM fields) while moving it from Init to Armed, and
+// once every port is Armed, sets them Active. All of it is directed-route.
+//
+// The SM keeps a shadow of what it wrote to each device, and a later sweep
+// sends only what differs: the LFT blocks that changed, ports whose
+// configuration changed. On the first sweep every block and table goes.
+
+// shadowKey names one attribute instance written to a device, through
+// one of its ports (a CA's tables are per port).
+type shadowKey struct {
+	guid uint64
+	port int
+	attr mad.AttrID
+	mod  uint32
+}
+
+// portPlan is what activation wants for one port.
+type portPlan struct {
+	node, port int
+	mtu        mad.MTU
+	vls        uint8 // OperationalVLs code
+}
+
+// plan returns the cabled ports of sn with their MTU and VLs: the smaller
+// capability of the two ends, VLs capped by the configuration.
+func (s *SM) plan(sn *Subnet) []portPlan {
+	var out []portPlan
+	t := sn.Topo
+	for _, l := range t.Links() {
+		for _, end := range []topologies.PortRef{l.A, l.B} {
+			peer := l.B
+			if end == l.B {
+				peer = l.A
+			}
+			if !sn.Have[end.Node][end.Port] || !sn.Have[peer.Node][peer.Port] {
+				continue
+			}
+			a, b := sn.PortInfo[end.Node][end.Port], sn.PortInfo[peer.Node][peer.Port]
+			mtu := min(a.MTUCap, b.MTUCap)
+			vls := min(a.VLCap, b.VLCap, s.cfg.OpVLs)
+			if mad.NumDataVLs(vls) == 0 {
+				vls = 1
+			}
+			out = append(out, portPlan{node: end.Node, port: end.Port, mtu: mtu, vls: vls})
+		}
+	}
+	slices.SortFunc(out, func(a, b portPlan) int {
+		if a.node != b.node {
+			return a.node - b.node
+		}
+		return a.port - b.port
+	})
+	return out
+}
+
+// path returns the directed route to port p of node i.
+func (sn *Subnet) path(i, p int) []uint8 {
+	if sn.Topo.Node(i).Type != topologies.Switch && p < len(sn.PortPaths[i]) && sn.PortPaths[i][p] != nil {
+		return sn.PortPaths[i][p]
+	}
+	return sn.Paths[i]
+}
+
+// sendIfChanged sets an attribute unless the shadow says the device holds
+// data already, and reports whether it did; the shadow is updated when
+// the Set succeeds.
+func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint32, data []byte, fail func(error)) bool {
+	k := shadowKey{sn.Topo.Node(node).GUID, port, attr, mod}
+	if old, ok := s.shadow[k]; ok && slices.Equal(old, data) {
+		return false
+	}
+	s.tx.set(request{dr: true, path: sn.path(node, port), attr: attr, mod: mod, data: data}, func(r *response) {
+		if r.err != nil {
+			fail(r.err)
+			return
+		}
+		s.shadow[k] = data
+	})
+	return true
+}
+
+// distribute sends descriptions, switch tables, SLtoVL and VL arbitration.
+func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result) error {
+	t := sn.Topo
+	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
+	for i := range t.NumNodes() {
+		s.tx.get(request{dr: true, path: sn.Paths[i], attr: mad.AttrNodeDescription}, func(r *response) {
+			if r.err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", t.Node(i).Name, r.err))
+				return
+			}
+			t.Node(i).Description = cleanDescription(mad.NodeDescription(r.data).Text())
+		})
+	}
+	vlsOf := map[[2]int]uint8{}
+	for _, p := range plan {
+		vlsOf[[2]int{p.node, p.port}] = p.vls
+	}
+	for _, sw := range sn.Switches() {
+		name := t.Node(sw).Name
+		s.fixPort0(sn, sw, problem)
+		si := sn.Switch[sw]
+		if int(rt.MaxLID) >= int(si.LinearFDBCap) {
+			problem("%s holds %d LFT entries, LIDs go up to %d", name, si.LinearFDBCap, rt.MaxLID)
+			continue
+		}
+		if si.LinearFDBTop != rt.MaxLID || si.PortStateChange {
+			want := si
+			want.LinearFDBTop = rt.MaxLID
+			want.PortStateChange = true // writing 1 clears it
+			s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo,
+				data: mad.AppendSwitchInfo(nil, &want)}, func(r *response) {
+				if r.err != nil {
+					problem("SwitchInfo of %s: %v", name, r.err)
+					return
+				}
+				got := mad.SwitchInfo(r.data).Fields()
+				if got.LinearFDBTop != rt.MaxLID {
+					problem("%s took LinearFDBTop %d, asked for %d", name, got.LinearFDBTop, rt.MaxLID)
+				}
+				sn.Switch[sw] = got
+			})
+		}
+		for b := 0; b <= int(rt.MaxLID)/mad.LFTEntriesPerBlock; b++ {
+			block := make([]byte, mad.LFTEntriesPerBlock)
+			for k := range block {
+				lid := b*mad.LFTEntriesPerBlock + k
+				block[k] = mad.LFTNoPort
+				if lid <= int(rt.MaxLID) {
+					block[k] = rt.LFT[sw][lid]
+				}
+			}
+			if s.sendIfChanged(sn, sw, 0, mad.AttrLinearFwdTbl, uint32(b), block, func(err error) {
+				problem("LFT block %d of %s: %v", b, name, err)
+			}) {
+				res.LFTBlocks++
+			}
+		}
+		s.switchSL2VL(sn, sw, vlsOf, problem)
+	}
+	for _, p := range plan {
+		if !sn.IsSwitch(p.node) {
+			s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
+				problem("SLtoVL of %s port %d: %v", t.Node(p.node).Name, p.port, err)
+			})
+		}
+		s.vlArb(sn, p, problem)
+	}
+	return s.tx.run(ctx)
+}
+
+// fixPort0 sets a switch's port 0 to its LID and this SM's, when
+// discovery found it configured otherwise (by another SM, or with a LID
+// another port has).
+func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
+	cur := sn.PortInfo[sw][0]
+	if !sn.Have[sw][0] || s.mgmtOK(sn, sw, 0, &cur) {
+		return
+	}
+	pi := forSet(cur)
+	s.setMgmt(sn, sw, 0, &pi)
+	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrPortInfo, data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+		if r.err != nil {
+			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.err)
+			return
+		}
+		sn.PortInfo[sw][0] = mad.PortInfo(r.data).Fields()
+	})
+}
+
+// mgmtOK reports whether end port p of node i holds its LID and this SM's.
+func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
+	return pi.LID == sn.LID[i][p] && pi.LMC == sn.LMC[i][p] && pi.MasterSMLID == sn.SMLID &&
+		pi.SubnetTimeOut == s.cfg.SubnetTimeOut
+}
+
+// setMgmt writes the LID fields of end port p of node i into pi.
+func (s *SM) setMgmt(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
+	pi.LID, pi.LMC, pi.MasterSMLID = sn.LID[i][p], sn.LMC[i][p], sn.SMLID
+	pi.SubnetTimeOut = s.cfg.SubnetTimeOut
+}
+
+// sl2vl returns the SLtoVL table spreading the 16 SLs over the data VLs
+// of code vls: SL s on VL s mod n.
+func sl2vl(vls uint8) []byte {
+	var f mad.SLtoVLMappingTableFields
+	n := mad.NumDataVLs(vls)
+	for sl := range f.VL {
+		f.VL[sl] = uint8(sl % n)
+	}
+	return mad.AppendSLtoVLMappingTable(nil, &f)
+}
+
+// switchSL2VL writes a switch's SLtoVL tables: one Set for every
+// (input, output) pair when its ports all run the same VLs and the switch
+// takes the all-ports modifiers, else one per output port (for every
+// input) or, without them, one per pair.
+func (s *SM) switchSL2VL(sn *Subnet, sw int, vlsOf map[[2]int]uint8, problem func(string, ...any)) {
+	n := sn.Topo.Node(sw)
+	ports := []int{0}
+	minVLs := uint8(0)
+	same := true
+	for p := 1; p <= n.NumPorts; p++ {
+		v, ok := vlsOf[[2]int{sw, p}]
+		if !ok {
+			continue
+		}
+		ports = append(ports, p)
+		if minVLs != 0 && v != minVLs {
+			same = false
+		}
+		if minVLs == 0 || v < minVLs {
+			minVLs = v
+		}
+	}
+	if minVLs == 0 {
+		minVLs = 1
+	}
+	vlsAt := func(p int) uint8 {
+		if v, ok := vlsOf[[2]int{sw, p}]; ok {
+			return v
+		}
+		return minVLs // port 0
+	}
+	set := func(m mad.SLtoVLModifier, vls uint8) {
+		s.sendIfChanged(sn, sw, 0, mad.AttrSLtoVLMapping, m.Modifier(), sl2vl(vls), func(err error) {
+			problem("SLtoVL %#x of %s: %v", m.Modifier(), n.Name, err)
+		})
+	}
+	optimized := sn.Switch[sw].OptimizedSLtoVLMappingProgramming != 0
+	switch {
+	case optimized && same:
+		set(mad.SLtoVLModifier{AllInPorts: true, AllOutPorts: true}, minVLs)
+	case optimized:
+		for _, out := range ports {
+			set(mad.SLtoVLModifier{AllInPorts: true, OutPort: uint8(out)}, vlsAt(out))
+		}
+	default:
+		for _, in := range ports {
+			for _, out := range ports {
+				if in != out {
+					set(mad.SLtoVLModifier{InPort: uint8(in), OutPort: uint8(out)}, vlsAt(out))
+				}
+			}
+		}
+	}
+}
+
+// vlArb writes the arbitration tables of a port that runs more than one
+// data VL: every data VL once in the low-priority table with the
+// configured weight, an empty high-priority table.
+func (s *SM) vlArb(sn *Subnet, p portPlan, problem func(string, ...any)) {
+	n := mad.NumDataVLs(p.vls)
+	if n < 2 {
+		return
+	}
+	pi := sn.PortInfo[p.node][p.port]
+	var low, high mad.VLArbitrationTableFields
+	for vl := range min(n, mad.VLArbEntriesPerBlock) {
+		low.Entries[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: s.cfg.VLArbWeight}
+	}
+	for _, b := range []struct {
+		blk  mad.VLArbBlock
+		cap  uint8
+		data mad.VLArbitrationTableFields
+	}{{mad.VLArbLow0, pi.VLArbitrationLowCap, low}, {mad.VLArbHigh0, pi.VLArbitrationHighCap, high}} {
+		if b.cap == 0 {
+			continue
+		}
+		mod := mad.VLArbModifier(b.blk, uint8(p.port))
+		s.sendIfChanged(sn, p.node, p.port, mad.AttrVLArbitration, mod, mad.AppendVLArbitrationTable(nil, &b.data), func(err error) {
+			problem("VLArbitration %v of %s port %d: %v", b.blk, sn.Topo.Node(p.node).Name, p.port, err)
+		})
+	}
+}
+
+// activate configures every planned port while arming it, then activates
+// them all.
+func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Result) error {
+	t := sn.Topo
+	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
+	for _, want := range []mad.PortState{mad.PortStateArmed, mad.PortStateActive} {
+		for _, p := range plan {
+			cur := sn.PortInfo[p.node][p.port]
+			pi := forSet(cur)
+			pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
+			pi.VLHighLimit = 0
+			pi.MKey = s.cfg.MKey // a protected port may have read it back as 0
+			mgmt := !sn.IsSwitch(p.node)
+			if mgmt {
+				s.setMgmt(sn, p.node, p.port, &pi)
+			}
+			state := cur.PortState
+			switch {
+			case want == mad.PortStateArmed && state == mad.PortStateInit:
+				pi.PortState = mad.PortStateArmed
+			case want == mad.PortStateActive && state == mad.PortStateArmed:
+				pi.PortState = mad.PortStateActive
+			case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == 0 &&
+				(!mgmt || s.mgmtOK(sn, p.node, p.port, &cur)):
+				continue // configured already, nothing to move
+			case want == mad.PortStateActive:
+				continue // configured with the Armed pass
+			}
+			if state == mad.PortStateDown {
+				problem("%s port %d went Down", t.Node(p.node).Name, p.port)
+				continue
+			}
+			s.tx.set(request{dr: true, path: sn.path(p.node, p.port), attr: mad.AttrPortInfo, mod: uint32(p.port),
+				data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+				if r.err != nil {
+					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.err)
+					return
+				}
+				got := mad.PortInfo(r.data).Fields()
+				if pi.PortState != mad.PortStateNoChange && got.PortState != pi.PortState {
+					problem("%s port %d is %v, asked for %v", t.Node(p.node).Name, p.port, got.PortState, pi.PortState)
+				}
+				sn.PortInfo[p.node][p.port] = got
+			})
+		}
+		if err := s.tx.run(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanDescription makes a NodeDescription fit the topology's rules: no
+// quotes or control characters.
+func cleanDescription(d string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || r == '"' {
+			return ' '
+		}
+		return r
+	}, d)
+}

@@ -1,0 +1,413 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Full discovery, thesis 5.3: every SMP pure directed route, in
+// propagation order (a new SMP goes out as each answer comes in, up to the
+// window). The pattern, which gives the thesis's 97 SMPs on its example
+// network with the SM on a CA:
+//
+//	Get NodeInfo of the SM's own node (empty path)
+//	a new switch:   Get SwitchInfo, Get PortInfo 0..N; once PortInfo 0 is
+//	                in, Set PortInfo 0 (its LID, the SM's LID)
+//	a new CA port:  Get PortInfo; once in, Set PortInfo (LID, SM's LID)
+//	a switch port (or the SM's own port) not Down: Get NodeInfo one hop
+//	                further, out of every such port, the arrival port too
+//	a known node:   record the link only
+//
+// LIDs are given as the PortInfo answers of end ports (switch port 0, CA
+// ports) arrive. A port an SM configured already (a LID and an SM LID)
+// keeps its LID when no other port of this sweep has it, so that neither
+// a restart nor a standby SM moves LIDs; else the port gets the LID the
+// LIDMap holds for its GUID, else the lowest free one. The Set waits for
+// the Get so it carries the port's other fields back unchanged, and is
+// sent during discovery only to a port no SM configured yet, as on the
+// thesis's fresh subnet: an SM does not know yet whether it will be
+// master, and must not reconfigure a subnet another SM runs. What differs
+// on configured ports (an SM LID, a LID taken twice) is set once this SM
+// is master, in distribution and activation.
+//
+// Duplicate GUIDs: a node answering with a known GUID through a port
+// whose link is already known to lead elsewhere, or that was Down, or
+// with another type or port count, is a second device with that GUID. It
+// is reported and not explored. Loops in the cabling are simply nodes met
+// again; a route longer than 63 hops is reported and not extended.
+
+// dnode is a node as discovery learns it.
+type dnode struct {
+	idx    int // order of discovery
+	ni     mad.NodeInfoFields
+	path   []uint8 // directed route from the SM, Path[0] unused
+	ports  []dport
+	si     mad.SwitchInfoFields
+	haveSI bool
+	desc   string
+}
+
+// dport is one port of a dnode.
+type dport struct {
+	pi       mad.PortInfoFields
+	havePI   bool
+	guid     uint64  // port GUID: a CA port's own, a switch's node GUID
+	path     []uint8 // a CA port's own route (through it); switches use the node's
+	lid      uint16
+	lmc      uint8
+	peer     *dnode
+	peerPort int
+	reached  bool // a CA port the SM reached (through it)
+}
+
+// portPath returns the route that addresses port p of n.
+func (n *dnode) portPath(p int) []uint8 {
+	if n.ni.NodeType != mad.NodeTypeSwitch && n.ports[p].path != nil {
+		return n.ports[p].path
+	}
+	return n.path
+}
+
+func (n *dnode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
+
+// discovery is one full discovery run.
+type discovery struct {
+	sm       *SM
+	tx       *txnLayer
+	nodes    []*dnode
+	byGUID   map[uint64]*dnode
+	self     *dnode
+	smPort   int
+	smLID    uint16
+	deferred []func() // LID Sets waiting for the SM's own LID
+	problems []string // fatal: the subnet cannot be brought up as found
+	warnings []string
+}
+
+func (d *discovery) problem(format string, args ...any) {
+	d.problems = append(d.problems, fmt.Sprintf(format, args...))
+}
+
+func (d *discovery) warn(format string, args ...any) {
+	d.warnings = append(d.warnings, fmt.Sprintf(format, args...))
+}
+
+// run discovers the subnet from the SM's port.
+func (d *discovery) run(ctx context.Context) error {
+	d.byGUID = map[uint64]*dnode{}
+	d.sm.lids.beginSweep()
+	d.tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
+		d.onNodeInfo(r, nil, 0)
+	})
+	return d.tx.run(ctx)
+}
+
+func extend(path []uint8, port int) []uint8 {
+	p := make([]uint8, len(path)+1)
+	copy(p, path)
+	p[len(path)] = uint8(port)
+	return p
+}
+
+// onNodeInfo handles the answer to a NodeInfo sent out of port fromPort of
+// from (nil: the SM's own node).
+func (d *discovery) onNodeInfo(r *response, from *dnode, fromPort int) {
+	where := pathString(r.req.path)
+	if r.err != nil {
+		if from == nil {
+			d.problem("the SM's own node does not answer NodeInfo: %v", r.err)
+		} else {
+			d.warn("no NodeInfo through path %s: %v", where, r.err)
+		}
+		return
+	}
+	ni := mad.NodeInfo(r.data).Fields()
+	switch {
+	case ni.NodeType != mad.NodeTypeCA && ni.NodeType != mad.NodeTypeSwitch && ni.NodeType != mad.NodeTypeRouter,
+		ni.NumPorts == 0 || ni.NumPorts > topologies.MaxPorts, ni.NodeGUID == 0,
+		int(ni.LocalPortNum) > int(ni.NumPorts),
+		ni.NodeType != mad.NodeTypeSwitch && ni.LocalPortNum == 0:
+		d.problem("malformed NodeInfo through path %s: type %v, %d ports, GUID %#x, local port %d",
+			where, ni.NodeType, ni.NumPorts, ni.NodeGUID, ni.LocalPortNum)
+		return
+	}
+	lp := int(ni.LocalPortNum)
+	n, known := d.byGUID[ni.NodeGUID]
+	if known {
+		d.meet(n, ni, r.req.path, from, fromPort)
+		return
+	}
+	n = &dnode{idx: len(d.nodes), ni: ni, path: r.req.path, ports: make([]dport, int(ni.NumPorts)+1)}
+	d.nodes = append(d.nodes, n)
+	d.byGUID[ni.NodeGUID] = n
+	if from == nil {
+		d.self = n
+		d.smPort = lp
+	} else {
+		d.link(from, fromPort, n, lp)
+	}
+	if n.isSwitch() {
+		n.ports[0].guid = ni.NodeGUID
+		d.tx.get(request{dr: true, path: n.path, attr: mad.AttrSwitchInfo}, func(r *response) {
+			if r.err != nil {
+				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, pathString(n.path), r.err)
+				return
+			}
+			n.si, n.haveSI = mad.SwitchInfo(r.data).Fields(), true
+		})
+		for p := 0; p <= int(ni.NumPorts); p++ {
+			d.getPortInfo(n, p)
+		}
+		return
+	}
+	d.newCAPort(n, lp, ni.PortGUID, r.req.path)
+}
+
+// meet handles a NodeInfo answer from a node already known: a link that
+// closes a cycle, a CA's other port, or a second device with the GUID.
+func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, path []uint8, from *dnode, fromPort int) {
+	lp := int(ni.LocalPortNum)
+	where := pathString(path)
+	if ni.NodeType != n.ni.NodeType || ni.NumPorts != n.ni.NumPorts {
+		d.problem("duplicate GUID %#x: a %v with %d ports at path %s, a %v with %d ports at path %s",
+			ni.NodeGUID, n.ni.NodeType, n.ni.NumPorts, pathString(n.path), ni.NodeType, ni.NumPorts, where)
+		return
+	}
+	if from == nil {
+		return
+	}
+	pt := &n.ports[lp]
+	switch {
+	case pt.peer != nil && (pt.peer != from || pt.peerPort != fromPort):
+		d.problem("duplicate GUID %#x: its port %d leads to %#x port %d, and path %s reaches it there from %#x port %d",
+			ni.NodeGUID, lp, pt.peer.ni.NodeGUID, pt.peerPort, where, from.ni.NodeGUID, fromPort)
+		return
+	case n.isSwitch() && pt.havePI && pt.pi.PortState == mad.PortStateDown:
+		d.problem("duplicate GUID %#x: its port %d is Down, yet path %s reaches it there", ni.NodeGUID, lp, where)
+		return
+	case !n.isSwitch() && pt.reached && pt.peer == nil:
+		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, pathString(pt.path), where)
+		return
+	}
+	d.link(from, fromPort, n, lp)
+	if !n.isSwitch() && !pt.reached {
+		d.newCAPort(n, lp, ni.PortGUID, path)
+	}
+}
+
+// link records the cable between port pa of a and port pb of b.
+func (d *discovery) link(a *dnode, pa int, b *dnode, pb int) {
+	a.ports[pa].peer, a.ports[pa].peerPort = b, pb
+	b.ports[pb].peer, b.ports[pb].peerPort = a, pa
+}
+
+// newCAPort starts on a CA or router port reached through it by path.
+func (d *discovery) newCAPort(n *dnode, p int, guid uint64, path []uint8) {
+	pt := &n.ports[p]
+	pt.reached, pt.guid, pt.path = true, guid, path
+	if guid == 0 {
+		d.problem("%#x port %d has port GUID 0", n.ni.NodeGUID, p)
+		return
+	}
+	d.getPortInfo(n, p)
+}
+
+// giveLID assigns the LIDs of end port p of n, whose PortInfo is in.
+func (d *discovery) giveLID(n *dnode, p int) {
+	pt := &n.ports[p]
+	lmc := d.sm.cfg.LMC
+	if n.isSwitch() {
+		lmc = 0 // base port 0 takes one LID
+	}
+	var cur uint16
+	if configured(&pt.pi) {
+		cur = pt.pi.LID
+	}
+	lid, err := d.sm.lids.assignPrefer(pt.guid, lmc, cur)
+	if err != nil {
+		d.problem("%v", err)
+		return
+	}
+	pt.lid, pt.lmc = lid, lmc
+	if n == d.self && (p == d.smPort || n.isSwitch()) {
+		d.smLID = lid
+		deferred := d.deferred
+		d.deferred = nil
+		for _, f := range deferred {
+			f()
+		}
+	}
+}
+
+// configured reports whether an SM has configured a port: it has a LID
+// and knows its SM.
+func configured(pi *mad.PortInfoFields) bool { return pi.LID != 0 && pi.MasterSMLID != 0 }
+
+func (d *discovery) getPortInfo(n *dnode, p int) {
+	d.tx.get(request{dr: true, path: n.portPath(p), attr: mad.AttrPortInfo, mod: uint32(p)}, func(r *response) {
+		d.onPortInfo(r, n, p)
+	})
+}
+
+func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
+	if r.err != nil {
+		d.problem("no PortInfo %d from %#x (path %s): %v", p, n.ni.NodeGUID, pathString(r.req.path), r.err)
+		return
+	}
+	pt := &n.ports[p]
+	pt.pi, pt.havePI = mad.PortInfo(r.data).Fields(), true
+	if p == 0 || !n.isSwitch() {
+		d.giveLID(n, p)
+		if pt.lid != 0 && !configured(&pt.pi) {
+			d.setLID(n, p)
+		}
+	}
+	if p == 0 || pt.pi.PortState == mad.PortStateDown {
+		return
+	}
+	if !n.isSwitch() && !(n == d.self && p == d.smPort) {
+		return // CAs do not forward
+	}
+	if len(n.path)-1 >= mad.MaxHopCount {
+		d.problem("%#x port %d is %d hops away: past the directed-route limit", n.ni.NodeGUID, p, len(n.path))
+		return
+	}
+	d.tx.get(request{dr: true, path: extend(n.path, p), attr: mad.AttrNodeInfo}, func(r *response) {
+		d.onNodeInfo(r, n, p)
+	})
+}
+
+// setLID sends the Set(PortInfo) giving end port p of n its LID and the
+// SM's: once the SM's own LID is known, which it is but for an answer
+// that overtook the SM's own.
+func (d *discovery) setLID(n *dnode, p int) {
+	pt := &n.ports[p]
+	smLID := d.smLID
+	if smLID == 0 {
+		d.deferred = append(d.deferred, func() { d.setLID(n, p) })
+		return
+	}
+	pi := forSet(pt.pi)
+	pi.LID, pi.LMC, pi.MasterSMLID = pt.lid, pt.lmc, smLID
+	pi.SubnetTimeOut = d.sm.cfg.SubnetTimeOut
+	pi.MKey = d.sm.cfg.MKey
+	d.tx.set(request{dr: true, path: n.portPath(p), attr: mad.AttrPortInfo, mod: uint32(p),
+		data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+		if r.err != nil {
+			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)
+			return
+		}
+		got := mad.PortInfo(r.data).Fields()
+		if got.LID != pt.lid || got.MasterSMLID != smLID {
+			d.problem("%#x port %d took LID %d, SM LID %d; asked for %d, %d", n.ni.NodeGUID, p, got.LID, got.MasterSMLID, pt.lid, smLID)
+			return
+		}
+		pt.pi = got
+	})
+}
+
+// forSet returns the PortInfo to send back in a Set that changes some
+// fields: the read-only and live ones as "no change".
+func forSet(pi mad.PortInfoFields) mad.PortInfoFields {
+	pi.PortState = mad.PortStateNoChange
+	pi.PortPhysicalState = mad.PhysStateNoChange
+	pi.LinkDownDefaultState = mad.PhysStateNoChange
+	pi.LinkWidthEnabled = mad.LinkWidthNoChange
+	pi.LinkSpeedEnabled = mad.LinkSpeedNoChange
+	return pi
+}
+
+// Subnet is what discovery found, ready for routing.
+type Subnet struct {
+	Fabric
+	// Paths[node] is the directed route from the SM to the node, and for
+	// CAs PortPaths[node][port] the route through each port reached.
+	Paths     [][]uint8
+	PortPaths [][][]uint8
+	PortInfo  [][]mad.PortInfoFields // last read or set, per node and port
+	Have      [][]bool               // PortInfo[node][port] is known
+	Switch    []mad.SwitchInfoFields // per node; zero for CAs
+	SMLID     uint16                 // the SM's own LID
+	Problems  []string               // fatal: the subnet cannot be brought up as found
+	Warnings  []string
+}
+
+// subnet builds the Subnet: a topology of the nodes in discovery order
+// (the SM's own node first), named as ibnetdiscover names them, with the
+// links found and their active rates.
+func (d *discovery) subnet() (*Subnet, error) {
+	t := topologies.New()
+	sn := &Subnet{Problems: d.problems, Warnings: d.warnings}
+	for _, n := range d.nodes {
+		typ := topologies.NodeType(n.ni.NodeType)
+		prefix := map[topologies.NodeType]string{topologies.Switch: "S", topologies.CA: "H", topologies.Router: "R"}[typ]
+		node := topologies.Node{Type: typ, Name: fmt.Sprintf("%s-%016x", prefix, n.ni.NodeGUID),
+			NumPorts: int(n.ni.NumPorts), GUID: n.ni.NodeGUID, SystemImageGUID: n.ni.SystemImageGUID,
+			VendorID: n.ni.VendorID, DeviceID: uint32(n.ni.DeviceID), Description: n.desc}
+		node.Ports = make([]topologies.Port, node.NumPorts+1)
+		for p := range n.ports {
+			pt := &n.ports[p]
+			if typ != topologies.Switch && p > 0 {
+				node.Ports[p].GUID = pt.guid
+			}
+			node.Ports[p].LID, node.Ports[p].LMC = pt.lid, pt.lmc
+		}
+		if typ == topologies.Switch && n.haveSI {
+			node.EnhancedPort0 = n.si.EnhancedPort0
+		}
+		if _, err := t.AddNode(node); err != nil {
+			return nil, fmt.Errorf("sm: building the topology: %w", err)
+		}
+		sn.Paths = append(sn.Paths, n.path)
+		sn.Switch = append(sn.Switch, n.si)
+		pp, pi, have := make([][]uint8, len(n.ports)), make([]mad.PortInfoFields, len(n.ports)), make([]bool, len(n.ports))
+		lids, lmcs := make([]uint16, len(n.ports)), make([]uint8, len(n.ports))
+		for p := range n.ports {
+			pp[p], pi[p], have[p] = n.ports[p].path, n.ports[p].pi, n.ports[p].havePI
+			lids[p], lmcs[p] = n.ports[p].lid, n.ports[p].lmc
+			if n.isSwitch() && p > 0 {
+				lids[p] = 0
+			}
+		}
+		sn.PortPaths, sn.PortInfo, sn.Have = append(sn.PortPaths, pp), append(sn.PortInfo, pi), append(sn.Have, have)
+		sn.LID, sn.LMC = append(sn.LID, lids), append(sn.LMC, lmcs)
+	}
+	for _, n := range d.nodes {
+		for p := 1; p < len(n.ports); p++ {
+			pt := &n.ports[p]
+			if pt.peer == nil || pt.peer.idx < n.idx || (pt.peer == n && pt.peerPort < p) {
+				continue
+			}
+			w := topologies.Width(pt.pi.LinkWidthActive)
+			s := topologies.Speed(pt.pi.LinkSpeedActive)
+			if !slices.Contains([]topologies.Width{topologies.Width1x, topologies.Width4x, topologies.Width8x,
+				topologies.Width12x, topologies.Width2x}, w) {
+				w = 0
+			}
+			if s&(s-1) != 0 || s > topologies.SpeedQDR {
+				s = 0
+			}
+			a := topologies.PortRef{Node: n.idx, Port: p}
+			b := topologies.PortRef{Node: pt.peer.idx, Port: pt.peerPort}
+			if err := t.Connect(a, b, w, s); err != nil {
+				return nil, fmt.Errorf("sm: building the topology: %w", err)
+			}
+		}
+	}
+	sn.Topo = t
+	sn.SMLID = d.smLID
+	if d.self != nil {
+		sn.SMNode, sn.SMPort = d.self.idx, d.smPort
+		if d.self.isSwitch() {
+			sn.SMPort = 0
+		}
+	}
+	if err := sn.index(); err != nil {
+		return nil, err
+	}
+	return sn, nil
+}

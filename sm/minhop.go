@@ -1,0 +1,85 @@
+package sm
+
+// minhop routes every LID along a shortest path, spreading the LIDs that
+// share a destination switch over the equally short ports by how many
+// LIDs each already carries (fewest first, then the lowest port), LID by
+// LID, so the 2^LMC LIDs of a port take different paths where there are
+// several. It does not promise deadlock freedom: on a topology with cycles
+// its channel dependency graph may have one, which the verifier reports.
+// Routes to switch LIDs stay out of that check (Routes.SwitchLIDsExempt).
+type minhop struct{}
+
+func init() {
+	RegisterEngine("minhop", func(RoutingOptions) (Engine, error) { return minhop{}, nil })
+}
+
+func (minhop) Name() string { return "minhop" }
+
+func (e minhop) Route(f *Fabric) (*Routes, error) {
+	r := newRoutes(e.Name(), f)
+	r.SwitchLIDsExempt = true
+	n := f.Topo.NumNodes()
+	load := make([][]int, n) // [switch][port] LIDs routed through it
+	for _, s := range f.Switches() {
+		load[s] = make([]int, f.Topo.Node(s).NumPorts+1)
+	}
+	distTo := map[int][]int{} // destination switch -> hop counts, computed once
+	for i, dst := range f.ends {
+		if dst.Switch < 0 {
+			continue
+		}
+		d, ok := distTo[dst.Switch]
+		if !ok {
+			d = switchDistances(f, dst.Switch)
+			distTo[dst.Switch] = d
+		}
+		for _, s := range f.Switches() {
+			for k := range dst.NumLIDs() {
+				lid := int(dst.LID) + k
+				port := -1
+				switch {
+				case s == dst.Switch:
+					port = dst.SwitchPort
+				case d[s] > 0:
+					for _, a := range f.arcs(s) {
+						if f.IsSwitch(a.Peer) && d[a.Peer] == d[s]-1 && (port < 0 || load[s][a.Port] < load[s][port]) {
+							port = a.Port
+						}
+					}
+				}
+				if port < 0 {
+					continue
+				}
+				r.LFT[s][lid] = uint8(port)
+				load[s][port]++
+				if k == 0 {
+					r.Computed++
+					r.PerStep[i]++
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// switchDistances returns the hop counts from every switch to switch t
+// over switch links, -1 where t is unreachable.
+func switchDistances(f *Fabric, t int) []int {
+	d := make([]int, f.Topo.NumNodes())
+	for i := range d {
+		d[i] = -1
+	}
+	d[t] = 0
+	queue := []int{t}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, a := range f.arcs(u) {
+			if f.IsSwitch(a.Peer) && d[a.Peer] < 0 {
+				d[a.Peer] = d[u] + 1
+				queue = append(queue, a.Peer)
+			}
+		}
+	}
+	return d
+}

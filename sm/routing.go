@@ -1,0 +1,188 @@
+package sm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"ibfab/wire/mad"
+)
+
+// Errors of configuration and routing.
+var (
+	ErrConfig        = errors.New("sm: invalid configuration")
+	ErrUnknownEngine = errors.New("sm: unknown routing engine")
+	ErrRouting       = errors.New("sm: routing failed")
+)
+
+// RoutingOptions tune the engines; zero values are the defaults.
+type RoutingOptions struct {
+	// Seed feeds the engines' random choices (FERa and PIRa tie-breaks
+	// when asked for random ones), so a route set is reproducible.
+	Seed uint64
+	// Parent is how PIRa picks a node's parent among its upper
+	// neighbours: ParentLast (default), ParentFirst or ParentRandom.
+	Parent string
+	// FERaTies is how FERa breaks a tie between two routes of the same
+	// kind and length: TieKeepOld (default, the formal algorithm) or
+	// TieRandom (the thesis's informal one).
+	FERaTies string
+	// RootGUID, when set, names the up*/down* root switch instead of the
+	// SM's own switch.
+	RootGUID uint64
+}
+
+// PIRa parent and FERa tie-break policies.
+const (
+	// ParentLast takes the upper neighbour explored last (the highest in
+	// exploration order): on the thesis's example network it is the
+	// choice behind its Table 19.
+	ParentLast   = "last"
+	ParentFirst  = "first"
+	ParentRandom = "random"
+	TieKeepOld   = "keep-old"
+	TieRandom    = "random"
+)
+
+// Engine computes a route set.
+type Engine interface {
+	Name() string
+	Route(f *Fabric) (*Routes, error)
+}
+
+// EngineFactory makes an engine with the given options.
+type EngineFactory func(o RoutingOptions) (Engine, error)
+
+var (
+	enginesMu sync.RWMutex
+	engines   = map[string]EngineFactory{}
+)
+
+// RegisterEngine makes an engine available by name. It panics on a
+// duplicate name, like the registries of the standard library.
+func RegisterEngine(name string, mk EngineFactory) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if _, dup := engines[name]; dup {
+		panic("sm: routing engine " + name + " registered twice")
+	}
+	engines[name] = mk
+}
+
+// NewEngine returns the engine called name.
+func NewEngine(name string, o RoutingOptions) (Engine, error) {
+	enginesMu.RLock()
+	mk := engines[name]
+	enginesMu.RUnlock()
+	if mk == nil {
+		return nil, fmt.Errorf("%w %q (have %v)", ErrUnknownEngine, name, Engines())
+	}
+	return mk(o)
+}
+
+// Engines returns the names of the registered engines, sorted.
+func Engines() []string {
+	enginesMu.RLock()
+	defer enginesMu.RUnlock()
+	var names []string
+	for n := range engines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Routes is a route set: the linear forwarding table of every switch.
+type Routes struct {
+	Engine string
+	MaxLID uint16
+	// LFT[node] is the table of a switch, indexed by LID 0..MaxLID, with
+	// mad.LFTNoPort where the switch does not route; nil for other nodes.
+	LFT [][]uint8
+	// Default[node] is a switch's default port when the engine computes
+	// one (PIRa), mad.LFTNoPort when it has none; nil for other engines.
+	// LFT already holds it in every entry the engine left implicit, since
+	// linear tables have no default port.
+	Default []uint8
+	// Up[node][port] reports that leaving node through port goes up, for
+	// up*/down* engines; the verifier then also checks that no route
+	// turns from down to up. nil for other engines.
+	Up [][]bool
+	// SwitchLIDsExempt leaves the routes to switch LIDs out of the
+	// deadlock checks (they are still checked for connectivity). Only
+	// management traffic goes to a switch's port 0: SMPs on VL15, which
+	// has no credits to deadlock on, and the odd GMP. Engines whose
+	// directions cannot carry switch-to-switch routes (ftree: the top
+	// switches of a fat tree reach each other only through a valley) or
+	// that promise nothing (minhop) set it; the up*/down* engines route
+	// switches like everything else and do not.
+	SwitchLIDsExempt bool
+
+	// Computed counts the entries the engine computed, in its own terms:
+	// FERa counts every accepted option (overwrites included), PIRa its
+	// explicit entries, the others every LFT entry they set. Destinations
+	// are end ports, so an end port with 2^LMC LIDs counts once.
+	Computed int
+	// PerStep[i] is the part of Computed computed for end port i (in
+	// Fabric.EndPorts order); for PIRa, the entries of the step that
+	// explored it, as the thesis tabulates them.
+	PerStep []int
+	// DefaultPorts counts the default ports computed (PIRa).
+	DefaultPorts int
+}
+
+// newRoutes returns an empty route set for f.
+func newRoutes(name string, f *Fabric) *Routes {
+	r := &Routes{Engine: name, MaxLID: f.MaxLID(), LFT: make([][]uint8, f.Topo.NumNodes()),
+		PerStep: make([]int, len(f.ends))}
+	for _, s := range f.Switches() {
+		t := make([]uint8, int(r.MaxLID)+1)
+		for i := range t {
+			t[i] = mad.LFTNoPort
+		}
+		r.LFT[s] = t
+	}
+	return r
+}
+
+// setEnd points every LID of end port e at port in switch s's table.
+func (r *Routes) setEnd(s int, e EndPort, port int) {
+	for k := range e.NumLIDs() {
+		r.LFT[s][int(e.LID)+k] = uint8(port)
+	}
+}
+
+// Entries returns the number of valid LFT entries over all switches: what
+// distribution writes.
+func (r *Routes) Entries() int {
+	n := 0
+	for _, t := range r.LFT {
+		for _, p := range t {
+			if p != mad.LFTNoPort {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Clone returns a deep copy of r.
+func (r *Routes) Clone() *Routes {
+	c := *r
+	c.LFT = make([][]uint8, len(r.LFT))
+	for i, t := range r.LFT {
+		c.LFT[i] = slices.Clone(t)
+	}
+	c.Default = slices.Clone(r.Default)
+	c.Up = make([][]bool, len(r.Up))
+	for i, u := range r.Up {
+		c.Up[i] = slices.Clone(u)
+	}
+	if r.Up == nil {
+		c.Up = nil
+	}
+	c.PerStep = slices.Clone(r.PerStep)
+	return &c
+}

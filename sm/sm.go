@@ -1,0 +1,414 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/madport"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Phase names, as the sweep result spells them.
+const (
+	PhaseDiscovery    = "discovery"
+	PhaseRouting      = "routing"
+	PhaseDistribution = "distribution"
+	PhaseActivation   = "activation"
+	// PhaseWatch counts the light sweeps and trap represses between full
+	// sweeps; it is not part of a sweep's phases.
+	PhaseWatch = "watch"
+)
+
+// ClockPort is a madport.Port that brings its own clock, as a simulated
+// fabric does; the SM schedules its timeouts on it unless Config.Clock
+// says otherwise.
+type ClockPort interface {
+	madport.Port
+	Clock() clock.Clock
+}
+
+// SM is a subnet manager on one port. Its methods are not safe for
+// concurrent use: one goroutine sweeps, and answers SMInfo requests and
+// traps while it does.
+type SM struct {
+	cfg    Config
+	port   madport.Port
+	clk    clock.Clock
+	tx     *txnLayer
+	engine Engine
+	lids   *LIDMap
+	guid   uint64 // our port GUID, the SM's identity in SMInfo
+
+	state    mad.SMState
+	actCount uint32
+	sweeps   int
+	dirty    bool // an SMInfo Set asks for a full sweep
+	trapped  bool // a trap came in: Check whether something changed
+	shadow   map[shadowKey][]byte
+
+	subnet    *Subnet
+	routes    *Routes
+	report    *Report
+	represses uint64 // TrapRepresses sent
+	smInfos   uint64 // SMInfo requests answered
+}
+
+// New returns an SM on port. It reads Config.LIDFile, if any, and sets
+// the port's IsSM capability.
+func New(port madport.Port, cfg Config) (*SM, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	eng, err := NewEngine(cfg.Routing, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		if cp, ok := port.(ClockPort); ok {
+			clk = cp.Clock()
+		} else {
+			clk = clock.Real()
+		}
+	}
+	lids := NewLIDMap()
+	if cfg.LIDFile != "" {
+		if lids, err = LoadLIDMap(cfg.LIDFile); err != nil {
+			return nil, err
+		}
+	}
+	info, err := port.Info()
+	if err != nil {
+		return nil, fmt.Errorf("sm: port info: %w", err)
+	}
+	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
+		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}}
+	s.tx = newTxnLayer(port, clk, &s.cfg)
+	s.tx.onUnsoli = s.unsolicited
+	if err := port.SetIsSM(true); err != nil {
+		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
+	}
+	return s, nil
+}
+
+// Close clears the port's IsSM capability. It does not close the port.
+func (s *SM) Close() error { return s.port.SetIsSM(false) }
+
+// State returns the SM's state: Discovering until a sweep decides, then
+// Master or Standby.
+func (s *SM) State() mad.SMState { return s.state }
+
+// Subnet returns what the last sweep discovered, nil before one.
+func (s *SM) Subnet() *Subnet { return s.subnet }
+
+// Routes returns the last route set computed, nil before one.
+func (s *SM) Routes() *Routes { return s.routes }
+
+// Verification returns the verifier's report on Routes.
+func (s *SM) Verification() *Report { return s.report }
+
+// LIDs returns the SM's GUID→LID map.
+func (s *SM) LIDs() *LIDMap { return s.lids }
+
+// Result is one sweep's outcome; it marshals to the JSON line ibsm
+// prints. The fields up to ms_total are fixed; later ones may be added to
+// but are never renamed.
+type Result struct {
+	Event           string  `json:"event"`
+	SubnetUp        bool    `json:"subnet_up"`
+	Switches        int     `json:"switches"`
+	HCAs            int     `json:"hcas"`
+	Routing         string  `json:"routing"`
+	EntriesComputed int     `json:"entries_computed"`
+	Phases          []Phase `json:"phases"`
+	SMPsTotal       uint64  `json:"smps_total"`
+	MsTotal         float64 `json:"ms_total"`
+
+	Sweep        int      `json:"sweep"`
+	Reason       string   `json:"reason,omitempty"`
+	SMState      string   `json:"sm_state"`
+	SMLID        uint16   `json:"sm_lid"`
+	Routers      int      `json:"routers,omitempty"`
+	Links        int      `json:"links"`
+	MaxLID       uint16   `json:"max_lid"`
+	DefaultPorts int      `json:"default_ports,omitempty"`
+	LFTEntries   int      `json:"lft_entries"`
+	LFTBlocks    int      `json:"lft_blocks"` // LFT blocks sent
+	DeadlockFree bool     `json:"deadlock_free"`
+	RouteMs      float64  `json:"route_ms"`  // the engine's share of the routing phase
+	VerifyMs     float64  `json:"verify_ms"` // the verifier's
+	Retries      uint64   `json:"retries"`
+	Timeouts     uint64   `json:"timeouts"`
+	Problems     []string `json:"problems,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// Phase is one phase of a sweep.
+type Phase struct {
+	Name     string  `json:"name"`
+	Ms       float64 `json:"ms"`
+	SMPs     uint64  `json:"smps"`
+	Retries  uint64  `json:"retries,omitempty"`
+	Timeouts uint64  `json:"timeouts,omitempty"`
+	Errors   uint64  `json:"errors,omitempty"`
+}
+
+// Phase returns the named phase of r, and false when the sweep did not
+// get to it.
+func (r *Result) Phase(name string) (Phase, bool) {
+	for _, p := range r.Phases {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Phase{}, false
+}
+
+// Sweep discovers the subnet from scratch and, when this SM is master,
+// computes and verifies routes, distributes them and activates every
+// port. The error is for a port that failed or ctx's end; a subnet that
+// could not be brought up is a Result with SubnetUp false and a Reason.
+func (s *SM) Sweep(ctx context.Context) (*Result, error) {
+	s.sweeps++
+	s.actCount++
+	s.dirty = false
+	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
+	start := time.Now()
+	defer func() {
+		res.MsTotal = ms(time.Since(start))
+		for _, p := range res.Phases {
+			res.SMPsTotal += p.SMPs
+			res.Retries += p.Retries
+			res.Timeouts += p.Timeouts
+		}
+		res.SMState = s.state.String()
+		if !res.SubnetUp && res.Reason == "" {
+			res.Reason = strings.Join(res.Problems, "; ")
+		}
+	}()
+
+	// Discovery.
+	if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
+		return res, err
+	}
+	sn := s.subnet
+	if sn == nil || len(res.Problems) > 0 {
+		return res, nil
+	}
+	if s.state == mad.SMStateStandby {
+		res.Reason = "standby: " + res.Reason
+		return res, nil
+	}
+
+	// Routing.
+	var rt *Routes
+	var rep *Report
+	if err := s.phase(res, PhaseRouting, func() error {
+		t0 := time.Now()
+		var err error
+		rt, err = s.engine.Route(&sn.Fabric)
+		res.RouteMs = ms(time.Since(t0))
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+			return nil
+		}
+		t0 = time.Now()
+		rep = Verify(&sn.Fabric, rt)
+		res.VerifyMs = ms(time.Since(t0))
+		return nil
+	}); err != nil {
+		return res, err
+	}
+	if rt == nil {
+		return res, nil
+	}
+	s.routes, s.report = rt, rep
+	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
+	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
+	switch {
+	case !rep.Connected():
+		res.Problems = append(res.Problems, rep.Err().Error())
+	case !rep.DeadlockFree() && (s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine)):
+		res.Warnings = append(res.Warnings, rep.Err().Error())
+	case !rep.DeadlockFree():
+		res.Problems = append(res.Problems, rep.Err().Error())
+	}
+	if len(res.Problems) > 0 {
+		return res, nil
+	}
+
+	// Distribution and activation.
+	plan := s.plan(sn)
+	if err := s.phase(res, PhaseDistribution, func() error { return s.distribute(ctx, sn, rt, plan, res) }); err != nil {
+		return res, err
+	}
+	if len(res.Problems) > 0 {
+		return res, nil
+	}
+	if err := s.phase(res, PhaseActivation, func() error { return s.activate(ctx, sn, plan, res) }); err != nil {
+		return res, err
+	}
+	res.SubnetUp = len(res.Problems) == 0
+	return res, nil
+}
+
+// promisesDeadlockFreedom reports whether an engine's route sets are
+// deadlock-free by construction, so a cycle is a bug, never a warning.
+func promisesDeadlockFreedom(engine string) bool {
+	return strings.HasPrefix(engine, "updn") || engine == "ftree"
+}
+
+// phase runs fn as the named phase and records its time and SMPs.
+func (s *SM) phase(res *Result, name string, fn func() error) error {
+	s.tx.setPhase(name)
+	before := *s.tx.phaseStats(name)
+	start := time.Now()
+	err := fn()
+	after := *s.tx.phaseStats(name)
+	res.Phases = append(res.Phases, Phase{Name: name, Ms: ms(time.Since(start)),
+		SMPs: after.SMPs - before.SMPs, Retries: after.Retries - before.Retries,
+		Timeouts: after.Timeouts - before.Timeouts, Errors: after.Errors - before.Errors})
+	s.tx.setPhase(PhaseWatch)
+	return err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// discover runs a full discovery and the SM election, and keeps the
+// subnet.
+func (s *SM) discover(ctx context.Context, res *Result) error {
+	s.subnet, s.routes, s.report = nil, nil, nil
+	d := &discovery{sm: s, tx: s.tx}
+	if err := d.run(ctx); err != nil {
+		return err
+	}
+	if s.cfg.LIDFile != "" {
+		if err := s.lids.Save(s.cfg.LIDFile); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
+		}
+	}
+	sn, err := d.subnet()
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+		return nil
+	}
+	res.Problems = append(res.Problems, sn.Problems...)
+	res.Warnings = append(res.Warnings, sn.Warnings...)
+	res.Switches = sn.Topo.Count(topologies.Switch)
+	res.HCAs = sn.Topo.Count(topologies.CA)
+	res.Routers = sn.Topo.Count(topologies.Router)
+	res.Links = sn.Topo.NumLinks()
+	res.MaxLID = sn.MaxLID()
+	res.SMLID = sn.SMLID
+	s.subnet = sn
+	if len(res.Problems) > 0 {
+		return nil
+	}
+	return s.elect(ctx, sn, res)
+}
+
+// Run sweeps, then watches the subnet: it serves SMInfo requests and
+// traps, and every SweepInterval, or sooner after a trap, makes a light
+// sweep (Check); a change it finds, an SMInfo Set asking for it, or a
+// sweep that did not bring the subnet up lead to a new full sweep. Every
+// full sweep's result goes to each. Run returns ctx's error or the port's.
+func (s *SM) Run(ctx context.Context, each func(*Result)) error {
+	for {
+		res, err := s.Sweep(ctx)
+		if res != nil && each != nil {
+			each(res)
+		}
+		if err != nil {
+			return err
+		}
+		for {
+			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
+				return err
+			}
+			if !res.SubnetUp || s.dirty {
+				break
+			}
+			changed, err := s.Check(ctx)
+			if err != nil {
+				return err
+			}
+			if changed {
+				break
+			}
+		}
+	}
+}
+
+// Serve answers SMInfo requests and represses traps for d on the SM's
+// clock. It returns early once a trap has come in (after TrapCoalesce
+// more, so that the traps of one change are taken together) or an SMInfo
+// Set asked for a sweep; Pending then reports it.
+func (s *SM) Serve(ctx context.Context, d time.Duration) error {
+	s.tx.setPhase(PhaseWatch)
+	s.trapped = false
+	until := s.clk.Now().Add(d)
+	coalescing := false
+	for !s.dirty && s.clk.Now().Before(until) {
+		if s.trapped && !coalescing {
+			coalescing = true
+			if u := s.clk.Now().Add(TrapCoalesce); u.Before(until) {
+				until = u
+			}
+		}
+		if err := s.tx.wait(ctx, until); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TrapCoalesce is how long Serve goes on after a trap, to take in the
+// other traps of the same change.
+const TrapCoalesce = 50 * time.Millisecond
+
+// Pending reports whether, during the last Serve, a trap came in (Check
+// tells whether anything changed) or an SMInfo Set asked for a new sweep.
+func (s *SM) Pending() bool { return s.trapped || s.dirty }
+
+// Check is a light sweep (thesis 5.2): it reads SwitchInfo of every known
+// switch and reports whether one has PortStateChange set or does not
+// answer, that is whether a full sweep is needed.
+func (s *SM) Check(ctx context.Context) (bool, error) {
+	sn := s.subnet
+	if sn == nil || s.dirty {
+		return true, nil
+	}
+	s.tx.setPhase(PhaseWatch)
+	changed := false
+	for _, sw := range sn.Switches() {
+		s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo}, func(r *response) {
+			if r.err != nil || mad.SwitchInfo(r.data).Fields().PortStateChange {
+				changed = true
+			}
+		})
+	}
+	err := s.tx.run(ctx)
+	s.trapped = false
+	return changed, err
+}
+
+// Stats are an SM's counters since New.
+type Stats struct {
+	Phases    map[string]PhaseStats // SMPs by phase, PhaseWatch included
+	Received  EngineStats           // what arrived that answered nothing
+	Represses uint64                // TrapRepresses sent
+	SMInfo    uint64                // SMInfo requests answered
+}
+
+// Stats returns the SM's counters.
+func (s *SM) Stats() Stats {
+	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos}
+	for k, v := range s.tx.phases {
+		st.Phases[k] = *v
+	}
+	return st
+}

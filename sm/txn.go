@@ -1,0 +1,384 @@
+package sm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/madport"
+	"ibfab/wire/mad"
+)
+
+// The transaction layer: every SMP the SM sends is a transaction with a
+// TID, held in a window of at most Config.Window in flight; one that gets
+// no answer within Config.Timeout is sent again, up to Config.Retries
+// times, then fails with ErrTimeout. Everything runs on the caller's
+// goroutine: run sends what the window admits, then waits on the port for
+// one MAD or the earliest deadline, whichever comes first, and calls the
+// transaction's callback, which may queue more. Deadlines are timers on
+// the SM's clock, so a fake port with a manual clock times requests out
+// without sleeping.
+
+// Errors a transaction fails with.
+var (
+	// ErrTimeout: no answer after every retry.
+	ErrTimeout = errors.New("sm: no response")
+	// ErrStatus: the answer carried a non-zero MAD status; the *StatusError
+	// says which.
+	ErrStatus = errors.New("sm: error status")
+)
+
+// StatusError is a response with a non-zero status.
+type StatusError struct {
+	Status mad.Status
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("sm: response status %v", e.Status) }
+
+// Is makes errors.Is(err, ErrStatus) hold.
+func (e *StatusError) Is(target error) bool { return target == ErrStatus }
+
+// request is one SMP to send: directed-route along Path (Path[0] unused)
+// or LID-routed to LID.
+type request struct {
+	dr     bool
+	path   []uint8
+	lid    uint16
+	method mad.Method
+	attr   mad.AttrID
+	mod    uint32
+	data   []byte // attribute data of a Set, at most 64 bytes
+}
+
+// String names the request for problem reports.
+func (r *request) String() string {
+	where := fmt.Sprintf("lid %d", r.lid)
+	if r.dr {
+		where = "path " + pathString(r.path)
+	}
+	return fmt.Sprintf("%v(%v %#x) %s", r.method, r.attr, r.mod, where)
+}
+
+// response is the outcome of a transaction: the answer's attribute data,
+// or an error.
+type response struct {
+	req  *request
+	data []byte // the 64 bytes of SMP data
+	err  error
+}
+
+type txn struct {
+	req      request
+	tid      uint64
+	buf      []byte // the SMP, built once and resent as is
+	attempts int
+	deadline time.Time
+	phase    string
+	cb       func(*response)
+}
+
+// PhaseStats counts the SMPs of one phase.
+type PhaseStats struct {
+	SMPs     uint64 // sent, retries included
+	Retries  uint64
+	Timeouts uint64 // transactions that failed with ErrTimeout
+	Errors   uint64 // answers with a bad status, and sends the port refused
+}
+
+// EngineStats counts what arrived that was not an answer.
+type EngineStats struct {
+	Malformed  uint64 // too short, or not an SMP
+	Unexpected uint64 // answers to no pending transaction (late or foreign)
+	Requests   uint64 // requests and traps passed to the unsolicited handler
+	Lost       uint64 // sends the transport reported failed (MAD.Status)
+}
+
+type txnLayer struct {
+	port     madport.Port
+	clk      clock.Clock
+	window   int
+	timeout  time.Duration
+	retries  int
+	mkey     uint64
+	tidHigh  uint64
+	seq      uint32
+	pending  map[uint32]*txn // by the low 32 bits of the TID
+	queue    []*txn
+	phase    string
+	phases   map[string]*PhaseStats
+	stats    EngineStats
+	onUnsoli func(m madport.MAD) // requests and traps for the SM
+}
+
+func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
+	return &txnLayer{
+		port: port, clk: clk, window: cfg.Window, timeout: cfg.Timeout, retries: cfg.Retries,
+		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
+		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
+	}
+}
+
+// setPhase makes later sends count for phase.
+func (e *txnLayer) setPhase(phase string) { e.phase = phase }
+
+func (e *txnLayer) phaseStats(phase string) *PhaseStats {
+	s := e.phases[phase]
+	if s == nil {
+		s = &PhaseStats{}
+		e.phases[phase] = s
+	}
+	return s
+}
+
+// submit queues r; cb runs from run once it is answered or failed.
+func (e *txnLayer) submit(r request, cb func(*response)) {
+	e.queue = append(e.queue, &txn{req: r, phase: e.phase, cb: cb})
+}
+
+// get and set are the common requests.
+func (e *txnLayer) get(r request, cb func(*response)) {
+	r.method = mad.MethodGet
+	e.submit(r, cb)
+}
+
+func (e *txnLayer) set(r request, cb func(*response)) {
+	r.method = mad.MethodSet
+	e.submit(r, cb)
+}
+
+// busy reports whether transactions are queued or in flight.
+func (e *txnLayer) busy() bool { return len(e.queue) > 0 || len(e.pending) > 0 }
+
+// run sends and waits until no transaction is queued or in flight. It
+// returns early only for ctx's end or a port that failed for good.
+func (e *txnLayer) run(ctx context.Context) error {
+	for {
+		if err := e.fill(); err != nil {
+			return err
+		}
+		if len(e.pending) == 0 {
+			return nil
+		}
+		if err := e.wait(ctx, time.Time{}); err != nil {
+			return err
+		}
+	}
+}
+
+// fill sends queued transactions while the window has room.
+func (e *txnLayer) fill() error {
+	for len(e.queue) > 0 && len(e.pending) < e.window {
+		t := e.queue[0]
+		e.queue[0] = nil
+		e.queue = e.queue[1:]
+		if err := e.start(t); err != nil {
+			return err
+		}
+	}
+	if len(e.queue) == 0 {
+		e.queue = nil // let the backing array go
+	}
+	return nil
+}
+
+// start builds t's SMP with a fresh TID and sends it.
+func (e *txnLayer) start(t *txn) error {
+	e.seq++
+	if e.seq == 0 {
+		e.seq = 1
+	}
+	for e.pending[e.seq] != nil {
+		e.seq++
+	}
+	t.tid = e.tidHigh | uint64(e.seq)
+	buf, err := e.build(&t.req, t.tid)
+	if err != nil {
+		// A request we cannot build is a bug of the caller; fail it.
+		e.phaseStats(t.phase).Errors++
+		t.cb(&response{req: &t.req, err: err})
+		return nil
+	}
+	t.buf = buf
+	e.pending[e.seq] = t
+	return e.send(t)
+}
+
+func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
+	if r.dr {
+		return mad.AppendDRRequest(make([]byte, 0, mad.MADSize), &mad.DRRequest{
+			Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod,
+			MKey: e.mkey, Path: r.path, Data: r.data,
+		})
+	}
+	if len(r.data) > mad.SMPDataSize {
+		return nil, fmt.Errorf("sm: SMP data of %d bytes", len(r.data))
+	}
+	f := mad.SMPFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, MKey: e.mkey}
+	copy(f.Data[:], r.data)
+	return mad.AppendSMP(make([]byte, 0, mad.MADSize), &f), nil
+}
+
+// send transmits t (again) and sets its deadline.
+func (e *txnLayer) send(t *txn) error {
+	t.attempts++
+	ps := e.phaseStats(t.phase)
+	ps.SMPs++
+	if t.attempts > 1 {
+		ps.Retries++
+	}
+	t.deadline = e.clk.Now().Add(e.timeout)
+	lid := uint16(mad.PermissiveLID)
+	if !t.req.dr {
+		lid = t.req.lid
+	}
+	// The port may keep the buffer until it is sent: give it a copy.
+	err := e.port.Send(madport.MAD{LID: lid, Data: append([]byte(nil), t.buf...)})
+	switch {
+	case errors.Is(err, madport.ErrClosed):
+		return err
+	case err != nil:
+		// A refused send is a lost one: the deadline retries it.
+		ps.Errors++
+	}
+	return nil
+}
+
+// wait receives one MAD, or lets the earliest deadline pass, and handles
+// it. With no transaction in flight it waits until until (zero: forever)
+// for requests and traps.
+func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
+	deadline := until
+	for _, t := range e.pending {
+		if deadline.IsZero() || t.deadline.Before(deadline) {
+			deadline = t.deadline
+		}
+	}
+	now := e.clk.Now()
+	if !deadline.IsZero() && !now.Before(deadline) {
+		return e.expire(now)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !deadline.IsZero() {
+		tm := e.clk.AfterFunc(deadline.Sub(now), cancel)
+		defer tm.Stop()
+	}
+	m, err := e.port.Recv(wctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if wctx.Err() != nil {
+			return e.expire(e.clk.Now())
+		}
+		return err
+	}
+	e.handle(m)
+	return nil
+}
+
+// expire retries or fails the transactions whose deadline has passed.
+func (e *txnLayer) expire(now time.Time) error {
+	var failed []*txn
+	for seq, t := range e.pending {
+		if now.Before(t.deadline) {
+			continue
+		}
+		if t.attempts <= e.retries {
+			if err := e.send(t); err != nil {
+				return err
+			}
+			continue
+		}
+		delete(e.pending, seq)
+		failed = append(failed, t)
+	}
+	// Fail in TID order, so what callbacks queue does not depend on map
+	// order.
+	sortTxns(failed)
+	for _, t := range failed {
+		e.phaseStats(t.phase).Timeouts++
+		t.cb(&response{req: &t.req, err: ErrTimeout})
+	}
+	return nil
+}
+
+func sortTxns(ts []*txn) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].tid < ts[j-1].tid; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// handle takes one received MAD: an answer to a pending transaction, or
+// something for the unsolicited handler. Nothing in it can make handle
+// panic.
+func (e *txnLayer) handle(m madport.MAD) {
+	b := m.Data
+	if len(b) < mad.MADSize || !mad.MAD(b).MgmtClass().IsSubn() {
+		e.stats.Malformed++
+		return
+	}
+	h := mad.MAD(b)
+	if m.Status != 0 {
+		// The transport gave up on one of our sends (umad's own timeout
+		// hands the request back): retry it now rather than at its
+		// deadline.
+		if t := e.pending[uint32(h.TransactionID())]; t != nil && !h.Method().IsResponse() {
+			t.deadline = e.clk.Now()
+			e.stats.Lost++
+			return
+		}
+		e.stats.Unexpected++
+		return
+	}
+	if !h.Method().IsResponse() {
+		e.stats.Requests++
+		if e.onUnsoli != nil {
+			e.onUnsoli(m)
+		}
+		return
+	}
+	seq := uint32(h.TransactionID())
+	t := e.pending[seq]
+	if t == nil || h.AttrID() != t.req.attr || h.Method() != mad.MethodGetResp ||
+		(h.MgmtClass() == mad.ClassSubnDirected) != t.req.dr ||
+		(t.req.dr && !mad.DRSMP(b).Direction()) {
+		e.stats.Unexpected++
+		return
+	}
+	delete(e.pending, seq)
+	st := h.Status()
+	if t.req.dr {
+		st = mad.DRSMP(b).Status()
+	}
+	r := &response{req: &t.req}
+	if st != mad.StatusOK {
+		e.phaseStats(t.phase).Errors++
+		r.err = &StatusError{Status: st}
+	} else {
+		data := make([]byte, mad.SMPDataSize)
+		if t.req.dr {
+			copy(data, mad.DRSMP(b).Data())
+		} else {
+			copy(data, mad.SMP(b).Data())
+		}
+		r.data = data
+	}
+	t.cb(r)
+}
+
+// pathString spells a directed route as ibnetdiscover does: "0,1,3".
+func pathString(p []uint8) string {
+	if len(p) == 0 {
+		return "0"
+	}
+	s := "0"
+	for _, x := range p[1:] {
+		s += fmt.Sprintf(",%d", x)
+	}
+	return s
+}

@@ -1,0 +1,371 @@
+package sm
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"ibfab/wire/mad"
+)
+
+// Up*/down* routing, thesis ch. 6. Every link gets a direction: "up" leads
+// toward the root, the SM's switch. Directions follow the distance from
+// the root (the thesis's BFS-by-distance DAG): a switch link goes up to
+// the end nearer the root, and between two switches at the same distance
+// up to the lower GUID, which keeps the graph acyclic with the root its
+// only sink. A CA's link goes up to its switch. A legal route takes zero
+// or more up links, then zero or more down links, never down then up.
+//
+// FERa and PIRa both compute legal routes on this DAG; see fera and pira.
+
+// dag is the up*/down* orientation of a fabric's links.
+type dag struct {
+	root int
+	dist []int    // per node: links from the root over switches; -1 unreached
+	up   [][]bool // [node][port]: leaving node through port goes up
+}
+
+// newDAG orients f's links around root (a switch).
+func newDAG(f *Fabric, root int) (*dag, error) {
+	t := f.Topo
+	d := &dag{root: root, dist: make([]int, t.NumNodes()), up: make([][]bool, t.NumNodes())}
+	for i := range d.dist {
+		d.dist[i] = -1
+		d.up[i] = make([]bool, t.Node(i).NumPorts+1)
+	}
+	d.dist[root] = 0
+	queue := []int{root}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, a := range f.arcs(u) {
+			if d.dist[a.Peer] >= 0 {
+				continue
+			}
+			d.dist[a.Peer] = d.dist[u] + 1
+			if f.IsSwitch(a.Peer) {
+				queue = append(queue, a.Peer)
+			}
+		}
+	}
+	for i := range t.NumNodes() {
+		if d.dist[i] < 0 {
+			return nil, fmt.Errorf("%w: %s is not connected to the root %s", ErrRouting, t.Node(i).Name, t.Node(root).Name)
+		}
+		for _, a := range f.arcs(i) {
+			d.up[i][a.Port] = d.above(f, a.Peer, i)
+		}
+	}
+	return d, nil
+}
+
+// above reports whether node a is above node b: nearer the root, or as
+// near with a lower GUID. A CA is never above anything.
+func (d *dag) above(f *Fabric, a, b int) bool {
+	switch {
+	case !f.IsSwitch(a):
+		return false
+	case !f.IsSwitch(b):
+		return true
+	case d.dist[a] != d.dist[b]:
+		return d.dist[a] < d.dist[b]
+	}
+	return f.Topo.Node(a).GUID < f.Topo.Node(b).GUID
+}
+
+// updnRoot returns the root switch of f: RootGUID's switch when set, else
+// the SM's switch.
+func updnRoot(f *Fabric, o RoutingOptions) (int, error) {
+	if o.RootGUID != 0 {
+		i, ok := f.Topo.LookupGUID(o.RootGUID)
+		if !ok || !f.IsSwitch(i) {
+			return 0, fmt.Errorf("%w: root GUID %#x is not a switch of the fabric", ErrRouting, o.RootGUID)
+		}
+		return i, nil
+	}
+	r := f.smSwitch()
+	if r < 0 {
+		return 0, fmt.Errorf("%w: no switch", ErrRouting)
+	}
+	return r, nil
+}
+
+// ---- FERa ----
+
+type fera struct{ o RoutingOptions }
+
+func init() {
+	RegisterEngine("updn-fera", func(o RoutingOptions) (Engine, error) {
+		switch o.FERaTies {
+		case "", TieKeepOld, TieRandom:
+		default:
+			return nil, fmt.Errorf("%w: FERa tie-break %q", ErrConfig, o.FERaTies)
+		}
+		return fera{o}, nil
+	})
+	RegisterEngine("updn-pira", func(o RoutingOptions) (Engine, error) {
+		switch o.Parent {
+		case "", ParentLast, ParentFirst, ParentRandom:
+		default:
+			return nil, fmt.Errorf("%w: PIRa parent policy %q", ErrConfig, o.Parent)
+		}
+		return pira{o}, nil
+	})
+}
+
+func (fera) Name() string { return "updn-fera" }
+
+// Route runs FERa, the Fully Explicit Routing algorithm (thesis 6.2.2):
+// for each destination, a controlled flood outward from it that never
+// makes a down→up turn. A switch reached gets the port it was reached by;
+// reached again, it keeps its entry unless the new option is down-going
+// and the old one up-going (the IB rule: any down-going option beats every
+// up-going one), or both are of one kind and the new one is shorter. Ties
+// keep the old entry, or toss a seeded coin with TieRandom. The flood is
+// FIFO, ports lowest first. Every accepted option counts as an entry
+// computed, overwrites included; a switch's entry for itself (port 0)
+// counts too.
+func (e fera) Route(f *Fabric) (*Routes, error) {
+	root, err := updnRoot(f, e.o)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDAG(f, root)
+	if err != nil {
+		return nil, err
+	}
+	r := newRoutes(e.Name(), f)
+	r.Up = d.up
+	rng := rand.New(rand.NewPCG(e.o.Seed, 0xfe7a))
+	type best struct {
+		port, dist int
+		up, set    bool
+	}
+	type option struct{ node, port, dist int }
+	bests := make([]best, f.Topo.NumNodes())
+	var queue []option
+	for i, dst := range f.ends {
+		if dst.Switch < 0 {
+			continue
+		}
+		clear(bests)
+		queue = queue[:0]
+		// The destination's own switch: port 0 for itself, the CA's port
+		// for a CA. Both count as computed entries.
+		t := dst.Switch
+		bests[t] = best{port: dst.SwitchPort, dist: 0, set: true}
+		if dst.SwitchPort != 0 {
+			bests[t].dist = 1
+		}
+		r.setEnd(t, dst, dst.SwitchPort)
+		r.Computed++
+		r.PerStep[i]++
+		for _, a := range f.arcs(t) {
+			// Nothing turns at the destination: every neighbour may come.
+			if f.IsSwitch(a.Peer) {
+				queue = append(queue, option{a.Peer, a.PeerPort, bests[t].dist + 1})
+			}
+		}
+		for len(queue) > 0 {
+			o := queue[0]
+			queue = queue[1:]
+			if o.node == t {
+				continue
+			}
+			up := d.up[o.node][o.port]
+			cur := bests[o.node]
+			accept := !cur.set ||
+				(!up && cur.up) ||
+				(up == cur.up && o.dist < cur.dist) ||
+				(up == cur.up && o.dist == cur.dist && e.o.FERaTies == TieRandom && rng.IntN(2) == 0 && o.port != cur.port)
+			if !accept {
+				continue
+			}
+			bests[o.node] = best{port: o.port, dist: o.dist, up: up, set: true}
+			r.setEnd(o.node, dst, o.port)
+			r.Computed++
+			r.PerStep[i]++
+			for _, a := range f.arcs(o.node) {
+				// n → x → y is legal when x → y goes down or n → x goes up.
+				if f.IsSwitch(a.Peer) && (!up || d.up[a.Peer][a.PeerPort]) {
+					queue = append(queue, option{a.Peer, a.PeerPort, o.dist + 1})
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// ---- PIRa ----
+
+type pira struct{ o RoutingOptions }
+
+func (pira) Name() string { return "updn-pira" }
+
+// Route runs PIRa, the Partially Implicit Routing algorithm (thesis
+// 6.2.3). Every legal route is up hops then down hops, and all up hops
+// lead to the root, so each switch's up segment is its default port,
+// toward its parent, and only down segments need explicit entries.
+// Nodes (switches, and CA ports as leaves) are explored in a topological
+// order from the root down: by distance from the root, then GUID (on the
+// thesis's example network, its LID order). Exploring node n with upper
+// neighbours PREV(n), all already explored:
+//
+//  3. pick the parent f in PREV(n) (Options.Parent); a switch's default
+//     port is its port to f;
+//  4. a switch gets FT(n, y) = its port to y for every other y in PREV(n),
+//     and FT(n, n) = 0;
+//  5. every y in PREV(n) gets FT(y, n) = its port to n;
+//  6. every other explored switch z gets FT(z, n) = FT(z, f) when z has an
+//     explicit entry for f; otherwise z reaches n by its default port.
+//
+// No entry equals its switch's default port by construction. Computed
+// counts the explicit entries, self entries included; PerStep those of
+// each exploration step. The LFT holds the explicit entries and, in every
+// other entry, the default port, since linear tables have none.
+func (e pira) Route(f *Fabric) (*Routes, error) {
+	root, err := updnRoot(f, e.o)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDAG(f, root)
+	if err != nil {
+		return nil, err
+	}
+	r := newRoutes(e.Name(), f)
+	r.Up = d.up
+	r.Default = make([]uint8, f.Topo.NumNodes())
+	for i := range r.Default {
+		r.Default[i] = mad.LFTNoPort
+	}
+	rng := rand.New(rand.NewPCG(e.o.Seed, 0x91ba))
+
+	// Exploration order over the end ports that hang off a switch.
+	endOf := make([]int, f.Topo.NumNodes()) // switch -> its end port
+	var order []int
+	for i, ep := range f.ends {
+		if ep.Switch < 0 {
+			continue
+		}
+		if ep.Port == 0 && f.IsSwitch(ep.Node) {
+			endOf[ep.Node] = i
+		}
+		order = append(order, i)
+	}
+	rank := func(i int) (int, uint64) {
+		ep := f.ends[i]
+		if ep.Port == 0 {
+			return d.dist[ep.Node], f.Topo.Node(ep.Node).GUID
+		}
+		return d.dist[ep.Switch] + 1, f.Topo.Node(ep.Node).Ports[ep.Port].GUID
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		da, ga := rank(a)
+		db, gb := rank(b)
+		return cmp.Or(cmp.Compare(da, db), cmp.Compare(ga, gb))
+	})
+
+	// ft[z][end] is z's explicit entry for an end port, -1 when implicit.
+	ft := make([][]int16, f.Topo.NumNodes())
+	for _, s := range f.Switches() {
+		ft[s] = make([]int16, len(f.ends))
+		for k := range ft[s] {
+			ft[s][k] = -1
+		}
+	}
+	var explored []int // switches explored so far
+	entry := func(z, end, port, step int) {
+		ft[z][end] = int16(port)
+		r.Computed++
+		r.PerStep[step]++
+	}
+	for _, n := range order {
+		ep := f.ends[n]
+		type up struct{ node, port int } // an upper neighbour and n's port to it
+		var prev []up
+		if ep.Port == 0 {
+			seen := map[int]bool{}
+			for _, a := range f.arcs(ep.Node) {
+				if d.up[ep.Node][a.Port] && f.IsSwitch(a.Peer) && !seen[a.Peer] {
+					seen[a.Peer] = true
+					prev = append(prev, up{a.Peer, a.Port})
+				}
+			}
+			// In exploration order, so that first and last mean what they say.
+			slices.SortStableFunc(prev, func(a, b up) int {
+				da, ga := rank(endOf[a.node])
+				db, gb := rank(endOf[b.node])
+				return cmp.Or(cmp.Compare(da, db), cmp.Compare(ga, gb))
+			})
+		} else {
+			prev = []up{{ep.Switch, 0}}
+		}
+		if ep.Node == root && ep.Port == 0 {
+			entry(root, n, 0, n)
+			explored = append(explored, root)
+			continue
+		}
+		if len(prev) == 0 {
+			return nil, fmt.Errorf("%w: %s has no upper neighbour", ErrRouting, f.Topo.Node(ep.Node).Name)
+		}
+		parent := prev[len(prev)-1]
+		switch e.o.Parent {
+		case ParentFirst:
+			parent = prev[0]
+		case ParentRandom:
+			parent = prev[rng.IntN(len(prev))]
+		}
+		inPrev := map[int]bool{}
+		for _, y := range prev {
+			inPrev[y.node] = true
+		}
+		if ep.Port == 0 {
+			s := ep.Node
+			r.Default[s] = uint8(parent.port)
+			r.DefaultPorts++
+			entry(s, n, 0, n)
+			for _, y := range prev {
+				if y.node != parent.node {
+					entry(s, endOf[y.node], y.port, n)
+				}
+			}
+			for _, y := range prev {
+				entry(y.node, n, portTo(f, y.node, s), n)
+			}
+		} else {
+			entry(ep.Switch, n, ep.SwitchPort, n)
+		}
+		pEnd := endOf[parent.node]
+		for _, z := range explored {
+			if !inPrev[z] && ft[z][pEnd] >= 0 {
+				entry(z, n, int(ft[z][pEnd]), n)
+			}
+		}
+		if ep.Port == 0 {
+			explored = append(explored, ep.Node)
+		}
+	}
+	for _, s := range f.Switches() {
+		for k, ep := range f.ends {
+			port := int(r.Default[s])
+			if ft[s][k] >= 0 {
+				port = int(ft[s][k])
+			}
+			if port != mad.LFTNoPort {
+				r.setEnd(s, ep, port)
+			}
+		}
+	}
+	return r, nil
+}
+
+// portTo returns the lowest port of switch a cabled to node b.
+func portTo(f *Fabric, a, b int) int {
+	for _, x := range f.arcs(a) {
+		if x.Peer == b {
+			return x.Port
+		}
+	}
+	return mad.LFTNoPort
+}
