@@ -20,7 +20,7 @@ import (
 type madHub struct {
 	mu      sync.Mutex
 	waiters map[uint64]chan ReceivedMAD
-	log     []ReceivedMAD // unsolicited, oldest first, at most logCap
+	log     []ReceivedMAD // unsolicited, oldest first, the last logCap to 2*logCap
 	seq     uint64
 	notify  chan struct{} // closed and replaced on every log append
 	next    hca.MADClient // receives what no waiter claims; may be nil
@@ -51,19 +51,35 @@ func (h *madHub) DeliverMAD(port uint8, o agent.Outbound) {
 		return
 	}
 	m := mad.MAD(o.MAD)
-	r := ReceivedMAD{Time: time.Now().UnixNano(), Port: port, SLID: o.SLID, SL: o.SL, SrcQP: o.SrcQP, TID: m.TransactionID(),
-		Method: m.Method().String(), Attr: m.AttrID().String(), MAD: o.MAD}
+	tid, resp := m.TransactionID(), m.Method().IsResponse()
 	h.mu.Lock()
-	if w, ok := h.waiters[r.TID]; ok && m.Method().IsResponse() {
-		delete(h.waiters, r.TID)
+	w, waited := h.waiters[tid]
+	switch {
+	case waited && resp:
+		delete(h.waiters, tid)
+	case resp:
+		// A response to an attach-point client: not the log's business,
+		// and on the path of every MAD an SM sweeps with.
+		next := h.next
 		h.mu.Unlock()
+		if next != nil {
+			next.DeliverMAD(port, o)
+		}
+		return
+	}
+	h.mu.Unlock()
+	r := ReceivedMAD{Time: time.Now().UnixNano(), Port: port, SLID: o.SLID, SL: o.SL, SrcQP: o.SrcQP, TID: tid,
+		Method: m.Method().String(), Attr: m.AttrID().String(), MAD: o.MAD}
+	if waited {
 		w <- r
 		return
 	}
+	h.mu.Lock()
 	h.seq++
 	r.Seq = h.seq
 	h.log = append(h.log, r)
-	if len(h.log) > logCap {
+	if len(h.log) >= 2*logCap {
+		// Trimmed in halves, so a full log costs one copy per logCap MADs.
 		h.log = append(h.log[:0:0], h.log[len(h.log)-logCap:]...)
 	}
 	close(h.notify)
