@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"ibfab/internal/fabricnet"
@@ -31,9 +32,6 @@ type NodeStatus struct {
 
 // Status asks every node of fabric name for its state.
 func Status(ctx context.Context, name string) (*FabricStatus, error) {
-	if err := fabricnet.CheckFabricName(name); err != nil {
-		return nil, err
-	}
 	st, t, err := loadFabric(name)
 	if err != nil {
 		return nil, err
@@ -64,35 +62,39 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	return fs, nil
 }
 
-// loadFabric reads a running fabric's state and topology.
-func loadFabric(name string) (*fabricState, *topologies.Topology, error) {
+// openState reads the state of running fabric name, with an error that
+// says how to bring it up when it is not.
+func openState(name string) (*fabricState, error) {
+	if err := fabricnet.CheckFabricName(name); err != nil {
+		return nil, err
+	}
 	dir := fabricDir(name)
 	st, err := readState(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("fabric %q is not up (no state in %s); bring it up with ibfab up --name %s", name, dir, name)
+		return nil, fmt.Errorf("fabric %q is not up (no state in %s); bring it up with ibfab up --name %s", name, dir, name)
 	}
+	return st, err
+}
+
+// loadFabric reads a running fabric's state and topology.
+func loadFabric(name string) (*fabricState, *topologies.Topology, error) {
+	st, err := openState(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := topologies.ParseFile(dir + "/" + topologyFile)
+	t, err := topologies.ParseFile(filepath.Join(fabricDir(name), topologyFile))
 	if err != nil {
 		return nil, nil, err
 	}
 	if t.NumNodes() != len(st.Nodes) {
-		return nil, nil, fmt.Errorf("%s: state has %d nodes, topology %d", dir, len(st.Nodes), t.NumNodes())
+		return nil, nil, fmt.Errorf("%s: state has %d nodes, topology %d", fabricDir(name), len(st.Nodes), t.NumNodes())
 	}
 	return st, t, nil
 }
 
 // lookupNode returns the state of node in fabric name.
 func lookupNode(name, node string) (*fabricState, nodeState, error) {
-	if err := fabricnet.CheckFabricName(name); err != nil {
-		return nil, nodeState{}, err
-	}
-	st, err := readState(fabricDir(name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nodeState{}, fmt.Errorf("fabric %q is not up", name)
-	}
+	st, err := openState(name)
 	if err != nil {
 		return nil, nodeState{}, err
 	}

@@ -172,9 +172,6 @@ func (f *Fabric) Hosts() []string {
 	return out
 }
 
-// trimErr shortens a multi-line error for a test log.
-func trimErr(err error) string { return strings.SplitN(err.Error(), "\n", 2)[0] }
-
 // Exec runs argv in node's namespace and returns its combined output.
 func (f *Fabric) Exec(node string, env []string, argv ...string) ([]byte, error) {
 	c := exec.Command(argv[0], argv[1:]...)
