@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,6 +59,7 @@ func TestRoundTrip(t *testing.T) {
 			assert.Equal(t, tt.guid, ni.NodeGUID)
 		})
 	}
+	madsOutReaches(t, r, 2)
 	st := r.srv.Stats()
 	assert.Equal(t, 1, st.Clients)
 	assert.Equal(t, uint64(2), st.MADsIn)
@@ -98,6 +100,9 @@ func TestResponsesByClient(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// A client can read its response before the server's write returns
+	// and is counted: wait for the count, which must then be exact.
+	madsOutReaches(t, r, uint64(20*len(attrs)))
 	st := r.srv.Stats()
 	assert.Equal(t, uint64(20*len(attrs)), st.MADsOut)
 	assert.Zero(t, st.DropTotal, "%v", st.Drops)
@@ -341,4 +346,11 @@ func TestNameInUse(t *testing.T) {
 	err = s.Start()
 	assert.Error(t, err)
 	assert.Contains(t, fmt.Sprint(err), r.base)
+}
+
+// madsOutReaches waits until the server has counted n MADs written.
+func madsOutReaches(t *testing.T, r *rig, n uint64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return r.srv.Stats().MADsOut >= n }, 5*time.Second, time.Millisecond,
+		"MADsOut = %d, want %d", r.srv.Stats().MADsOut, n)
 }
