@@ -82,6 +82,7 @@ type Generator struct {
 	timer   clock.Timer
 	stopped bool
 	stats   GeneratorStats
+	perDest []uint64 // by index in cfg.Dests, the hot spot last
 	payload []byte
 }
 
@@ -117,7 +118,7 @@ func NewGenerator(cfg GeneratorConfig, clk clock.Clock, send SendFunc, backlog f
 		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		payload: make([]byte, cfg.Payload),
 	}
-	g.stats.PerDest = make(map[uint16]uint64)
+	g.perDest = make([]uint64, len(cfg.Dests)+1)
 	return g, nil
 }
 
@@ -162,9 +163,16 @@ func (g *Generator) Stats() GeneratorStats {
 	if !g.stopped && g.timer != nil {
 		s.Elapsed = g.clk.Now().Sub(g.start)
 	}
-	s.PerDest = make(map[uint16]uint64, len(g.stats.PerDest))
-	for k, v := range g.stats.PerDest {
-		s.PerDest[k] = v
+	s.PerDest = make(map[uint16]uint64, len(g.perDest))
+	for i, v := range g.perDest {
+		if v == 0 {
+			continue
+		}
+		d := g.cfg.HotSpot
+		if i < len(g.cfg.Dests) {
+			d = g.cfg.Dests[i]
+		}
+		s.PerDest[d] += v
 	}
 	return s
 }
@@ -175,11 +183,12 @@ func (g *Generator) gap() time.Duration {
 	return max(time.Duration(g.rng.ExpFloat64()*g.mean), 1)
 }
 
-func (g *Generator) dest() uint16 {
+// dest draws the next destination's index in perDest.
+func (g *Generator) dest() int {
 	if g.cfg.HotFraction > 0 && g.rng.Float64() < g.cfg.HotFraction {
-		return g.cfg.HotSpot
+		return len(g.cfg.Dests)
 	}
-	return g.cfg.Dests[g.rng.IntN(len(g.cfg.Dests))]
+	return g.rng.IntN(len(g.cfg.Dests))
 }
 
 // fire runs on the clock: it emits the arrivals due by now. The lock is
@@ -192,6 +201,7 @@ func (g *Generator) fire() {
 		return
 	}
 	now := g.clk.Now()
+	room := -1 // queue room left, read from the port when first needed
 	for n := 0; !g.next.After(now); n++ {
 		if n == maxBurst {
 			for !g.next.After(now) {
@@ -200,27 +210,40 @@ func (g *Generator) fire() {
 			}
 			break
 		}
-		g.emit(now)
+		room = g.emit(now, room)
 		g.next = g.next.Add(g.gap())
 	}
 	g.timer.Reset(g.next.Sub(now))
 }
 
-func (g *Generator) emit(now time.Time) {
-	d := g.dest()
+// emit offers one arrival. room is what the port's queue has left as last
+// seen (-1: not read yet); the queue only shrinks behind our back, so the
+// port is asked again only when room runs out, not per arrival — a
+// generator far above the link rate would otherwise spend its time there.
+// It returns the room left.
+func (g *Generator) emit(now time.Time, room int) int {
+	i := g.dest()
 	g.stats.Offered++
 	g.stats.OfferedBytes += uint64(g.wire)
-	g.stats.PerDest[d]++
-	if g.backlog != nil && g.backlog() >= g.cfg.MaxBacklog {
+	g.perDest[i]++
+	if g.backlog != nil && room <= 0 {
+		room = g.cfg.MaxBacklog - g.backlog()
+	}
+	if g.backlog != nil && room <= 0 {
 		g.stats.Backlogged++
-		return
+		return 0
+	}
+	d := g.cfg.HotSpot
+	if i < len(g.cfg.Dests) {
+		d = g.cfg.Dests[i]
 	}
 	putStamp(g.payload, now.UnixNano())
 	if err := g.send(d, g.payload); err != nil {
 		g.stats.Failed++
-		return
+		return room
 	}
 	g.stats.Sent++
+	return room - 1
 }
 
 // TrafficConfig starts a generator on an HCA port: GeneratorConfig with the
@@ -247,7 +270,7 @@ func (h *HCA) StartTraffic(num uint8, tc TrafficConfig) (*Generator, error) {
 	}
 	backlog := func() int {
 		vl := h.agent.VLFor(0, num, tc.SL)
-		return p.Credits(int(vl)).Queued
+		return p.Queued(int(vl))
 	}
 	g, err := NewGenerator(tc.GeneratorConfig, h.clk, send, backlog)
 	if err != nil {

@@ -375,6 +375,12 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 			return nil, err
 		}
 		return struct{}{}, n.watchPeers(a)
+	case "profile":
+		var a ProfileArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, profileCPU(ctx, a)
 	case "shutdown":
 		select {
 		case <-n.done:

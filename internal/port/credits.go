@@ -72,6 +72,17 @@ type VLCredits struct {
 	RxCapacity int    // the VL's buffer in blocks
 }
 
+// Queued returns how many packets wait in VL vl's transmit queue: Credits'
+// Queued alone, for callers that poll it per packet.
+func (p *Port) Queued(vl int) int {
+	if vl < 0 || vl >= numVLs {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tx[vl].q.len()
+}
+
 // Credits returns the flow-control state of data VL vl; for VL15, only its
 // queue and its receive buffer, in packets; zero for a VL the port does not
 // have.
@@ -115,11 +126,12 @@ func (p *Port) appendFCLocked(dst []byte, vl int) []byte {
 		op = wire.FlowControlInit
 	}
 	r := &p.rx[vl]
+	r.fccl = CreditLimit(r.abr, p.cfg.RxBlocks-r.used)
 	return wire.AppendFlowControl(dst, &wire.FlowControlFields{
 		Op:    op,
 		FCTBS: p.tx[vl].fctbs,
 		VL:    uint8(vl),
-		FCCL:  CreditLimit(r.abr, p.cfg.RxBlocks-r.used),
+		FCCL:  r.fccl,
 	})
 }
 
@@ -167,6 +179,28 @@ func (p *Port) rxRelease(vl uint8, blocks int) {
 		return
 	}
 	p.fcDue |= 1 << vl
+	p.creditUpdateLocked(int(vl))
+}
+
+// creditUpdateLocked sends data VL vl's pending credit update (its fcDue
+// bit) once the peer's credit left from our last advertisement falls to
+// half the buffer; until then the update rides with a later one, or with
+// whatever the transmitter sends first, instead of costing a packet and a
+// wake-up per released packet. It is checked on each release and each
+// arrival, which is when that credit changes. A parked transmitter is
+// spared the wake-up: the caller writes the update itself.
+func (p *Port) creditUpdateLocked(vl int) {
+	r := &p.rx[vl]
+	// Never defer below one largest packet: a peer blocked on its head
+	// packet must get the update.
+	keep := max(min(p.cfg.RxBlocks, MaxCreditAdvance)/2, Blocks(p.maxPkt))
+	if p.fcDue&(1<<vl) == 0 || available(r.fccl, r.abr) > keep {
+		return
+	}
+	if p.parked && !p.wake && !p.writing {
+		p.sendFCsInlineLocked()
+		return
+	}
 	p.kickLocked()
 }
 

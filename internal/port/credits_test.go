@@ -255,3 +255,45 @@ func TestIgnoreCredits(t *testing.T) {
 		t.Errorf("b buffer overruns = %d, want %d", got, n-fit)
 	}
 }
+
+// TestCreditUpdates checks when a receiver returns credits: updates are
+// held back while the sender still has more than half the buffer (or one
+// largest packet) in credit, so a stream costs fewer flow-control packets
+// than data packets; and an update held back never leaves the sender stuck
+// on a head packet larger than half the buffer.
+func TestCreditUpdates(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		rxBlocks int
+		payloads []int // sent in turn, n packets in all
+		n        int
+		maxRatio float64 // flow-control packets per data packet, at most
+	}{
+		{"big buffer", 1024, []int{2048}, 400, 0.5},
+		{"one MTU packet", 70, []int{4096}, 50, 1.0},
+		{"small packets", 1024, []int{256}, 1000, 0.2},
+		// Nine small packets take the credit to 55 of 100 blocks, above
+		// half, and then a 66-block packet needs more than that.
+		{"small then large", 100, []int{256, 256, 256, 256, 256, 256, 256, 256, 256, 4096}, 100, 1.0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Unpaced, and no clock advance: an update held back too long
+			// would only come with the keepalive timer.
+			e := newEnv(t, port.Config{RxBlocks: c.rxBlocks, MTU: 4096, Unpaced: true}, nil)
+			e.activate(t)
+			fc0 := e.b.LinkCounters().FCSent
+			for i := range c.n {
+				send(t, e.a, porttest.UD(0, 1, c.payloads[i%len(c.payloads)], byte(i)))
+			}
+			e.settle()
+			if got := e.rb.count(); got != c.n {
+				t.Fatalf("%d of %d packets arrived; sender credits %+v, receiver %+v", got, c.n, e.a.Credits(0), e.b.Credits(0))
+			}
+			sent := e.b.LinkCounters().FCSent - fc0
+			if ratio := float64(sent) / float64(c.n); ratio > c.maxRatio {
+				t.Errorf("%d flow-control packets for %d data packets: ratio %.2f, want <= %.2f", sent, c.n, ratio, c.maxRatio)
+			}
+			noDrops(t, e.a, e.b)
+		})
+	}
+}

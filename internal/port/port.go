@@ -52,7 +52,12 @@ type Port struct {
 	// idleCond for it to park; Send waits on spaceCond for queue space.
 	txCond, idleCond, spaceCond sync.Cond
 	wake, parked                bool
-	written                     uint64 // packets handed to the endpoint
+	// writing is set while a writer other than the transmitter (a
+	// receiver returning credits) holds the endpoint; the transmitter
+	// waits for it, so the wire order stays the one FCTBS counts.
+	writing bool
+	fcBuf   []byte // the inline writer's flow-control packets
+	written uint64 // packets handed to the endpoint
 
 	pace       pacer
 	paceTimer  clock.Timer
@@ -84,6 +89,7 @@ type txVL struct {
 type rxVL struct {
 	abr  uint16 // adjusted blocks received, mod 4096
 	used int    // blocks held by unreleased packets
+	fccl uint16 // the credit limit last advertised
 }
 
 var _ link.Dispatcher = (*Port)(nil)
@@ -259,7 +265,7 @@ func (p *Port) sendableLocked(vl int) bool {
 func (p *Port) WaitIdle() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for !p.closed && (!p.parked || p.wake) {
+	for !p.closed && (!p.parked || p.wake || p.writing) {
 		p.idleCond.Wait()
 	}
 	return p.written

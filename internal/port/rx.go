@@ -65,8 +65,11 @@ func (p *Port) deliverData(b []byte) {
 		return
 	}
 	n, vl, blocks, cause, ok := p.admitLocked(b, err)
-	if !ok {
+	switch {
+	case !ok:
 		p.dropLocked(cause, false)
+	case vl != VL15 && p.linkSendOKLocked():
+		p.creditUpdateLocked(int(vl))
 	}
 	p.unlock()
 	if !ok {

@@ -30,6 +30,10 @@ func (p *Port) transmit() {
 	var fcBuf []byte
 	p.mu.Lock()
 	for !p.closed {
+		if p.writing {
+			p.txCond.Wait() // an inline flow-control send holds the endpoint
+			continue
+		}
 		if p.fcDue != 0 && p.linkSendOKLocked() {
 			fcBuf = p.takeFCsLocked(fcBuf[:0])
 			p.mu.Unlock()
@@ -115,6 +119,24 @@ func (p *Port) takeFCsLocked(dst []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// sendFCsInlineLocked sends the due flow-control packets from the calling
+// goroutine, sparing the parked transmitter a wake-up per credit update
+// (most of a receiving port's work). The caller has checked that the
+// transmitter is parked, so nothing else writes meanwhile.
+func (p *Port) sendFCsInlineLocked() {
+	p.writing = true
+	buf := p.takeFCsLocked(p.fcBuf[:0])
+	p.mu.Unlock()
+	for b := buf; len(b) > 0; b = b[wire.FlowControlSize:] {
+		_ = p.ep.WritePacket(link.KindLink, b[:wire.FlowControlSize]) // a lost one is made good by the next
+	}
+	p.mu.Lock()
+	p.fcBuf = buf[:0]
+	p.writing = false
+	p.txCond.Signal()
+	p.idleCond.Broadcast()
 }
 
 // queuedLocked reports whether a packet the port's state lets out is
