@@ -3,6 +3,7 @@ package harness_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,8 +26,10 @@ import (
 // as a ratio against its target or its baseline measured in the same run:
 //
 //   - paced goodput of one 4x SDR link (two HCAs back to back, MTU 2048) at
-//     several time scales, against the 8 Gb/s link rate;
-//   - the unpaced maximum of the same path (the machine's limit);
+//     time scales 1 to 32, against the 8 Gb/s link rate, and the first
+//     scale at which it is within 1 %;
+//   - the unpaced maximum of the same path (the machine's limit), also as
+//     the time scale it implies;
 //   - switch hop latency p50/p99 above the serialization time;
 //   - idle CPU and RSS of a 100-process fabric against the goals (5 % of one
 //     core in total, 20 MiB per process).
@@ -39,15 +42,28 @@ func BenchmarkFabric(b *testing.B) {
 	require.NoError(b, err)
 	res["link_rate_bps"] = rate
 
+	// Paced goodput at growing time scales: at scale 1 a 4x SDR link asks
+	// for ~480k packets/s, more than two cores move through veth; the
+	// time scale is how a fabric is run below the machine's limit, and the
+	// goal (within 1 % of the rate) is checked at each scale.
 	var paced []map[string]any
-	for _, scale := range []float64{1, 2, 4} {
+	goalScale := 0.0
+	for _, scale := range []float64{1, 2, 4, 8, 16, 32} {
 		r := linkThroughput(b, fmt.Sprintf("bp%d", int(scale)), scale, false)
 		r["time_scale"] = scale
+		ratio := r["wire_ratio"].(float64)
+		r["within_1pct"] = math.Abs(ratio-1) <= 0.01
 		paced = append(paced, r)
-		b.ReportMetric(r["wire_ratio"].(float64), fmt.Sprintf("paced_ratio_x%g", scale))
+		b.ReportMetric(ratio, fmt.Sprintf("paced_ratio_x%g", scale))
+		if goalScale == 0 && math.Abs(ratio-1) <= 0.01 {
+			goalScale = scale
+		}
 	}
 	res["paced"] = paced
+	res["paced_goal_met_at_time_scale"] = goalScale // 0: at none
 	unpaced := linkThroughput(b, "bunp", 1, true)
+	// The smallest time scale the machine could carry the link at.
+	unpaced["limit_time_scale"] = float64(rate) / unpaced["wire_bps"].(float64)
 	res["unpaced"] = unpaced
 	b.ReportMetric(unpaced["wire_ratio"].(float64), "unpaced_ratio")
 
@@ -86,8 +102,8 @@ func pair(tb testing.TB) *topologies.Topology {
 }
 
 // linkThroughput runs ca1 → ca2 at 100 % offered load with 2048-byte
-// payloads and measures what arrives over 4 s of real time.
-func linkThroughput(b *testing.B, suffix string, scale float64, unpaced bool) map[string]any {
+// payloads and measures what arrives over 3 s of real time.
+func linkThroughput(b testing.TB, suffix string, scale float64, unpaced bool) map[string]any {
 	var args []string
 	if unpaced {
 		args = append(args, "--unpaced")
@@ -95,15 +111,17 @@ func linkThroughput(b *testing.B, suffix string, scale float64, unpaced bool) ma
 	f := fabrictest.Up(b, suffix, pair(b), harness.UpOptions{TimeScale: scale, NodeArgs: append(args, "--mtu", "2048")})
 	sm := f.NewSM("ca1")
 	require.NoError(b, sm.Configure())
-	load := 100.0
+	// Above 100 %, so the queue never runs dry and the link, not the
+	// arrivals, sets the rate; unpaced, far more than any machine moves.
+	load := 120.0
 	if unpaced {
-		load = 1000 // offer far more than any machine moves
+		load = 200
 	}
 	f.MustCall("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: load, Payload: 2048,
 		Dests: []uint16{sm.LID[1]}, Seed: 1, MaxBacklog: 256}, nil)
 	time.Sleep(time.Second)
 	s0, t0 := f.Node("ca2").Ports[0], time.Now()
-	time.Sleep(4 * time.Second)
+	time.Sleep(3 * time.Second)
 	s1, t1 := f.Node("ca2").Ports[0], time.Now()
 	f.MustCall("ca1", "traffic-stop", map[string]int{"port": 1}, nil)
 	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
@@ -123,7 +141,7 @@ func linkThroughput(b *testing.B, suffix string, scale float64, unpaced bool) ma
 
 // hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
 // latency histogram (send stamp to receive, on the fabric's shared clock).
-func hopLatency(b *testing.B) map[string]any {
+func hopLatency(b testing.TB) map[string]any {
 	topo := star(b)
 	f := fabrictest.Up(b, "blat", topo, harness.UpOptions{})
 	sm := f.NewSM("ca2")
@@ -151,7 +169,7 @@ func hopLatency(b *testing.B) map[string]any {
 // idleFabric brings up a 100-process fat tree (8 leaves, 4 spines, 88
 // HCAs) and measures its processes' CPU time over 10 s of idling and their
 // resident memory.
-func idleFabric(b *testing.B) map[string]any {
+func idleFabric(b testing.TB) map[string]any {
 	topo, err := topologies.FatTree(8, 4, 11)
 	require.NoError(b, err)
 	require.Equal(b, 100, topo.NumNodes())

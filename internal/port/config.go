@@ -87,8 +87,9 @@ type Config struct {
 	// LivenessTimeout takes the link down when no link packet has come
 	// from the peer for this long.
 	LivenessTimeout time.Duration
-	// KeepaliveInterval is the longest a data VL goes without a
-	// flow-control packet; default LivenessTimeout/4.
+	// KeepaliveInterval is the longest a link goes without a flow-control
+	// packet (each data VL's own comes every OperationalVLs intervals);
+	// default LivenessTimeout/4.
 	KeepaliveInterval time.Duration
 	// Clock is the time source; nil means clock.Real(). --time-scale comes
 	// in as clock.Scaled.

@@ -217,9 +217,12 @@ func TestBufferOverrun(t *testing.T) {
 		t.Errorf("b counters: ExcessiveBufferOverrunErrors %d, PortRcvErrors %d, want 1, 1",
 			c.ExcessiveBufferOverrunErrors, c.PortRcvErrors)
 	}
-	// a's keepalive carries FCTBS 0: b's ABR (99) is resynchronized.
-	e.clk.Advance(e.a.Config().KeepaliveInterval)
-	e.settle()
+	// a's keepalive for VL0 carries FCTBS 0: b's ABR (99) is
+	// resynchronized. Keepalives take the VLs in turn.
+	for range e.a.OperationalVLs() {
+		e.clk.Advance(e.a.Config().KeepaliveInterval)
+		e.settle()
+	}
 	if got := e.b.Credits(0).ABR; got != 0 {
 		t.Errorf("b ABR = %d after a's keepalive, want 0", got)
 	}

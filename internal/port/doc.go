@@ -19,8 +19,9 @@
 // Data VLs are lossless: per VL, in 64-byte blocks, with the spec's 12-bit
 // FCTBS, FCCL and ABR counters carried by real flow-control link packets
 // (credits.go has the arithmetic). A port sends them when the link trains,
-// when the node releases received packets (buffer space freed), and every
-// KeepaliveInterval. A sender without credit waits (PortXmitWait counts
+// when the node releases received packets and the peer's remaining credit
+// has fallen to half the buffer (updates coalesce), and every
+// KeepaliveInterval (one VL in turn once the link is up). A sender without credit waits (PortXmitWait counts
 // it); nothing is dropped for lack of buffer. VL15 is not flow controlled:
 // an SMP that finds the VL15 buffer full is dropped (VL15Dropped).
 //

@@ -57,6 +57,7 @@ type Port struct {
 	// waits for it, so the wire order stays the one FCTBS counts.
 	writing bool
 	fcBuf   []byte // the inline writer's flow-control packets
+	keepVL  int    // the data VL the last keepalive refreshed
 	written uint64 // packets handed to the endpoint
 
 	pace       pacer
