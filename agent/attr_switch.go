@@ -23,7 +23,10 @@ func (a *Agent) switchInfoLocked(c *smpCtx) mad.Status {
 		s.info.DefaultMulticastNotPrimaryPort = req.DefaultMulticastNotPrimaryPort
 		s.info.LifeTimeValue = req.LifeTimeValue
 		if req.PortStateChange {
+			// The SM has seen the change: a trap still waiting for the
+			// SM's LID would only make it sweep again.
 			s.portStateChange = false
+			a.trap.pending = false
 		}
 		a.tables.lftTop.Store(uint32(req.LinearFDBTop))
 	}

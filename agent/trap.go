@@ -12,7 +12,8 @@ import (
 // the SM did not make itself), the switch sets SwitchInfo.PortStateChange
 // and sends Trap 128 — SubnTrap(Notice), LID-routed from the switch's LID
 // to PortInfo.MasterSMLID on MasterSMSL and VL15 — once port 0 has a LID
-// and knows the SM's. It repeats the same trap (same TID) every
+// and knows the SM's (a change the SM clears from PortStateChange before
+// then is not reported: it has seen it). It repeats the same trap (same TID) every
 // TrapRepeatInterval until the SM answers with SubnTrapRepress(Notice)
 // carrying that TID, or acknowledges it with Set(Notice). Changes while a
 // trap is outstanding are covered by it: the notice names the switch, not
