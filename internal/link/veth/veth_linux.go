@@ -168,11 +168,11 @@ func openSocket(ifindex int) (*os.File, error) {
 			return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
 				&unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]})
 		}},
+		// No PACKET_QDISC_BYPASS: it would skip the device's egress path,
+		// so tcpdump in the node's namespace would not see what the node
+		// sends and tc/TCX egress programs (fault injection) would not run.
 		{"PACKET_IGNORE_OUTGOING", func() error {
 			return unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1)
-		}},
-		{"PACKET_QDISC_BYPASS", func() error {
-			return unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1)
 		}},
 		{"receive buffer", func() error { return setBuf(fd, unix.SO_RCVBUFFORCE, unix.SO_RCVBUF) }},
 		{"send buffer", func() error { return setBuf(fd, unix.SO_SNDBUFFORCE, unix.SO_SNDBUF) }},
