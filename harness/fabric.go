@@ -272,6 +272,9 @@ func Down(name string) error {
 	if err := fabricnet.Remove(name, namespaces); err != nil {
 		return err
 	}
+	if err := removeFaults(name); err != nil {
+		return err
+	}
 	return os.RemoveAll(dir)
 }
 

@@ -40,6 +40,9 @@ var commands = []Command{
 	{Name: "exec", Summary: "run a command in a node's network namespace", Run: runExec},
 	{Name: "kill", Summary: "kill a node's process (SIGKILL), as a crash would", Run: runKill},
 	{Name: "pcap", Summary: "write a sample capture of a fabric's discovery, or decode a capture", Run: runPcap},
+	{Name: "fault", Summary: "drop, corrupt or delay a link's frames in the kernel (eBPF); list and clear faults", Run: runFault},
+	{Name: "link", Summary: "set a node's link down, up, or flap it", Run: runLink},
+	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 }
 
 // Commands returns the subcommand table.
