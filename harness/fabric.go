@@ -36,6 +36,11 @@ type fabricState struct {
 	Epoch      int64       `json:"epoch_ns"` // the node clocks' shared origin
 	Namespaces []string    `json:"namespaces"`
 	Nodes      []nodeState `json:"nodes"`
+
+	// given lists the topology indices of Nodes in the order the fabric
+	// was brought up in, when loadFabric has put Nodes in the topology
+	// file's order.
+	given []int
 }
 
 type nodeState struct {
@@ -279,6 +284,14 @@ func Down(name string) error {
 }
 
 func writeState(dir string, st *fabricState) error {
+	if st.given != nil { // back to the order the fabric was given in
+		out := *st
+		out.Nodes = make([]nodeState, len(st.Nodes))
+		for k, i := range st.given {
+			out.Nodes[k] = st.Nodes[i]
+		}
+		st = &out
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

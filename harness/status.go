@@ -38,7 +38,8 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	}
 	statuses, errs := queryAll(ctx, st)
 	fs := &FabricStatus{Fabric: name, TimeScale: st.TimeScale}
-	for i, n := range st.Nodes {
+	for _, i := range st.given {
+		n := st.Nodes[i]
 		ns := NodeStatus{Alive: alive(n.PID) && isNodeProcess(n.PID, name, n.Name)}
 		if s := statuses[i]; s != nil {
 			ns.Status = *s
@@ -89,6 +90,21 @@ func loadFabric(name string) (*fabricState, *topologies.Topology, error) {
 	if t.NumNodes() != len(st.Nodes) {
 		return nil, nil, fmt.Errorf("%s: state has %d nodes, topology %d", fabricDir(name), len(st.Nodes), t.NumNodes())
 	}
+	// The topology file need not list the nodes in the state's order (the
+	// writer puts a CA first, as ibsim wants): index the state like the
+	// topology, so that st.Nodes[i] is t.Node(i), and remember the order
+	// the fabric was given in for output.
+	byTopo := make([]nodeState, len(st.Nodes))
+	st.given = make([]int, len(st.Nodes))
+	for k, n := range st.Nodes {
+		i, ok := t.Lookup(n.Name)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: node %s of the state is not in the topology", fabricDir(name), n.Name)
+		}
+		byTopo[i] = n
+		st.given[k] = i
+	}
+	st.Nodes = byTopo
 	return st, t, nil
 }
 
