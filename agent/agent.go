@@ -59,6 +59,15 @@ type Config struct {
 	Counters Counters    // nil: the PMA reports zeros
 	Clock    clock.Clock // nil: the wall clock
 	Sender   Sender      // nil: traps are counted as dropped
+
+	// LocalGMP says the node has a MAD client (an HCA's attach point, where
+	// diagnostics such as saquery and perfquery run) that takes the GMPs
+	// the agent does not serve itself: responses of every class, matched
+	// to their requester by TID, and requests of classes other than
+	// PerfMgt. Without it those go to the SM when one is attached; else
+	// requests are answered with a bad-version status and responses are
+	// dropped as unexpected.
+	LocalGMP bool
 }
 
 // Agent is the SMA and PMA of one node: it answers the MADs addressed to

@@ -58,7 +58,11 @@
 // The PMA serves PortCounters and PortCountersExtended (Get, and Set with
 // CounterSelect to zero counters; PortSelect 0xff sums all ports) and
 // ClassPortInfo. GMPs whose P_Key the receiving port's table does not
-// match are dropped and counted in PortInfo.P_KeyViolations.
+// match are dropped and counted in PortInfo.P_KeyViolations. GMPs of other
+// classes go to the SM when one is attached; on a node whose MAD client
+// takes GMPs (Config.LocalGMP: an HCA's attach point) they go there, and
+// so does every GMP response, whatever its class, for the client whose
+// request it answers (an SA response to saquery, a PMA one to perfquery).
 //
 // # M_Key and traps
 //

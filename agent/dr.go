@@ -155,7 +155,7 @@ func (a *Agent) sendDR(r Request, b mad.DRSMP) []Outbound {
 // drServe processes an SMP that reached its destination here, then sends
 // the response back.
 func (a *Agent) drServe(in Inbound, b mad.DRSMP) []Outbound {
-	switch a.serveSMP(in.Port, b, true) {
+	switch a.serveSMP(in.Port, b, true, false) {
 	case verdictRespond:
 		b.SetDirection(true)
 		return a.drReturn(in, b)

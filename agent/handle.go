@@ -127,7 +127,7 @@ func (a *Agent) receiveLIDSMP(in Inbound) []Outbound {
 		return nil
 	}
 	m := clone(in.MAD)
-	switch a.serveSMP(in.Port, m, false) {
+	switch a.serveSMP(in.Port, m, false, false) {
 	case verdictRespond:
 		out, local, ok := a.routeTo(in.Port, in.SLID)
 		if !ok {
@@ -207,8 +207,9 @@ const (
 // serveSMP serves an SMP that reached this node's SMA on port (0: from the
 // switch's own SM): checks, M_Key, then the attribute. On verdictRespond m
 // has been turned into the GetResp, status included (for a directed-route
-// SMP the D bit is the caller's to set).
-func (a *Agent) serveSMP(port uint8, m []byte, dr bool) verdict {
+// SMP the D bit is the caller's to set). exempt skips the M_Key check, for
+// the node's own reads (LocalGet).
+func (a *Agent) serveSMP(port uint8, m []byte, dr, exempt bool) verdict {
 	h := mad.MAD(m)
 	meth := h.Method()
 	if meth.IsResponse() || meth == mad.MethodTrap {
@@ -242,7 +243,10 @@ func (a *Agent) serveSMP(port uint8, m []byte, dr bool) verdict {
 		}
 		return a.respond(m, dr, mad.StatusMethodAttrUnsupported)
 	}
-	ok, hide := a.checkMKeyLocked(a.smaPort(port), meth, binary.BigEndian.Uint64(m[smpMKeyOffset:]))
+	ok, hide := true, false
+	if !exempt {
+		ok, hide = a.checkMKeyLocked(a.smaPort(port), meth, binary.BigEndian.Uint64(m[smpMKeyOffset:]))
+	}
 	if !ok {
 		a.mu.Unlock()
 		a.stats.mkeyViolations.Add(1)

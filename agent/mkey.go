@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 
 	"ibfab/internal/clock"
@@ -78,4 +79,31 @@ func (a *Agent) leaseExpired(sma uint8, gen uint64) {
 	}
 	p.lease.timer = nil
 	p.info.MKeyProtectBits = 0
+}
+
+// LocalGet answers a Get of attr with modifier mod at the SMA of port (a
+// CA port, or a switch's port 0) as the node's own driver reads its device
+// through the local MAD interface, which skips the M_Key check: it
+// succeeds whatever the port's M_Key and protection level, shows the
+// M_Key, counts no violation and starts no lease. It returns the
+// attribute data, or an error naming the status the SMA answered with.
+// The attach point answers its clients' port queries with it.
+func (a *Agent) LocalGet(port uint8, attr mad.AttrID, mod uint32) ([]byte, error) {
+	if !a.validPort(port) || (a.isSwitch() && port != 0) {
+		return nil, fmt.Errorf("agent: no management port %d", port)
+	}
+	m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: attr, AttrModifier: mod})
+	if err != nil {
+		return nil, err
+	}
+	a.stats.received.Add(1)
+	if v := a.serveSMP(port, m, true, true); v != verdictRespond {
+		// Only SMInfo, with an SM attached, is not the SMA's to answer.
+		return nil, fmt.Errorf("agent: local Get(%v) is for the SM", attr)
+	}
+	r := mad.DRSMP(m)
+	if st := r.Status(); st != mad.StatusOK {
+		return nil, fmt.Errorf("agent: local Get(%v) mod %d: status %v", attr, mod, st)
+	}
+	return append([]byte(nil), r.Data()...), nil
 }

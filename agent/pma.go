@@ -13,7 +13,10 @@ import (
 // sum over all ports, which this PMA supports on switches and CAs alike
 // and says so in ClassPortInfo. Other GMP classes are the SM's business
 // (Local) when an SM is attached, else answered with a bad-version status,
-// which is what a node without an agent for a class says.
+// which is what a node without an agent for a class says. With
+// Config.LocalGMP they, and every GMP response, go to the node's MAD
+// client, which finds the requester of a response by its TID (saquery's SA
+// answers at a CA that is not the SM's).
 
 // receiveGMP handles a MAD that arrived on QP1.
 func (a *Agent) receiveGMP(in Inbound) []Outbound {
@@ -28,6 +31,9 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	m := clone(in.MAD)
 	h := mad.MAD(m)
+	if a.cfg.LocalGMP && (h.Method().IsResponse() || h.MgmtClass() != mad.ClassPerfMgt) {
+		return a.toLocal(in, m)
+	}
 	if h.MgmtClass() != mad.ClassPerfMgt {
 		a.mu.Lock()
 		sm := a.hasSM(in.Port)

@@ -25,8 +25,9 @@
 // fails, or when a slot or the SM role is wanted and their socket is gone.
 //
 // Control queries are answered from the HCA's own SMA (local.go): NodeInfo
-// and PortInfo by a directed-route Get with hop count 0 at the client's
-// port, which is what an SM reading the port would see; the vendor fields
+// and PortInfo by agent.LocalGet at the client's port, which is what an SM
+// reading the port would see, exempt from M_Key protection as a real HCA's
+// local MAD interface is; the vendor fields
 // from NodeInfo; GUID and GID from the node GUID and PortInfo's GID prefix,
 // as ibsim does; P_Keys from the agent's table; the LID and state from the
 // agent and the port. SetIsSM (or Connect with IsSM) sets the port's IsSM

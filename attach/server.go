@@ -83,7 +83,6 @@ type Server struct {
 	ctlRC syscall.RawConn
 	slots []*slot
 	wg    sync.WaitGroup
-	tids  atomic.Uint64 // TIDs of the server's own local Gets
 
 	issmMu sync.Mutex // serialises updateIsSM
 
@@ -91,7 +90,6 @@ type Server struct {
 		sync.Mutex
 		started, closed bool
 		pending         map[uint64]*pending // by TID as sent (slot in bits 63-48)
-		cache           map[cacheKey][]byte // last good NodeInfo/PortInfo
 	}
 	st counters
 }
@@ -152,7 +150,6 @@ func New(cfg Config) (*Server, error) {
 		s.clk = clock.Real()
 	}
 	s.mu.pending = make(map[uint64]*pending)
-	s.mu.cache = make(map[cacheKey][]byte)
 	if cfg.NodeID != "" {
 		s.node.Store(&cfg.NodeID)
 	}
@@ -170,12 +167,6 @@ func (s *Server) Attach(h *hca.HCA) error {
 	}
 	if !s.hca.CompareAndSwap(nil, h) {
 		return ErrAttached
-	}
-	// Read what control queries answer while no SM has had the chance to
-	// set an M_Key that would hide it (see localGet).
-	for p := uint8(1); p <= h.NumPorts(); p++ {
-		s.nodeInfo(h, p)
-		s.portInfo(h, p)
 	}
 	if s.node.Load() == nil {
 		id := fmt.Sprintf("%016x", h.Agent().NodeGUID())

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"ibfab/internal/fabricnet"
+	"ibfab/simproto"
 )
 
 // ExitCodeError carries the exit status of a command ibfab ran for the
@@ -18,12 +21,20 @@ type ExitCodeError struct{ Code int }
 func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 const (
-	execSynopsis = "exec N NODE -- CMD [ARG...]"
+	execSynopsis = "exec [--umad [--sim NAME]] N NODE -- CMD [ARG...]"
 	execDesc     = `
 Runs CMD in the network namespace of NODE of fabric N, with the terminal's
 standard input and output, and exits with CMD's status. The node's ports
-are the interfaces p1..pN there: tcpdump -i p1 sees its frames.
-IBFAB_FABRIC and IBFAB_NODE are set in CMD's environment.`
+are the interfaces p1..pN there: tcpdump -i p1 sees the frames arriving
+at port 1 (ibfab capture sees both directions).
+IBFAB_FABRIC and IBFAB_NODE are set in CMD's environment.
+
+With --umad (NODE an HCA) CMD also gets LD_PRELOAD=libumad2sim.so, Debian's
+libumad2sim0, and IBSIM_SOCKNAME, so that unmodified OpenSM and
+infiniband-diags talk to the HCA's attach point instead of a kernel port:
+  ibfab exec --umad default ca4 -- opensm --once -f /tmp/opensm.log
+  ibfab exec --umad default ca7 -- ibnetdiscover
+  ibfab exec --umad default ca7 -- smpquery nodeinfo 1`
 	killSynopsis = "kill N NODE"
 	killDesc     = `
 Kills NODE's process of fabric N with SIGKILL, as a crash would: its links
@@ -33,6 +44,8 @@ stay cabled but fall silent, and its neighbours take them Down.`
 func runExec(env *Env, args []string) error {
 	const cmd = "exec"
 	fs := flagSet(cmd)
+	umad := fs.Bool("umad", false, "preload libumad2sim.so: OpenSM and infiniband-diags use NODE's attach point")
+	sim := fs.String("sim", simproto.BaseFromEnv(), "base `NAME` of the HCA's attach point (ibhca --sim)")
 	if help, err := parseFlags(env, fs, cmd, execSynopsis, execDesc, args, -1); help || err != nil {
 		return err
 	}
@@ -54,6 +67,16 @@ func runExec(env *Env, args []string) error {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, env.Stdout, env.Stderr
 	c.Env = append(os.Environ(), "IBFAB_FABRIC="+name, "IBFAB_NODE="+node)
+	if *umad {
+		if n.Type != "hca" {
+			return &CommandError{Cmd: cmd, Err: fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)}
+		}
+		extra, err := UMADEnv(*sim)
+		if err != nil {
+			return &CommandError{Cmd: cmd, Err: err}
+		}
+		c.Env = append(c.Env, extra...)
+	}
 	if err := fabricnet.Do(n.Namespace, c.Start); err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
@@ -110,4 +133,57 @@ func runKill(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "killed %s of fabric %s\n", fs.Arg(1), fs.Arg(0))
 	return nil
+}
+
+// umad2simGlobs are where libumad2sim.so is installed: Debian's multiarch
+// directories first (package libumad2sim0), then other layouts.
+var umad2simGlobs = []string{
+	"/usr/lib/*/umad2sim/libumad2sim.so",
+	"/usr/lib64/umad2sim/libumad2sim.so",
+	"/usr/lib/umad2sim/libumad2sim.so",
+	"/usr/local/lib/umad2sim/libumad2sim.so",
+}
+
+// UMAD2SimPackage is the Debian package that installs libumad2sim.so.
+const UMAD2SimPackage = "libumad2sim0"
+
+// UMAD2Sim returns the path of libumad2sim.so, ibsim's preload library
+// that turns libibumad's kernel calls into ibsim-protocol messages; the
+// error names the Debian package to install when it is missing.
+func UMAD2Sim() (string, error) {
+	for _, g := range umad2simGlobs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[0], nil
+		}
+	}
+	if out, err := exec.Command("dpkg", "-L", UMAD2SimPackage).Output(); err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(l, "/libumad2sim.so") {
+				if _, err := os.Stat(l); err == nil {
+					return l, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("libumad2sim.so not found: install the Debian package %s (apt-get install %s, or make debs)",
+		UMAD2SimPackage, UMAD2SimPackage)
+}
+
+// UMADEnv returns what exec --umad adds to a command's environment:
+// LD_PRELOAD with libumad2sim.so ahead of any library already preloaded,
+// and IBSIM_SOCKNAME, the base name of the HCA's attach point ("" means
+// ibsim's default, "sim").
+func UMADEnv(base string) ([]string, error) {
+	lib, err := UMAD2Sim()
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		base = simproto.DefaultBase
+	}
+	preload := lib
+	if old := os.Getenv("LD_PRELOAD"); old != "" {
+		preload += ":" + old
+	}
+	return []string{"LD_PRELOAD=" + preload, simproto.EnvSockName + "=" + base}, nil
 }

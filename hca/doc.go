@@ -28,7 +28,11 @@
 // PMA, later SA) go to agent.HandleMAD; what the agent returns is wrapped
 // with wire.AppendUD(out.UDFields()) and sent, or, for Local outbounds
 // (responses to the attached SM's requests, traps, SMInfo), handed to the
-// MADClient. Other QPs are the UD data QP: the P_Key is checked against the
+// MADClient. With a MADClient, GMPs the agent does not serve (every GMP
+// response, requests of classes other than PerfMgt) are Local too
+// (agent.Config.LocalGMP): an SA's answer to saquery at a node that is not
+// the SM's reaches the attach point, which finds its client by TID. Other
+// QPs are the UD data QP: the P_Key is checked against the
 // port's table (agent.PKeyMatch; violations are counted as the port's
 // DropPKey, PortRcvConstraintErrors), then the packet is counted and, when
 // its payload carries a generator's send stamp, its one-way latency goes

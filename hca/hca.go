@@ -105,6 +105,9 @@ func New(cfg Config) (*HCA, error) {
 		}},
 		Counters: portagent.Counters(h.Port),
 		Clock:    clk,
+		// The attach point's clients (saquery, perfquery, an SM) take the
+		// GMPs the agent does not serve, responses of every class first.
+		LocalGMP: cfg.MADClient != nil,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

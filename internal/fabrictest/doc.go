@@ -3,5 +3,7 @@
 // processes), checks that teardown leaves nothing behind, and plays a
 // minimal subnet manager from an HCA — hand-built SMPs over the node's
 // control socket, with LIDs and shortest-path routes computed from the
-// known topology (no discovery) — until the real SM exists.
+// known topology (no discovery) — until the real SM exists. UMAD, MustUMAD
+// and StartUMAD run Debian's OpenSM and infiniband-diags against an HCA's
+// attach point as `ibfab exec --umad` does.
 package fabrictest

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -183,25 +182,4 @@ func (f *Fabric) Exec(node string, env []string, argv ...string) ([]byte, error)
 		return err
 	})
 	return out, err
-}
-
-// UMAD2Sim returns the path of Debian's libumad2sim.so, failing tb when
-// the package libumad2sim0 is missing.
-func UMAD2Sim(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so", "/usr/lib/aarch64-linux-gnu/umad2sim/libumad2sim.so"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	out, err := exec.Command("dpkg", "-L", "libumad2sim0").Output()
-	if err == nil {
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasSuffix(l, "/libumad2sim.so") {
-				return l
-			}
-		}
-	}
-	tb.Fatal("libumad2sim.so not found: install Debian's libumad2sim0 (make debs)")
-	return ""
 }

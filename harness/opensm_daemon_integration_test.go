@@ -1,0 +1,300 @@
+package harness_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/internal/fabrictest"
+	"ibfab/internal/nodeproc"
+	"ibfab/topologies"
+)
+
+// openSM is Debian's OpenSM running as a daemon at one HCA of a fabric,
+// its log flushed line by line (by default it is buffered until exit, so
+// a test would not see SUBNET UP) and its GUID→LID cache in a directory
+// of the test's.
+type openSM struct {
+	f        *fabrictest.Fabric
+	log, dir string
+	d        *fabrictest.Daemon
+}
+
+func startOpenSM(t *testing.T, f *fabrictest.Fabric, node string) *openSM {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "opensm.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644))
+	o := &openSM{f: f, log: filepath.Join(dir, "opensm.log"), dir: dir}
+	o.d = f.StartUMAD(node, "env", "OSM_CACHE_DIR="+dir, "opensm", "-F", conf, "-f", o.log)
+	return o
+}
+
+// logText returns the log from byte offset from on.
+func (o *openSM) logText(t *testing.T, from int) string {
+	b, err := os.ReadFile(o.log)
+	if os.IsNotExist(err) {
+		return ""
+	}
+	require.NoError(t, err)
+	if from > len(b) {
+		return ""
+	}
+	return string(b[from:])
+}
+
+// waitLog waits until every one of want appears in the log after offset
+// from, in that order, and returns the offset after the last.
+func (o *openSM) waitLog(t *testing.T, timeout time.Duration, from int, want ...string) int {
+	t.Helper()
+	end := from
+	fabrictest.Wait(t, timeout, fmt.Sprintf("OpenSM log: %q", want), func() bool {
+		if exited, err := o.d.Exited(); exited {
+			t.Fatalf("opensm exited (%v): %s\nlog:\n%s", err, o.d.Output(), tail(o.logText(t, 0), 30))
+		}
+		s, at := o.logText(t, from), 0
+		for _, w := range want {
+			i := strings.Index(s[at:], w)
+			if i < 0 {
+				return false
+			}
+			at += i + len(w)
+		}
+		end = from + at
+		return true
+	})
+	return end
+}
+
+// guid2lid reads OpenSM's GUID→LID cache: port GUID → base LID.
+func (o *openSM) guid2lid(t *testing.T) map[uint64]uint16 {
+	fh, err := os.Open(filepath.Join(o.dir, "guid2lid"))
+	require.NoError(t, err)
+	defer fh.Close()
+	m := map[uint64]uint16{}
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		g, err := strconv.ParseUint(f[0], 0, 64)
+		require.NoError(t, err, "guid2lid line %q", sc.Text())
+		l, err := strconv.ParseUint(f[1], 0, 16)
+		require.NoError(t, err, "guid2lid line %q", sc.Text())
+		m[g] = uint16(l)
+	}
+	require.NoError(t, sc.Err())
+	return m
+}
+
+// checkOpenSMLIDs checks that every port of every node in alive holds the
+// LID OpenSM assigned to it (a switch's ports share port 0's).
+func checkOpenSMLIDs(t *testing.T, f *fabrictest.Fabric, lids map[uint64]uint16, alive func(string) bool) {
+	t.Helper()
+	byName := map[string]uint16{}
+	for g, lid := range lids {
+		p, ok := f.Topo.LookupPortGUID(g)
+		require.True(t, ok, "OpenSM has LID %d for port GUID %#x, not in the fabric", lid, g)
+		byName[fmt.Sprintf("%s/%d", f.Topo.Node(p.Node).Name, p.Port)] = lid
+	}
+	for i, n := range f.Status().Nodes {
+		if !alive(n.Name) {
+			continue
+		}
+		for _, p := range n.Ports {
+			key := fmt.Sprintf("%s/%d", n.Name, p.Port)
+			if f.Topo.Node(i).Type == topologies.Switch {
+				key = n.Name + "/0"
+			}
+			if _, cabled := f.Topo.Peer(topologies.PortRef{Node: i, Port: p.Port}); !cabled {
+				continue
+			}
+			want, ok := byName[key]
+			require.True(t, ok, "OpenSM assigned no LID to %s", key)
+			require.Equal(t, want, p.LID, "%s[%d] LID", n.Name, p.Port)
+		}
+	}
+}
+
+// checkAllPairs runs UD traffic between every ordered pair of hosts.
+func checkAllPairs(t *testing.T, f *fabrictest.Fabric, hosts []string) {
+	t.Helper()
+	var rounds []int
+	for k := 1; k < len(hosts); k++ {
+		rounds = append(rounds, k)
+	}
+	checkPairs(t, f, hosts, rounds)
+}
+
+// checkPairs runs UD traffic in rounds: in round k host i sends to host
+// i+k only, so each receiver hears one sender and a broken route cannot
+// hide behind another.
+func checkPairs(t *testing.T, f *fabrictest.Fabric, hosts []string, rounds []int) {
+	t.Helper()
+	lid := map[string]uint16{}
+	for _, h := range hosts {
+		lid[h] = f.Node(h).Ports[0].LID
+	}
+	for _, k := range rounds {
+		rx0 := map[string]uint64{}
+		for _, h := range hosts {
+			rx0[h] = f.Node(h).Ports[0].Traffic.RxPackets
+		}
+		for i, h := range hosts {
+			dst := hosts[(i+k)%len(hosts)]
+			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 1, Payload: 256,
+				Dests: []uint16{lid[dst]}, Seed: uint64(k*1000 + i)}, nil)
+		}
+		fabrictest.Wait(t, 20*time.Second, fmt.Sprintf("round %d: every host hears its sender", k), func() bool {
+			for _, h := range hosts {
+				if f.Node(h).Ports[0].Traffic.RxPackets < rx0[h]+5 {
+					return false
+				}
+			}
+			return true
+		})
+		for _, h := range hosts {
+			f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, nil)
+		}
+	}
+}
+
+// reachable returns the hosts still connected to from once the nodes in
+// dead are gone.
+func reachable(topo *topologies.Topology, from string, dead map[string]bool) []string {
+	start, _ := topo.Lookup(from)
+	seen := map[int]bool{start: true}
+	queue := []int{start}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for p := 1; p <= topo.Node(i).NumPorts; p++ {
+			peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: p})
+			if !ok || seen[peer.Node] || dead[topo.Node(peer.Node).Name] {
+				continue
+			}
+			seen[peer.Node] = true
+			queue = append(queue, peer.Node)
+		}
+	}
+	var hosts []string
+	for i, n := range topo.Nodes() {
+		if seen[i] && n.Type == topologies.CA {
+			hosts = append(hosts, n.Name)
+		}
+	}
+	return hosts
+}
+
+// victim picks the switch whose loss leaves the most hosts connected to
+// the SM's, among those not next to it.
+func victim(topo *topologies.Topology, sm string) string {
+	best, most := "", -1
+	i, _ := topo.Lookup(sm)
+	smSwitch, _ := topo.Peer(topologies.PortRef{Node: i, Port: 1})
+	for j, n := range topo.Nodes() {
+		if n.Type != topologies.Switch || j == smSwitch.Node {
+			continue
+		}
+		if k := len(reachable(topo, sm, map[string]bool{n.Name: true})); k > most {
+			best, most = n.Name, k
+		}
+	}
+	return best
+}
+
+// TestOpenSMDaemon runs unmodified OpenSM as a daemon at an HCA of the
+// default fabric: SUBNET UP with every port Active at the LID OpenSM
+// assigned, UD traffic between every pair of hosts; then a switch is
+// killed, OpenSM gets Trap 128, sweeps again and the surviving hosts all
+// reach each other.
+func TestOpenSMDaemon(t *testing.T) {
+	const sm = "ca4"
+	f := fabrictest.Up(t, "osmd", topologies.Default(), harness.UpOptions{})
+	o := startOpenSM(t, f, sm)
+	at := o.waitLog(t, 30*time.Second, 0, "SUBNET UP")
+	fabrictest.Wait(t, 10*time.Second, "every port Active", func() bool {
+		for _, n := range f.Status().Nodes {
+			for _, p := range n.Ports {
+				if p.Peer != "" && p.State != "Active" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	checkPorts(t, f, "Active")
+	checkOpenSMLIDs(t, f, o.guid2lid(t), func(string) bool { return true })
+	checkAllPairs(t, f, f.Hosts())
+
+	dead := victim(f.Topo, sm)
+	survivors := reachable(f.Topo, sm, map[string]bool{dead: true})
+	t.Logf("killing %s; %d hosts stay connected to %s: %v", dead, len(survivors), sm, survivors)
+	require.NoError(t, harness.Kill(f.Name, dead))
+	at = o.waitLog(t, 30*time.Second, at, "num:128 (Link state change)", "SUBNET UP")
+
+	checkAllPairs(t, f, survivors)
+	alive := map[string]bool{}
+	for _, h := range survivors {
+		alive[h] = true
+	}
+	for i, n := range f.Status().Nodes {
+		if n.Name == dead {
+			require.False(t, n.Alive)
+			continue
+		}
+		for _, p := range n.Ports {
+			peer, cabled := f.Topo.Peer(topologies.PortRef{Node: i, Port: p.Port})
+			if !cabled {
+				continue
+			}
+			want := "Active"
+			if f.Topo.Node(peer.Node).Name == dead {
+				want = "Down"
+			}
+			require.Equal(t, want, p.State, "%s[%d] (peer %s)", n.Name, p.Port, p.Peer)
+		}
+	}
+}
+
+// TestOpenSMFatTree432: OpenSM --once brings a 432-host two-level fat tree
+// (24 leaves of 18 hosts, 12 spines: 468 processes) up; every port is
+// Active with a unique LID, and UD traffic flows between sampled pairs.
+func TestOpenSMFatTree432(t *testing.T) {
+	topo, err := topologies.FatTree(24, 12, 18)
+	require.NoError(t, err)
+	f := fabrictest.Up(t, "osm432", topo, harness.UpOptions{Timeout: 5 * time.Minute})
+	hosts := f.Hosts()
+	require.Len(t, hosts, 432)
+	log := filepath.Join(t.TempDir(), "opensm.log")
+	f.MustUMAD(hosts[0], "opensm", "--once", "-f", log)
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "SUBNET UP", "opensm log:\n%s", tail(string(b), 30))
+	checkPorts(t, f, "Active")
+	seen := map[uint16]string{}
+	for _, n := range f.Status().Nodes {
+		if n.Type != "hca" {
+			continue
+		}
+		lid := n.Ports[0].LID
+		require.NotZero(t, lid, n.Name)
+		require.Empty(t, seen[lid], "LID %d of both %s and %s", lid, seen[lid], n.Name)
+		seen[lid] = n.Name
+	}
+	// One host per leaf, each sending to the host of the next leaf and of
+	// the leaf half-way round: every leaf and spine carries traffic.
+	var sample []string
+	for i := 0; i < len(hosts); i += 18 {
+		sample = append(sample, hosts[i])
+	}
+	checkPairs(t, f, sample, []int{1, len(sample) / 2})
+}
