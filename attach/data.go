@@ -108,7 +108,7 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 			old.timer.Stop() // the client resends a request: the new one waits
 		}
 		s.mu.pending[key] = p
-		p.timer = s.clk.AfterFunc(s.cfg.Timeout, func() { s.expire(p) })
+		p.timer = s.clk.AfterFunc(s.timeout(hdr), func() { s.expire(p) })
 		s.mu.Unlock()
 	}
 	s.st.madsIn.Add(1)
@@ -133,6 +133,14 @@ func (s *Server) forget(p *pending) bool {
 	return true
 }
 
+// timeout returns how long request m waits for its response.
+func (s *Server) timeout(m mad.MAD) time.Duration {
+	if c := m.MgmtClass(); c == mad.ClassSubnLID || c == mad.ClassSubnDirected {
+		return s.cfg.Timeout
+	}
+	return s.cfg.GMPTimeout
+}
+
 // expire runs when p's response is overdue: it resends p, or hands it back.
 func (s *Server) expire(p *pending) {
 	s.mu.Lock()
@@ -142,7 +150,7 @@ func (s *Server) expire(p *pending) {
 	}
 	if p.tries < s.cfg.Retries {
 		p.tries++
-		p.timer = s.clk.AfterFunc(s.cfg.Timeout, func() { s.expire(p) })
+		p.timer = s.clk.AfterFunc(s.timeout(mad.MAD(p.req.MAD)), func() { s.expire(p) })
 		s.mu.Unlock()
 		s.st.retries.Add(1)
 		if h := s.hca.Load(); h != nil && h.SendMAD(p.req) != nil {

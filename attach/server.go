@@ -18,6 +18,10 @@ import (
 const (
 	DefaultMaxClients = 32
 	DefaultTimeout    = 200 * time.Millisecond // OpenSM's default transaction timeout
+	// DefaultGMPTimeout is libibmad's default MAD timeout (saquery,
+	// perfquery): an SA answers from another node's SM process, which a
+	// busy machine can hold up longer than an SMA's reply.
+	DefaultGMPTimeout = time.Second
 	DefaultQueueLen   = 1024
 	// MaxClients is the most a Server takes: the slot must fit the 16 TID
 	// bits it is written into.
@@ -56,6 +60,9 @@ type Config struct {
 	// status ETIMEDOUT, as the kernel's MAD layer does; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// GMPTimeout is Timeout for requests of the GMP classes (all but
+	// SubnLID and SubnDR); 0 means DefaultGMPTimeout.
+	GMPTimeout time.Duration
 	// Retries is how many times a request without a response is resent
 	// before it is handed back. umad2sim does not pass on the retries its
 	// caller asks for, so there is no right value for every client; 0
@@ -130,14 +137,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.GMPTimeout == 0 {
+		cfg.GMPTimeout = DefaultGMPTimeout
+	}
 	if cfg.QueueLen == 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
 	switch {
 	case cfg.MaxClients < 0 || cfg.MaxClients > MaxClients:
 		return nil, fmt.Errorf("%w: MaxClients %d, want 1..%d", ErrConfig, cfg.MaxClients, MaxClients)
-	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("%w: Timeout %v", ErrConfig, cfg.Timeout)
+	case cfg.Timeout < 0 || cfg.GMPTimeout < 0:
+		return nil, fmt.Errorf("%w: Timeout %v, GMPTimeout %v", ErrConfig, cfg.Timeout, cfg.GMPTimeout)
 	case cfg.Retries < 0:
 		return nil, fmt.Errorf("%w: Retries %d", ErrConfig, cfg.Retries)
 	case cfg.QueueLen < 0:

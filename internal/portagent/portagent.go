@@ -36,7 +36,9 @@ var (
 func (c *Control) Link(n uint8) agent.LinkState {
 	p := c.Ports(n)
 	if p == nil {
-		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}
+		// An uncabled port polls for a peer, as on silicon (and as the
+		// node's status reports it).
+		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling}
 	}
 	st, pc := p.State(), p.Config()
 	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: pc.Width, Speed: pc.Speed}

@@ -47,7 +47,7 @@ func TestControl(t *testing.T) {
 	l := c.Link(1)
 	assert.Equal(t, mad.LinkWidth4X, l.Width)
 	assert.Equal(t, mad.LinkSpeedSDR, l.Speed)
-	assert.Equal(t, agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStateDisabled}, c.Link(2))
+	assert.Equal(t, agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling}, c.Link(2))
 	assert.ErrorIs(t, c.SetState(2, mad.PortStateArmed), portagent.ErrNoPort)
 	assert.ErrorIs(t, c.SetPhysState(2, mad.PhysStateDisabled), portagent.ErrNoPort)
 
