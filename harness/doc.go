@@ -3,9 +3,19 @@
 // exits with the status Main returns: 0 on success, 1 when a command fails,
 // 2 on bad usage.
 //
-// The subcommands so far:
+// The subcommands (ibfab -h lists them, ibfab CMD -h explains one):
 //
-//	ibfab topo <kind> [flags]   generate a topology file, or check one
+//	topo      generate a topology file, or check one
+//	up, down  bring a fabric's namespaces, veths and node processes up, or
+//	          remove all of it (also after a crash: the state is on disk)
+//	status    every port's state, LID, peer and counters (--json is stable)
+//	exec      run a command in a node's namespace (--umad: through the
+//	          HCA's attach point, for OpenSM and infiniband-diags)
+//	kill      SIGKILL a node's process; restart starts it again
+//	link      set a port's link down or up, or flap it
+//	fault     eBPF drop/corrupt/delay rules on a link's frames
+//	capture   a port's frames to an ERF pcap (--convert: from tcpdump)
+//	pcap      a sample capture built by wire, or decode one
 //
 // A new subcommand is one more entry in the commands table: a name, a
 // one-line summary and a Run function that parses its own flags (see
