@@ -81,6 +81,9 @@ func runExec(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	err = c.Wait()
+	if *umad {
+		RemoveUMADSysfs("", c.Process.Pid)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -95,6 +98,24 @@ func runExec(env *Env, args []string) error {
 		return &ExitCodeError{Code: code}
 	}
 	return &CommandError{Cmd: cmd, Err: err}
+}
+
+// RemoveUMADSysfs removes the sysfs tree libumad2sim made for process pid
+// in directory dir ("" is the current one), ./sys-PID, which it leaves
+// behind when the process is killed. Only a directory holding nothing but
+// that tree's class/infiniband* directories is removed.
+func RemoveUMADSysfs(dir string, pid int) {
+	root := filepath.Join(dir, fmt.Sprintf("sys-%d", pid))
+	ents, err := os.ReadDir(filepath.Join(root, "sys", "class"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "infiniband") {
+			return
+		}
+	}
+	os.RemoveAll(root)
 }
 
 // Kill sends SIGKILL to node's process of fabric name and waits until it

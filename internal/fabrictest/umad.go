@@ -83,6 +83,7 @@ func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	}
 	go func() {
 		d.err = d.cmd.Wait()
+		harness.RemoveUMADSysfs("", d.cmd.Process.Pid)
 		close(d.done)
 	}()
 	f.tb.Cleanup(func() { d.Stop() })
