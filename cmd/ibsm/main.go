@@ -2,17 +2,22 @@
 //
 //	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F]
 //	ibsm routes --dump --port SPEC [flags]
+//	ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
 //
 // SPEC names the port: "fake[:TOPOFILE]" is an in-memory fabric of agents
 // (the built-in default fabric without a file), with the SM on its first
-// node; other schemes (sim[:NAME], umad:CA:PORT) come from the packages
-// that register them with sm.RegisterPort. ibsm sweeps and prints each
+// node; "sim[:NAME]" attaches to Debian's ibsim or a soft HCA's attach
+// point (package simclient); "umad:CA:PORT" opens a real HCA port through
+// the kernel's umad device (package madport/umad). ibsm sweeps and prints each
 // sweep's phase times and SMP counts, as text or (--json) one JSON object
 // per line; with --once it stops after the first sweep, else it watches
 // the subnet until interrupted. It exits non-zero, with the reason on
 // stderr, when the subnet could not be brought up. "routes --dump" brings
 // the subnet up once and prints every switch's forwarding table in the
-// layout of ibroute.
+// layout of ibroute. "bench" (root, Debian's ibsim and OpenSM) times ibsm
+// and OpenSM bringing the same simulated fabrics up, counts their SMPs,
+// and times the routing engines against each other; it prints one JSON
+// object (bench.go).
 package main
 
 import (
@@ -44,7 +49,8 @@ func main() {
 }
 
 const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [flags]
-       ibsm routes --dump --port SPEC [flags]`
+       ibsm routes --dump --port SPEC [flags]
+       ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]`
 
 // options are the command line.
 type options struct {
@@ -115,6 +121,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 
 // run is ibsm with the given arguments; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "bench" {
+		return runBench(ctx, args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -122,6 +131,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "ibsm: %v\n%s\n", err, synopsis)
 		return exitUsage
+	}
+	if o.cfg.Timeout > 0 {
+		umadTimeout = kernelTimeout(o.cfg.Timeout)
 	}
 	port, err := sm.OpenPort(o.port)
 	if err != nil {

@@ -1,0 +1,547 @@
+package main
+
+// ibsm bench: ibsm against OpenSM on the same ibsim fabric, and the
+// routing engines against each other, in one run, as ratios.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"ibfab/internal/ibsimtest"
+	"ibfab/sm"
+	"ibfab/topologies"
+)
+
+const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--route-nets LIST] [--route-iters N] [--out FILE]`
+
+// benchNets are the networks the bench knows by name; "irregularN" is
+// also any N: the thesis's random irregular network of N 4-port switches
+// with one host each (seed 1).
+var benchNets = map[string]func() (*topologies.Topology, error){
+	"thesis8":    func() (*topologies.Topology, error) { return topologies.Default(), nil },
+	"fattree432": func() (*topologies.Topology, error) { return topologies.FatTree(18, 12, 24) },
+}
+
+var irregularName = regexp.MustCompile(`^irregular([0-9]+)$`)
+
+func benchNet(name string) (*topologies.Topology, error) {
+	if mk, ok := benchNets[name]; ok {
+		return mk()
+	}
+	if m := irregularName.FindStringSubmatch(name); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err == nil {
+			return topologies.Irregular(n, 4, 1, 1)
+		}
+	}
+	return nil, fmt.Errorf("unknown network %q (have thesis8, fattree432, irregularN)", name)
+}
+
+// BenchReport is what ibsm bench prints: one JSON object.
+type BenchReport struct {
+	Event     string         `json:"event"` // "bench"
+	CPUs      int            `json:"cpus"`
+	Runs      int            `json:"runs"`
+	SubnetUp  []SubnetUpCase `json:"subnet_up"`
+	Routing   []RoutingCase  `json:"routing"`
+	Notes     []string       `json:"notes"`
+	GoalMet   *bool          `json:"goal_met,omitempty"` // every subnet_up case met the goal
+	ElapsedMs float64        `json:"elapsed_ms"`
+}
+
+// SubnetUpCase compares the two SMs on one fabric.
+type SubnetUpCase struct {
+	Fabric   string  `json:"fabric"`
+	Nodes    int     `json:"nodes"`
+	Switches int     `json:"switches"`
+	HCAs     int     `json:"hcas"`
+	IBSM     SMStats `json:"ibsm"`
+	OpenSM   SMStats `json:"opensm"`
+	// Ratio is ibsm / OpenSM of each median.
+	Ratio   map[string]float64 `json:"ratio"`
+	GoalMet bool               `json:"goal_met"` // ms_to_up ratio ≤ 0.5 and smps_wire ratio ≤ 1
+}
+
+// SMStats is one SM's runs on a fabric and their medians.
+type SMStats struct {
+	Routing   string  `json:"routing"`
+	Runs      []SMRun `json:"runs"`
+	MsToUp    float64 `json:"ms_to_up"`
+	MsProcess float64 `json:"ms_process"`
+	MsSweep   float64 `json:"ms_sweep"`
+	SMPsWire  float64 `json:"smps_wire"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// SMRun is one run of an SM on a fresh simulator.
+type SMRun struct {
+	// MsToUp: from the exec of the SM to the subnet being up: ibsm's
+	// sweep line on its standard output, OpenSM's "SUBNET UP" log line
+	// (its microsecond timestamp).
+	MsToUp float64 `json:"ms_to_up"`
+	// MsProcess: from the exec to the SM's exit.
+	MsProcess float64 `json:"ms_process"`
+	// MsSweep: the SM's own account: ibsm's ms_total; OpenSM's log from
+	// "Entering DISCOVERING state" to "SUBNET UP".
+	MsSweep float64 `json:"ms_sweep"`
+	// SMPsWire: the SMPs that left the SM's port, as the simulator counts
+	// them (PortXmitPkts of that port, read with perfquery afterwards);
+	// SMPs to the SM's own node never reach the wire.
+	SMPsWire uint64 `json:"smps_wire"`
+	// SMPsSelf: the SMPs ibsm counted itself (local ones included).
+	SMPsSelf uint64 `json:"smps_self,omitempty"`
+}
+
+// RoutingCase compares the engines on one network, through the sm API.
+type RoutingCase struct {
+	Network  string                        `json:"network"`
+	Switches int                           `json:"switches"`
+	Engines  []EngineResult                `json:"engines"`
+	Ratio    map[string]map[string]float64 `json:"ratio"` // per engine: ms and entries relative to updn-fera
+}
+
+// EngineResult is one engine's route set on a network.
+type EngineResult struct {
+	Name         string  `json:"name"`
+	Ms           float64 `json:"ms"` // median of the iterations
+	Entries      int     `json:"entries_computed"`
+	DefaultPorts int     `json:"default_ports,omitempty"`
+	LFTEntries   int     `json:"lft_entries"`
+	VerifyMs     float64 `json:"verify_ms"`
+	DeadlockFree bool    `json:"deadlock_free"`
+	Error        string  `json:"error,omitempty"`
+}
+
+type benchOptions struct {
+	fabrics, routeNets []string
+	runs, routeIters   int
+	routing            string
+	out                string
+	ibsm               string
+}
+
+func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
+	o := &benchOptions{}
+	fs := flag.NewFlagSet("ibsm bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, benchSynopsis)
+		fs.PrintDefaults()
+	}
+	fabrics := fs.String("fabrics", "fattree432,irregular256", "ibsim fabrics to bring up with ibsm and with OpenSM (comma-separated; \"\" for none)")
+	nets := fs.String("route-nets", "irregular128,irregular256", "networks to route with each engine through the sm API")
+	fs.IntVar(&o.runs, "runs", 3, "runs of each SM on each fabric, on a fresh simulator each (medians reported)")
+	fs.IntVar(&o.routeIters, "route-iters", 5, "route computations per engine and network (median reported)")
+	fs.StringVar(&o.routing, "routing", sm.DefaultRouting, "ibsm's routing engine; OpenSM runs the matching one (updn, minhop, ftree)")
+	fs.StringVar(&o.out, "out", "", "also write the JSON report to `FILE`")
+	fs.StringVar(&o.ibsm, "ibsm", "", "the ibsm binary to run (default: this one)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.runs < 1 || o.routeIters < 1 {
+		return nil, errors.New("--runs and --route-iters must be at least 1")
+	}
+	o.fabrics, o.routeNets = splitList(*fabrics), splitList(*nets)
+	if _, err := opensmEngine(o.routing); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// opensmEngine is OpenSM's routing engine that matches one of ibsm's.
+func opensmEngine(e string) (string, error) {
+	switch {
+	case strings.HasPrefix(e, "updn"):
+		return "updn", nil
+	case e == "minhop" || e == "ftree":
+		return e, nil
+	}
+	return "", fmt.Errorf("no OpenSM engine matches %q", e)
+}
+
+// runBench is "ibsm bench"; it returns the exit status.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseBench(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm bench: %v\n%s\n", err, benchSynopsis)
+		return exitUsage
+	}
+	if o.ibsm == "" {
+		if o.ibsm, err = os.Executable(); err != nil {
+			fmt.Fprintf(stderr, "ibsm bench: %v\n", err)
+			return exitFailure
+		}
+	}
+	start := time.Now()
+	rep := &BenchReport{Event: "bench", CPUs: runtime.NumCPU(), Runs: o.runs, Notes: benchNotes}
+	failed := false
+	for _, name := range o.fabrics {
+		c, err := benchSubnetUp(ctx, o, name, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm bench: %s: %v\n", name, err)
+			failed = true
+			continue
+		}
+		if c.IBSM.Error != "" || c.OpenSM.Error != "" {
+			failed = true // reported in the case, and above as progress
+		}
+		rep.SubnetUp = append(rep.SubnetUp, *c)
+	}
+	if len(rep.SubnetUp) > 0 {
+		met := true
+		for _, c := range rep.SubnetUp {
+			met = met && c.GoalMet
+		}
+		rep.GoalMet = &met
+	}
+	for _, name := range o.routeNets {
+		c, err := benchRouting(name, o.routeIters)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm bench: %s: %v\n", name, err)
+			failed = true
+			continue
+		}
+		rep.Routing = append(rep.Routing, *c)
+	}
+	rep.ElapsedMs = ms(time.Since(start))
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm bench: %v\n", err)
+		return exitFailure
+	}
+	b = append(b, '\n')
+	stdout.Write(b)
+	if o.out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
+			err = os.WriteFile(o.out, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm bench: %v\n", err)
+			return exitFailure
+		}
+	}
+	if failed {
+		return exitFailure
+	}
+	return exitOK
+}
+
+var benchNotes = []string{
+	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's.",
+	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
+	"smps_wire is PortXmitPkts of the SM's port as ibsim counts it (perfquery through libumad2sim after the SM exited): every SMP that left the port, retries included, for both SMs alike; SMPs to the SM's own node never reach the wire. smps_self is ibsm's own count.",
+	"ratio is ibsm / OpenSM of the medians; the goal is ms_to_up ≤ 0.5 with smps_wire ≤ 1.",
+	"routing: each engine's route computation through the sm API on the SM's view of the network (no verification in ms; verify_ms apart), median of route-iters runs; ratios relative to updn-fera.",
+}
+
+// median returns the median of xs, to the microsecond (or the thousandth
+// of a count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return math.Round(m*1000) / 1000
+}
+
+// ratio is a/b to four decimals.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return math.Round(a/b*1e4) / 1e4
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress io.Writer) (*SubnetUpCase, error) {
+	topo, err := benchNet(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := ibsimtest.CheckLimits(topo); err != nil {
+		return nil, err
+	}
+	osmEngine, _ := opensmEngine(o.routing)
+	c := &SubnetUpCase{Fabric: name, Nodes: topo.NumNodes(), Switches: topo.Count(topologies.Switch),
+		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing}, OpenSM: SMStats{Routing: osmEngine}}
+	for i := range o.runs {
+		// Alternate which SM goes first, so that neither always meets a
+		// machine warmed up (or loaded) by the other.
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, isIBSM := range order {
+			st, who := &c.OpenSM, "opensm"
+			if isIBSM {
+				st, who = &c.IBSM, "ibsm"
+			}
+			if st.Error != "" {
+				continue
+			}
+			r, err := benchOneSM(ctx, o, topo, isIBSM, osmEngine)
+			if err != nil {
+				st.Error = err.Error()
+				fmt.Fprintf(progress, "bench %s run %d %s: %v\n", name, i+1, who, err)
+				continue
+			}
+			fmt.Fprintf(progress, "bench %s run %d %s: up in %.1f ms, %d SMPs on the wire\n", name, i+1, who, r.MsToUp, r.SMPsWire)
+			st.Runs = append(st.Runs, *r)
+		}
+	}
+	for _, st := range []*SMStats{&c.IBSM, &c.OpenSM} {
+		var up, proc, sweep, smps []float64
+		for _, r := range st.Runs {
+			up, proc, sweep = append(up, r.MsToUp), append(proc, r.MsProcess), append(sweep, r.MsSweep)
+			smps = append(smps, float64(r.SMPsWire))
+		}
+		st.MsToUp, st.MsProcess, st.MsSweep, st.SMPsWire = median(up), median(proc), median(sweep), median(smps)
+	}
+	if c.IBSM.Error != "" || c.OpenSM.Error != "" {
+		return c, nil
+	}
+	c.Ratio = map[string]float64{
+		"ms_to_up":   ratio(c.IBSM.MsToUp, c.OpenSM.MsToUp),
+		"ms_process": ratio(c.IBSM.MsProcess, c.OpenSM.MsProcess),
+		"ms_sweep":   ratio(c.IBSM.MsSweep, c.OpenSM.MsSweep),
+		"smps_wire":  ratio(c.IBSM.SMPsWire, c.OpenSM.SMPsWire),
+	}
+	c.GoalMet = c.Ratio["ms_to_up"] <= 0.5 && c.Ratio["smps_wire"] <= 1
+	return c, nil
+}
+
+// benchOneSM runs one SM once on a fresh simulator of topo.
+func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology, isIBSM bool, osmEngine string) (*SMRun, error) {
+	dir, err := os.MkdirTemp("", "ibsm-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	sim, err := ibsimtest.Start(topo, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer sim.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	var r *SMRun
+	if isIBSM {
+		r, err = runIBSM(ctx, sim, o.ibsm, o.routing)
+	} else {
+		r, err = runOpenSM(ctx, sim, dir, osmEngine)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := sim.Diag(ctx, "perfquery")
+	if err != nil {
+		return nil, err
+	}
+	if r.SMPsWire, err = parsePerfquery(out, "PortXmitPkts"); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing string) (*SMRun, error) {
+	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := &SMRun{}
+	var res sm.Result
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for sc.Scan() {
+		if r.MsToUp == 0 {
+			r.MsToUp = ms(time.Since(start))
+			if err := json.Unmarshal(sc.Bytes(), &res); err != nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+				return nil, fmt.Errorf("ibsm printed %q: %w", sc.Text(), err)
+			}
+		}
+	}
+	err = cmd.Wait()
+	r.MsProcess = ms(time.Since(start))
+	if err != nil || !res.SubnetUp {
+		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
+	}
+	r.MsSweep, r.SMPsSelf = res.MsTotal, res.SMPsTotal
+	return r, nil
+}
+
+func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SMRun, error) {
+	env, err := ibsimtest.DiagEnv()
+	if err != nil {
+		return nil, err
+	}
+	// OpenSM keeps its GUID-to-LID cache and dump files in these: a fresh
+	// directory each run, so that no run inherits another's LIDs.
+	env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
+	log := filepath.Join(dir, "opensm.log")
+	cmd := sim.Command(ctx, env, "opensm", "--once", "-f", log, "-R", engine)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err = cmd.Run()
+	r := &SMRun{MsProcess: ms(time.Since(start))}
+	if err != nil {
+		return nil, fmt.Errorf("opensm: %w: %s", err, out.String())
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return nil, err
+	}
+	disc, up, err := opensmTimes(string(b), start)
+	if err != nil {
+		return nil, fmt.Errorf("opensm: %w\n%s", err, out.String())
+	}
+	r.MsToUp, r.MsSweep = ms(up.Sub(start)), ms(up.Sub(disc))
+	return r, nil
+}
+
+// opensmTimes finds the times of "Entering DISCOVERING state" and
+// "SUBNET UP" in an OpenSM log, whose lines start with a local time
+// without a year and microseconds: "Nov 22 02:38:11 865218 [TID] …". The
+// year is the one of start.
+func opensmTimes(log string, start time.Time) (disc, up time.Time, err error) {
+	for _, line := range strings.Split(log, "\n") {
+		var at *time.Time
+		switch {
+		case strings.HasSuffix(line, "-> Entering DISCOVERING state") && disc.IsZero():
+			at = &disc
+		case strings.HasSuffix(line, "-> SUBNET UP") && up.IsZero():
+			at = &up
+		default:
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			return disc, up, fmt.Errorf("log line %q has no time", line)
+		}
+		t, err := time.ParseInLocation("2006 Jan 2 15:04:05", fmt.Sprintf("%d %s %s %s", start.Year(), f[0], f[1], f[2]), time.Local)
+		us, err2 := strconv.Atoi(f[3])
+		if err != nil || err2 != nil || us < 0 || us > 999999 {
+			return disc, up, fmt.Errorf("log line %q: bad time", line)
+		}
+		*at = t.Add(time.Duration(us) * time.Microsecond)
+	}
+	if disc.IsZero() || up.IsZero() {
+		return disc, up, errors.New("no \"Entering DISCOVERING state\" and \"SUBNET UP\" in the log")
+	}
+	return disc, up, nil
+}
+
+// parsePerfquery reads one counter from perfquery's output
+// ("PortXmitPkts:....................371").
+func parsePerfquery(out []byte, counter string) (uint64, error) {
+	for _, line := range strings.Split(string(out), "\n") {
+		rest, ok := strings.CutPrefix(line, counter+":")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.TrimLeft(rest, "."), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("perfquery: %q: %w", line, err)
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("perfquery printed no %s:\n%s", counter, out)
+}
+
+// benchEngines are compared on each routing network.
+var benchEngines = []string{"updn-fera", "updn-pira", "minhop"}
+
+func benchRouting(name string, iters int) (*RoutingCase, error) {
+	topo, err := benchNet(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := sm.NewFabric(topo, 0, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	c := &RoutingCase{Network: name, Switches: topo.Count(topologies.Switch), Ratio: map[string]map[string]float64{}}
+	for _, name := range benchEngines {
+		res := EngineResult{Name: name}
+		e, err := sm.NewEngine(name, sm.RoutingOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var times []float64
+		var r *sm.Routes
+		for range iters {
+			t0 := time.Now()
+			r, err = e.Route(f)
+			times = append(times, ms(time.Since(t0)))
+			if err != nil {
+				break
+			}
+		}
+		if err != nil {
+			res.Error = err.Error()
+			c.Engines = append(c.Engines, res)
+			continue
+		}
+		t0 := time.Now()
+		rep := sm.Verify(f, r)
+		res.VerifyMs = ms(time.Since(t0))
+		res.Ms, res.Entries, res.DefaultPorts, res.LFTEntries = median(times), r.Computed, r.DefaultPorts, r.Entries()
+		res.DeadlockFree = rep.DeadlockFree()
+		c.Engines = append(c.Engines, res)
+	}
+	base := c.Engines[0]
+	for _, e := range c.Engines[1:] {
+		if e.Error != "" || base.Error != "" || base.Ms == 0 || base.Entries == 0 {
+			continue
+		}
+		c.Ratio[e.Name+"/"+base.Name] = map[string]float64{
+			"ms": ratio(e.Ms, base.Ms), "entries_computed": ratio(float64(e.Entries), float64(base.Entries)),
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,34 @@
+package ibsimtest
+
+import (
+	"testing"
+
+	"ibfab/topologies"
+)
+
+// StartT is Start for a test: it fails tb (never skips) when ibsim cannot
+// run, and closes the simulator in tb.Cleanup, also when tb fails, after
+// logging ibsim's output if it did.
+func StartT(tb testing.TB, topo *topologies.Topology) *Sim {
+	tb.Helper()
+	s, err := Start(topo, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("ibsim output (last 4 kB):\n%s", tail(s.Output(), 4096))
+		}
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
