@@ -35,9 +35,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# test runs every test, the root-only integration tests included.
+# test runs every test, the root-only integration tests included, one
+# package at a time: the fabric, ibsim and eBPF tests of different packages
+# would otherwise share the machine's cores and starve each other's pacing.
 test: deps fmt-check vet
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -p 1 -count=1 -timeout 40m ./...
 
 # demo runs the main job on the built-in default fabric.
 demo: build

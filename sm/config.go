@@ -2,6 +2,7 @@ package sm
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"ibfab/internal/clock"
@@ -56,8 +57,38 @@ type Config struct {
 	Priority uint8  // 0..15; higher wins the election
 	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it
 
-	// SweepInterval is the period of the light sweeps Run makes.
+	// SweepInterval is the period of the light sweeps Run makes, and of
+	// sweeps for changes when SweepFactor is 0.
 	SweepInterval time.Duration
+
+	// Change assimilation (assimilate.go).
+	//
+	// Detect is how Run learns of changes: DetectTrap, DetectSweep or
+	// DetectBoth (the default).
+	Detect string
+	// SweepFactor F, when positive, makes the time between the starts of
+	// two sweeps F times the last sweep's duration (thesis 5.2: F = 1
+	// sweeps back to back), at least MinSweepPeriod; 0 uses
+	// SweepInterval.
+	SweepFactor float64
+	// Discovery is how a change is discovered: DiscoveryPartial (the
+	// default) or DiscoveryFull.
+	Discovery string
+	// Distribution is how new tables reach the switches:
+	// DistCutDeps (the default), DistCutPorts, DistFullDeactivation or
+	// DistNone.
+	Distribution string
+	// Provisional distributes PIRa's routes first, then FERa's on the
+	// same up*/down* graph (thesis 6.3); Routing is then not used for
+	// assimilations.
+	Provisional bool
+	// LIDActivation sends the activation SMPs LID-routed, the tables
+	// being in place by then (thesis 7.4.1).
+	LIDActivation bool
+	// OnTables, when set, hears of every forwarding state an
+	// assimilation's distribution goes through (see TableState). It runs
+	// on the SM's goroutine; the state is valid during the call only.
+	OnTables func(*TableState)
 }
 
 func (c *Config) normalize() error {
@@ -91,6 +122,15 @@ func (c *Config) normalize() error {
 	if c.SweepInterval == 0 {
 		c.SweepInterval = DefaultSweepInterval
 	}
+	if c.Detect == "" {
+		c.Detect = DetectBoth
+	}
+	if c.Discovery == "" {
+		c.Discovery = DiscoveryPartial
+	}
+	if c.Distribution == "" {
+		c.Distribution = DistCutDeps
+	}
 	switch {
 	case c.Window < 1:
 		return fmt.Errorf("%w: window %d", ErrConfig, c.Window)
@@ -106,6 +146,14 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: priority %d, want 0 to 15", ErrConfig, c.Priority)
 	case c.SweepInterval < 0:
 		return fmt.Errorf("%w: sweep interval %v", ErrConfig, c.SweepInterval)
+	case c.Detect != DetectTrap && c.Detect != DetectSweep && c.Detect != DetectBoth:
+		return fmt.Errorf("%w: detection %q, want %s, %s or %s", ErrConfig, c.Detect, DetectTrap, DetectSweep, DetectBoth)
+	case c.SweepFactor < 0 || c.SweepFactor != c.SweepFactor:
+		return fmt.Errorf("%w: sweep factor %v", ErrConfig, c.SweepFactor)
+	case c.Discovery != DiscoveryPartial && c.Discovery != DiscoveryFull:
+		return fmt.Errorf("%w: discovery %q, want %s or %s", ErrConfig, c.Discovery, DiscoveryPartial, DiscoveryFull)
+	case !slices.Contains(Distributions(), c.Distribution):
+		return fmt.Errorf("%w: distribution %q, want one of %v", ErrConfig, c.Distribution, Distributions())
 	}
 	if _, err := NewEngine(c.Routing, c.Options); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -80,8 +80,8 @@ func (sn *Subnet) path(i, p int) []uint8 {
 
 // sendIfChanged sets an attribute unless the shadow says the device holds
 // data already, and reports whether it did; the shadow is updated when
-// the Set succeeds.
-func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint32, data []byte, fail func(error)) bool {
+// the Set succeeds, and then done, if any, runs.
+func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint32, data []byte, fail func(error), done ...func()) bool {
 	k := shadowKey{sn.Topo.Node(node).GUID, port, attr, mod}
 	if old, ok := s.shadow[k]; ok && slices.Equal(old, data) {
 		return false
@@ -92,6 +92,9 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 			return
 		}
 		s.shadow[k] = data
+		for _, f := range done {
+			f()
+		}
 	})
 	return true
 }
@@ -100,61 +103,14 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result) error {
 	t := sn.Topo
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	for i := range t.NumNodes() {
-		s.tx.get(request{dr: true, path: sn.Paths[i], attr: mad.AttrNodeDescription}, func(r *response) {
-			if r.err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", t.Node(i).Name, r.err))
-				return
-			}
-			t.Node(i).Description = cleanDescription(mad.NodeDescription(r.data).Text())
-		})
-	}
-	vlsOf := map[[2]int]uint8{}
-	for _, p := range plan {
-		vlsOf[[2]int{p.node, p.port}] = p.vls
-	}
+	s.readDescriptions(sn, false, res)
+	vlsOf := vlsByPort(plan)
 	for _, sw := range sn.Switches() {
-		name := t.Node(sw).Name
 		s.fixPort0(sn, sw, problem)
-		si := sn.Switch[sw]
-		if int(rt.MaxLID) >= int(si.LinearFDBCap) {
-			problem("%s holds %d LFT entries, LIDs go up to %d", name, si.LinearFDBCap, rt.MaxLID)
-			continue
-		}
-		if si.LinearFDBTop != rt.MaxLID || si.PortStateChange {
-			want := si
-			want.LinearFDBTop = rt.MaxLID
-			want.PortStateChange = true // writing 1 clears it
-			s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo,
-				data: mad.AppendSwitchInfo(nil, &want)}, func(r *response) {
-				if r.err != nil {
-					problem("SwitchInfo of %s: %v", name, r.err)
-					return
-				}
-				got := mad.SwitchInfo(r.data).Fields()
-				if got.LinearFDBTop != rt.MaxLID {
-					problem("%s took LinearFDBTop %d, asked for %d", name, got.LinearFDBTop, rt.MaxLID)
-				}
-				sn.Switch[sw] = got
-			})
-		}
-		for b := 0; b <= int(rt.MaxLID)/mad.LFTEntriesPerBlock; b++ {
-			block := make([]byte, mad.LFTEntriesPerBlock)
-			for k := range block {
-				lid := b*mad.LFTEntriesPerBlock + k
-				block[k] = mad.LFTNoPort
-				if lid <= int(rt.MaxLID) {
-					block[k] = rt.LFT[sw][lid]
-				}
-			}
-			if s.sendIfChanged(sn, sw, 0, mad.AttrLinearFwdTbl, uint32(b), block, func(err error) {
-				problem("LFT block %d of %s: %v", b, name, err)
-			}) {
-				res.LFTBlocks++
-			}
-		}
+		s.switchTables(sn, rt, sw, res, problem, nil)
 		s.switchSL2VL(sn, sw, vlsOf, problem)
 	}
+	s.reconcileBlocks(sn, rt, vlsOf, res, problem)
 	for _, p := range plan {
 		if !sn.IsSwitch(p.node) {
 			s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
@@ -164,6 +120,89 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []port
 		s.vlArb(sn, p, problem)
 	}
 	return s.tx.run(ctx)
+}
+
+// readDescriptions reads the NodeDescription of every node, or with
+// onlyNew of those the SM has not read yet.
+func (s *SM) readDescriptions(sn *Subnet, onlyNew bool, res *Result) {
+	t := sn.Topo
+	for i := range t.NumNodes() {
+		n := t.Node(i)
+		if d, ok := s.described[n.GUID]; ok && onlyNew {
+			n.Description = d
+			continue
+		}
+		s.tx.get(request{dr: true, path: sn.Paths[i], attr: mad.AttrNodeDescription}, func(r *response) {
+			if r.err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", n.Name, r.err))
+				return
+			}
+			n.Description = cleanDescription(mad.NodeDescription(r.data).Text())
+			s.described[n.GUID] = n.Description
+		})
+	}
+}
+
+// vlsByPort maps every planned port to its OperationalVLs code.
+func vlsByPort(plan []portPlan) map[[2]int]uint8 {
+	vlsOf := map[[2]int]uint8{}
+	for _, p := range plan {
+		vlsOf[[2]int{p.node, p.port}] = p.vls
+	}
+	return vlsOf
+}
+
+// switchTables sends switch sw its SwitchInfo (LinearFDBTop, and
+// PortStateChange cleared) when it differs, and the LFT blocks that
+// changed; onLFT, if any, runs as each block is taken.
+func (s *SM) switchTables(sn *Subnet, rt *Routes, sw int, res *Result, problem func(string, ...any), onLFT func()) {
+	name := sn.Topo.Node(sw).Name
+	si := sn.Switch[sw]
+	if int(rt.MaxLID) >= int(si.LinearFDBCap) {
+		problem("%s holds %d LFT entries, LIDs go up to %d", name, si.LinearFDBCap, rt.MaxLID)
+		return
+	}
+	if si.LinearFDBTop != rt.MaxLID || si.PortStateChange {
+		want := si
+		want.LinearFDBTop = rt.MaxLID
+		want.PortStateChange = true // writing 1 clears it
+		s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo,
+			data: mad.AppendSwitchInfo(nil, &want)}, func(r *response) {
+			if r.err != nil {
+				problem("SwitchInfo of %s: %v", name, r.err)
+				return
+			}
+			got := mad.SwitchInfo(r.data).Fields()
+			if got.LinearFDBTop != rt.MaxLID {
+				problem("%s took LinearFDBTop %d, asked for %d", name, got.LinearFDBTop, rt.MaxLID)
+			}
+			sn.Switch[sw] = got
+		})
+	}
+	guid := sn.Topo.Node(sw).GUID
+	for b := 0; b <= int(rt.MaxLID)/mad.LFTEntriesPerBlock; b++ {
+		block := make([]byte, mad.LFTEntriesPerBlock)
+		old := s.shadow[shadowKey{guid, 0, mad.AttrLinearFwdTbl, uint32(b)}]
+		for k := range block {
+			lid := b*mad.LFTEntriesPerBlock + k
+			block[k] = mad.LFTNoPort
+			if lid <= int(rt.MaxLID) {
+				block[k] = rt.LFT[sw][lid]
+				if (old == nil && block[k] != mad.LFTNoPort) || (old != nil && old[k] != block[k]) {
+					res.LFTEntriesChanged++
+				}
+			}
+		}
+		var done []func()
+		if onLFT != nil {
+			done = append(done, onLFT)
+		}
+		if s.sendIfChanged(sn, sw, 0, mad.AttrLinearFwdTbl, uint32(b), block, func(err error) {
+			problem("LFT block %d of %s: %v", b, name, err)
+		}, done...) {
+			res.LFTBlocks++
+		}
+	}
 }
 
 // fixPort0 sets a switch's port 0 to its LID and this SM's, when
@@ -240,9 +279,16 @@ func (s *SM) switchSL2VL(sn *Subnet, sw int, vlsOf map[[2]int]uint8, problem fun
 		return minVLs // port 0
 	}
 	set := func(m mad.SLtoVLModifier, vls uint8) {
-		s.sendIfChanged(sn, sw, 0, mad.AttrSLtoVLMapping, m.Modifier(), sl2vl(vls), func(err error) {
+		if s.sendIfChanged(sn, sw, 0, mad.AttrSLtoVLMapping, m.Modifier(), sl2vl(vls), func(err error) {
 			problem("SLtoVL %#x of %s: %v", m.Modifier(), n.Name, err)
-		})
+		}) {
+			// The new table overwrites the cut-node blocks it covers.
+			for k := range s.blocked {
+				if k.guid == n.GUID && (m.AllInPorts || int(m.InPort) == k.in) && (m.AllOutPorts || int(m.OutPort) == k.out) {
+					delete(s.blocked, k)
+				}
+			}
+		}
 	}
 	optimized := sn.Switch[sw].OptimizedSLtoVLMappingProgramming != 0
 	switch {
@@ -323,8 +369,9 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				problem("%s port %d went Down", t.Node(p.node).Name, p.port)
 				continue
 			}
-			s.tx.set(request{dr: true, path: sn.path(p.node, p.port), attr: mad.AttrPortInfo, mod: uint32(p.port),
-				data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+			req := s.activationRequest(sn, p.node, p.port)
+			req.data = mad.AppendPortInfo(nil, &pi)
+			s.tx.set(req, func(r *response) {
 				if r.err != nil {
 					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.err)
 					return
@@ -341,6 +388,20 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 		}
 	}
 	return nil
+}
+
+// activationRequest addresses PortInfo of port p of node i for
+// activation: LID-routed to the node with Config.LIDActivation, when it
+// has a LID and the SM one, else directed.
+func (s *SM) activationRequest(sn *Subnet, i, p int) request {
+	lid := sn.LID[i][0]
+	if !sn.IsSwitch(i) {
+		lid = sn.LID[i][p]
+	}
+	if s.cfg.LIDActivation && lid != 0 && sn.SMLID != 0 {
+		return request{lid: lid, attr: mad.AttrPortInfo, mod: uint32(p)}
+	}
+	return request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p)}
 }
 
 // cleanDescription makes a NodeDescription fit the topology's rules: no

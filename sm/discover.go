@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -44,7 +45,8 @@ import (
 type dnode struct {
 	idx    int // order of discovery
 	ni     mad.NodeInfoFields
-	path   []uint8 // directed route from the SM, Path[0] unused
+	path   []uint8  // directed route from the SM, Path[0] unused
+	rt     smpRoute // how this discovery addresses it: path, or a LID prefix and a directed suffix
 	ports  []dport
 	si     mad.SwitchInfoFields
 	haveSI bool
@@ -55,21 +57,23 @@ type dnode struct {
 type dport struct {
 	pi       mad.PortInfoFields
 	havePI   bool
-	guid     uint64  // port GUID: a CA port's own, a switch's node GUID
-	path     []uint8 // a CA port's own route (through it); switches use the node's
+	guid     uint64   // port GUID: a CA port's own, a switch's node GUID
+	path     []uint8  // a CA port's own route (through it); switches use the node's
+	rt       smpRoute // how this discovery addresses a CA port
 	lid      uint16
 	lmc      uint8
 	peer     *dnode
 	peerPort int
 	reached  bool // a CA port the SM reached (through it)
+	fresh    bool // pi was read by this discovery, not carried over
 }
 
-// portPath returns the route that addresses port p of n.
-func (n *dnode) portPath(p int) []uint8 {
-	if n.ni.NodeType != mad.NodeTypeSwitch && n.ports[p].path != nil {
-		return n.ports[p].path
+// portRoute returns the route that addresses port p of n.
+func (n *dnode) portRoute(p int) smpRoute {
+	if n.ni.NodeType != mad.NodeTypeSwitch && p < len(n.ports) && n.ports[p].path != nil {
+		return n.ports[p].rt
 	}
-	return n.path
+	return n.rt
 }
 
 func (n *dnode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
@@ -86,6 +90,70 @@ type discovery struct {
 	deferred []func() // LID Sets waiting for the SM's own LID
 	problems []string // fatal: the subnet cannot be brought up as found
 	warnings []string
+	// partial is the partial discovery this one serves, nil for a full
+	// one: it hears of every node found and every known node met.
+	partial *partialDiscovery
+}
+
+// req returns a request along rt; a LID-prefixed route's answer comes
+// back to the SM's LID. Once the SM has given prefixes up, such a route
+// goes purely directed instead.
+func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) request {
+	if rt.lid != 0 && rt.path != nil && d.sm.noPrefix {
+		if pure, ok := d.pure(rt); ok {
+			rt = drRoute(pure)
+		}
+	}
+	return rt.request(d.smLID, attr, mod)
+}
+
+// submit queues a Get, or a Set of data, along rt. A directed route with
+// a LID-routed prefix that goes unanswered is tried again purely
+// directed, and the SM uses no more prefixes: some switches do not switch
+// a directed-route SMP by its LID on the prefix (or on the answer's way
+// back), as IBA 14.2.2 asks, and hand it to their SMI, which drops it.
+func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*response)) {
+	r := d.req(rt, attr, mod)
+	r.data, r.tag = data, tag
+	done := cb
+	if r.dr && r.drslid != 0 {
+		done = func(resp *response) {
+			if errors.Is(resp.err, ErrTimeout) {
+				if !d.sm.noPrefix {
+					d.warn("no answer through a LID-routed prefix (%v): directed routes from now on", &r)
+				}
+				d.sm.noPrefix = true
+				if pure, ok := d.pure(rt); ok {
+					d.submit(drRoute(pure), attr, mod, data, set, tag, cb)
+					return
+				}
+			}
+			cb(resp)
+		}
+	}
+	if set {
+		d.tx.set(r, done)
+	} else {
+		d.tx.get(r, done)
+	}
+}
+
+// pure returns the purely directed form of a LID-prefixed route: a
+// directed route to the prefix's switch over the links the database
+// holds, through devices not MISSING, then the route's directed part.
+func (d *discovery) pure(rt smpRoute) ([]uint8, bool) {
+	if d.partial == nil || rt.path == nil {
+		return nil, false
+	}
+	s := d.partial.byLID[rt.lid]
+	if s == nil {
+		return nil, false
+	}
+	path := d.partial.drPath(s)
+	if path == nil {
+		return nil, false
+	}
+	return append(path, rt.path[1:]...), true
 }
 
 func (d *discovery) problem(format string, args ...any) {
@@ -100,8 +168,9 @@ func (d *discovery) warn(format string, args ...any) {
 func (d *discovery) run(ctx context.Context) error {
 	d.byGUID = map[uint64]*dnode{}
 	d.sm.lids.beginSweep()
-	d.tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
-		d.onNodeInfo(r, nil, 0)
+	self := []uint8{0}
+	d.tx.get(request{dr: true, path: self, attr: mad.AttrNodeInfo}, func(r *response) {
+		d.onNodeInfo(r, drRoute(self), self, nil, 0)
 	})
 	return d.tx.run(ctx)
 }
@@ -113,10 +182,11 @@ func extend(path []uint8, port int) []uint8 {
 	return p
 }
 
-// onNodeInfo handles the answer to a NodeInfo sent out of port fromPort of
-// from (nil: the SM's own node).
-func (d *discovery) onNodeInfo(r *response, from *dnode, fromPort int) {
-	where := pathString(r.req.path)
+// onNodeInfo handles the answer to a NodeInfo sent along rt (pure, as a
+// directed route from the SM) out of port fromPort of from (nil: the SM's
+// own node).
+func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dnode, fromPort int) {
+	where := pathString(pure)
 	if r.err != nil {
 		if from == nil {
 			d.problem("the SM's own node does not answer NodeInfo: %v", r.err)
@@ -138,10 +208,10 @@ func (d *discovery) onNodeInfo(r *response, from *dnode, fromPort int) {
 	lp := int(ni.LocalPortNum)
 	n, known := d.byGUID[ni.NodeGUID]
 	if known {
-		d.meet(n, ni, r.req.path, from, fromPort)
+		d.meet(n, ni, rt, pure, from, fromPort)
 		return
 	}
-	n = &dnode{idx: len(d.nodes), ni: ni, path: r.req.path, ports: make([]dport, int(ni.NumPorts)+1)}
+	n = &dnode{idx: len(d.nodes), ni: ni, path: pure, rt: rt, ports: make([]dport, int(ni.NumPorts)+1)}
 	d.nodes = append(d.nodes, n)
 	d.byGUID[ni.NodeGUID] = n
 	if from == nil {
@@ -150,9 +220,12 @@ func (d *discovery) onNodeInfo(r *response, from *dnode, fromPort int) {
 	} else {
 		d.link(from, fromPort, n, lp)
 	}
+	if d.partial != nil {
+		d.partial.found(n)
+	}
 	if n.isSwitch() {
 		n.ports[0].guid = ni.NodeGUID
-		d.tx.get(request{dr: true, path: n.path, attr: mad.AttrSwitchInfo}, func(r *response) {
+		d.submit(n.rt, mad.AttrSwitchInfo, 0, nil, false, nil, func(r *response) {
 			if r.err != nil {
 				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, pathString(n.path), r.err)
 				return
@@ -164,12 +237,12 @@ func (d *discovery) onNodeInfo(r *response, from *dnode, fromPort int) {
 		}
 		return
 	}
-	d.newCAPort(n, lp, ni.PortGUID, r.req.path)
+	d.newCAPort(n, lp, ni.PortGUID, pure, rt)
 }
 
 // meet handles a NodeInfo answer from a node already known: a link that
 // closes a cycle, a CA's other port, or a second device with the GUID.
-func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, path []uint8, from *dnode, fromPort int) {
+func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []uint8, from *dnode, fromPort int) {
 	lp := int(ni.LocalPortNum)
 	where := pathString(path)
 	if ni.NodeType != n.ni.NodeType || ni.NumPorts != n.ni.NumPorts {
@@ -186,16 +259,19 @@ func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, path []uint8, from *dn
 		d.problem("duplicate GUID %#x: its port %d leads to %#x port %d, and path %s reaches it there from %#x port %d",
 			ni.NodeGUID, lp, pt.peer.ni.NodeGUID, pt.peerPort, where, from.ni.NodeGUID, fromPort)
 		return
-	case n.isSwitch() && pt.havePI && pt.pi.PortState == mad.PortStateDown:
+	case n.isSwitch() && pt.havePI && pt.fresh && pt.pi.PortState == mad.PortStateDown:
 		d.problem("duplicate GUID %#x: its port %d is Down, yet path %s reaches it there", ni.NodeGUID, lp, where)
 		return
-	case !n.isSwitch() && pt.reached && pt.peer == nil:
+	case !n.isSwitch() && pt.reached && pt.peer == nil && d.partial == nil:
 		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, pathString(pt.path), where)
 		return
 	}
 	d.link(from, fromPort, n, lp)
+	if d.partial != nil {
+		d.partial.met(n, lp, rt, path)
+	}
 	if !n.isSwitch() && !pt.reached {
-		d.newCAPort(n, lp, ni.PortGUID, path)
+		d.newCAPort(n, lp, ni.PortGUID, path, rt)
 	}
 }
 
@@ -205,10 +281,11 @@ func (d *discovery) link(a *dnode, pa int, b *dnode, pb int) {
 	b.ports[pb].peer, b.ports[pb].peerPort = a, pa
 }
 
-// newCAPort starts on a CA or router port reached through it by path.
-func (d *discovery) newCAPort(n *dnode, p int, guid uint64, path []uint8) {
+// newCAPort starts on a CA or router port reached through it by path
+// (directed from the SM) and rt.
+func (d *discovery) newCAPort(n *dnode, p int, guid uint64, path []uint8, rt smpRoute) {
 	pt := &n.ports[p]
-	pt.reached, pt.guid, pt.path = true, guid, path
+	pt.reached, pt.guid, pt.path, pt.rt = true, guid, path, rt
 	if guid == 0 {
 		d.problem("%#x port %d has port GUID 0", n.ni.NodeGUID, p)
 		return
@@ -248,7 +325,7 @@ func (d *discovery) giveLID(n *dnode, p int) {
 func configured(pi *mad.PortInfoFields) bool { return pi.LID != 0 && pi.MasterSMLID != 0 }
 
 func (d *discovery) getPortInfo(n *dnode, p int) {
-	d.tx.get(request{dr: true, path: n.portPath(p), attr: mad.AttrPortInfo, mod: uint32(p)}, func(r *response) {
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), nil, false, nil, func(r *response) {
 		d.onPortInfo(r, n, p)
 	})
 }
@@ -259,7 +336,7 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 		return
 	}
 	pt := &n.ports[p]
-	pt.pi, pt.havePI = mad.PortInfo(r.data).Fields(), true
+	pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
 	if p == 0 || !n.isSwitch() {
 		d.giveLID(n, p)
 		if pt.lid != 0 && !configured(&pt.pi) {
@@ -272,12 +349,19 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 	if !n.isSwitch() && !(n == d.self && p == d.smPort) {
 		return // CAs do not forward
 	}
-	if len(n.path)-1 >= mad.MaxHopCount {
+	if len(n.path)-1 >= mad.MaxHopCount || n.rt.hops() >= mad.MaxHopCount {
 		d.problem("%#x port %d is %d hops away: past the directed-route limit", n.ni.NodeGUID, p, len(n.path))
 		return
 	}
-	d.tx.get(request{dr: true, path: extend(n.path, p), attr: mad.AttrNodeInfo}, func(r *response) {
-		d.onNodeInfo(r, n, p)
+	d.explore(n, p)
+}
+
+// explore sends a NodeInfo out of port p of n, to whatever is cabled
+// there.
+func (d *discovery) explore(n *dnode, p int) {
+	rt, pure := n.rt.extend(p), extend(n.path, p)
+	d.submit(rt, mad.AttrNodeInfo, 0, nil, false, nil, func(r *response) {
+		d.onNodeInfo(r, rt, pure, n, p)
 	})
 }
 
@@ -295,8 +379,7 @@ func (d *discovery) setLID(n *dnode, p int) {
 	pi.LID, pi.LMC, pi.MasterSMLID = pt.lid, pt.lmc, smLID
 	pi.SubnetTimeOut = d.sm.cfg.SubnetTimeOut
 	pi.MKey = d.sm.cfg.MKey
-	d.tx.set(request{dr: true, path: n.portPath(p), attr: mad.AttrPortInfo, mod: uint32(p),
-		data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *response) {
 		if r.err != nil {
 			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)
 			return

@@ -23,9 +23,34 @@
 //   - activation: every cabled port configured (MTU, VLs, LIDs, SM LID)
 //     and moved Init → Armed, then all of them Active.
 //
+// # Changes
+//
 // SM.Run sweeps, then watches: it answers SMInfo requests, represses
-// traps, makes a light sweep (SwitchInfo.PortStateChange of every switch)
-// every Config.SweepInterval, and sweeps again when something changed.
+// traps, and takes every change in with SM.Assimilate (the thesis's
+// chapters 5 to 7), one Result with event "assimilation" each:
+//
+//   - detection (Config.Detect, partial.go): a sweep reads SwitchInfo of
+//     every switch, LID-routed, every SweepFactor × the last sweep's
+//     duration (or SweepInterval); a switch with PortStateChange set is
+//     cleared and its ports read. A Trap 128 has its switch cleared and
+//     read at once. A port Down where a link was is a deactivation, one
+//     up where none was an activation; everything a sweep (and the traps
+//     meanwhile) finds is one assimilation;
+//   - discovery (Config.Discovery): partial, the thesis's protocol of
+//     WAITING/REACHABLE/MISSING devices and destinationDevices, new
+//     devices explored and lost ones found again through LID-routed
+//     prefixes and directed suffixes, LIDs kept; or full, from scratch;
+//   - routing: the engine, or with Config.Provisional PIRa first and FERa
+//     after on the same up*/down* graph (provisional.go);
+//   - distribution (Config.Distribution, protect.go): full deactivation,
+//     ports at cut nodes, dependencies at cut nodes (SLtoVL to VL15,
+//     tracked and undone), or none; only the LFT blocks that change go;
+//     Config.OnTables hears of every forwarding state on the way
+//     (TableState), which VerifyState and TransitionCheck check;
+//   - activation, LID-routed with Config.LIDActivation.
+//
+// A subnet that fails to come up, a standby SM or an SMInfo Set fall back
+// to light sweeps every SweepInterval and full sweeps.
 //
 // # Transactions
 //

@@ -5,9 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"ibfab/agent"
+	"ibfab/agent/agenttest"
 	"ibfab/internal/clock"
 	"ibfab/madport"
+	"ibfab/madport/madporttest"
 	"ibfab/sm"
+	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
@@ -82,6 +86,143 @@ func FuzzSweepAnswers(f *testing.F) {
 		}
 		if res == nil || (!res.SubnetUp && res.Reason == "") {
 			t.Fatalf("no reason for a subnet not up: %+v", res)
+		}
+	})
+}
+
+// garblePort passes MADs to and from a fake fabric, replacing the
+// attribute data of the answers garble picks with data.
+type garblePort struct {
+	*madporttest.Port
+	data   []byte
+	garble func(attr mad.AttrID) bool
+	on     bool
+}
+
+func (p *garblePort) Recv(ctx context.Context) (madport.MAD, error) {
+	m, err := p.Port.Recv(ctx)
+	if err != nil || !p.on || len(m.Data) < mad.MADSize {
+		return m, err
+	}
+	h := mad.MAD(m.Data)
+	if !h.Method().IsResponse() || !p.garble(h.AttrID()) {
+		return m, nil
+	}
+	var d []byte
+	if h.MgmtClass() == mad.ClassSubnDirected {
+		d = mad.DRSMP(m.Data).Data()
+	} else {
+		d = mad.SMP(m.Data).Data()
+	}
+	clear(d)
+	copy(d, p.data)
+	return m, nil
+}
+
+// FuzzAssimilateAnswers brings the thesis network up, kills a switch,
+// and assimilates the change while the answers of some attributes carry
+// fuzzed data: the assimilation must end, with or without a result,
+// without panicking.
+func FuzzAssimilateAnswers(f *testing.F) {
+	si := mad.AppendSwitchInfo(nil, &mad.SwitchInfoFields{LinearFDBCap: 1024, PortStateChange: true})
+	pi := mad.AppendPortInfo(nil, &mad.PortInfoFields{PortState: mad.PortStateInit, LID: 3})
+	ni := mad.AppendNodeInfo(nil, &mad.NodeInfoFields{NodeType: mad.NodeTypeSwitch, NumPorts: 4, NodeGUID: 0x77, LocalPortNum: 1})
+	f.Add(si, uint8(1), false)
+	f.Add(pi, uint8(2), true)
+	f.Add(ni, uint8(4), true)
+	f.Add([]byte{}, uint8(7), false)
+	f.Fuzz(func(t *testing.T, data []byte, which uint8, trap bool) {
+		fab, err := agenttest.NewFabric(topologies.Thesis8())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fab.Close()
+		mp, err := madporttest.New(fab, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &garblePort{Port: mp, data: data, garble: func(a mad.AttrID) bool {
+			return (which&1 != 0 && a == mad.AttrSwitchInfo) || (which&2 != 0 && a == mad.AttrPortInfo) ||
+				(which&4 != 0 && a == mad.AttrNodeInfo)
+		}}
+		s, err := sm.New(p, sm.Config{Routing: "updn-fera", Retries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if res, err := s.Sweep(ctx); err != nil || !res.SubnetUp {
+			t.Fatalf("bring-up: %v %+v", err, res)
+		}
+		if err := mp.PowerOff("sw2"); err != nil {
+			t.Fatal(err)
+		}
+		trigger := sm.TriggerSweep
+		if trap {
+			trigger = sm.TriggerTrap
+			if err := s.Serve(ctx, sm.DefaultSweepInterval); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.on = true
+		res, err := s.Assimilate(ctx, trigger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res != nil && !res.SubnetUp && res.Reason == "" {
+			t.Fatalf("no reason for a subnet not up: %+v", res)
+		}
+	})
+}
+
+// FuzzTrap feeds a running SM unsolicited MADs: traps, requests, junk.
+// Nothing may panic, and a trap naming no switch must not start a change.
+func FuzzTrap(f *testing.F) {
+	n := mad.Trap128(2)
+	tr := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
+	mad.Notice(tr.Data[:]).Encode(&n)
+	f.Add(mad.AppendSMP(nil, &tr))
+	n = mad.Trap128(200)
+	mad.Notice(tr.Data[:]).Encode(&n)
+	f.Add(mad.AppendSMP(nil, &tr))
+	f.Add(make([]byte, 256))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, m []byte) {
+		fab, err := agenttest.NewFabric(topologies.Thesis8())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fab.Close()
+		mp, err := madporttest.New(fab, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sm.New(mp, sm.Config{Detect: sm.DetectTrap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if res, err := s.Sweep(ctx); err != nil || !res.SubnetUp {
+			t.Fatalf("bring-up: %v %+v", err, res)
+		}
+		for range 3 {
+			if err := s.Serve(ctx, sm.DefaultSweepInterval); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Assimilate(ctx, sm.TriggerTrap); err != nil {
+			t.Fatal(err)
+		}
+		// The MAD arrives at the SM's port as if from the fabric.
+		fab.Inject(1, agent.Outbound{Port: 3, DLID: 1, SLID: 2, VL: 15, MAD: append(m, make([]byte, max(0, 256-len(m)))...)})
+		if err := s.Serve(ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Assimilate(ctx, sm.TriggerTrap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res != nil {
+			t.Fatalf("a change from nothing: %+v", res.Changes)
 		}
 	})
 }

@@ -247,3 +247,12 @@ func (m *LIDMap) use(base uint16, n int) {
 		m.inUse[base+uint16(k)] = true
 	}
 }
+
+// beginPartial starts a partial discovery: the LIDs the end ports of f
+// have stay theirs, and new ports get LIDs around them.
+func (m *LIDMap) beginPartial(f *Fabric) {
+	m.beginSweep()
+	for _, e := range f.ends {
+		m.use(e.LID, e.NumLIDs())
+	}
+}

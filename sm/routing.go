@@ -131,6 +131,11 @@ type Routes struct {
 	PerStep []int
 	// DefaultPorts counts the default ports computed (PIRa).
 	DefaultPorts int
+
+	// seq[node][end] orders FERa's entries as it computed them: the
+	// count of entries accepted before the last one for that switch and
+	// end port. nil for other engines.
+	seq [][]int32
 }
 
 // newRoutes returns an empty route set for f.
@@ -184,5 +189,11 @@ func (r *Routes) Clone() *Routes {
 		c.Up = nil
 	}
 	c.PerStep = slices.Clone(r.PerStep)
+	if r.seq != nil {
+		c.seq = make([][]int32, len(r.seq))
+		for i, q := range r.seq {
+			c.seq[i] = slices.Clone(q)
+		}
+	}
 	return &c
 }

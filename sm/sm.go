@@ -55,6 +55,22 @@ type SM struct {
 	report    *Report
 	represses uint64 // TrapRepresses sent
 	smInfos   uint64 // SMInfo requests answered
+
+	// installed: the switches hold routes (and every port is
+	// configured) for subnet, so LID routes work and a change can be
+	// assimilated; false after a sweep or assimilation that failed.
+	installed bool
+	trapLIDs  map[uint16]bool   // switches whose Trap 128 came in, not yet scanned
+	badTraps  uint64            // traps that are not a Trap 128 with a LID
+	blocked   map[turnKey]bool  // SLtoVL pairs set to VL15 at cut nodes
+	described map[uint64]string // NodeDescriptions read, by node GUID
+	// noPrefix: a directed route with a LID-routed prefix went
+	// unanswered once, so partial discovery routes purely directed.
+	noPrefix bool
+	// lastSweep is when the last sweep for changes started (SM clock),
+	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
+	lastSweep time.Time
+	sweepDur  time.Duration
 }
 
 // New returns an SM on port. It reads Config.LIDFile, if any, and sets
@@ -86,7 +102,8 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		return nil, fmt.Errorf("sm: port info: %w", err)
 	}
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
-		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}}
+		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
+		blocked: map[turnKey]bool{}, described: map[uint64]string{}}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {
@@ -145,6 +162,29 @@ type Result struct {
 	Timeouts     uint64   `json:"timeouts"`
 	Problems     []string `json:"problems,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
+
+	// Assimilations (event "assimilation") only; see Assimilate.
+	Trigger      string `json:"trigger,omitempty"`      // TriggerTrap or TriggerSweep
+	Discovery    string `json:"discovery,omitempty"`    // DiscoveryPartial or DiscoveryFull
+	Distribution string `json:"distribution,omitempty"` // the strategy used
+	// MsToConnectivity is the time from the start of the assimilation
+	// until every switch holds a verified route set (provisional or
+	// final) and every port is Active again.
+	MsToConnectivity   *float64 `json:"ms_to_connectivity,omitempty"`
+	Provisional        bool     `json:"provisional,omitempty"`
+	ProvisionalRouting string   `json:"provisional_routing,omitempty"`
+	ProvisionalEntries int      `json:"provisional_entries,omitempty"`
+	Changes            []string `json:"changes,omitempty"` // what detection found
+	NodesAdded         int      `json:"nodes_added,omitempty"`
+	NodesRemoved       int      `json:"nodes_removed,omitempty"`
+	LinksAdded         int      `json:"links_added,omitempty"`
+	LinksRemoved       int      `json:"links_removed,omitempty"`
+	// LFTEntriesChanged counts the LFT entries whose port the new route
+	// set changes (of lft_entries); LFTBlocks the blocks sent for them.
+	LFTEntriesChanged int `json:"lft_entries_changed,omitempty"`
+	SL2VLSets         int `json:"sl2vl_sets,omitempty"`        // cut-node dependency blocks set and undone
+	PortsDeactivated  int `json:"ports_deactivated,omitempty"` // by full deactivation or at cut nodes
+	Waves             int `json:"waves,omitempty"`             // of the definitive distribution
 }
 
 // Phase is one phase of a sweep.
@@ -178,7 +218,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	s.dirty = false
 	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
 	start := time.Now()
+	s.installed = false
 	defer func() {
+		s.installed = res.SubnetUp && s.state == mad.SMStateMaster
 		res.MsTotal = ms(time.Since(start))
 		for _, p := range res.Phases {
 			res.SMPsTotal += p.SMPs
@@ -246,6 +288,10 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	if err := s.phase(res, PhaseDistribution, func() error { return s.distribute(ctx, sn, rt, plan, res) }); err != nil {
 		return res, err
 	}
+	// The traps that came in so far reported changes this sweep has seen
+	// (and whose PortStateChange its distribution cleared): the switches
+	// announcing their links as they learn the SM's LID, mostly.
+	clear(s.trapLIDs)
 	if len(res.Problems) > 0 {
 		return res, nil
 	}
@@ -281,6 +327,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // discover runs a full discovery and the SM election, and keeps the
 // subnet.
 func (s *SM) discover(ctx context.Context, res *Result) error {
+	prev := s.subnet
 	s.subnet, s.routes, s.report = nil, nil, nil
 	d := &discovery{sm: s, tx: s.tx}
 	if err := d.run(ctx); err != nil {
@@ -298,6 +345,7 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 	}
 	res.Problems = append(res.Problems, sn.Problems...)
 	res.Warnings = append(res.Warnings, sn.Warnings...)
+	s.forgetResets(prev, sn)
 	res.Switches = sn.Topo.Count(topologies.Switch)
 	res.HCAs = sn.Topo.Count(topologies.CA)
 	res.Routers = sn.Topo.Count(topologies.Router)
@@ -309,38 +357,6 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 		return nil
 	}
 	return s.elect(ctx, sn, res)
-}
-
-// Run sweeps, then watches the subnet: it serves SMInfo requests and
-// traps, and every SweepInterval, or sooner after a trap, makes a light
-// sweep (Check); a change it finds, an SMInfo Set asking for it, or a
-// sweep that did not bring the subnet up lead to a new full sweep. Every
-// full sweep's result goes to each. Run returns ctx's error or the port's.
-func (s *SM) Run(ctx context.Context, each func(*Result)) error {
-	for {
-		res, err := s.Sweep(ctx)
-		if res != nil && each != nil {
-			each(res)
-		}
-		if err != nil {
-			return err
-		}
-		for {
-			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
-				return err
-			}
-			if !res.SubnetUp || s.dirty {
-				break
-			}
-			changed, err := s.Check(ctx)
-			if err != nil {
-				return err
-			}
-			if changed {
-				break
-			}
-		}
-	}
 }
 
 // Serve answers SMInfo requests and represses traps for d on the SM's
@@ -402,11 +418,13 @@ type Stats struct {
 	Received  EngineStats           // what arrived that answered nothing
 	Represses uint64                // TrapRepresses sent
 	SMInfo    uint64                // SMInfo requests answered
+	BadTraps  uint64                // traps repressed that were no Trap 128 naming a LID
 }
 
 // Stats returns the SM's counters.
 func (s *SM) Stats() Stats {
-	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos}
+	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos,
+		BadTraps: s.badTraps}
 	for k, v := range s.tx.phases {
 		st.Phases[k] = *v
 	}

@@ -139,9 +139,31 @@ func (s *SM) answerSMInfo(m madport.MAD) {
 // it, and notes it for Check.
 func (s *SM) repress(m madport.MAD) {
 	s.trapped = true
+	if lid, ok := trap128LID(m.Data); ok {
+		s.trapLIDs[lid] = true
+	} else {
+		s.badTraps++
+	}
 	b := append([]byte(nil), m.Data...)
 	mad.MAD(b).SetMethod(mad.MethodTrapRepress)
 	s.represses++
 	s.tx.phaseStats(PhaseWatch).SMPs++
 	_ = s.port.Send(madport.MAD{LID: m.LID, QP: wire.QP0, SL: m.SL, Data: b})
+}
+
+// trap128LID returns the switch LID a Trap 128 (a LID-routed SubnTrap of
+// Notice, generic, trap number 128) carries in its details.
+func trap128LID(b []byte) (uint16, bool) {
+	if len(b) < mad.MADSize || mad.MAD(b).MgmtClass() != mad.ClassSubnLID {
+		return 0, false
+	}
+	n := mad.Notice(mad.SMP(b).Data())
+	if !n.IsValid() || !n.IsGeneric() || n.TrapNumber() != mad.TrapLinkStateChange {
+		return 0, false
+	}
+	lid := n.Trap128LID()
+	if lid == 0 || lid >= mad.MulticastLIDBase {
+		return 0, false
+	}
+	return lid, true
 }

@@ -41,21 +41,29 @@ func (e *StatusError) Error() string { return fmt.Sprintf("sm: response status %
 func (e *StatusError) Is(target error) bool { return target == ErrStatus }
 
 // request is one SMP to send: directed-route along Path (Path[0] unused)
-// or LID-routed to LID.
+// or LID-routed to LID. A directed-route request with a DrSLID (the SM's
+// own LID) first goes LID-routed to LID, the switch where its directed
+// part starts.
 type request struct {
 	dr     bool
 	path   []uint8
 	lid    uint16
+	drslid uint16
 	method mad.Method
 	attr   mad.AttrID
 	mod    uint32
 	data   []byte // attribute data of a Set, at most 64 bytes
+	// tag is the caller's, for cancel to recognize the request by.
+	tag any
 }
 
 // String names the request for problem reports.
 func (r *request) String() string {
 	where := fmt.Sprintf("lid %d", r.lid)
-	if r.dr {
+	switch {
+	case r.dr && r.drslid != 0:
+		where = fmt.Sprintf("lid %d then path %s", r.lid, pathString(r.path))
+	case r.dr:
 		where = "path " + pathString(r.path)
 	}
 	return fmt.Sprintf("%v(%v %#x) %s", r.method, r.attr, r.mod, where)
@@ -85,6 +93,7 @@ type PhaseStats struct {
 	Retries  uint64
 	Timeouts uint64 // transactions that failed with ErrTimeout
 	Errors   uint64 // answers with a bad status, and sends the port refused
+	Canceled uint64 // transactions given up before their answer or timeout
 }
 
 // EngineStats counts what arrived that was not an answer.
@@ -209,7 +218,7 @@ func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
 	if r.dr {
 		return mad.AppendDRRequest(make([]byte, 0, mad.MADSize), &mad.DRRequest{
 			Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod,
-			MKey: e.mkey, Path: r.path, Data: r.data,
+			MKey: e.mkey, Path: r.path, Data: r.data, DrSLID: r.drslid,
 		})
 	}
 	if len(r.data) > mad.SMPDataSize {
@@ -230,7 +239,7 @@ func (e *txnLayer) send(t *txn) error {
 	}
 	t.deadline = e.clk.Now().Add(e.timeout)
 	lid := uint16(mad.PermissiveLID)
-	if !t.req.dr {
+	if !t.req.dr || t.req.drslid != 0 {
 		lid = t.req.lid
 	}
 	// The port may keep the buffer until it is sent: give it a copy.
@@ -243,6 +252,31 @@ func (e *txnLayer) send(t *txn) error {
 		ps.Errors++
 	}
 	return nil
+}
+
+// cancel forgets, without calling back, the queued and pending
+// transactions drop reports true for; their late answers count as
+// unexpected. It returns how many it dropped.
+func (e *txnLayer) cancel(drop func(r *request) bool) int {
+	n := 0
+	for seq, t := range e.pending {
+		if drop(&t.req) {
+			delete(e.pending, seq)
+			e.phaseStats(t.phase).Canceled++
+			n++
+		}
+	}
+	q := e.queue[:0]
+	for _, t := range e.queue {
+		if drop(&t.req) {
+			n++
+			continue
+		}
+		q = append(q, t)
+	}
+	clear(e.queue[len(q):])
+	e.queue = q
+	return n
 }
 
 // wait receives one MAD, or lets the earliest deadline pass, and handles

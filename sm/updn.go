@@ -145,6 +145,11 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 	type option struct{ node, port, dist int }
 	bests := make([]best, f.Topo.NumNodes())
 	var queue []option
+	r.seq = make([][]int32, f.Topo.NumNodes())
+	for _, s := range f.Switches() {
+		r.seq[s] = make([]int32, len(f.ends))
+	}
+	var seq int32
 	for i, dst := range f.ends {
 		if dst.Switch < 0 {
 			continue
@@ -161,6 +166,7 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 		r.setEnd(t, dst, dst.SwitchPort)
 		r.Computed++
 		r.PerStep[i]++
+		r.seq[t][i], seq = seq, seq+1
 		for _, a := range f.arcs(t) {
 			// Nothing turns at the destination: every neighbour may come.
 			if f.IsSwitch(a.Peer) {
@@ -186,6 +192,7 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 			r.setEnd(o.node, dst, o.port)
 			r.Computed++
 			r.PerStep[i]++
+			r.seq[o.node][i], seq = seq, seq+1
 			for _, a := range f.arcs(o.node) {
 				// n → x → y is legal when x → y goes down or n → x goes up.
 				if f.IsSwitch(a.Peer) && (!up || d.up[a.Peer][a.PeerPort]) {

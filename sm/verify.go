@@ -95,6 +95,42 @@ type verifier struct {
 	exempt   bool
 	peers    [][]topologies.PortRef // [node][port]: the cabled peer, Node -1 for none
 	isSwitch []bool
+
+	// For a TableState (VerifyState): blocked turns drop data, inactive
+	// ports pass none, and only CA ports send it.
+	blocked [][]bool // [switch][in*(N+1)+out]; nil: none
+	active  [][]bool // [node][port]; nil: every port
+	caOnly  bool
+}
+
+// isBlocked reports whether switch s drops data entering by in and
+// leaving by out.
+func (v *verifier) isBlocked(s, in, out int) bool {
+	if v.blocked == nil || v.blocked[s] == nil {
+		return false
+	}
+	n := v.f.Topo.Node(s).NumPorts + 1
+	return in < n && out < n && v.blocked[s][in*n+out]
+}
+
+// leaves reports whether data can leave switch s by port out: the port
+// is cabled and, in a TableState, its link passes data. A packet routed
+// to a port that passes none is dropped, and waits for nothing.
+func (v *verifier) leaves(s, out int) bool {
+	if v.active == nil {
+		return true
+	}
+	peer, ok := v.peer(s, out)
+	return ok && v.linkActive(s, out, peer)
+}
+
+// linkActive reports whether data crosses the link at port p of node i,
+// cabled to peer: both ends pass data.
+func (v *verifier) linkActive(i, p int, peer topologies.PortRef) bool {
+	if v.active == nil {
+		return true
+	}
+	return v.active[i][p] && v.active[peer.Node][peer.Port]
 }
 
 const (
@@ -154,7 +190,7 @@ func (v *verifier) destination(lid uint16) {
 		v.why = make([]string, t.NumNodes())
 	}
 	for i, src := range f.ends {
-		if i == dst {
+		if i == dst || (v.caOnly && v.isSwitch[src.Node]) {
 			continue
 		}
 		v.rep.Pairs++
@@ -169,6 +205,8 @@ func (v *verifier) destination(lid uint16) {
 		switch {
 		case !ok:
 			v.fail(name(), lid, "port not cabled")
+		case !v.linkActive(src.Node, src.Port, peer):
+			v.fail(name(), lid, "port not active")
 		case !v.isSwitch[peer.Node]:
 			if o, ok := f.Owner(lid); !ok || f.ends[o].Node != peer.Node || f.ends[o].Port != peer.Port {
 				v.fail(name(), lid, "cabled to a CA that is not the destination")
@@ -191,7 +229,10 @@ func (v *verifier) reach(s, in int, lid uint16) (bool, string) {
 	if in != 0 && out == in {
 		return false, fmt.Sprintf("%s sends it back out of port %d, where it came in", t.Node(s).Name, in)
 	}
-	if out != mad.LFTNoPort && out <= t.Node(s).NumPorts && in != 0 && out != 0 && !v.exempt {
+	if in != 0 && v.isBlocked(s, in, out) {
+		return false, fmt.Sprintf("%s drops it from port %d to %d (SLtoVL to VL15)", t.Node(s).Name, in, out)
+	}
+	if out != mad.LFTNoPort && out <= t.Node(s).NumPorts && in != 0 && out != 0 && !v.exempt && v.leaves(s, out) {
 		v.turn(s, in, out)
 	}
 	switch v.state[s] {
@@ -232,6 +273,8 @@ func (v *verifier) forward(s, out int, lid uint16) (bool, string) {
 	switch {
 	case !ok:
 		return false, fmt.Sprintf("%s port %d is not cabled", name, out)
+	case !v.linkActive(s, out, peer):
+		return false, fmt.Sprintf("%s port %d does not pass data", name, out)
 	case v.isSwitch[peer.Node]:
 		return v.reach(peer.Node, peer.Port, lid)
 	case owner.Node == peer.Node && owner.Port == peer.Port:

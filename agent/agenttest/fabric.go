@@ -36,6 +36,8 @@ type Fabric struct {
 	mu    sync.Mutex
 	queue []hop
 	stats Stats
+
+	off map[int]bool // nodes powered off (changes.go)
 }
 
 // Node is one node of a Fabric.

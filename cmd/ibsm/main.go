@@ -96,6 +96,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent choice: last, first or random")
 	fs.StringVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa tie-break: keep-old or random")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
+	addAssimilationFlags(fs, &o.cfg)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -196,6 +197,10 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 			return
 		}
 		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	if res.Event == "assimilation" {
+		reportAssimilation(w, res)
 		return
 	}
 	state := "subnet up"

@@ -13,4 +13,10 @@
 // again and looks once more. A caller that schedules its timeouts on
 // Clock therefore sees lost requests time out at once and in a fixed
 // order, with no sleeping; Recv blocks only when no timer is left.
+//
+// The fabric changes at run time through the port (changes.go): nodes
+// lose power and get it back (PowerOff, PowerOn), links go down and up
+// (SetLink), pieces are cabled in (AddPiece). The neighbours' agents see
+// their ports change and send Trap 128 to the SM as a real fabric's
+// switches do.
 package madporttest

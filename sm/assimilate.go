@@ -1,0 +1,490 @@
+package sm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Change assimilation, thesis chapters 5 to 7: once a subnet is up, Run
+// watches it and takes each change in with Assimilate, which detects
+// (sweep or trap), discovers (partial or full), routes (the configured
+// engine, or provisional PIRa then definitive FERa) and distributes under
+// one of the chapter 7 strategies, reporting it all as one Result with
+// event "assimilation".
+
+// Detection modes, discovery modes, distribution strategies, triggers and
+// the phases only assimilations have.
+const (
+	DetectTrap  = "trap"
+	DetectSweep = "sweep"
+	DetectBoth  = "both"
+
+	DiscoveryPartial = "partial"
+	DiscoveryFull    = "full"
+
+	// DistFullDeactivation sets every active switch port Down (it falls
+	// back to Init, where only SMPs pass), sends the tables, then
+	// activates every port again (thesis 7.2.1).
+	DistFullDeactivation = "full-deactivation"
+	// DistCutPorts deactivates, at every cut node of the new up*/down*
+	// graph, every up-going port but one (7.2.2).
+	DistCutPorts = "cut-ports"
+	// DistCutDeps maps every SL to VL15, so that data is dropped, on each
+	// forbidden (input, output) port pair of every new cut node (7.2.3);
+	// the blocks stay, are tracked, and are undone when a later graph
+	// makes the turn legal.
+	DistCutDeps = "cut-deps"
+	// DistNone sends the tables unprotected, the deadlock-prone baseline.
+	DistNone = "none"
+
+	TriggerTrap  = "trap"
+	TriggerSweep = "sweep"
+
+	PhaseDetection              = "detection"
+	PhaseDefinitiveRouting      = "definitive-routing"
+	PhaseDefinitiveDistribution = "definitive-distribution"
+)
+
+// MinSweepPeriod bounds the time between sweeps from below when
+// SweepFactor sets it.
+const MinSweepPeriod = time.Millisecond
+
+// Distributions returns the distribution strategies.
+func Distributions() []string {
+	return []string{DistFullDeactivation, DistCutPorts, DistCutDeps, DistNone}
+}
+
+// ErrNotAssimilating is returned by Assimilate when there is no subnet up
+// to assimilate a change into: a full Sweep is what is needed.
+var ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into")
+
+// Assimilate looks for changes as trigger says (TriggerSweep: a sweep of
+// every switch; TriggerTrap: a scan of the switches whose traps came in)
+// and, when it finds any, takes them in: discovery, routing, distribution
+// and activation, as Config says. It returns nil when nothing changed. A
+// Result with SubnetUp false means the change could not be assimilated;
+// the SM then needs a full Sweep (Run does one).
+func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
+	if s.subnet == nil || !s.installed || s.state != mad.SMStateMaster {
+		return nil, ErrNotAssimilating
+	}
+	start := time.Now()
+	res := &Result{Event: "assimilation", Trigger: trigger, Discovery: s.cfg.Discovery,
+		Distribution: s.cfg.Distribution, Provisional: s.cfg.Provisional, Sweep: s.sweeps, Routing: s.engine.Name()}
+	old := s.subnet
+	full := s.cfg.Discovery == DiscoveryFull
+	p := newPartial(s, full, true)
+	before := s.phaseSnapshot(PhaseDetection, PhaseDiscovery)
+	s.tx.setPhase(PhaseDiscovery)
+	if trigger == TriggerSweep {
+		s.lastSweep = s.clk.Now()
+		p.sweep()
+	} else {
+		p.traps(s.takeTraps())
+	}
+	err := p.run(ctx)
+	if !p.sweepStart.IsZero() && !p.sweepEnd.IsZero() {
+		s.sweepDur = p.sweepEnd.Sub(p.sweepStart)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.changed() {
+		s.tx.setPhase(PhaseWatch)
+		return nil, nil
+	}
+	s.actCount++
+	s.installed = false
+	defer func() {
+		res.MsTotal = ms(time.Since(start))
+		res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
+		for _, ph := range res.Phases {
+			res.SMPsTotal += ph.SMPs
+			res.Retries += ph.Retries
+			res.Timeouts += ph.Timeouts
+		}
+		res.SMState = s.state.String()
+		s.installed = res.SubnetUp
+		if !res.SubnetUp && res.Reason == "" {
+			res.Reason = strings.Join(res.Problems, "; ")
+		}
+		s.tx.setPhase(PhaseWatch)
+	}()
+	res.Changes = p.changes
+
+	// Detection and discovery ran interleaved: the sweep's SMPs are
+	// detection's, everything else discovery's; detection ends with the
+	// first change found.
+	detected := p.detectedAt
+	after := s.phaseSnapshot(PhaseDetection, PhaseDiscovery)
+	res.Phases = append(res.Phases, phaseDelta(PhaseDetection, before[0], after[0], detected.Sub(start)))
+	disc := phaseDelta(PhaseDiscovery, before[1], after[1], 0)
+	var sn *Subnet
+	if full {
+		t0 := time.Now()
+		if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
+			return res, err
+		}
+		ph := &res.Phases[len(res.Phases)-1]
+		ph.Ms += ms(t0.Sub(detected))
+		ph.SMPs += disc.SMPs
+		ph.Retries += disc.Retries
+		ph.Timeouts += disc.Timeouts
+		ph.Errors += disc.Errors
+		sn = s.subnet
+		if sn == nil || len(res.Problems) > 0 {
+			return res, nil
+		}
+	} else {
+		var removed []uint64
+		var err error
+		sn, removed, err = p.finish()
+		disc.Ms = ms(time.Since(detected))
+		res.Phases = append(res.Phases, disc)
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+			return res, nil
+		}
+		for _, g := range removed {
+			s.forget(g)
+		}
+		res.Problems = append(res.Problems, sn.Problems...)
+		res.Warnings = append(res.Warnings, sn.Warnings...)
+		if s.cfg.LIDFile != "" {
+			if err := s.lids.Save(s.cfg.LIDFile); err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
+			}
+		}
+		s.subnet, s.routes, s.report = sn, nil, nil
+		if len(res.Problems) > 0 {
+			return res, nil
+		}
+	}
+	if p.badTraps > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d traps named no known switch", p.badTraps))
+	}
+	res.Switches = sn.Topo.Count(topologies.Switch)
+	res.HCAs = sn.Topo.Count(topologies.CA)
+	res.Routers = sn.Topo.Count(topologies.Router)
+	res.Links = sn.Topo.NumLinks()
+	res.MaxLID = sn.MaxLID()
+	res.SMLID = sn.SMLID
+	res.NodesAdded, res.NodesRemoved, res.LinksAdded, res.LinksRemoved = diffSubnets(old, sn)
+
+	// Routing: the engine, or PIRa first with provisional routes.
+	engine := s.engine
+	if s.cfg.Provisional {
+		var err error
+		if engine, err = NewEngine("updn-pira", s.cfg.Options); err != nil {
+			return res, err
+		}
+		res.Routing, res.ProvisionalRouting = "updn-fera", engine.Name()
+	}
+	rt := s.route(res, PhaseRouting, engine, sn)
+	if rt == nil {
+		return res, nil
+	}
+	if s.cfg.Provisional {
+		res.ProvisionalEntries = rt.Computed
+	} else {
+		res.EntriesComputed, res.DefaultPorts = rt.Computed, rt.DefaultPorts
+	}
+	res.LFTEntries, res.DeadlockFree = rt.Entries(), s.report.DeadlockFree()
+
+	plan := s.plan(sn)
+	stage := ""
+	if s.cfg.Provisional {
+		stage = "provisional-"
+	}
+	if err := s.phase(res, PhaseDistribution, func() error { return s.distributeChange(ctx, sn, rt, plan, res, stage) }); err != nil {
+		return res, err
+	}
+	if len(res.Problems) > 0 {
+		return res, nil
+	}
+	if err := s.phase(res, PhaseActivation, func() error { return s.activate(ctx, sn, plan, res) }); err != nil {
+		return res, err
+	}
+	if len(res.Problems) > 0 {
+		return res, nil
+	}
+	s.emitTables(stage+"active", sn, rt)
+	conn := ms(time.Since(start))
+	res.MsToConnectivity = &conn
+
+	if s.cfg.Provisional {
+		fera, err := NewEngine("updn-fera", s.cfg.Options)
+		if err != nil {
+			return res, err
+		}
+		def := s.route(res, PhaseDefinitiveRouting, fera, sn)
+		if def == nil {
+			return res, nil
+		}
+		res.EntriesComputed, res.LFTEntries, res.DeadlockFree = def.Computed, def.Entries(), s.report.DeadlockFree()
+		if err := s.phase(res, PhaseDefinitiveDistribution, func() error { return s.distributeDefinitive(ctx, sn, def, res) }); err != nil {
+			return res, err
+		}
+		if len(res.Problems) > 0 {
+			return res, nil
+		}
+		s.emitTables("final", sn, def)
+	}
+	res.SubnetUp = true
+	return res, nil
+}
+
+// route runs engine on sn as the named phase and verifies the result,
+// which becomes the SM's route set; nil when it fails (res says why).
+func (s *SM) route(res *Result, phase string, engine Engine, sn *Subnet) *Routes {
+	var rt *Routes
+	var rep *Report
+	_ = s.phase(res, phase, func() error {
+		t0 := time.Now()
+		var err error
+		rt, err = engine.Route(&sn.Fabric)
+		res.RouteMs += ms(time.Since(t0))
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+			return nil
+		}
+		t0 = time.Now()
+		rep = Verify(&sn.Fabric, rt)
+		res.VerifyMs += ms(time.Since(t0))
+		return nil
+	})
+	if rt == nil {
+		return nil
+	}
+	switch {
+	case !rep.Connected():
+		res.Problems = append(res.Problems, rep.Err().Error())
+	case !rep.DeadlockFree() && (s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine)):
+		res.Warnings = append(res.Warnings, rep.Err().Error())
+	case !rep.DeadlockFree():
+		res.Problems = append(res.Problems, rep.Err().Error())
+	}
+	if len(res.Problems) > 0 {
+		return nil
+	}
+	s.routes, s.report = rt, rep
+	return rt
+}
+
+// phaseSnapshot returns the counters of the named phases.
+func (s *SM) phaseSnapshot(names ...string) []PhaseStats {
+	out := make([]PhaseStats, len(names))
+	for i, n := range names {
+		out[i] = *s.tx.phaseStats(n)
+	}
+	return out
+}
+
+func phaseDelta(name string, before, after PhaseStats, d time.Duration) Phase {
+	return Phase{Name: name, Ms: ms(max(d, 0)), SMPs: after.SMPs - before.SMPs, Retries: after.Retries - before.Retries,
+		Timeouts: after.Timeouts - before.Timeouts, Errors: after.Errors - before.Errors}
+}
+
+// diffSubnets counts the nodes and links (by GUID and port) b has that a
+// has not, and the other way round.
+func diffSubnets(a, b *Subnet) (nodesAdded, nodesRemoved, linksAdded, linksRemoved int) {
+	nodes := func(sn *Subnet) map[uint64]bool {
+		m := map[uint64]bool{}
+		for _, n := range sn.Topo.Nodes() {
+			m[n.GUID] = true
+		}
+		return m
+	}
+	links := func(sn *Subnet) map[[4]uint64]bool {
+		m := map[[4]uint64]bool{}
+		t := sn.Topo
+		for _, l := range t.Links() {
+			x := [2]uint64{t.Node(l.A.Node).GUID, uint64(l.A.Port)}
+			y := [2]uint64{t.Node(l.B.Node).GUID, uint64(l.B.Port)}
+			if y[0] < x[0] || (y[0] == x[0] && y[1] < x[1]) {
+				x, y = y, x
+			}
+			m[[4]uint64{x[0], x[1], y[0], y[1]}] = true
+		}
+		return m
+	}
+	count := func(x, y map[uint64]bool) (n int) {
+		for k := range x {
+			if !y[k] {
+				n++
+			}
+		}
+		return n
+	}
+	countL := func(x, y map[[4]uint64]bool) (n int) {
+		for k := range x {
+			if !y[k] {
+				n++
+			}
+		}
+		return n
+	}
+	na, nb := nodes(a), nodes(b)
+	la, lb := links(a), links(b)
+	return count(nb, na), count(na, nb), countL(lb, la), countL(la, lb)
+}
+
+// forget drops what the SM knows it wrote to a device that left the
+// subnet: if it comes back, it comes back reset.
+func (s *SM) forget(guid uint64) {
+	for k := range s.shadow {
+		if k.guid == guid {
+			delete(s.shadow, k)
+		}
+	}
+	for k := range s.blocked {
+		if k.guid == guid {
+			delete(s.blocked, k)
+		}
+	}
+	delete(s.described, guid)
+}
+
+// forgetResets forgets what the SM wrote to the devices of sn that lost
+// their configuration since prev: a switch whose LinearFDBTop is back to
+// 0, a CA port whose LID is.
+func (s *SM) forgetResets(prev, sn *Subnet) {
+	if prev == nil {
+		return
+	}
+	for i, n := range sn.Topo.Nodes() {
+		j, ok := prev.Topo.LookupGUID(n.GUID)
+		if !ok {
+			continue
+		}
+		reset := false
+		if n.Type == topologies.Switch {
+			reset = prev.Switch[j].LinearFDBTop != 0 && sn.Switch[i].LinearFDBTop == 0
+		} else {
+			for p := 1; p <= n.NumPorts && p < len(prev.LID[j]); p++ {
+				reset = reset || (prev.LID[j][p] != 0 && sn.Have[i][p] && sn.PortInfo[i][p].LID == 0)
+			}
+		}
+		if reset {
+			s.forget(n.GUID)
+		}
+	}
+}
+
+// takeTraps returns the switch LIDs whose traps came in, sorted, and
+// forgets them; none when traps do not drive detection.
+func (s *SM) takeTraps() []uint16 {
+	if s.cfg.Detect == DetectSweep {
+		clear(s.trapLIDs)
+		return nil
+	}
+	var lids []uint16
+	for l := range s.trapLIDs {
+		lids = append(lids, l)
+	}
+	clear(s.trapLIDs)
+	slices.Sort(lids)
+	return lids
+}
+
+// sweepPeriod returns the time between the starts of two sweeps.
+func (s *SM) sweepPeriod() time.Duration {
+	if s.cfg.SweepFactor <= 0 {
+		return s.cfg.SweepInterval
+	}
+	return max(time.Duration(s.cfg.SweepFactor*float64(s.sweepDur)), MinSweepPeriod)
+}
+
+// Run sweeps, then watches the subnet: it serves SMInfo requests and
+// traps, and assimilates every change it detects (Config.Detect: by
+// sweeps every sweepPeriod, by traps as they come, or both), giving each
+// full sweep's result and each assimilation's to each. When a sweep or an
+// assimilation leaves the subnet not up, an SMInfo Set asks for it, or
+// this SM is not master, it falls back to light sweeps every
+// SweepInterval and full sweeps. Run returns ctx's error or the port's.
+func (s *SM) Run(ctx context.Context, each func(*Result)) error {
+	for {
+		res, err := s.Sweep(ctx)
+		if res != nil && each != nil {
+			each(res)
+		}
+		if err != nil {
+			return err
+		}
+		s.lastSweep = s.clk.Now()
+		up := res.SubnetUp
+		for {
+			trigger, err := s.awaitChange(ctx, up)
+			if err != nil {
+				return err
+			}
+			if trigger == "" {
+				break // a full sweep
+			}
+			a, err := s.Assimilate(ctx, trigger)
+			if errors.Is(err, ErrNotAssimilating) {
+				break
+			}
+			if err != nil {
+				if a != nil && each != nil {
+					each(a)
+				}
+				return err
+			}
+			if a == nil {
+				continue
+			}
+			if each != nil {
+				each(a)
+			}
+			up = a.SubnetUp
+		}
+	}
+}
+
+// awaitChange serves until a change may have happened: it returns the
+// trigger of an assimilation, or "" for a full sweep.
+func (s *SM) awaitChange(ctx context.Context, up bool) (string, error) {
+	for {
+		if !up || s.dirty || s.state != mad.SMStateMaster || !s.installed {
+			// As before assimilation: wait, then a light sweep decides.
+			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
+				return "", err
+			}
+			if !up || s.dirty {
+				return "", nil
+			}
+			changed, err := s.Check(ctx)
+			if err != nil || changed {
+				return "", err
+			}
+			continue
+		}
+		var until time.Time
+		if s.cfg.Detect != DetectTrap {
+			until = s.lastSweep.Add(s.sweepPeriod())
+		}
+		traps := s.cfg.Detect != DetectSweep
+		s.tx.setPhase(PhaseWatch)
+		for {
+			switch {
+			case s.dirty:
+				return "", nil
+			case traps && len(s.trapLIDs) > 0:
+				return TriggerTrap, nil
+			case !until.IsZero() && !s.clk.Now().Before(until):
+				return TriggerSweep, nil
+			}
+			if err := s.tx.wait(ctx, until); err != nil {
+				return "", err
+			}
+		}
+	}
+}

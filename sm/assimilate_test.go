@@ -1,0 +1,461 @@
+package sm_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/madport"
+	"ibfab/sm"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// upAndQuiet brings the bench's subnet up with cfg and lets the traps of
+// the bring-up (switches report their links coming up as soon as they
+// know the SM) come in and be repressed.
+func upAndQuiet(t *testing.T, b *bench, cfg sm.Config) *sm.SM {
+	t.Helper()
+	s := b.newSM(t, cfg)
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	quiet(t, s)
+	return s
+}
+
+// quiet serves until no trap is left repeating, then lets a sweep see
+// that nothing changed.
+func quiet(t *testing.T, s *sm.SM) {
+	t.Helper()
+	ctx := context.Background()
+	for range 3 {
+		require.NoError(t, s.Serve(ctx, sm.DefaultSweepInterval))
+	}
+	a, err := s.Assimilate(ctx, sm.TriggerSweep)
+	require.NoError(t, err)
+	require.Nil(t, a, "nothing changed")
+}
+
+func assimilate(t *testing.T, s *sm.SM, trigger string) *sm.Result {
+	t.Helper()
+	res, err := s.Assimilate(context.Background(), trigger)
+	require.NoError(t, err)
+	require.NotNil(t, res, "a change was found")
+	require.True(t, res.SubnetUp, "%s: %v", res.Reason, res.Changes)
+	return res
+}
+
+func smps(t *testing.T, res *sm.Result, name string) uint64 {
+	t.Helper()
+	p, ok := res.Phase(name)
+	require.True(t, ok, "phase %s", name)
+	return p.SMPs
+}
+
+// thesisPlus is the thesis network with Fig. 68's piece cabled and
+// powered off: the SM finds the 15 devices of Thesis8.
+func thesisPlus(t *testing.T) *bench {
+	t.Helper()
+	topo, err := topologies.Thesis8().Extend(topologies.Thesis8AddPiece())
+	require.NoError(t, err)
+	b := newBench(t, topo, 0, 1)
+	require.NoError(t, b.port.PowerOff("sw16", "ca17", "ca18"))
+	return b
+}
+
+// TestAssimilateActivationThesis is the thesis's Fig. 68 and Table 14: a
+// switch with two CAs appears on ports 3 of switches 8 and 9. A sweep
+// detects it and partial discovery explores it in 35 SMPs; the new devices
+// get LIDs 16, 17 and 18; every other LID stays.
+func TestAssimilateActivationThesis(t *testing.T) {
+	b := thesisPlus(t)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	lids := agentLIDs(b.f)
+	require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
+	res := assimilate(t, s, sm.TriggerSweep)
+
+	// 8 SwitchInfo, then on switches 8 and 9 a clear and 4 PortInfo each.
+	assert.EqualValues(t, 8+2*5, smps(t, res, sm.PhaseDetection))
+	// 2 NodeInfo to the new switch; its SwitchInfo, PortInfo 0..4 and LID;
+	// 4 NodeInfo out of its ports; 2 CAs × (PortInfo, LID).
+	assert.EqualValues(t, 2+7+4+2*2, smps(t, res, sm.PhaseDiscovery))
+	assert.EqualValues(t, 35, smps(t, res, sm.PhaseDetection)+smps(t, res, sm.PhaseDiscovery))
+	assert.Equal(t, 3, res.NodesAdded)
+	assert.Equal(t, 4, res.LinksAdded)
+	assert.Zero(t, res.NodesRemoved)
+	assert.Equal(t, 9, res.Switches)
+	assert.Equal(t, 9, res.HCAs)
+	assert.Zero(t, res.Retries)
+
+	got := agentLIDs(b.f)
+	for name, lid := range lids {
+		if name != "sw16" && name != "ca17" && name != "ca18" {
+			assert.Equal(t, lid, got[name], name)
+		}
+	}
+	assert.EqualValues(t, 16, got["sw16"])
+	assert.ElementsMatch(t, []uint16{17, 18}, []uint16{got["ca17"], got["ca18"]})
+	checkUp(t, b.f)
+}
+
+// TestAssimilateDeactivationThesis is Fig. 69 and Table 15: switch 3 of
+// chapter 5's numbering (sw2 here) fails. Routes from the SM to switches
+// 5, 6 and 10 crossed it; partial discovery finds them again through
+// switch 3 (of Fig. 76) with a LID-routed prefix and a directed suffix,
+// and deletes sw2 and ca7: 26 SMPs.
+func TestAssimilateDeactivationThesis(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	require.NoError(t, b.port.PowerOff("sw2"))
+	res := assimilate(t, s, sm.TriggerSweep)
+
+	// 8 SwitchInfo (4 unanswered, given up), clear + 4 PortInfo on sw1.
+	assert.EqualValues(t, 8+5, smps(t, res, sm.PhaseDetection))
+	// Probes of sw6 (PortStateChange: clear + 4), sw10, sw5 (clear + 4).
+	assert.EqualValues(t, 6+1+6, smps(t, res, sm.PhaseDiscovery))
+	assert.EqualValues(t, 26, smps(t, res, sm.PhaseDetection)+smps(t, res, sm.PhaseDiscovery))
+	assert.Zero(t, res.Retries)
+	assert.Zero(t, res.Timeouts)
+	assert.Equal(t, 2, res.NodesRemoved)
+	assert.Equal(t, 4, res.LinksRemoved)
+	assert.Equal(t, 7, res.Switches)
+	assert.Equal(t, 6, res.HCAs)
+	checkUp(t, b.f)
+}
+
+// TestAssimilateFullThesis counts the same two changes with full
+// discovery. The thesis gives 123 SMPs for the activation; see the report
+// in the test for where ours differ.
+func TestAssimilateFullThesis(t *testing.T) {
+	t.Run("activation", func(t *testing.T) {
+		b := thesisPlus(t)
+		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull})
+		require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
+		res := assimilate(t, s, sm.TriggerSweep)
+		det, disc := smps(t, res, sm.PhaseDetection), smps(t, res, sm.PhaseDiscovery)
+		// Detection: 8 SwitchInfo; sw8's clear and its 4 PortInfo (the
+		// first change: what is outstanding, sw9's scan, is given up).
+		// Discovery: the 18 devices from scratch, 114 SMPs by the thesis's
+		// rule, less the LID Sets of the 15 ports configured already.
+		t.Logf("full discovery: detection %d + discovery %d = %d SMPs", det, disc, det+disc)
+		assert.EqualValues(t, 114-15, disc)
+		assert.LessOrEqual(t, det, uint64(8+2*5))
+		checkUp(t, b.f)
+	})
+	t.Run("deactivation", func(t *testing.T) {
+		b := newBench(t, topologies.Thesis8(), 0, 1)
+		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull})
+		require.NoError(t, b.port.PowerOff("sw2"))
+		res := assimilate(t, s, sm.TriggerSweep)
+		// 13 devices, no LID Set: the SM's CA (NodeInfo, PortInfo), 7
+		// switches (SwitchInfo, PortInfo 0..4), 5 CAs (PortInfo), and
+		// NodeInfo out of the 18 live switch ports and the SM's port.
+		assert.EqualValues(t, 2+7*6+5+19, smps(t, res, sm.PhaseDiscovery))
+		checkUp(t, b.f)
+	})
+}
+
+// TestAssimilateTraps detects the same changes by trap: no sweep, the
+// trapping switches scanned.
+func TestAssimilateTraps(t *testing.T) {
+	t.Run("activation", func(t *testing.T) {
+		b := thesisPlus(t)
+		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+		require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
+		require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+		res := assimilate(t, s, sm.TriggerTrap)
+		// Switches 8 and 9: clear + 4 PortInfo each; then as by sweep.
+		assert.EqualValues(t, 2*5, smps(t, res, sm.PhaseDetection))
+		assert.EqualValues(t, 17, smps(t, res, sm.PhaseDiscovery))
+		checkUp(t, b.f)
+	})
+	t.Run("deactivation", func(t *testing.T) {
+		b := newBench(t, topologies.Thesis8(), 0, 1)
+		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+		require.NoError(t, b.port.PowerOff("sw2"))
+		require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+		res := assimilate(t, s, sm.TriggerTrap)
+		// Only sw1's trap gets through (sw5's and sw6's routes to the SM
+		// crossed sw2): its scan, then the probes.
+		assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection))
+		assert.EqualValues(t, 13, smps(t, res, sm.PhaseDiscovery))
+		checkUp(t, b.f)
+	})
+}
+
+// TestCutDepsThesis: protecting the two cut nodes of the thesis network
+// (Fig. 92b: 6 and 10, each with two up-going ports) costs 4 SLtoVL SMPs,
+// one per forbidden turn, and only once.
+func TestCutDepsThesis(t *testing.T) {
+	f := thesisFabric(t)
+	rt := route(t, f, "updn-fera", sm.RoutingOptions{})
+	var turns []string
+	for _, c := range sm.CutNodes(f, rt) {
+		turns = append(turns, f.Topo.Node(c[0]).Name+":"+string(rune('0'+c[1]))+">"+string(rune('0'+c[2])))
+	}
+	assert.ElementsMatch(t, []string{"sw6:1>2", "sw6:2>1", "sw10:1>2", "sw10:2>1"}, turns)
+
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Distribution: sm.DistCutDeps})
+	require.NoError(t, b.port.SetLink("ca13", 1, false)) // the graph keeps its cut nodes
+	res := assimilate(t, s, sm.TriggerSweep)
+	assert.Equal(t, 4, res.SL2VLSets)
+	assert.Len(t, s.Blocked(), 4)
+	sw6, _ := b.topo.Lookup("sw6")
+	assert.EqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(1, 2, 0), "SL 0 from port 1 to 2 of sw6 on VL15")
+	assert.EqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(2, 1, 7))
+	assert.NotEqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(1, 3, 0))
+
+	require.NoError(t, b.port.SetLink("ca13", 1, true))
+	res = assimilate(t, s, sm.TriggerSweep)
+	assert.Zero(t, res.SL2VLSets, "blocked already")
+	checkUp(t, b.f)
+
+	// A change that moves a cut node undoes the blocks it makes legal.
+	require.NoError(t, b.port.SetLink("sw2", 3, false)) // the cycle 1-2-6-3 opens: sw6 is no cut node
+	res = assimilate(t, s, sm.TriggerSweep)
+	assert.Equal(t, 2, res.SL2VLSets, "sw6's two blocks undone")
+	assert.Len(t, s.Blocked(), 2)
+	assert.NotEqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(2, 3, 0))
+	checkUp(t, b.f)
+}
+
+// change is a change to a running fabric, and what the SM should see.
+type change struct {
+	name  string
+	topo  func(t *testing.T) *bench
+	apply func(t *testing.T, b *bench)
+}
+
+var changes = []change{
+	{"link cut", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) { require.NoError(t, b.port.SetLink("sw2", 3, false)) }},
+	{"switch killed", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) { require.NoError(t, b.port.PowerOff("sw2")) }},
+	{"cut node killed", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) { require.NoError(t, b.port.PowerOff("sw6")) }},
+	{"switch restarted", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) {
+			require.NoError(t, b.port.PowerOff("sw2"))
+			require.NoError(t, b.port.PowerOn("sw2"))
+		}},
+	{"CA restarted", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) {
+			require.NoError(t, b.port.PowerOff("ca12"))
+			require.NoError(t, b.port.PowerOn("ca12"))
+		}},
+	{"switch added", thesisPlus,
+		func(t *testing.T, b *bench) { require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18")) }},
+	{"piece cabled", func(t *testing.T) *bench { return newBench(t, topologies.Thesis8(), 0, 1) },
+		func(t *testing.T, b *bench) {
+			_, err := b.port.AddPiece(topologies.Thesis8AddPiece())
+			require.NoError(t, err)
+		}},
+}
+
+// TestAssimilateStrategies runs every change under every strategy, with
+// partial and full discovery, with and without provisional routes, by
+// sweep and by trap: the subnet comes back with every surviving port
+// connected, and every forwarding state the distribution goes through
+// (taken together, as packets of one state may still be in flight in the
+// next) is deadlock-free for the protected strategies.
+func TestAssimilateStrategies(t *testing.T) {
+	for _, ch := range changes {
+		for _, dist := range sm.Distributions() {
+			for _, disc := range []string{sm.DiscoveryPartial, sm.DiscoveryFull} {
+				for _, prov := range []bool{false, true} {
+					for _, trig := range []string{sm.TriggerSweep, sm.TriggerTrap} {
+						name := ch.name + "/" + dist + "/" + disc + "/" + trig
+						if prov {
+							name += "/provisional"
+						}
+						t.Run(name, func(t *testing.T) {
+							testStrategy(t, ch, dist, disc, trig, prov)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func testStrategy(t *testing.T, ch change, dist, disc, trig string, prov bool) {
+	b := ch.topo(t)
+	var check sm.TransitionCheck
+	var stages []string
+	bad := 0
+	cfg := sm.Config{Routing: "updn-fera", Distribution: dist, Discovery: disc, Provisional: prov,
+		OnTables: func(st *sm.TableState) {
+			stages = append(stages, st.Stage)
+			rep := check.Add(st)
+			if dist != sm.DistNone && !rep.DeadlockFree() && bad < 3 {
+				bad++
+				t.Errorf("%s: %d down-up turns, cycle %v", st.Stage, rep.DownUp, rep.Cycle)
+			}
+			// Once the provisional tables are in and every port active,
+			// every state is connected: the definitive stream makes no
+			// U-turn.
+			if (st.Stage == "definitive" || st.Stage == "final" || st.Stage == "active" || st.Stage == "provisional-active") &&
+				!sm.VerifyState(st).Connected() && bad < 3 {
+				bad++
+				t.Errorf("%s: %v", st.Stage, sm.VerifyState(st).Err())
+			}
+		}}
+	if trig == sm.TriggerTrap {
+		cfg.Detect = sm.DetectTrap
+	} else {
+		cfg.Detect = sm.DetectSweep
+	}
+	s := upAndQuiet(t, b, cfg)
+	check = sm.TransitionCheck{}
+	ch.apply(t, b)
+	if trig == sm.TriggerTrap {
+		require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	}
+	res := assimilate(t, s, trig)
+	assert.Equal(t, dist, res.Distribution)
+	assert.NotNil(t, res.MsToConnectivity)
+	require.NotEmpty(t, stages)
+	if prov {
+		assert.Equal(t, "final", stages[len(stages)-1])
+		assert.Contains(t, stages, "provisional-protected")
+		assert.Equal(t, "updn-pira", res.ProvisionalRouting)
+	} else {
+		assert.Equal(t, "active", stages[len(stages)-1])
+	}
+	checkUp(t, b.f)
+	// Everything the change set off (the SM's own deactivations
+	// included) is seen as no change.
+	quiet(t, s)
+	checkUp(t, b.f)
+}
+
+// TestDistributionDeadlock is the deadlock of thesis 7.1.1 on a case
+// built for it: on a seeded irregular network, cutting one link moves the
+// cut node of a cycle. Sent unprotected, the new tables meet the old ones
+// in states whose dependencies, taken together, close a cycle of channels
+// (and take turns the new graph forbids); under every protected strategy
+// no state does. (The soft fabric turns the cycle into stuck credits.)
+func TestDistributionDeadlock(t *testing.T) {
+	topo := mustGen(t)(topologies.Irregular(8, 4, 1, 1))
+	sw7, ok := topo.Lookup("sw7")
+	require.True(t, ok)
+	cut := 0
+	for p := 1; p <= topo.Node(sw7).NumPorts && cut == 0; p++ {
+		if peer, ok := topo.Peer(topologies.PortRef{Node: sw7, Port: p}); ok && topo.Node(peer.Node).Type == topologies.Switch {
+			cut = p
+		}
+	}
+	require.NotZero(t, cut)
+	for _, dist := range sm.Distributions() {
+		t.Run(dist, func(t *testing.T) {
+			b := newBench(t, topo, 0, 1)
+			var check sm.TransitionCheck
+			var union *sm.Report
+			s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectSweep,
+				OnTables: func(st *sm.TableState) { union = check.Add(st) }})
+			check = sm.TransitionCheck{}
+			require.NoError(t, b.port.SetLink("sw7", uint8(cut), false))
+			assimilate(t, s, sm.TriggerSweep)
+			require.NotNil(t, union)
+			if dist == sm.DistNone {
+				assert.NotEmpty(t, union.Cycle, "a cycle of channel dependencies")
+				assert.Positive(t, union.DownUp)
+				t.Logf("cycle: %v", union.Cycle)
+			} else {
+				assert.True(t, union.DeadlockFree(), "%d down-up turns, cycle %v", union.DownUp, union.Cycle)
+			}
+			checkUp(t, b.f)
+		})
+	}
+}
+
+// TestLIDActivation sends the activation SMPs LID-routed, the tables
+// being in place by then.
+func TestLIDActivation(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := b.newSM(t, sm.Config{LIDActivation: true, Distribution: sm.DistFullDeactivation, Detect: sm.DetectSweep})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	checkUp(t, b.f)
+	quiet(t, s)
+	lidRouted, directed := 0, 0
+	b.port.SetFilter(func(m madport.MAD) bool {
+		h := mad.MAD(m.Data)
+		if h.AttrID() == mad.AttrPortInfo && h.Method() == mad.MethodSet {
+			if h.MgmtClass() == mad.ClassSubnLID {
+				lidRouted++
+			} else {
+				directed++
+			}
+		}
+		return true
+	})
+	require.NoError(t, b.port.PowerOff("sw9"))
+	res = assimilate(t, s, sm.TriggerSweep)
+	// Full deactivation: the ports set Down directed, brought back
+	// (Armed, Active) LID-routed.
+	assert.Equal(t, res.PortsDeactivated, directed)
+	assert.Equal(t, 2*int(smps(t, res, sm.PhaseActivation)), 2*lidRouted)
+	assert.Positive(t, lidRouted)
+	checkUp(t, b.f)
+}
+
+// TestRunAssimilates runs the SM: a switch dies and comes back; each
+// change is one assimilation, by trap and by sweep.
+func TestRunAssimilates(t *testing.T) {
+	for _, detect := range []string{sm.DetectTrap, sm.DetectSweep, sm.DetectBoth} {
+		t.Run(detect, func(t *testing.T) {
+			b := newBench(t, topologies.Thesis8(), 0, 1)
+			s := b.newSM(t, sm.Config{Detect: detect, SweepFactor: 10})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var got []*sm.Result
+			err := s.Run(ctx, func(res *sm.Result) {
+				got = append(got, res)
+				switch len(got) {
+				case 1:
+					require.NoError(t, b.port.PowerOff("sw10"))
+				case 2:
+					checkUp(t, b.f)
+					require.NoError(t, b.port.PowerOn("sw10"))
+				case 3:
+					cancel()
+				}
+			})
+			require.ErrorIs(t, err, context.Canceled)
+			require.Len(t, got, 3)
+			assert.Equal(t, "sweep", got[0].Event)
+			for _, a := range got[1:] {
+				assert.Equal(t, "assimilation", a.Event)
+				assert.True(t, a.SubnetUp, a.Reason)
+				if detect != sm.DetectBoth {
+					assert.Equal(t, detect, a.Trigger)
+				}
+			}
+			assert.Equal(t, 2, got[1].NodesRemoved, "sw10 and ca15")
+			assert.Equal(t, 2, got[2].NodesAdded)
+			checkUp(t, b.f)
+		})
+	}
+}
+
+// TestPrefixFallback: on a fabric whose switches drop directed-route SMPs
+// on their LID-routed prefix, partial discovery gives prefixes up after
+// the first goes unanswered and routes purely directed.
+func TestPrefixFallback(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Retries: 1})
+	b.port.SetFilter(func(m madport.MAD) bool {
+		return mad.MAD(m.Data).MgmtClass() != mad.ClassSubnDirected || mad.DRSMP(m.Data).DrSLID() == mad.PermissiveLID
+	})
+	require.NoError(t, b.port.PowerOff("sw2"))
+	res := assimilate(t, s, sm.TriggerSweep)
+	assert.Equal(t, 2, res.NodesRemoved)
+	assert.Equal(t, 2, int(b.port.Stats().Filtered), "the first probe and its one retry")
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
+	checkUp(t, b.f)
+}

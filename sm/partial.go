@@ -1,0 +1,642 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Change detection and partial discovery, thesis 5.2 and 5.4.
+//
+// Detection. A sweep reads SwitchInfo of every known switch; one whose
+// PortStateChange is set has it cleared (a Set of the SwitchInfo just
+// read, writing 1 to the bit) and every port read. A Trap 128 names a
+// switch by its LID: that switch is cleared and read the same way. A port
+// read Down where the database has a link is a deactivation; a port not
+// Down where the database has none is an activation; a port back in Init
+// or Armed where the database had it Active retrained: the far end is
+// read again through it (a switch probed), and a device found reset (a
+// switch's LinearFDBTop back to 0, a CA port's LID) is configured anew.
+// Every change a sweep (and the traps that come in meanwhile) finds is
+// assimilated together.
+//
+// Partial discovery (5.4.3) keeps the database of the last subnet and
+// explores only what changed. Every device is WAITING (a switch swept and
+// not answered yet), REACHABLE or MISSING. Each switch s has its
+// destinationDevices: the devices whose route from the SM or to it, by the
+// forwarding tables in place, crosses s. Devices are addressed LID-routed
+// while their routes hold, and otherwise with a LID-routed prefix to a
+// reachable switch and a directed suffix from there.
+//
+//   - activation: a NodeInfo goes out of the port (route to the switch,
+//     one directed hop more), and from there exploration is full
+//     discovery's, except that it stops at devices already in the
+//     database; new devices get new LIDs, old ones keep theirs;
+//   - deactivation: the link goes, the device at its far end is MISSING
+//     and so is every device in its destinationDevices, unless it
+//     answered in this assimilation (a device that answered is reachable,
+//     whatever its neighbours say: the thesis leaves the conflict open);
+//     sweep SMPs to MISSING switches are given up, not left to time out;
+//   - once nothing is outstanding, every MISSING device cabled to a
+//     REACHABLE switch gets the switch's route plus one directed hop: a
+//     CA is then REACHABLE, a switch is probed with SwitchInfo like a
+//     sweep (and scanned if its PortStateChange is set); repeated until
+//     none is left; a probe that fails is not repeated;
+//   - what is still MISSING is deleted.
+//
+// With full discovery the same detection only decides whether anything
+// changed: at the first change, what is outstanding is given up and the
+// subnet is discovered from scratch.
+
+// devState is a device's state during partial discovery.
+type devState uint8
+
+const (
+	devReachable devState = iota
+	devWaiting
+	devMissing
+)
+
+// partialDiscovery is one assimilation's detection and, for partial
+// discovery, its exploration of what changed.
+type partialDiscovery struct {
+	sm       *SM
+	d        *discovery // the database: the last subnet, then what changed
+	full     bool       // detection only: full discovery follows
+	state    map[*dnode]devState
+	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
+	failed   map[*dnode]bool // a probe got no answer: not probed again
+	scanned  map[*dnode]bool
+	dest     map[*dnode][]*dnode // destinationDevices
+	byLID    map[uint16]*dnode   // switches by LID, for traps
+
+	changes    []string
+	detectedAt time.Time // wall time of the first change found
+	sweepStart time.Time
+	sweepEnd   time.Time
+	sweepOut   int // sweep SMPs not answered yet
+	badTraps   int // trap LIDs that name no known switch
+}
+
+// sweepTag tags a sweep's SwitchInfo Get, a *dnode a probe's: for
+// cancel to recognize them by.
+type sweepTag struct{ n *dnode }
+
+// switchInfoGet returns the switch a SwitchInfo Get is for, and whether
+// it is a sweep's.
+func switchInfoGet(r *request) (*dnode, bool) {
+	switch t := r.tag.(type) {
+	case sweepTag:
+		return t.n, true
+	case *dnode:
+		return t, false
+	}
+	return nil, false
+}
+
+// newPartial starts an assimilation's detection on the SM's subnet.
+// LID routes are used when the subnet's tables are in place (lidRoutes).
+func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
+	sn := s.subnet
+	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
+		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
+	p.d = dbFromSubnet(s, sn)
+	p.d.partial = p
+	if !full {
+		s.lids.beginPartial(&sn.Fabric)
+	}
+	if lidRoutes && sn.SMLID != 0 {
+		for i, n := range p.d.nodes {
+			if n == p.d.self {
+				continue
+			}
+			if n.isSwitch() {
+				if l := sn.LID[i][0]; l != 0 {
+					n.rt = lidRoute(l)
+				}
+				continue
+			}
+			for q := 1; q < len(n.ports); q++ {
+				if pt := &n.ports[q]; pt.path != nil && pt.lid != 0 {
+					pt.rt = lidRoute(pt.lid)
+				}
+			}
+		}
+		if s.routes != nil && !full {
+			for x, devs := range destinationDevices(sn, s.routes) {
+				for _, dv := range devs {
+					p.dest[p.d.nodes[x]] = append(p.dest[p.d.nodes[x]], p.d.nodes[dv])
+				}
+			}
+		}
+	}
+	for i, n := range p.d.nodes {
+		if n.isSwitch() && sn.LID[i][0] != 0 {
+			p.byLID[sn.LID[i][0]] = n
+		}
+	}
+	p.answered[p.d.self] = true
+	return p
+}
+
+// dbFromSubnet returns a discovery holding sn as its database: the nodes
+// in sn's order with their ports, LIDs, last PortInfo and links, their
+// routes directed ones.
+func dbFromSubnet(s *SM, sn *Subnet) *discovery {
+	d := &discovery{sm: s, tx: s.tx, byGUID: map[uint64]*dnode{}, smLID: sn.SMLID, smPort: sn.SMPort}
+	t := sn.Topo
+	for i, tn := range t.Nodes() {
+		ni := mad.NodeInfoFields{NodeType: mad.NodeType(tn.Type), NumPorts: uint8(tn.NumPorts), NodeGUID: tn.GUID,
+			SystemImageGUID: tn.SystemImageGUID, VendorID: tn.VendorID, DeviceID: uint16(tn.DeviceID)}
+		n := &dnode{idx: i, ni: ni, path: sn.Paths[i], rt: drRoute(sn.Paths[i]), ports: make([]dport, tn.NumPorts+1),
+			si: sn.Switch[i], haveSI: tn.Type == topologies.Switch, desc: tn.Description}
+		for q := range n.ports {
+			pt := &n.ports[q]
+			pt.pi, pt.havePI = sn.PortInfo[i][q], sn.Have[i][q]
+			pt.lid, pt.lmc = sn.LID[i][q], sn.LMC[i][q]
+			switch {
+			case tn.Type == topologies.Switch && q == 0:
+				pt.guid = tn.GUID
+			case tn.Type != topologies.Switch && q > 0:
+				pt.guid = tn.Ports[q].GUID
+				if q < len(sn.PortPaths[i]) && sn.PortPaths[i][q] != nil {
+					pt.path, pt.rt, pt.reached = sn.PortPaths[i][q], drRoute(sn.PortPaths[i][q]), true
+				}
+			}
+		}
+		d.nodes = append(d.nodes, n)
+		d.byGUID[tn.GUID] = n
+	}
+	for _, l := range t.Links() {
+		d.link(d.nodes[l.A.Node], l.A.Port, d.nodes[l.B.Node], l.B.Port)
+	}
+	d.self = d.nodes[sn.SMNode]
+	if d.self.isSwitch() {
+		d.smPort = 0
+	}
+	return d
+}
+
+// destinationDevices returns, for every switch of sn, the devices whose
+// route from the SM or to the SM crosses it by rt's tables (thesis
+// 5.4.3), as node indexes.
+func destinationDevices(sn *Subnet, rt *Routes) [][]int {
+	f := &sn.Fabric
+	dest := make([][]int, f.Topo.NumNodes())
+	smSw := -1
+	if f.IsSwitch(sn.SMNode) {
+		smSw = sn.SMNode
+	} else if peer, ok := f.Topo.Peer(topologies.PortRef{Node: sn.SMNode, Port: sn.SMPort}); ok && f.IsSwitch(peer.Node) {
+		smSw = peer.Node
+	}
+	walk := func(at int, lid uint16, visit func(int)) {
+		for hops := 0; hops <= f.Topo.NumNodes() && at >= 0 && f.IsSwitch(at); hops++ {
+			visit(at)
+			if int(lid) >= len(rt.LFT[at]) {
+				return
+			}
+			out := int(rt.LFT[at][lid])
+			if out == 0 || out == mad.LFTNoPort || out > f.Topo.Node(at).NumPorts {
+				return
+			}
+			peer, ok := f.Topo.Peer(topologies.PortRef{Node: at, Port: out})
+			if !ok {
+				return
+			}
+			at = peer.Node
+		}
+	}
+	for _, e := range f.ends {
+		if e.Node == sn.SMNode {
+			continue
+		}
+		add := func(x int) {
+			if x != e.Node && x != sn.SMNode && !slices.Contains(dest[x], e.Node) {
+				dest[x] = append(dest[x], e.Node)
+			}
+		}
+		if smSw >= 0 && int(e.LID) < len(rt.LFT[smSw]) {
+			walk(smSw, e.LID, add)
+		}
+		if e.Switch >= 0 {
+			walk(e.Switch, sn.SMLID, add)
+		}
+	}
+	return dest
+}
+
+func (p *partialDiscovery) name(n *dnode) string {
+	return fmt.Sprintf("%s %#x", map[mad.NodeType]string{mad.NodeTypeSwitch: "switch", mad.NodeTypeCA: "CA",
+		mad.NodeTypeRouter: "router"}[n.ni.NodeType], n.ni.NodeGUID)
+}
+
+// change records a change found.
+func (p *partialDiscovery) change(format string, args ...any) {
+	if p.detectedAt.IsZero() {
+		p.detectedAt = time.Now()
+	}
+	p.changes = append(p.changes, fmt.Sprintf(format, args...))
+	if p.full {
+		// Full discovery follows: what is outstanding no longer matters.
+		p.sm.tx.cancel(func(*request) bool { return true })
+	}
+}
+
+// changed reports whether anything changed.
+func (p *partialDiscovery) changed() bool { return len(p.changes) > 0 }
+
+// send queues a Get (data nil) or Set of attr along rt, in phase.
+func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*response)) {
+	tx := p.sm.tx
+	old := tx.phase
+	tx.setPhase(phase)
+	p.d.submit(rt, attr, mod, data, data != nil, tag, cb)
+	tx.setPhase(old)
+}
+
+// drPath returns a directed route from the SM to switch x over the links
+// the database holds, through switches not MISSING; nil when there is
+// none.
+func (p *partialDiscovery) drPath(x *dnode) []uint8 {
+	self := p.d.self
+	paths := map[*dnode][]uint8{self: {0}}
+	queue := []*dnode{self}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		if u == x {
+			return paths[u]
+		}
+		if u != self && !u.isSwitch() {
+			continue
+		}
+		for q := 1; q < len(u.ports); q++ {
+			if u == self && !u.isSwitch() && q != p.d.smPort {
+				continue
+			}
+			v := u.ports[q].peer
+			if v == nil || v == u || p.state[v] == devMissing || paths[v] != nil || len(paths[u]) > mad.MaxHopCount {
+				continue
+			}
+			paths[v] = extend(paths[u], q)
+			queue = append(queue, v)
+		}
+	}
+	return nil
+}
+
+// sweep reads SwitchInfo of every known switch.
+func (p *partialDiscovery) sweep() {
+	p.sweepStart = time.Now()
+	for _, n := range p.d.nodes {
+		if !n.isSwitch() {
+			continue
+		}
+		p.state[n] = devWaiting
+		p.sweepOut++
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, sweepTag{n}, func(r *response) {
+			p.sweepOut--
+			if p.sweepOut == 0 {
+				p.sweepEnd = time.Now()
+			}
+			p.onSwitchInfo(n, r, PhaseDetection)
+		})
+	}
+}
+
+// traps scans the switches that sent Trap 128 with these LIDs.
+func (p *partialDiscovery) traps(lids []uint16) {
+	for _, lid := range lids {
+		n := p.byLID[lid]
+		if n == nil || p.state[n] == devMissing {
+			p.badTraps++
+			continue
+		}
+		p.scan(n, PhaseDetection)
+	}
+}
+
+// probe reads SwitchInfo of a switch found MISSING, along its new route.
+func (p *partialDiscovery) probe(n *dnode) {
+	p.state[n] = devWaiting
+	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *response) {
+		if r.err != nil {
+			p.failed[n] = true
+		}
+		p.onSwitchInfo(n, r, PhaseDiscovery)
+	})
+}
+
+// onSwitchInfo takes a sweep's or a probe's answer.
+func (p *partialDiscovery) onSwitchInfo(n *dnode, r *response, phase string) {
+	if r.err != nil {
+		if p.answered[n] {
+			p.state[n] = devReachable // answered another way already
+			return
+		}
+		if p.state[n] == devWaiting {
+			p.state[n] = devMissing
+			p.change("%s does not answer (%s)", p.name(n), n.rt)
+		}
+		return
+	}
+	p.state[n], p.answered[n] = devReachable, true
+	// Another SwitchInfo still out to it (a sweep's, by a route that no
+	// longer works) is not waited for.
+	p.cancel(func(x *dnode) bool { return x == n })
+	was := n.si
+	n.si, n.haveSI = mad.SwitchInfo(r.data).Fields(), true
+	if was.LinearFDBTop != 0 && n.si.LinearFDBTop == 0 {
+		p.reset(n, phase)
+	}
+	if n.si.PortStateChange {
+		p.scan(n, phase)
+	}
+}
+
+// reset takes in a device that lost its configuration (a switch whose
+// LinearFDBTop is back to 0, a CA port whose LID is): the SM forgets what
+// it wrote there, so that all of it goes again, and a switch's port 0 is
+// read again for its LID to be set.
+func (p *partialDiscovery) reset(n *dnode, phase string) {
+	p.change("%s was reset", p.name(n))
+	p.sm.forget(n.ni.NodeGUID)
+	if !n.isSwitch() || p.full {
+		return
+	}
+	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *response) {
+		if r.err == nil {
+			pt := &n.ports[0]
+			pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+		}
+	})
+}
+
+// scan clears a switch's PortStateChange and reads every port.
+func (p *partialDiscovery) scan(n *dnode, phase string) {
+	if p.scanned[n] {
+		return
+	}
+	p.scanned[n] = true
+	want := n.si
+	want.PortStateChange = true // writing 1 clears it
+	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), nil, func(r *response) {
+		if r.err != nil {
+			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.err)
+			return
+		}
+		n.si = mad.SwitchInfo(r.data).Fields()
+	})
+	for q := 1; q < len(n.ports); q++ {
+		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *response) {
+			p.onScanPort(n, q, r)
+		})
+	}
+}
+
+// onScanPort compares a port read by a scan with the database.
+func (p *partialDiscovery) onScanPort(n *dnode, q int, r *response) {
+	if r.err != nil {
+		p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), n.rt, r.err)
+		return
+	}
+	pt := &n.ports[q]
+	was := pt.pi.PortState
+	pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+	down := pt.pi.PortState == mad.PortStateDown
+	switch {
+	case pt.peer != nil && down:
+		p.deactivate(n, q)
+	case pt.peer == nil && !down:
+		p.change("%s port %d up", p.name(n), q)
+		if !p.full {
+			p.d.explore(n, q)
+		}
+	case pt.peer != nil && was == mad.PortStateActive && pt.pi.PortState < mad.PortStateActive:
+		peer, pp := pt.peer, pt.peerPort
+		p.change("%s port %d retrained (to %s port %d)", p.name(n), q, p.name(peer), pp)
+		if p.full || p.scanned[peer] {
+			return
+		}
+		// The far end retrained too, and may have been reset: a switch is
+		// probed, a CA port read again, through this link, which works
+		// whatever the far end's LID.
+		if peer.isSwitch() {
+			peer.rt = n.rt.extend(q)
+			p.probe(peer)
+			return
+		}
+		p.send(PhaseDiscovery, n.rt.extend(q), mad.AttrPortInfo, uint32(pp), nil, nil, func(r *response) {
+			if r.err != nil {
+				return
+			}
+			pi := &peer.ports[pp]
+			pi.pi, pi.havePI, pi.fresh = mad.PortInfo(r.data).Fields(), true, true
+			if !peer.isSwitch() && pi.lid != 0 && pi.pi.LID == 0 {
+				p.reset(peer, PhaseDiscovery)
+			}
+		})
+	}
+}
+
+// deactivate takes the link at port q of n out of the database and marks
+// what it made unreachable.
+func (p *partialDiscovery) deactivate(n *dnode, q int) {
+	pt := &n.ports[q]
+	peer, pp := pt.peer, pt.peerPort
+	pt.peer = nil
+	peer.ports[pp].peer = nil
+	p.change("%s port %d down (to %s port %d)", p.name(n), q, p.name(peer), pp)
+	if p.full {
+		return
+	}
+	p.markMissing(peer)
+	for _, x := range p.dest[peer] {
+		p.markMissing(x)
+	}
+	// Stop waiting for the sweep answers of switches now MISSING.
+	p.cancel(func(x *dnode) bool { return p.state[x] == devMissing })
+}
+
+// cancel gives up the SwitchInfo Gets (sweeps' and probes') out to the
+// switches drop picks.
+func (p *partialDiscovery) cancel(drop func(*dnode) bool) {
+	p.sm.tx.cancel(func(r *request) bool {
+		x, sweep := switchInfoGet(r)
+		if x == nil || !drop(x) {
+			return false
+		}
+		if sweep {
+			if p.sweepOut--; p.sweepOut == 0 {
+				p.sweepEnd = time.Now()
+			}
+		}
+		return true
+	})
+}
+
+func (p *partialDiscovery) markMissing(x *dnode) {
+	if x != nil && !p.answered[x] {
+		p.state[x] = devMissing
+	}
+}
+
+// found hears of a node new to the database.
+func (p *partialDiscovery) found(n *dnode) {
+	p.state[n], p.answered[n] = devReachable, true
+	p.change("new %s", p.name(n))
+}
+
+// met hears of a known node reached again through port lp, along rt: one
+// that was MISSING is found again there.
+func (p *partialDiscovery) met(n *dnode, lp int, rt smpRoute, path []uint8) {
+	if p.state[n] != devMissing || p.failed[n] {
+		return
+	}
+	n.rt, n.path = rt, path
+	if !n.isSwitch() {
+		n.ports[lp].rt, n.ports[lp].path = rt, path
+		p.state[n] = devReachable
+		return
+	}
+	p.probe(n)
+}
+
+// run exchanges SMPs until detection, and for partial discovery the
+// exploration of what changed, are complete.
+func (p *partialDiscovery) run(ctx context.Context) error {
+	for {
+		if err := p.sm.tx.run(ctx); err != nil {
+			return err
+		}
+		if p.full && p.changed() {
+			return nil
+		}
+		if lids := p.sm.takeTraps(); len(lids) > 0 {
+			p.traps(lids)
+			continue
+		}
+		if p.full || !p.probeMissing() {
+			return nil
+		}
+	}
+}
+
+// probeMissing gives every MISSING device cabled to a REACHABLE switch
+// (or the SM's own node) that switch's route plus a directed hop, and
+// probes the switches among them. It reports whether it found any.
+func (p *partialDiscovery) probeMissing() bool {
+	any := false
+	for _, x := range p.d.nodes {
+		if p.state[x] != devMissing || p.failed[x] {
+			continue
+		}
+		for q := 1; q < len(x.ports); q++ {
+			s, sp := x.ports[q].peer, x.ports[q].peerPort
+			if s == nil || s == x || p.state[s] != devReachable || !(s.isSwitch() || s == p.d.self) {
+				continue
+			}
+			if s.rt.hops() >= mad.MaxHopCount {
+				continue
+			}
+			x.rt, x.path = s.rt.extend(sp), extend(s.path, sp)
+			if s == p.d.self && !s.isSwitch() {
+				x.rt, x.path = drRoute([]uint8{0, uint8(sp)}), []uint8{0, uint8(sp)}
+			}
+			any = true
+			if x.isSwitch() {
+				p.probe(x)
+			} else {
+				x.ports[q].rt, x.ports[q].path = x.rt, x.path
+				p.state[x] = devReachable
+			}
+			break
+		}
+	}
+	return any
+}
+
+// finish deletes what is still MISSING and returns the new subnet, its
+// nodes in the old order and the new ones after.
+func (p *partialDiscovery) finish() (*Subnet, []uint64, error) {
+	d := p.d
+	var removed []uint64
+	keep := d.nodes[:0]
+	for _, n := range d.nodes {
+		if p.state[n] != devMissing {
+			keep = append(keep, n)
+			continue
+		}
+		removed = append(removed, n.ni.NodeGUID)
+		delete(d.byGUID, n.ni.NodeGUID)
+		for q := range n.ports {
+			if peer := n.ports[q].peer; peer != nil && peer != n {
+				peer.ports[n.ports[q].peerPort].peer = nil
+			}
+		}
+	}
+	clear(d.nodes[len(keep):])
+	d.nodes = keep
+	for i, n := range d.nodes {
+		n.idx = i
+	}
+	d.repath()
+	sn, err := d.subnet()
+	return sn, removed, err
+}
+
+// repath gives every node the shortest directed route from the SM, ports
+// tried lowest first, and every CA port reached the route through it.
+func (d *discovery) repath() {
+	for _, n := range d.nodes {
+		n.path = nil
+		if !n.isSwitch() {
+			for q := range n.ports {
+				n.ports[q].path, n.ports[q].reached = nil, false
+			}
+		}
+	}
+	self := d.self
+	self.path = []uint8{0}
+	if !self.isSwitch() {
+		self.ports[d.smPort].path, self.ports[d.smPort].reached = []uint8{0}, true
+	}
+	queue := []*dnode{self}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		if u != self && !u.isSwitch() {
+			continue
+		}
+		for q := 1; q < len(u.ports); q++ {
+			if u == self && !u.isSwitch() && q != d.smPort {
+				continue
+			}
+			v, vp := u.ports[q].peer, u.ports[q].peerPort
+			if v == nil || v == u {
+				continue
+			}
+			path := extend(u.path, q)
+			if !v.isSwitch() && v.ports[vp].path == nil {
+				v.ports[vp].path, v.ports[vp].reached = path, true
+			}
+			if v.path == nil {
+				v.path = path
+				if len(path)-1 > mad.MaxHopCount {
+					d.problem("%#x is %d hops away: past the directed-route limit", v.ni.NodeGUID, len(path)-1)
+					continue
+				}
+				queue = append(queue, v)
+			}
+		}
+	}
+	for _, n := range d.nodes {
+		if n.path == nil {
+			d.problem("%#x is not reachable from the SM", n.ni.NodeGUID)
+		}
+	}
+}

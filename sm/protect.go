@@ -1,0 +1,343 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Distribution of a change's tables, thesis chapter 7. The old tables and
+// the new ones are each deadlock-free, but while some switches hold new
+// tables and others old ones, the mix can close a cycle of channel
+// dependencies (the cut node of a cycle moving from one switch to
+// another leaves "zombie" dependencies behind). The strategies:
+//
+//   - full deactivation: every active switch port is set Down, so it
+//     falls back to Init and passes nothing but SMPs; the tables go; then
+//     activation brings every port back (Armed, then Active);
+//   - ports at cut nodes: at every cut node of the new up*/down* graph (a
+//     switch with two or more up-going ports) every up-going port but one
+//     (the lowest-numbered active one) is set Down the same way: no route
+//     can then turn from down to up anywhere; tables; activation;
+//   - dependencies at cut nodes: one SLtoVL Set per forbidden (input,
+//     output) pair of every new cut node (both up-going, in either
+//     order) maps every SL to VL15, on which data is dropped; no port
+//     stops. Every turn still possible, old or new, is then legal in the
+//     new graph, whose dependency graph is acyclic. The blocks stay (the
+//     new routes never take those turns); the SM tracks them, sets only
+//     those not set yet, and undoes, before any table goes, those a new
+//     graph makes legal, and those of switches that left;
+//   - none: tables only, asynchronously.
+//
+// Before the protection, what no strategy needs to protect goes: the
+// descriptions of new nodes, port 0 fixes, SLtoVL and VL arbitration of
+// new ports. Tables are only what changed: the LFT blocks that differ
+// from the shadow of what each switch holds.
+
+// turnKey names one (input, output) port pair of a switch.
+type turnKey struct {
+	guid    uint64
+	in, out int
+}
+
+// distributeChange distributes rt over sn under the configured strategy.
+// stage prefixes the TableState stages it reports.
+func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result, stage string) error {
+	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
+	strategy := s.cfg.Distribution
+	if (strategy == DistCutPorts || strategy == DistCutDeps) && rt.Up == nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s needs up*/down* routes: %s routes go with %s",
+			strategy, rt.Engine, DistFullDeactivation))
+		strategy = DistFullDeactivation
+		res.Distribution = strategy
+	}
+
+	// What needs no protection.
+	s.readDescriptions(sn, true, res)
+	vlsOf := vlsByPort(plan)
+	for _, sw := range sn.Switches() {
+		s.fixPort0(sn, sw, problem)
+		s.switchSL2VL(sn, sw, vlsOf, problem)
+	}
+	for _, p := range plan {
+		if !sn.IsSwitch(p.node) {
+			s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
+				problem("SLtoVL of %s port %d: %v", sn.Topo.Node(p.node).Name, p.port, err)
+			})
+		}
+		s.vlArb(sn, p, problem)
+	}
+	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+		return err
+	}
+
+	// Protection.
+	switch strategy {
+	case DistFullDeactivation:
+		if err := s.deactivatePorts(ctx, sn, activeSwitchPorts(sn), res); err != nil {
+			return err
+		}
+	case DistCutPorts:
+		if err := s.deactivatePorts(ctx, sn, cutPorts(sn, rt), res); err != nil {
+			return err
+		}
+	case DistCutDeps:
+		s.reconcileBlocks(sn, rt, vlsOf, res, problem)
+		s.blockCutDeps(sn, rt, res, problem)
+	}
+	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+		return err
+	}
+	s.emitTables(stage+"protected", sn, rt)
+
+	// Tables.
+	onLFT := func() { s.emitTables(stage+"tables", sn, rt) }
+	if s.cfg.OnTables == nil {
+		onLFT = nil
+	}
+	for _, sw := range sn.Switches() {
+		s.switchTables(sn, rt, sw, res, problem, onLFT)
+	}
+	return s.tx.run(ctx)
+}
+
+// portActive reports whether a port's last known state passes data.
+func portActive(pi *mad.PortInfoFields) bool {
+	return pi.PortState == mad.PortStateArmed || pi.PortState == mad.PortStateActive
+}
+
+// activeSwitchPorts returns every cabled switch port that passes data.
+func activeSwitchPorts(sn *Subnet) [][2]int {
+	var out [][2]int
+	for _, sw := range sn.Switches() {
+		for _, a := range sn.arcs(sw) {
+			if sn.Have[sw][a.Port] && portActive(&sn.PortInfo[sw][a.Port]) {
+				out = append(out, [2]int{sw, a.Port})
+			}
+		}
+	}
+	return out
+}
+
+// cutNodes returns the up-going ports of every cut node of rt's up*/down*
+// graph: the switches with two or more, by switch.
+func cutNodes(sn *Subnet, rt *Routes) map[int][]int {
+	m := map[int][]int{}
+	for _, sw := range sn.Switches() {
+		var ups []int
+		for _, a := range sn.arcs(sw) {
+			if rt.Up[sw][a.Port] {
+				ups = append(ups, a.Port)
+			}
+		}
+		if len(ups) >= 2 {
+			m[sw] = ups
+		}
+	}
+	return m
+}
+
+// CutNodes returns, for the up*/down* route set rt on f, every cut node's
+// forbidden turns: (switch, input port, output port), both ports
+// up-going. The distribution strategies protect exactly these.
+func CutNodes(f *Fabric, rt *Routes) [][3]int {
+	if rt.Up == nil {
+		return nil
+	}
+	var out [][3]int
+	m := cutNodes(&Subnet{Fabric: *f}, rt)
+	for _, sw := range f.Switches() {
+		for _, in := range m[sw] {
+			for _, o := range m[sw] {
+				if in != o {
+					out = append(out, [3]int{sw, in, o})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cutPorts returns, at every cut node, the active up-going ports but the
+// lowest-numbered active one.
+func cutPorts(sn *Subnet, rt *Routes) [][2]int {
+	var out [][2]int
+	m := cutNodes(sn, rt)
+	for _, sw := range sn.Switches() {
+		kept := false
+		for _, p := range m[sw] {
+			if !sn.Have[sw][p] || !portActive(&sn.PortInfo[sw][p]) {
+				continue
+			}
+			if !kept {
+				kept = true
+				continue
+			}
+			out = append(out, [2]int{sw, p})
+		}
+	}
+	return out
+}
+
+// deactivatePorts sets every listed port that passes data Down, which
+// retrains it to Init, then reads the far ends of those links again
+// (unless they were set Down too) for activation to bring them back.
+func (s *SM) deactivatePorts(ctx context.Context, sn *Subnet, ports [][2]int, res *Result) error {
+	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
+	downed := map[[2]int]bool{}
+	for _, np := range ports {
+		i, p := np[0], np[1]
+		cur := sn.PortInfo[i][p]
+		if !portActive(&cur) {
+			continue
+		}
+		pi := forSet(cur)
+		pi.PortState = mad.PortStateDown
+		pi.MKey = s.cfg.MKey
+		downed[np] = true
+		s.tx.set(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p),
+			data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
+			if r.err != nil {
+				problem("deactivating %s port %d: %v", sn.Topo.Node(i).Name, p, r.err)
+				return
+			}
+			sn.PortInfo[i][p] = mad.PortInfo(r.data).Fields()
+			res.PortsDeactivated++
+		})
+	}
+	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+		return err
+	}
+	var peers [][2]int
+	for _, np := range ports {
+		if !downed[np] {
+			continue
+		}
+		peer, ok := sn.Topo.Peer(topologies.PortRef{Node: np[0], Port: np[1]})
+		pp := [2]int{peer.Node, peer.Port}
+		if ok && !downed[pp] && sn.Have[peer.Node][peer.Port] && !slices.Contains(peers, pp) {
+			peers = append(peers, pp)
+		}
+	}
+	for _, pp := range peers {
+		i, p := pp[0], pp[1]
+		s.tx.get(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p)}, func(r *response) {
+			if r.err != nil {
+				problem("reading %s port %d: %v", sn.Topo.Node(i).Name, p, r.err)
+				return
+			}
+			sn.PortInfo[i][p] = mad.PortInfo(r.data).Fields()
+		})
+	}
+	return s.tx.run(ctx)
+}
+
+// forbidden returns the turns rt's graph forbids at its cut nodes.
+func forbidden(sn *Subnet, rt *Routes) map[turnKey]bool {
+	m := map[turnKey]bool{}
+	if rt.Up == nil {
+		return m
+	}
+	for _, t := range CutNodes(&sn.Fabric, rt) {
+		m[turnKey{sn.Topo.Node(t[0]).GUID, t[1], t[2]}] = true
+	}
+	return m
+}
+
+// blockCutDeps maps every SL to VL15 on each forbidden turn of rt's cut
+// nodes not blocked yet.
+func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(string, ...any)) {
+	var vl15 mad.SLtoVLMappingTableFields
+	for sl := range vl15.VL {
+		vl15.VL[sl] = 15
+	}
+	data := mad.AppendSLtoVLMappingTable(nil, &vl15)
+	want := forbidden(sn, rt)
+	keys := make([]turnKey, 0, len(want))
+	for k := range want {
+		if !s.blocked[k] {
+			keys = append(keys, k)
+		}
+	}
+	sortTurns(keys)
+	for _, k := range keys {
+		sw, _ := sn.Topo.LookupGUID(k.guid)
+		s.setTurn(sn, sw, k, data, res, problem, true)
+	}
+}
+
+// reconcileBlocks undoes the cut-node blocks rt's graph does not forbid,
+// and forgets those of switches that are gone.
+func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
+	want := forbidden(sn, rt)
+	var undo []turnKey
+	for k := range s.blocked {
+		sw, ok := sn.Topo.LookupGUID(k.guid)
+		switch {
+		case !ok || !sn.IsSwitch(sw) || k.in > sn.Topo.Node(sw).NumPorts || k.out > sn.Topo.Node(sw).NumPorts:
+			delete(s.blocked, k)
+		case !want[k]:
+			undo = append(undo, k)
+		}
+	}
+	sortTurns(undo)
+	for _, k := range undo {
+		sw, _ := sn.Topo.LookupGUID(k.guid)
+		vls, ok := vlsOf[[2]int{sw, k.out}]
+		if !ok {
+			vls = max(sn.PortInfo[sw][k.out].OperationalVLs, 1)
+		}
+		s.setTurn(sn, sw, k, sl2vl(vls), res, problem, false)
+	}
+}
+
+// setTurn writes the SLtoVL table of one (input, output) pair of switch
+// sw: blocked or restored.
+func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any), block bool) {
+	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
+	res.SL2VLSets++
+	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), data: data}, func(r *response) {
+		if r.err != nil {
+			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.err)
+			return
+		}
+		if block {
+			s.blocked[k] = true
+		} else {
+			delete(s.blocked, k)
+		}
+	})
+}
+
+func sortTurns(ks []turnKey) {
+	slices.SortFunc(ks, func(a, b turnKey) int {
+		switch {
+		case a.guid != b.guid:
+			if a.guid < b.guid {
+				return -1
+			}
+			return 1
+		case a.in != b.in:
+			return a.in - b.in
+		}
+		return a.out - b.out
+	})
+}
+
+// Blocked returns the cut-node turns the SM holds blocked, as (switch
+// GUID, input port, output port), sorted.
+func (s *SM) Blocked() [][3]uint64 {
+	ks := make([]turnKey, 0, len(s.blocked))
+	for k := range s.blocked {
+		ks = append(ks, k)
+	}
+	sortTurns(ks)
+	out := make([][3]uint64, len(ks))
+	for i, k := range ks {
+		out[i] = [3]uint64{k.guid, uint64(k.in), uint64(k.out)}
+	}
+	return out
+}
