@@ -142,32 +142,3 @@ func (f *Fabric) train(node int) {
 		}
 	}
 }
-
-// agentConfig is the Config NewFabric gives node's agent.
-func (f *Fabric) agentConfig(i int, opts []Option) agent.Config {
-	n := f.topo.Node(i)
-	node := f.nodes[i]
-	cfg := agent.Config{
-		Type:            mad.NodeType(n.Type),
-		NumPorts:        uint8(n.NumPorts),
-		NodeGUID:        n.GUID,
-		SystemImageGUID: n.SystemImageGUID,
-		Description:     n.Description,
-		VendorID:        n.VendorID,
-		DeviceID:        uint16(n.DeviceID),
-		EnhancedPort0:   n.EnhancedPort0,
-		Ports:           node.Ports,
-		Counters:        node.Counters,
-		Clock:           f.clock,
-		Sender:          agent.SenderFunc(func(o agent.Outbound) { f.enqueue(i, []agent.Outbound{o}) }),
-	}
-	if n.Type == topologies.CA {
-		for p := 1; p <= n.NumPorts; p++ {
-			cfg.PortGUIDs = append(cfg.PortGUIDs, n.Ports[p].GUID)
-		}
-	}
-	for _, o := range opts {
-		o(n, &cfg)
-	}
-	return cfg
-}

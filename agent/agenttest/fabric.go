@@ -95,35 +95,13 @@ func NewFabric(t *topologies.Topology, opts ...Option) (*Fabric, error) {
 		}
 		np := uint8(n.NumPorts)
 		node := &Node{Index: i, Name: n.Name, Ports: NewFakePorts(np), Counters: NewFakeCounters(np)}
-		cfg := agent.Config{
-			Type:            mad.NodeType(n.Type),
-			NumPorts:        np,
-			NodeGUID:        n.GUID,
-			SystemImageGUID: n.SystemImageGUID,
-			Description:     n.Description,
-			VendorID:        n.VendorID,
-			DeviceID:        uint16(n.DeviceID),
-			EnhancedPort0:   n.EnhancedPort0,
-			Ports:           node.Ports,
-			Counters:        node.Counters,
-			Clock:           f.clock,
-			Sender:          agent.SenderFunc(func(o agent.Outbound) { f.enqueue(i, []agent.Outbound{o}) }),
-		}
-		if n.Type == topologies.CA {
-			for p := 1; p <= n.NumPorts; p++ {
-				cfg.PortGUIDs = append(cfg.PortGUIDs, n.Ports[p].GUID)
-			}
-		}
-		for _, o := range opts {
-			o(n, &cfg)
-		}
-		a, err := agent.New(cfg)
+		f.nodes = append(f.nodes, node)
+		a, err := agent.New(f.agentConfig(i, opts))
 		if err != nil {
 			return nil, fmt.Errorf("agenttest: node %q: %w", n.Name, err)
 		}
 		node.Agent = a
 		node.Ports.OnChange(func(port uint8) { f.portChanged(i, port) })
-		f.nodes = append(f.nodes, node)
 	}
 	for _, l := range t.Links() {
 		for _, end := range []topologies.PortRef{l.A, l.B} {
@@ -136,6 +114,35 @@ func NewFabric(t *topologies.Topology, opts ...Option) (*Fabric, error) {
 		}
 	}
 	return f, nil
+}
+
+// agentConfig is the Config NewFabric gives node's agent.
+func (f *Fabric) agentConfig(i int, opts []Option) agent.Config {
+	n := f.topo.Node(i)
+	node := f.nodes[i]
+	cfg := agent.Config{
+		Type:            mad.NodeType(n.Type),
+		NumPorts:        uint8(n.NumPorts),
+		NodeGUID:        n.GUID,
+		SystemImageGUID: n.SystemImageGUID,
+		Description:     n.Description,
+		VendorID:        n.VendorID,
+		DeviceID:        uint16(n.DeviceID),
+		EnhancedPort0:   n.EnhancedPort0,
+		Ports:           node.Ports,
+		Counters:        node.Counters,
+		Clock:           f.clock,
+		Sender:          agent.SenderFunc(func(o agent.Outbound) { f.enqueue(i, []agent.Outbound{o}) }),
+	}
+	if n.Type == topologies.CA {
+		for p := 1; p <= n.NumPorts; p++ {
+			cfg.PortGUIDs = append(cfg.PortGUIDs, n.Ports[p].GUID)
+		}
+	}
+	for _, o := range opts {
+		o(n, &cfg)
+	}
+	return cfg
 }
 
 // trained is the state of both ends of l once the link is up.
