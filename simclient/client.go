@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"ibfab/madport/tidmemo"
 	"net"
 	"os"
 	"sync"
@@ -81,7 +82,7 @@ type Client struct {
 	recv    chan madport.MAD
 	done    chan struct{}
 	readerx chan struct{} // closed when the reader has returned
-	tids    tidMemo
+	tids    *tidmemo.Memo
 
 	ctlMu     sync.Mutex
 	closeOnce sync.Once
@@ -116,7 +117,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		q = DefaultRecvQueue
 	}
 	c.recv = make(chan madport.MAD, q)
-	c.tids.init()
+	c.tids = tidmemo.New(tidLowBits, tidMemoSize)
 	if err := c.bind(ctx, cfg.Wait); err != nil {
 		return nil, err
 	}
@@ -263,7 +264,7 @@ func (c *Client) Send(m madport.MAD) error {
 		f.SrcQP = 1
 	}
 	if !h.IsResponse() {
-		c.tids.remember(h.TransactionID())
+		c.tids.Remember(h.TransactionID())
 	}
 	if _, err := c.data.WriteToUnix(simproto.AppendRequest(nil, &f), c.outAddr); err != nil {
 		if c.closed.Load() {
@@ -298,8 +299,8 @@ func (c *Client) reader() {
 			continue
 		}
 		h := mad.MAD(r.MAD)
-		if hi, ok := c.tids.recall(h.TransactionID(), h.IsResponse() || r.Status != 0); ok {
-			h.SetTransactionID(h.TransactionID()&tidLowMask | uint64(hi)<<48)
+		if tid, ok := c.tids.Restore(h.TransactionID(), h.IsResponse() || r.Status != 0); ok {
+			h.SetTransactionID(tid)
 		}
 		m := madport.MAD{LID: r.SLID, QP: r.SrcQP, Data: r.MAD, Status: int(r.Status)}
 		select {

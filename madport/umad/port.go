@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"ibfab/madport/tidmemo"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,7 @@ type Port struct {
 	agents  map[uint8]uint32 // class → agent id
 	tmoMS   uint32
 	retries uint32
-	tids    tidMemo
+	tids    *tidmemo.Memo
 
 	recv    chan madport.MAD
 	done    chan struct{} // closed by Close
@@ -137,7 +138,7 @@ func Open(cfg Config) (*Port, error) {
 		q = DefaultRecvQueue
 	}
 	p.recv = make(chan madport.MAD, q)
-	p.tids.init()
+	p.tids = tidmemo.New(tidLowBits, tidMemoSize)
 	agents := cfg.Agents
 	if agents == nil {
 		agents = SMAgents()
@@ -256,7 +257,7 @@ func (p *Port) Send(m madport.MAD) error {
 		f.TimeoutMS, f.Retries = p.tmoMS, p.retries
 	}
 	if !isResponse(method) {
-		p.tids.remember(h.TransactionID())
+		p.tids.Remember(h.TransactionID())
 	}
 	pkt, err := AppendPacket(make([]byte, 0, p.hdrSize+MADSize), p.hdrSize, &f, m.Data)
 	if err != nil {
@@ -310,8 +311,8 @@ func (p *Port) reader() {
 		copy(m.Data, data)
 		h := mad.MAD(m.Data)
 		if isResponse(h.Method()) || f.Status != 0 {
-			if hi, ok := p.tids.recall(h.TransactionID(), true); ok {
-				h.SetTransactionID(h.TransactionID()&tidLowMask | uint64(hi)<<32)
+			if tid, ok := p.tids.Restore(h.TransactionID(), true); ok {
+				h.SetTransactionID(tid)
 			}
 		}
 		select {
