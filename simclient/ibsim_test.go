@@ -5,20 +5,16 @@ package simclient_test
 // topology.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vishvananda/netns"
 
+	"ibfab/internal/fabricnet"
+	"ibfab/internal/ibsimtest"
 	"ibfab/internal/netnstest"
 	"ibfab/madport"
 	"ibfab/simclient"
@@ -31,77 +27,30 @@ import (
 // fails instead of hanging; nothing asserts on how long things take.
 const waitLimit = time.Minute
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startIbsim runs ibsim on topo in a new namespace and returns the
-// namespace once ibsim is ready. Cleanup kills ibsim by its pid.
-func startIbsim(t *testing.T, topo *topologies.Topology) (netns.NsHandle, string) {
+// namespace's name once ibsim is ready. Cleanup stops ibsim by its pid.
+func startIbsim(t *testing.T, topo *topologies.Topology) string {
 	t.Helper()
 	netnstest.RequireRoot(t)
-	if _, err := exec.LookPath("ibsim"); err != nil {
-		t.Fatalf("ibsim not found: install ibsim-utils (make debs): %v", err)
-	}
-	file := filepath.Join(t.TempDir(), "fabric.net")
-	require.NoError(t, topologies.WriteFile(file, topo))
-	name := netnstest.Name("")
-	ns := netnstest.NewNS(t, name)
-
-	// ip netns exec execs ibsim in place, so the pid is ibsim's. ibsim
-	// reads console commands from stdin and quits at EOF: keep it open.
-	cmd := exec.Command("ip", "netns", "exec", name, "ibsim", "-s", file)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	stdin, err := cmd.StdinPipe()
+	s, err := ibsimtest.Start(topo, t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		select {
-		case <-exited:
-		case <-time.After(waitLimit):
-			t.Errorf("ibsim (pid %d) did not exit after kill", cmd.Process.Pid)
-		}
 		if t.Failed() {
-			t.Logf("ibsim output:\n%s", out)
+			t.Logf("ibsim output:\n%s", s.Output())
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("stopping ibsim: %v", err)
 		}
 	})
-	deadline := time.After(waitLimit)
-	for !strings.Contains(out.String(), "Network simulator ready") {
-		select {
-		case <-exited:
-			t.Fatalf("ibsim exited before it was ready:\n%s", out)
-		case <-deadline:
-			t.Fatalf("ibsim not ready:\n%s", out)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return ns, name
+	return s.NS
 }
 
 // dial attaches a client inside ns: its sockets are created there. ibsim
 // says it is ready before it binds its sockets: a client waits for them.
-func dial(t *testing.T, ns netns.NsHandle, cfg simclient.Config) (*simclient.Client, error) {
+func dial(t *testing.T, ns string, cfg simclient.Config) (*simclient.Client, error) {
 	t.Helper()
 	var c *simclient.Client
-	err := netnstest.Do(ns, func() error {
+	err := fabricnet.Do(ns, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		var err error
@@ -210,7 +159,7 @@ func CheckPort(t *testing.T, c *simclient.Client, topo *topologies.Topology, hop
 
 func TestIbsim(t *testing.T) {
 	topo := topologies.Default()
-	ns, _ := startIbsim(t, topo)
+	ns := startIbsim(t, topo)
 	c, err := dial(t, ns, simclient.Config{Wait: true})
 	require.NoError(t, err)
 	assert.Equal(t, topo.Node(0).Name, c.NodeID())
