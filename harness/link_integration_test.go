@@ -22,8 +22,14 @@ func portState(f *fabrictest.Fabric, node string, port int) (string, string) {
 // unless the state is Down).
 func waitPort(t *testing.T, f *fabrictest.Fabric, node string, port int, state string) {
 	t.Helper()
+	var phys, st string
+	defer func() {
+		if t.Failed() {
+			t.Logf("%s[%d] last seen %s/%s", node, port, phys, st)
+		}
+	}()
 	fabrictest.Wait(t, 10*time.Second, node+" port "+state, func() bool {
-		phys, st := portState(f, node, port)
+		phys, st = portState(f, node, port)
 		return st == state && (state == "Down" || phys == "LinkUp")
 	})
 }

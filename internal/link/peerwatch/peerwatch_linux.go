@@ -25,6 +25,7 @@ type Endpoint struct {
 	d        link.Dispatcher
 	reported bool // the last level given to d
 	watch    *os.File
+	pid      int // watched
 	gen      uint64
 	closed   bool
 	wg       sync.WaitGroup
@@ -37,8 +38,18 @@ func New(inner link.Endpoint) *Endpoint { return &Endpoint{inner: inner} }
 
 // Watch makes the carrier depend on process pid being alive, replacing the
 // process watched before. A pid that is already gone takes the carrier
-// down at once.
+// down at once. A different process replacing a live one is a new peer
+// behind the cable (a restarted neighbour): the carrier drops and comes
+// back, so the link trains afresh even when the old process's death has
+// not been seen yet. Watching the same pid again changes nothing.
 func (e *Endpoint) Watch(pid int) error {
+	e.reportMu.Lock()
+	same := e.watch != nil && e.pid == pid
+	replaced := e.watch != nil && e.pid != pid
+	e.reportMu.Unlock()
+	if same {
+		return nil
+	}
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		e.setDead(true)
@@ -54,11 +65,14 @@ func (e *Endpoint) Watch(pid int) error {
 	if e.watch != nil {
 		e.watch.Close() // ends the old waiter
 	}
-	e.watch = f
+	e.watch, e.pid = f, pid
 	e.gen++
 	gen := e.gen
 	e.wg.Add(1)
 	e.reportMu.Unlock()
+	if replaced {
+		e.setDead(true)
+	}
 	e.setDead(false)
 	go e.wait(f, gen)
 	return nil

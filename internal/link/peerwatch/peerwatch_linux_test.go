@@ -74,11 +74,19 @@ func TestPeerDeath(t *testing.T) {
 		t.Errorf("WritePacket after a new peer = %v", err)
 	}
 
-	// Replacing a live watch does not report its process's later death.
+	// Watching the same process again reports nothing.
+	if err := e.Watch(next.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	// Another process replacing a live one is a new peer: the carrier
+	// drops and comes back, so the link trains afresh. The replaced
+	// process's later death is not reported.
 	third := startPeer(t)
 	if err := e.Watch(third.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
+	r.ExpectCarrier(t, false)
+	r.ExpectCarrier(t, true)
 	next.Process.Kill()
 	next.Wait()
 	if !e.Carrier() {
