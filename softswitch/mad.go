@@ -43,13 +43,12 @@ func NewOutboundPacket(o *agent.Outbound) *port.Packet {
 }
 
 // forAgent reports whether the packet in (already parsed) is addressed to
-// the switch's SMA or PMA rather than to be switched: directed-route SMPs
-// always (the agent forwards them itself), LID-routed SMPs to the
-// permissive LID or the switch's LID, GMPs to the switch's LID.
+// the switch's SMA or PMA rather than to be switched: SMPs (directed-route
+// or not) to the permissive LID, anything to the switch's own LID. A
+// directed-route SMP in the LID-routed part of its route (the prefix
+// towards DrSLID's far end, or the answer's way back to DrSLID) carries
+// another node's LID and is switched by the LFT like any packet.
 func (s *Switch) forAgent(in agent.Inbound) bool {
-	if in.DstQP == wire.QP0 && mad.MAD(in.MAD).MgmtClass() == mad.ClassSubnDirected {
-		return true
-	}
 	if in.DLID == mad.PermissiveLID && in.DstQP == wire.QP0 {
 		return true
 	}

@@ -241,3 +241,41 @@ func udFrom(slid, dlid uint16, sl uint8, n int, seq byte) []byte {
 	return wire.AppendUD(nil, &wire.UDFields{SL: sl, DLID: dlid, SLID: slid, PKey: 0xffff,
 		DestQP: 2, QKey: 0x1234, SrcQP: 2, Payload: payload})
 }
+
+// TestDRLIDRoutedParts sends directed-route SMPs whose route starts and
+// ends LID-routed (DrSLID = the SM's LID, LRH DLID = sw2): sw1 must switch
+// them by its LFT both ways, not hand them to its agent, and the DR part
+// from sw2 reaches ca2.
+func TestDRLIDRoutedParts(t *testing.T) {
+	f := newFabric(t, line(t), port.Config{})
+	f.configure(t, true)
+	cases := []struct {
+		name string
+		path []uint8 // from sw2, Path[0] unused
+		want uint64  // NodeGUID answered
+	}{
+		{"sw2 itself", []uint8{0}, 0x0110},
+		{"ca2 beyond sw2", []uint8{0, 2}, 0x0210},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := f.sw["sw1"].Stats().ToAgent
+			b, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet,
+				TransactionID: uint64(1000 + i), AttrID: mad.AttrNodeInfo, Path: c.path, DrSLID: lidCA1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := mad.DRSMP(f.sm(t, agent.Request{Port: 1, DLID: lidSW2, MAD: b}))
+			if st := r.Status(); st != mad.StatusOK {
+				t.Fatalf("status %v", st)
+			}
+			if got := mad.NodeInfo(r.Data()).Fields().NodeGUID; got != c.want {
+				t.Errorf("NodeGUID %#x, want %#x", got, c.want)
+			}
+			if got := f.sw["sw1"].Stats().ToAgent - before; got != 0 {
+				t.Errorf("sw1's agent got %d MADs of a route it only switches, want 0", got)
+			}
+		})
+	}
+	f.noDrops(t)
+}
