@@ -294,6 +294,13 @@ func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoi
 	return eps, tmpl, nil
 }
 
+// CheckLinkRate reports whether a node process emulates links of width w
+// and speed s (0 meaning the topology's default).
+func CheckLinkRate(w topologies.Width, s topologies.Speed) error {
+	_, _, err := linkRate(topologies.Link{Width: w, Speed: s})
+	return err
+}
+
 // linkRate maps a topology link's rate to PortInfo's width and speed.
 func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
 	w, s := l.Width, l.Speed
