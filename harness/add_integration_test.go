@@ -28,9 +28,14 @@ import (
 // bad cable requests are refused; a host added by the command line is
 // watched by its switch like any neighbour; down leaves nothing behind.
 func TestAddSwitch(t *testing.T) {
+	fabrictest.BuildBinaries(t) // not part of the steps' times
+	start := time.Now()
+	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
 	f := fabrictest.Up(t, "add", topologies.Default(), harness.UpOptions{})
+	step("up")
 	ibsmOnce(t, f)
 	checkPorts(t, f, "Active")
+	step("ibsm --once: Active")
 	sm := f.NewSM("ca4")
 	piece := topologies.Thesis8AddPiece()
 
@@ -49,6 +54,7 @@ func TestAddSwitch(t *testing.T) {
 		return nil
 	}))
 	checkPorts(t, f, "Active")
+	step("failed add undone")
 
 	// The traps of the bring-up are answered and sw8's and sw9's
 	// PortStateChange cleared, so that what follows is the add's.
@@ -66,7 +72,9 @@ func TestAddSwitch(t *testing.T) {
 	}
 
 	oldTopo := f.Topo
+	step("traps drained")
 	f.Add(piece, harness.AddOptions{})
+	step("added")
 	require.Equal(t, 18, f.Topo.NumNodes())
 	// The new links are trained and wait for the SM; the old ones are
 	// still Active.
@@ -107,11 +115,14 @@ func TestAddSwitch(t *testing.T) {
 	}
 	assert.False(t, portStateChange(t, sm, f.Index("sw2")), "sw2's PortStateChange set, though nothing changed there")
 
+	step("traps seen")
 	// The SM takes the new nodes in; new and old hosts talk.
 	ibsmOnce(t, f)
 	checkPorts(t, f, "Active")
+	step("ibsm --once: Active")
 	checkPairs(t, f, []string{"ca17", "ca13", "ca18", "ca4", "ca15"}, []int{1, 2, 3, 4})
 
+	step("traffic between new and old hosts")
 	// The same piece again, by the command line: refused, nothing changes.
 	dir := t.TempDir()
 	file := filepath.Join(dir, "piece.net")
@@ -168,6 +179,7 @@ func TestAddSwitch(t *testing.T) {
 	require.NoError(t, err)
 	waitPort(t, f, "sw8", 3, "Init")
 
+	step("host added, killed; switch killed, restarted")
 	// Down removes the new nodes' namespaces and processes with the rest.
 	var namespaces []string
 	for _, n := range f.Topo.Nodes() {
