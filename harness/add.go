@@ -278,7 +278,7 @@ func Add(name string, p *topologies.Piece, o AddOptions) (*topologies.Topology, 
 		if err := stopProcesses(created, 2*time.Second); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, fabricnet.RemoveOnly(name, created))
+		errs = append(errs, fabricnet.Retract(name, u, existing, first, created))
 		for _, n := range started {
 			errs = append(errs, removeIfExists(nodeproc.SocketPath(name, n.Name)))
 		}

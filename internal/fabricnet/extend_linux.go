@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
 	"ibfab/topologies"
@@ -17,8 +18,7 @@ import (
 // namespaces existing gives (index = node index): one namespace per new
 // node and one veth pair per link that touches a new node, the end on an
 // old node's side named p<port> in its namespace. It returns the new
-// namespaces, in node order. On error it removes what it made, which also
-// removes the veth ends it put into old nodes' namespaces.
+// namespaces, in node order. On error it removes what it made (Retract).
 func Extend(name string, u *topologies.Topology, existing []string, first int) (_ []string, err error) {
 	if err := CheckFabricName(name); err != nil {
 		return nil, err
@@ -44,9 +44,10 @@ func Extend(name string, u *topologies.Topology, existing []string, first int) (
 		seen[ns] = n.Name
 		all = append(all, ns)
 	}
+	var plugged []oldEnd
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, RemoveOnly(name, created))
+			err = errors.Join(err, unplug(plugged), RemoveOnly(name, created))
 		}
 	}()
 	handles := map[int]netns.NsHandle{}
@@ -90,8 +91,63 @@ func Extend(name string, u *topologies.Topology, existing []string, first int) (
 			return nil, fmt.Errorf("link %s[%d] - %s[%d]: %w",
 				u.Node(l.A.Node).Name, l.A.Port, u.Node(l.B.Node).Name, l.B.Port, err)
 		}
+		plugged = append(plugged, oldEnds(u, existing, first, l)...)
 	}
 	return created, nil
+}
+
+// oldEnd is a veth end Extend put into an old node's namespace.
+type oldEnd struct{ ns, iface string }
+
+func oldEnds(u *topologies.Topology, existing []string, first int, l topologies.Link) []oldEnd {
+	var out []oldEnd
+	for _, r := range []topologies.PortRef{l.A, l.B} {
+		if r.Node < first {
+			out = append(out, oldEnd{existing[r.Node], PortIface(r.Port)})
+		}
+	}
+	return out
+}
+
+// unplug deletes the given veth ends, and with each its peer, at once. A
+// deleted namespace's interfaces go away only when the kernel gets round to
+// it, so an old node's end of a removed link would linger for a while
+// (a port the harness could not cable again yet) if it were left to that.
+func unplug(ends []oldEnd) error {
+	var errs []error
+	for _, e := range ends {
+		err := Do(e.ns, func() error {
+			l, err := netlink.LinkByName(e.iface)
+			if err != nil {
+				var nf netlink.LinkNotFoundError
+				if errors.As(err, &nf) {
+					return nil
+				}
+				return err
+			}
+			return netlink.LinkDel(l)
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("deleting %s in %s: %w", e.iface, e.ns, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Retract undoes a successful Extend(name, u, existing, first) that
+// returned created: the veth ends in the old nodes' namespaces go at once,
+// then the new namespaces. Processes in them must have been stopped.
+func Retract(name string, u *topologies.Topology, existing []string, first int, created []string) error {
+	if len(existing) != first || first > u.NumNodes() {
+		return fmt.Errorf("fabricnet: %d namespaces for %d existing nodes of %d", len(existing), first, u.NumNodes())
+	}
+	var ends []oldEnd
+	for _, l := range u.Links() {
+		if (l.A.Node < first) != (l.B.Node < first) {
+			ends = append(ends, oldEnds(u, existing, first, l)...)
+		}
+	}
+	return errors.Join(unplug(ends), RemoveOnly(name, created))
 }
 
 // RemoveOnly deletes the given namespaces of fabric and nothing else

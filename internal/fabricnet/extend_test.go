@@ -29,8 +29,14 @@ func TestExtend(t *testing.T) {
 	all := &fabricnet.Fabric{Name: name, Namespaces: append(append([]string(nil), f.Namespaces...), created...)}
 	checkPlumbing(t, all, u)
 
-	// Removing the piece again leaves the base's plumbing.
-	require.NoError(t, fabricnet.RemoveOnly(name, created))
+	// Retracting the piece leaves the base's plumbing, at once.
+	require.NoError(t, fabricnet.Retract(name, u, f.Namespaces, base.NumNodes(), created))
+	checkPlumbing(t, f, base)
+	// And it can be added again straight away.
+	created, err = fabricnet.Extend(name, u, f.Namespaces, base.NumNodes())
+	require.NoError(t, err)
+	checkPlumbing(t, all, u)
+	require.NoError(t, fabricnet.Retract(name, u, f.Namespaces, base.NumNodes(), created))
 	checkPlumbing(t, f, base)
 
 	// A new node whose namespace exists: nothing is made.
