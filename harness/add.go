@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"ibfab/internal/ctl"
@@ -226,6 +227,16 @@ func CheckPiece(base *topologies.Topology, p *topologies.Piece) (*topologies.Top
 // restarting a switch that did not take its new cable opens it from the
 // recorded topology; ibfab down removes everything.
 func Add(name string, p *topologies.Piece, o AddOptions) (*topologies.Topology, error) {
+	if _, err := openState(name); err != nil {
+		return nil, err
+	}
+	// One add at a time per fabric: each extends the recorded topology it
+	// read, and a second one would overwrite the first's.
+	unlock, err := lockFile(filepath.Join(fabricDir(name), "add.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, t, err := loadFabric(name)
 	if err != nil {
 		return nil, err
@@ -445,6 +456,20 @@ func writeFileAtomic(name string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// lockFile takes an exclusive flock on name, waiting for it, and returns
+// its release.
+func lockFile(name string) (func(), error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func removeIfExists(name string) error {

@@ -1,9 +1,11 @@
 package harness_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,9 +182,36 @@ func TestAddSwitch(t *testing.T) {
 	waitPort(t, f, "sw8", 3, "Init")
 
 	step("host added, killed; switch killed, restarted")
+
+	// Two adds at once both land: each extends the topology the other
+	// recorded.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for k, c := range []struct {
+		host string
+		at   string
+	}{{"ca20", "sw10"}, {"ca21", "sw1"}} {
+		hp := pieceOf(t, []topologies.Node{{Type: topologies.CA, Name: c.host, NumPorts: 1, GUID: topologies.GeneratedGUID(20 + k)}}, nil,
+			topologies.Attachment{Node: c.host, Port: 1, BaseNode: c.at, BasePort: 4})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[k] = harness.Add(f.Name, hp, harness.AddOptions{})
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	s = f.Status()
+	require.Len(t, s.Nodes, 21)
+	for _, n := range s.Nodes[19:] {
+		require.Len(t, n.Ports, 1, n.Name)
+		assert.Equal(t, "Init", n.Ports[0].State, n.Name)
+	}
+	assert.ElementsMatch(t, []string{"ca20", "ca21"}, []string{s.Nodes[19].Name, s.Nodes[20].Name})
+	step("two hosts added at once")
 	// Down removes the new nodes' namespaces and processes with the rest.
 	var namespaces []string
-	for _, n := range f.Topo.Nodes() {
+	for _, n := range s.Nodes {
 		namespaces = append(namespaces, fabricnet.Namespace(f.Name, n.Name))
 	}
 	code, _, errOut = run("down", "--name", f.Name)
