@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"regexp"
 	"slices"
@@ -73,7 +74,9 @@ type dlChannel struct {
 	toPort   int
 }
 
-func (c dlChannel) String() string { return fmt.Sprintf("%s[%d]->%s[%d]", c.from, c.fromPort, c.to, c.toPort) }
+func (c dlChannel) String() string {
+	return fmt.Sprintf("%s[%d]->%s[%d]", c.from, c.fromPort, c.to, c.toPort)
+}
 
 // dlFlow is a (source host, destination host) pair whose packets take one
 // or more turns of the cycle in the held state.
@@ -83,16 +86,22 @@ type dlFlow struct {
 	turns    []int // indices of the cycle's turns it takes
 }
 
-func (f dlFlow) String() string { return fmt.Sprintf("%s->%s(lid %d, turns %v)", f.src, f.dst, f.dlid, f.turns) }
+func (f dlFlow) String() string {
+	return fmt.Sprintf("%s->%s(lid %d, turns %v)", f.src, f.dst, f.dlid, f.turns)
+}
 
 // dlCase is what a run held: the cycle and the flows on it. Every
 // strategy must meet the same one.
 type dlCase struct {
-	cycle []dlChannel
-	flows []dlFlow
+	tables string // every switch's LFT, by name
+	cycle  []dlChannel
+	flows  []dlFlow
 }
 
-func (c *dlCase) String() string { return fmt.Sprintf("cycle %v flows %v", c.cycle, c.flows) }
+func (c *dlCase) String() string {
+	sum := sha256.Sum256([]byte(c.tables))
+	return fmt.Sprintf("tables %x cycle %v flows %v", sum[:6], c.cycle, c.flows)
+}
 
 // dlReference is the case of the first run, for the later ones to match.
 var dlReference *dlCase
@@ -262,6 +271,14 @@ func holdState(t *testing.T, f *fabrictest.Fabric, st *sm.TableState, cycle []st
 	type ch struct{ node, port int }
 	var ring []ch
 	c := &dlCase{}
+	var rows []string
+	for i := range dt.NumNodes() {
+		if st.LFT[i] != nil {
+			rows = append(rows, fmt.Sprintf("%s %v", name(i), st.LFT[i]))
+		}
+	}
+	slices.Sort(rows)
+	c.tables = strings.Join(rows, "\n")
 	for _, s := range cycle[:len(cycle)-1] {
 		m := channelRE.FindStringSubmatch(s)
 		require.NotNil(t, m, s)
