@@ -37,6 +37,9 @@ type PortStatus struct {
 	Speed    string            `json:"speed,omitempty"`
 	Counters Counters          `json:"counters"`
 	Drops    map[string]uint64 `json:"drops,omitempty"`
+	// Credits is the flow-control state of each operational data VL: what
+	// shows a credit loop (queued packets, no credit, full buffers).
+	Credits []VLCredits `json:"credits,omitempty"`
 	// Traffic is the HCA data QP's accounting and generator.
 	Traffic *hca.PortStats `json:"traffic,omitempty"`
 }
@@ -64,6 +67,31 @@ type Counters struct {
 	PortRcvPkts                  uint64 `json:"PortRcvPkts"`
 	FCSent                       uint64 `json:"fc_sent"`
 	FCReceived                   uint64 `json:"fc_received"`
+}
+
+// VLCredits is one data VL's flow control (port.VLCredits), in 64-byte
+// blocks: the sender's side (FCTBS, the peer's FCCL, what may be sent
+// now, packets queued) and the receiver's (ABR, blocks held, buffer).
+type VLCredits struct {
+	VL         int    `json:"vl"`
+	FCTBS      uint16 `json:"fctbs"`
+	FCCL       uint16 `json:"fccl"`
+	Available  int    `json:"available"`
+	Queued     int    `json:"queued"`
+	ABR        uint16 `json:"abr"`
+	RxUsed     int    `json:"rx_used"`
+	RxCapacity int    `json:"rx_capacity"`
+}
+
+func portCredits(p *port.Port) []VLCredits {
+	n := p.OperationalVLs()
+	out := make([]VLCredits, n)
+	for vl := range n {
+		c := p.Credits(vl)
+		out[vl] = VLCredits{VL: vl, FCTBS: c.FCTBS, FCCL: c.FCCL, Available: c.Available, Queued: c.Queued,
+			ABR: c.ABR, RxUsed: c.RxUsed, RxCapacity: c.RxCapacity}
+	}
+	return out
 }
 
 func portCounters(p *port.Port) Counters {
@@ -104,5 +132,6 @@ func portStatus(num int, p *port.Port, lid uint16) PortStatus {
 	ps.Width, ps.Speed = cfg.Width.String(), cfg.Speed.String()
 	ps.Counters = portCounters(p)
 	ps.Drops = p.Drops().Map()
+	ps.Credits = portCredits(p)
 	return ps
 }
