@@ -26,7 +26,7 @@ import (
 	"ibfab/topologies"
 )
 
-const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--route-nets LIST] [--route-iters N] [--out FILE]`
+const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--vl-tables keep|set] [--route-nets LIST] [--route-iters N] [--out FILE]`
 
 // benchNets are the networks the bench knows by name; "irregularN" is
 // also any N: the thesis's random irregular network of N 4-port switches
@@ -78,7 +78,10 @@ type SubnetUpCase struct {
 
 // SMStats is one SM's runs on a fabric and their medians.
 type SMStats struct {
-	Routing   string  `json:"routing"`
+	Routing string `json:"routing"`
+	// VLTables is ibsm's --vl-tables (OpenSM runs with QoS off: it
+	// leaves the SLtoVL and arbitration tables alone, as keep does).
+	VLTables  string  `json:"vl_tables,omitempty"`
 	Runs      []SMRun `json:"runs"`
 	MsToUp    float64 `json:"ms_to_up"`
 	MsProcess float64 `json:"ms_process"`
@@ -104,6 +107,8 @@ type SMRun struct {
 	SMPsWire uint64 `json:"smps_wire"`
 	// SMPsSelf: the SMPs ibsm counted itself (local ones included).
 	SMPsSelf uint64 `json:"smps_self,omitempty"`
+	// Phases: ibsm's own account of its sweep, phase by phase.
+	Phases []sm.Phase `json:"phases,omitempty"`
 }
 
 // RoutingCase compares the engines on one network, through the sm API.
@@ -129,7 +134,7 @@ type EngineResult struct {
 type benchOptions struct {
 	fabrics, routeNets []string
 	runs, routeIters   int
-	routing            string
+	routing, vlTables  string
 	out                string
 	ibsm               string
 }
@@ -147,6 +152,7 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs of each SM on each fabric, on a fresh simulator each (medians reported)")
 	fs.IntVar(&o.routeIters, "route-iters", 5, "route computations per engine and network (median reported)")
 	fs.StringVar(&o.routing, "routing", sm.DefaultRouting, "ibsm's routing engine; OpenSM runs the matching one (updn, minhop, ftree)")
+	fs.StringVar(&o.vlTables, "vl-tables", sm.VLTablesKeep, "ibsm's --vl-tables: keep (as OpenSM with QoS off) or set")
 	fs.StringVar(&o.out, "out", "", "also write the JSON report to `FILE`")
 	fs.StringVar(&o.ibsm, "ibsm", "", "the ibsm binary to run (default: this one)")
 	if err := fs.Parse(args); err != nil {
@@ -157,6 +163,9 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	}
 	if o.runs < 1 || o.routeIters < 1 {
 		return nil, errors.New("--runs and --route-iters must be at least 1")
+	}
+	if o.vlTables != sm.VLTablesKeep && o.vlTables != sm.VLTablesSet {
+		return nil, fmt.Errorf("--vl-tables %q: want %s or %s", o.vlTables, sm.VLTablesKeep, sm.VLTablesSet)
 	}
 	o.fabrics, o.routeNets = splitList(*fabrics), splitList(*nets)
 	if _, err := opensmEngine(o.routing); err != nil {
@@ -258,6 +267,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 var benchNotes = []string{
 	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's.",
+	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
 	"smps_wire is PortXmitPkts of the SM's port as ibsim counts it (perfquery through libumad2sim after the SM exited): every SMP that left the port, retries included, for both SMs alike; SMPs to the SM's own node never reach the wire. smps_self is ibsm's own count.",
 	"ratio is ibsm / OpenSM of the medians; the goal is ms_to_up ≤ 0.5 with smps_wire ≤ 1.",
@@ -299,7 +309,7 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	}
 	osmEngine, _ := opensmEngine(o.routing)
 	c := &SubnetUpCase{Fabric: name, Nodes: topo.NumNodes(), Switches: topo.Count(topologies.Switch),
-		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing}, OpenSM: SMStats{Routing: osmEngine}}
+		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing, VLTables: o.vlTables}, OpenSM: SMStats{Routing: osmEngine}}
 	for i := range o.runs {
 		// Alternate which SM goes first, so that neither always meets a
 		// machine warmed up (or loaded) by the other.
@@ -362,7 +372,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	defer cancel()
 	var r *SMRun
 	if isIBSM {
-		r, err = runIBSM(ctx, sim, o.ibsm, o.routing)
+		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, o.vlTables)
 	} else {
 		r, err = runOpenSM(ctx, sim, dir, osmEngine)
 	}
@@ -379,8 +389,8 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	return r, nil
 }
 
-func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing string) (*SMRun, error) {
-	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing)
+func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables string) (*SMRun, error) {
+	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -410,7 +420,7 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing string) (*SMR
 	if err != nil || !res.SubnetUp {
 		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
 	}
-	r.MsSweep, r.SMPsSelf = res.MsTotal, res.SMPsTotal
+	r.MsSweep, r.SMPsSelf, r.Phases = res.MsTotal, res.SMPsTotal, res.Phases
 	return r, nil
 }
 

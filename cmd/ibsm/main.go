@@ -92,6 +92,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")
 	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
+	fs.StringVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
 	fs.StringVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent choice: last, first or random")
 	fs.StringVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa tie-break: keep-old or random")
