@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -58,6 +59,7 @@ type options struct {
 	once      bool
 	json      bool
 	dump      bool
+	profile   string
 	cfg       sm.Config
 	seed      uint64
 	lmc, vls  uint
@@ -84,6 +86,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
 	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")
 	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
 	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once")
@@ -136,6 +139,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)
+	}
+	if o.profile != "" {
+		f, err := os.Create(o.profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm: %v\n", err)
+			return exitFailure
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	port, err := sm.OpenPort(o.port)
 	if err != nil {
