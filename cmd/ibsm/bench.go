@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -87,6 +88,8 @@ type SMStats struct {
 	MsProcess float64 `json:"ms_process"`
 	MsSweep   float64 `json:"ms_sweep"`
 	SMPsWire  float64 `json:"smps_wire"`
+	CPUMs     float64 `json:"cpu_ms"`
+	SimCPUMs  float64 `json:"sim_cpu_ms"`
 	Error     string  `json:"error,omitempty"`
 }
 
@@ -107,6 +110,11 @@ type SMRun struct {
 	SMPsWire uint64 `json:"smps_wire"`
 	// SMPsSelf: the SMPs ibsm counted itself (local ones included).
 	SMPsSelf uint64 `json:"smps_self,omitempty"`
+	// CPUMs: the SM process's CPU time (user and system); SimCPUMs:
+	// ibsim's over the same span, from the SM's exec to its exit. On a
+	// shared machine these hold still where wall times do not.
+	CPUMs    float64 `json:"cpu_ms"`
+	SimCPUMs float64 `json:"sim_cpu_ms"`
 	// Phases: ibsm's own account of its sweep, phase by phase.
 	Phases []sm.Phase `json:"phases,omitempty"`
 }
@@ -269,6 +277,7 @@ var benchNotes = []string{
 	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's.",
 	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
+	"cpu_ms is the SM process's CPU time (user and system), sim_cpu_ms ibsim's from the SM's exec to its exit (10 ms ticks): the simulator handles one MAD at a time, so its CPU time is a floor under the time to SUBNET UP that other load on the machine does not move much.",
 	"smps_wire is PortXmitPkts of the SM's port as ibsim counts it (perfquery through libumad2sim after the SM exited): every SMP that left the port, retries included, for both SMs alike; SMPs to the SM's own node never reach the wire. smps_self is ibsm's own count.",
 	"ratio is ibsm / OpenSM of the medians; the goal is ms_to_up ≤ 0.5 with smps_wire ≤ 1.",
 	"routing: each engine's route computation through the sm API on the SM's view of the network (no verification in ms; verify_ms apart), median of route-iters runs; ratios relative to updn-fera.",
@@ -336,12 +345,13 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		}
 	}
 	for _, st := range []*SMStats{&c.IBSM, &c.OpenSM} {
-		var up, proc, sweep, smps []float64
+		var up, proc, sweep, smps, cpu, simCPU []float64
 		for _, r := range st.Runs {
 			up, proc, sweep = append(up, r.MsToUp), append(proc, r.MsProcess), append(sweep, r.MsSweep)
-			smps = append(smps, float64(r.SMPsWire))
+			smps, cpu, simCPU = append(smps, float64(r.SMPsWire)), append(cpu, r.CPUMs), append(simCPU, r.SimCPUMs)
 		}
 		st.MsToUp, st.MsProcess, st.MsSweep, st.SMPsWire = median(up), median(proc), median(sweep), median(smps)
+		st.CPUMs, st.SimCPUMs = median(cpu), median(simCPU)
 	}
 	if c.IBSM.Error != "" || c.OpenSM.Error != "" {
 		return c, nil
@@ -351,6 +361,8 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		"ms_process": ratio(c.IBSM.MsProcess, c.OpenSM.MsProcess),
 		"ms_sweep":   ratio(c.IBSM.MsSweep, c.OpenSM.MsSweep),
 		"smps_wire":  ratio(c.IBSM.SMPsWire, c.OpenSM.SMPsWire),
+		"cpu_ms":     ratio(c.IBSM.CPUMs, c.OpenSM.CPUMs),
+		"sim_cpu_ms": ratio(c.IBSM.SimCPUMs, c.OpenSM.SimCPUMs),
 	}
 	c.GoalMet = c.Ratio["ms_to_up"] <= 0.5 && c.Ratio["smps_wire"] <= 1
 	return c, nil
@@ -371,6 +383,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	var r *SMRun
+	simCPU := cpuOf(sim.PID())
 	if isIBSM {
 		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, o.vlTables)
 	} else {
@@ -379,6 +392,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	if err != nil {
 		return nil, err
 	}
+	r.SimCPUMs = ms(cpuOf(sim.PID()) - simCPU)
 	out, err := sim.Diag(ctx, "perfquery")
 	if err != nil {
 		return nil, err
@@ -417,6 +431,7 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables str
 	}
 	err = cmd.Wait()
 	r.MsProcess = ms(time.Since(start))
+	r.CPUMs = processCPU(cmd)
 	if err != nil || !res.SubnetUp {
 		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
 	}
@@ -438,7 +453,7 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err = cmd.Run()
-	r := &SMRun{MsProcess: ms(time.Since(start))}
+	r := &SMRun{MsProcess: ms(time.Since(start)), CPUMs: processCPU(cmd)}
 	if err != nil {
 		return nil, fmt.Errorf("opensm: %w: %s", err, out.String())
 	}
@@ -452,6 +467,41 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	}
 	r.MsToUp, r.MsSweep = ms(up.Sub(start)), ms(up.Sub(disc))
 	return r, nil
+}
+
+// processCPU is the user and system CPU time, in ms, of cmd's process,
+// which has exited.
+func processCPU(cmd *exec.Cmd) float64 {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
+}
+
+// cpuOf returns the user and system CPU time a running process has used,
+// from /proc/PID/stat (fields 14 and 15, in USER_HZ ticks of 10 ms), or
+// 0 when it cannot be read.
+func cpuOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis (field 3 is the first there).
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // opensmTimes finds the times of "Entering DISCOVERING state" and

@@ -353,6 +353,7 @@ func TestBench(t *testing.T) {
 			assert.GreaterOrEqual(t, r.MsProcess, r.MsToUp)
 			assert.Positive(t, r.MsSweep)
 			assert.Positive(t, r.SMPsWire)
+			assert.Positive(t, r.CPUMs)
 		}
 	}
 	assert.Equal(t, "keep", c.IBSM.VLTables, "as OpenSM with QoS off")
