@@ -141,7 +141,31 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c.outName = simproto.OutName(base, c.slot)
 	c.outAddr = simproto.Addr(c.outName)
 	go c.reader()
+	if err := connectTo(c.data, c.outAddr); err != nil {
+		c.Close() // says Disconnect: the server gave us a slot
+		return nil, fmt.Errorf("simclient: connecting to %q: %w", c.outName, err)
+	}
 	return c, nil
+}
+
+// connectTo connects conn, a datagram socket, to the server's socket at
+// addr, as umad2sim does. The kernel then lets the server queue answers
+// for it up to the socket buffer, instead of net.unix.max_dgram_qlen
+// (10) datagrams: past those, ibsim's write returns EAGAIN and it spins
+// on it until the reader catches up (with 16 SMPs in flight on a loaded
+// machine, three times its CPU per MAD).
+func connectTo(conn *net.UnixConn, addr *net.UnixAddr) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cerr = syscall.Connect(int(fd), &syscall.SockaddrUnix{Name: addr.Name})
+	}); err != nil {
+		return err
+	}
+	return cerr
 }
 
 // bind opens the client's two sockets under a free id and connects the

@@ -347,6 +347,7 @@ func (s *SM) forget(guid uint64) {
 	for k := range s.blocked {
 		if k.guid == guid {
 			delete(s.blocked, k)
+			delete(s.kept, k)
 		}
 	}
 	delete(s.described, guid)

@@ -20,6 +20,25 @@ const (
 	DefaultSubnetTimeOut = 18 // 4.096 µs × 2^18 ≈ 1 s
 	DefaultPriority      = 0
 	DefaultVLArbWeight   = 64 // 64 × 64 bytes per low-priority turn
+	DefaultVLTables      = VLTablesSet
+)
+
+// What the SM does with the SLtoVL and VL arbitration tables
+// (Config.VLTables).
+const (
+	// VLTablesSet spreads the SLs over each port's data VLs (SL s on VL
+	// s mod n) and gives every data VL the same weight in the
+	// low-priority arbitration table, on every port. A switch without
+	// the optimized SLtoVL modifiers takes one Set per (input, output)
+	// pair: a device's reset tables are its vendor's (ibsim maps SL s to
+	// VL s; the soft switch every SL to VL0), and reading one costs as
+	// much as writing it.
+	VLTablesSet = "set"
+	// VLTablesKeep leaves both tables as the devices hold them, as
+	// OpenSM does with QoS off; OperationalVLs is still set. Cut-node
+	// blocks read the table they replace first and write it back when
+	// undone.
+	VLTablesKeep = "keep"
 )
 
 // Config is an SM's configuration. Zero fields take the defaults.
@@ -49,9 +68,10 @@ type Config struct {
 	AllowCreditLoops bool
 
 	// Port configuration.
-	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
-	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
-	VLArbWeight   uint8 // weight of each data VL in the low-priority table
+	OpVLs         uint8  // OperationalVLs code, capped by both ends' VLCap
+	SubnetTimeOut uint8  // PortInfo.SubnetTimeOut of every port
+	VLArbWeight   uint8  // weight of each data VL in the low-priority table
+	VLTables      string // VLTablesSet (the default) or VLTablesKeep
 
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
@@ -119,6 +139,9 @@ func (c *Config) normalize() error {
 	if c.VLArbWeight == 0 {
 		c.VLArbWeight = DefaultVLArbWeight
 	}
+	if c.VLTables == "" {
+		c.VLTables = DefaultVLTables
+	}
 	if c.SweepInterval == 0 {
 		c.SweepInterval = DefaultSweepInterval
 	}
@@ -140,6 +163,8 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: LMC %d, want 0 to 7", ErrConfig, c.LMC)
 	case mad.NumDataVLs(c.OpVLs) == 0:
 		return fmt.Errorf("%w: OperationalVLs code %d, want 1 to 5", ErrConfig, c.OpVLs)
+	case c.VLTables != VLTablesSet && c.VLTables != VLTablesKeep:
+		return fmt.Errorf("%w: VL tables %q, want %s or %s", ErrConfig, c.VLTables, VLTablesSet, VLTablesKeep)
 	case c.SubnetTimeOut > 31:
 		return fmt.Errorf("%w: SubnetTimeOut %d, want 0 to 31", ErrConfig, c.SubnetTimeOut)
 	case c.Priority > 15:

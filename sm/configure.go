@@ -13,10 +13,11 @@ import (
 // Distribution and activation. Distribution reads every NodeDescription
 // and writes what a switch needs to forward: SwitchInfo (LinearFDBTop, and
 // PortStateChange cleared), the LFT blocks up to the top LID, the SLtoVL
-// tables and the VL arbitration tables. Activation then configures every
-// cabled port (NeighborMTU and OperationalVLs from both ends, and on CA
-// ports the LID and SM fields) while moving it from Init to Armed, and
-// once every port is Armed, sets them Active. All of it is directed-route.
+// tables and the VL arbitration tables (unless Config.VLTables says to
+// keep the devices' own). Activation then configures every cabled port
+// (NeighborMTU and OperationalVLs from both ends, and on CA ports the LID
+// and SM fields) while moving it from Init to Armed, and once every port
+// is Armed, sets them Active. All of it is directed-route.
 //
 // The SM keeps a shadow of what it wrote to each device, and a later sweep
 // sends only what differs: the LFT blocks that changed, ports whose
@@ -101,7 +102,6 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 
 // distribute sends descriptions, switch tables, SLtoVL and VL arbitration.
 func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result) error {
-	t := sn.Topo
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	s.readDescriptions(sn, false, res)
 	vlsOf := vlsByPort(plan)
@@ -112,11 +112,7 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []port
 	}
 	s.reconcileBlocks(sn, rt, vlsOf, res, problem)
 	for _, p := range plan {
-		if !sn.IsSwitch(p.node) {
-			s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
-				problem("SLtoVL of %s port %d: %v", t.Node(p.node).Name, p.port, err)
-			})
-		}
+		s.caSL2VL(sn, p, problem)
 		s.vlArb(sn, p, problem)
 	}
 	return s.tx.run(ctx)
@@ -252,6 +248,9 @@ func sl2vl(vls uint8) []byte {
 // takes the all-ports modifiers, else one per output port (for every
 // input) or, without them, one per pair.
 func (s *SM) switchSL2VL(sn *Subnet, sw int, vlsOf map[[2]int]uint8, problem func(string, ...any)) {
+	if s.cfg.VLTables == VLTablesKeep {
+		return
+	}
 	n := sn.Topo.Node(sw)
 	ports := []int{0}
 	minVLs := uint8(0)
@@ -309,12 +308,23 @@ func (s *SM) switchSL2VL(sn *Subnet, sw int, vlsOf map[[2]int]uint8, problem fun
 	}
 }
 
+// caSL2VL writes the SLtoVL table of a planned CA or router port.
+func (s *SM) caSL2VL(sn *Subnet, p portPlan, problem func(string, ...any)) {
+	if sn.IsSwitch(p.node) || s.cfg.VLTables == VLTablesKeep {
+		return
+	}
+	s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
+		problem("SLtoVL of %s port %d: %v", sn.Topo.Node(p.node).Name, p.port, err)
+	})
+}
+
 // vlArb writes the arbitration tables of a port that runs more than one
 // data VL: every data VL once in the low-priority table with the
-// configured weight, an empty high-priority table.
+// configured weight, an empty high-priority table. With one data VL
+// there is nothing to arbitrate.
 func (s *SM) vlArb(sn *Subnet, p portPlan, problem func(string, ...any)) {
 	n := mad.NumDataVLs(p.vls)
-	if n < 2 {
+	if n < 2 || s.cfg.VLTables == VLTablesKeep {
 		return
 	}
 	pi := sn.PortInfo[p.node][p.port]

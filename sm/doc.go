@@ -18,8 +18,9 @@
 //     it is sent: every pair of end ports connected through the tables,
 //     the channel dependency graph acyclic, no down→up turn for up*/down*.
 //   - distribution: NodeDescriptions read; SwitchInfo, LFT blocks, SLtoVL
-//     and VL arbitration tables written (configure.go); later sweeps send
-//     only what changed.
+//     and VL arbitration tables written (configure.go; with
+//     Config.VLTables keep, the devices keep their own SLtoVL and
+//     arbitration tables); later sweeps send only what changed.
 //   - activation: every cabled port configured (MTU, VLs, LIDs, SM LID)
 //     and moved Init → Armed, then all of them Active.
 //

@@ -63,11 +63,7 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan 
 		s.switchSL2VL(sn, sw, vlsOf, problem)
 	}
 	for _, p := range plan {
-		if !sn.IsSwitch(p.node) {
-			s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
-				problem("SLtoVL of %s port %d: %v", sn.Topo.Node(p.node).Name, p.port, err)
-			})
-		}
+		s.caSL2VL(sn, p, problem)
 		s.vlArb(sn, p, problem)
 	}
 	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
@@ -265,7 +261,21 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(stri
 	sortTurns(keys)
 	for _, k := range keys {
 		sw, _ := sn.Topo.LookupGUID(k.guid)
-		s.setTurn(sn, sw, k, data, res, problem, true)
+		if s.cfg.VLTables != VLTablesKeep {
+			s.setTurn(sn, sw, k, data, res, problem, true)
+			continue
+		}
+		// The table is the device's own: read it, to write it back when
+		// the block is undone.
+		m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
+		s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSLtoVLMapping, mod: m.Modifier()}, func(r *response) {
+			if r.err != nil {
+				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.err)
+				return
+			}
+			s.kept[k] = r.data[:mad.SLtoVLMappingTableSize]
+			s.setTurn(sn, sw, k, data, res, problem, true)
+		})
 	}
 }
 
@@ -279,6 +289,7 @@ func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res
 		switch {
 		case !ok || !sn.IsSwitch(sw) || k.in > sn.Topo.Node(sw).NumPorts || k.out > sn.Topo.Node(sw).NumPorts:
 			delete(s.blocked, k)
+			delete(s.kept, k)
 		case !want[k]:
 			undo = append(undo, k)
 		}
@@ -290,7 +301,11 @@ func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res
 		if !ok {
 			vls = max(sn.PortInfo[sw][k.out].OperationalVLs, 1)
 		}
-		s.setTurn(sn, sw, k, sl2vl(vls), res, problem, false)
+		data := sl2vl(vls)
+		if old, ok := s.kept[k]; ok {
+			data = old
+		}
+		s.setTurn(sn, sw, k, data, res, problem, false)
 	}
 }
 
@@ -308,6 +323,7 @@ func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, pr
 			s.blocked[k] = true
 		} else {
 			delete(s.blocked, k)
+			delete(s.kept, k)
 		}
 	})
 }

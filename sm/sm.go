@@ -60,10 +60,11 @@ type SM struct {
 	// configured) for subnet, so LID routes work and a change can be
 	// assimilated; false after a sweep or assimilation that failed.
 	installed bool
-	trapLIDs  map[uint16]bool   // switches whose Trap 128 came in, not yet scanned
-	badTraps  uint64            // traps that are not a Trap 128 with a LID
-	blocked   map[turnKey]bool  // SLtoVL pairs set to VL15 at cut nodes
-	described map[uint64]string // NodeDescriptions read, by node GUID
+	trapLIDs  map[uint16]bool    // switches whose Trap 128 came in, not yet scanned
+	badTraps  uint64             // traps that are not a Trap 128 with a LID
+	blocked   map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
+	kept      map[turnKey][]byte // with VLTablesKeep: what a block replaced
+	described map[uint64]string  // NodeDescriptions read, by node GUID
 	// noPrefix: a directed route with a LID-routed prefix went
 	// unanswered once, so partial discovery routes purely directed.
 	noPrefix bool
@@ -103,7 +104,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	}
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
-		blocked: map[turnKey]bool{}, described: map[uint64]string{}}
+		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {

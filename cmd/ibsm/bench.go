@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -26,7 +27,7 @@ import (
 	"ibfab/topologies"
 )
 
-const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--route-nets LIST] [--route-iters N] [--out FILE]`
+const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--vl-tables keep|set] [--route-nets LIST] [--route-iters N] [--out FILE]`
 
 // benchNets are the networks the bench knows by name; "irregularN" is
 // also any N: the thesis's random irregular network of N 4-port switches
@@ -78,12 +79,17 @@ type SubnetUpCase struct {
 
 // SMStats is one SM's runs on a fabric and their medians.
 type SMStats struct {
-	Routing   string  `json:"routing"`
+	Routing string `json:"routing"`
+	// VLTables is ibsm's --vl-tables (OpenSM runs with QoS off: it
+	// leaves the SLtoVL and arbitration tables alone, as keep does).
+	VLTables  string  `json:"vl_tables,omitempty"`
 	Runs      []SMRun `json:"runs"`
 	MsToUp    float64 `json:"ms_to_up"`
 	MsProcess float64 `json:"ms_process"`
 	MsSweep   float64 `json:"ms_sweep"`
 	SMPsWire  float64 `json:"smps_wire"`
+	CPUMs     float64 `json:"cpu_ms"`
+	SimCPUMs  float64 `json:"sim_cpu_ms"`
 	Error     string  `json:"error,omitempty"`
 }
 
@@ -104,6 +110,13 @@ type SMRun struct {
 	SMPsWire uint64 `json:"smps_wire"`
 	// SMPsSelf: the SMPs ibsm counted itself (local ones included).
 	SMPsSelf uint64 `json:"smps_self,omitempty"`
+	// CPUMs: the SM process's CPU time (user and system); SimCPUMs:
+	// ibsim's over the same span, from the SM's exec to its exit. On a
+	// shared machine these hold still where wall times do not.
+	CPUMs    float64 `json:"cpu_ms"`
+	SimCPUMs float64 `json:"sim_cpu_ms"`
+	// Phases: ibsm's own account of its sweep, phase by phase.
+	Phases []sm.Phase `json:"phases,omitempty"`
 }
 
 // RoutingCase compares the engines on one network, through the sm API.
@@ -129,7 +142,7 @@ type EngineResult struct {
 type benchOptions struct {
 	fabrics, routeNets []string
 	runs, routeIters   int
-	routing            string
+	routing, vlTables  string
 	out                string
 	ibsm               string
 }
@@ -147,6 +160,7 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs of each SM on each fabric, on a fresh simulator each (medians reported)")
 	fs.IntVar(&o.routeIters, "route-iters", 5, "route computations per engine and network (median reported)")
 	fs.StringVar(&o.routing, "routing", sm.DefaultRouting, "ibsm's routing engine; OpenSM runs the matching one (updn, minhop, ftree)")
+	fs.StringVar(&o.vlTables, "vl-tables", sm.VLTablesKeep, "ibsm's --vl-tables: keep (as OpenSM with QoS off) or set")
 	fs.StringVar(&o.out, "out", "", "also write the JSON report to `FILE`")
 	fs.StringVar(&o.ibsm, "ibsm", "", "the ibsm binary to run (default: this one)")
 	if err := fs.Parse(args); err != nil {
@@ -157,6 +171,9 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	}
 	if o.runs < 1 || o.routeIters < 1 {
 		return nil, errors.New("--runs and --route-iters must be at least 1")
+	}
+	if o.vlTables != sm.VLTablesKeep && o.vlTables != sm.VLTablesSet {
+		return nil, fmt.Errorf("--vl-tables %q: want %s or %s", o.vlTables, sm.VLTablesKeep, sm.VLTablesSet)
 	}
 	o.fabrics, o.routeNets = splitList(*fabrics), splitList(*nets)
 	if _, err := opensmEngine(o.routing); err != nil {
@@ -258,7 +275,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 var benchNotes = []string{
 	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's.",
+	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
+	"cpu_ms is the SM process's CPU time (user and system), sim_cpu_ms ibsim's from the SM's exec to its exit (10 ms ticks): the simulator handles one MAD at a time, so its CPU time is a floor under the time to SUBNET UP that other load on the machine does not move much.",
 	"smps_wire is PortXmitPkts of the SM's port as ibsim counts it (perfquery through libumad2sim after the SM exited): every SMP that left the port, retries included, for both SMs alike; SMPs to the SM's own node never reach the wire. smps_self is ibsm's own count.",
 	"ratio is ibsm / OpenSM of the medians; the goal is ms_to_up ≤ 0.5 with smps_wire ≤ 1.",
 	"routing: each engine's route computation through the sm API on the SM's view of the network (no verification in ms; verify_ms apart), median of route-iters runs; ratios relative to updn-fera.",
@@ -299,7 +318,7 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	}
 	osmEngine, _ := opensmEngine(o.routing)
 	c := &SubnetUpCase{Fabric: name, Nodes: topo.NumNodes(), Switches: topo.Count(topologies.Switch),
-		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing}, OpenSM: SMStats{Routing: osmEngine}}
+		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing, VLTables: o.vlTables}, OpenSM: SMStats{Routing: osmEngine}}
 	for i := range o.runs {
 		// Alternate which SM goes first, so that neither always meets a
 		// machine warmed up (or loaded) by the other.
@@ -326,12 +345,13 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		}
 	}
 	for _, st := range []*SMStats{&c.IBSM, &c.OpenSM} {
-		var up, proc, sweep, smps []float64
+		var up, proc, sweep, smps, cpu, simCPU []float64
 		for _, r := range st.Runs {
 			up, proc, sweep = append(up, r.MsToUp), append(proc, r.MsProcess), append(sweep, r.MsSweep)
-			smps = append(smps, float64(r.SMPsWire))
+			smps, cpu, simCPU = append(smps, float64(r.SMPsWire)), append(cpu, r.CPUMs), append(simCPU, r.SimCPUMs)
 		}
 		st.MsToUp, st.MsProcess, st.MsSweep, st.SMPsWire = median(up), median(proc), median(sweep), median(smps)
+		st.CPUMs, st.SimCPUMs = median(cpu), median(simCPU)
 	}
 	if c.IBSM.Error != "" || c.OpenSM.Error != "" {
 		return c, nil
@@ -341,6 +361,8 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		"ms_process": ratio(c.IBSM.MsProcess, c.OpenSM.MsProcess),
 		"ms_sweep":   ratio(c.IBSM.MsSweep, c.OpenSM.MsSweep),
 		"smps_wire":  ratio(c.IBSM.SMPsWire, c.OpenSM.SMPsWire),
+		"cpu_ms":     ratio(c.IBSM.CPUMs, c.OpenSM.CPUMs),
+		"sim_cpu_ms": ratio(c.IBSM.SimCPUMs, c.OpenSM.SimCPUMs),
 	}
 	c.GoalMet = c.Ratio["ms_to_up"] <= 0.5 && c.Ratio["smps_wire"] <= 1
 	return c, nil
@@ -361,14 +383,16 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	var r *SMRun
+	simCPU := cpuOf(sim.PID())
 	if isIBSM {
-		r, err = runIBSM(ctx, sim, o.ibsm, o.routing)
+		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, o.vlTables)
 	} else {
 		r, err = runOpenSM(ctx, sim, dir, osmEngine)
 	}
 	if err != nil {
 		return nil, err
 	}
+	r.SimCPUMs = ms(cpuOf(sim.PID()) - simCPU)
 	out, err := sim.Diag(ctx, "perfquery")
 	if err != nil {
 		return nil, err
@@ -379,8 +403,8 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	return r, nil
 }
 
-func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing string) (*SMRun, error) {
-	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing)
+func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables string) (*SMRun, error) {
+	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -407,10 +431,11 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing string) (*SMR
 	}
 	err = cmd.Wait()
 	r.MsProcess = ms(time.Since(start))
+	r.CPUMs = processCPU(cmd)
 	if err != nil || !res.SubnetUp {
 		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
 	}
-	r.MsSweep, r.SMPsSelf = res.MsTotal, res.SMPsTotal
+	r.MsSweep, r.SMPsSelf, r.Phases = res.MsTotal, res.SMPsTotal, res.Phases
 	return r, nil
 }
 
@@ -428,7 +453,7 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err = cmd.Run()
-	r := &SMRun{MsProcess: ms(time.Since(start))}
+	r := &SMRun{MsProcess: ms(time.Since(start)), CPUMs: processCPU(cmd)}
 	if err != nil {
 		return nil, fmt.Errorf("opensm: %w: %s", err, out.String())
 	}
@@ -442,6 +467,41 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	}
 	r.MsToUp, r.MsSweep = ms(up.Sub(start)), ms(up.Sub(disc))
 	return r, nil
+}
+
+// processCPU is the user and system CPU time, in ms, of cmd's process,
+// which has exited.
+func processCPU(cmd *exec.Cmd) float64 {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
+}
+
+// cpuOf returns the user and system CPU time a running process has used,
+// from /proc/PID/stat (fields 14 and 15, in USER_HZ ticks of 10 ms), or
+// 0 when it cannot be read.
+func cpuOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis (field 3 is the first there).
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // opensmTimes finds the times of "Entering DISCOVERING state" and

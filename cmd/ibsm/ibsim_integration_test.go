@@ -353,10 +353,18 @@ func TestBench(t *testing.T) {
 			assert.GreaterOrEqual(t, r.MsProcess, r.MsToUp)
 			assert.Positive(t, r.MsSweep)
 			assert.Positive(t, r.SMPsWire)
+			assert.Positive(t, r.CPUMs)
 		}
 	}
+	assert.Equal(t, "keep", c.IBSM.VLTables, "as OpenSM with QoS off")
 	for _, r := range c.IBSM.Runs {
 		assert.Less(t, r.SMPsWire, r.SMPsSelf, "SMPs to ibsm's own node stay off the wire")
+		var sum uint64
+		for _, p := range r.Phases {
+			sum += p.SMPs
+		}
+		assert.Len(t, r.Phases, 4)
+		assert.Equal(t, r.SMPsSelf, sum, "the phases account for every SMP")
 	}
 	assert.Equal(t, "updn", c.OpenSM.Routing)
 	for _, k := range []string{"ms_to_up", "ms_process", "ms_sweep", "smps_wire"} {

@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -58,6 +59,7 @@ type options struct {
 	once      bool
 	json      bool
 	dump      bool
+	profile   string
 	cfg       sm.Config
 	seed      uint64
 	lmc, vls  uint
@@ -84,6 +86,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
 	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")
 	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
 	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once")
@@ -92,6 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")
 	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
+	fs.StringVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
 	fs.StringVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent choice: last, first or random")
 	fs.StringVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa tie-break: keep-old or random")
@@ -135,6 +139,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)
+	}
+	if o.profile != "" {
+		f, err := os.Create(o.profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm: %v\n", err)
+			return exitFailure
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	port, err := sm.OpenPort(o.port)
 	if err != nil {

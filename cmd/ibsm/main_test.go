@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -161,4 +162,19 @@ func TestWatch(t *testing.T) {
 	code := run(ctx, []string{"--port", "fake", "--json"}, out, &errs)
 	assert.Equal(t, exitOK, code, errs.String())
 	assert.Contains(t, out.b.String(), `"subnet_up":true`)
+}
+
+// TestCPUOf reads a process's CPU time from /proc: this one's grows as it
+// spins; a process that is not there has none.
+func TestCPUOf(t *testing.T) {
+	before := cpuOf(os.Getpid())
+	deadline := time.Now().Add(10 * time.Second)
+	x := 0
+	for cpuOf(os.Getpid()) <= before && time.Now().Before(deadline) {
+		for i := range 1_000_000 {
+			x += i
+		}
+	}
+	assert.Greater(t, cpuOf(os.Getpid()), before, "%d", x)
+	assert.Zero(t, cpuOf(1<<30))
 }
