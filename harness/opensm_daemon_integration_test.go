@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
 	"ibfab/topologies"
 )
 
@@ -128,71 +126,13 @@ func checkOpenSMLIDs(t *testing.T, f *fabrictest.Fabric, lids map[uint64]uint16,
 // checkAllPairs runs UD traffic between every ordered pair of hosts.
 func checkAllPairs(t *testing.T, f *fabrictest.Fabric, hosts []string) {
 	t.Helper()
-	var rounds []int
-	for k := 1; k < len(hosts); k++ {
-		rounds = append(rounds, k)
-	}
-	checkPairs(t, f, hosts, rounds)
+	f.For(t).CheckAllPairs(hosts)
 }
 
-// checkPairs runs light UD traffic in rounds: in round k host i sends to host
-// i+k only, so each receiver hears one sender and a broken route cannot
-// hide behind another.
+// checkPairs runs light UD traffic in rounds (fabrictest.Fabric.CheckPairs).
 func checkPairs(t *testing.T, f *fabrictest.Fabric, hosts []string, rounds []int) {
 	t.Helper()
-	lid := map[string]uint16{}
-	for _, h := range hosts {
-		lid[h] = f.Node(h).Ports[0].LID
-	}
-	for _, k := range rounds {
-		rx0 := map[string]uint64{}
-		for _, h := range hosts {
-			rx0[h] = f.Node(h).Ports[0].Traffic.RxPackets
-		}
-		for i, h := range hosts {
-			dst := hosts[(i+k)%len(hosts)]
-			// Light load (~1600 packets/s per host): this checks routes,
-			// not capacity. At 1 % of the link rate (33k packets/s per
-			// host, more than the machine moves) buffers filled and
-			// OpenSM's minhop routes, which are not deadlock-free on an
-			// irregular fabric, sometimes locked up in a credit loop: no
-			// drops, no progress, as silicon would.
-			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 0.05, Payload: 256,
-				Dests: []uint16{lid[dst]}, Seed: uint64(k*1000 + i)}, nil)
-		}
-		var deaf []string
-		defer func() {
-			if t.Failed() && len(deaf) > 0 {
-				for _, h := range deaf {
-					p := f.Node(h).Ports[0]
-					i := slices.Index(hosts, h)
-					src := hosts[(i-k+len(hosts))%len(hosts)]
-					sp := f.Node(src).Ports[0]
-					t.Logf("round %d: %s (LID %d, %s) received %d, drops %v; its sender %s (LID %d, %s) sent %d, generator %+v",
-						k, h, p.LID, p.State, p.Traffic.RxPackets-rx0[h], p.Drops, src, sp.LID, sp.State, sp.Traffic.TxPackets, sp.Traffic.Generator)
-				}
-				for _, n := range f.Status().Nodes {
-					for _, p := range n.Ports {
-						if len(p.Drops) > 0 {
-							t.Logf("%s[%d] drops %v", n.Name, p.Port, p.Drops)
-						}
-					}
-				}
-			}
-		}()
-		fabrictest.Wait(t, 20*time.Second, fmt.Sprintf("round %d: every host hears its sender", k), func() bool {
-			deaf = deaf[:0]
-			for _, h := range hosts {
-				if f.Node(h).Ports[0].Traffic.RxPackets < rx0[h]+5 {
-					deaf = append(deaf, h)
-				}
-			}
-			return len(deaf) == 0
-		})
-		for _, h := range hosts {
-			f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, nil)
-		}
-	}
+	f.For(t).CheckPairs(hosts, rounds)
 }
 
 // reachable returns the hosts still connected to from once the nodes in
