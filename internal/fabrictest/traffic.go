@@ -7,6 +7,19 @@ import (
 	"ibfab/internal/nodeproc"
 )
 
+// PairLoad is the load (% of the link rate) each host of CheckPairs
+// offers, up to pairHosts hosts; more share pairHosts times it. Light
+// (~1600 packets/s per host): this checks routes, not capacity. At 1 % of
+// the link rate (33k packets/s per host, more than the machine moves)
+// buffers filled and OpenSM's minhop routes, which are not deadlock-free
+// on an irregular fabric, sometimes locked up in a credit loop: no drops,
+// no progress, as silicon would; 14 hosts at 0.05 % overloaded the
+// machine too (VL15 overflowed, SMPs were lost).
+const (
+	PairLoad  = 0.05
+	pairHosts = 7
+)
+
 // CheckAllPairs runs UD traffic between every ordered pair of hosts.
 func (f *Fabric) CheckAllPairs(hosts []string) {
 	f.tb.Helper()
@@ -27,6 +40,10 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 	for _, h := range hosts {
 		lid[h] = f.Node(h).Ports[0].LID
 	}
+	load := PairLoad
+	if len(hosts) > pairHosts {
+		load = PairLoad * pairHosts / float64(len(hosts))
+	}
 	for _, k := range rounds {
 		rx0 := map[string]uint64{}
 		for _, h := range hosts {
@@ -34,13 +51,7 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 		}
 		for i, h := range hosts {
 			dst := hosts[(i+k)%len(hosts)]
-			// Light load (~1600 packets/s per host): this checks routes,
-			// not capacity. At 1 % of the link rate (33k packets/s per
-			// host, more than the machine moves) buffers filled and
-			// OpenSM's minhop routes, which are not deadlock-free on an
-			// irregular fabric, sometimes locked up in a credit loop: no
-			// drops, no progress, as silicon would.
-			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 0.05, Payload: 256,
+			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: load, Payload: 256,
 				Dests: []uint16{lid[dst]}, Seed: uint64(k*1000 + i)}, nil)
 		}
 		var deaf []string

@@ -85,9 +85,10 @@ func pickLink(t *testing.T, topo *topologies.Topology, smNode string) link {
 
 // pickVictim returns the switch with hosts, not the SM's nor at a cut
 // link (a restarted switch waits for all its links to train), whose loss
-// on top of d leaves the most hosts connected to the SM.
+// on top of d leaves the most hosts connected to the SM; of those, the one
+// with the most switch links, whose loss moves the most routes.
 func pickVictim(t *testing.T, topo *topologies.Topology, smNode string, d *damage) string {
-	best, most := "", -1
+	best, most, links := "", -1, 0
 	home := smSwitch(topo, smNode)
 	for j, n := range topo.Nodes() {
 		if n.Type != topologies.Switch || j == home || len(hostsOf(topo, n.Name)) == 0 ||
@@ -95,14 +96,26 @@ func pickVictim(t *testing.T, topo *topologies.Topology, smNode string, d *damag
 			continue
 		}
 		dd := &damage{dead: map[string]bool{n.Name: true}, cut: d.cut}
-		if k := len(reachable(topo, smNode, dd)); k > most {
-			best, most = n.Name, k
+		k, l := len(reachable(topo, smNode, dd)), switchLinks(topo, j)
+		if k > most || k == most && l > links {
+			best, most, links = n.Name, k, l
 		}
 	}
 	if best == "" {
 		t.Fatal("no switch with hosts away from the SM's")
 	}
 	return best
+}
+
+// switchLinks counts the links of node i to switches.
+func switchLinks(topo *topologies.Topology, i int) int {
+	k := 0
+	for p := 1; p <= topo.Node(i).NumPorts; p++ {
+		if peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: p}); ok && topo.Node(peer.Node).Type == topologies.Switch {
+			k++
+		}
+	}
+	return k
 }
 
 // hostsOf returns the CAs cabled to switch sw.
@@ -147,7 +160,8 @@ func settled(f *fabrictest.Fabric, st *harness.FabricStatus, d *damage) (bool, s
 }
 
 // startTraffic has every host send light UD traffic to every other host
-// with a LID: the background load the changes happen under.
+// with a LID: the background load the changes happen under, a fifth of
+// CheckPairs' (the machine carries ~50k frames/s in all).
 func startTraffic(f *fabrictest.Fabric, hosts []string) {
 	lid := map[string]uint16{}
 	for _, h := range hosts {
@@ -160,7 +174,7 @@ func startTraffic(f *fabrictest.Fabric, hosts []string) {
 				dests = append(dests, lid[o])
 			}
 		}
-		f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 0.05, Payload: 256,
+		f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: fabrictest.PairLoad / 5, Payload: 256,
 			Dests: dests, Seed: uint64(i + 1)}, nil)
 	}
 }
