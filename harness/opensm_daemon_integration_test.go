@@ -1,12 +1,9 @@
 package harness_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,82 +14,19 @@ import (
 	"ibfab/topologies"
 )
 
-// openSM is Debian's OpenSM running as a daemon at one HCA of a fabric,
-// its log flushed line by line (by default it is buffered until exit, so
-// a test would not see SUBNET UP) and its GUID→LID cache in a directory
-// of the test's.
-type openSM struct {
-	f        *fabrictest.Fabric
-	log, dir string
-	d        *fabrictest.Daemon
-}
+// openSM is OpenSM as a daemon at an HCA (fabrictest.OpenSM).
+type openSM struct{ *fabrictest.OpenSM }
 
 func startOpenSM(t *testing.T, f *fabrictest.Fabric, node string) *openSM {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "opensm.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644))
-	o := &openSM{f: f, log: filepath.Join(dir, "opensm.log"), dir: dir}
-	o.d = f.StartUMAD(node, "env", "OSM_CACHE_DIR="+dir, "opensm", "-F", conf, "-f", o.log)
-	return o
+	return &openSM{f.For(t).StartOpenSM(node)}
 }
 
-// logText returns the log from byte offset from on.
-func (o *openSM) logText(t *testing.T, from int) string {
-	b, err := os.ReadFile(o.log)
-	if os.IsNotExist(err) {
-		return ""
-	}
-	require.NoError(t, err)
-	if from > len(b) {
-		return ""
-	}
-	return string(b[from:])
-}
-
-// waitLog waits until every one of want appears in the log after offset
-// from, in that order, and returns the offset after the last.
 func (o *openSM) waitLog(t *testing.T, timeout time.Duration, from int, want ...string) int {
 	t.Helper()
-	end := from
-	fabrictest.Wait(t, timeout, fmt.Sprintf("OpenSM log: %q", want), func() bool {
-		if exited, err := o.d.Exited(); exited {
-			t.Fatalf("opensm exited (%v): %s\nlog:\n%s", err, o.d.Output(), tail(o.logText(t, 0), 30))
-		}
-		s, at := o.logText(t, from), 0
-		for _, w := range want {
-			i := strings.Index(s[at:], w)
-			if i < 0 {
-				return false
-			}
-			at += i + len(w)
-		}
-		end = from + at
-		return true
-	})
-	return end
+	return o.WaitLog(t, timeout, from, want...)
 }
 
-// guid2lid reads OpenSM's GUID→LID cache: port GUID → base LID.
-func (o *openSM) guid2lid(t *testing.T) map[uint64]uint16 {
-	fh, err := os.Open(filepath.Join(o.dir, "guid2lid"))
-	require.NoError(t, err)
-	defer fh.Close()
-	m := map[uint64]uint16{}
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		g, err := strconv.ParseUint(f[0], 0, 64)
-		require.NoError(t, err, "guid2lid line %q", sc.Text())
-		l, err := strconv.ParseUint(f[1], 0, 16)
-		require.NoError(t, err, "guid2lid line %q", sc.Text())
-		m[g] = uint16(l)
-	}
-	require.NoError(t, sc.Err())
-	return m
-}
+func (o *openSM) guid2lid(t *testing.T) map[uint64]uint16 { return o.GUID2LID(t) }
 
 // checkOpenSMLIDs checks that every port of every node in alive holds the
 // LID OpenSM assigned to it (a switch's ports share port 0's).

@@ -1,7 +1,6 @@
 package smfabric_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -152,7 +151,7 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 }
 
 // waitSettled waits until the fabric's ports are as d makes them.
-func waitSettled(t *testing.T, f *fabrictest.Fabric, d *damage) {
+func waitSettled(t testing.TB, f *fabrictest.Fabric, d *damage) {
 	t.Helper()
 	var why string
 	defer func() {
@@ -160,7 +159,7 @@ func waitSettled(t *testing.T, f *fabrictest.Fabric, d *damage) {
 			t.Logf("last unsettled port: %s", why)
 		}
 	}()
-	fabrictest.Wait(t, 60*time.Second, fmt.Sprint("ports settled"), func() bool {
+	fabrictest.Wait(t, 60*time.Second, "ports settled", func() bool {
 		var ok bool
 		ok, why = settled(f, f.Status(), d)
 		return ok

@@ -60,7 +60,7 @@ func smSwitch(topo *topologies.Topology, smNode string) int {
 
 // pickLink returns a link between two switches, neither the SM's, whose
 // loss disconnects no host: one on a cycle, so routes move.
-func pickLink(t *testing.T, topo *topologies.Topology, smNode string) link {
+func pickLink(t testing.TB, topo *topologies.Topology, smNode string) link {
 	all := len(reachable(topo, smNode, &damage{}))
 	home := smSwitch(topo, smNode)
 	for i, n := range topo.Nodes() {
@@ -87,7 +87,7 @@ func pickLink(t *testing.T, topo *topologies.Topology, smNode string) link {
 // link (a restarted switch waits for all its links to train), whose loss
 // on top of d leaves the most hosts connected to the SM; of those, the one
 // with the most switch links, whose loss moves the most routes.
-func pickVictim(t *testing.T, topo *topologies.Topology, smNode string, d *damage) string {
+func pickVictim(t testing.TB, topo *topologies.Topology, smNode string, d *damage) string {
 	best, most, links := "", -1, 0
 	home := smSwitch(topo, smNode)
 	for j, n := range topo.Nodes() {

@@ -26,13 +26,14 @@ type smRun struct {
 
 	mu      sync.Mutex
 	results []*sm.Result
-	states  int      // table states checked
-	stages  []string // of the current distribution
-	bad     []string // states the verifier rejects
+	at      []time.Time // when each result came
+	states  int         // table states checked
+	stages  []string    // of the current distribution
+	bad     []string    // states the verifier rejects
 	check   sm.TransitionCheck
 
-	cancel context.CancelFunc
-	done   chan error
+	stop func() // ends the SM; the test's cleanup does too
+	done chan error
 }
 
 // startSM runs an SM at node with cfg (OnTables is the run's own) and
@@ -58,16 +59,20 @@ func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *sm
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
 	go func() { r.done <- s.Run(ctx, r.add) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-r.done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("sm: %v", err)
-		}
-		s.Close()
-		port.Close()
-	})
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-r.done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("sm: %v", err)
+			}
+			r.done <- nil
+			s.Close()
+			port.Close()
+		})
+	}
+	t.Cleanup(r.stop)
 	r.waitResult(t, 0, 60*time.Second, func(res *sm.Result) bool { return res.Event == "sweep" && res.SubnetUp })
 	return r
 }
@@ -76,6 +81,7 @@ func (r *smRun) add(res *sm.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, res)
+	r.at = append(r.at, time.Now())
 }
 
 // onTables checks one intermediate state: together with the states of the
@@ -115,6 +121,13 @@ func (r *smRun) since(from int) []*sm.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*sm.Result(nil), r.results[from:]...)
+}
+
+// arrivals returns the times the results from index from on came.
+func (r *smRun) arrivals(from int) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.at[from:]...)
 }
 
 // checked returns the number of states checked and the rejected ones.
