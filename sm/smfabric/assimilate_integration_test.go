@@ -30,13 +30,16 @@ var strategies = []strategy{
 
 // config completes s's configuration: FERa's routes (the thesis's),
 // detection by traps (every change here makes a neighbour send Trap 128),
-// partial discovery, and a long SMP timeout: the test is about what the SM
-// does, not how fast. On a busy machine a switch process may take more
-// than the default 200 ms to answer, and a periodic sweep then reads the
-// silence as a switch gone.
+// partial discovery, a long SMP timeout and OpenSM's four SMPs in flight:
+// the test is about what the SM does, not how fast. On a busy machine a
+// switch process may take more than the default 200 ms to answer (a
+// periodic sweep then reads the silence as a switch gone), and 16 SMPs in
+// flight overflow the 8 packets of VL15 buffer at a port whose switch
+// process waits for the CPU.
 func (s strategy) config() sm.Config {
 	c := s.cfg
 	c.Timeout = time.Second
+	c.Window = 4
 	c.Routing = "updn-fera"
 	c.Discovery = sm.DiscoveryPartial
 	c.Detect = sm.DetectTrap
