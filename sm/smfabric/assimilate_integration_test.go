@@ -51,7 +51,7 @@ func (s strategy) config() sm.Config {
 func TestAssimilateThesis8(t *testing.T) {
 	for _, s := range strategies {
 		t.Run(s.name, func(t *testing.T) {
-			testChanges(t, "as8"+s.name[:2], topologies.Default(), "ca4", s)
+			testChanges(t, "as8"+s.name[:2], topologies.Default(), "ca4", s, topologies.Thesis8AddPiece())
 		})
 	}
 }
@@ -63,19 +63,21 @@ func TestAssimilateIrregular16(t *testing.T) {
 	require.NoError(t, err)
 	for _, s := range strategies {
 		t.Run(s.name, func(t *testing.T) {
-			testChanges(t, "as16"+s.name[:2], topo, topo.Node(0).Name, s)
+			testChanges(t, "as16"+s.name[:2], topo, topo.Node(0).Name, s, nil)
 		})
 	}
 }
 
 // testChanges brings topo up under an SM at smNode and, with UD traffic
 // running between the hosts, cuts a link between two switches, kills a
-// switch with hosts, and starts that switch again. After each, the SM
+// switch with hosts, starts that switch again and, given a piece, hot-adds
+// it (ibfab add: a switch with hosts cabled to running switches). After
+// each, the SM
 // assimilates the change (partial discovery, the strategy's
 // distribution, no full sweep), every state its distribution goes through
 // passes the verifier, and every ordered pair of hosts still connected to
 // the SM exchanges UD traffic.
-func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode string, s strategy) {
+func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode string, s strategy, piece *topologies.Piece) {
 	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{})
 	cfg := s.config()
 	r := startSM(t, f, smNode, cfg)
@@ -109,13 +111,19 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 			delete(d.dead, victim)
 		}},
 	}
+	if piece != nil {
+		steps = append(steps, struct {
+			name  string
+			apply func()
+		}{piece.Attachments[0].Node + " hot-added", func() { f.Add(piece, harness.AddOptions{}) }})
+	}
 	for _, st := range steps {
 		n0 := r.count()
 		states0, _ := r.checked()
 		startTraffic(f, f.Hosts())
 		t0 := time.Now()
 		st.apply()
-		survivors := reachable(topo, smNode, d)
+		survivors := reachable(f.Topo, smNode, d)
 		fabrictest.Wait(t, 60*time.Second, st.name+": assimilated, ports settled", func() bool {
 			rs := r.since(n0)
 			if len(rs) == 0 || !rs[len(rs)-1].SubnetUp {
@@ -150,7 +158,7 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 		t.Logf("%s: %d hosts connected, settled in %v, %d table states checked;%s",
 			st.name, len(survivors), settle.Round(time.Millisecond), states-states0, describe(rs))
 	}
-	assert.Equal(t, len(f.Hosts()), len(reachable(topo, smNode, d)), "every host is back after the restart")
+	assert.Equal(t, len(f.Hosts()), len(reachable(f.Topo, smNode, d)), "every host is back after the restart")
 }
 
 // waitSettled waits until the fabric's ports are as d makes them.
