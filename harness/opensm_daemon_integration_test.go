@@ -1,13 +1,9 @@
 package harness_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,86 +11,22 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
 	"ibfab/topologies"
 )
 
-// openSM is Debian's OpenSM running as a daemon at one HCA of a fabric,
-// its log flushed line by line (by default it is buffered until exit, so
-// a test would not see SUBNET UP) and its GUID→LID cache in a directory
-// of the test's.
-type openSM struct {
-	f        *fabrictest.Fabric
-	log, dir string
-	d        *fabrictest.Daemon
-}
+// openSM is OpenSM as a daemon at an HCA (fabrictest.OpenSM).
+type openSM struct{ *fabrictest.OpenSM }
 
 func startOpenSM(t *testing.T, f *fabrictest.Fabric, node string) *openSM {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "opensm.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644))
-	o := &openSM{f: f, log: filepath.Join(dir, "opensm.log"), dir: dir}
-	o.d = f.StartUMAD(node, "env", "OSM_CACHE_DIR="+dir, "opensm", "-F", conf, "-f", o.log)
-	return o
+	return &openSM{f.For(t).StartOpenSM(node)}
 }
 
-// logText returns the log from byte offset from on.
-func (o *openSM) logText(t *testing.T, from int) string {
-	b, err := os.ReadFile(o.log)
-	if os.IsNotExist(err) {
-		return ""
-	}
-	require.NoError(t, err)
-	if from > len(b) {
-		return ""
-	}
-	return string(b[from:])
-}
-
-// waitLog waits until every one of want appears in the log after offset
-// from, in that order, and returns the offset after the last.
 func (o *openSM) waitLog(t *testing.T, timeout time.Duration, from int, want ...string) int {
 	t.Helper()
-	end := from
-	fabrictest.Wait(t, timeout, fmt.Sprintf("OpenSM log: %q", want), func() bool {
-		if exited, err := o.d.Exited(); exited {
-			t.Fatalf("opensm exited (%v): %s\nlog:\n%s", err, o.d.Output(), tail(o.logText(t, 0), 30))
-		}
-		s, at := o.logText(t, from), 0
-		for _, w := range want {
-			i := strings.Index(s[at:], w)
-			if i < 0 {
-				return false
-			}
-			at += i + len(w)
-		}
-		end = from + at
-		return true
-	})
-	return end
+	return o.WaitLog(t, timeout, from, want...)
 }
 
-// guid2lid reads OpenSM's GUID→LID cache: port GUID → base LID.
-func (o *openSM) guid2lid(t *testing.T) map[uint64]uint16 {
-	fh, err := os.Open(filepath.Join(o.dir, "guid2lid"))
-	require.NoError(t, err)
-	defer fh.Close()
-	m := map[uint64]uint16{}
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		g, err := strconv.ParseUint(f[0], 0, 64)
-		require.NoError(t, err, "guid2lid line %q", sc.Text())
-		l, err := strconv.ParseUint(f[1], 0, 16)
-		require.NoError(t, err, "guid2lid line %q", sc.Text())
-		m[g] = uint16(l)
-	}
-	require.NoError(t, sc.Err())
-	return m
-}
+func (o *openSM) guid2lid(t *testing.T) map[uint64]uint16 { return o.GUID2LID(t) }
 
 // checkOpenSMLIDs checks that every port of every node in alive holds the
 // LID OpenSM assigned to it (a switch's ports share port 0's).
@@ -128,71 +60,13 @@ func checkOpenSMLIDs(t *testing.T, f *fabrictest.Fabric, lids map[uint64]uint16,
 // checkAllPairs runs UD traffic between every ordered pair of hosts.
 func checkAllPairs(t *testing.T, f *fabrictest.Fabric, hosts []string) {
 	t.Helper()
-	var rounds []int
-	for k := 1; k < len(hosts); k++ {
-		rounds = append(rounds, k)
-	}
-	checkPairs(t, f, hosts, rounds)
+	f.For(t).CheckAllPairs(hosts)
 }
 
-// checkPairs runs light UD traffic in rounds: in round k host i sends to host
-// i+k only, so each receiver hears one sender and a broken route cannot
-// hide behind another.
+// checkPairs runs light UD traffic in rounds (fabrictest.Fabric.CheckPairs).
 func checkPairs(t *testing.T, f *fabrictest.Fabric, hosts []string, rounds []int) {
 	t.Helper()
-	lid := map[string]uint16{}
-	for _, h := range hosts {
-		lid[h] = f.Node(h).Ports[0].LID
-	}
-	for _, k := range rounds {
-		rx0 := map[string]uint64{}
-		for _, h := range hosts {
-			rx0[h] = f.Node(h).Ports[0].Traffic.RxPackets
-		}
-		for i, h := range hosts {
-			dst := hosts[(i+k)%len(hosts)]
-			// Light load (~1600 packets/s per host): this checks routes,
-			// not capacity. At 1 % of the link rate (33k packets/s per
-			// host, more than the machine moves) buffers filled and
-			// OpenSM's minhop routes, which are not deadlock-free on an
-			// irregular fabric, sometimes locked up in a credit loop: no
-			// drops, no progress, as silicon would.
-			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 0.05, Payload: 256,
-				Dests: []uint16{lid[dst]}, Seed: uint64(k*1000 + i)}, nil)
-		}
-		var deaf []string
-		defer func() {
-			if t.Failed() && len(deaf) > 0 {
-				for _, h := range deaf {
-					p := f.Node(h).Ports[0]
-					i := slices.Index(hosts, h)
-					src := hosts[(i-k+len(hosts))%len(hosts)]
-					sp := f.Node(src).Ports[0]
-					t.Logf("round %d: %s (LID %d, %s) received %d, drops %v; its sender %s (LID %d, %s) sent %d, generator %+v",
-						k, h, p.LID, p.State, p.Traffic.RxPackets-rx0[h], p.Drops, src, sp.LID, sp.State, sp.Traffic.TxPackets, sp.Traffic.Generator)
-				}
-				for _, n := range f.Status().Nodes {
-					for _, p := range n.Ports {
-						if len(p.Drops) > 0 {
-							t.Logf("%s[%d] drops %v", n.Name, p.Port, p.Drops)
-						}
-					}
-				}
-			}
-		}()
-		fabrictest.Wait(t, 20*time.Second, fmt.Sprintf("round %d: every host hears its sender", k), func() bool {
-			deaf = deaf[:0]
-			for _, h := range hosts {
-				if f.Node(h).Ports[0].Traffic.RxPackets < rx0[h]+5 {
-					deaf = append(deaf, h)
-				}
-			}
-			return len(deaf) == 0
-		})
-		for _, h := range hosts {
-			f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, nil)
-		}
-	}
+	f.For(t).CheckPairs(hosts, rounds)
 }
 
 // reachable returns the hosts still connected to from once the nodes in

@@ -29,13 +29,7 @@ func TestOpenSMOnce(t *testing.T) {
 	checkPorts(t, f, "Active")
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(s string, n int) string { return fabrictest.Tail(s, n) }
 
 // TestIbsmOnce: our SM, attached the same way, brings the default fabric up
 // with the thesis's 97 discovery SMPs, and UD traffic then flows between

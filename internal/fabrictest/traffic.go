@@ -1,0 +1,102 @@
+package fabrictest
+
+import (
+	"slices"
+	"time"
+
+	"ibfab/internal/nodeproc"
+)
+
+// PairLoad is the load (% of the link rate) each host of CheckPairs
+// offers, up to pairHosts hosts; more share pairHosts times it. Light
+// (~1600 packets/s per host): this checks routes, not capacity. At 1 % of
+// the link rate (33k packets/s per host, more than the machine moves)
+// buffers filled and OpenSM's minhop routes, which are not deadlock-free
+// on an irregular fabric, sometimes locked up in a credit loop: no drops,
+// no progress, as silicon would; 14 hosts at 0.05 % overloaded the
+// machine too (VL15 overflowed, SMPs were lost).
+const (
+	PairLoad  = 0.05
+	pairHosts = 7
+)
+
+// CheckAllPairs runs UD traffic between every ordered pair of hosts.
+func (f *Fabric) CheckAllPairs(hosts []string) {
+	f.tb.Helper()
+	var rounds []int
+	for k := 1; k < len(hosts); k++ {
+		rounds = append(rounds, k)
+	}
+	f.CheckPairs(hosts, rounds)
+}
+
+// CheckPairs runs light UD traffic in rounds: in round k host i sends to
+// host i+k only, so each receiver hears one sender and a broken route
+// cannot hide behind another. It stops every host's traffic afterwards.
+func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
+	tb := f.tb
+	tb.Helper()
+	lid := map[string]uint16{}
+	for _, h := range hosts {
+		lid[h] = f.Node(h).Ports[0].LID
+	}
+	load := PairLoad
+	if len(hosts) > pairHosts {
+		load = PairLoad * pairHosts / float64(len(hosts))
+	}
+	for _, k := range rounds {
+		rx0 := map[string]uint64{}
+		for _, h := range hosts {
+			rx0[h] = f.Node(h).Ports[0].Traffic.RxPackets
+		}
+		for i, h := range hosts {
+			dst := hosts[(i+k)%len(hosts)]
+			f.MustCall(h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: load, Payload: 256,
+				Dests: []uint16{lid[dst]}, Seed: uint64(k*1000 + i)}, nil)
+		}
+		var deaf []string
+		report := func() {
+			for _, h := range deaf {
+				p := f.Node(h).Ports[0]
+				i := slices.Index(hosts, h)
+				src := hosts[(i-k+len(hosts))%len(hosts)]
+				sp := f.Node(src).Ports[0]
+				tb.Logf("round %d: %s (LID %d, %s) received %d, drops %v; its sender %s (LID %d, %s) sent %d, generator %+v",
+					k, h, p.LID, p.State, p.Traffic.RxPackets-rx0[h], p.Drops, src, sp.LID, sp.State, sp.Traffic.TxPackets, sp.Traffic.Generator)
+			}
+			for _, n := range f.Status().Nodes {
+				for _, p := range n.Ports {
+					if len(p.Drops) > 0 {
+						tb.Logf("%s[%d] drops %v", n.Name, p.Port, p.Drops)
+					}
+				}
+			}
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			deaf = deaf[:0]
+			for _, h := range hosts {
+				if f.Node(h).Ports[0].Traffic.RxPackets < rx0[h]+5 {
+					deaf = append(deaf, h)
+				}
+			}
+			if len(deaf) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				report()
+				tb.Fatalf("round %d: every host hears its sender: not after 20s (deaf: %v)", k, deaf)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.StopTraffic(hosts)
+	}
+}
+
+// StopTraffic stops the traffic generator of every host's port 1.
+func (f *Fabric) StopTraffic(hosts []string) {
+	f.tb.Helper()
+	for _, h := range hosts {
+		f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, nil)
+	}
+}
