@@ -1,0 +1,231 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/internal/fabricnet"
+	"ibfab/internal/fabrictest"
+	"ibfab/internal/ibsimtest"
+	"ibfab/internal/opensmrun"
+	"ibfab/topologies"
+)
+
+// BenchmarkOpenSMFabricVsIbsim runs Debian's OpenSM (--once) on our fabric
+// and on ibsim loaded from the same topology, several times each on a fresh
+// fabric and simulator, alternating which goes first, and writes the
+// medians and their ratios fabric/ibsim as JSON to $IBFAB_BENCH_OUT
+// (default out/bench/opensm.json at the module root): the time to SUBNET
+// UP and the SMPs that left the SM's port. $IBFAB_OPENSM_NETS picks the
+// networks (comma-separated names of opensmNets; default all) and
+// $IBFAB_OPENSM_RUNS the runs of each (default 5).
+//
+// Both sides run the same code (package opensmrun): OpenSM is exec'd in
+// the namespace of the SM's port with libumad2sim preloaded, its times come
+// from its own log, and the SMP count is PortXmitPkts of its port read with
+// perfquery after it exited. It runs once whatever b.N is.
+func BenchmarkOpenSMFabricVsIbsim(b *testing.B) {
+	fabrictest.RequireRoot(b)
+	runs := 5
+	if s := os.Getenv("IBFAB_OPENSM_RUNS"); s != "" {
+		_, err := fmt.Sscan(s, &runs)
+		require.NoError(b, err, "IBFAB_OPENSM_RUNS")
+		require.Positive(b, runs, "IBFAB_OPENSM_RUNS")
+	}
+	nets := opensmNets
+	if s := os.Getenv("IBFAB_OPENSM_NETS"); s != "" {
+		nets = nil
+		for _, name := range strings.Split(s, ",") {
+			i := slices.IndexFunc(opensmNets, func(n opensmNet) bool { return n.name == name })
+			require.GreaterOrEqual(b, i, 0, "IBFAB_OPENSM_NETS: no network %q", name)
+			nets = append(nets, opensmNets[i])
+		}
+	}
+	res := map[string]any{
+		"date":  time.Now().UTC().Format(time.RFC3339),
+		"cpus":  runtime.NumCPU(),
+		"runs":  runs,
+		"notes": opensmBenchNotes,
+		// Both sides share the machine with whatever else runs on it:
+		// the ratios hold, the absolute times move with the load.
+		"loadavg_start": loadAvg(b),
+	}
+	var cases []map[string]any
+	for _, n := range nets {
+		topo, err := n.build()
+		require.NoError(b, err)
+		c := opensmCase(b, n.name, topo, runs)
+		cases = append(cases, c)
+		for k, v := range c["ratio"].(map[string]float64) {
+			b.ReportMetric(v, n.name+"_"+k+"_ratio")
+		}
+	}
+	res["networks"] = cases
+	res["loadavg_end"] = loadAvg(b)
+
+	out := os.Getenv("IBFAB_BENCH_OUT")
+	if out == "" {
+		out = filepath.Join("..", "out", "bench", "opensm.json")
+	}
+	require.NoError(b, os.MkdirAll(filepath.Dir(out), 0o755))
+	j, err := json.MarshalIndent(res, "", "  ")
+	require.NoError(b, err)
+	require.NoError(b, os.WriteFile(out, append(j, '\n'), 0o644))
+	b.Logf("wrote %s:\n%s", out, j)
+}
+
+type opensmNet struct {
+	name  string
+	build func() (*topologies.Topology, error)
+}
+
+var opensmNets = []opensmNet{
+	{"thesis8", func() (*topologies.Topology, error) { return topologies.Default(), nil }},
+	{"fattree144", func() (*topologies.Topology, error) { return topologies.FatTree(12, 6, 12) }},
+	{"fattree432", func() (*topologies.Topology, error) { return topologies.FatTree(24, 12, 18) }},
+}
+
+var opensmBenchNotes = []string{
+	"Each run brings up a fresh fabric (ibfab processes) or a fresh ibsim from the same topology, so OpenSM always meets an unconfigured subnet; the fabric's bring-up (links training) is not timed. The side that goes first alternates between runs.",
+	"OpenSM runs with --once, default options, a fresh cache directory, at the topology's first CA (the node ibsim attaches its SM port to), exec'd from a thread inside that node's namespace with libumad2sim preloaded.",
+	"ms_to_up: from the exec to the time stamp of OpenSM's SUBNET UP log line; ms_sweep: OpenSM's log from Entering DISCOVERING state to SUBNET UP; ms_process: exec to exit.",
+	"smps_wire: PortXmitPkts of the SM's port, read with perfquery after OpenSM exited (the simulator's PMA on ibsim, the HCA's on the fabric): every SMP that left the port, resends included; SMPs to the SM's own node do not reach the wire.",
+	"fabric only: up_s is the bring-up (not timed in ms_*); mads_in is what OpenSM (and perfquery's two PMA queries, which stay local) handed the HCA's attach point, retries and timeouts are the attach point's resends of unanswered requests and the requests handed back with ETIMEDOUT (the kernel's MAD layer does both on hardware; ibsim answers every request at once or never); log_errors counts OpenSM's ERR lines on either side.",
+	"ratio: fabric / ibsim of the medians.",
+	"Why smps_wire differs (thesis8, OpenSM's frame log, -D 0x20, one run each): the attributes OpenSM reads and writes match one for one except two, both from what the devices advertise. P_KeyTable: ibsim's switches advertise a PartitionEnforcementCap, so OpenSM reads two P_Key blocks of each of the 25 cabled switch external ports (50 Gets); ours enforce no partitions on external ports (cap 0: none), and their port 0 has PartitionCap 64 (8 more Gets for block 1): 42 fewer on the fabric. PortInfo Set: ibsim's ports advertise extended link speeds, and OpenSM sends 32 Sets in the extended form (attribute modifier bit 31) and 86 plain ones; our 4x SDR ports get 104 plain ones: 14 fewer. No request was resent on the fabric (retries 0).",
+	"OpenSM's first Set to each CA port on the fabric has PortState Down: our ports come out of reset with OperationalVLs 1 (VL0), OpenSM computes 4 (VL0-7) and resets the port state machine to change it (IBA 7.2.7), so every CA link retrains during the sweep; ibsim's ports start at their VLCap and get a Set without a state change. The count is the same.",
+}
+
+// opensmCase runs OpenSM runs times on each side.
+func opensmCase(b *testing.B, name string, topo *topologies.Topology, runs int) map[string]any {
+	smNode := ""
+	for _, n := range topo.Nodes() {
+		if n.Type == topologies.CA {
+			smNode = n.Name
+			break
+		}
+	}
+	require.NotEmpty(b, smNode, "%s has no CA", name)
+	var fab, sim []map[string]float64
+	for i := range runs {
+		for k, onFabric := range []bool{i%2 == 0, i%2 == 1} {
+			var r map[string]float64
+			side := "ibsim"
+			if onFabric {
+				side = "fabric"
+				r = opensmOnFabric(b, fmt.Sprintf("osmb%d", 2*i+k), topo, smNode)
+				fab = append(fab, r)
+			} else {
+				r = opensmOnIbsim(b, topo)
+				sim = append(sim, r)
+			}
+			b.Logf("%s run %d %s: up in %.1f ms (sweep %.1f ms), %.0f SMPs on the wire", name, i+1, side, r["ms_to_up"], r["ms_sweep"], r["smps_wire"])
+		}
+	}
+	fm, sm := medians(fab), medians(sim)
+	ratio := map[string]float64{}
+	for _, k := range []string{"ms_to_up", "ms_sweep", "ms_process", "smps_wire"} {
+		ratio[k] = math.Round(fm[k]/sm[k]*1e4) / 1e4
+	}
+	return map[string]any{
+		"network":  name,
+		"nodes":    topo.NumNodes(),
+		"switches": topo.Count(topologies.Switch),
+		"hcas":     topo.Count(topologies.CA),
+		"sm_node":  smNode,
+		"fabric":   map[string]any{"median": fm, "runs": fab},
+		"ibsim":    map[string]any{"median": sm, "runs": sim},
+		"ratio":    ratio,
+	}
+}
+
+// medians returns the median of each figure over runs.
+func medians(runs []map[string]float64) map[string]float64 {
+	m := map[string]float64{}
+	for k := range runs[0] {
+		var xs []float64
+		for _, r := range runs {
+			xs = append(xs, r[k])
+		}
+		s := slices.Sorted(slices.Values(xs))
+		m[k] = (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	}
+	return m
+}
+
+// opensmResult is one run's figures; smps is perfquery's output.
+func opensmResult(b *testing.B, r *opensmrun.Result, perf []byte) map[string]float64 {
+	smps, err := opensmrun.PerfCounter(perf, "PortXmitPkts")
+	require.NoError(b, err)
+	log, err := os.ReadFile(r.Log)
+	require.NoError(b, err)
+	return map[string]float64{
+		"ms_to_up": r.MsToUp, "ms_sweep": r.MsSweep, "ms_process": r.MsProcess,
+		"smps_wire": float64(smps), "log_errors": float64(strings.Count(string(log), " ERR ")),
+	}
+}
+
+func opensmOnIbsim(b *testing.B, topo *topologies.Topology) map[string]float64 {
+	dir := b.TempDir()
+	sim, err := ibsimtest.Start(topo, dir)
+	require.NoError(b, err)
+	defer func() { require.NoError(b, sim.Close()) }()
+	env, err := ibsimtest.DiagEnv()
+	require.NoError(b, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir})
+	require.NoError(b, err)
+	perf, err := opensmrun.Run(ctx, sim.NS, env, "perfquery")
+	require.NoError(b, err)
+	return opensmResult(b, r, perf)
+}
+
+func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNode string) map[string]float64 {
+	t0 := time.Now()
+	f := fabrictest.Up(b, suffix, topo, harness.UpOptions{Timeout: 10 * time.Minute})
+	upSecs := time.Since(t0).Seconds()
+	// Down now, not when the benchmark ends: one fabric at a time. The
+	// cleanup Up registered finds nothing left and checks that.
+	defer func() { require.NoError(b, harness.Down(f.Name)) }()
+	before := f.Node(smNode)
+	env, err := harness.UMADEnv("")
+	require.NoError(b, err)
+	ns := fabricnet.Namespace(f.Name, smNode)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: ns, Env: env, Dir: b.TempDir()})
+	require.NoError(b, err)
+	perf, err := opensmrun.Run(ctx, ns, env, "perfquery")
+	require.NoError(b, err)
+	after := f.Node(smNode)
+	res := opensmResult(b, r, perf)
+	// The status's counter, read after perfquery's, agrees with it (the
+	// PMA query of its own port does not reach the wire).
+	require.Equal(b, res["smps_wire"], float64(after.Ports[0].Counters.PortXmitPkts-before.Ports[0].Counters.PortXmitPkts),
+		"PortXmitPkts: perfquery against status")
+	res["mads_in"] = float64(after.Sim.MADsIn - before.Sim.MADsIn)
+	res["retries"] = float64(after.Sim.Retries - before.Sim.Retries)
+	res["timeouts"] = float64(after.Sim.Timeouts - before.Sim.Timeouts)
+	res["up_s"] = math.Round(upSecs*10) / 10
+	return res
+}
+
+// loadAvg is the first three fields of /proc/loadavg.
+func loadAvg(tb testing.TB) string {
+	b, err := os.ReadFile("/proc/loadavg")
+	require.NoError(tb, err)
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
