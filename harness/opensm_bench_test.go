@@ -2,11 +2,9 @@ package harness_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -75,15 +73,7 @@ func BenchmarkOpenSMFabricVsIbsim(b *testing.B) {
 	res["networks"] = cases
 	res["loadavg_end"] = loadAvg(b)
 
-	out := os.Getenv("IBFAB_BENCH_OUT")
-	if out == "" {
-		out = filepath.Join("..", "out", "bench", "opensm.json")
-	}
-	require.NoError(b, os.MkdirAll(filepath.Dir(out), 0o755))
-	j, err := json.MarshalIndent(res, "", "  ")
-	require.NoError(b, err)
-	require.NoError(b, os.WriteFile(out, append(j, '\n'), 0o644))
-	b.Logf("wrote %s:\n%s", out, j)
+	writeBenchJSON(b, "opensm.json", res)
 }
 
 type opensmNet struct {
