@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -66,8 +67,10 @@ func BenchmarkOpenSMFabricVsIbsim(b *testing.B) {
 		require.NoError(b, err)
 		c := opensmCase(b, n.name, topo, runs)
 		cases = append(cases, c)
-		for k, v := range c["ratio"].(map[string]float64) {
-			b.ReportMetric(v, n.name+"_"+k+"_ratio")
+		if ratio, ok := c["ratio"].(map[string]float64); ok {
+			for k, v := range ratio {
+				b.ReportMetric(v, n.name+"_"+k+"_ratio")
+			}
 		}
 	}
 	res["networks"] = cases
@@ -92,7 +95,8 @@ var opensmBenchNotes = []string{
 	"OpenSM runs with --once, default options, a fresh cache directory, at the topology's first CA (the node ibsim attaches its SM port to), exec'd from a thread inside that node's namespace with libumad2sim preloaded.",
 	"ms_to_up: from the exec to the time stamp of OpenSM's SUBNET UP log line; ms_sweep: OpenSM's log from Entering DISCOVERING state to SUBNET UP; ms_process: exec to exit.",
 	"smps_wire: PortXmitPkts of the SM's port, read with perfquery after OpenSM exited (the simulator's PMA on ibsim, the HCA's on the fabric): every SMP that left the port, resends included; SMPs to the SM's own node do not reach the wire.",
-	"fabric only: up_s is the bring-up (not timed in ms_*); mads_in is what OpenSM (and perfquery's two PMA queries, which stay local) handed the HCA's attach point, retries and timeouts are the attach point's resends of unanswered requests and the requests handed back with ETIMEDOUT (the kernel's MAD layer does both on hardware; ibsim answers every request at once or never); log_errors counts OpenSM's ERR lines on either side.",
+	"fabric only: up_s is the bring-up (not timed in ms_*); mads_in is what OpenSM (and perfquery's two PMA queries, which stay local) handed the HCA's attach point; retries and timeouts are the attach point's resends of requests unanswered after 200 ms (at most 3 each, OpenSM's default transaction_retries, which the kernel's MAD layer does on hardware and libumad2sim does not pass on) and the requests handed back with ETIMEDOUT; ibsim answers every request at once. log_errors counts OpenSM's ERR lines on either side.",
+	"A run that does not reach SUBNET UP (OpenSM --once exits after a sweep with errors, e.g. an SMP that timed out) is listed under failures with its first ERR lines and left out of the medians.",
 	"ratio: fabric / ibsim of the medians.",
 	"Why smps_wire differs (thesis8, OpenSM's frame log, -D 0x20, one run each): the attributes OpenSM reads and writes match one for one except two, both from what the devices advertise. P_KeyTable: ibsim's switches advertise a PartitionEnforcementCap, so OpenSM reads two P_Key blocks of each of the 25 cabled switch external ports (50 Gets); ours enforce no partitions on external ports (cap 0: none), and their port 0 has PartitionCap 64 (8 more Gets for block 1): 42 fewer on the fabric. PortInfo Set: ibsim's ports advertise extended link speeds, and OpenSM sends 32 Sets in the extended form (attribute modifier bit 31) and 86 plain ones; our 4x SDR ports get 104 plain ones: 14 fewer. No request was resent on the fabric (retries 0).",
 	"OpenSM's first Set to each CA port on the fabric has PortState Down: our ports come out of reset with OperationalVLs 1 (VL0), OpenSM computes 4 (VL0-7) and resets the port state machine to change it (IBA 7.2.7), so every CA link retrains during the sweep; ibsim's ports start at their VLCap and get a Set without a state change. The count is the same.",
@@ -108,37 +112,58 @@ func opensmCase(b *testing.B, name string, topo *topologies.Topology, runs int) 
 		}
 	}
 	require.NotEmpty(b, smNode, "%s has no CA", name)
-	var fab, sim []map[string]float64
+	sides := map[string]*opensmSide{"fabric": {}, "ibsim": {}}
 	for i := range runs {
-		for k, onFabric := range []bool{i%2 == 0, i%2 == 1} {
-			var r map[string]float64
-			side := "ibsim"
-			if onFabric {
-				side = "fabric"
-				r = opensmOnFabric(b, fmt.Sprintf("osmb%d", 2*i+k), topo, smNode)
-				fab = append(fab, r)
-			} else {
-				r = opensmOnIbsim(b, topo)
-				sim = append(sim, r)
+		for k, side := range [2]string{"fabric", "ibsim"} {
+			if i%2 == 1 {
+				side = [2]string{"ibsim", "fabric"}[k]
 			}
+			var r map[string]float64
+			var fail map[string]any
+			if side == "fabric" {
+				r, fail = opensmOnFabric(b, fmt.Sprintf("osmb%d", 2*i+k), topo, smNode)
+			} else {
+				r, fail = opensmOnIbsim(b, topo)
+			}
+			st := sides[side]
+			if fail != nil {
+				fail["run"] = i + 1
+				st.Failures = append(st.Failures, fail)
+				b.Logf("%s run %d %s: %v", name, i+1, side, fail["error"])
+				continue
+			}
+			st.Runs = append(st.Runs, r)
 			b.Logf("%s run %d %s: up in %.1f ms (sweep %.1f ms), %.0f SMPs on the wire", name, i+1, side, r["ms_to_up"], r["ms_sweep"], r["smps_wire"])
 		}
 	}
-	fm, sm := medians(fab), medians(sim)
-	ratio := map[string]float64{}
-	for _, k := range []string{"ms_to_up", "ms_sweep", "ms_process", "smps_wire"} {
-		ratio[k] = math.Round(fm[k]/sm[k]*1e4) / 1e4
-	}
-	return map[string]any{
+	c := map[string]any{
 		"network":  name,
 		"nodes":    topo.NumNodes(),
 		"switches": topo.Count(topologies.Switch),
 		"hcas":     topo.Count(topologies.CA),
 		"sm_node":  smNode,
-		"fabric":   map[string]any{"median": fm, "runs": fab},
-		"ibsim":    map[string]any{"median": sm, "runs": sim},
-		"ratio":    ratio,
+		"fabric":   sides["fabric"],
+		"ibsim":    sides["ibsim"],
 	}
+	fab, sim := sides["fabric"], sides["ibsim"]
+	if len(fab.Runs) == 0 || len(sim.Runs) == 0 {
+		return c // no ratio without a run on both sides; the failures say why
+	}
+	fab.Median, sim.Median = medians(fab.Runs), medians(sim.Runs)
+	ratio := map[string]float64{}
+	for _, k := range []string{"ms_to_up", "ms_sweep", "ms_process", "smps_wire"} {
+		ratio[k] = math.Round(fab.Median[k]/sim.Median[k]*1e4) / 1e4
+	}
+	c["ratio"] = ratio
+	return c
+}
+
+// opensmSide is one side's runs: the figures of those that reached SUBNET
+// UP, and why the others did not.
+type opensmSide struct {
+	Median   map[string]float64   `json:"median,omitempty"`
+	Runs     []map[string]float64 `json:"runs"`
+	Failures []map[string]any     `json:"failures,omitempty"`
 }
 
 // medians returns the median of each figure over runs.
@@ -155,37 +180,52 @@ func medians(runs []map[string]float64) map[string]float64 {
 	return m
 }
 
-// opensmResult is one run's figures; smps is perfquery's output.
-func opensmResult(b *testing.B, r *opensmrun.Result, perf []byte) map[string]float64 {
-	smps, err := opensmrun.PerfCounter(perf, "PortXmitPkts")
+// opensmOnce runs OpenSM in namespace ns and then perfquery at its port.
+// A run that does not reach SUBNET UP is a failure, not an error: it
+// returns the error and OpenSM's ERR lines.
+func opensmOnce(b *testing.B, ns string, env []string) (map[string]float64, map[string]any) {
+	dir := b.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: ns, Env: env, Dir: dir})
+	log, _ := os.ReadFile(filepath.Join(dir, "opensm.log"))
+	var errLines []string
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, " ERR ") && len(errLines) < 10 {
+			errLines = append(errLines, l)
+		}
+	}
+	if err != nil {
+		return nil, map[string]any{"error": err.Error(), "log_errors": errLines}
+	}
+	perf, err := opensmrun.Run(ctx, ns, env, "perfquery")
 	require.NoError(b, err)
-	log, err := os.ReadFile(r.Log)
+	smps, err := opensmrun.PerfCounter(perf, "PortXmitPkts")
 	require.NoError(b, err)
 	return map[string]float64{
 		"ms_to_up": r.MsToUp, "ms_sweep": r.MsSweep, "ms_process": r.MsProcess,
 		"smps_wire": float64(smps), "log_errors": float64(strings.Count(string(log), " ERR ")),
-	}
+	}, nil
 }
 
-func opensmOnIbsim(b *testing.B, topo *topologies.Topology) map[string]float64 {
-	dir := b.TempDir()
-	sim, err := ibsimtest.Start(topo, dir)
+func opensmOnIbsim(b *testing.B, topo *topologies.Topology) (map[string]float64, map[string]any) {
+	sim, err := ibsimtest.Start(topo, b.TempDir())
 	require.NoError(b, err)
 	defer func() { require.NoError(b, sim.Close()) }()
 	env, err := ibsimtest.DiagEnv()
 	require.NoError(b, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir})
-	require.NoError(b, err)
-	perf, err := opensmrun.Run(ctx, sim.NS, env, "perfquery")
-	require.NoError(b, err)
-	return opensmResult(b, r, perf)
+	return opensmOnce(b, sim.NS, env)
 }
 
-func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNode string) map[string]float64 {
+// opensmRetries is OpenSM's default transaction_retries: on hardware the
+// kernel's MAD layer resends an unanswered SMP that often; libumad2sim does
+// not pass the number on, so the SM's HCA is told (--sim-retries).
+const opensmRetries = 3
+
+func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNode string) (map[string]float64, map[string]any) {
 	t0 := time.Now()
-	f := fabrictest.Up(b, suffix, topo, harness.UpOptions{Timeout: 10 * time.Minute})
+	f := fabrictest.Up(b, suffix, topo, harness.UpOptions{Timeout: 10 * time.Minute,
+		NodeArgsFor: map[string][]string{smNode: {"--sim-retries", fmt.Sprint(opensmRetries)}}})
 	upSecs := time.Since(t0).Seconds()
 	// Down now, not when the benchmark ends: one fabric at a time. The
 	// cleanup Up registered finds nothing left and checks that.
@@ -193,24 +233,28 @@ func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNo
 	before := f.Node(smNode)
 	env, err := harness.UMADEnv("")
 	require.NoError(b, err)
-	ns := fabricnet.Namespace(f.Name, smNode)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: ns, Env: env, Dir: b.TempDir()})
-	require.NoError(b, err)
-	perf, err := opensmrun.Run(ctx, ns, env, "perfquery")
-	require.NoError(b, err)
+	res, fail := opensmOnce(b, fabricnet.Namespace(f.Name, smNode), env)
 	after := f.Node(smNode)
-	res := opensmResult(b, r, perf)
+	sim := map[string]float64{
+		"mads_in":  float64(after.Sim.MADsIn - before.Sim.MADsIn),
+		"retries":  float64(after.Sim.Retries - before.Sim.Retries),
+		"timeouts": float64(after.Sim.Timeouts - before.Sim.Timeouts),
+		"up_s":     math.Round(upSecs*10) / 10,
+	}
+	if fail != nil {
+		for k, v := range sim {
+			fail[k] = v
+		}
+		return nil, fail
+	}
 	// The status's counter, read after perfquery's, agrees with it (the
 	// PMA query of its own port does not reach the wire).
 	require.Equal(b, res["smps_wire"], float64(after.Ports[0].Counters.PortXmitPkts-before.Ports[0].Counters.PortXmitPkts),
 		"PortXmitPkts: perfquery against status")
-	res["mads_in"] = float64(after.Sim.MADsIn - before.Sim.MADsIn)
-	res["retries"] = float64(after.Sim.Retries - before.Sim.Retries)
-	res["timeouts"] = float64(after.Sim.Timeouts - before.Sim.Timeouts)
-	res["up_s"] = math.Round(upSecs*10) / 10
-	return res
+	for k, v := range sim {
+		res[k] = v
+	}
+	return res, nil
 }
 
 // loadAvg is the first three fields of /proc/loadavg.
