@@ -98,7 +98,8 @@ var opensmBenchNotes = []string{
 	"fabric only: up_s is the bring-up (not timed in ms_*); mads_in is what OpenSM (and perfquery's two PMA queries, which stay local) handed the HCA's attach point; retries and timeouts are the attach point's resends of requests unanswered after 200 ms (at most 3 each, OpenSM's default transaction_retries, which the kernel's MAD layer does on hardware and libumad2sim does not pass on) and the requests handed back with ETIMEDOUT; ibsim answers every request at once. log_errors counts OpenSM's ERR lines on either side.",
 	"A run that does not reach SUBNET UP (OpenSM --once exits after a sweep with errors, e.g. an SMP that timed out) is listed under failures with its first ERR lines and left out of the medians.",
 	"ratio: fabric / ibsim of the medians.",
-	"Why smps_wire differs (thesis8, OpenSM's frame log, -D 0x20, one run each): the attributes OpenSM reads and writes match one for one except two, both from what the devices advertise. P_KeyTable: ibsim's switches advertise a PartitionEnforcementCap, so OpenSM reads two P_Key blocks of each of the 25 cabled switch external ports (50 Gets); ours enforce no partitions on external ports (cap 0: none), and their port 0 has PartitionCap 64 (8 more Gets for block 1): 42 fewer on the fabric. PortInfo Set: ibsim's ports advertise extended link speeds, and OpenSM sends 32 Sets in the extended form (attribute modifier bit 31) and 86 plain ones; our 4x SDR ports get 104 plain ones: 14 fewer. No request was resent on the fabric (retries 0).",
+	"frames: one more run on each side, untimed, with OpenSM's frame log (-D 0x21): smps_sent is every SMP request it sent, smps_local those to its own node (not on the wire), \"sent METHOD(ATTRIBUTE)\" the count of each kind; am31 is PortInfo's extended-speed form (attribute modifier bit 31).",
+	"Why smps_wire differs (thesis8, frames): the attributes OpenSM reads and writes match one for one except two, both from what the devices advertise. P_KeyTable: ibsim's switches advertise a PartitionEnforcementCap, so OpenSM reads two P_Key blocks of each of the 25 cabled switch external ports (50 Gets); ours enforce no partitions on external ports (cap 0: none), and their port 0 has PartitionCap 64 (8 more Gets for block 1): 42 fewer on the fabric. PortInfo Set: ibsim's ports advertise extended link speeds, and OpenSM sends 32 Sets in the extended form (attribute modifier bit 31) and 86 plain ones; our 4x SDR ports get 104 plain ones: 14 fewer. No request was resent on the fabric (retries 0).",
 	"OpenSM's first Set to each CA port on the fabric has PortState Down: our ports come out of reset with OperationalVLs 1 (VL0), OpenSM computes 4 (VL0-7) and resets the port state machine to change it (IBA 7.2.7), so every CA link retrains during the sweep; ibsim's ports start at their VLCap and get a Set without a state change. The count is the same.",
 }
 
@@ -145,6 +146,24 @@ func opensmCase(b *testing.B, name string, topo *topologies.Topology, runs int) 
 		"fabric":   sides["fabric"],
 		"ibsim":    sides["ibsim"],
 	}
+	// One more run each, untimed, with OpenSM dumping every SMP (-D 0x21:
+	// errors and frames): what it sent, by attribute.
+	frames := map[string]any{}
+	for _, side := range []string{"fabric", "ibsim"} {
+		var r map[string]float64
+		var fail map[string]any
+		if side == "fabric" {
+			r, fail = opensmOnFabric(b, "osmbf", topo, smNode, "-D", "0x21")
+		} else {
+			r, fail = opensmOnIbsim(b, topo, "-D", "0x21")
+		}
+		if fail != nil {
+			frames[side] = fail
+			continue
+		}
+		frames[side] = r
+	}
+	c["frames"] = frames
 	fab, sim := sides["fabric"], sides["ibsim"]
 	if len(fab.Runs) == 0 || len(sim.Runs) == 0 {
 		return c // no ratio without a run on both sides; the failures say why
@@ -183,11 +202,11 @@ func medians(runs []map[string]float64) map[string]float64 {
 // opensmOnce runs OpenSM in namespace ns and then perfquery at its port.
 // A run that does not reach SUBNET UP is a failure, not an error: it
 // returns the error and OpenSM's ERR lines.
-func opensmOnce(b *testing.B, ns string, env []string) (map[string]float64, map[string]any) {
+func opensmOnce(b *testing.B, ns string, env, args []string) (map[string]float64, map[string]any) {
 	dir := b.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: ns, Env: env, Dir: dir})
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: ns, Env: env, Dir: dir, Args: args})
 	log, _ := os.ReadFile(filepath.Join(dir, "opensm.log"))
 	var errLines []string
 	for _, l := range strings.Split(string(log), "\n") {
@@ -202,19 +221,29 @@ func opensmOnce(b *testing.B, ns string, env []string) (map[string]float64, map[
 	require.NoError(b, err)
 	smps, err := opensmrun.PerfCounter(perf, "PortXmitPkts")
 	require.NoError(b, err)
-	return map[string]float64{
+	res := map[string]float64{
 		"ms_to_up": r.MsToUp, "ms_sweep": r.MsSweep, "ms_process": r.MsProcess,
 		"smps_wire": float64(smps), "log_errors": float64(strings.Count(string(log), " ERR ")),
-	}, nil
+	}
+	if slices.Contains(args, "-D") {
+		counts, local := opensmrun.FrameCounts(string(log))
+		sent := 0
+		for k, n := range counts {
+			res["sent "+k] = float64(n)
+			sent += n
+		}
+		res["smps_sent"], res["smps_local"] = float64(sent), float64(local)
+	}
+	return res, nil
 }
 
-func opensmOnIbsim(b *testing.B, topo *topologies.Topology) (map[string]float64, map[string]any) {
+func opensmOnIbsim(b *testing.B, topo *topologies.Topology, args ...string) (map[string]float64, map[string]any) {
 	sim, err := ibsimtest.Start(topo, b.TempDir())
 	require.NoError(b, err)
 	defer func() { require.NoError(b, sim.Close()) }()
 	env, err := ibsimtest.DiagEnv()
 	require.NoError(b, err)
-	return opensmOnce(b, sim.NS, env)
+	return opensmOnce(b, sim.NS, env, args)
 }
 
 // opensmRetries is OpenSM's default transaction_retries: on hardware the
@@ -222,7 +251,7 @@ func opensmOnIbsim(b *testing.B, topo *topologies.Topology) (map[string]float64,
 // not pass the number on, so the SM's HCA is told (--sim-retries).
 const opensmRetries = 3
 
-func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNode string) (map[string]float64, map[string]any) {
+func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNode string, args ...string) (map[string]float64, map[string]any) {
 	t0 := time.Now()
 	f := fabrictest.Up(b, suffix, topo, harness.UpOptions{Timeout: 10 * time.Minute,
 		NodeArgsFor: map[string][]string{smNode: {"--sim-retries", fmt.Sprint(opensmRetries)}}})
@@ -233,7 +262,7 @@ func opensmOnFabric(b *testing.B, suffix string, topo *topologies.Topology, smNo
 	before := f.Node(smNode)
 	env, err := harness.UMADEnv("")
 	require.NoError(b, err)
-	res, fail := opensmOnce(b, fabricnet.Namespace(f.Name, smNode), env)
+	res, fail := opensmOnce(b, fabricnet.Namespace(f.Name, smNode), env, args)
 	after := f.Node(smNode)
 	sim := map[string]float64{
 		"mads_in":  float64(after.Sim.MADsIn - before.Sim.MADsIn),

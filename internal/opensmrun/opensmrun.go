@@ -164,3 +164,50 @@ func PerfCounter(out []byte, counter string) (uint64, error) {
 	}
 	return 0, fmt.Errorf("perfquery printed no %s:\n%s", counter, out)
 }
+
+// FrameCounts counts the SMP requests OpenSM sent by method and attribute
+// ("SubnGet(NodeInfo)": 19), from a log written with its FRAMES debug flag
+// (-D 0x20, which dumps every SMP sent and received); a request whose
+// attribute modifier has bit 31 set (PortInfo's extended-speed form) is
+// counted apart, with " am31" added to its key. local counts those that
+// went no further than the SM's own node (directed route, no hops).
+// Responses are not counted.
+func FrameCounts(log string) (counts map[string]int, local int) {
+	counts = map[string]int{}
+	dumps := strings.Split(log, "-> SMP dump:")
+	for _, d := range dumps[1:] {
+		method, attr, hops := dumpField(d, "method"), dumpField(d, "attr_id"), dumpField(d, "hop_count")
+		if method == "" || attr == "" || !strings.HasPrefix(method, "(Subn") || strings.HasSuffix(method, "Resp)") {
+			continue
+		}
+		key := strings.Trim(method, "()") + attr
+		if am, err := strconv.ParseUint(dumpField(d, "attr_mod"), 0, 32); err == nil && am&(1<<31) != 0 {
+			key += " am31"
+		}
+		counts[key]++
+		if hops == "0x0" {
+			local++
+		}
+	}
+	return counts, local
+}
+
+// dumpField returns what follows "name.....value " in one SMP dump: the
+// name in parentheses when there is one ("(NodeInfo)"), else the value.
+func dumpField(dump, name string) string {
+	for _, line := range strings.Split(dump, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), name+".")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(strings.TrimLeft(rest, "."))
+		switch len(f) {
+		case 0:
+			return ""
+		case 1:
+			return f[0]
+		}
+		return f[1]
+	}
+	return ""
+}

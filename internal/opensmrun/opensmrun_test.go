@@ -137,3 +137,73 @@ func TestOnceIbsim(t *testing.T) {
 	_, err = opensmrun.Run(ctx, sim.NS, env, "perfquery", "--no-such-flag")
 	require.ErrorContains(t, err, "perfquery --no-such-flag")
 }
+
+// frameLog is an OpenSM log with FRAMES dumps as 3.3.23 writes them
+// (shortened: no payload).
+const frameLog = `Nov 25 11:49:36 742842 [511C3740] 0x02 -> osm_opensm_bind: Setting IS_SM on port 0x02fab00000000401
+Nov 25 11:49:36 790889 [4E9BD6C0] 0x20 -> SMP dump:
+				base_ver................0x1
+				mgmt_class..............0x81
+				method..................0x1 (SubnGet)
+				hop_count...............0x0
+				attr_id.................0x11 (NodeInfo)
+				attr_mod................0x0
+Nov 25 11:49:36 806121 [4D1BA6C0] 0x20 -> SMP dump:
+				method..................0x81 (SubnGetResp)
+				hop_count...............0x0
+				attr_id.................0x11 (NodeInfo)
+Nov 25 11:49:36 806200 [4D1BA6C0] 0x20 -> SMP dump:
+				method..................0x1 (SubnGet)
+				hop_count...............0x1
+				attr_id.................0x11 (NodeInfo)
+				attr_mod................0x0
+Nov 25 11:49:36 806300 [4D1BA6C0] 0x20 -> SMP dump:
+				method..................0x2 (SubnSet)
+				hop_count...............0x2
+				attr_id.................0x15 (PortInfo)
+				attr_mod................0x80000001
+Nov 25 11:49:36 806400 [4D1BA6C0] 0x20 -> SMP dump:
+				method..................0x2 (SubnSet)
+				hop_count...............0x2
+				attr_id.................0x15 (PortInfo)
+				attr_mod................0x3
+Nov 25 11:49:36 806500 [4D1BA6C0] 0x20 -> SMP dump:
+				method..................0x2 (SubnSet)
+				attr_mod................0x3
+Nov 25 11:49:36 890272 [4E1BC6C0] 0x02 -> SUBNET UP
+`
+
+func TestFrameCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		log   string
+		want  map[string]int
+		local int
+	}{
+		{"dumps", frameLog, map[string]int{"SubnGet(NodeInfo)": 2, "SubnSet(PortInfo)": 1, "SubnSet(PortInfo) am31": 1}, 1},
+		{"no frames", "Nov 25 11:49:36 890272 [4E1BC6C0] 0x02 -> SUBNET UP\n", map[string]int{}, 0},
+		{"empty", "", map[string]int{}, 0},
+		{"cut short", "-> SMP dump:\n method....", map[string]int{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, local := opensmrun.FrameCounts(tc.log)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.local, local)
+		})
+	}
+}
+
+func FuzzFrameCounts(f *testing.F) {
+	f.Add(frameLog)
+	f.Add("-> SMP dump:\nmethod...(Subn\nattr_id.. x (y)\nhop_count.\n")
+	f.Fuzz(func(t *testing.T, log string) {
+		counts, local := opensmrun.FrameCounts(log)
+		n := 0
+		for _, v := range counts {
+			n += v
+		}
+		if local < 0 || local > n {
+			t.Fatalf("%d local of %d", local, n)
+		}
+	})
+}
