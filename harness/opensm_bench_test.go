@@ -98,7 +98,7 @@ var opensmBenchNotes = []string{
 	"fabric only: up_s is the bring-up (not timed in ms_*); mads_in is what OpenSM (and perfquery's two PMA queries, which stay local) handed the HCA's attach point; retries and timeouts are the attach point's resends of requests unanswered after 200 ms (at most 3 each, OpenSM's default transaction_retries, which the kernel's MAD layer does on hardware and libumad2sim does not pass on) and the requests handed back with ETIMEDOUT; ibsim answers every request at once. log_errors counts OpenSM's ERR lines on either side.",
 	"A run that does not reach SUBNET UP (OpenSM --once exits after a sweep with errors, e.g. an SMP that timed out) is listed under failures with its first ERR lines and left out of the medians.",
 	"ratio: fabric / ibsim of the medians.",
-	"frames: one more run on each side, untimed, with OpenSM's frame log (-D 0x21): smps_sent is every SMP request it sent, smps_local those to its own node (not on the wire), \"sent METHOD(ATTRIBUTE)\" the count of each kind; am31 is PortInfo's extended-speed form (attribute modifier bit 31).",
+	"frames: one more run on each side, untimed, with OpenSM's frame log (-D 0x23: errors, info and frames): smps_sent is every SMP request it sent, smps_local those to its own node (not on the wire), \"sent METHOD(ATTRIBUTE)\" the count of each kind; am31 is PortInfo's extended-speed form (attribute modifier bit 31).",
 	"Why smps_wire differs (thesis8, frames): the attributes OpenSM reads and writes match one for one except two, both from what the devices advertise. P_KeyTable: ibsim's switches advertise a PartitionEnforcementCap, so OpenSM reads two P_Key blocks of each of the 25 cabled switch external ports (50 Gets); ours enforce no partitions on external ports (cap 0: none), and their port 0 has PartitionCap 64 (8 more Gets for block 1): 42 fewer on the fabric. PortInfo Set: ibsim's ports advertise extended link speeds, and OpenSM sends 32 Sets in the extended form (attribute modifier bit 31) and 86 plain ones; our 4x SDR ports get 104 plain ones: 14 fewer. No request was resent on the fabric (retries 0).",
 	"OpenSM's first Set to each CA port on the fabric has PortState Down: our ports come out of reset with OperationalVLs 1 (VL0), OpenSM computes 4 (VL0-7) and resets the port state machine to change it (IBA 7.2.7), so every CA link retrains during the sweep; ibsim's ports start at their VLCap and get a Set without a state change. The count is the same.",
 }
@@ -146,16 +146,16 @@ func opensmCase(b *testing.B, name string, topo *topologies.Topology, runs int) 
 		"fabric":   sides["fabric"],
 		"ibsim":    sides["ibsim"],
 	}
-	// One more run each, untimed, with OpenSM dumping every SMP (-D 0x21:
-	// errors and frames): what it sent, by attribute.
+	// One more run each, untimed, with OpenSM dumping every SMP (-D 0x23:
+	// errors, info with SUBNET UP, frames): what it sent, by attribute.
 	frames := map[string]any{}
 	for _, side := range []string{"fabric", "ibsim"} {
 		var r map[string]float64
 		var fail map[string]any
 		if side == "fabric" {
-			r, fail = opensmOnFabric(b, "osmbf", topo, smNode, "-D", "0x21")
+			r, fail = opensmOnFabric(b, "osmbf", topo, smNode, "-D", "0x23")
 		} else {
-			r, fail = opensmOnIbsim(b, topo, "-D", "0x21")
+			r, fail = opensmOnIbsim(b, topo, "-D", "0x23")
 		}
 		if fail != nil {
 			frames[side] = fail
