@@ -76,9 +76,15 @@ func BenchmarkFabric(b *testing.B) {
 	b.ReportMetric(idle["cpu_ratio_to_goal"].(float64), "idle_cpu/goal")
 	b.ReportMetric(idle["rss_max_ratio_to_goal"].(float64), "idle_rss/goal")
 
+	writeBenchJSON(b, "fabric.json", res)
+}
+
+// writeBenchJSON writes a benchmark's figures as JSON to $IBFAB_BENCH_OUT,
+// or else to out/bench/NAME at the module root, and logs them.
+func writeBenchJSON(b *testing.B, name string, res map[string]any) {
 	out := os.Getenv("IBFAB_BENCH_OUT")
 	if out == "" {
-		out = filepath.Join("..", "out", "bench", "fabric.json")
+		out = filepath.Join("..", "out", "bench", name)
 	}
 	require.NoError(b, os.MkdirAll(filepath.Dir(out), 0o755))
 	j, err := json.MarshalIndent(res, "", "  ")
