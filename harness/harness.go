@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -30,8 +31,8 @@ type Command struct {
 	Run func(env *Env, args []string) error
 }
 
-// commands is the subcommand table; later subcommands (up, down, status,
-// exec, kill, capture, run, ...) are added here.
+// commands is the subcommand table; run (package suites) is added by
+// Register.
 var commands = []Command{
 	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
 	{Name: "up", Summary: "bring a fabric's namespaces and links up", Run: runUp},
@@ -44,6 +45,15 @@ var commands = []Command{
 	{Name: "link", Summary: "set a node's link down, up, or flap it", Run: runLink},
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
+}
+
+// Register appends c to the subcommand table. Subcommands of packages
+// that build on harness (suites' run) cannot sit in the table literal
+// without an import cycle: cmd/ibfab registers them before Main.
+func Register(c Command) {
+	if !slices.ContainsFunc(commands, func(x Command) bool { return x.Name == c.Name }) {
+		commands = append(commands, c)
+	}
 }
 
 // Commands returns the subcommand table.
