@@ -211,7 +211,7 @@ func (r *run) apply(ctx context.Context, a Action) error {
 	case Restart:
 		_, _, err = harness.Restart(r.fabric, a.Node, 30*time.Second)
 	case AddFault:
-		_, err = harness.AddFault(r.fabric, a.Node, a.Port, false, a.Rule)
+		_, err = harness.AddFault(r.fabric, a.Node, a.Port, a.Ingress, a.Rule)
 	case ClearFault:
 		if fs, lerr := harness.ListFaults(r.fabric); lerr == nil && len(fs) > 0 {
 			r.mu.Lock()
@@ -310,7 +310,7 @@ func (r *run) survivors(hosts []string, dead, down map[string]bool) []string {
 
 // changesTopology says whether the steps change what the SM must route.
 func (r *run) changesTopology() bool {
-	return slices.ContainsFunc(r.s.Steps, func(st Step) bool {
+	return r.smMustReact || slices.ContainsFunc(r.s.Steps, func(st Step) bool {
 		switch st.Kind {
 		case LinkDown, LinkUp, LinkFlap, KillNode, Restart:
 			return true

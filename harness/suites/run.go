@@ -93,6 +93,9 @@ type run struct {
 	mu    sync.Mutex
 	sms   []*smProc
 	smLog io.Writer
+
+	ppsPerPercent float64 // thesis: the generator's packets/s per % of the link rate
+	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
 }
 
 func (r *run) logf(format string, args ...any) {
