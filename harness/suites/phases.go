@@ -27,7 +27,7 @@ var lossCauses = []string{"link_down_while_queued", "port_not_active", "unroutab
 // survivors' steady traffic, then checks.
 func (r *run) traffic(ctx context.Context, hosts []string) error {
 	s, rep := r.s, r.rep
-	r.t0 = time.Now()
+	r.start()
 	r.smp = newSampler(r.fabric, r.t0)
 	sctx, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -223,7 +223,7 @@ func (r *run) apply(ctx context.Context, a Action) error {
 		r.sm().Kill()
 	case StartSM:
 		var p *smProc
-		if p, err = startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog); err == nil {
+		if p, err = startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent); err == nil {
 			r.mu.Lock()
 			r.sms = append(r.sms, p)
 			r.mu.Unlock()

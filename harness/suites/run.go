@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,14 +108,41 @@ func (r *run) logf(format string, args ...any) {
 func (r *run) event(format string, args ...any) { r.markEvent("", format, args...) }
 
 func (r *run) markEvent(mark, format string, args ...any) {
+	r.mu.Lock()
 	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
 	if r.t0.IsZero() {
 		e.T = 0
 	}
-	r.mu.Lock()
 	r.rep.Events = append(r.rep.Events, e)
 	r.mu.Unlock()
 	r.logf("%7.3f s  %s", e.T, e.What)
+}
+
+// smEvent puts an ibsm result on the timeline.
+func (r *run) smEvent(x SMResult) {
+	state := "subnet up"
+	if !x.SubnetUp {
+		state = "subnet NOT up: " + x.Reason
+	}
+	what := fmt.Sprintf("ibsm %s", x.Event)
+	if x.Trigger != "" {
+		what += fmt.Sprintf(" (%s, %s discovery, %s)", x.Trigger, x.Discovery, x.Distribution)
+	}
+	what += fmt.Sprintf(": %s, %.0f ms, %d SMPs", state, x.MsTotal, x.SMPsTotal)
+	if x.MsToConnectivity != nil {
+		what += fmt.Sprintf(", connectivity after %.0f ms", *x.MsToConnectivity)
+	}
+	if len(x.Changes) > 0 {
+		what += "; " + strings.Join(x.Changes, "; ")
+	}
+	r.event("%s", what)
+}
+
+// start sets the traffic's start, the origin of the timeline.
+func (r *run) start() {
+	r.mu.Lock()
+	r.t0 = time.Now()
+	r.mu.Unlock()
 }
 
 func (r *run) sm() *smProc {
@@ -212,7 +240,7 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog)
+	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
 	if err != nil {
 		return err
 	}

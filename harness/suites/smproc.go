@@ -28,9 +28,10 @@ type SMResult struct {
 // smProc is one ibsm process in an HCA's namespace, its JSON lines parsed
 // as they come.
 type smProc struct {
-	cmd  *exec.Cmd
-	node string
-	log  io.Writer
+	cmd      *exec.Cmd
+	node     string
+	log      io.Writer
+	onResult func(SMResult) // sees each result as it is read
 
 	mu      sync.Mutex
 	results []SMResult
@@ -62,14 +63,15 @@ func smBinary() (string, error) {
 }
 
 // startSM runs `ibsm --port sim --json ARGS` in node's namespace of fabric.
-// Every line it prints also goes to log, when set.
-func startSM(fabric, node string, args []string, log io.Writer) (*smProc, error) {
+// Every line it prints also goes to log, when set, and each result to
+// onResult.
+func startSM(fabric, node string, args []string, log io.Writer, onResult func(SMResult)) (*smProc, error) {
 	bin, err := smBinary()
 	if err != nil {
 		return nil, err
 	}
 	argv := append([]string{"--port", "sim", "--json"}, args...)
-	p := &smProc{cmd: exec.Command(bin, argv...), node: node, log: log, done: make(chan struct{})}
+	p := &smProc{cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -109,6 +111,9 @@ func (p *smProc) read(r io.Reader) {
 			p.results = append(p.results, res)
 		}
 		p.mu.Unlock()
+		if err == nil && p.onResult != nil {
+			p.onResult(res)
+		}
 	}
 	p.err = p.cmd.Wait()
 	close(p.done)

@@ -144,10 +144,10 @@ func Builtin() []Suite {
 	sw := base("switch-failure", "switch sw6 crashes (its host ca12 is cut off); the SM routes the rest around it")
 	sw.Steps = []Step{{At: 0, Action: Action{Kind: KillNode, Node: "sw6"}}}
 
-	flap := base("flap-storm", "two inter-switch links flap five times each, 300 ms down, 300 ms up, together")
+	flap := base("flap-storm", "two inter-switch links flap three times each, 1 s down, 1 s up, half a second apart")
 	flap.Steps = []Step{
-		{At: 0, Action: Action{Kind: LinkFlap, Node: "sw3", Port: 4, Period: 300 * time.Millisecond, Count: 5}},
-		{At: 150 * time.Millisecond, Action: Action{Kind: LinkFlap, Node: "sw2", Port: 2, Period: 300 * time.Millisecond, Count: 5}},
+		{At: 0, Action: Action{Kind: LinkFlap, Node: "sw3", Port: 4, Period: time.Second, Count: 3}},
+		{At: 500 * time.Millisecond, Action: Action{Kind: LinkFlap, Node: "sw2", Port: 2, Period: time.Second, Count: 3}},
 	}
 	flap.Bound = 15 * time.Second
 

@@ -283,7 +283,7 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		}
 		harness.Down(r.fabric)
 	}()
-	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog)
+	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
 	if err != nil {
 		return nil, c, err
 	}
@@ -299,7 +299,7 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		return nil, c, err
 	}
 	r.rep.LIDs = lids
-	r.t0 = time.Now()
+	r.start()
 	r.smp = newSampler(r.fabric, r.t0)
 	if c.sat <= 0 {
 		if c.sat, err = r.saturation(ctx, hosts); err != nil {

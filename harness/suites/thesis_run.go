@@ -99,9 +99,7 @@ func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech strin
 		cr := ChangeResult{Size: size, Mechanism: mech, Load: load, Change: change, Switch: name,
 			Drops: dataDrops(dropsBetween(a, b)), Sent: b.Tx - a.Tx}
 		for _, x := range p.Results()[from:] {
-			if x.Event != "assimilation" {
-				continue
-			}
+			// An assimilation, or a full sweep when one was needed.
 			ms := x.MsTotal
 			if x.MsToConnectivity != nil {
 				ms = *x.MsToConnectivity
