@@ -135,19 +135,41 @@ func (s *sampler) Samples() []Sample {
 	return append([]Sample(nil), s.samples...)
 }
 
-// bins turns cumulative samples into per-interval traffic.
-func bins(ss []Sample) []Bin {
-	var out []Bin
-	for i := 1; i < len(ss); i++ {
+// BinWidth is the width of the report's time bins.
+const BinWidth = 0.5 // seconds
+
+// bins turns cumulative samples into traffic per time bin of width
+// seconds. The samples come at uneven times (a status read of every node
+// takes a while on a loaded machine), so the cumulative counts are
+// interpolated linearly at the bin edges.
+func bins(ss []Sample, width float64) []Bin {
+	if len(ss) < 2 || width <= 0 {
+		return nil
+	}
+	at := func(t float64) Sample {
+		i := sort.Search(len(ss), func(i int) bool { return ss[i].T >= t })
+		switch {
+		case i == 0:
+			return ss[0]
+		case i == len(ss):
+			return ss[len(ss)-1]
+		}
 		a, b := ss[i-1], ss[i]
-		bn := Bin{T0: a.T, T1: b.T, Sent: b.Tx - a.Tx, Received: b.Rx - a.Rx}
+		f := (t - a.T) / (b.T - a.T)
+		lerp := func(x, y uint64) uint64 { return x + uint64(f*float64(y-x)+0.5) }
+		out := Sample{T: t, Tx: lerp(a.Tx, b.Tx), Rx: lerp(a.Rx, b.Rx), Drops: map[string]uint64{}}
 		for c, v := range b.Drops {
-			if d := v - a.Drops[c]; d > 0 {
-				if bn.Dropped == nil {
-					bn.Dropped = map[string]uint64{}
-				}
-				bn.Dropped[c] = d
-			}
+			out.Drops[c] = lerp(a.Drops[c], v)
+		}
+		return out
+	}
+	var out []Bin
+	for t0 := ss[0].T; t0 < ss[len(ss)-1].T; t0 += width {
+		t1 := min(t0+width, ss[len(ss)-1].T)
+		a, b := at(t0), at(t1)
+		bn := Bin{T0: t0, T1: t1, Sent: b.Tx - a.Tx, Received: b.Rx - a.Rx}
+		if d := dropsBetween(a, b); len(d) > 0 {
+			bn.Dropped = d
 		}
 		out = append(out, bn)
 	}

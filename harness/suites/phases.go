@@ -40,9 +40,12 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 		return err
 	}
 	r.event("traffic: %d hosts, %g %% of the link rate each, to every other host", len(hosts), s.Load)
-	sleep(ctx, s.Warmup)
-
+	// The capture starts a second before the first step, so that it shows
+	// the port's traffic before the fault as well as after.
+	lead := min(time.Second, s.Warmup)
+	sleep(ctx, s.Warmup-lead)
 	stopCapture := r.startCapture(ctx)
+	sleep(ctx, lead)
 	end, err := r.runSteps(ctx)
 	if err != nil {
 		stopCapture()

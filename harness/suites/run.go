@@ -227,7 +227,7 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	r.mu.Unlock()
 	if r.smp != nil {
 		r.rep.Samples = r.smp.Samples()
-		r.rep.Bins = bins(r.rep.Samples)
+		r.rep.Bins = bins(r.rep.Samples, BinWidth)
 	}
 	return r.rep, nil
 }

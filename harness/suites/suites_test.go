@@ -35,7 +35,13 @@ func TestBins(t *testing.T) {
 	require.Equal(t, []Bin{
 		{T0: 0, T1: 0.5, Sent: 100, Received: 90, Dropped: map[string]uint64{"unroutable": 2}},
 		{T0: 0.5, T1: 1, Sent: 50, Received: 60},
-	}, bins(ss))
+	}, bins(ss, 0.5))
+	// The bin edges fall between the samples: counts are interpolated.
+	require.Equal(t, []Bin{
+		{T0: 0, T1: 0.4, Sent: 80, Received: 72, Dropped: map[string]uint64{"unroutable": 2}},
+		{T0: 0.4, T1: 0.8, Sent: 50, Received: 54},
+		{T0: 0.8, T1: 1, Sent: 20, Received: 24},
+	}, bins(ss, 0.4))
 	w := window(ss[0], ss[2])
 	require.Equal(t, int64(0), w.Lost)
 	require.Equal(t, map[string]uint64{"unroutable": 2}, w.Drops)
