@@ -5,13 +5,14 @@
 //
 // The subcommands (ibfab -h lists them, ibfab CMD -h explains one):
 //
-//	topo      generate a topology file, or check one
+//	topo      generate a topology file (or thesis8's added piece), or check one
 //	up, down  bring a fabric's namespaces, veths and node processes up, or
 //	          remove all of it (also after a crash: the state is on disk)
 //	status    every port's state, LID, peer and counters (--json is stable)
 //	exec      run a command in a node's namespace (--umad: through the
 //	          HCA's attach point, for OpenSM and infiniband-diags)
 //	kill      SIGKILL a node's process; restart starts it again
+//	add       hot-add nodes and links (a piece file) to a running fabric
 //	link      set a port's link down or up, or flap it
 //	fault     eBPF drop/corrupt/delay rules on a link's frames
 //	capture   a port's frames to an ERF pcap (--convert: from tcpdump)

@@ -44,6 +44,7 @@ var commands = []Command{
 	{Name: "fault", Summary: "drop, corrupt or delay a link's frames in the kernel (eBPF); list and clear faults", Run: runFault},
 	{Name: "link", Summary: "set a node's link down, up, or flap it", Run: runLink},
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
+	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
 }
 

@@ -99,6 +99,10 @@ var topoKinds = []topoKind{
 		func(fs *flag.FlagSet) func() (*topologies.Topology, error) {
 			return func() (*topologies.Topology, error) { return topologies.Thesis8(), nil }
 		}),
+	{name: "thesis8-piece", synopsis: "topo thesis8-piece [-o FILE]",
+		desc: "The thesis's added switch sw16 with hosts ca17 and ca18, cabled to the free ports\n" +
+			"sw8[3] and sw9[3] of thesis8: a piece for ibfab add.",
+		run: runThesis8Piece},
 	{name: "check", synopsis: "topo check FILE",
 		desc: "Validate a topology file and print its switches, CAs, routers, links and diameter.\n" +
 			"A bad file fails with the error and the line it is on.",

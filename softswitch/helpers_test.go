@@ -166,6 +166,7 @@ type fabric struct {
 	sw    map[string]*softswitch.Switch
 	ca    map[string]*hca
 	pipes map[topologies.PortRef]*pipe.Endpoint // each node port's own end
+	extra []*pipe.Endpoint                      // one end of each pipe a test added
 	ports []*port.Port
 	tid   uint64
 }
@@ -236,6 +237,7 @@ func (f *fabric) settle() {
 	for _, l := range f.topo.Links() {
 		ends = append(ends, f.pipes[l.A])
 	}
+	ends = append(ends, f.extra...)
 	porttest.Settle(f.ports, ends...)
 }
 

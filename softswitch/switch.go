@@ -3,6 +3,7 @@ package softswitch
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"ibfab/agent"
@@ -55,9 +56,16 @@ type stats struct {
 // them. All methods are safe for concurrent use.
 type Switch struct {
 	agent *agent.Agent
-	// ports[n] is physical port n, nil when uncabled; stored once in New.
+	// ports[n] is physical port n, nil when uncabled; stored once, in New
+	// or by AddPort (a hot-added cable), never replaced.
 	ports []atomic.Pointer[port.Port]
+	pc    port.Config // the template AddPort completes
 	stats stats
+
+	// mu orders AddPort against Close, so that no port is added to a
+	// closed switch and left running.
+	mu     sync.Mutex
+	closed bool
 }
 
 // New builds the switch cfg describes and starts its ports: each trains as
@@ -81,7 +89,7 @@ func New(cfg Config) (*Switch, error) {
 	pc := cfg.PortConfig
 	pc.Clock = cfg.Clock
 	pc.TxQueueLimit = 0
-	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1)}
+	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1), pc: pc}
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
 		NumPorts:        uint8(n.NumPorts),
@@ -106,25 +114,68 @@ func New(cfg Config) (*Switch, error) {
 		if i == 0 || ep == nil {
 			continue
 		}
-		num := uint8(i)
-		c := pc
-		c.OnStateChange = func(*port.Port, port.State, port.State) { s.agent.PortStateChanged(num) }
-		p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
-		if err != nil {
+		if err := s.startPort(uint8(i), ep, pc); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("softswitch: node %q port %d: %w", n.Name, i, err)
 		}
-		s.ports[i].Store(p)
-		// The port may have changed state before it was stored, when
-		// the agent could not read it yet.
-		s.agent.PortStateChanged(num)
 	}
 	return s, nil
+}
+
+// startPort runs physical port num on ep with configuration c.
+func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
+	c.OnStateChange = func(*port.Port, port.State, port.State) { s.agent.PortStateChanged(num) }
+	p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
+	if err != nil {
+		return err
+	}
+	s.ports[num].Store(p)
+	// The port may have changed state before it was stored, when the
+	// agent could not read it yet.
+	s.agent.PortStateChanged(num)
+	return nil
+}
+
+// ErrPortInUse is wrapped by AddPort's error for a port that is cabled.
+var ErrPortInUse = errors.New("softswitch: port is cabled")
+
+// AddPort cables physical port n, uncabled until now, to ep: a link added
+// to the running switch. The port starts training with its peer at once;
+// its state change reaches the agent (PortStateChange, Trap 128) like any
+// other. Width and Speed come from rate, the rest of the port's
+// configuration from the switch's template. The switch owns ep from then
+// on; when AddPort fails, ep is closed.
+func (s *Switch) AddPort(n uint8, ep link.Endpoint, width mad.LinkWidth, speed mad.LinkSpeed) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(err error) error {
+		ep.Close()
+		return err
+	}
+	switch {
+	case s.closed:
+		return fail(errors.New("softswitch: switch closed"))
+	case n == 0 || int(n) >= len(s.ports):
+		return fail(fmt.Errorf("softswitch: no port %d (the switch has ports 1-%d)", n, len(s.ports)-1))
+	case s.ports[n].Load() != nil:
+		return fail(fmt.Errorf("%w: port %d", ErrPortInUse, n))
+	}
+	c := s.pc
+	c.Width, c.Speed = width, speed
+	if err := s.startPort(n, ep, c); err != nil {
+		return fail(fmt.Errorf("softswitch: port %d: %w", n, err))
+	}
+	// What the SM programmed on the uncabled port applies now.
+	s.syncArbitration(n)
+	return nil
 }
 
 // Close stops the agent's timers and closes every port and its endpoint.
 // It must not be called from a port's callbacks.
 func (s *Switch) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	if s.agent != nil {
 		s.agent.Close()
 	}

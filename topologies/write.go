@@ -62,7 +62,11 @@ func writeOrder(t *Topology) []int {
 	return order
 }
 
-func writeNode(w *bufio.Writer, t *Topology, i int) {
+func writeNode(w *bufio.Writer, t *Topology, i int) { writeNodeWith(w, t, i, nil) }
+
+// writeNodeWith is writeNode, also writing the ports extra cables (those
+// of a Piece to its base fabric).
+func writeNodeWith(w *bufio.Writer, t *Topology, i int, extra func(port int) (*Node, int, Link, bool)) {
 	n := t.nodes[i]
 	fmt.Fprintf(w, "\nvendid=%#x\ndevid=%#x\nsysimgguid=%#x\n", n.VendorID, n.DeviceID, n.SystemImageGUID)
 	switch n.Type {
@@ -82,6 +86,11 @@ func writeNode(w *bufio.Writer, t *Topology, i int) {
 	for p := 1; p <= n.NumPorts; p++ {
 		l := t.portLink[i][p]
 		if l < 0 {
+			if extra != nil {
+				if pn, pp, link, ok := extra(p); ok {
+					writePort(w, t, n, p, pn, pp, link)
+				}
+			}
 			continue
 		}
 		link := t.links[l]

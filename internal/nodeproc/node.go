@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -161,7 +162,10 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 // Node is a running node process: its switch or HCA and its control
 // socket.
 type Node struct {
+	// mu guards watch and rate, which the "cable" op changes.
+	mu    sync.Mutex
 	watch []*peerwatch.Endpoint // by port number; nil when uncabled
+	rate  port.Config           // Width and Speed of the node's links; zero before the first
 	kind  Kind
 	name  string
 	topo  *topologies.Topology
@@ -196,6 +200,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.rate.Width, n.rate.Speed = cfgs.Width, cfgs.Speed
 	n.watch = make([]*peerwatch.Endpoint, len(eps))
 	for i, ep := range eps {
 		if v, ok := ep.(*veth.Endpoint); ok {
@@ -289,6 +294,13 @@ func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoi
 	return eps, tmpl, nil
 }
 
+// CheckLinkRate reports whether a node process emulates links of width w
+// and speed s (0 meaning the topology's default).
+func CheckLinkRate(w topologies.Width, s topologies.Speed) error {
+	_, _, err := linkRate(topologies.Link{Width: w, Speed: s})
+	return err
+}
+
 // linkRate maps a topology link's rate to PortInfo's width and speed.
 func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
 	w, s := l.Width, l.Speed
@@ -375,6 +387,12 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 			return nil, err
 		}
 		return struct{}{}, n.watchPeers(a)
+	case "cable":
+		var a CableArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, n.cable(a)
 	case "profile":
 		var a ProfileArgs
 		if err := decodeArgs(args, &a); err != nil {
@@ -390,7 +408,7 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		return struct{}{}, nil
 	}
 	if n.ca == nil {
-		return nil, fmt.Errorf("%w %q (a switch serves status and shutdown)", ctl.ErrUnknownOp, op)
+		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile and shutdown)", ctl.ErrUnknownOp, op)
 	}
 	switch op {
 	case "traffic-start":
@@ -532,13 +550,74 @@ type PeersArgs struct {
 func (n *Node) watchPeers(a PeersArgs) error {
 	var errs []error
 	for num, pid := range a.PIDs {
-		if num < 1 || num >= len(n.watch) || n.watch[num] == nil {
+		n.mu.Lock()
+		var w *peerwatch.Endpoint
+		if num >= 1 && num < len(n.watch) {
+			w = n.watch[num]
+		}
+		n.mu.Unlock()
+		if w == nil {
 			errs = append(errs, fmt.Errorf("port %d is not cabled", num))
 			continue
 		}
-		if err := n.watch[num].Watch(pid); err != nil {
+		if err := w.Watch(pid); err != nil {
 			errs = append(errs, fmt.Errorf("port %d: %w", num, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CableArgs are the "cable" op's arguments: a switch port that was
+// uncabled when the node started and whose veth end p<port> the harness
+// has just created in the node's namespace (ibfab add), the link's rate,
+// and the process at its other end.
+type CableArgs struct {
+	Port    int              `json:"port"`
+	Width   topologies.Width `json:"width"` // 0: topologies.DefaultWidth
+	Speed   topologies.Speed `json:"speed"` // 0: topologies.DefaultSpeed
+	PeerPID int              `json:"peer_pid,omitempty"`
+}
+
+// cable opens a hot-added link's veth end as a new port of the running
+// switch and watches the peer process, as "peers" does for the links the
+// node started with. An HCA refuses: its ports are fixed at start (an
+// uncabled one runs on an endpoint without carrier).
+func (n *Node) cable(a CableArgs) error {
+	if n.sw == nil {
+		return fmt.Errorf("%s is an HCA: only a switch takes a new cable while it runs", n.name)
+	}
+	w, s, err := linkRate(topologies.Link{Width: a.Width, Speed: a.Speed})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case a.Port < 1 || a.Port >= len(n.watch):
+		return fmt.Errorf("port %d: %s has ports 1-%d", a.Port, n.name, len(n.watch)-1)
+	case n.sw.Port(uint8(a.Port)) != nil:
+		return fmt.Errorf("port %d: %w", a.Port, softswitch.ErrPortInUse)
+	case n.rate.Width != 0 && (w != n.rate.Width || s != n.rate.Speed):
+		return fmt.Errorf("port %d: the link runs at %v %v, the node's other links at %v %v: one rate per node",
+			a.Port, w, s, n.rate.Width, n.rate.Speed)
+	}
+	ep, err := veth.Open(fmt.Sprintf("p%d", a.Port))
+	if err != nil {
+		return fmt.Errorf("port %d: %w", a.Port, err)
+	}
+	pw := peerwatch.New(ep)
+	if a.PeerPID != 0 {
+		// Before the port exists, so that it never trains with a peer
+		// that is already gone.
+		if err := pw.Watch(a.PeerPID); err != nil {
+			pw.Close()
+			return fmt.Errorf("port %d: %w", a.Port, err)
+		}
+	}
+	if err := n.sw.AddPort(uint8(a.Port), pw, w, s); err != nil {
+		return err
+	}
+	n.watch[a.Port] = pw
+	n.rate.Width, n.rate.Speed = w, s
+	return nil
 }

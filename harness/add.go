@@ -1,0 +1,517 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"ibfab/internal/ctl"
+	"ibfab/internal/fabricnet"
+	"ibfab/internal/nodeproc"
+	"ibfab/topologies"
+)
+
+const (
+	addSynopsis = "add N -f PIECE [--timeout D]"
+	addDesc     = `
+Adds nodes and links to running fabric N, as plugging in a switch with its
+hosts would: PIECE is a net file (the format of ibfab topo and ibnetdiscover)
+with the records of the new nodes. A port line naming a node the file does
+not define cables that port to a port of the running fabric, which must be a
+free port of a switch; links among the new nodes are listed by both ends as
+usual. Example (the thesis's added switch, 'ibfab topo thesis8-piece'):
+
+  switchguid=0x2fab00000001000
+  Switch  4 "sw16"
+  [1]     "ca17"[1]
+  [2]     "sw8"[3]        # a free port of the running sw8
+  [3]     "ca18"[1]
+  [4]     "sw9"[3]
+
+  caguid=0x2fab00000001100
+  Ca      1 "ca17"
+  [1]     "sw16"[1]
+  ...
+
+The piece is checked against the fabric's recorded topology first (names
+and GUIDs unique, ports exist and are free, one rate per node, every new
+node reachable from the fabric). Then ibfab makes the new namespaces and
+veths, starts the new processes, opens the new ports in the running switches
+(their SMAs report the state change to the SM: PortStateChange, Trap 128)
+and waits until every new link has trained (LinkUp, Init); an SM makes them
+Active. Afterwards status, kill, restart, link, fault, capture and down know
+the new nodes.`
+)
+
+// ErrBadPiece is wrapped by CheckPiece's errors (and Add's for them).
+var ErrBadPiece = errors.New("bad piece")
+
+// AddOptions tune Add. The zero value waits 30 s plus 100 ms per new node.
+type AddOptions struct {
+	// NodeArgs are extra flags for every new node process; NodeArgsFor
+	// adds flags for single new nodes by name.
+	NodeArgs    []string
+	NodeArgsFor map[string][]string
+	// Timeout bounds the wait for the new links to train.
+	Timeout time.Duration
+}
+
+// CheckPiece checks that p can be added to a fabric running base and
+// returns the extended topology: base's nodes in their order, then the
+// piece's. Errors wrap ErrBadPiece and say what is wrong where.
+func CheckPiece(base *topologies.Topology, p *topologies.Piece) (*topologies.Topology, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadPiece}, args...)...)
+	}
+	if p == nil || p.Topology == nil || p.Topology.NumNodes() == 0 {
+		return nil, bad("it has no nodes")
+	}
+	pt := p.Topology
+	for _, n := range pt.Nodes() {
+		if n.Type == topologies.Router {
+			return nil, bad("%s is a router, which ibfab does not emulate", n.Name)
+		}
+		if _, ok := base.Lookup(n.Name); ok {
+			return nil, bad("node %q is in the fabric already", n.Name)
+		}
+		if j, ok := base.LookupGUID(n.GUID); ok {
+			return nil, bad("%s's GUID %#016x is %s's in the fabric (set another with a switchguid= or caguid= line)", n.Name, n.GUID, base.Node(j).Name)
+		}
+		for q := 1; q <= n.NumPorts; q++ {
+			g := n.Ports[q].GUID
+			if g == 0 {
+				continue
+			}
+			if j, ok := base.LookupGUID(g); ok {
+				return nil, bad("%s[%d]'s port GUID %#016x is node %s's GUID in the fabric", n.Name, q, g, base.Node(j).Name)
+			}
+			if r, ok := base.LookupPortGUID(g); ok {
+				return nil, bad("%s[%d]'s port GUID %#016x is %s[%d]'s in the fabric", n.Name, q, g, base.Node(r.Node).Name, r.Port)
+			}
+		}
+		if r, ok := base.LookupPortGUID(n.GUID); ok {
+			return nil, bad("%s's GUID %#016x is %s[%d]'s port GUID in the fabric", n.Name, n.GUID, base.Node(r.Node).Name, r.Port)
+		}
+	}
+	if len(p.Attachments) == 0 {
+		return nil, bad("no port of it is cabled to the fabric (a port line naming a node of the fabric, such as [2] \"sw8\"[3])")
+	}
+	used := map[topologies.PortRef]string{}
+	for _, a := range p.Attachments {
+		i, ok := pt.Lookup(a.Node)
+		if !ok {
+			return nil, bad("a cable starts at %q, which the piece does not define", a.Node)
+		}
+		me := fmt.Sprintf("%s[%d]", a.Node, a.Port)
+		if a.Port < 1 || a.Port > pt.Node(i).NumPorts {
+			return nil, bad("%s: %s has ports 1-%d", me, a.Node, pt.Node(i).NumPorts)
+		}
+		if peer, ok := pt.Peer(topologies.PortRef{Node: i, Port: a.Port}); ok {
+			return nil, bad("%s is cabled both to %s[%d] of the piece and to %s[%d] of the fabric", me, pt.Node(peer.Node).Name, peer.Port, a.BaseNode, a.BasePort)
+		}
+		j, ok := base.Lookup(a.BaseNode)
+		if !ok {
+			return nil, bad("%s names %q, which is neither in the piece nor in the fabric", me, a.BaseNode)
+		}
+		bn := base.Node(j)
+		there := fmt.Sprintf("%s[%d]", a.BaseNode, a.BasePort)
+		switch {
+		case bn.Type != topologies.Switch:
+			return nil, bad("%s names %s, a port of an HCA: an HCA's ports are fixed when it starts; cable new nodes to free switch ports", me, there)
+		case a.BasePort < 1 || a.BasePort > bn.NumPorts:
+			return nil, bad("%s names %s, but %s has ports 1-%d", me, there, a.BaseNode, bn.NumPorts)
+		}
+		if peer, ok := base.Peer(topologies.PortRef{Node: j, Port: a.BasePort}); ok {
+			return nil, bad("%s names %s, which is cabled to %s[%d] already", me, there, base.Node(peer.Node).Name, peer.Port)
+		}
+		ref := topologies.PortRef{Node: j, Port: a.BasePort}
+		if other, dup := used[ref]; dup {
+			return nil, bad("%s and %s both name %s", other, me, there)
+		}
+		used[ref] = me
+		if err := nodeproc.CheckLinkRate(a.Width, a.Speed); err != nil {
+			return nil, bad("%s - %s: %v", me, there, err)
+		}
+	}
+	for _, l := range pt.Links() {
+		if err := nodeproc.CheckLinkRate(l.Width, l.Speed); err != nil {
+			return nil, bad("%s[%d] - %s[%d]: %v", pt.Node(l.A.Node).Name, l.A.Port, pt.Node(l.B.Node).Name, l.B.Port, err)
+		}
+	}
+	u, err := base.Extend(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPiece, err)
+	}
+	first := base.NumNodes()
+	// A node process runs all its links at one rate; check the new nodes
+	// and the switches the piece is cabled to.
+	touched := map[int]bool{}
+	for i := first; i < u.NumNodes(); i++ {
+		touched[i] = true
+	}
+	for ref := range used {
+		touched[ref.Node] = true
+	}
+	for i := range u.NumNodes() {
+		if !touched[i] {
+			continue
+		}
+		var rate, where string
+		for q := 1; q <= u.Node(i).NumPorts; q++ {
+			l, ok := u.LinkAt(topologies.PortRef{Node: i, Port: q})
+			if !ok {
+				continue
+			}
+			w, s := l.Width, l.Speed
+			if w == 0 {
+				w = topologies.DefaultWidth
+			}
+			if s == 0 {
+				s = topologies.DefaultSpeed
+			}
+			r := fmt.Sprintf("%v %v", w, s)
+			if rate == "" {
+				rate, where = r, fmt.Sprintf("%s[%d]", u.Node(i).Name, q)
+			} else if r != rate {
+				return nil, bad("%s would run %s[%d] at %s and %s at %s: a node runs all its links at one rate",
+					u.Node(i).Name, u.Node(i).Name, q, r, where, rate)
+			}
+		}
+	}
+	// The SM must be able to reach every new node through the fabric.
+	seen := make([]bool, u.NumNodes())
+	var queue []int
+	for i := range first {
+		seen[i] = true
+		queue = append(queue, i)
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for q := 1; q <= u.Node(i).NumPorts; q++ {
+			if peer, ok := u.Peer(topologies.PortRef{Node: i, Port: q}); ok && !seen[peer.Node] {
+				seen[peer.Node] = true
+				queue = append(queue, peer.Node)
+			}
+		}
+	}
+	var islands []string
+	for i := first; i < u.NumNodes(); i++ {
+		if !seen[i] {
+			islands = append(islands, u.Node(i).Name)
+		}
+	}
+	if len(islands) > 0 {
+		return nil, bad("%s would not be connected to the fabric", strings.Join(islands, ", "))
+	}
+	return u, nil
+}
+
+// Add adds piece p to running fabric name (see ibfab add -h): checks it
+// (CheckPiece), creates the new nodes' namespaces and veths, records the
+// extended topology and state, starts the new processes, opens the new
+// ports of the running switches and waits until every new link has trained
+// (LinkUp, Init). It returns the extended topology as recorded: the
+// fabric's nodes, then the piece's.
+//
+// Until the new processes run, a failure undoes everything. A failure
+// afterwards leaves the nodes recorded as part of the fabric and says so:
+// restarting a switch that did not take its new cable opens it from the
+// recorded topology; ibfab down removes everything.
+func Add(name string, p *topologies.Piece, o AddOptions) (*topologies.Topology, error) {
+	if _, err := openState(name); err != nil {
+		return nil, err
+	}
+	// One add at a time per fabric: each extends the recorded topology it
+	// read, and a second one would overwrite the first's.
+	unlock, err := lockFile(filepath.Join(fabricDir(name), "add.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, t, err := loadFabric(name)
+	if err != nil {
+		return nil, err
+	}
+	u, err := CheckPiece(t, p)
+	if err != nil {
+		return nil, err
+	}
+	first := t.NumNodes()
+	// The switches the piece is cabled to must be running to take the cable.
+	cables := map[int]map[int]int{} // old switch -> its new port -> new node
+	for _, l := range u.Links() {
+		a, b := l.A, l.B
+		if a.Node >= first {
+			a, b = b, a
+		}
+		if a.Node >= first || b.Node < first {
+			continue
+		}
+		n := st.Nodes[a.Node]
+		if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, name, n.Name) {
+			return nil, fmt.Errorf("%s is not running (killed?): restart it before cabling %s[%d]", n.Name, n.Name, a.Port)
+		}
+		if cables[a.Node] == nil {
+			cables[a.Node] = map[int]int{}
+		}
+		cables[a.Node][a.Port] = b.Node
+	}
+
+	dir := fabricDir(name)
+	oldTopo, err := os.ReadFile(filepath.Join(dir, topologyFile))
+	if err != nil {
+		return nil, err
+	}
+	oldState, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	existing := make([]string, first)
+	for i := range existing {
+		existing[i] = st.Nodes[i].Namespace
+	}
+	created, err := fabricnet.Extend(name, u, existing, first)
+	if err != nil {
+		return nil, err
+	}
+	var started []nodeState
+	undo := func(err error) (*topologies.Topology, error) {
+		var errs []error
+		if err := stopProcesses(created, 2*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, fabricnet.Retract(name, u, existing, first, created))
+		for _, n := range started {
+			errs = append(errs, removeIfExists(nodeproc.SocketPath(name, n.Name)))
+		}
+		errs = append(errs, writeFileAtomic(filepath.Join(dir, topologyFile), oldTopo),
+			writeFileAtomic(filepath.Join(dir, stateFile), oldState))
+		if uerr := errors.Join(errs...); uerr != nil {
+			return nil, fmt.Errorf("%w (undoing it: %v)", err, uerr)
+		}
+		return nil, fmt.Errorf("%w (the fabric is as it was)", err)
+	}
+
+	// The new processes read the recorded topology when they start.
+	var buf bytes.Buffer
+	if err := topologies.Write(&buf, u); err != nil {
+		return undo(err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, topologyFile), buf.Bytes()); err != nil {
+		return undo(err)
+	}
+	for i := first; i < u.NumNodes(); i++ {
+		n := u.Node(i)
+		st.Nodes = append(st.Nodes, nodeState{Name: n.Name, Type: nodeTypeName(n.Type),
+			GUID: fmt.Sprintf("%#016x", n.GUID), Namespace: created[i-first]})
+		st.given = append(st.given, i)
+	}
+	st.Namespaces = append(st.Namespaces, created...)
+	if err := writeState(dir, st); err != nil {
+		return undo(err)
+	}
+	uo := UpOptions{TimeScale: st.TimeScale, NodeArgs: o.NodeArgs, NodeArgsFor: o.NodeArgsFor, epoch: time.Unix(0, st.Epoch)}
+	for i := first; i < u.NumNodes(); i++ {
+		pid, err := startNode(name, st.Nodes[i], uo)
+		if err != nil {
+			return undo(err)
+		}
+		st.Nodes[i].PID = pid
+		started = append(started, st.Nodes[i])
+	}
+	if err := writeState(dir, st); err != nil {
+		return undo(err)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = 30*time.Second + time.Duration(u.NumNodes()-first)*100*time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	// The new nodes learn their neighbours' processes; this also waits for
+	// their control sockets, so that a node that cannot start is undone.
+	for i := first; i < u.NumNodes(); i++ {
+		pids := map[int]int{}
+		for q := 1; q <= u.Node(i).NumPorts; q++ {
+			if peer, ok := u.Peer(topologies.PortRef{Node: i, Port: q}); ok {
+				pids[q] = st.Nodes[peer.Node].PID
+			}
+		}
+		if len(pids) == 0 {
+			continue
+		}
+		if err := callUntilUp(ctx, name, st.Nodes[i], "peers", nodeproc.PeersArgs{PIDs: pids}); err != nil {
+			return undo(err)
+		}
+	}
+
+	// Committed: the new nodes run and are recorded. The old switches
+	// open their new ports.
+	committed := func(err error) error {
+		return fmt.Errorf("%w (the new nodes are part of fabric %s now; 'ibfab restart %s NODE' reopens a switch's ports from the recorded topology, 'ibfab down --name %s' removes it all)",
+			err, name, name, name)
+	}
+	var errs []error
+	for _, j := range slices.Sorted(maps.Keys(cables)) {
+		for _, q := range slices.Sorted(maps.Keys(cables[j])) {
+			l, _ := u.LinkAt(topologies.PortRef{Node: j, Port: q})
+			args := nodeproc.CableArgs{Port: q, Width: l.Width, Speed: l.Speed, PeerPID: st.Nodes[cables[j][q]].PID}
+			if err := callUntilUp(ctx, name, st.Nodes[j], "cable", args); err != nil {
+				errs = append(errs, fmt.Errorf("cabling %s[%d]: %w", st.Nodes[j].Name, q, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return u, committed(err)
+	}
+	if err := waitNewLinks(ctx, name, st, u, first); err != nil {
+		return u, committed(err)
+	}
+	return u, nil
+}
+
+// waitNewLinks polls the nodes at either end of the links that touch a node
+// at index first or later of u until those links have trained.
+func waitNewLinks(ctx context.Context, fabric string, st *fabricState, u *topologies.Topology, first int) error {
+	ports := map[int]map[int]bool{}
+	for _, l := range u.Links() {
+		if l.A.Node < first && l.B.Node < first {
+			continue
+		}
+		for _, r := range []topologies.PortRef{l.A, l.B} {
+			if ports[r.Node] == nil {
+				ports[r.Node] = map[int]bool{}
+			}
+			ports[r.Node][r.Port] = true
+		}
+	}
+	start := time.Now()
+	for {
+		var pending []string
+		for _, i := range slices.Sorted(maps.Keys(ports)) {
+			n := st.Nodes[i]
+			var s nodeproc.Status
+			err := ctl.Call(ctx, nodeproc.SocketPath(fabric, n.Name), "status", nil, &s)
+			switch {
+			case err != nil:
+				pending = append(pending, n.Name+": "+err.Error())
+			case !trained(&s, ports[i]):
+				var ps []string
+				for _, p := range s.Ports {
+					if ports[i][p.Port] && (p.Phys != "LinkUp" || p.State == "Down") {
+						ps = append(ps, fmt.Sprintf("[%d] %s/%s", p.Port, p.Phys, p.State))
+					}
+				}
+				pending = append(pending, n.Name+" "+strings.Join(ps, ","))
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w after %v: %s", errNotTrained, time.Since(start).Round(time.Millisecond), strings.Join(pending, "; "))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// runThesis8Piece writes topologies.Thesis8AddPiece as a piece file.
+func runThesis8Piece(env *Env, k *topoKind, args []string) error {
+	cmd := "topo " + k.name
+	fs := flagSet(cmd)
+	out := fs.String("o", "", "write the piece to `FILE` instead of standard output")
+	if help, err := parseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	err := topologies.WritePiece(&b, topologies.Thesis8AddPiece())
+	if err == nil {
+		if *out == "" {
+			_, err = env.Stdout.Write(b.Bytes())
+		} else {
+			err = os.WriteFile(*out, b.Bytes(), 0o644)
+		}
+	}
+	if err != nil {
+		return &CommandError{Cmd: cmd, Err: err}
+	}
+	return nil
+}
+
+// writeFileAtomic replaces name with b through a rename, so that readers
+// see the old or the new content, never a part.
+func writeFileAtomic(name string, b []byte) error {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// lockFile takes an exclusive flock on name, waiting for it, and returns
+// its release.
+func lockFile(name string) (func(), error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+func removeIfExists(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func runAdd(env *Env, args []string) error {
+	const cmd = "add"
+	fs := flagSet(cmd)
+	file := fs.String("f", "", "the piece: a net `FILE` with the new nodes and their cables")
+	timeout := fs.Duration("timeout", 0, "how long to wait for the new links to train (default 30s + 100ms per new node)")
+	pos, help, err := parseInterspersed(env, fs, cmd, addSynopsis, addDesc, args)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &UsageError{Cmd: cmd, Usage: addSynopsis, Err: errors.New("want a fabric name")}
+	}
+	if *file == "" {
+		return &UsageError{Cmd: cmd, Usage: addSynopsis, Err: errors.New("missing -f PIECE")}
+	}
+	if err := fabricnet.CheckFabricName(pos[0]); err != nil {
+		return &UsageError{Cmd: cmd, Usage: addSynopsis, Err: err}
+	}
+	p, err := topologies.ParsePieceFile(*file)
+	if err != nil {
+		return &CommandError{Cmd: cmd, Err: err}
+	}
+	u, err := Add(pos[0], p, AddOptions{Timeout: *timeout})
+	if err != nil {
+		return &CommandError{Cmd: cmd, Err: err}
+	}
+	var cables []string
+	for _, a := range p.Attachments {
+		cables = append(cables, fmt.Sprintf("%s[%d]-%s[%d]", a.Node, a.Port, a.BaseNode, a.BasePort))
+	}
+	pt := p.Topology
+	fmt.Fprintf(env.Stdout, "added to fabric %s: %d switches, %d HCAs, %d links among them and %d to the fabric (%s), trained (Init); the fabric has %d nodes\n",
+		pos[0], pt.Count(topologies.Switch), pt.Count(topologies.CA), pt.NumLinks(), len(p.Attachments), strings.Join(cables, ", "), u.NumNodes())
+	fmt.Fprintf(env.Stdout, "next: an SM makes the new ports Active; 'ibfab status --name %s' shows them\n", pos[0])
+	return nil
+}
