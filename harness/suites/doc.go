@@ -5,8 +5,8 @@
 // generator, through the traffic-start control op, to every other host),
 // a subnet manager (ibsm with a chosen mechanism, run as `ibsm --port sim
 // --json` in an HCA's namespace, its JSON lines parsed), a timed list of
-// steps (link down/up/flap, node kill/restart, eBPF fault rules, SM kill
-// and start) and the checks Run applies afterwards:
+// steps (link down/up/flap, node kill/restart, hot-add of a piece, eBPF
+// fault rules, SM kill and start) and the checks Run applies afterwards:
 //
 //   - restored within bound: every port that should be Active is, the
 //     others are not, and ibsm has reported the subnet up after the last

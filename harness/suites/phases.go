@@ -67,7 +67,17 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	rep.Fault = window(p0, p1)
 	r.event("traffic stopped: %d sent, %d received, drops %v", rep.Fault.Sent, rep.Fault.Received, rep.Fault.Drops)
 
-	survivors := r.survivors(hosts, dead, down)
+	// Hosts a step added take part from here on.
+	all, lids, err := r.hostLIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for n, l := range lids {
+		if _, ok := rep.LIDs[n]; !ok {
+			rep.LIDs[n] = l
+		}
+	}
+	survivors := r.survivors(all, dead, down)
 	a := r.smp.mark(ctx)
 	if err := r.startTraffic(ctx, survivors, survivors); err != nil {
 		return err
@@ -78,7 +88,7 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	b := r.drain(ctx)
 	rep.Steady = window(a, b)
 	r.event("steady traffic stopped: %d sent, %d received", rep.Steady.Sent, rep.Steady.Received)
-	r.finalChecks(ctx, hosts, survivors, dead, down, a, b)
+	r.finalChecks(ctx, all, survivors, dead, down, a, b)
 	return nil
 }
 
@@ -222,6 +232,13 @@ func (r *run) apply(ctx context.Context, a Action) error {
 			r.mu.Unlock()
 		}
 		_, err = harness.ClearFaults(r.fabric, "", 0)
+	case AddPiece:
+		var t *topologies.Topology
+		if t, err = harness.Add(r.fabric, a.Piece(), harness.AddOptions{}); err == nil {
+			r.mu.Lock()
+			r.topo = t
+			r.mu.Unlock()
+		}
 	case KillSM:
 		r.sm().Kill()
 	case StartSM:
@@ -315,7 +332,7 @@ func (r *run) survivors(hosts []string, dead, down map[string]bool) []string {
 func (r *run) changesTopology() bool {
 	return r.smMustReact || slices.ContainsFunc(r.s.Steps, func(st Step) bool {
 		switch st.Kind {
-		case LinkDown, LinkUp, LinkFlap, KillNode, Restart:
+		case LinkDown, LinkUp, LinkFlap, KillNode, Restart, AddPiece:
 			return true
 		}
 		return false

@@ -25,6 +25,7 @@ const (
 	ClearFault Kind = "fault-clear" // remove every fault rule
 	KillSM     Kind = "sm-kill"     // SIGKILL ibsm
 	StartSM    Kind = "sm-start"    // start ibsm again, on the same HCA with the same flags
+	AddPiece   Kind = "add"         // hot-add Piece's nodes and links (ibfab add)
 )
 
 // Action is one fault (or repair) a suite applies.
@@ -37,6 +38,8 @@ type Action struct {
 	Rule   bpf.Rule      // AddFault
 	// Ingress puts an AddFault rule on the frames the port receives.
 	Ingress bool
+	// Piece builds what AddPiece adds.
+	Piece func() *topologies.Piece
 }
 
 func (a Action) String() string {
@@ -47,6 +50,12 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %s[%d] %d× %v", a.Kind, a.Node, a.Port, a.Count, a.Period)
 	case KillNode, Restart:
 		return fmt.Sprintf("%s %s", a.Kind, a.Node)
+	case AddPiece:
+		var names []string
+		for _, n := range a.Piece().Topology.Nodes() {
+			names = append(names, n.Name)
+		}
+		return fmt.Sprintf("add %s", strings.Join(names, ", "))
 	case AddFault:
 		port := "on every port"
 		if a.Port != 0 {
@@ -163,13 +172,17 @@ func Builtin() []Suite {
 	}
 	loss.Steps = []Step{{At: 0, Action: Action{Kind: ClearFault}}}
 
+	add := base("switch-hot-add", "switch sw16 with hosts ca17 and ca18 is cabled to sw8 and sw9 of the running fabric (the thesis's Fig. 68); the SM brings it in and the new hosts talk to the old ones")
+	add.Steps = []Step{{At: 0, Action: Action{Kind: AddPiece, Piece: topologies.Thesis8AddPiece}}}
+	add.Capture = "sw8[3]"
+
 	crash := base("sm-restart", "ibsm crashes (SIGKILL) and is started again: the fabric stays Active and the new SM takes over with the same LIDs")
 	crash.Steps = []Step{
 		{At: 0, Action: Action{Kind: KillSM}},
 		{At: 2 * time.Second, Action: Action{Kind: StartSM}},
 	}
 	crash.StayActive, crash.StableLIDs = true, true
-	return []Suite{link, sw, flap, loss, crash}
+	return []Suite{link, sw, flap, loss, add, crash}
 }
 
 // Lookup returns the shipped suite name.
