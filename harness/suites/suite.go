@@ -139,7 +139,7 @@ func base(name, summary string) Suite {
 	return Suite{
 		Name: name, Summary: summary, Topology: defaultFabric, SMNode: "ca4",
 		SMArgs: DefaultSMArgs, Load: 0.05, Payload: 2048,
-		Warmup: 2 * time.Second, Bound: 10 * time.Second, Steady: 2 * time.Second,
+		Warmup: 2 * time.Second, Bound: 15 * time.Second, Steady: 2 * time.Second,
 		Capture: "ca4[1]",
 	}
 }
@@ -158,7 +158,7 @@ func Builtin() []Suite {
 		{At: 0, Action: Action{Kind: LinkFlap, Node: "sw3", Port: 4, Period: time.Second, Count: 3}},
 		{At: 500 * time.Millisecond, Action: Action{Kind: LinkFlap, Node: "sw2", Port: 2, Period: time.Second, Count: 3}},
 	}
-	flap.Bound = 15 * time.Second
+	flap.Bound = 20 * time.Second
 
 	// The loss sits on the SM's link, which every SMP and every answer
 	// crosses: 10 % each way. On every link of the fabric, an SMP to a
@@ -182,6 +182,9 @@ func Builtin() []Suite {
 		{At: 2 * time.Second, Action: Action{Kind: StartSM}},
 	}
 	crash.StayActive, crash.StableLIDs = true, true
+	// The new SM sweeps the whole subnet before it reports; on a loaded
+	// machine that has taken over 10 s.
+	crash.Bound = 20 * time.Second
 	return []Suite{link, sw, flap, loss, add, crash}
 }
 
