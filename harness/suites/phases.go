@@ -52,10 +52,10 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 		return err
 	}
 	dead, down := r.expected()
-	restored := r.waitWhole(ctx, end, dead, down, s.Bound+20*time.Second)
+	restored := r.waitWhole(ctx, end, dead, down, s.Bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s", s.Bound+20*time.Second, r.whyNot(ctx, end, dead, down))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
