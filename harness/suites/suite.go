@@ -174,7 +174,9 @@ func Builtin() []Suite {
 
 	add := base("switch-hot-add", "switch sw16 with hosts ca17 and ca18 is cabled to sw8 and sw9 of the running fabric (the thesis's Fig. 68); the SM brings it in and the new hosts talk to the old ones")
 	add.Steps = []Step{{At: 0, Action: Action{Kind: AddPiece, Piece: topologies.Thesis8AddPiece}}}
-	add.Capture = "sw8[3]"
+	// sw8[3] is not cabled before the add: capture the link to sw8 instead,
+	// which carries the SMPs that find sw16 and some of its hosts' traffic.
+	add.Capture = "sw3[2]"
 
 	crash := base("sm-restart", "ibsm crashes (SIGKILL) and is started again: the fabric stays Active and the new SM takes over with the same LIDs")
 	crash.Steps = []Step{
