@@ -17,8 +17,11 @@
 //	fault     eBPF drop/corrupt/delay rules on a link's frames
 //	capture   a port's frames to an ERF pcap (--convert: from tcpdump)
 //	pcap      a sample capture built by wire, or decode one
+//	run       a failure-injection suite, or the thesis's evaluation
+//	          (package harness/suites; cmd/ibfab registers it)
 //
 // A new subcommand is one more entry in the commands table: a name, a
 // one-line summary and a Run function that parses its own flags (see
-// parseFlags) and returns a *UsageError for bad arguments.
+// parseFlags) and returns a *UsageError for bad arguments. A package that
+// builds on harness adds its subcommand with Register.
 package harness

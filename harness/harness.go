@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -30,8 +31,8 @@ type Command struct {
 	Run func(env *Env, args []string) error
 }
 
-// commands is the subcommand table; later subcommands (up, down, status,
-// exec, kill, capture, run, ...) are added here.
+// commands is the subcommand table; run (package suites) is added by
+// Register.
 var commands = []Command{
 	{Name: "topo", Summary: "generate a fabric topology file, or check one", Run: runTopo},
 	{Name: "up", Summary: "bring a fabric's namespaces and links up", Run: runUp},
@@ -45,6 +46,15 @@ var commands = []Command{
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
+}
+
+// Register appends c to the subcommand table. Subcommands of packages
+// that build on harness (suites' run) cannot sit in the table literal
+// without an import cycle: cmd/ibfab registers them before Main.
+func Register(c Command) {
+	if !slices.ContainsFunc(commands, func(x Command) bool { return x.Name == c.Name }) {
+		commands = append(commands, c)
+	}
 }
 
 // Commands returns the subcommand table.

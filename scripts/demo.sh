@@ -8,8 +8,13 @@
 #   capture   -> ibfab pcap sample: link training and the DR discovery SMPs
 #                -> OUT/discovery.pcap, decoded by ibfab and by tshark
 #   fabric    -> ibfab up: one process per switch and HCA in its namespace,
-#                links trained; status; a switch killed and its neighbours'
-#                links Down; ibfab down                -> OUT/status*.txt
+#                links trained; status; ibsm brings the subnet up (every
+#                port Active); ibfab down              -> OUT/status*.txt
+#   suite     -> ibfab run link-failure: the default fabric again, ibsm,
+#                uniform traffic between the hosts, a link cut; ibsm takes
+#                the change in (trap, partial discovery, provisional routes);
+#                checks, traffic plot, capture of the cut link, torn down
+#                                                      -> OUT/link-failure/
 #
 # Usage: scripts/demo.sh [OUT]   (run as root; `sudo make demo` builds first)
 set -euo pipefail
@@ -73,17 +78,27 @@ echo
 echo "== fabric: the default fabric as real processes on veth links"
 "$ibfab" up --name "$fabric"
 "$ibfab" status --name "$fabric" > "$out/status.txt"
-"$ibfab" status --name "$fabric" --json > "$out/status.json"
 head -6 "$out/status.txt"
 echo "..."
 "$ibfab" exec "$fabric" ca4 -- ip -br link show p1
-echo "-- kill sw3: its neighbours see loss of signal"
-"$ibfab" kill "$fabric" sw3
-sleep 0.2
-"$ibfab" status --name "$fabric" > "$out/status-after-kill.txt"
-grep -E 'sw3\[' "$out/status-after-kill.txt"
+echo "-- ibsm on ca4 brings the subnet up"
+"$ibfab" exec "$fabric" ca4 -- "$(dirname "$ibfab")/ibsm" --port sim --once | tee "$out/ibsm-once.txt" | head -8
+"$ibfab" status --name "$fabric" > "$out/status-active.txt"
+"$ibfab" status --name "$fabric" --json > "$out/status.json"
+echo "ports Active: $(grep -c ' Active ' "$out/status-active.txt" || true)"
 "$ibfab" down --name "$fabric"
-left=$(ip netns list | grep -c "ibf-$fabric-" || true)
+
+echo
+echo "== suite: traffic, a link cut, the SM's assimilation, the report"
+# ibfab run brings the default fabric up again under its own name, starts
+# ibsm as a daemon, runs traffic, cuts sw2-sw6, and tears everything down.
+"$ibfab" run link-failure --out "$out"
+echo "report: $out/link-failure/index.md (traffic.svg, capture.pcap, report.json)"
+frames=$(tshark -r "$out/link-failure/capture.pcap" 2>/dev/null | wc -l)
+malformed=$(tshark -r "$out/link-failure/capture.pcap" -V 2>/dev/null | grep -c "Malformed" || true)
+echo "capture of the cut link: $frames frames, $malformed malformed (tshark)"
+[ "$malformed" -eq 0 ]
+left=$(ip netns list 2>/dev/null | grep -c -e "ibf-$fabric-" -e "ibf-s_link_failure-" || true)
 echo "namespaces left: $left"
 [ "$left" -eq 0 ]
 

@@ -5,8 +5,10 @@ import (
 	"os"
 
 	"ibfab/harness"
+	"ibfab/harness/suites"
 )
 
 func main() {
+	harness.Register(suites.Command)
 	os.Exit(harness.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,0 +1,155 @@
+package suites
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"ibfab/harness"
+)
+
+const (
+	runSynopsis = "run SUITE|all|thesis [--out DIR] [--json] [--mechanism basic|improved] [--name N]"
+	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
+starts ibsm on an HCA, runs uniform traffic between the hosts, applies the
+suite's timed faults, waits until the fabric is whole again, runs traffic
+between the surviving hosts, checks, and takes the fabric down. The report
+(report.json, traffic.svg/png, capture.pcap, ibsm.jsonl, index.md) goes to
+DIR/SUITE. The exit status is 1 when a check fails.
+
+"all" runs every suite; "thesis" runs the joint evaluation of the thesis's
+chapter 8 (ibfab run thesis -h).
+
+suites:
+`
+)
+
+// Command is ibfab's run subcommand (cmd/ibfab registers it).
+var Command = harness.Command{
+	Name:    "run",
+	Summary: "run a failure-injection suite (or all, or the thesis evaluation) and write its report",
+	Run:     runCmd,
+}
+
+func runDescription() string {
+	var b strings.Builder
+	b.WriteString(runDesc)
+	for _, s := range Builtin() {
+		fmt.Fprintf(&b, "  %-15s %s\n", s.Name, s.Summary)
+	}
+	return b.String()
+}
+
+func runCmd(env *harness.Env, args []string) error {
+	const cmd = "run"
+	if len(args) > 0 && args[0] == "thesis" {
+		return runThesisCmd(env, args[1:])
+	}
+	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "out/suites", "write each suite's report to `DIR`/SUITE")
+	asJSON := fs.Bool("json", false, "print each report as one JSON object on a line, not the checks")
+	mech := fs.String("mechanism", "", "ibsm's mechanism: basic or improved (default: the suite's, improved)")
+	name := fs.String("name", "", "fabric name (default s_SUITE)")
+	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
+	pos, err := interleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\nflags:\n", runSynopsis, runDescription())
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return usage(err)
+	}
+	if len(pos) != 1 {
+		return usage(errors.New("want one suite name (ibfab run -h lists them)"))
+	}
+	var list []Suite
+	if pos[0] == "all" {
+		list = Builtin()
+	} else if s, ok := Lookup(pos[0]); ok {
+		list = []Suite{s}
+	} else {
+		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis", pos[0], strings.Join(Names(), ", ")))
+	}
+	var smArgs []string
+	switch *mech {
+	case "":
+	case "basic":
+		smArgs = BasicSMArgs
+	case "improved":
+		smArgs = DefaultSMArgs
+	default:
+		return usage(fmt.Errorf("--mechanism %q: want basic or improved", *mech))
+	}
+	if *name != "" && len(list) > 1 {
+		return usage(errors.New("--name goes with one suite"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	failed := 0
+	for _, s := range list {
+		o := Options{Out: filepath.Join(*out, s.Name), Fabric: *name, SMArgs: smArgs}
+		if !*asJSON {
+			o.Log = env.Stderr
+		}
+		start := time.Now()
+		rep, err := Run(ctx, s, o)
+		if err != nil {
+			return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%s: %w", s.Name, err)}
+		}
+		if !rep.Passed {
+			failed++
+		}
+		if *asJSON {
+			b, err := json.Marshal(rep)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "%s\n", b)
+			continue
+		}
+		verdict := "PASS"
+		if !rep.Passed {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(env.Stdout, "%s %s (%.1f s), report %s\n", verdict, s.Name, time.Since(start).Seconds(), filepath.Join(o.Out, "index.md"))
+		for _, c := range rep.Checks {
+			mark := "ok  "
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(env.Stdout, "  %s %-32s %s\n", mark, c.Name, c.Detail)
+		}
+	}
+	if failed > 0 {
+		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d of %d suites failed", failed, len(list))}
+	}
+	return nil
+}
+
+// interleaved parses flags before, between and after the positional
+// arguments and returns the positional ones.
+func interleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,277 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"ibfab/harness"
+	"ibfab/topologies"
+)
+
+// Options tune Run.
+type Options struct {
+	Out    string        // report directory; "" writes no files
+	Fabric string        // fabric name; default "s_" and the suite's name
+	Log    io.Writer     // progress lines; nil: none
+	SMArgs []string      // ibsm's flags instead of the suite's
+	Every  time.Duration // sampling interval; default 200 ms
+}
+
+// Check is one verdict of a run.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Event is one thing that happened, in seconds since the traffic started.
+type Event struct {
+	T    float64 `json:"t"`
+	What string  `json:"what"`
+	Mark string  `json:"mark,omitempty"` // "step" or "restored": drawn on the plot
+}
+
+// Window is the data traffic between two moments.
+type Window struct {
+	From, To float64           // seconds since the traffic started
+	Sent     uint64            `json:"sent"`
+	Received uint64            `json:"received"`
+	Lost     int64             `json:"lost"` // sent - received
+	Drops    map[string]uint64 `json:"drops"`
+}
+
+// Report is what a run measured and decided.
+type Report struct {
+	Suite     string    `json:"suite"`
+	Summary   string    `json:"summary"`
+	Fabric    string    `json:"fabric"`
+	SMNode    string    `json:"sm_node"`
+	SMArgs    []string  `json:"sm_args"`
+	TimeScale float64   `json:"time_scale"`
+	Load      float64   `json:"load_percent"`
+	Started   time.Time `json:"started"`
+	Passed    bool      `json:"passed"`
+	Checks    []Check   `json:"checks"`
+	Events    []Event   `json:"events"`
+	// RestoredMs is the time from the end of the last step until the
+	// fabric was whole again (ports as expected, the SM done).
+	RestoredMs float64         `json:"restored_ms"`
+	Fault      Window          `json:"fault_window"`
+	Steady     Window          `json:"steady_window"`
+	BringUp    *SMResult       `json:"bring_up,omitempty"`
+	SM         []SMResult      `json:"sm"`
+	Rules      []harness.Fault `json:"bring_up_rules,omitempty"`
+	Samples    []Sample        `json:"samples"`
+	Bins       []Bin           `json:"bins"`
+	LIDs       map[string]int  `json:"lids"`
+	Capture    *CaptureInfo    `json:"capture,omitempty"`
+	Files      []string        `json:"files,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	extra      map[string]any
+}
+
+func (r *Report) check(name string, ok bool, format string, args ...any) {
+	r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// run is one suite's run in progress.
+type run struct {
+	s      *Suite
+	o      Options
+	topo   *topologies.Topology
+	fabric string
+	rep    *Report
+	t0     time.Time // traffic start
+	smp    *sampler
+
+	mu    sync.Mutex
+	sms   []*smProc
+	smLog io.Writer
+
+	ppsPerPercent float64 // thesis: the generator's packets/s per % of the link rate
+	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
+}
+
+func (r *run) logf(format string, args ...any) {
+	if r.o.Log != nil {
+		fmt.Fprintf(r.o.Log, format+"\n", args...)
+	}
+}
+
+func (r *run) event(format string, args ...any) { r.markEvent("", format, args...) }
+
+func (r *run) markEvent(mark, format string, args ...any) {
+	r.mu.Lock()
+	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
+	if r.t0.IsZero() {
+		e.T = 0
+	}
+	r.rep.Events = append(r.rep.Events, e)
+	r.mu.Unlock()
+	r.logf("%7.3f s  %s", e.T, e.What)
+}
+
+// smEvent puts an ibsm result on the timeline.
+func (r *run) smEvent(x SMResult) {
+	state := "subnet up"
+	if !x.SubnetUp {
+		state = "subnet NOT up: " + x.Reason
+	}
+	what := fmt.Sprintf("ibsm %s", x.Event)
+	if x.Trigger != "" {
+		what += fmt.Sprintf(" (%s, %s discovery, %s)", x.Trigger, x.Discovery, x.Distribution)
+	}
+	what += fmt.Sprintf(": %s, %.0f ms, %d SMPs", state, x.MsTotal, x.SMPsTotal)
+	if x.MsToConnectivity != nil {
+		what += fmt.Sprintf(", connectivity after %.0f ms", *x.MsToConnectivity)
+	}
+	if len(x.Changes) > 0 {
+		what += "; " + strings.Join(x.Changes, "; ")
+	}
+	r.event("%s", what)
+}
+
+// start sets the traffic's start, the origin of the timeline.
+func (r *run) start() {
+	r.mu.Lock()
+	r.t0 = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *run) sm() *smProc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sms[len(r.sms)-1]
+}
+
+// Run runs suite s: it brings its fabric up, starts ibsm, runs the
+// traffic, applies the steps, checks and measures, takes the fabric down
+// and, with o.Out, writes the report there. The error is for a run that
+// could not be carried out; failed checks are in the report
+// (Report.Passed false).
+func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
+	if o.Every <= 0 {
+		o.Every = 200 * time.Millisecond
+	}
+	if o.Fabric == "" {
+		o.Fabric = fabricName(s.Name)
+	}
+	if o.SMArgs != nil {
+		s.SMArgs = o.SMArgs
+	}
+	topo, err := s.Topology()
+	if err != nil {
+		return nil, err
+	}
+	if s.SMNode == "" {
+		for _, n := range topo.Nodes() {
+			if n.Type == topologies.CA {
+				s.SMNode = n.Name
+				break
+			}
+		}
+	}
+	r := &run{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
+	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMNode: s.SMNode, SMArgs: s.SMArgs,
+		TimeScale: s.TimeScale, Load: s.Load, Started: time.Now()}
+	if o.Out != "" {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return nil, err
+		}
+		f, err := os.Create(filepath.Join(o.Out, "ibsm.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r.smLog = f
+	}
+	r.logf("suite %s: %s", s.Name, s.Summary)
+	if _, err := harness.Up(r.fabric, topo, harness.UpOptions{TimeScale: s.TimeScale}); err != nil {
+		return nil, fmt.Errorf("up: %w", err)
+	}
+	defer func() {
+		r.mu.Lock()
+		for _, p := range r.sms {
+			p.Stop()
+		}
+		r.mu.Unlock()
+		if derr := harness.Down(r.fabric); derr != nil && err == nil {
+			err = fmt.Errorf("down: %w", derr)
+		}
+		if o.Out != "" && rep != nil {
+			if werr := writeReport(o.Out, rep); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}()
+	if err := r.execute(ctx); err != nil {
+		r.rep.Error = err.Error()
+		r.rep.check("run completed", false, "%v", err)
+	}
+	r.rep.Passed = true
+	for _, c := range r.rep.Checks {
+		r.rep.Passed = r.rep.Passed && c.OK
+	}
+	r.rep.SM = nil
+	r.mu.Lock()
+	for _, p := range r.sms {
+		r.rep.SM = append(r.rep.SM, p.Results()...)
+	}
+	r.mu.Unlock()
+	if r.smp != nil {
+		r.rep.Samples = r.smp.Samples()
+		r.rep.Bins = bins(r.rep.Samples, BinWidth)
+	}
+	return r.rep, nil
+}
+
+// execute is the run's sequence; an error ends it early.
+func (r *run) execute(ctx context.Context) error {
+	s, rep := r.s, r.rep
+	for _, a := range s.BringUp {
+		if err := r.apply(ctx, a); err != nil {
+			return err
+		}
+	}
+	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
+	if err != nil {
+		return err
+	}
+	r.sms = append(r.sms, p)
+	up, _, err := p.waitResult(0, 90*time.Second, func(x SMResult) bool { return x.SubnetUp })
+	if err != nil {
+		rep.check("subnet up", false, "%v", err)
+		return errors.New("the subnet did not come up")
+	}
+	rep.BringUp = &up
+	rep.check("subnet up", true, "first sweep: %d switches, %d CAs, %.0f ms, %d SMPs, %d retries, %d timeouts",
+		up.Switches, up.HCAs, up.MsTotal, up.SMPsTotal, up.Retries, up.Timeouts)
+	if len(s.BringUp) > 0 {
+		fs, err := harness.ListFaults(r.fabric)
+		if err != nil {
+			return err
+		}
+		rep.Rules = fs
+		var matched, acted uint64
+		for _, f := range fs {
+			matched, acted = matched+f.Counters.Matched, acted+f.Counters.Acted
+		}
+		rep.check("bring-up faults acted", acted > 0, "%d rules matched %d frames and acted on %d", len(fs), matched, acted)
+	}
+	if err := r.waitPorts(ctx, 30*time.Second); err != nil {
+		return fmt.Errorf("after bring-up: %w", err)
+	}
+	hosts, lids, err := r.hostLIDs(ctx)
+	if err != nil {
+		return err
+	}
+	rep.LIDs = lids
+	return r.traffic(ctx, hosts)
+}

@@ -1,0 +1,194 @@
+package suites
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"ibfab/harness"
+	"ibfab/internal/fabricnet"
+	"ibfab/sm"
+)
+
+// SMResult is one line ibsm printed: a sweep or an assimilation, with the
+// time the harness read it.
+type SMResult struct {
+	At time.Time `json:"at"`
+	sm.Result
+}
+
+// smProc is one ibsm process in an HCA's namespace, its JSON lines parsed
+// as they come.
+type smProc struct {
+	cmd      *exec.Cmd
+	node     string
+	log      io.Writer
+	onResult func(SMResult) // sees each result as it is read
+
+	mu      sync.Mutex
+	results []SMResult
+	stderr  bytes.Buffer
+	done    chan struct{}
+	err     error
+}
+
+// smBinary finds ibsm as the harness finds the node programs: in
+// $IBFAB_BIN, next to the running executable, or on PATH.
+func smBinary() (string, error) {
+	var dirs []string
+	if d := os.Getenv(harness.BinEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(exe))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, "ibsm")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("ibsm"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("ibsm not found next to ibfab, in $%s or on PATH (make build puts it in bin/)", harness.BinEnv)
+}
+
+// startSM runs `ibsm --port sim --json ARGS` in node's namespace of fabric.
+// Every line it prints also goes to log, when set, and each result to
+// onResult.
+func startSM(fabric, node string, args []string, log io.Writer, onResult func(SMResult)) (*smProc, error) {
+	bin, err := smBinary()
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{"--port", "sim", "--json"}, args...)
+	p := &smProc{cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	if err := fabricnet.Do(fabricnet.Namespace(fabric, node), p.cmd.Start); err != nil {
+		return nil, fmt.Errorf("starting ibsm in %s: %w", node, err)
+	}
+	go p.read(out)
+	return p, nil
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (p *smProc) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var res SMResult
+		err := json.Unmarshal(line, &res.Result)
+		p.mu.Lock()
+		if p.log != nil {
+			fmt.Fprintf(p.log, "%s\n", line)
+		}
+		if err == nil {
+			res.At = time.Now()
+			p.results = append(p.results, res)
+		}
+		p.mu.Unlock()
+		if err == nil && p.onResult != nil {
+			p.onResult(res)
+		}
+	}
+	p.err = p.cmd.Wait()
+	close(p.done)
+}
+
+// Results returns the lines read so far.
+func (p *smProc) Results() []SMResult {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]SMResult(nil), p.results...)
+}
+
+// Stderr returns what ibsm wrote to stderr so far.
+func (p *smProc) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// Alive reports whether the process still runs.
+func (p *smProc) Alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill ends ibsm with SIGKILL, as a crash would, and waits for it.
+func (p *smProc) Kill() {
+	if p.Alive() {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+// Stop ends ibsm with SIGTERM (SIGKILL after 5 s) and waits for it.
+func (p *smProc) Stop() {
+	if !p.Alive() {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.Kill()
+	}
+}
+
+// waitResult waits until ibsm has printed a line after index from for
+// which ok holds, and returns it and its index.
+func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) bool) (SMResult, int, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		rs := p.Results()
+		for i := from; i < len(rs); i++ {
+			if ok(rs[i]) {
+				return rs[i], i, nil
+			}
+		}
+		if !p.Alive() {
+			return SMResult{}, 0, fmt.Errorf("ibsm exited (%v): %s", p.err, lastLines(p.Stderr(), 5))
+		}
+		if time.Now().After(deadline) {
+			return SMResult{}, 0, fmt.Errorf("no such ibsm result after %v (%d lines read)", timeout, len(rs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte(" | ")))
+}
