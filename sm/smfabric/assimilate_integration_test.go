@@ -56,16 +56,16 @@ func TestAssimilateThesis8(t *testing.T) {
 	}
 }
 
-// TestAssimilateIrregular16 runs them on an irregular network of 16
-// switches with one host each.
+// TestAssimilateIrregular16 runs the changes on an irregular network of 16
+// switches with one host each under cut-deps only: 32 processes with
+// traffic keep both cores of a CI machine busy for minutes per strategy,
+// and the other strategies differ from cut-deps in what the thesis8 cases
+// already cover.
 func TestAssimilateIrregular16(t *testing.T) {
 	topo, err := topologies.Irregular(16, 4, 1, 1)
 	require.NoError(t, err)
-	for _, s := range strategies {
-		t.Run(s.name, func(t *testing.T) {
-			testChanges(t, "as16"+s.name[:2], topo, topo.Node(0).Name, s, nil)
-		})
-	}
+	s := strategies[0]
+	testChanges(t, "as16"+s.name[:2], topo, topo.Node(0).Name, s, nil)
 }
 
 // testChanges brings topo up under an SM at smNode and, with UD traffic
