@@ -2,6 +2,7 @@ package sm_test
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -457,5 +458,40 @@ func TestPrefixFallback(t *testing.T) {
 	assert.Equal(t, 2, res.NodesRemoved)
 	assert.Equal(t, 2, int(b.port.Stats().Filtered), "the first probe and its one retry")
 	assert.Contains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
+	checkUp(t, b.f)
+}
+
+// TestAssimilateLinkUpBetweenScans: a link comes up while a sweep's
+// assimilation scans its two ends, after one end was read Down and before
+// the other is read. The other end finds the link and reaches the first
+// end over it: that is the link coming up, not a second device with the
+// first end's GUID, and both ends must end up Active.
+func TestAssimilateLinkUpBetweenScans(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	sw2, _ := b.topo.Lookup("sw2")
+	require.NoError(t, b.f.SetLink(sw2, 3, false)) // to sw6 port 1
+	assimilate(t, s, sm.TriggerSweep)
+
+	// A flap that ends Down sets PortStateChange at both ends.
+	require.NoError(t, b.f.SetLink(sw2, 3, true))
+	require.NoError(t, b.f.SetLink(sw2, 3, false))
+	// The link comes back right after sw2's port 3 was read.
+	readSw2, flipped := false, false
+	b.port.SetFilter(func(m madport.MAD) bool {
+		if readSw2 && !flipped {
+			flipped = true
+			require.NoError(t, b.f.SetLink(sw2, 3, true))
+		}
+		d := m.Data
+		if !readSw2 && d[3] == byte(mad.MethodGet) && binary.BigEndian.Uint16(d[16:]) == uint16(mad.AttrPortInfo) &&
+			binary.BigEndian.Uint32(d[20:]) == 3 {
+			readSw2 = true
+		}
+		return true
+	})
+	res := assimilate(t, s, sm.TriggerSweep)
+	require.True(t, flipped)
+	assert.Contains(t, strings.Join(res.Changes, "; "), "port 1 up")
 	checkUp(t, b.f)
 }

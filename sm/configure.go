@@ -364,6 +364,11 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				s.setMgmt(sn, p.node, p.port, &pi)
 			}
 			state := cur.PortState
+			if state == mad.PortStateDown {
+				// Never "configured already": the link is in the plan.
+				problem("%s port %d went Down", t.Node(p.node).Name, p.port)
+				continue
+			}
 			switch {
 			case want == mad.PortStateArmed && state == mad.PortStateInit:
 				pi.PortState = mad.PortStateArmed
@@ -374,10 +379,6 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				continue // configured already, nothing to move
 			case want == mad.PortStateActive:
 				continue // configured with the Armed pass
-			}
-			if state == mad.PortStateDown {
-				problem("%s port %d went Down", t.Node(p.node).Name, p.port)
-				continue
 			}
 			req := s.activationRequest(sn, p.node, p.port)
 			req.data = mad.AppendPortInfo(nil, &pi)

@@ -259,7 +259,7 @@ func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []ui
 		d.problem("duplicate GUID %#x: its port %d leads to %#x port %d, and path %s reaches it there from %#x port %d",
 			ni.NodeGUID, lp, pt.peer.ni.NodeGUID, pt.peerPort, where, from.ni.NodeGUID, fromPort)
 		return
-	case n.isSwitch() && pt.havePI && pt.fresh && pt.pi.PortState == mad.PortStateDown:
+	case n.isSwitch() && pt.havePI && pt.fresh && pt.pi.PortState == mad.PortStateDown && d.partial == nil:
 		d.problem("duplicate GUID %#x: its port %d is Down, yet path %s reaches it there", ni.NodeGUID, lp, where)
 		return
 	case !n.isSwitch() && pt.reached && pt.peer == nil && d.partial == nil:
@@ -269,6 +269,12 @@ func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []ui
 	d.link(from, fromPort, n, lp)
 	if d.partial != nil {
 		d.partial.met(n, lp, rt, path)
+		if n.isSwitch() && (!pt.havePI || !pt.fresh || pt.pi.PortState == mad.PortStateDown) {
+			// A known switch reached over a link new to the database: its
+			// port's state is stale (or was read Down before the link came
+			// up), and activation must know it.
+			d.partial.readLinkPort(n, lp, rt)
+		}
 	}
 	if !n.isSwitch() && !pt.reached {
 		d.newCAPort(n, lp, ni.PortGUID, path, rt)

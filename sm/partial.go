@@ -71,6 +71,7 @@ type partialDiscovery struct {
 	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
 	failed   map[*dnode]bool // a probe got no answer: not probed again
 	scanned  map[*dnode]bool
+	added    map[*dnode]bool     // new to the database: every port being read
 	dest     map[*dnode][]*dnode // destinationDevices
 	byLID    map[uint16]*dnode   // switches by LID, for traps
 
@@ -103,7 +104,7 @@ func switchInfoGet(r *request) (*dnode, bool) {
 func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
-		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
+		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
 	if !full {
@@ -487,7 +488,7 @@ func (p *partialDiscovery) markMissing(x *dnode) {
 
 // found hears of a node new to the database.
 func (p *partialDiscovery) found(n *dnode) {
-	p.state[n], p.answered[n] = devReachable, true
+	p.state[n], p.answered[n], p.added[n] = devReachable, true, true
 	p.change("new %s", p.name(n))
 }
 
@@ -504,6 +505,26 @@ func (p *partialDiscovery) met(n *dnode, lp int, rt smpRoute, path []uint8) {
 		return
 	}
 	p.probe(n)
+}
+
+// readLinkPort reads port q of switch n, which a new link reaches, along
+// rt (the route that reached it through that port). A port still Down
+// after all is a second device with n's GUID.
+func (p *partialDiscovery) readLinkPort(n *dnode, q int, rt smpRoute) {
+	if p.added[n] {
+		return // its ports are read as it is found
+	}
+	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *response) {
+		if r.err != nil {
+			p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), rt, r.err)
+			return
+		}
+		pt := &n.ports[q]
+		pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+		if pt.pi.PortState == mad.PortStateDown {
+			p.d.problem("duplicate GUID %#x: its port %d is Down, yet %s reaches it there", n.ni.NodeGUID, q, rt)
+		}
+	})
 }
 
 // run exchanges SMPs until detection, and for partial discovery the
