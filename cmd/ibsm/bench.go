@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"ibfab/internal/ibsimtest"
+	"ibfab/internal/opensmrun"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -397,7 +398,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	if err != nil {
 		return nil, err
 	}
-	if r.SMPsWire, err = parsePerfquery(out, "PortXmitPkts"); err != nil {
+	if r.SMPsWire, err = opensmrun.PerfCounter(out, "PortXmitPkts"); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -461,7 +462,7 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	if err != nil {
 		return nil, err
 	}
-	disc, up, err := opensmTimes(string(b), start)
+	disc, up, err := opensmrun.LogTimes(string(b), start)
 	if err != nil {
 		return nil, fmt.Errorf("opensm: %w\n%s", err, out.String())
 	}
@@ -502,55 +503,6 @@ func cpuOf(pid int) time.Duration {
 		return 0
 	}
 	return time.Duration(u+st) * 10 * time.Millisecond
-}
-
-// opensmTimes finds the times of "Entering DISCOVERING state" and
-// "SUBNET UP" in an OpenSM log, whose lines start with a local time
-// without a year and microseconds: "Nov 22 02:38:11 865218 [TID] …". The
-// year is the one of start.
-func opensmTimes(log string, start time.Time) (disc, up time.Time, err error) {
-	for _, line := range strings.Split(log, "\n") {
-		var at *time.Time
-		switch {
-		case strings.HasSuffix(line, "-> Entering DISCOVERING state") && disc.IsZero():
-			at = &disc
-		case strings.HasSuffix(line, "-> SUBNET UP") && up.IsZero():
-			at = &up
-		default:
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			return disc, up, fmt.Errorf("log line %q has no time", line)
-		}
-		t, err := time.ParseInLocation("2006 Jan 2 15:04:05", fmt.Sprintf("%d %s %s %s", start.Year(), f[0], f[1], f[2]), time.Local)
-		us, err2 := strconv.Atoi(f[3])
-		if err != nil || err2 != nil || us < 0 || us > 999999 {
-			return disc, up, fmt.Errorf("log line %q: bad time", line)
-		}
-		*at = t.Add(time.Duration(us) * time.Microsecond)
-	}
-	if disc.IsZero() || up.IsZero() {
-		return disc, up, errors.New("no \"Entering DISCOVERING state\" and \"SUBNET UP\" in the log")
-	}
-	return disc, up, nil
-}
-
-// parsePerfquery reads one counter from perfquery's output
-// ("PortXmitPkts:....................371").
-func parsePerfquery(out []byte, counter string) (uint64, error) {
-	for _, line := range strings.Split(string(out), "\n") {
-		rest, ok := strings.CutPrefix(line, counter+":")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseUint(strings.TrimLeft(rest, "."), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("perfquery: %q: %w", line, err)
-		}
-		return v, nil
-	}
-	return 0, fmt.Errorf("perfquery printed no %s:\n%s", counter, out)
 }
 
 // benchEngines are compared on each routing network.
