@@ -72,28 +72,7 @@ func checkPairs(t *testing.T, f *fabrictest.Fabric, hosts []string, rounds []int
 // reachable returns the hosts still connected to from once the nodes in
 // dead are gone.
 func reachable(topo *topologies.Topology, from string, dead map[string]bool) []string {
-	start, _ := topo.Lookup(from)
-	seen := map[int]bool{start: true}
-	queue := []int{start}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		for p := 1; p <= topo.Node(i).NumPorts; p++ {
-			peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: p})
-			if !ok || seen[peer.Node] || dead[topo.Node(peer.Node).Name] {
-				continue
-			}
-			seen[peer.Node] = true
-			queue = append(queue, peer.Node)
-		}
-	}
-	var hosts []string
-	for i, n := range topo.Nodes() {
-		if seen[i] && n.Type == topologies.CA {
-			hosts = append(hosts, n.Name)
-		}
-	}
-	return hosts
+	return fabrictest.Reachable(topo, from, dead, nil)
 }
 
 // victim picks the switch whose loss leaves the most hosts connected to

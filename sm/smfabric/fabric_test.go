@@ -26,29 +26,7 @@ func (d *damage) isCut(p topologies.PortRef) bool {
 // reachable returns the hosts connected to from through live nodes and
 // uncut links.
 func reachable(topo *topologies.Topology, from string, d *damage) []string {
-	start, _ := topo.Lookup(from)
-	seen := map[int]bool{start: true}
-	queue := []int{start}
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		for p := 1; p <= topo.Node(i).NumPorts; p++ {
-			ref := topologies.PortRef{Node: i, Port: p}
-			peer, ok := topo.Peer(ref)
-			if !ok || seen[peer.Node] || d.dead[topo.Node(peer.Node).Name] || d.isCut(ref) {
-				continue
-			}
-			seen[peer.Node] = true
-			queue = append(queue, peer.Node)
-		}
-	}
-	var hosts []string
-	for i, n := range topo.Nodes() {
-		if seen[i] && n.Type == topologies.CA {
-			hosts = append(hosts, n.Name)
-		}
-	}
-	return hosts
+	return fabrictest.Reachable(topo, from, d.dead, d.isCut)
 }
 
 // smSwitch returns the switch the SM's HCA hangs off.
