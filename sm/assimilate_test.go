@@ -495,3 +495,40 @@ func TestAssimilateLinkUpBetweenScans(t *testing.T) {
 	assert.Contains(t, strings.Join(res.Changes, "; "), "port 1 up")
 	checkUp(t, b.f)
 }
+
+// TestAssimilateHotAddLinkRetrains: a switch is hot-added and one of its
+// links retrains just while the SM reads that port (as a cable plugged in
+// right after another does). The SM has reached the new switch over that
+// link already, so the Down it reads is stale: it must read the port
+// again rather than activate the rest and leave it out.
+func TestAssimilateHotAddLinkRetrains(t *testing.T) {
+	b := thesisPlus(t)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	sw16, _ := b.topo.Lookup("sw16")
+	require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	require.True(t, s.Pending(), "the new links' traps came in")
+
+	// sw16 answers NodeInfo twice (found through sw8, met through sw9),
+	// SwitchInfo and PortInfo 0..3 before PortInfo 4.
+	node := b.f.Node(sw16)
+	down, up := false, false
+	b.port.SetFilter(func(m madport.MAD) bool {
+		d := m.Data
+		switch {
+		case down && !up:
+			up = true
+			require.NoError(t, b.f.SetLink(sw16, 4, true))
+		case !down && node.Agent.Stats().Received == 7 && d[3] == byte(mad.MethodGet) &&
+			binary.BigEndian.Uint16(d[16:]) == uint16(mad.AttrPortInfo) && binary.BigEndian.Uint32(d[20:]) == 4:
+			down = true
+			require.NoError(t, b.f.SetLink(sw16, 4, false))
+		}
+		return true
+	})
+	res := assimilate(t, s, sm.TriggerTrap)
+	require.True(t, up, "port 4 of sw16 was read while retraining")
+	assert.Empty(t, res.Problems)
+	assert.Equal(t, 3, res.NodesAdded)
+	checkUp(t, b.f)
+}

@@ -349,7 +349,15 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 			d.setLID(n, p)
 		}
 	}
-	if p == 0 || pt.pi.PortState == mad.PortStateDown {
+	if p == 0 {
+		return
+	}
+	if pt.pi.PortState == mad.PortStateDown {
+		if d.partial != nil && n.isSwitch() && pt.peer != nil && pt.peer.isSwitch() {
+			// A new switch met over this port while its read was on the
+			// way back: the link came up after the read.
+			d.partial.rereadPort(n, p, pt.peer.rt.extend(pt.peerPort))
+		}
 		return
 	}
 	if !n.isSwitch() && !(n == d.self && p == d.smPort) {

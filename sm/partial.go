@@ -511,9 +511,16 @@ func (p *partialDiscovery) met(n *dnode, lp int, rt smpRoute, path []uint8) {
 // rt (the route that reached it through that port). A port still Down
 // after all is a second device with n's GUID.
 func (p *partialDiscovery) readLinkPort(n *dnode, q int, rt smpRoute) {
-	if p.added[n] {
-		return // its ports are read as it is found
+	if pt := &n.ports[q]; p.added[n] && !(pt.havePI && pt.pi.PortState == mad.PortStateDown) {
+		// Its ports are read as it is found; only one read Down before
+		// this link came up (a switch hot-added cable by cable) is stale.
+		return
 	}
+	p.rereadPort(n, q, rt)
+}
+
+// rereadPort reads port q of switch n again along rt, a route through it.
+func (p *partialDiscovery) rereadPort(n *dnode, q int, rt smpRoute) {
 	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *response) {
 		if r.err != nil {
 			p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), rt, r.err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"ibfab/topologies"
 )
@@ -89,6 +90,9 @@ func Create(name string, t *topologies.Topology, progress func(done, total int))
 // (no router solicitations or MLD reports on the port veths), and returns
 // a handle to it.
 func NewNamespace(name string) (h netns.NsHandle, err error) {
+	if err := shareNetnsDir(); err != nil {
+		return netns.None(), err
+	}
 	err = onFreshThread(func() error {
 		if h, err = netns.NewNamed(name); err != nil { // also moves this thread into it
 			return fmt.Errorf("creating namespace %s: %w", name, err)
@@ -114,6 +118,30 @@ func NewNamespace(name string) (h netns.NsHandle, err error) {
 		h = netns.None()
 	}
 	return h, err
+}
+
+// shareNetnsDir makes netnsDir a shared mount point, as iproute2's `ip
+// netns add` does before its first namespace. Otherwise the first `ip
+// netns add` after ours bind-mounts the directory over itself and hides
+// the mounts that hold our namespaces: they can no longer be unmounted
+// through their paths, and removing them fails with EBUSY.
+func shareNetnsDir() error {
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return err
+	}
+	for bound := false; ; bound = true {
+		err := unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) || bound {
+			return fmt.Errorf("making %s a shared mount: %w", netnsDir, err)
+		}
+		// EINVAL: not a mount point yet.
+		if err := unix.Mount(netnsDir, netnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind-mounting %s on itself: %w", netnsDir, err)
+		}
+	}
 }
 
 // onFreshThread runs f on an OS thread of its own, which f may move into

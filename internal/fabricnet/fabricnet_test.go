@@ -3,6 +3,7 @@ package fabricnet_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -180,4 +181,34 @@ func TestRemoveRefusesForeignNamespace(t *testing.T) {
 	err := fabricnet.Remove("tx", []string{"ibf-other-sw1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "refusing")
+}
+
+// TestRemoveAfterIPNetns: `ip netns add` after our namespaces exist must
+// not hide them (iproute2 bind-mounts /run/netns over itself when it is no
+// mount point yet, and the namespaces under it then cannot be removed), so
+// the fabric still comes down whole.
+func TestRemoveAfterIPNetns(t *testing.T) {
+	requireRoot(t)
+	name := fabricName(t, 11)
+	_ = create(t, name, topologies.Thesis8())
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	shared := false
+	for _, line := range strings.Split(string(mi), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 6 && f[4] == "/run/netns" && strings.Contains(line, " shared:") {
+			shared = true
+		}
+	}
+	assert.True(t, shared, "/run/netns is no shared mount point")
+
+	probe := fabricnet.Namespace(name, "probe")
+	out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput()
+	require.NoError(t, err, "ip netns add: %s", out)
+	out, err = exec.Command("ip", "netns", "del", probe).CombinedOutput()
+	require.NoError(t, err, "ip netns del: %s", out)
+	require.NoError(t, fabricnet.Remove(name, nil))
+	left, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }
