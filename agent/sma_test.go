@@ -312,6 +312,9 @@ func TestTrapWaitsForSM(t *testing.T) {
 	pi.LID, pi.MasterSMLID, pi.MasterSMSL = 5, 1, 2
 	nd.setPortInfo(t, 0, pi)
 	trap := one(t, *nd.sent)
+	if !nd.a.TrapOutstanding() {
+		t.Errorf("trap sent, not outstanding")
+	}
 	if trap.DLID != 1 || trap.SLID != 5 || trap.SL != 2 || trap.VL != 15 || trap.Port != 1 {
 		t.Errorf("trap %+v, want LID 5 to 1, SL 2, VL15, out of port 1", trap)
 	}
@@ -320,6 +323,9 @@ func TestTrapWaitsForSM(t *testing.T) {
 		t.Errorf("Notice %+v, want the outstanding trap 128", notice.Fields())
 	}
 	nd.do(t, smp(mad.MethodSet, mad.AttrNotice, 0, notice))
+	if nd.a.TrapOutstanding() {
+		t.Errorf("trap outstanding after Set(Notice) acknowledged it")
+	}
 	nd.clk.Advance(agent.MaxTrapRepeat)
 	if len(*nd.sent) != 1 {
 		t.Errorf("%d traps sent after Set(Notice) acknowledged it, want 1", len(*nd.sent))

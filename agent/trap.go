@@ -191,6 +191,14 @@ func (a *Agent) noticeLocked(c *smpCtx) mad.Status {
 	return mad.StatusOK
 }
 
+// TrapOutstanding reports whether a Trap 128 was sent and not yet
+// repressed: while it is, further changes raise no new trap.
+func (a *Agent) TrapOutstanding() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.trap.outstanding
+}
+
 // PortStateChange reports the switch's SwitchInfo.PortStateChange bit.
 func (a *Agent) PortStateChange() bool {
 	a.mu.Lock()

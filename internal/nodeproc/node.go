@@ -358,6 +358,8 @@ func (n *Node) Status() Status {
 		}
 		s := n.sw.Stats()
 		st.Switch = &s
+		a := n.sw.Agent()
+		st.Agent = &AgentStatus{Stats: a.Stats(), PortStateChange: a.PortStateChange(), TrapOutstanding: a.TrapOutstanding()}
 	case n.ca != nil:
 		hs := n.ca.Stats()
 		for i := range hs.Ports {
@@ -368,6 +370,7 @@ func (n *Node) Status() Status {
 			st.Ports = append(st.Ports, ps)
 		}
 		st.ClientDropped = hs.ClientDropped
+		st.Agent = &AgentStatus{Stats: n.ca.Agent().Stats()}
 		if n.sim != nil {
 			ss := n.sim.Stats()
 			st.Sim = &ss

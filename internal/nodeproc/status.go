@@ -1,6 +1,7 @@
 package nodeproc
 
 import (
+	"ibfab/agent"
 	"ibfab/attach"
 	"ibfab/hca"
 	"ibfab/internal/port"
@@ -16,10 +17,20 @@ type Status struct {
 	PID    int          `json:"pid"`
 	Ports  []PortStatus `json:"ports"`
 	Switch *SwitchStats `json:"switch,omitempty"`
+	// Agent is the node's SMA/PMA: what it did with the MADs it got and,
+	// on a switch, its trap state.
+	Agent *AgentStatus `json:"agent,omitempty"`
 	// ClientDropped counts MADs for a local SM that no client took (HCA).
 	ClientDropped uint64 `json:"client_dropped,omitempty"`
 	// Sim is the HCA's ibsim-protocol attach point.
 	Sim *attach.Stats `json:"sim,omitempty"`
+}
+
+// AgentStatus is the agent's counters and a switch's trap state.
+type AgentStatus struct {
+	agent.Stats
+	PortStateChange bool `json:"port_state_change,omitempty"`
+	TrapOutstanding bool `json:"trap_outstanding,omitempty"`
 }
 
 // SwitchStats is the crossbar's counters.

@@ -85,7 +85,7 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 	t.Cleanup(func() {
 		if t.Failed() {
 			_, why := settled(f, f.Status(), d)
-			t.Logf("SM results:%s\nunsettled: %s", describe(r.since(0)), why)
+			t.Logf("SM results:%s\nunsettled: %s\ntraps:%s", describe(r.since(0)), why, diagnose(f, r))
 		}
 	})
 	waitSettled(t, f, d)

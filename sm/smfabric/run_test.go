@@ -34,6 +34,7 @@ type smRun struct {
 
 	stop func() // ends the SM; the test's cleanup does too
 	done chan error
+	sm   *sm.SM // read only after stop
 }
 
 // startSM runs an SM at node with cfg (OnTables is the run's own) and
@@ -58,6 +59,7 @@ func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *sm
 		port.Close()
 		t.Fatal(err)
 	}
+	r.sm = s
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { r.done <- s.Run(ctx, r.add) }()
 	var once sync.Once
@@ -157,6 +159,31 @@ func (r *smRun) waitResult(t testing.TB, from int, timeout time.Duration, ok fun
 		return false
 	})
 	return got
+}
+
+// diagnose describes, for a failure message, what the SM and the nodes
+// saw of traps: the SM's counters (it is stopped first: they are its
+// goroutine's) and every switch's trap state, and the SM's attach point.
+func diagnose(f *fabrictest.Fabric, r *smRun) string {
+	r.stop()
+	var b strings.Builder
+	st := r.sm.Stats()
+	fmt.Fprintf(&b, "\n  sm: represses=%d bad_traps=%d received=%+v", st.Represses, st.BadTraps, st.Received)
+	for name, p := range st.Phases {
+		fmt.Fprintf(&b, "\n    %s %+v", name, p)
+	}
+	for _, n := range f.Status().Nodes {
+		switch {
+		case n.Agent == nil:
+		case n.Type == "switch":
+			a := n.Agent
+			fmt.Fprintf(&b, "\n  %s: traps_sent=%d traps_dropped=%d unroutable=%d outstanding=%v port_state_change=%v",
+				n.Name, a.TrapsSent, a.TrapsDropped, a.Unroutable, a.TrapOutstanding, a.PortStateChange)
+		case n.Name == r.node:
+			fmt.Fprintf(&b, "\n  %s (SM): agent %+v sim %+v client_dropped=%d", n.Name, *n.Agent, n.Sim, n.ClientDropped)
+		}
+	}
+	return b.String()
 }
 
 // describe prints results for a failure message.
