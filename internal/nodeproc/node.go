@@ -76,6 +76,11 @@ type Options struct {
 	// SimRetries is how often the attach point resends a request that got
 	// no response before it reports a timeout to its client.
 	SimRetries int
+	// SimTimeout is how long the attach point waits for the response to
+	// a client's SMP before handing it back timed out (the kernel's umad
+	// does this for the timeout each send names; the ibsim protocol has
+	// no field for it).
+	SimTimeout time.Duration
 }
 
 // Main runs a node process of kind with the command-line arguments args and
@@ -134,6 +139,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	if kind == KindHCA {
 		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")
 		fs.IntVar(&o.SimRetries, "sim-retries", 0, "resends of an attach-point request without a response")
+		fs.DurationVar(&o.SimTimeout, "sim-timeout", attach.DefaultTimeout, "how long an attach-point SMP waits for its response before the client is told it timed out")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -214,7 +220,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 	case KindHCA:
 		n.hub = newMADHub()
 		if o.Sim != "none" {
-			n.sim, err = attach.New(attach.Config{Name: o.Sim, NodeID: tn.Name, Clock: clk, Retries: o.SimRetries})
+			n.sim, err = attach.New(attach.Config{Name: o.Sim, NodeID: tn.Name, Clock: clk, Retries: o.SimRetries, Timeout: o.SimTimeout})
 			if err != nil {
 				break
 			}

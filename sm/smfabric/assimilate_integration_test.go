@@ -78,8 +78,11 @@ func TestAssimilateIrregular16(t *testing.T) {
 // passes the verifier, and every ordered pair of hosts still connected to
 // the SM exchanges UD traffic.
 func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode string, s strategy, piece *topologies.Piece) {
-	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{})
 	cfg := s.config()
+	// The SM's HCA holds its SMPs as long as the SM's own timeout: its
+	// default, OpenSM's 200 ms, would cut the SM's second short.
+	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{
+		NodeArgsFor: map[string][]string{smNode: {"--sim-timeout", cfg.Timeout.String()}}})
 	r := startSM(t, f, smNode, cfg)
 	d := &damage{dead: map[string]bool{}}
 	t.Cleanup(func() {

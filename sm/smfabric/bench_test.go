@@ -37,14 +37,15 @@ const quiet = time.Second
 // BenchmarkAssimilation measures ibsm's change assimilation against
 // OpenSM's reaction to the same fault on the soft fabric, and writes JSON
 // to $IBFAB_BENCH_OUT (default out/bench/assimilation.json at the module
-// root). On irregular networks of 8, 16 and 32 switches (64 too with
-// IBFAB_BENCH_64=1; IBFAB_BENCH_SIZES=8,16 picks sizes), one host per switch, each SM in turn at the host of
-// sw1 meets a link cut between two switches and the kill of a switch
-// with hosts (each undone before the next): ibsm with partial or full
-// discovery, with provisional routes or FERa's directly, and OpenSM as a
-// daemon. Each ibsm figure comes with its ratio to OpenSM's (goal: time
-// to restored connectivity ≤ 0.2× OpenSM's). It runs once whatever b.N
-// is.
+// root). The networks: irregular ones of 8, 16 and 32 switches with one
+// host each (IBFAB_BENCH_SIZES=8,16 picks sizes; IBFAB_BENCH_64=1 adds
+// 64), and with IBFAB_BENCH_FATTREE=1 a fat tree of 432 hosts. On each,
+// each SM in turn, at the host of the first switch, meets a link cut
+// between two switches and the kill of a switch with hosts (each undone
+// before the next): ibsm with partial or full discovery, with
+// provisional routes or FERa's directly, and OpenSM as a daemon. Each
+// ibsm figure comes with its ratio to OpenSM's (goal: time to restored
+// connectivity ≤ 0.2× OpenSM's). It runs once whatever b.N is.
 func BenchmarkAssimilation(b *testing.B) {
 	fabrictest.RequireRoot(b)
 	sizes := []int{8, 16, 32}
@@ -61,10 +62,26 @@ func BenchmarkAssimilation(b *testing.B) {
 	}
 	res := map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "definition": restoredDefinition,
 		"goal_ratio_time": 0.2}
+	type net struct {
+		name string
+		make func() (*topologies.Topology, error)
+	}
+	var nets []net
+	for _, n := range sizes {
+		nets = append(nets, net{fmt.Sprintf("irregular%d", n), func() (*topologies.Topology, error) {
+			return topologies.Irregular(n, 4, 1, 1)
+		}})
+	}
+	if os.Getenv("IBFAB_BENCH_FATTREE") == "1" {
+		// 24 leaves of 18 hosts under 12 spines: 432 hosts, 468 processes.
+		nets = append(nets, net{"fattree432", func() (*topologies.Topology, error) { return topologies.FatTree(24, 12, 18) }})
+	}
 	var fabrics []map[string]any
 	met, worst := true, 0.0
-	for _, n := range sizes {
-		fr := benchFabric(b, n)
+	for _, nt := range nets {
+		topo, err := nt.make()
+		require.NoError(b, err)
+		fr := benchFabric(b, nt.name, topo)
 		fabrics = append(fabrics, fr)
 		for _, fault := range fr["faults"].([]map[string]any) {
 			for _, c := range fault["ibsm"].([]map[string]any) {
@@ -109,13 +126,14 @@ type benchFault struct {
 	damage      *damage
 }
 
-// benchFabric runs every SM against both faults on an irregular network
-// of n switches.
-func benchFabric(b *testing.B, n int) map[string]any {
-	topo, err := topologies.Irregular(n, 4, 1, 1)
-	require.NoError(b, err)
+// benchFabric runs every SM against both faults on network topo, the SM
+// at its first node's host.
+func benchFabric(b *testing.B, name string, topo *topologies.Topology) map[string]any {
 	smNode := topo.Node(0).Name
-	f := fabrictest.Up(b, fmt.Sprintf("ba%d", n), topo, harness.UpOptions{Timeout: 5 * time.Minute})
+	if topo.Node(0).Type == topologies.Switch {
+		smNode = hostsOf(topo, smNode)[0]
+	}
+	f := fabrictest.Up(b, fmt.Sprintf("ba%d", topo.NumNodes()), topo, harness.UpOptions{Timeout: 10 * time.Minute})
 	l := pickLink(b, topo, smNode)
 	victim := pickVictim(b, topo, smNode, &damage{})
 	la := topo.Node(l.a.Node).Name
@@ -132,7 +150,7 @@ func benchFabric(b *testing.B, n int) map[string]any {
 			},
 			damage: &damage{dead: map[string]bool{victim: true}}},
 	}
-	fr := map[string]any{"switches": n, "hosts": len(f.Hosts()), "sm_node": smNode}
+	fr := map[string]any{"network": name, "switches": topo.Count(topologies.Switch), "hosts": len(f.Hosts()), "sm_node": smNode}
 	results := make([]map[string]any, len(faults))
 	for i, ft := range faults {
 		results[i] = map[string]any{"fault": ft.name,
