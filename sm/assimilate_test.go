@@ -3,6 +3,7 @@ package sm_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -530,5 +531,37 @@ func TestAssimilateHotAddLinkRetrains(t *testing.T) {
 	require.True(t, up, "port 4 of sw16 was read while retraining")
 	assert.Empty(t, res.Problems)
 	assert.Equal(t, 3, res.NodesAdded)
+	checkUp(t, b.f)
+}
+
+// TestAssimilateTrapAfterScan: a link of a switch goes down while an
+// assimilation runs, after the switch's scan read that port. The
+// switch's trap comes in during the same assimilation, and its other end
+// cannot tell (its trap would cross the dead link): the scanned switch
+// must be looked at again, not taken as seen.
+func TestAssimilateTrapAfterScan(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	sw2, _ := b.topo.Lookup("sw2")
+	lid := agentLIDs(b.f)["sw2"]
+	require.NoError(t, b.f.SetLink(sw2, 3, false)) // to sw6 port 1
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	require.True(t, s.Pending())
+
+	cut := false
+	b.port.SetFilter(func(m madport.MAD) bool {
+		d := m.Data
+		if !cut && m.LID == lid && mad.MAD(d).MgmtClass() == mad.ClassSubnLID && d[3] == byte(mad.MethodGet) &&
+			binary.BigEndian.Uint16(d[16:]) == uint16(mad.AttrPortInfo) && binary.BigEndian.Uint32(d[20:]) == 4 {
+			cut = true // port 2 was read: cut it before port 4 is
+			require.NoError(t, b.f.SetLink(sw2, 2, false))
+		}
+		return true
+	})
+	res := assimilate(t, s, sm.TriggerTrap)
+	require.True(t, cut, "sw2 was scanned LID-routed")
+	changes := strings.Join(res.Changes, "; ")
+	assert.Contains(t, changes, fmt.Sprintf("switch %#x port 3 down", b.topo.Node(sw2).GUID))
+	assert.Contains(t, changes, fmt.Sprintf("switch %#x port 2 down", b.topo.Node(sw2).GUID))
 	checkUp(t, b.f)
 }

@@ -309,7 +309,10 @@ func (p *partialDiscovery) sweep() {
 	}
 }
 
-// traps scans the switches that sent Trap 128 with these LIDs.
+// traps scans the switches that sent Trap 128 with these LIDs. A switch
+// scanned already in this assimilation may have trapped for a change
+// after its scan: its PortStateChange, set again since the scan cleared
+// it, tells, and it is scanned once more if so.
 func (p *partialDiscovery) traps(lids []uint16) {
 	for _, lid := range lids {
 		n := p.byLID[lid]
@@ -317,7 +320,17 @@ func (p *partialDiscovery) traps(lids []uint16) {
 			p.badTraps++
 			continue
 		}
-		p.scan(n, PhaseDetection)
+		if !p.scanned[n] {
+			p.scan(n, PhaseDetection)
+			continue
+		}
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, nil, func(r *response) {
+			if r.err != nil || !mad.SwitchInfo(r.data).Fields().PortStateChange {
+				return // the trap was for what the scan saw; a silence, the scan's problem
+			}
+			p.scanned[n] = false
+			p.scan(n, PhaseDetection)
+		})
 	}
 }
 

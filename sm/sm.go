@@ -289,10 +289,11 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	if err := s.phase(res, PhaseDistribution, func() error { return s.distribute(ctx, sn, rt, plan, res) }); err != nil {
 		return res, err
 	}
-	// The traps that came in so far reported changes this sweep has seen
-	// (and whose PortStateChange its distribution cleared): the switches
-	// announcing their links as they learn the SM's LID, mostly.
-	clear(s.trapLIDs)
+	// The traps that came in so far are kept: most reported changes this
+	// sweep has seen (the switches announcing their links as they learn
+	// the SM's LID), but one may be for a change after the sweep read the
+	// switch, and its distribution cleared PortStateChange since. A scan
+	// of each tells them apart.
 	if len(res.Problems) > 0 {
 		return res, nil
 	}
