@@ -82,7 +82,7 @@ func TestThesisSmall(t *testing.T) {
 	require.Len(t, rep.Rows, 1)
 	require.Positive(t, rep.Rows[0].TimeRatioAct)
 	require.Contains(t, suites.ThesisTable(rep), "| 4 | 25 % |")
-	for _, f := range []string{"thesis.json", "thesis.md"} {
+	for _, f := range []string{"thesis.json", "index.md", "thesis.svg", "thesis.png"} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err)
 	}
