@@ -32,6 +32,14 @@ const (
 // sweep down as much as the sweep itself takes.
 const OpenSMLogLevel = "0x07"
 
+// OpenSMRetries is how often the SM's HCA resends an SMP of OpenSM's that
+// got no answer: OpenSM's default transaction_retries. On hardware the
+// kernel's MAD layer resends; libumad2sim does not pass the number on, and
+// without resends OpenSM drops a node whose NodeInfo was lost from the
+// sweep and may declare a subnet of the nodes it reached up (seen with 10 %
+// VL15 loss: SUBNET UP with one node, every other port left in Init).
+const OpenSMRetries = 3
+
 // osmPhases maps the message boxes OpenSM's state manager logs in a heavy
 // sweep to the phase each one starts ("" ends the sweep); a box not listed
 // here continues the phase in progress. OpenSM computes and sends the

@@ -42,8 +42,8 @@ type PhaseRow struct {
 
 // opensmSMPNote says why OpenSM's SMPs are per sweep only.
 const opensmSMPNote = "OpenSM: SMPs per phase not available. Its phases are timed by the message boxes of its verbose log; " +
-	"its SMPs are counted per heavy sweep at the SM's HCA (MADs from OpenSM between the status reads around the sweep, every 50 ms), " +
-	"which includes the light sweep that found the change. Counting them per phase takes OpenSM's frame dumps, which slow its sweeps down."
+	"its SMPs are counted per heavy sweep at the SM's HCA (MADs from OpenSM between the status reads around the sweep, every 50 ms; " +
+	"a light sweep just before it may fall in). Counting them per phase takes OpenSM's frame dumps, which slow its sweeps down."
 
 // phaseReport collects the phases of rep's SM results; nil when there
 // are none.

@@ -254,7 +254,11 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 		r.smLog = f
 	}
 	r.logf("suite %s: %s", s.Name, s.Summary)
-	if _, err := harness.Up(r.fabric, topo, harness.UpOptions{TimeScale: s.TimeScale}); err != nil {
+	up := harness.UpOptions{TimeScale: s.TimeScale}
+	if o.SM == SMOpenSM {
+		up.NodeArgsFor = map[string][]string{s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
+	}
+	if _, err := harness.Up(r.fabric, topo, up); err != nil {
 		return nil, fmt.Errorf("up: %w", err)
 	}
 	defer func() {
