@@ -320,3 +320,25 @@ func osmResult(s osmSweep, smps uint64, counted bool) SMResult {
 	}
 	return x
 }
+
+// opensmDiag says, for a run with OpenSM that was not restored, what its
+// log shows since end: its last heavy sweep, the traps it got, the SMPs
+// that timed out and the traps it ignored as noisy ("" for ibsm).
+func (r *run) opensmDiag(end time.Time) string {
+	if r.smKind() != SMOpenSM {
+		return ""
+	}
+	var sweeps, traps int
+	last := "none"
+	for _, x := range r.sm().Results() {
+		if x.At.After(end) {
+			sweeps++
+			traps += len(x.Changes)
+			last = fmt.Sprintf("%.1f s after the last step (%s, up %v)", x.At.Sub(end).Seconds(), x.Trigger, x.SubnetUp)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(r.smDir, "opensm.log"))
+	log := string(b)
+	return fmt.Sprintf("; OpenSM since the last step: %d heavy sweeps (last %s) on %d traps; whole log: %d SMP timeouts (ERR 3120), %d noisy traps ignored, %d light sweeps",
+		sweeps, last, traps, strings.Count(log, "ERR 3120"), strings.Count(log, "Ignoring noisy traps"), strings.Count(log, "LIGHT SWEEP COMPLETE"))
+}

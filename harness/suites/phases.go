@@ -55,7 +55,7 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	restored := r.waitWhole(ctx, end, dead, down, s.Bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down), r.opensmDiag(end))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
