@@ -120,11 +120,9 @@ func (l *osmLog) line(line string) (osmSweep, bool) {
 		switch {
 		case strings.HasPrefix(msg, "log_trap_info: Received Generic Notice"):
 			num := "trap"
-			if f := strings.Fields(msg); len(f) > 0 {
-				for _, w := range f {
-					if n, ok := strings.CutPrefix(w, "num:"); ok {
-						num = "trap " + n
-					}
+			for _, w := range strings.Fields(msg) {
+				if n, ok := strings.CutPrefix(w, "num:"); ok {
+					num = "trap " + n
 				}
 			}
 			l.traps = append(l.traps, num)
