@@ -143,7 +143,11 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, 
 	var bad []string
 	r.mu.Lock()
 	var n int
-	for _, p := range r.sms {
+	sms := r.sms
+	if r.smKind() != SMIbsm {
+		sms = nil
+	}
+	for _, p := range sms {
 		rs := p.Results()
 		for _, x := range rs {
 			n++
@@ -156,7 +160,12 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, 
 		}
 	}
 	r.mu.Unlock()
-	rep.check("verifier holds", len(bad) == 0 && n > 0, "%d ibsm results; failing: %v", n, bad)
+	if r.smKind() == SMIbsm {
+		rep.check("verifier holds", len(bad) == 0 && n > 0, "%d ibsm results; failing: %v", n, bad)
+	} else {
+		rep.skip("verifier holds", "OpenSM reports no verified route sets and the intermediate states of its sweeps are not observable; "+
+			"what applies is checked: every port as expected and OpenSM's last heavy sweep ending in SUBNET UP (restored), survivors connected, processes alive")
+	}
 
 	// Processes: the nodes that should run do, the SM too.
 	st, err := harness.Status(ctx, r.fabric)
@@ -169,8 +178,8 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, 
 				wrong = append(wrong, fmt.Sprintf("%s alive %v", n.Name, n.Alive))
 			}
 		}
-		if !r.sm().Alive() {
-			wrong = append(wrong, "ibsm not running: "+lastLines(r.sm().Stderr(), 3))
+		if p := r.sm(); !p.Alive() {
+			wrong = append(wrong, p.kind+" not running: "+lastLines(p.Stderr(), 3))
 		}
 		rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
 		if s.StableLIDs {

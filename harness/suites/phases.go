@@ -55,7 +55,7 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	restored := r.waitWhole(ctx, end, dead, down, s.Bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down), r.opensmDiag(end))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
@@ -243,7 +243,7 @@ func (r *run) apply(ctx context.Context, a Action) error {
 		r.sm().Kill()
 	case StartSM:
 		var p *smProc
-		if p, err = startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent); err == nil {
+		if p, err = r.startSM(); err == nil {
 			r.mu.Lock()
 			r.sms = append(r.sms, p)
 			r.mu.Unlock()
@@ -372,13 +372,13 @@ func (r *run) whyNot(ctx context.Context, end time.Time, dead, down map[string]b
 	rs := p.Results()
 	switch {
 	case !p.Alive():
-		return "ibsm is not running"
+		return p.kind + " is not running"
 	case len(rs) == 0:
-		return "ibsm has not reported"
+		return p.kind + " has not reported"
 	case !rs[len(rs)-1].SubnetUp:
-		return "ibsm's last result: subnet not up: " + rs[len(rs)-1].Reason
+		return p.kind + "'s last result: subnet not up: " + rs[len(rs)-1].Reason
 	case r.changesTopology() && !rs[len(rs)-1].At.After(end):
-		return "ibsm has not taken the change in"
+		return p.kind + " has not taken the change in"
 	}
 	return ""
 }

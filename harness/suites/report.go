@@ -15,19 +15,35 @@ import (
 )
 
 // writeReport writes rep to dir: report.json (everything), traffic.svg and
-// traffic.png (sent and received packets per second around the steps) and
-// index.md, which links them with the capture and ibsm's lines.
+// traffic.png (sent and received packets per second around the steps),
+// phases.svg and phases.png (the SM's time and SMPs per phase of each
+// sweep and assimilation) and index.md, which links them with the capture
+// and ibsm's lines (OpenSM's log).
 func writeReport(dir string, rep *Report) error {
-	rep.Files = []string{"index.md", "report.json", "traffic.svg", "traffic.png", "ibsm.jsonl"}
-	if rep.Capture != nil && rep.Capture.Error == "" {
-		rep.Files = append(rep.Files, rep.Capture.File)
-	}
+	rep.Files = []string{"index.md", "report.json"}
 	if len(rep.Bins) > 0 {
+		rep.Files = append(rep.Files, "traffic.svg", "traffic.png")
 		for _, f := range []string{"traffic.svg", "traffic.png"} {
 			if err := plotTraffic(filepath.Join(dir, f), rep); err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
 		}
+	}
+	if rep.Phases != nil {
+		rep.Files = append(rep.Files, "phases.svg", "phases.png")
+		for _, f := range []string{"phases.svg", "phases.png"} {
+			if err := plotPhases(filepath.Join(dir, f), rep.Suite, rep.Phases); err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+		}
+	}
+	if rep.SMKind == SMOpenSM {
+		rep.Files = append(rep.Files, "opensm/opensm.log")
+	} else {
+		rep.Files = append(rep.Files, "ibsm.jsonl")
+	}
+	if rep.Capture != nil && rep.Capture.Error == "" {
+		rep.Files = append(rep.Files, rep.Capture.File)
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -102,15 +118,25 @@ func markdown(rep *Report) string {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "# Suite %s: %s\n\n%s\n\n", rep.Suite, verdict, rep.Summary)
-	fmt.Fprintf(&b, "Fabric `%s`, ibsm on %s with `%s`, %g %% of the link rate per host, time scale %g, started %s.\n\n",
-		rep.Fabric, rep.SMNode, strings.Join(rep.SMArgs, " "), rep.Load, max(rep.TimeScale, 1), rep.Started.UTC().Format("2006-01-02 15:04:05 MST"))
+	sm := fmt.Sprintf("%s on %s with `%s`", rep.SMKind, rep.SMNode, strings.Join(rep.SMArgs, " "))
+	if len(rep.SMArgs) == 0 {
+		sm = fmt.Sprintf("%s on %s", rep.SMKind, rep.SMNode)
+	}
+	if rep.SMKind == SMOpenSM {
+		sm += " (Debian's OpenSM as a daemon, libumad2sim preloaded)"
+	}
+	fmt.Fprintf(&b, "Fabric `%s`, %s, %g %% of the link rate per host, time scale %g, started %s.\n\n",
+		rep.Fabric, sm, rep.Load, max(rep.TimeScale, 1), rep.Started.UTC().Format("2006-01-02 15:04:05 MST"))
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "**Run stopped early:** %s\n\n", rep.Error)
 	}
 	b.WriteString("## Checks\n\n| check | result | detail |\n|---|---|---|\n")
 	for _, c := range rep.Checks {
 		ok := "ok"
-		if !c.OK {
+		switch {
+		case c.Skipped:
+			ok = "skipped"
+		case !c.OK:
 			ok = "**FAIL**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, ok, strings.ReplaceAll(c.Detail, "|", "/"))
@@ -130,10 +156,21 @@ func markdown(rep *Report) string {
 	for _, e := range rep.Events {
 		fmt.Fprintf(&b, "- %7.3f s: %s\n", e.T, e.What)
 	}
-	b.WriteString("\n## Subnet manager\n\n| event | trigger | up | phases (ms / SMPs) | total ms | SMPs | to connectivity ms |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Subnet manager\n\n")
+	if rep.Phases != nil {
+		b.WriteString("![time and SMPs per phase](phases.svg)\n\nEach sweep and assimilation: its time per phase (left) and its SMPs per phase (right). [PNG](phases.png)\n\n")
+		if rep.Phases.Note != "" {
+			b.WriteString(rep.Phases.Note + "\n\n")
+		}
+	}
+	b.WriteString("| event | trigger | up | phases (ms / SMPs) | total ms | SMPs | to connectivity ms |\n|---|---|---|---|---|---|---|\n")
 	for _, x := range rep.SM {
 		var ph []string
 		for _, p := range x.Phases {
+			if rep.SMKind == SMOpenSM {
+				ph = append(ph, fmt.Sprintf("%s %.1f", p.Name, p.Ms))
+				continue
+			}
 			ph = append(ph, fmt.Sprintf("%s %.1f/%d", p.Name, p.Ms, p.SMPs))
 		}
 		conn := ""

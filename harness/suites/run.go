@@ -17,18 +17,25 @@ import (
 
 // Options tune Run.
 type Options struct {
-	Out    string        // report directory; "" writes no files
-	Fabric string        // fabric name; default "s_" and the suite's name
-	Log    io.Writer     // progress lines; nil: none
-	SMArgs []string      // ibsm's flags instead of the suite's
+	Out    string    // report directory; "" writes no files
+	Fabric string    // fabric name; default "s_" and the suite's name
+	Log    io.Writer // progress lines; nil: none
+	// SM is the subnet manager: SMIbsm ("" too) or SMOpenSM, Debian's
+	// unmodified OpenSM as a daemon at the suite's SM node.
+	SM string
+	// SMArgs are ibsm's flags instead of the suite's; with OpenSM, more
+	// OpenSM arguments (-s 3, say).
+	SMArgs []string
 	Every  time.Duration // sampling interval; default 200 ms
 }
 
-// Check is one verdict of a run.
+// Check is one verdict of a run. A check that does not apply to the run's
+// subnet manager is Skipped (and OK), Detail saying why.
 type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
 }
 
 // Event is one thing that happened, in seconds since the traffic started.
@@ -52,6 +59,7 @@ type Report struct {
 	Suite     string    `json:"suite"`
 	Summary   string    `json:"summary"`
 	Fabric    string    `json:"fabric"`
+	SMKind    string    `json:"sm_kind"` // SMIbsm or SMOpenSM
 	SMNode    string    `json:"sm_node"`
 	SMArgs    []string  `json:"sm_args"`
 	TimeScale float64   `json:"time_scale"`
@@ -62,23 +70,31 @@ type Report struct {
 	Events    []Event   `json:"events"`
 	// RestoredMs is the time from the end of the last step until the
 	// fabric was whole again (ports as expected, the SM done).
-	RestoredMs float64         `json:"restored_ms"`
-	Fault      Window          `json:"fault_window"`
-	Steady     Window          `json:"steady_window"`
-	BringUp    *SMResult       `json:"bring_up,omitempty"`
-	SM         []SMResult      `json:"sm"`
-	Rules      []harness.Fault `json:"bring_up_rules,omitempty"`
-	Samples    []Sample        `json:"samples"`
-	Bins       []Bin           `json:"bins"`
-	LIDs       map[string]int  `json:"lids"`
-	Capture    *CaptureInfo    `json:"capture,omitempty"`
-	Files      []string        `json:"files,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	extra      map[string]any
+	RestoredMs float64    `json:"restored_ms"`
+	Fault      Window     `json:"fault_window"`
+	Steady     Window     `json:"steady_window"`
+	BringUp    *SMResult  `json:"bring_up,omitempty"`
+	SM         []SMResult `json:"sm"`
+	// Phases is the SM's time and SMPs per phase of each sweep and
+	// assimilation (phases.svg), from SM.
+	Phases  *PhaseReport    `json:"phases,omitempty"`
+	Rules   []harness.Fault `json:"bring_up_rules,omitempty"`
+	Samples []Sample        `json:"samples"`
+	Bins    []Bin           `json:"bins"`
+	LIDs    map[string]int  `json:"lids"`
+	Capture *CaptureInfo    `json:"capture,omitempty"`
+	Files   []string        `json:"files,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	extra   map[string]any
 }
 
 func (r *Report) check(name string, ok bool, format string, args ...any) {
 	r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// skip records a check that does not apply, and why.
+func (r *Report) skip(name, why string) {
+	r.Checks = append(r.Checks, Check{Name: name, OK: true, Skipped: true, Detail: why})
 }
 
 // run is one suite's run in progress.
@@ -94,6 +110,7 @@ type run struct {
 	mu    sync.Mutex
 	sms   []*smProc
 	smLog io.Writer
+	smDir string // OpenSM's cache and log
 
 	ppsPerPercent float64 // thesis: the generator's packets/s per % of the link rate
 	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
@@ -118,15 +135,34 @@ func (r *run) markEvent(mark, format string, args ...any) {
 	r.logf("%7.3f s  %s", e.T, e.What)
 }
 
-// smEvent puts an ibsm result on the timeline.
+// smKind is the run's subnet manager.
+func (r *run) smKind() string {
+	if r.o.SM == "" {
+		return SMIbsm
+	}
+	return r.o.SM
+}
+
+// startSM starts the run's subnet manager at the suite's SM node.
+func (r *run) startSM() (*smProc, error) {
+	if r.smKind() == SMOpenSM {
+		return startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.s.SMArgs, r.smEvent)
+	}
+	return startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
+}
+
+// smEvent puts an SM result on the timeline.
 func (r *run) smEvent(x SMResult) {
 	state := "subnet up"
 	if !x.SubnetUp {
 		state = "subnet NOT up: " + x.Reason
 	}
-	what := fmt.Sprintf("ibsm %s", x.Event)
-	if x.Trigger != "" {
+	what := fmt.Sprintf("%s %s", r.smKind(), x.Event)
+	switch {
+	case x.Discovery != "":
 		what += fmt.Sprintf(" (%s, %s discovery, %s)", x.Trigger, x.Discovery, x.Distribution)
+	case x.Trigger != "":
+		what += fmt.Sprintf(" (%s)", x.Trigger)
 	}
 	what += fmt.Sprintf(": %s, %.0f ms, %d SMPs", state, x.MsTotal, x.SMPsTotal)
 	if x.MsToConnectivity != nil {
@@ -163,6 +199,15 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	if o.Fabric == "" {
 		o.Fabric = fabricName(s.Name)
 	}
+	switch o.SM {
+	case "", SMIbsm:
+		o.SM = SMIbsm
+	case SMOpenSM:
+		// The suite's flags are ibsm's.
+		s.SMArgs = nil
+	default:
+		return nil, fmt.Errorf("unknown subnet manager %q: want %s or %s", o.SM, SMIbsm, SMOpenSM)
+	}
 	if o.SMArgs != nil {
 		s.SMArgs = o.SMArgs
 	}
@@ -179,12 +224,28 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 		}
 	}
 	r := &run{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
-	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMNode: s.SMNode, SMArgs: s.SMArgs,
+	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMKind: o.SM, SMNode: s.SMNode, SMArgs: s.SMArgs,
 		TimeScale: s.TimeScale, Load: s.Load, Started: time.Now()}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, err
 		}
+	}
+	switch {
+	case o.SM == SMOpenSM && o.Out != "":
+		r.smDir = filepath.Join(o.Out, "opensm")
+		// A fresh cache: no LIDs from an earlier run.
+		if err := os.RemoveAll(r.smDir); err != nil {
+			return nil, err
+		}
+	case o.SM == SMOpenSM:
+		d, err := os.MkdirTemp("", "ibfab-opensm-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		r.smDir = d
+	case o.Out != "":
 		f, err := os.Create(filepath.Join(o.Out, "ibsm.jsonl"))
 		if err != nil {
 			return nil, err
@@ -193,7 +254,11 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 		r.smLog = f
 	}
 	r.logf("suite %s: %s", s.Name, s.Summary)
-	if _, err := harness.Up(r.fabric, topo, harness.UpOptions{TimeScale: s.TimeScale}); err != nil {
+	up := harness.UpOptions{TimeScale: s.TimeScale}
+	if o.SM == SMOpenSM {
+		up.NodeArgsFor = map[string][]string{s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
+	}
+	if _, err := harness.Up(r.fabric, topo, up); err != nil {
 		return nil, fmt.Errorf("up: %w", err)
 	}
 	defer func() {
@@ -225,6 +290,7 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 		r.rep.SM = append(r.rep.SM, p.Results()...)
 	}
 	r.mu.Unlock()
+	r.rep.Phases = phaseReport(r.rep)
 	if r.smp != nil {
 		r.rep.Samples = r.smp.Samples()
 		r.rep.Bins = bins(r.rep.Samples, BinWidth)
@@ -240,19 +306,25 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
+	p, err := r.startSM()
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
 	r.sms = append(r.sms, p)
+	r.mu.Unlock()
 	up, _, err := p.waitResult(0, 90*time.Second, func(x SMResult) bool { return x.SubnetUp })
 	if err != nil {
 		rep.check("subnet up", false, "%v", err)
 		return errors.New("the subnet did not come up")
 	}
 	rep.BringUp = &up
-	rep.check("subnet up", true, "first sweep: %d switches, %d CAs, %.0f ms, %d SMPs, %d retries, %d timeouts",
-		up.Switches, up.HCAs, up.MsTotal, up.SMPsTotal, up.Retries, up.Timeouts)
+	if p.kind == SMOpenSM {
+		rep.check("subnet up", true, "first heavy sweep: %.0f ms, %d SMPs (OpenSM's log; SMPs counted at its HCA)", up.MsTotal, up.SMPsTotal)
+	} else {
+		rep.check("subnet up", true, "first sweep: %d switches, %d CAs, %.0f ms, %d SMPs, %d retries, %d timeouts",
+			up.Switches, up.HCAs, up.MsTotal, up.SMPsTotal, up.Retries, up.Timeouts)
+	}
 	if len(s.BringUp) > 0 {
 		fs, err := harness.ListFaults(r.fabric)
 		if err != nil {

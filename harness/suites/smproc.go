@@ -25,9 +25,11 @@ type SMResult struct {
 	sm.Result
 }
 
-// smProc is one ibsm process in an HCA's namespace, its JSON lines parsed
-// as they come.
+// smProc is one subnet manager process in an HCA's namespace: ibsm, its
+// JSON lines parsed as they come, or OpenSM, its log read as it grows
+// (opensm.go).
 type smProc struct {
+	kind     string // SMIbsm or SMOpenSM
 	cmd      *exec.Cmd
 	node     string
 	log      io.Writer
@@ -71,7 +73,7 @@ func startSM(fabric, node string, args []string, log io.Writer, onResult func(SM
 		return nil, err
 	}
 	argv := append([]string{"--port", "sim", "--json"}, args...)
-	p := &smProc{cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
+	p := &smProc{kind: SMIbsm, cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -102,31 +104,38 @@ func (p *smProc) read(r io.Reader) {
 		line := sc.Bytes()
 		var res SMResult
 		err := json.Unmarshal(line, &res.Result)
-		p.mu.Lock()
 		if p.log != nil {
+			p.mu.Lock()
 			fmt.Fprintf(p.log, "%s\n", line)
+			p.mu.Unlock()
 		}
 		if err == nil {
 			res.At = time.Now()
-			p.results = append(p.results, res)
-		}
-		p.mu.Unlock()
-		if err == nil && p.onResult != nil {
-			p.onResult(res)
+			p.add(res)
 		}
 	}
 	p.err = p.cmd.Wait()
 	close(p.done)
 }
 
-// Results returns the lines read so far.
+// add keeps a result and shows it to onResult.
+func (p *smProc) add(res SMResult) {
+	p.mu.Lock()
+	p.results = append(p.results, res)
+	p.mu.Unlock()
+	if p.onResult != nil {
+		p.onResult(res)
+	}
+}
+
+// Results returns the results read so far.
 func (p *smProc) Results() []SMResult {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]SMResult(nil), p.results...)
 }
 
-// Stderr returns what ibsm wrote to stderr so far.
+// Stderr returns what the SM wrote to stderr so far (OpenSM: and stdout).
 func (p *smProc) Stderr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -143,7 +152,7 @@ func (p *smProc) Alive() bool {
 	}
 }
 
-// Kill ends ibsm with SIGKILL, as a crash would, and waits for it.
+// Kill ends the SM with SIGKILL, as a crash would, and waits for it.
 func (p *smProc) Kill() {
 	if p.Alive() {
 		p.cmd.Process.Signal(syscall.SIGKILL)
@@ -151,7 +160,7 @@ func (p *smProc) Kill() {
 	<-p.done
 }
 
-// Stop ends ibsm with SIGTERM (SIGKILL after 5 s) and waits for it.
+// Stop ends the SM with SIGTERM (SIGKILL after 5 s) and waits for it.
 func (p *smProc) Stop() {
 	if !p.Alive() {
 		return
@@ -164,8 +173,8 @@ func (p *smProc) Stop() {
 	}
 }
 
-// waitResult waits until ibsm has printed a line after index from for
-// which ok holds, and returns it and its index.
+// waitResult waits until the SM has reported a result after index from
+// for which ok holds, and returns it and its index.
 func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) bool) (SMResult, int, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -176,10 +185,10 @@ func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) b
 			}
 		}
 		if !p.Alive() {
-			return SMResult{}, 0, fmt.Errorf("ibsm exited (%v): %s", p.err, lastLines(p.Stderr(), 5))
+			return SMResult{}, 0, fmt.Errorf("%s exited (%v): %s", p.kind, p.err, lastLines(p.Stderr(), 5))
 		}
 		if time.Now().After(deadline) {
-			return SMResult{}, 0, fmt.Errorf("no such ibsm result after %v (%d lines read)", timeout, len(rs))
+			return SMResult{}, 0, fmt.Errorf("no such %s result after %v (%d results read)", p.kind, timeout, len(rs))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

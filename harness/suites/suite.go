@@ -23,8 +23,8 @@ const (
 	Restart    Kind = "restart"     // start the node's process again
 	AddFault   Kind = "fault"       // install Rule on Node[Port]'s egress (port 0: every port)
 	ClearFault Kind = "fault-clear" // remove every fault rule
-	KillSM     Kind = "sm-kill"     // SIGKILL ibsm
-	StartSM    Kind = "sm-start"    // start ibsm again, on the same HCA with the same flags
+	KillSM     Kind = "sm-kill"     // SIGKILL the subnet manager
+	StartSM    Kind = "sm-start"    // start it again, on the same HCA with the same flags
 	AddPiece   Kind = "add"         // hot-add Piece's nodes and links (ibfab add)
 )
 
@@ -178,7 +178,7 @@ func Builtin() []Suite {
 	// which carries the SMPs that find sw16 and some of its hosts' traffic.
 	add.Capture = "sw3[2]"
 
-	crash := base("sm-restart", "ibsm crashes (SIGKILL) and is started again: the fabric stays Active and the new SM takes over with the same LIDs")
+	crash := base("sm-restart", "the SM crashes (SIGKILL) and is started again: the fabric stays Active and the new SM takes over with the same LIDs")
 	crash.Steps = []Step{
 		{At: 0, Action: Action{Kind: KillSM}},
 		{At: 2 * time.Second, Action: Action{Kind: StartSM}},

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/sm"
 	"ibfab/topologies"
 )
 
@@ -110,6 +111,17 @@ func TestThesisRows(t *testing.T) {
 	require.Contains(t, table, "| 8 | 25 % | 100.0 / 40.0 | 2.50× | 1.96× |")
 	require.Contains(t, table, "| 200 / 10 | -95 % | -83 % |")
 	require.Equal(t, "n/a (basic dropped none)", pct([2]float64{0, 3}))
+
+	dir := t.TempDir()
+	require.NoError(t, writeThesis(dir, &ThesisReport{Options: ThesisOptions{Sizes: []int{8}, Loads: []float64{25}}, Results: rs, Rows: rows}))
+	for _, f := range []string{"index.md", "thesis.json", "thesis.svg", "thesis.png"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Positive(t, st.Size(), f)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	require.Contains(t, string(md), "| 8 | 25 % | 100.0 / 40.0 | 2.50× | 1.96× |")
+	require.Contains(t, string(md), "![ours against the thesis](thesis.svg)")
 }
 
 func TestWriteReport(t *testing.T) {
@@ -122,8 +134,10 @@ func TestWriteReport(t *testing.T) {
 		SM:     []SMResult{{}},
 	}
 	rep.SM[0].Event, rep.SM[0].MsToConnectivity = "assimilation", &ms
+	rep.SMKind = SMIbsm
+	rep.Phases = phaseReport(rep)
 	require.NoError(t, writeReport(dir, rep))
-	for _, f := range []string{"report.json", "traffic.svg", "traffic.png", "index.md"} {
+	for _, f := range []string{"report.json", "traffic.svg", "traffic.png", "phases.svg", "phases.png", "index.md"} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err)
 		require.NotZero(t, st.Size(), f)
@@ -134,6 +148,25 @@ func TestWriteReport(t *testing.T) {
 	require.Contains(t, string(md), "# Suite x: FAILED")
 	require.Contains(t, string(md), "| b | **FAIL** | a/b |")
 	require.Contains(t, string(md), "| assimilation |  | false |  | 0.0 | 0 | 12.5 |")
+	require.Contains(t, string(md), "![time and SMPs per phase](phases.svg)")
+	require.Contains(t, string(md), "[ibsm.jsonl](ibsm.jsonl)")
+
+	// OpenSM: a skipped check, SMPs per sweep only, its log linked.
+	dir = t.TempDir()
+	rep = &Report{Suite: "y", SMKind: SMOpenSM, SMNode: "ca4", Passed: true, SM: []SMResult{{}}}
+	rep.skip("verifier holds", "not ibsm")
+	rep.SM[0].Event, rep.SM[0].SubnetUp, rep.SM[0].SMPsTotal = "sweep", true, 480
+	rep.SM[0].Phases = []sm.Phase{{Name: "discovery", Ms: 60}, {Name: "lid-assignment", Ms: 12}}
+	rep.Phases = phaseReport(rep)
+	require.NoError(t, writeReport(dir, rep))
+	md, _ = os.ReadFile(filepath.Join(dir, "index.md"))
+	require.Contains(t, string(md), "opensm on ca4 (Debian's OpenSM")
+	require.Contains(t, string(md), "| verifier holds | skipped | not ibsm |")
+	require.Contains(t, string(md), "| sweep |  | true | discovery 60.0, lid-assignment 12.0 | 0.0 | 480 |  |")
+	require.Contains(t, string(md), "per phase not available")
+	require.Contains(t, string(md), "[opensm/opensm.log](opensm/opensm.log)")
+	_, err := os.Stat(filepath.Join(dir, "phases.png"))
+	require.NoError(t, err)
 }
 
 func TestRunUsage(t *testing.T) {
@@ -147,6 +180,8 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "nosuch"}, harness.ExitUsage, `no suite "nosuch"`},
 		{[]string{"run", "link-failure", "--mechanism", "fast"}, harness.ExitUsage, "want basic or improved"},
 		{[]string{"run", "all", "--name", "x"}, harness.ExitUsage, "--name goes with one suite"},
+		{[]string{"run", "link-failure", "--sm", "other"}, harness.ExitUsage, "want ibsm or opensm"},
+		{[]string{"run", "link-failure", "--sm", "opensm", "--mechanism", "basic"}, harness.ExitUsage, "--mechanism is ibsm's"},
 		{[]string{"run", "thesis", "--sizes", "8,x"}, harness.ExitUsage, "--sizes"},
 		{[]string{"run", "thesis", "--loads", "0"}, harness.ExitUsage, "--loads"},
 		{[]string{"run", "thesis", "extra"}, harness.ExitUsage, "unexpected argument"},

@@ -30,7 +30,8 @@ of its own; with uniform traffic at each load (% of the saturation rate,
 measured first on each network), K switches other than the SM's are killed
 and restarted. It prints the table comparing the ratios with the thesis's
 (time to valid tables 2-4.2x better; packets dropped on activation -83 to
--96 %) and writes thesis.json, thesis.md and ibsm's lines to DIR.`
+-96 %) and writes index.md (the table and every change), thesis.json,
+thesis.svg/png (our ratios beside the thesis's) and ibsm's lines to DIR.`
 )
 
 func runThesisCmd(env *harness.Env, args []string) error {
@@ -42,7 +43,7 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	changes := fs.Int("changes", 2, "switches deactivated and activated per size and load")
 	seed := fs.Uint64("seed", 1, "seed of the irregular networks")
 	scale := fs.Float64("time-scale", 1, "run emulated time this many times slower")
-	out := fs.String("out", "out/thesis", "write thesis.json, thesis.md and ibsm's lines to `DIR`")
+	out := fs.String("out", "out/thesis", "write index.md, thesis.json, thesis.svg/png and ibsm's lines to `DIR`")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of the table")
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: thesisSynopsis, Err: err} }
 	pos, err := interleaved(fs, args)
@@ -94,7 +95,7 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	} else {
 		fmt.Fprint(env.Stdout, ThesisTable(rep))
 		fmt.Fprintf(env.Stdout, "thesis: time to valid tables 1.96-4.13x better (activation), 2.36-4.17x (deactivation); dropped on activation -83 to -96 %%\n")
-		fmt.Fprintf(env.Stdout, "%.0f s; saturation (packets/s per host) %v; report %s\n", rep.Seconds, rep.Saturation, filepath.Join(*out, "thesis.md"))
+		fmt.Fprintf(env.Stdout, "%.0f s; saturation (packets/s per host) %v; report %s\n", rep.Seconds, rep.Saturation, filepath.Join(*out, "index.md"))
 	}
 	if len(rep.Errors) > 0 {
 		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d runs failed: %s", len(rep.Errors), strings.Join(rep.Errors, "; "))}
@@ -109,7 +110,7 @@ type ThesisOptions struct {
 	Changes   int       // switches deactivated and activated again, per size and load
 	Seed      uint64
 	TimeScale float64
-	Out       string // thesis.json and thesis.md; "" none
+	Out       string // index.md, thesis.json and the plots; "" none
 	Log       io.Writer
 }
 
@@ -172,6 +173,7 @@ func RunThesis(ctx context.Context, o ThesisOptions) (*ThesisReport, error) {
 	start := time.Now()
 	rep := &ThesisReport{Options: o, Saturation: map[int]float64{}}
 	cal := map[int]calibration{}
+sizes:
 	for _, n := range o.Sizes {
 		topo, err := topologies.Irregular(n, 4, 1, o.Seed)
 		if err != nil {
@@ -188,7 +190,7 @@ func RunThesis(ctx context.Context, o ThesisOptions) (*ThesisReport, error) {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%d switches, %s: %v", n, m.Name, err))
 			}
 			if ctx.Err() != nil {
-				return rep, ctx.Err()
+				break sizes // an interrupted run still writes what it has
 			}
 		}
 	}
@@ -199,7 +201,7 @@ func RunThesis(ctx context.Context, o ThesisOptions) (*ThesisReport, error) {
 			return rep, err
 		}
 	}
-	return rep, nil
+	return rep, ctx.Err()
 }
 
 // victims returns up to k switches other than the SM's whose loss leaves

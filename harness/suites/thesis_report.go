@@ -3,9 +3,14 @@ package suites
 import (
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // thesisRef holds the thesis's means (Tables 28-31): seconds to valid
@@ -125,6 +130,9 @@ func pct(v [2]float64) string {
 	return fmt.Sprintf("%+.0f %%", -100*cut(v))
 }
 
+// writeThesis writes the evaluation to dir: thesis.json (everything),
+// index.md (the table, the changes, ibsm's lines) and, when a row has
+// results, thesis.svg and thesis.png (our ratios next to the thesis's).
 func writeThesis(dir string, rep *ThesisReport) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -136,6 +144,14 @@ func writeThesis(dir string, rep *ThesisReport) error {
 	if err := os.WriteFile(filepath.Join(dir, "thesis.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
+	plotted := len(rep.Rows) > 0
+	if plotted {
+		for _, f := range []string{"thesis.svg", "thesis.png"} {
+			if err := plotThesis(filepath.Join(dir, f), rep); err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+		}
+	}
 	var md strings.Builder
 	o := rep.Options
 	fmt.Fprintf(&md, "# Thesis chapter 8 on the soft fabric\n\n")
@@ -145,7 +161,11 @@ func writeThesis(dir string, rep *ThesisReport) error {
 		"Time to valid tables is ibsm's ms_to_connectivity (from the start of the assimilation); drops are data packets dropped from the change until 300 ms after the fabric is whole. "+
 		"Run took %.0f s.\n\n", o.Sizes, o.Seed, max(o.TimeScale, 1), o.Loads, saturationLoad, rep.Saturation, o.Changes, rep.Seconds)
 	md.WriteString(ThesisTable(rep))
-	md.WriteString("\nThesis: time to valid tables 1.96–4.13× better on activation and 2.36–4.17× on deactivation (8–32 switches); packets dropped on activation −83 to −96 %, on deactivation −53 to −74 %.\n\n## Changes\n\n")
+	md.WriteString("\nThesis: time to valid tables 1.96–4.13× better on activation and 2.36–4.17× on deactivation (8–32 switches); packets dropped on activation −83 to −96 %, on deactivation −53 to −74 %.\n\n")
+	if plotted {
+		md.WriteString("![ours against the thesis](thesis.svg)\n\nLeft: basic / improved time to valid tables; right: the change in dropped packets from basic to improved; ours next to the thesis's for each network and load. [PNG](thesis.png)\n\n")
+	}
+	md.WriteString("## Changes\n\n")
 	md.WriteString("| switches | mechanism | load | change | switch | ms to valid | SMPs | dropped | sent | drops by cause |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Results {
 		fmt.Fprintf(&md, "| %d | %s | %g | %s | %s | %.1f | %d | %d | %d | %s |\n", r.Size, r.Mechanism, r.Load, r.Change, r.Switch, r.MsToValid, r.SMPs, r.Dropped, r.Sent, causes(r.Drops))
@@ -153,5 +173,97 @@ func writeThesis(dir string, rep *ThesisReport) error {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(&md, "\n**Error:** %s\n", e)
 	}
-	return os.WriteFile(filepath.Join(dir, "thesis.md"), []byte(md.String()), 0o644)
+	md.WriteString("\n## Files\n\n- [thesis.json](thesis.json): options, saturation, every change, the rows\n")
+	if plotted {
+		md.WriteString("- [thesis.svg](thesis.svg), [thesis.png](thesis.png)\n")
+	}
+	for _, n := range o.Sizes {
+		for _, m := range Mechanisms {
+			f := fmt.Sprintf("thesis%d-%s-ibsm.jsonl", n, m.Name)
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				fmt.Fprintf(&md, "- [%s](%s): ibsm's lines, %d switches, %s mechanism\n", f, f, n, m.Name)
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(md.String()), 0o644)
+}
+
+// plotThesis draws two panels of grouped bars, one group per network and
+// load: the time ratios (basic / improved) and the change in drops, ours
+// beside the thesis's, for activation and deactivation.
+func plotThesis(path string, rep *ThesisReport) error {
+	var labels []string
+	for _, r := range rep.Rows {
+		labels = append(labels, fmt.Sprintf("%d sw, %g %%", r.Size, r.Load))
+	}
+	type series struct {
+		name string
+		v    func(ThesisRow, thesisRef, bool) float64
+	}
+	refOf := func(r ThesisRow) (thesisRef, bool) { ref, ok := thesisRefs[r.Size][r.Load]; return ref, ok }
+	ratios := []series{
+		{"activation, ours", func(r ThesisRow, _ thesisRef, _ bool) float64 { return r.TimeRatioAct }},
+		{"activation, thesis", func(_ ThesisRow, t thesisRef, ok bool) float64 { return when(ok, ratio(t.actS)) }},
+		{"deactivation, ours", func(r ThesisRow, _ thesisRef, _ bool) float64 { return r.TimeRatioDeact }},
+		{"deactivation, thesis", func(_ ThesisRow, t thesisRef, ok bool) float64 { return when(ok, ratio(t.deactS)) }},
+	}
+	drops := []series{
+		{"activation, ours", func(r ThesisRow, _ thesisRef, _ bool) float64 { return -100 * cut(r.ActDrops) }},
+		{"activation, thesis", func(_ ThesisRow, t thesisRef, ok bool) float64 { return when(ok, -100*cut(t.actDrops)) }},
+		{"deactivation, ours", func(r ThesisRow, _ thesisRef, _ bool) float64 { return -100 * cut(r.DeactDrops) }},
+		{"deactivation, thesis", func(_ ThesisRow, t thesisRef, ok bool) float64 { return when(ok, -100*cut(t.deactDrops)) }},
+	}
+	panel := func(title, unit string, ss []series) (*plot.Plot, error) {
+		p := plot.New()
+		p.Title.Text = title
+		p.Y.Label.Text = unit
+		p.NominalX(labels...)
+		p.Legend.Left = true
+		w := vg.Points(10)
+		for i, s := range ss {
+			vs := make(plotter.Values, len(rep.Rows))
+			for j, r := range rep.Rows {
+				ref, ok := refOf(r)
+				vs[j] = s.v(r, ref, ok)
+			}
+			b, err := plotter.NewBarChart(vs, w)
+			if err != nil {
+				return nil, err
+			}
+			b.LineStyle.Width = 0
+			b.Color = phaseColors[i/2]
+			if i%2 == 1 { // the thesis's: the same hue, lighter
+				c := phaseColors[i/2]
+				b.Color = color.RGBA{R: c.R/2 + 127, G: c.G/2 + 127, B: c.B/2 + 127, A: 255}
+			}
+			b.Offset = w * vg.Length(float64(i)-1.5)
+			p.Add(b)
+			p.Legend.Add(s.name, b)
+		}
+		if p.Y.Max > 0 {
+			p.Y.Min = min(p.Y.Min, 0)
+			legendRoom(p, len(ss), true)
+		} else { // every change a cut: the bars hang from 0
+			p.Y.Max = 0
+			legendRoom(p, len(ss), false)
+		}
+		return p, nil
+	}
+	left, err := panel("time to valid tables, basic / improved", "ratio (×)", ratios)
+	if err != nil {
+		return err
+	}
+	right, err := panel("dropped packets, improved vs basic", "change (%)", drops)
+	if err != nil {
+		return err
+	}
+	return savePanels(path, vg.Length(max(9, 2+1.4*float64(len(labels))))*vg.Inch, 4.5*vg.Inch, left, right)
+}
+
+// when is v when ok, else 0 (no bar).
+func when(ok bool, v float64) float64 {
+	if !ok {
+		return 0
+	}
+	return v
 }

@@ -117,7 +117,7 @@ func LogTimes(log string, start time.Time) (disc, up time.Time, err error) {
 		default:
 			continue
 		}
-		t, err := lineTime(line, start)
+		t, err := LineTime(line, start)
 		if err != nil {
 			return disc, up, err
 		}
@@ -129,7 +129,9 @@ func LogTimes(log string, start time.Time) (disc, up time.Time, err error) {
 	return disc, up, nil
 }
 
-func lineTime(line string, start time.Time) (time.Time, error) {
+// LineTime returns the time stamp of an OpenSM log line ("Nov 22
+// 02:38:11 865218 [TID] …"), its year chosen as LogTimes does.
+func LineTime(line string, start time.Time) (time.Time, error) {
 	f := strings.Fields(line)
 	if len(f) < 4 {
 		return time.Time{}, fmt.Errorf("log line %q has no time", line)
