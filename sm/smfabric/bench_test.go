@@ -239,8 +239,32 @@ func madsIn(f *fabrictest.Fabric, node string) uint64 {
 	return 0
 }
 
+// waitTrapsRepressed waits until no switch has a trap outstanding: a
+// change while one is (the undoing of the last fault, reported while no SM
+// listened) raises no trap of its own, and the SM would learn of it only
+// at the trap's next repeat, seconds later.
+func waitTrapsRepressed(b *testing.B, f *fabrictest.Fabric) {
+	b.Helper()
+	var waiting []string
+	defer func() {
+		if b.Failed() {
+			b.Logf("traps outstanding at %v", waiting)
+		}
+	}()
+	fabrictest.Wait(b, 30*time.Second, "every trap repressed", func() bool {
+		waiting = waiting[:0]
+		for _, n := range f.Status().Nodes {
+			if n.Agent != nil && n.Agent.TrapOutstanding {
+				waiting = append(waiting, n.Name)
+			}
+		}
+		return len(waiting) == 0
+	})
+}
+
 // measureIbsm applies ft under the running ibsm and measures its reaction.
 func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft benchFault) map[string]any {
+	waitTrapsRepressed(b, f)
 	n0, mads0 := r.count(), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
@@ -275,6 +299,7 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 // measureOpenSM applies ft under the running OpenSM and measures its
 // reaction from its log.
 func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smNode string, ft benchFault) map[string]any {
+	waitTrapsRepressed(b, f)
 	from, mads0 := len(o.LogText(b, 0)), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
