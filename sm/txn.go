@@ -21,14 +21,19 @@ import (
 // so a fake port with a manual clock times requests out without sleeping.
 //
 // The window adapts as TCP's congestion window does (AIMD): it starts at
-// Config.Window, its maximum; a timeout halves it (down to 1), and each
-// run of as many answers as the window holds, without a timeout, widens
-// it by one again. A burst of timeouts is one loss: only an SMP sent
-// after the last cut cuts again, so the window halves at most once per
-// Timeout. Simulators and switches drop SMPs when a burst overflows their
-// small VL15 buffers; a narrower window then costs less than waiting out
-// the timeouts of a wide one. Resends wait for room in the window too,
-// ahead of new requests.
+// Config.Window, its maximum; a loss halves it (down to 1), and each run
+// of as many answers as the window holds, without a loss, widens it by
+// one again. A loss is a timeout of an SMP when one sent after it was
+// answered: the fabric answers, but dropped this one, as a switch or a
+// simulator does when a burst overflows its small VL15 buffer, and a
+// narrower window then costs less than waiting out the timeouts of a wide
+// one. A timeout with nothing answered since is a stall (a simulator or an
+// SM not scheduled on a loaded machine, a dead path): the answers may
+// still come, and a narrower window would only make each round trip
+// count more, so the window stays. A burst of timeouts is one loss: only
+// an SMP sent after the last cut cuts again, so the window halves at most
+// once per Timeout. Resends wait for room in the window too, ahead of new
+// requests.
 
 // Errors a transaction fails with.
 var (
@@ -122,16 +127,18 @@ type txnLayer struct {
 	clk  clock.Clock
 	// The adaptive window: window SMPs may be in flight (inflight are),
 	// between 1 and maxWindow; answers counts those since it last
-	// changed; sends counts every SMP sent, and cutAt what it was at the
-	// last cut. windowMin is the narrowest since resetWindowMin.
-	maxWindow int
-	window    int
-	windowMin int
-	inflight  int
-	answers   int
-	sends     uint64
-	cutAt     uint64
-	resend    []*txn // timed out and waiting, oldest first
+	// changed; sends counts every SMP sent, lastAnswered is the latest
+	// send (by that count) answered, and cutAt what sends was at the last
+	// cut. windowMin is the narrowest since resetWindowMin.
+	maxWindow    int
+	window       int
+	windowMin    int
+	inflight     int
+	answers      int
+	sends        uint64
+	lastAnswered uint64
+	cutAt        uint64
+	resend       []*txn // timed out and waiting, oldest first
 
 	timeout  time.Duration
 	retries  int
@@ -243,10 +250,11 @@ func (e *txnLayer) nextResend() *txn {
 	return nil
 }
 
-// lost narrows the window for t's timeout, unless t was sent before the
-// last cut: its loss belongs to the burst that made that cut.
-func (e *txnLayer) lost(t *txn) {
-	if t.sent <= e.cutAt {
+// timedOut narrows the window for t's timeout when it is a loss (an SMP
+// sent after t was answered) of a new burst (t was sent after the last
+// cut).
+func (e *txnLayer) timedOut(t *txn) {
+	if e.lastAnswered <= t.sent || t.sent <= e.cutAt {
 		return
 	}
 	e.window = max(1, e.window/2)
@@ -254,9 +262,10 @@ func (e *txnLayer) lost(t *txn) {
 	e.cutAt, e.answers = e.sends, 0
 }
 
-// answered widens the window by one after a run of as many answers as it
-// holds.
-func (e *txnLayer) answered() {
+// answered notes that t was answered, and widens the window by one after
+// a run of as many answers as it holds.
+func (e *txnLayer) answered(t *txn) {
+	e.lastAnswered = max(e.lastAnswered, t.sent)
 	if e.window >= e.maxWindow {
 		return
 	}
@@ -412,7 +421,7 @@ func (e *txnLayer) expire(now time.Time) error {
 			continue
 		}
 		e.inflight--
-		e.lost(t)
+		e.timedOut(t)
 		if t.attempts <= e.retries {
 			again = append(again, t)
 			continue
@@ -484,7 +493,7 @@ func (e *txnLayer) handle(m madport.MAD) {
 	if !t.waiting {
 		e.inflight--
 	}
-	e.answered()
+	e.answered(t)
 	st := h.Status()
 	if t.req.dr {
 		st = mad.DRSMP(b).Status()

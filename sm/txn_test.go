@@ -51,10 +51,9 @@ func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *t
 	return newTxnLayer(port, clk, &cfg)
 }
 
-// TestWindow: at most Window SMPs in flight; each lost one is sent
-// 1+Retries times, then fails. The first timeouts halve the window and
-// every later one, sent after the cut, cuts again (down to 1): after the
-// first burst, resends and new requests go one at a time.
+// TestWindow: never more than Window SMPs in flight; each lost one is sent
+// 1+Retries times, Timeout apart, then fails. Nothing is ever answered: a
+// stall, not a loss, so the window stays as it is.
 func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
@@ -69,25 +68,21 @@ func TestWindow(t *testing.T) {
 	for _, err := range errs {
 		assert.ErrorIs(t, err, ErrTimeout)
 	}
-	// Requests 1-3 go at 0 s. At 1 s they time out, the window halves to
-	// 1, and they are resent in turn, each a second after the other: 1,
-	// 2, 3, then 1, 2, 3 once more, failing as their last attempt times
-	// out. Request 4 then goes at 7 s and 5 at 10 s, three attempts each.
-	var at, seq []int64
-	for i, s := range p.sent {
+	// The first three go at 0 s and are resent at 1 s and 2 s; at 3 s
+	// they fail and the last two go, resent at 4 s and 5 s.
+	var at []int64
+	for _, s := range p.sent {
 		at = append(at, s.Unix())
-		seq = append(seq, int64(p.tids[i]&0xffffffff))
 	}
-	assert.Equal(t, []int64{0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, at)
-	assert.Equal(t, []int64{1, 2, 3, 1, 2, 3, 1, 2, 3, 4, 4, 4, 5, 5, 5}, seq)
+	assert.Equal(t, []int64{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5}, at)
 	ps := tx.phases["test"]
 	assert.Equal(t, PhaseStats{SMPs: 15, Retries: 10, Timeouts: 5}, *ps)
 	for _, tid := range p.tids {
 		assert.EqualValues(t, 0xabc, tid>>32, "TID %#x", tid)
 	}
 	assert.Len(t, uniq(p.tids), 5, "a resend keeps its TID")
-	assert.Equal(t, 1, tx.window)
-	assert.Equal(t, 1, tx.windowMin)
+	assert.Equal(t, 3, tx.window)
+	assert.Equal(t, 3, tx.windowMin)
 	assert.Zero(t, tx.inflight)
 }
 
@@ -133,6 +128,7 @@ func TestAdaptiveWindow(t *testing.T) {
 		window, retries int
 		n               int
 		drop            func(i, burst int) bool
+		then            int // requests sent after the first n, none lost
 		// want: the peak in flight, the narrowest window, the window at
 		// the end, SMPs sent, requests that failed.
 		maxInflight, windowMin, windowEnd int
@@ -140,11 +136,18 @@ func TestAdaptiveWindow(t *testing.T) {
 	}{
 		{name: "lossless", window: 8, retries: 3, n: 40,
 			maxInflight: 8, windowMin: 8, windowEnd: 8, smps: 40},
-		// The first burst of 8 is lost: one cut to 4, and 4+5+6+7 answers
-		// widen it back to 8.
-		{name: "first burst lost", window: 8, retries: 3, n: 60,
-			drop:        func(i, _ int) bool { return i < 8 },
-			maxInflight: 8, windowMin: 4, windowEnd: 8, smps: 68},
+		// Sends 3-8 are lost. The other two slots carry the rest of the
+		// requests (the fake fabric answers at once) until the six time
+		// out, which is one loss: one cut, to 4, and the resends go 4 at
+		// once, then 2 as room frees. 4 answers widen the window to 5.
+		{name: "part of a burst lost", window: 8, retries: 3, n: 60,
+			drop:        func(i, _ int) bool { return i >= 2 && i < 8 },
+			maxInflight: 8, windowMin: 4, windowEnd: 5, smps: 66},
+		// The same, then 40 more: 5+6+7 answers widen it back to 8, and
+		// no further.
+		{name: "regrowth", window: 8, retries: 3, n: 60, then: 40,
+			drop:        func(i, _ int) bool { return i >= 2 && i < 8 },
+			maxInflight: 8, windowMin: 4, windowEnd: 8, smps: 106},
 		// A device that takes bursts of 3 SMPs and drops the rest, as a
 		// small VL15 queue does. Of the first 16, 13 are lost and hold
 		// their slots until they time out, while the other 3 carry the
@@ -157,9 +160,10 @@ func TestAdaptiveWindow(t *testing.T) {
 		{name: "window 1, every other send lost", window: 1, retries: 1, n: 10,
 			drop:        func(i, _ int) bool { return i%2 == 0 },
 			maxInflight: 1, windowMin: 1, windowEnd: 1, smps: 20},
+		// Nothing answered: a stall, not a loss; the window stays.
 		{name: "all lost", window: 4, retries: 2, n: 6,
 			drop:        func(int, int) bool { return true },
-			maxInflight: 4, windowMin: 1, windowEnd: 1, smps: 18, timeouts: 6},
+			maxInflight: 4, windowMin: 4, windowEnd: 4, smps: 18, timeouts: 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := agenttest.NewFabric(topologies.Thesis8())
@@ -172,18 +176,23 @@ func TestAdaptiveWindow(t *testing.T) {
 			p.tx = tx
 			tx.setPhase("test")
 			answered, failed := 0, 0
-			for range tc.n {
-				tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrNodeInfo}, func(r *response) {
-					if r.err != nil {
-						assert.ErrorIs(t, r.err, ErrTimeout)
-						failed++
-						return
-					}
-					answered++
-				})
+			submit := func(n int) {
+				for range n {
+					tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrNodeInfo}, func(r *response) {
+						if r.err != nil {
+							assert.ErrorIs(t, r.err, ErrTimeout)
+							failed++
+							return
+						}
+						answered++
+					})
+				}
+				require.NoError(t, tx.run(context.Background()))
 			}
-			require.NoError(t, tx.run(context.Background()))
-			assert.Equal(t, tc.n, answered+failed, "every request called back once")
+			submit(tc.n)
+			p.drop = nil
+			submit(tc.then)
+			assert.Equal(t, tc.n+tc.then, answered+failed, "every request called back once")
 			assert.Equal(t, tc.timeouts, failed)
 			assert.Equal(t, tc.maxInflight, slices.Max(p.inflight), "peak in flight")
 			for i := range p.inflight {
@@ -195,8 +204,8 @@ func TestAdaptiveWindow(t *testing.T) {
 			assert.Equal(t, tc.windowEnd, tx.window, "window at the end")
 			ps := tx.phases["test"]
 			assert.EqualValues(t, tc.smps, ps.SMPs)
-			assert.EqualValues(t, tc.smps-tc.n, ps.Retries)
-			assert.LessOrEqual(t, ps.SMPs, uint64(tc.n*(1+tc.retries)), "retries bounded")
+			assert.EqualValues(t, tc.smps-tc.n-tc.then, ps.Retries)
+			assert.LessOrEqual(t, ps.Retries, uint64(tc.n*tc.retries), "retries bounded")
 			assert.Zero(t, tx.inflight)
 			assert.False(t, tx.busy())
 		})
@@ -211,33 +220,65 @@ func TestWindowLateAnswer(t *testing.T) {
 	p := &silentPort{clk: clk}
 	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
 	var got []error
-	for _, port := range []uint8{1, 2} {
+	for _, port := range []uint8{1, 2, 3} {
 		tx.get(request{dr: true, path: []uint8{0, port}, attr: mad.AttrNodeInfo}, func(r *response) { got = append(got, r.err) })
 	}
 	require.NoError(t, tx.fill())
 	require.Equal(t, 2, tx.inflight)
+	// The second is answered, and the third goes.
+	tx.handle(answer(p.tids[1]))
+	require.NoError(t, tx.fill())
+	require.Len(t, p.sent, 3)
+	// The first and the third time out; the second, sent after the first,
+	// was answered: a loss, and one cut for both.
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
-	// Window 1: the first is resent, the second waits.
 	assert.Equal(t, 1, tx.window)
 	assert.Equal(t, 1, tx.inflight)
-	assert.Len(t, p.sent, 3)
-	var waiting *txn
-	for _, tt := range tx.pending {
-		if tt.waiting {
-			waiting = tt
-		}
-	}
-	require.NotNil(t, waiting)
-	b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGetResp, TransactionID: waiting.tid, AttrID: mad.AttrNodeInfo})
-	mad.DRSMP(b).SetDirection(true)
-	tx.handle(madport.MAD{Data: b})
-	assert.Equal(t, []error{nil}, got, "the late answer is taken")
+	assert.Len(t, p.sent, 4)
+	assert.Equal(t, p.tids[0], p.tids[3], "the first is resent; the third waits")
+	tx.handle(answer(p.tids[2]))
+	assert.Equal(t, []error{nil, nil}, got, "the late answer is taken")
 	assert.Equal(t, 1, tx.inflight, "it held no slot")
 	assert.Nil(t, tx.nextResend(), "and is not resent")
 	assert.Equal(t, 1, tx.cancel(func(*request) bool { return true }))
 	assert.Zero(t, tx.inflight)
 	assert.False(t, tx.busy())
+}
+
+// TestWindowStall: answers that come only after every request timed out
+// (a simulator not scheduled for a while) are a stall: the window stays,
+// the late answers are taken, and the resends' answers are strays.
+func TestWindowStall(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	p := &silentPort{clk: clk}
+	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
+	answered := 0
+	for range 4 {
+		tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
+			assert.NoError(t, r.err)
+			answered++
+		})
+	}
+	require.NoError(t, tx.fill())
+	clk.Advance(time.Second)
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 8, "all four resent at once")
+	assert.Equal(t, 4, tx.window)
+	for _, tid := range p.tids {
+		tx.handle(answer(tid))
+	}
+	assert.Equal(t, 4, answered)
+	assert.EqualValues(t, 4, tx.stats.Unexpected)
+	assert.Equal(t, 4, tx.windowMin)
+	assert.False(t, tx.busy())
+}
+
+// answer is a NodeInfo GetResp with TID tid.
+func answer(tid uint64) madport.MAD {
+	b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGetResp, TransactionID: tid, AttrID: mad.AttrNodeInfo})
+	mad.DRSMP(b).SetDirection(true)
+	return madport.MAD{Data: b}
 }
 
 // TestWindowRegrowth: after one cut the window widens by one per run of
@@ -248,7 +289,7 @@ func TestWindowRegrowth(t *testing.T) {
 	tx.window, tx.windowMin = 4, 4
 	var widths []int
 	for range 130 {
-		tx.answered()
+		tx.answered(&txn{})
 		widths = append(widths, tx.window)
 	}
 	// 4 answers to 5, 5 to 6, ... 15 to 16, 114 in all; then it stays.
