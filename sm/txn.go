@@ -24,13 +24,14 @@ import (
 // Config.Window, its maximum; a loss halves it (down to 1), and each run
 // of as many answers as the window holds, without a loss, widens it by
 // one again. A loss is a timeout of an SMP when one sent after it was
-// answered: the fabric answers, but dropped this one, as a switch or a
-// simulator does when a burst overflows its small VL15 buffer, and a
-// narrower window then costs less than waiting out the timeouts of a wide
-// one. A timeout with nothing answered since is a stall (a simulator or an
-// SM not scheduled on a loaded machine, a dead path): the answers may
-// still come, and a narrower window would only make each round trip
-// count more, so the window stays. A burst of timeouts is one loss: only
+// answered at its first attempt: the fabric answers in order but dropped
+// this one, as a switch or a simulator does when a burst overflows its
+// small VL15 buffer, and a narrower window then costs less than waiting
+// out the timeouts of a wide one. A timeout with nothing sent later
+// answered is a stall (a simulator or an SM not scheduled on a loaded
+// machine, a dead path): the answers may still come, and a narrower
+// window would only make each round trip count more, so the window
+// stays. A burst of timeouts is one loss: only
 // an SMP sent after the last cut cuts again, so the window halves at most
 // once per Timeout. Resends wait for room in the window too, ahead of new
 // requests.
@@ -263,9 +264,13 @@ func (e *txnLayer) timedOut(t *txn) {
 }
 
 // answered notes that t was answered, and widens the window by one after
-// a run of as many answers as it holds.
+// a run of as many answers as it holds. The answer to a resent SMP may be
+// the late one to its first attempt: it proves nothing about what was
+// sent later (Karn's rule), so only first attempts move lastAnswered.
 func (e *txnLayer) answered(t *txn) {
-	e.lastAnswered = max(e.lastAnswered, t.sent)
+	if t.attempts == 1 {
+		e.lastAnswered = max(e.lastAnswered, t.sent)
+	}
 	if e.window >= e.maxWindow {
 		return
 	}

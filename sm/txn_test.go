@@ -151,12 +151,14 @@ func TestAdaptiveWindow(t *testing.T) {
 		// A device that takes bursts of 3 SMPs and drops the rest, as a
 		// small VL15 queue does. Of the first 16, 13 are lost and hold
 		// their slots until they time out, while the other 3 carry the
-		// rest of the requests, one answer at a time. The resends then go
-		// in bursts of 8 (5 lost), 4 (1 lost), then 1: the window halves
-		// three times, and every request gets through.
+		// rest of the requests, one answer at a time: one loss, one cut
+		// to 8. The resends then go in bursts of 8 (5 lost) and 5 (2
+		// lost). Their timeouts do not cut again: only answers to
+		// resends came after them, which may be late answers to first
+		// attempts (Karn's rule). Every request gets through.
 		{name: "bursts of 3", window: 16, retries: 3, n: 200,
 			drop:        func(_, burst int) bool { return burst > 3 },
-			maxInflight: 16, windowMin: 2, windowEnd: 2, smps: 200 + 13 + 5 + 1},
+			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 200 + 13 + 5 + 2},
 		{name: "window 1, every other send lost", window: 1, retries: 1, n: 10,
 			drop:        func(i, _ int) bool { return i%2 == 0 },
 			maxInflight: 1, windowMin: 1, windowEnd: 1, smps: 20},
