@@ -31,10 +31,9 @@ import (
 // answered is a stall (a simulator or an SM not scheduled on a loaded
 // machine, a dead path): the answers may still come, and a narrower
 // window would only make each round trip count more, so the window
-// stays. A burst of timeouts is one loss: only
-// an SMP sent after the last cut cuts again, so the window halves at most
-// once per Timeout. Resends wait for room in the window too, ahead of new
-// requests.
+// stays. A burst of timeouts is one loss: only an SMP sent after the last
+// cut cuts again, so the window halves at most once per Timeout. Resends
+// wait for room in the window too, ahead of new requests.
 
 // Errors a transaction fails with.
 var (
@@ -252,8 +251,8 @@ func (e *txnLayer) nextResend() *txn {
 }
 
 // timedOut narrows the window for t's timeout when it is a loss (an SMP
-// sent after t was answered) of a new burst (t was sent after the last
-// cut).
+// sent after t was answered at its first attempt) of a new burst (t was
+// sent after the last cut).
 func (e *txnLayer) timedOut(t *txn) {
 	if e.lastAnswered <= t.sent || t.sent <= e.cutAt {
 		return
