@@ -82,6 +82,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	full := s.cfg.Discovery == DiscoveryFull
 	p := newPartial(s, full, true)
 	before := s.phaseSnapshot(PhaseDetection, PhaseDiscovery)
+	s.tx.resetWindowMin()
 	s.tx.setPhase(PhaseDiscovery)
 	if trigger == TriggerSweep {
 		s.lastSweep = s.clk.Now()
@@ -104,6 +105,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	s.installed = false
 	defer func() {
 		res.MsTotal = ms(time.Since(start))
+		res.WindowMin = s.tx.windowMin
 		res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
 		for _, ph := range res.Phases {
 			res.SMPsTotal += ph.SMPs

@@ -44,7 +44,7 @@ const (
 // Config is an SM's configuration. Zero fields take the defaults.
 type Config struct {
 	// Transactions.
-	Window  int           // SMPs in flight at once
+	Window  int           // SMPs in flight at once, at most (losses narrow it; see txn.go)
 	Timeout time.Duration // per attempt
 	Retries int           // resends after the first attempt; -1 for none
 	MKey    uint64        // M_Key carried by every SMP

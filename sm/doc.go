@@ -56,7 +56,11 @@
 // # Transactions
 //
 // Every SMP is a transaction with a TID (txn.go): at most Config.Window in
-// flight, each resent after Config.Timeout up to Config.Retries times.
+// flight, each resent after Config.Timeout up to Config.Retries times. The
+// window adapts (AIMD, as TCP's): a lost SMP (one that times out while
+// SMPs sent after it are answered) halves it, down to 1, and runs of
+// answers widen it again, back to Config.Window; Result.WindowMin says how
+// narrow it got in a sweep.
 // Everything runs on the caller's goroutine, and timeouts are timers on a
 // clock.Clock: the port's own when it has one (ClockPort, as madporttest's
 // manual clock), so tests on a fake fabric time out without sleeping.

@@ -161,6 +161,7 @@ type Result struct {
 	VerifyMs     float64  `json:"verify_ms"` // the verifier's
 	Retries      uint64   `json:"retries"`
 	Timeouts     uint64   `json:"timeouts"`
+	WindowMin    int      `json:"window_min"` // the narrowest the SMP window got (Config.Window: no timeouts)
 	Problems     []string `json:"problems,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
 
@@ -220,9 +221,11 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
 	start := time.Now()
 	s.installed = false
+	s.tx.resetWindowMin()
 	defer func() {
 		s.installed = res.SubnetUp && s.state == mad.SMStateMaster
 		res.MsTotal = ms(time.Since(start))
+		res.WindowMin = s.tx.windowMin
 		for _, p := range res.Phases {
 			res.SMPsTotal += p.SMPs
 			res.Retries += p.Retries

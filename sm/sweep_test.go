@@ -203,6 +203,7 @@ func TestSweepThesis8(t *testing.T) {
 	require.True(t, ok)
 	assert.EqualValues(t, 97, disc.SMPs, "discovery SMPs")
 	assert.Equal(t, b.port.Stats().Sent, res.SMPsTotal, "SMPs the port carried")
+	assert.Equal(t, sm.DefaultWindow, res.WindowMin, "no timeout, the window stays open")
 	assert.Equal(t, 8, res.Switches)
 	assert.Equal(t, 7, res.HCAs)
 	assert.Equal(t, 50, res.EntriesComputed)
@@ -243,7 +244,7 @@ func TestSweepJSON(t *testing.T) {
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(js, &m))
-	for _, k := range []string{"event", "subnet_up", "switches", "hcas", "routing", "entries_computed", "phases", "smps_total", "ms_total"} {
+	for _, k := range []string{"event", "subnet_up", "switches", "hcas", "routing", "entries_computed", "phases", "smps_total", "ms_total", "window_min"} {
 		assert.Contains(t, m, k)
 	}
 	assert.Equal(t, "sweep", m["event"])
@@ -370,6 +371,8 @@ func TestSweepLossy(t *testing.T) {
 	assert.Positive(t, disc.Retries)
 	assert.EqualValues(t, 97, disc.SMPs-disc.Retries)
 	assert.Zero(t, res.Timeouts)
+	assert.Less(t, res.WindowMin, sm.DefaultWindow, "timeouts narrow the window")
+	assert.Positive(t, res.WindowMin)
 	checkUp(t, b.f)
 }
 

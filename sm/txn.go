@@ -12,14 +12,28 @@ import (
 )
 
 // The transaction layer: every SMP the SM sends is a transaction with a
-// TID, held in a window of at most Config.Window in flight; one that gets
-// no answer within Config.Timeout is sent again, up to Config.Retries
-// times, then fails with ErrTimeout. Everything runs on the caller's
-// goroutine: run sends what the window admits, then waits on the port for
-// one MAD or the earliest deadline, whichever comes first, and calls the
-// transaction's callback, which may queue more. Deadlines are timers on
-// the SM's clock, so a fake port with a manual clock times requests out
-// without sleeping.
+// TID, held in a window of SMPs in flight; one that gets no answer within
+// Config.Timeout is sent again, up to Config.Retries times, then fails
+// with ErrTimeout. Everything runs on the caller's goroutine: run sends
+// what the window admits, then waits on the port for one MAD or the
+// earliest deadline, whichever comes first, and calls the transaction's
+// callback, which may queue more. Deadlines are timers on the SM's clock,
+// so a fake port with a manual clock times requests out without sleeping.
+//
+// The window adapts as TCP's congestion window does (AIMD): it starts at
+// Config.Window, its maximum; a loss halves it (down to 1), and each run
+// of as many answers as the window holds, without a loss, widens it by
+// one again. A loss is a timeout of an SMP when one sent after it was
+// answered at its first attempt: the fabric answers in order but dropped
+// this one, as a switch or a simulator does when a burst overflows its
+// small VL15 buffer, and a narrower window then costs less than waiting
+// out the timeouts of a wide one. A timeout with nothing sent later
+// answered is a stall (a simulator or an SM not scheduled on a loaded
+// machine, a dead path): the answers may still come, and a narrower
+// window would only make each round trip count more, so the window
+// stays. A burst of timeouts is one loss: only an SMP sent after the last
+// cut cuts again, so the window halves at most once per Timeout. Resends
+// wait for room in the window too, ahead of new requests.
 
 // Errors a transaction fails with.
 var (
@@ -83,8 +97,12 @@ type txn struct {
 	buf      []byte // the SMP, built once and resent as is
 	attempts int
 	deadline time.Time
-	phase    string
-	cb       func(*response)
+	sent     uint64 // the layer's send count when this attempt went out
+	// waiting: timed out, not in flight, due to be resent when the window
+	// has room.
+	waiting bool
+	phase   string
+	cb      func(*response)
 }
 
 // PhaseStats counts the SMPs of one phase.
@@ -105,9 +123,23 @@ type EngineStats struct {
 }
 
 type txnLayer struct {
-	port     madport.Port
-	clk      clock.Clock
-	window   int
+	port madport.Port
+	clk  clock.Clock
+	// The adaptive window: window SMPs may be in flight (inflight are),
+	// between 1 and maxWindow; answers counts those since it last
+	// changed; sends counts every SMP sent, lastAnswered is the latest
+	// send (by that count) answered, and cutAt what sends was at the last
+	// cut. windowMin is the narrowest since resetWindowMin.
+	maxWindow    int
+	window       int
+	windowMin    int
+	inflight     int
+	answers      int
+	sends        uint64
+	lastAnswered uint64
+	cutAt        uint64
+	resend       []*txn // timed out and waiting, oldest first
+
 	timeout  time.Duration
 	retries  int
 	mkey     uint64
@@ -123,7 +155,8 @@ type txnLayer struct {
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 	return &txnLayer{
-		port: port, clk: clk, window: cfg.Window, timeout: cfg.Timeout, retries: cfg.Retries,
+		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window,
+		timeout: cfg.Timeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
 		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
 	}
@@ -176,9 +209,19 @@ func (e *txnLayer) run(ctx context.Context) error {
 	}
 }
 
-// fill sends queued transactions while the window has room.
+// fill sends, while the window has room, the transactions due for a
+// resend and then queued ones.
 func (e *txnLayer) fill() error {
-	for len(e.queue) > 0 && len(e.pending) < e.window {
+	for e.inflight < e.window {
+		if t := e.nextResend(); t != nil {
+			if err := e.send(t); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(e.queue) == 0 {
+			break
+		}
 		t := e.queue[0]
 		e.queue[0] = nil
 		e.queue = e.queue[1:]
@@ -191,6 +234,54 @@ func (e *txnLayer) fill() error {
 	}
 	return nil
 }
+
+// nextResend takes the oldest transaction waiting for a resend, skipping
+// those answered late or canceled meanwhile.
+func (e *txnLayer) nextResend() *txn {
+	for len(e.resend) > 0 {
+		t := e.resend[0]
+		e.resend[0] = nil
+		e.resend = e.resend[1:]
+		if t.waiting && e.pending[uint32(t.tid)] == t {
+			return t
+		}
+	}
+	e.resend = nil
+	return nil
+}
+
+// timedOut narrows the window for t's timeout when it is a loss (an SMP
+// sent after t was answered at its first attempt) of a new burst (t was
+// sent after the last cut).
+func (e *txnLayer) timedOut(t *txn) {
+	if e.lastAnswered <= t.sent || t.sent <= e.cutAt {
+		return
+	}
+	e.window = max(1, e.window/2)
+	e.windowMin = min(e.windowMin, e.window)
+	e.cutAt, e.answers = e.sends, 0
+}
+
+// answered notes that t was answered, and widens the window by one after
+// a run of as many answers as it holds. The answer to a resent SMP may be
+// the late one to its first attempt: it proves nothing about what was
+// sent later (Karn's rule), so only first attempts move lastAnswered.
+func (e *txnLayer) answered(t *txn) {
+	if t.attempts == 1 {
+		e.lastAnswered = max(e.lastAnswered, t.sent)
+	}
+	if e.window >= e.maxWindow {
+		return
+	}
+	if e.answers++; e.answers >= e.window {
+		e.window++
+		e.answers = 0
+	}
+}
+
+// resetWindowMin starts a new account of the narrowest window (a
+// sweep's).
+func (e *txnLayer) resetWindowMin() { e.windowMin = e.window }
 
 // start builds t's SMP with a fresh TID and sends it.
 func (e *txnLayer) start(t *txn) error {
@@ -229,9 +320,14 @@ func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
 	return mad.AppendSMP(make([]byte, 0, mad.MADSize), &f), nil
 }
 
-// send transmits t (again) and sets its deadline.
+// send transmits t (again), in flight in the window, and sets its
+// deadline.
 func (e *txnLayer) send(t *txn) error {
 	t.attempts++
+	t.waiting = false
+	e.inflight++
+	e.sends++
+	t.sent = e.sends
 	ps := e.phaseStats(t.phase)
 	ps.SMPs++
 	if t.attempts > 1 {
@@ -262,6 +358,9 @@ func (e *txnLayer) cancel(drop func(r *request) bool) int {
 	for seq, t := range e.pending {
 		if drop(&t.req) {
 			delete(e.pending, seq)
+			if !t.waiting {
+				e.inflight--
+			}
 			e.phaseStats(t.phase).Canceled++
 			n++
 		}
@@ -285,6 +384,9 @@ func (e *txnLayer) cancel(drop func(r *request) bool) int {
 func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 	deadline := until
 	for _, t := range e.pending {
+		if t.waiting {
+			continue
+		}
 		if deadline.IsZero() || t.deadline.Before(deadline) {
 			deadline = t.deadline
 		}
@@ -313,30 +415,37 @@ func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 	return nil
 }
 
-// expire retries or fails the transactions whose deadline has passed.
+// expire narrows the window for the transactions whose deadline has
+// passed, lines them up for a resend or fails them, and sends what the
+// window then admits.
 func (e *txnLayer) expire(now time.Time) error {
-	var failed []*txn
+	var again, failed []*txn
 	for seq, t := range e.pending {
-		if now.Before(t.deadline) {
+		if t.waiting || now.Before(t.deadline) {
 			continue
 		}
+		e.inflight--
+		e.timedOut(t)
 		if t.attempts <= e.retries {
-			if err := e.send(t); err != nil {
-				return err
-			}
+			again = append(again, t)
 			continue
 		}
 		delete(e.pending, seq)
 		failed = append(failed, t)
 	}
-	// Fail in TID order, so what callbacks queue does not depend on map
-	// order.
+	// In TID order, so that neither the resends nor what callbacks queue
+	// depend on map order.
+	sortTxns(again)
+	for _, t := range again {
+		t.waiting = true
+		e.resend = append(e.resend, t)
+	}
 	sortTxns(failed)
 	for _, t := range failed {
 		e.phaseStats(t.phase).Timeouts++
 		t.cb(&response{req: &t.req, err: ErrTimeout})
 	}
-	return nil
+	return e.fill()
 }
 
 func sortTxns(ts []*txn) {
@@ -361,7 +470,7 @@ func (e *txnLayer) handle(m madport.MAD) {
 		// The transport gave up on one of our sends (umad's own timeout
 		// hands the request back): retry it now rather than at its
 		// deadline.
-		if t := e.pending[uint32(h.TransactionID())]; t != nil && !h.Method().IsResponse() {
+		if t := e.pending[uint32(h.TransactionID())]; t != nil && !t.waiting && !h.Method().IsResponse() {
 			t.deadline = e.clk.Now()
 			e.stats.Lost++
 			return
@@ -385,6 +494,10 @@ func (e *txnLayer) handle(m madport.MAD) {
 		return
 	}
 	delete(e.pending, seq)
+	if !t.waiting {
+		e.inflight--
+	}
+	e.answered(t)
 	st := h.Status()
 	if t.req.dr {
 		st = mad.DRSMP(b).Status()

@@ -3,6 +3,7 @@ package sm
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,7 +52,8 @@ func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *t
 }
 
 // TestWindow: never more than Window SMPs in flight; each lost one is sent
-// 1+Retries times, Timeout apart, then fails.
+// 1+Retries times, Timeout apart, then fails. Nothing is ever answered: a
+// stall, not a loss, so the window stays as it is.
 func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
@@ -79,6 +81,231 @@ func TestWindow(t *testing.T) {
 		assert.EqualValues(t, 0xabc, tid>>32, "TID %#x", tid)
 	}
 	assert.Len(t, uniq(p.tids), 5, "a resend keeps its TID")
+	assert.Equal(t, 3, tx.window)
+	assert.Equal(t, 3, tx.windowMin)
+	assert.Zero(t, tx.inflight)
+}
+
+// watchPort is a madporttest port that records, at each send, the SMPs
+// in flight (this one included) and the window, and loses the sends drop
+// reports true for: i counts sends from 0, burst those since the last
+// receive (this one included).
+type watchPort struct {
+	*madporttest.Port
+	tx       *txnLayer
+	drop     func(i, burst int) bool
+	burst    int
+	inflight []int
+	window   []int
+}
+
+func (p *watchPort) Send(m madport.MAD) error {
+	i := len(p.inflight)
+	p.burst++
+	p.inflight = append(p.inflight, p.tx.inflight)
+	p.window = append(p.window, p.tx.window)
+	if p.drop != nil && p.drop(i, p.burst) {
+		return nil
+	}
+	return p.Port.Send(m)
+}
+
+func (p *watchPort) Recv(ctx context.Context) (madport.MAD, error) {
+	m, err := p.Port.Recv(ctx)
+	if err == nil {
+		p.burst = 0
+	}
+	return m, err
+}
+
+// TestAdaptiveWindow runs requests on the thesis network through a port
+// that loses some: timeouts narrow the window, answers widen it again up
+// to Window and never beyond, a window of 1 still gets through, and no
+// request is sent more than 1+Retries times.
+func TestAdaptiveWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		window, retries int
+		n               int
+		drop            func(i, burst int) bool
+		then            int // requests sent after the first n, none lost
+		// want: the peak in flight, the narrowest window, the window at
+		// the end, SMPs sent, requests that failed.
+		maxInflight, windowMin, windowEnd int
+		smps, timeouts                    int
+	}{
+		{name: "lossless", window: 8, retries: 3, n: 40,
+			maxInflight: 8, windowMin: 8, windowEnd: 8, smps: 40},
+		// Sends 3-8 are lost. The other two slots carry the rest of the
+		// requests (the fake fabric answers at once) until the six time
+		// out, which is one loss: one cut, to 4, and the resends go 4 at
+		// once, then 2 as room frees. 4 answers widen the window to 5.
+		{name: "part of a burst lost", window: 8, retries: 3, n: 60,
+			drop:        func(i, _ int) bool { return i >= 2 && i < 8 },
+			maxInflight: 8, windowMin: 4, windowEnd: 5, smps: 66},
+		// The same, then 40 more: 5+6+7 answers widen it back to 8, and
+		// no further.
+		{name: "regrowth", window: 8, retries: 3, n: 60, then: 40,
+			drop:        func(i, _ int) bool { return i >= 2 && i < 8 },
+			maxInflight: 8, windowMin: 4, windowEnd: 8, smps: 106},
+		// A device that takes bursts of 3 SMPs and drops the rest, as a
+		// small VL15 queue does. Of the first 16, 13 are lost and hold
+		// their slots until they time out, while the other 3 carry the
+		// rest of the requests, one answer at a time: one loss, one cut
+		// to 8. The resends then go in bursts of 8 (5 lost) and 5 (2
+		// lost). Their timeouts do not cut again: only answers to
+		// resends came after them, which may be late answers to first
+		// attempts (Karn's rule). Every request gets through.
+		{name: "bursts of 3", window: 16, retries: 3, n: 200,
+			drop:        func(_, burst int) bool { return burst > 3 },
+			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 200 + 13 + 5 + 2},
+		{name: "window 1, every other send lost", window: 1, retries: 1, n: 10,
+			drop:        func(i, _ int) bool { return i%2 == 0 },
+			maxInflight: 1, windowMin: 1, windowEnd: 1, smps: 20},
+		// Nothing answered: a stall, not a loss; the window stays.
+		{name: "all lost", window: 4, retries: 2, n: 6,
+			drop:        func(int, int) bool { return true },
+			maxInflight: 4, windowMin: 4, windowEnd: 4, smps: 18, timeouts: 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := agenttest.NewFabric(topologies.Thesis8())
+			require.NoError(t, err)
+			defer f.Close()
+			mp, err := madporttest.New(f, 0, 1)
+			require.NoError(t, err)
+			p := &watchPort{Port: mp, drop: tc.drop}
+			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries})
+			p.tx = tx
+			tx.setPhase("test")
+			answered, failed := 0, 0
+			submit := func(n int) {
+				for range n {
+					tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrNodeInfo}, func(r *response) {
+						if r.err != nil {
+							assert.ErrorIs(t, r.err, ErrTimeout)
+							failed++
+							return
+						}
+						answered++
+					})
+				}
+				require.NoError(t, tx.run(context.Background()))
+			}
+			submit(tc.n)
+			p.drop = nil
+			submit(tc.then)
+			assert.Equal(t, tc.n+tc.then, answered+failed, "every request called back once")
+			assert.Equal(t, tc.timeouts, failed)
+			assert.Equal(t, tc.maxInflight, slices.Max(p.inflight), "peak in flight")
+			for i := range p.inflight {
+				require.LessOrEqual(t, p.inflight[i], p.window[i], "send %d: in flight beyond the window", i)
+				require.LessOrEqual(t, p.window[i], tc.window, "send %d: window beyond its maximum", i)
+				require.GreaterOrEqual(t, p.window[i], 1, "send %d", i)
+			}
+			assert.Equal(t, tc.windowMin, tx.windowMin, "narrowest window")
+			assert.Equal(t, tc.windowEnd, tx.window, "window at the end")
+			ps := tx.phases["test"]
+			assert.EqualValues(t, tc.smps, ps.SMPs)
+			assert.EqualValues(t, tc.smps-tc.n-tc.then, ps.Retries)
+			assert.LessOrEqual(t, ps.Retries, uint64(tc.n*tc.retries), "retries bounded")
+			assert.Zero(t, tx.inflight)
+			assert.False(t, tx.busy())
+		})
+	}
+}
+
+// TestWindowLateAnswer: a request that timed out and waits for room in
+// the window takes a late answer, and a canceled one gives its slot
+// back.
+func TestWindowLateAnswer(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	p := &silentPort{clk: clk}
+	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
+	var got []error
+	for _, port := range []uint8{1, 2, 3} {
+		tx.get(request{dr: true, path: []uint8{0, port}, attr: mad.AttrNodeInfo}, func(r *response) { got = append(got, r.err) })
+	}
+	require.NoError(t, tx.fill())
+	require.Equal(t, 2, tx.inflight)
+	// The second is answered, and the third goes.
+	tx.handle(answer(p.tids[1]))
+	require.NoError(t, tx.fill())
+	require.Len(t, p.sent, 3)
+	// The first and the third time out; the second, sent after the first,
+	// was answered: a loss, and one cut for both.
+	clk.Advance(time.Second)
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Equal(t, 1, tx.window)
+	assert.Equal(t, 1, tx.inflight)
+	assert.Len(t, p.sent, 4)
+	assert.Equal(t, p.tids[0], p.tids[3], "the first is resent; the third waits")
+	tx.handle(answer(p.tids[2]))
+	assert.Equal(t, []error{nil, nil}, got, "the late answer is taken")
+	assert.Equal(t, 1, tx.inflight, "it held no slot")
+	assert.Nil(t, tx.nextResend(), "and is not resent")
+	assert.Equal(t, 1, tx.cancel(func(*request) bool { return true }))
+	assert.Zero(t, tx.inflight)
+	assert.False(t, tx.busy())
+}
+
+// TestWindowStall: answers that come only after every request timed out
+// (a simulator not scheduled for a while) are a stall: the window stays,
+// the late answers are taken, and the resends' answers are strays.
+func TestWindowStall(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	p := &silentPort{clk: clk}
+	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
+	answered := 0
+	for range 4 {
+		tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
+			assert.NoError(t, r.err)
+			answered++
+		})
+	}
+	require.NoError(t, tx.fill())
+	clk.Advance(time.Second)
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 8, "all four resent at once")
+	assert.Equal(t, 4, tx.window)
+	for _, tid := range p.tids {
+		tx.handle(answer(tid))
+	}
+	assert.Equal(t, 4, answered)
+	assert.EqualValues(t, 4, tx.stats.Unexpected)
+	assert.Equal(t, 4, tx.windowMin)
+	assert.False(t, tx.busy())
+}
+
+// answer is a NodeInfo GetResp with TID tid.
+func answer(tid uint64) madport.MAD {
+	b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGetResp, TransactionID: tid, AttrID: mad.AttrNodeInfo})
+	mad.DRSMP(b).SetDirection(true)
+	return madport.MAD{Data: b}
+}
+
+// TestWindowRegrowth: after one cut the window widens by one per run of
+// as many answers as it holds, back to its maximum.
+func TestWindowRegrowth(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{Window: 16})
+	tx.window, tx.windowMin = 4, 4
+	var widths []int
+	for range 130 {
+		tx.answered(&txn{})
+		widths = append(widths, tx.window)
+	}
+	// 4 answers to 5, 5 to 6, ... 15 to 16, 114 in all; then it stays.
+	var want []int
+	for w := 4; w < 16; w++ {
+		for i := 1; i <= w; i++ {
+			want = append(want, map[bool]int{true: w + 1, false: w}[i == w])
+		}
+	}
+	for len(want) < 130 {
+		want = append(want, 16)
+	}
+	assert.Equal(t, want, widths)
+	assert.Equal(t, 16, tx.window)
 }
 
 func uniq(xs []uint64) map[uint64]bool {

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/fabricnet"
 	"ibfab/internal/ibsimtest"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm"
@@ -118,6 +119,11 @@ type SMRun struct {
 	SimCPUMs float64 `json:"sim_cpu_ms"`
 	// Phases: ibsm's own account of its sweep, phase by phase.
 	Phases []sm.Phase `json:"phases,omitempty"`
+	// Retries and WindowMin: ibsm's resends, and the narrowest its
+	// adaptive SMP window got (the --window maximum when nothing timed
+	// out).
+	Retries   uint64 `json:"retries,omitempty"`
+	WindowMin int    `json:"window_min,omitempty"`
 }
 
 // RoutingCase compares the engines on one network, through the sm API.
@@ -275,7 +281,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 var benchNotes = []string{
-	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's.",
+	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's. Both are started from a thread inside the simulator's namespace.",
 	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
 	"cpu_ms is the SM process's CPU time (user and system), sim_cpu_ms ibsim's from the SM's exec to its exit (10 ms ticks): the simulator handles one MAD at a time, so its CPU time is a floor under the time to SUBNET UP that other load on the machine does not move much.",
@@ -405,7 +411,9 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 }
 
 func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables string) (*SMRun, error) {
-	cmd := sim.Command(ctx, nil, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
+	// Born in the simulator's namespace, as opensmrun starts OpenSM: no
+	// ip netns exec in between to time.
+	cmd := exec.CommandContext(ctx, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -413,7 +421,7 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables str
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := fabricnet.Do(sim.NS, cmd.Start); err != nil {
 		return nil, err
 	}
 	r := &SMRun{}
@@ -437,6 +445,7 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables str
 		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
 	}
 	r.MsSweep, r.SMPsSelf, r.Phases = res.MsTotal, res.SMPsTotal, res.Phases
+	r.Retries, r.WindowMin = res.Retries, res.WindowMin
 	return r, nil
 }
 
@@ -445,29 +454,11 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SM
 	if err != nil {
 		return nil, err
 	}
-	// OpenSM keeps its GUID-to-LID cache and dump files in these: a fresh
-	// directory each run, so that no run inherits another's LIDs.
-	env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
-	log := filepath.Join(dir, "opensm.log")
-	cmd := sim.Command(ctx, env, "opensm", "--once", "-f", log, "-R", engine)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	err = cmd.Run()
-	r := &SMRun{MsProcess: ms(time.Since(start)), CPUMs: processCPU(cmd)}
-	if err != nil {
-		return nil, fmt.Errorf("opensm: %w: %s", err, out.String())
-	}
-	b, err := os.ReadFile(log)
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir, Args: []string{"-R", engine}})
 	if err != nil {
 		return nil, err
 	}
-	disc, up, err := opensmrun.LogTimes(string(b), start)
-	if err != nil {
-		return nil, fmt.Errorf("opensm: %w\n%s", err, out.String())
-	}
-	r.MsToUp, r.MsSweep = ms(up.Sub(start)), ms(up.Sub(disc))
-	return r, nil
+	return &SMRun{MsToUp: r.MsToUp, MsProcess: r.MsProcess, MsSweep: r.MsSweep, CPUMs: r.CPUMs}, nil
 }
 
 // processCPU is the user and system CPU time, in ms, of cmd's process,

@@ -365,6 +365,8 @@ func TestBench(t *testing.T) {
 		}
 		assert.Len(t, r.Phases, 4)
 		assert.Equal(t, r.SMPsSelf, sum, "the phases account for every SMP")
+		assert.Positive(t, r.WindowMin)
+		assert.LessOrEqual(t, r.WindowMin, sm.DefaultWindow)
 	}
 	assert.Equal(t, "updn", c.OpenSM.Routing)
 	for _, k := range []string{"ms_to_up", "ms_process", "ms_sweep", "smps_wire"} {

@@ -89,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
-	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once")
+	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once, at most: a lost SMP halves the window, answers widen it again")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", sm.DefaultTimeout, "time to wait for each SMP's answer")
 	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")

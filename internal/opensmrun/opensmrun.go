@@ -39,6 +39,8 @@ type Result struct {
 	MsSweep float64 `json:"ms_sweep"`
 	// MsProcess is from the exec to OpenSM's exit.
 	MsProcess float64 `json:"ms_process"`
+	// CPUMs is OpenSM's CPU time, user and system.
+	CPUMs float64 `json:"cpu_ms"`
 	// Log is the path of OpenSM's log.
 	Log string `json:"-"`
 }
@@ -84,6 +86,9 @@ func Once(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	err := run(c, o.NS)
 	r := &Result{MsProcess: ms(time.Since(start)), Log: log}
+	if c.ProcessState != nil {
+		r.CPUMs = ms(c.ProcessState.UserTime() + c.ProcessState.SystemTime())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opensm: %w: %s", err, out.String())
 	}

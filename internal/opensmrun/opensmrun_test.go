@@ -124,6 +124,7 @@ func TestOnceIbsim(t *testing.T) {
 	require.Positive(t, r.MsSweep)
 	require.LessOrEqual(t, r.MsSweep, r.MsToUp)
 	require.LessOrEqual(t, r.MsToUp, r.MsProcess)
+	require.Positive(t, r.CPUMs)
 	require.FileExists(t, r.Log)
 	require.FileExists(t, dir+"/guid2lid", "OpenSM's cache goes to Dir")
 	out, err := opensmrun.Run(ctx, sim.NS, env, "perfquery")
