@@ -448,7 +448,8 @@ func TestRunAssimilates(t *testing.T) {
 
 // TestPrefixFallback: on a fabric whose switches drop directed-route SMPs
 // on their LID-routed prefix, partial discovery gives prefixes up after
-// the first goes unanswered and routes purely directed.
+// the first goes unanswered and the same SMP purely directed is answered,
+// and routes purely directed.
 func TestPrefixFallback(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Retries: 1})
@@ -664,4 +665,50 @@ func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, seen, 10, "cases whose first trap reached the SM")
+}
+
+// TestAssimilateDeadProbeKeepsPrefixes: a switch dies and a neighbour
+// whose trap is late has not noticed yet (its port still reads Active),
+// so the probe through it goes out and waits, LID-prefixed, then purely
+// directed. The dead switch, not the prefix, is at fault: the SM keeps
+// using prefixes.
+func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
+	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	require.NoError(t, err)
+	require.True(t, b.sweep(t, s).SubnetUp)
+	quiet(t, s)
+	sw6, _ := b.topo.Lookup("sw6")
+	port.late[agentLIDs(b.f)["sw6"]] = true
+	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
+	require.NoError(t, b.port.PowerOff("sw10"))
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res := assimilate(t, s, sm.TriggerTrap)
+	assert.EqualValues(t, 2, res.Timeouts, "the probe of sw10, prefixed then directed")
+	assert.Equal(t, 2, res.NodesRemoved, "sw10 and ca15")
+	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
+	checkUp(t, b.f)
+
+	stale.State, stale.Phys = mad.PortStateDown, mad.PhysStatePolling
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	clear(port.late)
+	quiet(t, s)
+
+	// sw2 dies: sw1's trap alone reaches the SM; sw5 and sw6 are probed
+	// with LID-routed prefixes.
+	prefixed := 0
+	b.port.SetFilter(func(m madport.MAD) bool {
+		if mad.MAD(m.Data).MgmtClass() == mad.ClassSubnDirected && mad.DRSMP(m.Data).DrSLID() != mad.PermissiveLID {
+			prefixed++
+		}
+		return true
+	})
+	require.NoError(t, b.port.PowerOff("sw2"))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res = assimilate(t, s, sm.TriggerTrap)
+	assert.Zero(t, res.Timeouts)
+	assert.Positive(t, prefixed)
+	checkUp(t, b.f)
 }
