@@ -635,7 +635,7 @@ func (p *partialDiscovery) probePort(x *dnode) (q int, check bool) {
 			s.rt.hops() >= mad.MaxHopCount || p.checked[portKey{s, sp}] {
 			continue
 		}
-		if !p.suspect[x] || !x.isSwitch() || s == p.d.self || p.scanned[s] || p.clean[s] {
+		if !p.suspect[x] || !x.isSwitch() || !s.isSwitch() || p.scanned[s] || p.clean[s] {
 			return q, false
 		}
 		if unknown == 0 {
