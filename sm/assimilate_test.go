@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/madport"
+	"ibfab/madport/madporttest"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -447,7 +448,8 @@ func TestRunAssimilates(t *testing.T) {
 
 // TestPrefixFallback: on a fabric whose switches drop directed-route SMPs
 // on their LID-routed prefix, partial discovery gives prefixes up after
-// the first goes unanswered and routes purely directed.
+// the first goes unanswered and the same SMP purely directed is answered,
+// and routes purely directed.
 func TestPrefixFallback(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Retries: 1})
@@ -563,5 +565,150 @@ func TestAssimilateTrapAfterScan(t *testing.T) {
 	changes := strings.Join(res.Changes, "; ")
 	assert.Contains(t, changes, fmt.Sprintf("switch %#x port 3 down", b.topo.Node(sw2).GUID))
 	assert.Contains(t, changes, fmt.Sprintf("switch %#x port 2 down", b.topo.Node(sw2).GUID))
+	checkUp(t, b.f)
+}
+
+// lateTraps is a bench port that loses the traps of the switches late
+// names (by LID): on a loaded fabric their traps come in after the
+// assimilation of the first one has begun.
+type lateTraps struct {
+	*madporttest.Port
+	late map[uint16]bool
+}
+
+func (p *lateTraps) Recv(ctx context.Context) (madport.MAD, error) {
+	for {
+		m, err := p.Port.Recv(ctx)
+		if err != nil || mad.MAD(m.Data).Method() != mad.MethodTrap || !p.late[m.LID] {
+			return m, err
+		}
+	}
+}
+
+// killLate powers dead off with only first's trap in time for the
+// assimilation (the traps of dead's other switch neighbours come later)
+// and returns the assimilation, nil when first's trap did not reach the
+// SM either (its route crossed dead). The late traps then come in, and
+// the SM finds nothing more to change.
+func killLate(t *testing.T, dead, first string) *sm.Result {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
+	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	require.NoError(t, err)
+	require.True(t, b.sweep(t, s).SubnetUp)
+	quiet(t, s)
+	lids := agentLIDs(b.f)
+	x, _ := b.topo.Lookup(dead)
+	for q := 1; q <= b.topo.Node(x).NumPorts; q++ {
+		if peer, ok := b.topo.Peer(topologies.PortRef{Node: x, Port: q}); ok {
+			if n := b.topo.Node(peer.Node); n.Type == topologies.Switch && n.Name != first {
+				port.late[lids[n.Name]] = true
+			}
+		}
+	}
+	require.NoError(t, b.port.PowerOff(dead))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	if !s.Pending() {
+		return nil
+	}
+	res := assimilate(t, s, sm.TriggerTrap)
+	checkUp(t, b.f)
+	clear(port.late)
+	quiet(t, s)
+	checkUp(t, b.f)
+	return res
+}
+
+// TestAssimilateKilledSwitchLateTraps: a switch dies and the trap of
+// one neighbour comes in before the others'. Its scan finds the dead
+// switch MISSING; the other neighbours, not scanned yet, still hold their
+// links to it in the database. Probing it through one of them would wait
+// out every retry (and then blame the LID-routed prefix and give
+// prefixes up for good): the SM reads that neighbour's port first, finds
+// it Down, and takes the link out as a scan would.
+func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
+	// sw6 is cabled to sw2, sw3 and sw10. sw2's scan finds it gone; its
+	// ports 2 on sw3 and 2 on sw10 are read (Down), it is not probed.
+	res := killLate(t, "sw6", "sw2")
+	require.NotNil(t, res)
+	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw2: clear + 4 PortInfo")
+	assert.EqualValues(t, 2, smps(t, res, sm.PhaseDiscovery), "PortInfo 4 of sw3, PortInfo 2 of sw10")
+	assert.Zero(t, res.Timeouts)
+	assert.Zero(t, res.Retries)
+	assert.Equal(t, 2, res.NodesRemoved, "sw6 and ca12")
+	assert.Equal(t, 4, res.LinksRemoved)
+	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
+
+	// Every switch killed, each switch neighbour's trap first in turn.
+	topo := topologies.Thesis8()
+	seen := 0
+	for i, dead := range topo.Nodes() {
+		if dead.Type != topologies.Switch {
+			continue
+		}
+		for q := 1; q <= dead.NumPorts; q++ {
+			peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: q})
+			if !ok || topo.Node(peer.Node).Type != topologies.Switch {
+				continue
+			}
+			first := topo.Node(peer.Node).Name
+			t.Run(dead.Name+"/"+first, func(t *testing.T) {
+				res := killLate(t, dead.Name, first)
+				if res == nil {
+					return // first's trap crossed the dead switch
+				}
+				seen++
+				assert.Zero(t, res.Timeouts, "%v", res.Changes)
+				assert.Zero(t, res.Retries)
+				assert.GreaterOrEqual(t, res.NodesRemoved, 1)
+			})
+		}
+	}
+	assert.GreaterOrEqual(t, seen, 10, "cases whose first trap reached the SM")
+}
+
+// TestAssimilateDeadProbeKeepsPrefixes: a switch dies and a neighbour
+// whose trap is late has not noticed yet (its port still reads Active),
+// so the probe through it goes out and waits, LID-prefixed, then purely
+// directed. The dead switch, not the prefix, is at fault: the SM keeps
+// using prefixes.
+func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
+	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	require.NoError(t, err)
+	require.True(t, b.sweep(t, s).SubnetUp)
+	quiet(t, s)
+	sw6, _ := b.topo.Lookup("sw6")
+	port.late[agentLIDs(b.f)["sw6"]] = true
+	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
+	require.NoError(t, b.port.PowerOff("sw10"))
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res := assimilate(t, s, sm.TriggerTrap)
+	assert.EqualValues(t, 2, res.Timeouts, "the probe of sw10, prefixed then directed")
+	assert.Equal(t, 2, res.NodesRemoved, "sw10 and ca15")
+	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
+	checkUp(t, b.f)
+
+	stale.State, stale.Phys = mad.PortStateDown, mad.PhysStatePolling
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	clear(port.late)
+	quiet(t, s)
+
+	// sw2 dies: sw1's trap alone reaches the SM; sw5 and sw6 are probed
+	// with LID-routed prefixes.
+	prefixed := 0
+	b.port.SetFilter(func(m madport.MAD) bool {
+		if mad.MAD(m.Data).MgmtClass() == mad.ClassSubnDirected && mad.DRSMP(m.Data).DrSLID() != mad.PermissiveLID {
+			prefixed++
+		}
+		return true
+	})
+	require.NoError(t, b.port.PowerOff("sw2"))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res = assimilate(t, s, sm.TriggerTrap)
+	assert.Zero(t, res.Timeouts)
+	assert.Positive(t, prefixed)
 	checkUp(t, b.f)
 }

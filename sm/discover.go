@@ -109,9 +109,10 @@ func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) request {
 
 // submit queues a Get, or a Set of data, along rt. A directed route with
 // a LID-routed prefix that goes unanswered is tried again purely
-// directed, and the SM uses no more prefixes: some switches do not switch
-// a directed-route SMP by its LID on the prefix (or on the answer's way
-// back), as IBA 14.2.2 asks, and hand it to their SMI, which drops it.
+// directed; if that answers, the SM uses no more prefixes: some switches
+// do not switch a directed-route SMP by its LID on the prefix (or on the
+// answer's way back), as IBA 14.2.2 asks, and hand it to their SMI, which
+// drops it. If it does not, the device is gone, not the prefix at fault.
 func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*response)) {
 	r := d.req(rt, attr, mod)
 	r.data, r.tag = data, tag
@@ -119,12 +120,18 @@ func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte
 	if r.dr && r.drslid != 0 {
 		done = func(resp *response) {
 			if errors.Is(resp.err, ErrTimeout) {
-				if !d.sm.noPrefix {
-					d.warn("no answer through a LID-routed prefix (%v): directed routes from now on", &r)
-				}
-				d.sm.noPrefix = true
 				if pure, ok := d.pure(rt); ok {
-					d.submit(drRoute(pure), attr, mod, data, set, tag, cb)
+					lost := resp.req
+					if lost == nil {
+						lost = &r
+					}
+					d.submit(drRoute(pure), attr, mod, data, set, tag, func(resp *response) {
+						if resp.err == nil && !d.sm.noPrefix {
+							d.warn("no answer through a LID-routed prefix (%v), one purely directed: directed routes from now on", lost)
+							d.sm.noPrefix = true
+						}
+						cb(resp)
+					})
 					return
 				}
 			}

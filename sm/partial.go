@@ -45,7 +45,13 @@ import (
 //     REACHABLE switch gets the switch's route plus one directed hop: a
 //     CA is then REACHABLE, a switch is probed with SwitchInfo like a
 //     sweep (and scanned if its PortStateChange is set); repeated until
-//     none is left; a probe that fails is not repeated;
+//     none is left; a probe that fails is not repeated. A switch that
+//     lost a link or did not answer may be dead: it is probed through a
+//     port known to be up (of a switch scanned, or read with
+//     PortStateChange clear, in this assimilation), or else that port is
+//     read first, and a port read Down is a deactivation (traps come in
+//     spread out: the dead switch's other neighbours may not be scanned
+//     yet, and a probe over a link that is gone waits out every retry);
 //   - what is still MISSING is deleted.
 //
 // With full discovery the same detection only decides whether anything
@@ -71,6 +77,9 @@ type partialDiscovery struct {
 	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
 	failed   map[*dnode]bool // a probe got no answer: not probed again
 	scanned  map[*dnode]bool
+	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
+	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
+	checked  map[portKey]bool    // ports read before a probe through them
 	added    map[*dnode]bool     // new to the database: every port being read
 	dest     map[*dnode][]*dnode // destinationDevices
 	byLID    map[uint16]*dnode   // switches by LID, for traps
@@ -81,6 +90,12 @@ type partialDiscovery struct {
 	sweepEnd   time.Time
 	sweepOut   int // sweep SMPs not answered yet
 	badTraps   int // trap LIDs that name no known switch
+}
+
+// portKey names port q of a node.
+type portKey struct {
+	n *dnode
+	q int
 }
 
 // sweepTag tags a sweep's SwitchInfo Get, a *dnode a probe's: for
@@ -104,7 +119,8 @@ func switchInfoGet(r *request) (*dnode, bool) {
 func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
-		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
+		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, suspect: map[*dnode]bool{},
+		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
 	if !full {
@@ -353,12 +369,13 @@ func (p *partialDiscovery) onSwitchInfo(n *dnode, r *response, phase string) {
 			return
 		}
 		if p.state[n] == devWaiting {
-			p.state[n] = devMissing
+			p.state[n], p.suspect[n] = devMissing, true
 			p.change("%s does not answer (%s)", p.name(n), n.rt)
 		}
 		return
 	}
 	p.state[n], p.answered[n] = devReachable, true
+	p.clean[n] = !mad.SwitchInfo(r.data).Fields().PortStateChange
 	// Another SwitchInfo still out to it (a sweep's, by a route that no
 	// longer works) is not waited for.
 	p.cancel(func(x *dnode) bool { return x == n })
@@ -468,6 +485,7 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 	if p.full {
 		return
 	}
+	p.suspect[peer] = true
 	p.markMissing(peer)
 	for _, x := range p.dest[peer] {
 		p.markMissing(x)
@@ -570,35 +588,89 @@ func (p *partialDiscovery) run(ctx context.Context) error {
 // probeMissing gives every MISSING device cabled to a REACHABLE switch
 // (or the SM's own node) that switch's route plus a directed hop, and
 // probes the switches among them. It reports whether it found any.
+//
+// A suspect switch (it lost a link or did not answer: it may be dead) is
+// probed only through a port known to be up: one of a switch scanned, or
+// read with PortStateChange clear, in this assimilation, or else one read
+// first (checkThenProbe). A dead switch's other neighbours may not have
+// been scanned yet (their traps still on the way), and a probe along a
+// link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
 	any := false
 	for _, x := range p.d.nodes {
 		if p.state[x] != devMissing || p.failed[x] {
 			continue
 		}
-		for q := 1; q < len(x.ports); q++ {
-			s, sp := x.ports[q].peer, x.ports[q].peerPort
-			if s == nil || s == x || p.state[s] != devReachable || !(s.isSwitch() || s == p.d.self) {
-				continue
-			}
-			if s.rt.hops() >= mad.MaxHopCount {
-				continue
-			}
-			x.rt, x.path = s.rt.extend(sp), extend(s.path, sp)
-			if s == p.d.self && !s.isSwitch() {
-				x.rt, x.path = drRoute([]uint8{0, uint8(sp)}), []uint8{0, uint8(sp)}
-			}
-			any = true
-			if x.isSwitch() {
-				p.probe(x)
-			} else {
-				x.ports[q].rt, x.ports[q].path = x.rt, x.path
-				p.state[x] = devReachable
-			}
-			break
+		q, check := p.probePort(x)
+		if q == 0 {
+			continue
+		}
+		s, sp := x.ports[q].peer, x.ports[q].peerPort
+		x.rt, x.path = s.rt.extend(sp), extend(s.path, sp)
+		if s == p.d.self && !s.isSwitch() {
+			x.rt, x.path = drRoute([]uint8{0, uint8(sp)}), []uint8{0, uint8(sp)}
+		}
+		any = true
+		switch {
+		case !x.isSwitch():
+			x.ports[q].rt, x.ports[q].path = x.rt, x.path
+			p.state[x] = devReachable
+		case check:
+			p.checkThenProbe(x, s, sp)
+		default:
+			p.probe(x)
 		}
 	}
 	return any
+}
+
+// probePort returns the port of x to probe it through (0: none), and
+// whether the far end's port must be read first: a suspect x goes
+// through a port known to be up if it has one.
+func (p *partialDiscovery) probePort(x *dnode) (q int, check bool) {
+	unknown := 0
+	for q := 1; q < len(x.ports); q++ {
+		s, sp := x.ports[q].peer, x.ports[q].peerPort
+		if s == nil || s == x || p.state[s] != devReachable || !(s.isSwitch() || s == p.d.self) ||
+			s.rt.hops() >= mad.MaxHopCount || p.checked[portKey{s, sp}] {
+			continue
+		}
+		if !p.suspect[x] || !x.isSwitch() || !s.isSwitch() || p.scanned[s] || p.clean[s] {
+			return q, false
+		}
+		if unknown == 0 {
+			unknown = q
+		}
+	}
+	return unknown, unknown != 0
+}
+
+// checkThenProbe reads port sp of s, which x is cabled to by the
+// database, and probes x through it unless it is Down: then the link is
+// gone, as a scan of s would find.
+func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
+	p.checked[portKey{s, sp}] = true
+	p.state[x] = devWaiting
+	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *response) {
+		up := false
+		if r.err != nil {
+			p.d.warn("no PortInfo %d from %s (%s): %v", sp, p.name(s), s.rt, r.err)
+		} else {
+			pt := &s.ports[sp]
+			pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+			up = pt.pi.PortState != mad.PortStateDown && pt.peer == x
+			if pt.pi.PortState == mad.PortStateDown && pt.peer != nil {
+				p.deactivate(s, sp)
+			}
+		}
+		switch {
+		case p.state[x] != devWaiting: // answered another way meanwhile, or deactivated
+		case up:
+			p.probe(x)
+		default:
+			p.state[x] = devMissing
+		}
+	})
 }
 
 // finish deletes what is still MISSING and returns the new subnet, its

@@ -66,7 +66,8 @@ type SM struct {
 	kept      map[turnKey][]byte // with VLTablesKeep: what a block replaced
 	described map[uint64]string  // NodeDescriptions read, by node GUID
 	// noPrefix: a directed route with a LID-routed prefix went
-	// unanswered once, so partial discovery routes purely directed.
+	// unanswered once and the same SMP purely directed did not, so
+	// partial discovery routes purely directed.
 	noPrefix bool
 	// lastSweep is when the last sweep for changes started (SM clock),
 	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
