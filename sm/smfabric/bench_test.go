@@ -248,32 +248,30 @@ func madsIn(f *fabrictest.Fabric, node string) uint64 {
 	return 0
 }
 
-// waitTrapsRepressed waits until no switch has a trap outstanding: a
-// change while one is (the undoing of the last fault, reported while no SM
-// listened) raises no trap of its own, and the SM would learn of it only
-// at the trap's next repeat, seconds later.
-func waitTrapsRepressed(b *testing.B, f *fabrictest.Fabric) {
-	b.Helper()
+// waitTrapsRepressed waits, up to 10 s, until no switch has a trap
+// outstanding: a change while one is (the undoing of the last fault,
+// reported while no SM listened) raises no trap of its own, and the SM
+// would learn of it only at the trap's next repeat, seconds later. It
+// returns the switches whose trap is still outstanding, for the record:
+// OpenSM was seen leaving a restarted switch's trap unrepressed.
+func waitTrapsRepressed(f *fabrictest.Fabric) []string {
 	var waiting []string
-	defer func() {
-		if b.Failed() {
-			b.Logf("traps outstanding at %v", waiting)
-		}
-	}()
-	fabrictest.Wait(b, 30*time.Second, "every trap repressed", func() bool {
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		waiting = waiting[:0]
 		for _, n := range f.Status().Nodes {
 			if n.Agent != nil && n.Agent.TrapOutstanding {
 				waiting = append(waiting, n.Name)
 			}
 		}
-		return len(waiting) == 0
-	})
+		if len(waiting) == 0 || time.Now().After(end) {
+			return waiting
+		}
+	}
 }
 
 // measureIbsm applies ft under the running ibsm and measures its reaction.
 func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft benchFault) map[string]any {
-	waitTrapsRepressed(b, f)
+	unrepressed := waitTrapsRepressed(f)
 	n0, mads0 := r.count(), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
@@ -302,13 +300,14 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 		passes = append(passes, p)
 	}
 	checkSurvivors(f, smNode, ft.damage)
-	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "sm_smps": smps, "passes": passes}
+	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "sm_smps": smps, "passes": passes,
+		"traps_outstanding_at_fault": unrepressed}
 }
 
 // measureOpenSM applies ft under the running OpenSM and measures its
 // reaction from its log.
 func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smNode string, ft benchFault) map[string]any {
-	waitTrapsRepressed(b, f)
+	unrepressed := waitTrapsRepressed(f)
 	from, mads0 := len(o.LogText(b, 0)), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
@@ -324,7 +323,8 @@ func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smN
 	})
 	mads := madsIn(f, smNode) - mads0
 	checkSurvivors(f, smNode, ft.damage)
-	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "passes": passes}
+	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "passes": passes,
+		"traps_outstanding_at_fault": unrepressed}
 }
 
 // waitQuiet waits until the SM has made a pass (lastPass says when its
