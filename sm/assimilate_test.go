@@ -712,3 +712,34 @@ func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
 	assert.Positive(t, prefixed)
 	checkUp(t, b.f)
 }
+
+// TestAssimilateKilledSwitchNoWait: when a switch dies, a neighbour whose
+// LID route from the SM crossed it traps too; its scan, sent along that
+// route, is given up as soon as the dead switch is known gone (the
+// neighbour is in its destinationDevices), and the neighbour is scanned
+// again once a probe finds it another way. No SMP waits out its timeout.
+// Irregular networks of 16 and 32 switches, every switch but the SM's
+// killed in turn.
+func TestAssimilateKilledSwitchNoWait(t *testing.T) {
+	for _, n := range []int{16, 32} {
+		topo, err := topologies.Irregular(n, 4, 1, 1)
+		require.NoError(t, err)
+		smNode, ok := topo.Lookup("ca1-1")
+		require.True(t, ok)
+		for i, sw := range topo.Nodes() {
+			if sw.Type != topologies.Switch || sw.Name == "sw1" { // sw1 is the SM's
+				continue
+			}
+			t.Run(fmt.Sprintf("%d/%s", n, sw.Name), func(t *testing.T) {
+				b := newBench(t, topo, smNode, 1)
+				s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+				require.NoError(t, b.port.PowerOff(topo.Node(i).Name))
+				require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+				res := assimilate(t, s, sm.TriggerTrap)
+				assert.Zero(t, res.Timeouts, "timeouts")
+				assert.Zero(t, res.Retries, "retries")
+				checkUp(t, b.f)
+			})
+		}
+	}
+}

@@ -78,6 +78,7 @@ type partialDiscovery struct {
 	failed   map[*dnode]bool // a probe got no answer: not probed again
 	scanned  map[*dnode]bool
 	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
+	rescan   map[*dnode]bool     // its scan was given up: scan it when found again
 	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
 	checked  map[portKey]bool    // ports read before a probe through them
 	added    map[*dnode]bool     // new to the database: every port being read
@@ -102,6 +103,11 @@ type portKey struct {
 // cancel to recognize them by.
 type sweepTag struct{ n *dnode }
 
+// scanTag tags a scan's SMPs, for cancelScans: a switch found MISSING is
+// not waited for (its route may cross what died); it is scanned again
+// once a probe finds it.
+type scanTag struct{ n *dnode }
+
 // switchInfoGet returns the switch a SwitchInfo Get is for, and whether
 // it is a sweep's.
 func switchInfoGet(r *request) (*dnode, bool) {
@@ -119,7 +125,7 @@ func switchInfoGet(r *request) (*dnode, bool) {
 func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
-		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, suspect: map[*dnode]bool{},
+		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
 		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
@@ -384,7 +390,8 @@ func (p *partialDiscovery) onSwitchInfo(n *dnode, r *response, phase string) {
 	if was.LinearFDBTop != 0 && n.si.LinearFDBTop == 0 {
 		p.reset(n, phase)
 	}
-	if n.si.PortStateChange {
+	if n.si.PortStateChange || p.rescan[n] {
+		delete(p.rescan, n)
 		p.scan(n, phase)
 	}
 }
@@ -415,7 +422,7 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 	p.scanned[n] = true
 	want := n.si
 	want.PortStateChange = true // writing 1 clears it
-	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), nil, func(r *response) {
+	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *response) {
 		if r.err != nil {
 			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.err)
 			return
@@ -423,7 +430,7 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 		n.si = mad.SwitchInfo(r.data).Fields()
 	})
 	for q := 1; q < len(n.ports); q++ {
-		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *response) {
+		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *response) {
 			p.onScanPort(n, q, r)
 		})
 	}
@@ -490,8 +497,24 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 	for _, x := range p.dest[peer] {
 		p.markMissing(x)
 	}
-	// Stop waiting for the sweep answers of switches now MISSING.
-	p.cancel(func(x *dnode) bool { return p.state[x] == devMissing })
+	// Stop waiting for the sweep answers and scans of switches now
+	// MISSING: their routes may cross what died.
+	missing := func(x *dnode) bool { return p.state[x] == devMissing }
+	p.cancel(missing)
+	p.cancelScans(missing)
+}
+
+// cancelScans gives up the scans out to the switches drop picks: each is
+// scanned again, whatever its PortStateChange, when a probe finds it.
+func (p *partialDiscovery) cancelScans(drop func(*dnode) bool) {
+	p.sm.tx.cancel(func(r *request) bool {
+		t, ok := r.tag.(scanTag)
+		if !ok || !drop(t.n) {
+			return false
+		}
+		p.scanned[t.n], p.rescan[t.n] = false, true
+		return true
+	})
 }
 
 // cancel gives up the SwitchInfo Gets (sweeps' and probes') out to the
