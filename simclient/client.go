@@ -334,9 +334,6 @@ func (c *Client) RecvUntil(ctx context.Context, deadline time.Time) (madport.MAD
 		return madport.MAD{}, madport.ErrClosed
 	}
 	defer func() { <-c.recvTok }()
-	if err := ctx.Err(); err != nil {
-		return madport.MAD{}, err
-	}
 	if dl, ok := ctx.Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {
 		deadline = dl
 	}
@@ -344,6 +341,11 @@ func (c *Client) RecvUntil(ctx context.Context, deadline time.Time) (madport.MAD
 	for {
 		if err := c.data.SetReadDeadline(deadline); err != nil {
 			return madport.MAD{}, c.closedOr(err)
+		}
+		// Checked after the deadline is set: a watch that fired before
+		// had its wake-up overwritten, but its context shows here.
+		if err := ctx.Err(); err != nil {
+			return madport.MAD{}, err
 		}
 		// One byte more than a datagram: a longer one shows as too long
 		// rather than cut to size. The MAD is handed out in place.
