@@ -3,6 +3,7 @@ package madport
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // MADSize is the size of every MAD a Port carries.
@@ -55,4 +56,15 @@ type Port interface {
 	SetIsSM(on bool) error
 	// Close releases the port; pending Recvs return ErrClosed.
 	Close() error
+}
+
+// UntilReceiver is a Port that can also wait for a MAD until a time on
+// the real clock, without a context per call: a consumer that waits for
+// each of many answers with its own deadline would otherwise derive a
+// context, and a timer, for every one. A consumer whose time is not the
+// real clock uses Recv with a context it cancels itself.
+type UntilReceiver interface {
+	// RecvUntil is Recv that also returns context.DeadlineExceeded when
+	// deadline (the zero time: none) passes first.
+	RecvUntil(ctx context.Context, deadline time.Time) (MAD, error)
 }

@@ -20,7 +20,6 @@ import (
 // Defaults Dial fills in for zero Config fields.
 const (
 	DefaultCtlTimeout = 5 * time.Second
-	DefaultRecvQueue  = 4096
 	// waitRetry is how often Dial with Wait tries a server that is not
 	// there yet.
 	waitRetry = 50 * time.Millisecond
@@ -52,18 +51,14 @@ type Config struct {
 	Wait bool
 	// CtlTimeout bounds each control round trip; 0 means DefaultCtlTimeout.
 	CtlTimeout time.Duration
-	// RecvQueue is how many received MADs wait for Recv; 0 means
-	// DefaultRecvQueue.
-	RecvQueue int
 }
 
 // Stats counts what the client saw.
 type Stats struct {
 	Sent        uint64 `json:"sent"`
-	Received    uint64 `json:"received"`     // queued for Recv
+	Received    uint64 `json:"received"`     // returned by Recv
 	TimedOut    uint64 `json:"timed_out"`    // of Received, handed back with StatusTimeout
-	QueueDrops  uint64 `json:"queue_drops"`  // dropped: Recv too far behind
-	BadMessages uint64 `json:"bad_messages"` // datagrams of the wrong size or sender
+	BadMessages uint64 `json:"bad_messages"` // datagrams of the wrong size
 	StaleCtl    uint64 `json:"stale_ctl"`    // control answers to an earlier, timed-out message
 }
 
@@ -79,16 +74,25 @@ type Client struct {
 	data    *net.UnixConn // "<base>:in<id>", unconnected
 	outAddr *net.UnixAddr // "<base>:out<slot>"
 	outName string
-	recv    chan madport.MAD
 	done    chan struct{}
-	readerx chan struct{} // closed when the reader has returned
 	tids    *tidmemo.Memo
+
+	// sendMu guards sbuf, the datagram Send encodes into: the kernel has
+	// copied it when the write returns.
+	sendMu sync.Mutex
+	sbuf   [simproto.RequestSize]byte
+	// recvTok is held by the one Recv reading the socket; others wait
+	// for it, or for their context's end.
+	recvTok chan struct{}
+	// The context whose end wakes a blocked read (watch); recvTok held.
+	watchDone <-chan struct{}
+	unwatch   func() bool
 
 	ctlMu     sync.Mutex
 	closeOnce sync.Once
 	closed    atomic.Bool
 
-	sent, received, timedOut, queueDrops, bad, staleCtl atomic.Uint64
+	sent, received, timedOut, bad, staleCtl atomic.Uint64
 }
 
 var _ madport.Port = (*Client)(nil)
@@ -108,15 +112,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if base == "" {
 		base = simproto.BaseFromEnv()
 	}
-	c := &Client{base: base, ctlTO: cfg.CtlTimeout, done: make(chan struct{}), readerx: make(chan struct{})}
+	c := &Client{base: base, ctlTO: cfg.CtlTimeout, done: make(chan struct{}), recvTok: make(chan struct{}, 1)}
 	if c.ctlTO <= 0 {
 		c.ctlTO = DefaultCtlTimeout
 	}
-	q := cfg.RecvQueue
-	if q <= 0 {
-		q = DefaultRecvQueue
-	}
-	c.recv = make(chan madport.MAD, q)
 	c.tids = tidmemo.New(tidLowBits, tidMemoSize)
 	if err := c.bind(ctx, cfg.Wait); err != nil {
 		return nil, err
@@ -140,7 +139,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c.slot, c.node = got.ID, got.NodeID
 	c.outName = simproto.OutName(base, c.slot)
 	c.outAddr = simproto.Addr(c.outName)
-	go c.reader()
 	if err := connectTo(c.data, c.outAddr); err != nil {
 		c.Close() // says Disconnect: the server gave us a slot
 		return nil, fmt.Errorf("simclient: connecting to %q: %w", c.outName, err)
@@ -153,7 +151,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 // for it up to the socket buffer, instead of net.unix.max_dgram_qlen
 // (10) datagrams: past those, ibsim's write returns EAGAIN and it spins
 // on it until the reader catches up (with 16 SMPs in flight on a loaded
-// machine, three times its CPU per MAD).
+// machine, three times its CPU per MAD). It also makes the kernel refuse
+// datagrams from any other socket, and lets Send write without naming
+// the destination.
 func connectTo(conn *net.UnixConn, addr *net.UnixAddr) error {
 	rc, err := conn.SyscallConn()
 	if err != nil {
@@ -290,7 +290,11 @@ func (c *Client) Send(m madport.MAD) error {
 	if !h.IsResponse() {
 		c.tids.Remember(h.TransactionID())
 	}
-	if _, err := c.data.WriteToUnix(simproto.AppendRequest(nil, &f), c.outAddr); err != nil {
+	c.sendMu.Lock()
+	simproto.Request(c.sbuf[:]).Encode(&f)
+	_, err := c.data.Write(c.sbuf[:]) // connected to outAddr
+	c.sendMu.Unlock()
+	if err != nil {
 		if c.closed.Load() {
 			return madport.ErrClosed
 		}
@@ -300,60 +304,113 @@ func (c *Client) Send(m madport.MAD) error {
 	return nil
 }
 
-// reader queues what the server sends until the socket is closed.
-func (c *Client) reader() {
-	defer close(c.readerx)
-	buf := make([]byte, 2*simproto.RequestSize)
-	for {
-		n, from, err := c.data.ReadFromUnix(buf)
-		if err != nil {
-			if c.closed.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			c.bad.Add(1)
-			continue
-		}
-		if simproto.AddrName(from) != c.outName {
-			c.bad.Add(1) // not our server's socket
-			continue
-		}
-		r, err := simproto.DecodeRequest(buf[:n])
-		if err != nil {
-			c.bad.Add(1)
-			continue
-		}
-		h := mad.MAD(r.MAD)
-		if tid, ok := c.tids.Restore(h.TransactionID(), h.IsResponse() || r.Status != 0); ok {
-			h.SetTransactionID(tid)
-		}
-		m := madport.MAD{LID: r.SLID, QP: r.SrcQP, Data: r.MAD, Status: int(r.Status)}
-		select {
-		case c.recv <- m:
-			c.received.Add(1)
-			if r.Status == simproto.StatusTimeout {
-				c.timedOut.Add(1)
-			}
-		default:
-			c.queueDrops.Add(1)
-		}
-	}
+// longAgo is a read deadline in the past: it wakes a blocked read.
+var longAgo = time.Unix(1, 0)
+
+// Recv returns the next MAD the server sent. It reads the socket on the
+// caller's goroutine: no goroutine and channel between the socket and
+// the caller, whose wake-ups cost more CPU per MAD than the read itself.
+// The socket's buffer in the kernel is the queue.
+func (c *Client) Recv(ctx context.Context) (madport.MAD, error) {
+	return c.RecvUntil(ctx, time.Time{})
 }
 
-// Recv returns the next MAD the server sent.
-func (c *Client) Recv(ctx context.Context) (madport.MAD, error) {
+var _ madport.UntilReceiver = (*Client)(nil)
+
+// RecvUntil is Recv that also returns context.DeadlineExceeded when
+// deadline (zero: none) passes first. The deadline is the socket's read
+// deadline: no timer or context per call.
+func (c *Client) RecvUntil(ctx context.Context, deadline time.Time) (madport.MAD, error) {
 	select {
 	case <-c.done:
 		return madport.MAD{}, madport.ErrClosed
 	default:
 	}
 	select {
-	case m := <-c.recv:
-		return m, nil
+	case c.recvTok <- struct{}{}:
 	case <-ctx.Done():
 		return madport.MAD{}, ctx.Err()
 	case <-c.done:
 		return madport.MAD{}, madport.ErrClosed
 	}
+	defer func() { <-c.recvTok }()
+	if dl, ok := ctx.Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {
+		deadline = dl
+	}
+	c.watch(ctx)
+	for {
+		if err := c.data.SetReadDeadline(deadline); err != nil {
+			return madport.MAD{}, c.closedOr(err)
+		}
+		// Checked after the deadline is set: a watch that fired before
+		// had its wake-up overwritten, but its context shows here.
+		if err := ctx.Err(); err != nil {
+			return madport.MAD{}, err
+		}
+		// One byte more than a datagram: a longer one shows as too long
+		// rather than cut to size. The MAD is handed out in place.
+		buf := make([]byte, simproto.RequestSize+1)
+		n, err := c.data.Read(buf)
+		if err != nil {
+			var ne net.Error
+			switch {
+			case c.closed.Load() || errors.Is(err, net.ErrClosed):
+				return madport.MAD{}, madport.ErrClosed
+			case ctx.Err() != nil:
+				return madport.MAD{}, ctx.Err()
+			case errors.As(err, &ne) && ne.Timeout():
+				if !deadline.IsZero() && !time.Now().Before(deadline) {
+					return madport.MAD{}, context.DeadlineExceeded
+				}
+				continue // woken for an earlier caller's context
+			}
+			c.bad.Add(1)
+			continue
+		}
+		r := simproto.Request(buf[:n])
+		if !r.IsValid() {
+			c.bad.Add(1)
+			continue
+		}
+		h := mad.MAD(r.MAD())
+		st := r.Status()
+		if tid, ok := c.tids.Restore(h.TransactionID(), h.IsResponse() || st != 0); ok {
+			h.SetTransactionID(tid)
+		}
+		c.received.Add(1)
+		if st == simproto.StatusTimeout {
+			c.timedOut.Add(1)
+		}
+		return madport.MAD{LID: r.SLID(), QP: r.SrcQP(), Data: r.MAD(), Status: int(st)}, nil
+	}
+}
+
+// watch makes the end of ctx wake a blocked read, by a read deadline in
+// the past. The watch stays for the next Recv with a context of the same
+// end (an SM passes the same one for a whole sweep): registering one for
+// every MAD costs as much as reading it. A watch left from an earlier
+// context may wake a later read for nothing; that read tries again.
+// recvTok held.
+func (c *Client) watch(ctx context.Context) {
+	d := ctx.Done()
+	if d == c.watchDone {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.watchDone, c.unwatch = d, nil
+	if d != nil {
+		c.unwatch = context.AfterFunc(ctx, func() { c.data.SetReadDeadline(longAgo) })
+	}
+}
+
+// closedOr returns ErrClosed after Close, else err.
+func (c *Client) closedOr(err error) error {
+	if c.closed.Load() || errors.Is(err, net.ErrClosed) {
+		return madport.ErrClosed
+	}
+	return err
 }
 
 // Info returns the local port's identity and state, from the server's
@@ -408,7 +465,13 @@ func (c *Client) Close() error {
 		c.closed.Store(true)
 		close(c.done)
 		err = errors.Join(err, c.ctl.Close(), c.data.Close())
-		<-c.readerx
+		// A Recv still reading returns ErrClosed now; then the watch
+		// is ours to drop.
+		c.recvTok <- struct{}{}
+		if c.unwatch != nil {
+			c.unwatch()
+		}
+		<-c.recvTok
 	})
 	return err
 }
@@ -417,6 +480,6 @@ func (c *Client) Close() error {
 func (c *Client) Stats() Stats {
 	return Stats{
 		Sent: c.sent.Load(), Received: c.received.Load(), TimedOut: c.timedOut.Load(),
-		QueueDrops: c.queueDrops.Load(), BadMessages: c.bad.Load(), StaleCtl: c.staleCtl.Load(),
+		BadMessages: c.bad.Load(), StaleCtl: c.staleCtl.Load(),
 	}
 }

@@ -27,13 +27,16 @@
 // SL, P_Key or Q_Key: the server uses SL 0, the default partition and the
 // GSI's well-known Q_Key. Send does not wait.
 //
-// A reader goroutine queues what the server sends (responses, traps, MADs
-// for the SM) for Recv, with the source LID and QP and the status: a
-// request handed back with status simproto.StatusTimeout (ETIMEDOUT) got no
-// answer, which ibsim reports at once when it cannot route a MAD and the
-// attach point after its response timeout. When Recv falls behind by more
-// than Config.RecvQueue MADs, the newest are dropped and counted, as a
-// umad queue overflows.
+// Recv reads the socket on the caller's goroutine and returns what the
+// server sent (responses, traps, MADs for the SM) with the source LID and
+// QP and the status: a request handed back with status
+// simproto.StatusTimeout (ETIMEDOUT) got no answer, which ibsim reports at
+// once when it cannot route a MAD and the attach point after its response
+// timeout. The socket's kernel buffer queues what arrives between Recvs;
+// the data socket is connected to the server's, so the kernel takes
+// datagrams from that socket only and does not cap them at
+// net.unix.max_dgram_qlen. Concurrent Recvs take turns; each returns when
+// its context ends.
 //
 // ibsim writes the client's slot into bits 63-48 of the transaction ID of
 // every request; the Client puts back the caller's bits in what it

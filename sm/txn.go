@@ -87,14 +87,14 @@ func (r *request) String() string {
 // or an error.
 type response struct {
 	req  *request
-	data []byte // the 64 bytes of SMP data
+	data []byte // the 64 bytes of SMP data: buf's
 	err  error
+	buf  [mad.SMPDataSize]byte
 }
 
 type txn struct {
 	req      request
 	tid      uint64
-	buf      []byte // the SMP, built once and resent as is
 	attempts int
 	deadline time.Time
 	sent     uint64 // the layer's send count when this attempt went out
@@ -214,7 +214,11 @@ func (e *txnLayer) run(ctx context.Context) error {
 func (e *txnLayer) fill() error {
 	for e.inflight < e.window {
 		if t := e.nextResend(); t != nil {
-			if err := e.send(t); err != nil {
+			// Built anew: the port may have kept (a fake one even
+			// changed) the last attempt's buffer. It built then, so
+			// it builds now.
+			buf, _ := e.build(&t.req, t.tid)
+			if err := e.send(t, buf); err != nil {
 				return err
 			}
 			continue
@@ -283,7 +287,7 @@ func (e *txnLayer) answered(t *txn) {
 // sweep's).
 func (e *txnLayer) resetWindowMin() { e.windowMin = e.window }
 
-// start builds t's SMP with a fresh TID and sends it.
+// start gives t a fresh TID and sends it.
 func (e *txnLayer) start(t *txn) error {
 	e.seq++
 	if e.seq == 0 {
@@ -300,9 +304,8 @@ func (e *txnLayer) start(t *txn) error {
 		t.cb(&response{req: &t.req, err: err})
 		return nil
 	}
-	t.buf = buf
 	e.pending[e.seq] = t
-	return e.send(t)
+	return e.send(t, buf)
 }
 
 func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
@@ -320,9 +323,9 @@ func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
 	return mad.AppendSMP(make([]byte, 0, mad.MADSize), &f), nil
 }
 
-// send transmits t (again), in flight in the window, and sets its
-// deadline.
-func (e *txnLayer) send(t *txn) error {
+// send transmits t (again) in buf, which the port may keep, in flight in
+// the window, and sets its deadline.
+func (e *txnLayer) send(t *txn, buf []byte) error {
 	t.attempts++
 	t.waiting = false
 	e.inflight++
@@ -338,8 +341,7 @@ func (e *txnLayer) send(t *txn) error {
 	if !t.req.dr || t.req.drslid != 0 {
 		lid = t.req.lid
 	}
-	// The port may keep the buffer until it is sent: give it a copy.
-	err := e.port.Send(madport.MAD{LID: lid, Data: append([]byte(nil), t.buf...)})
+	err := e.port.Send(madport.MAD{LID: lid, Data: buf})
 	switch {
 	case errors.Is(err, madport.ErrClosed):
 		return err
@@ -395,24 +397,35 @@ func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 	if !deadline.IsZero() && !now.Before(deadline) {
 		return e.expire(now)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !deadline.IsZero() {
-		tm := e.clk.AfterFunc(deadline.Sub(now), cancel)
-		defer tm.Stop()
-	}
-	m, err := e.port.Recv(wctx)
+	m, err := e.recv(ctx, now, deadline)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if wctx.Err() != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return e.expire(e.clk.Now())
 		}
 		return err
 	}
 	e.handle(m)
 	return nil
+}
+
+// recv waits on the port for one MAD until deadline (zero: none), which
+// ends it with context.DeadlineExceeded or context.Canceled. On the real
+// clock a port that can wait until a time does so: a context and a timer
+// for each of the SM's thousands of waits cost a tenth of its CPU.
+func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.MAD, error) {
+	if u, ok := e.port.(madport.UntilReceiver); ok && e.clk == clock.Real() {
+		return u.RecvUntil(ctx, deadline)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !deadline.IsZero() {
+		tm := e.clk.AfterFunc(deadline.Sub(now), cancel)
+		defer tm.Stop()
+	}
+	return e.port.Recv(wctx)
 }
 
 // expire narrows the window for the transactions whose deadline has
@@ -507,13 +520,12 @@ func (e *txnLayer) handle(m madport.MAD) {
 		e.phaseStats(t.phase).Errors++
 		r.err = &StatusError{Status: st}
 	} else {
-		data := make([]byte, mad.SMPDataSize)
 		if t.req.dr {
-			copy(data, mad.DRSMP(b).Data())
+			copy(r.buf[:], mad.DRSMP(b).Data())
 		} else {
-			copy(data, mad.SMP(b).Data())
+			copy(r.buf[:], mad.SMP(b).Data())
 		}
-		r.data = data
+		r.data = r.buf[:]
 	}
 	t.cb(r)
 }
