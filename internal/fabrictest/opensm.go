@@ -21,9 +21,9 @@ type OpenSM struct {
 	D        *Daemon
 }
 
-// StartOpenSM starts OpenSM at node (exec --umad's environment); the
-// test's cleanup stops it.
-func (f *Fabric) StartOpenSM(node string) *OpenSM {
+// StartOpenSM starts OpenSM at node (exec --umad's environment) with
+// args added to its command line; the test's cleanup stops it.
+func (f *Fabric) StartOpenSM(node string, args ...string) *OpenSM {
 	f.tb.Helper()
 	dir := f.tb.TempDir()
 	conf := filepath.Join(dir, "opensm.conf")
@@ -31,7 +31,7 @@ func (f *Fabric) StartOpenSM(node string) *OpenSM {
 		f.tb.Fatal(err)
 	}
 	o := &OpenSM{f: f, Log: filepath.Join(dir, "opensm.log"), Dir: dir}
-	o.D = f.StartUMAD(node, "env", "OSM_CACHE_DIR="+dir, "opensm", "-F", conf, "-f", o.Log)
+	o.D = f.StartUMAD(node, append([]string{"env", "OSM_CACHE_DIR=" + dir, "opensm", "-F", conf, "-f", o.Log}, args...)...)
 	return o
 }
 

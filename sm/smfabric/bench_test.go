@@ -177,7 +177,9 @@ func benchFabric(b *testing.B, name string, topo *topologies.Topology) map[strin
 	for i, ft := range faults {
 		var ms []map[string]any
 		for range runs {
-			o := f.StartOpenSM(smNode)
+			// up*/down*, as ibsm's: OpenSM's default minhop is not
+			// deadlock-free on irregular networks, and locked one.
+			o := f.StartOpenSM(smNode, "-R", "updn")
 			o.WaitLog(b, 60*time.Second, 0, "SUBNET UP")
 			waitSettled(b, f, &damage{})
 			ms = append(ms, measureOpenSM(b, f, o, smNode, ft))
