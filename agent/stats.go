@@ -10,27 +10,27 @@ import (
 // that is dropped lands in exactly one of the drop counters; a MAD that is
 // answered with an error status lands in one of the status counters.
 type Stats struct {
-	Received  uint64 // MADs given to HandleMAD and Send
-	Responses uint64 // responses produced (any status)
-	Forwarded uint64 // directed-route SMPs passed on through this node
-	Local     uint64 // MADs handed to the node's own SM
-	TrapsSent uint64 // traps emitted, repeats included
+	Received  uint64 `json:"received"`   // MADs given to HandleMAD and Send
+	Responses uint64 `json:"responses"`  // responses produced (any status)
+	Forwarded uint64 `json:"forwarded"`  // directed-route SMPs passed on through this node
+	Local     uint64 `json:"local"`      // MADs handed to the node's own SM
+	TrapsSent uint64 `json:"traps_sent"` // traps emitted, repeats included
 
 	// Answered with an error status.
-	BadVersion          uint64 // base or class version
-	MethodUnsupported   uint64
-	MethodAttrUnsupport uint64 // unknown attribute, or method not valid for it
-	InvalidField        uint64
+	BadVersion          uint64 `json:"bad_version"` // base or class version
+	MethodUnsupported   uint64 `json:"method_unsupported"`
+	MethodAttrUnsupport uint64 `json:"method_attr_unsupported"` // unknown attribute, or method not valid for it
+	InvalidField        uint64 `json:"invalid_field"`
 
 	// Dropped.
-	Malformed      uint64 // too short, or an unknown arrival port
-	DRDropped      uint64 // failed a directed-route check (hop pointer, path port, D bit, LIDs)
-	Misaddressed   uint64 // LID-routed MAD for a LID this node does not have
-	Unroutable     uint64 // response or trap with no forwarding table entry, or unmapped VL
-	MKeyViolations uint64 // failed the M_Key check: dropped silently
-	PKeyViolations uint64 // GMP whose P_Key the port's table does not match
-	Unexpected     uint64 // responses and other MADs no one here takes
-	TrapsDropped   uint64 // traps that could not be sent (no Sender, no route)
+	Malformed      uint64 `json:"malformed"`       // too short, or an unknown arrival port
+	DRDropped      uint64 `json:"dr_dropped"`      // failed a directed-route check (hop pointer, path port, D bit, LIDs)
+	Misaddressed   uint64 `json:"misaddressed"`    // LID-routed MAD for a LID this node does not have
+	Unroutable     uint64 `json:"unroutable"`      // response or trap with no forwarding table entry, or unmapped VL
+	MKeyViolations uint64 `json:"mkey_violations"` // failed the M_Key check: dropped silently
+	PKeyViolations uint64 `json:"pkey_violations"` // GMP whose P_Key the port's table does not match
+	Unexpected     uint64 `json:"unexpected"`      // responses and other MADs no one here takes
+	TrapsDropped   uint64 `json:"traps_dropped"`   // traps that could not be sent (no Sender, no route)
 }
 
 // stats is Stats kept in atomics, so the counters need no lock.
