@@ -585,18 +585,26 @@ func (p *lateTraps) Recv(ctx context.Context) (madport.MAD, error) {
 	}
 }
 
-// killLate powers dead off with only first's trap in time for the
-// assimilation (the traps of dead's other switch neighbours come later)
-// and returns the assimilation, nil when first's trap did not reach the
-// SM either (its route crossed dead). The late traps then come in, and
-// the SM finds nothing more to change.
-func killLate(t *testing.T, dead, first string) *sm.Result {
+// lateTrapsSM brings Thesis8 up under an SM whose port holds back the
+// traps of the switches its late set names.
+func lateTrapsSM(t *testing.T) (*bench, *lateTraps, *sm.SM) {
+	t.Helper()
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
 	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
 	require.NoError(t, err)
 	require.True(t, b.sweep(t, s).SubnetUp)
 	quiet(t, s)
+	return b, port, s
+}
+
+// killLate powers dead off with only first's trap in time for the
+// assimilation (the traps of dead's other switch neighbours come later)
+// and returns the assimilation, nil when first's trap did not reach the
+// SM either (its route crossed dead). The late traps then come in, and
+// the SM finds nothing more to change.
+func killLate(t *testing.T, dead, first string) *sm.Result {
+	b, port, s := lateTrapsSM(t)
 	lids := agentLIDs(b.f)
 	x, _ := b.topo.Lookup(dead)
 	for q := 1; q <= b.topo.Node(x).NumPorts; q++ {
@@ -673,12 +681,7 @@ func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 // directed. The dead switch, not the prefix, is at fault: the SM keeps
 // using prefixes.
 func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
-	b := newBench(t, topologies.Thesis8(), 0, 1)
-	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
-	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
-	require.NoError(t, err)
-	require.True(t, b.sweep(t, s).SubnetUp)
-	quiet(t, s)
+	b, port, s := lateTrapsSM(t)
 	sw6, _ := b.topo.Lookup("sw6")
 	port.late[agentLIDs(b.f)["sw6"]] = true
 	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
