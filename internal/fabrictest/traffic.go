@@ -69,6 +69,9 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 					if len(p.Drops) > 0 {
 						tb.Logf("%s[%d] drops %v", n.Name, p.Port, p.Drops)
 					}
+					if p.Peer != "" && (p.State != "Active" || p.Counters.LinkDownedCounter > 0) {
+						tb.Logf("%s[%d] (to %s) %s, link downed %d times", n.Name, p.Port, p.Peer, p.State, p.Counters.LinkDownedCounter)
+					}
 				}
 			}
 		}
