@@ -68,6 +68,11 @@ type dport struct {
 	fresh    bool // pi was read by this discovery, not carried over
 }
 
+// takePortInfo keeps PortInfo just read (data, an answer's SMP data).
+func (pt *dport) takePortInfo(data []byte) {
+	pt.pi, pt.havePI, pt.fresh = mad.PortInfo(data).Fields(), true, true
+}
+
 // portRoute returns the route that addresses port p of n.
 func (n *dnode) portRoute(p int) smpRoute {
 	if n.ni.NodeType != mad.NodeTypeSwitch && p < len(n.ports) && n.ports[p].path != nil {
@@ -349,7 +354,7 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 		return
 	}
 	pt := &n.ports[p]
-	pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+	pt.takePortInfo(r.data)
 	if p == 0 || !n.isSwitch() {
 		d.giveLID(n, p)
 		if pt.lid != 0 && !configured(&pt.pi) {

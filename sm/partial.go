@@ -409,7 +409,7 @@ func (p *partialDiscovery) reset(n *dnode, phase string) {
 	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *response) {
 		if r.err == nil {
 			pt := &n.ports[0]
-			pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+			pt.takePortInfo(r.data)
 		}
 	})
 }
@@ -444,7 +444,7 @@ func (p *partialDiscovery) onScanPort(n *dnode, q int, r *response) {
 	}
 	pt := &n.ports[q]
 	was := pt.pi.PortState
-	pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+	pt.takePortInfo(r.data)
 	down := pt.pi.PortState == mad.PortStateDown
 	switch {
 	case pt.peer != nil && down:
@@ -473,7 +473,7 @@ func (p *partialDiscovery) onScanPort(n *dnode, q int, r *response) {
 				return
 			}
 			pi := &peer.ports[pp]
-			pi.pi, pi.havePI, pi.fresh = mad.PortInfo(r.data).Fields(), true, true
+			pi.takePortInfo(r.data)
 			if !peer.isSwitch() && pi.lid != 0 && pi.pi.LID == 0 {
 				p.reset(peer, PhaseDiscovery)
 			}
@@ -581,7 +581,7 @@ func (p *partialDiscovery) rereadPort(n *dnode, q int, rt smpRoute) {
 			return
 		}
 		pt := &n.ports[q]
-		pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+		pt.takePortInfo(r.data)
 		if pt.pi.PortState == mad.PortStateDown {
 			p.d.problem("duplicate GUID %#x: its port %d is Down, yet %s reaches it there", n.ni.NodeGUID, q, rt)
 		}
@@ -680,7 +680,7 @@ func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
 			p.d.warn("no PortInfo %d from %s (%s): %v", sp, p.name(s), s.rt, r.err)
 		} else {
 			pt := &s.ports[sp]
-			pt.pi, pt.havePI, pt.fresh = mad.PortInfo(r.data).Fields(), true, true
+			pt.takePortInfo(r.data)
 			up = pt.pi.PortState != mad.PortStateDown && pt.peer == x
 			if pt.pi.PortState == mad.PortStateDown && pt.peer != nil {
 				p.deactivate(s, sp)
