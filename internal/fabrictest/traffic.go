@@ -1,7 +1,9 @@
 package fabrictest
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"ibfab/internal/nodeproc"
@@ -64,15 +66,53 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 				tb.Logf("round %d: %s (LID %d, %s) received %d, drops %v; its sender %s (LID %d, %s) sent %d, generator %+v",
 					k, h, p.LID, p.State, p.Traffic.RxPackets-rx0[h], p.Drops, src, sp.LID, sp.State, sp.Traffic.TxPackets, sp.Traffic.Generator)
 			}
+			// Two snapshots a second apart tell a stalled port (packets
+			// queued, nothing sent meanwhile) from a slow one, and a credit
+			// wait (no credit for the head packet) from a transmitter that
+			// does not run.
+			var stalled []string
+			s0 := f.Status()
+			time.Sleep(time.Second)
+			sent := map[string]uint64{}
+			for _, n := range s0.Nodes {
+				for _, p := range n.Ports {
+					sent[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.Counters.PortXmitPkts
+				}
+			}
 			for _, n := range f.Status().Nodes {
 				for _, p := range n.Ports {
+					name := fmt.Sprintf("%s[%d]", n.Name, p.Port)
 					if len(p.Drops) > 0 {
-						tb.Logf("%s[%d] drops %v", n.Name, p.Port, p.Drops)
+						tb.Logf("%s drops %v", name, p.Drops)
 					}
 					if p.Peer != "" && (p.State != "Active" || p.Counters.LinkDownedCounter > 0) {
-						tb.Logf("%s[%d] (to %s) %s, link downed %d times", n.Name, p.Port, p.Peer, p.State, p.Counters.LinkDownedCounter)
+						tb.Logf("%s (to %s) %s, link downed %d times", name, p.Peer, p.State, p.Counters.LinkDownedCounter)
+					}
+					moved := p.Counters.PortXmitPkts - sent[name]
+					if p.Traffic != nil && p.Traffic.Generator != nil {
+						tb.Logf("%s %s %s sent %d in 1s, generator %+v", name, p.Width, p.Speed, moved, *p.Traffic.Generator)
+					}
+					for _, c := range p.Credits {
+						if c.Queued > 0 || (c.RxCapacity > 0 && c.RxUsed*2 >= c.RxCapacity) {
+							tb.Logf("%s (to %s) VL%d: %d queued, %d blocks of credit, sent %d in 1s; receive buffer %d/%d blocks",
+								name, p.Peer, c.VL, c.Queued, c.Available, moved, c.RxUsed, c.RxCapacity)
+						}
+						// Credit for a whole packet and nothing sent: the
+						// transmitter itself is not running. Where it waits
+						// is in its stack.
+						if c.Queued > 0 && c.Available >= 64 && moved == 0 && !slices.Contains(stalled, n.Name) {
+							stalled = append(stalled, n.Name)
+						}
 					}
 				}
+			}
+			for _, n := range stalled[:min(len(stalled), 2)] {
+				var st nodeproc.Stacks
+				if err := f.Call(n, "stacks", nil, &st); err != nil {
+					tb.Logf("%s stacks: %v", n, err)
+					continue
+				}
+				tb.Logf("%s holds packets it has credit for and sends none; its port goroutines:\n%s", n, portStacks(st.Goroutines))
 			}
 		}
 		deadline := time.Now().Add(20 * time.Second)
@@ -102,4 +142,16 @@ func (f *Fabric) StopTraffic(hosts []string) {
 	for _, h := range hosts {
 		f.MustCall(h, "traffic-stop", map[string]int{"port": 1}, nil)
 	}
+}
+
+// portStacks keeps the goroutines of a stack dump that run in the port
+// package: the transmitters and deliveries a stalled port is made of.
+func portStacks(dump string) string {
+	var keep []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "internal/port.") {
+			keep = append(keep, g)
+		}
+	}
+	return strings.Join(keep, "\n\n")
 }

@@ -408,6 +408,8 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 			return nil, err
 		}
 		return struct{}{}, profileCPU(ctx, a)
+	case "stacks":
+		return goroutineStacks()
 	case "shutdown":
 		select {
 		case <-n.done:
@@ -417,7 +419,7 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		return struct{}{}, nil
 	}
 	if n.ca == nil {
-		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile and shutdown)", ctl.ErrUnknownOp, op)
+		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks and shutdown)", ctl.ErrUnknownOp, op)
 	}
 	switch op {
 	case "traffic-start":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 )
 
@@ -43,4 +44,18 @@ func profileCPU(ctx context.Context, a ProfileArgs) error {
 	}
 	pprof.StopCPUProfile()
 	return f.Close()
+}
+
+// Stacks is the "stacks" op's answer: every goroutine's stack, as a
+// panic prints them, to see where a port that holds packets is waiting.
+type Stacks struct {
+	Goroutines string `json:"goroutines"`
+}
+
+func goroutineStacks() (Stacks, error) {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		return Stacks{}, fmt.Errorf("stacks: %w", err)
+	}
+	return Stacks{Goroutines: b.String()}, nil
 }

@@ -35,3 +35,12 @@ func TestProfileCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestGoroutineStacks: the dump has every goroutine with its full stack,
+// this one's included.
+func TestGoroutineStacks(t *testing.T) {
+	st, err := goroutineStacks()
+	require.NoError(t, err)
+	require.Contains(t, st.Goroutines, "TestGoroutineStacks")
+	require.Contains(t, st.Goroutines, "goroutine 1 [")
+}
