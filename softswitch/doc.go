@@ -38,7 +38,11 @@
 // the SM programmed, which syncArbitration copies to the port.
 // Port state changes reach the agent through port.Config.OnStateChange, which
 // calls agent.PortStateChanged; the agent raises Trap 128 through the
-// switch's Sender, which routes it like any MAD it returns.
+// switch's Sender, which routes it like any MAD it returns. A port going
+// Down also makes the switch drop, from every port's queues, the packets
+// that came in on it (port.Port.DropOrphans): its input buffer is gone,
+// and with it the dependencies of the old routes that a deactivation is
+// meant to end.
 //
 // # Locking
 //

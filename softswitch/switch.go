@@ -124,7 +124,12 @@ func New(cfg Config) (*Switch, error) {
 
 // startPort runs physical port num on ep with configuration c.
 func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
-	c.OnStateChange = func(*port.Port, port.State, port.State) { s.agent.PortStateChanged(num) }
+	c.OnStateChange = func(_ *port.Port, from, to port.State) {
+		if to.Port == mad.PortStateDown && from.Port != mad.PortStateDown {
+			s.dropOrphans()
+		}
+		s.agent.PortStateChanged(num)
+	}
 	p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
 	if err != nil {
 		return err
@@ -134,6 +139,18 @@ func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
 	// agent could not read it yet.
 	s.agent.PortStateChanged(num)
 	return nil
+}
+
+// dropOrphans drops, from every port's queues, the packets whose input
+// port has gone Down since they arrived: the input buffer they stand for
+// is gone, and with it the dependency on their output that the old routes
+// made (port.Port.DropOrphans).
+func (s *Switch) dropOrphans() {
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			p.DropOrphans()
+		}
+	}
 }
 
 // ErrPortInUse is wrapped by AddPort's error for a port that is cabled.

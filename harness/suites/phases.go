@@ -17,11 +17,11 @@ import (
 )
 
 // lossCauses are the drop causes of a link or node that died: packets
-// queued for it, sent into it, or routed to it before the SM took the
-// change in.
+// queued for it, sent into it, received from it and still waiting for
+// their output, or routed to it before the SM took the change in.
 // pout_eq_pin is a packet a switch's new table sends back where it came
 // from while the tables change.
-var lossCauses = []string{"link_down_while_queued", "port_not_active", "unroutable", "pout_eq_pin"}
+var lossCauses = []string{"link_down_while_queued", "port_not_active", "input_port_down", "unroutable", "pout_eq_pin"}
 
 // traffic runs the measured part: traffic, steps, restoration, and the
 // survivors' steady traffic, then checks.

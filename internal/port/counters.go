@@ -24,6 +24,7 @@ const (
 	DropMalformed                      // bad length, PktLen, PadCnt, PayLen, link Op, over the MTU (PortRcvErrors / PortXmitDiscards)
 	DropBufferOverrun                  // the peer sent beyond its credits (PortRcvErrors, ExcessiveBufferOverrunErrors)
 	DropTxError                        // the endpoint failed to send (PortXmitDiscards)
+	DropInputDown                      // the input port went Down while the packet waited for its output (no PMA counter)
 	numDropCauses
 )
 
@@ -39,6 +40,7 @@ var dropNames = [numDropCauses]string{
 	DropMalformed:     "malformed",
 	DropBufferOverrun: "buffer_overrun",
 	DropTxError:       "tx_error",
+	DropInputDown:     "input_port_down",
 }
 
 // String returns the cause's name as status output shows it.

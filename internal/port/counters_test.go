@@ -77,7 +77,7 @@ func TestResetCounters(t *testing.T) {
 
 func TestDropCauseString(t *testing.T) {
 	seen := map[string]bool{}
-	for c := port.DropUnroutable; c <= port.DropTxError; c++ {
+	for c := port.DropUnroutable; c <= port.DropInputDown; c++ {
 		s := c.String()
 		if s == "" || seen[s] {
 			t.Errorf("DropCause(%d).String() = %q, empty or repeated", c, s)

@@ -52,9 +52,14 @@
 // In Init only SMPs (VL15) go out or come in; Armed also takes in data
 // packets, and the first one makes the port Active; Active passes
 // everything. What a state does not let through is dropped and counted.
-// Going Down drops every queued packet (link down while queued). A state
-// change is reported through Config.OnStateChange, which the SMA turns
-// into PortStateChange and Trap 128.
+// Going Down drops every queued packet (link down while queued), and the
+// port loses its receive buffer as silicon does: the packets it received
+// before, which a switch has queued on other ports, are orphans. Send
+// refuses them and DropOrphans, which a switch calls on each of its ports
+// when one goes Down, removes them; both count them on the port that went
+// Down (input port down). A state change is reported through
+// Config.OnStateChange, which the SMA turns into PortStateChange and
+// Trap 128.
 //
 // # Counters
 //

@@ -1,6 +1,7 @@
 package port_test
 
 import (
+	"sync"
 	"testing"
 
 	"ibfab/internal/clock"
@@ -13,16 +14,51 @@ import (
 
 // forwarder is the crossbar of a two-port soft switch in miniature: what
 // one port receives goes out of the others, the input buffer held until
-// every output has sent it (virtual cut-through with backpressure).
-type forwarder struct{ outs []*port.Port }
+// every output has sent it (virtual cut-through with backpressure). While
+// hold is set it keeps what arrives instead, as a crossbar that has not
+// decided yet.
+type forwarder struct {
+	outs []*port.Port
+
+	mu   sync.Mutex
+	hold bool
+	held []*port.Packet
+}
 
 func (f *forwarder) Receive(_ *port.Port, pkt *port.Packet) {
+	f.mu.Lock()
+	if f.hold {
+		f.held = append(f.held, pkt)
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Unlock()
+	f.forward(pkt)
+}
+
+// forward sends pkt out of every output and returns the first error.
+func (f *forwarder) forward(pkt *port.Packet) error {
 	for range len(f.outs) - 1 {
 		pkt.Ref()
 	}
+	var first error
 	for _, o := range f.outs {
-		_ = o.Send(pkt) // a refused packet is counted by o and released
+		// A refused packet is counted and released by the port.
+		if err := o.Send(pkt); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
+}
+
+// setHold switches holding on or off and returns what was held.
+func (f *forwarder) setHold(h bool) []*port.Packet {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = h
+	held := f.held
+	f.held = nil
+	return held
 }
 
 // chain builds src → [in | out...] → sinks: a switch whose input port in
@@ -35,6 +71,7 @@ type chain struct {
 	in    *port.Port
 	outs  []*port.Port
 	sinks []*sink
+	fw    *forwarder
 }
 
 func newChain(t *testing.T, cfg port.Config, fanout int) *chain {
@@ -52,6 +89,7 @@ func newChain(t *testing.T, cfg port.Config, fanout int) *chain {
 		return p
 	}
 	fw := &forwarder{}
+	c.fw = fw
 	e1, e2 := pipe.NewPairWith(pipe.Options{QueueLen: 8192, NameA: "src", NameB: "in"})
 	c.pipes = append(c.pipes, e1)
 	c.src = open(e1, nil)

@@ -31,7 +31,8 @@ type Packet struct {
 
 	buf     []byte // pooled backing array
 	refs    atomic.Int32
-	owner   *Port // receiving port whose buffer the packet takes, or nil
+	owner   *Port  // receiving port whose buffer the packet takes, or nil
+	downs   uint64 // owner.downs when the packet arrived
 	vl      uint8
 	blocks  int
 	arrival time.Time
@@ -79,7 +80,7 @@ func (pkt *Packet) Release() {
 		return
 	}
 	owner, vl, blocks := pkt.owner, pkt.vl, pkt.blocks
-	pkt.owner, pkt.vl, pkt.blocks, pkt.arrival = nil, 0, 0, time.Time{}
+	pkt.owner, pkt.downs, pkt.vl, pkt.blocks, pkt.arrival = nil, 0, 0, 0, time.Time{}
 	if cap(pkt.Bytes) > cap(pkt.buf) && cap(pkt.Bytes) <= 2*poolBufSize {
 		pkt.buf = pkt.Bytes[:0] // the node grew it: keep the larger array
 	}
@@ -88,6 +89,19 @@ func (pkt *Packet) Release() {
 	if owner != nil {
 		owner.rxRelease(vl, blocks)
 	}
+}
+
+// orphaned reports whether the port the packet arrived on has gone Down
+// since: its input buffer, which the packet stands for, is gone.
+func (pkt *Packet) orphaned() bool {
+	return pkt.owner != nil && pkt.owner.downs.Load() != pkt.downs
+}
+
+// dropOrphan counts an orphan on its input port and releases it. The
+// caller holds no port's lock.
+func (pkt *Packet) dropOrphan() {
+	pkt.owner.CountDrop(DropInputDown)
+	pkt.Release()
 }
 
 // Receiver is the node behind a port: the switch's crossbar, the HCA's
@@ -141,6 +155,26 @@ func (q *fifo) push(e txEntry) {
 
 // peek returns the head; the queue must not be empty.
 func (q *fifo) peek() *txEntry { return &q.buf[q.head] }
+
+// removeIf removes the entries whose packet drop reports, keeping the
+// others in order, and returns dst with the removed packets appended.
+func (q *fifo) removeIf(drop func(*Packet) bool, dst []*Packet) []*Packet {
+	kept := 0
+	for i := range q.n {
+		e := q.buf[(q.head+i)%len(q.buf)]
+		if drop(e.pkt) {
+			dst = append(dst, e.pkt)
+			continue
+		}
+		q.buf[(q.head+kept)%len(q.buf)] = e
+		kept++
+	}
+	for i := kept; i < q.n; i++ {
+		q.buf[(q.head+i)%len(q.buf)] = txEntry{}
+	}
+	q.n = kept
+	return dst
+}
 
 func (q *fifo) pop() txEntry {
 	e := q.buf[q.head]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ibfab/internal/clock"
@@ -18,6 +19,7 @@ var (
 	ErrNotActive = errors.New("port: state does not let the packet through")
 	ErrVL        = errors.New("port: VL not operational")
 	ErrMalformed = errors.New("port: malformed packet")
+	ErrInputDown = errors.New("port: the packet's input port went Down")
 )
 
 // Port is one IBA port's link layer over a link.Endpoint: per-VL output
@@ -76,6 +78,11 @@ type Port struct {
 	toRelease  []*Packet // dropped under mu, released by unlock
 	events     []stateEvent
 	delivering bool
+
+	// downs counts the times the port went Down, written under mu; a
+	// received packet carries the count of its arrival, which tells other
+	// ports, without this port's lock, that its input buffer is gone.
+	downs atomic.Uint64
 }
 
 // txVL is the transmit side of one VL: its queue and, for data VLs, the
@@ -199,8 +206,9 @@ func (p *Port) SetOperationalVLs(n int) error {
 // the caller's reference: the port releases it once sent or dropped. A
 // packet the port's state does not let through (only VL15 before Active,
 // nothing while Down), on a VL that is not operational, or malformed, is
-// dropped and counted, and the error says why. With Config.TxQueueLimit,
-// Send blocks while the VL's queue is full.
+// dropped and counted, and the error says why; so is an orphan (see
+// DropOrphans), counted on its input port. With Config.TxQueueLimit, Send
+// blocks while the VL's queue is full.
 func (p *Port) Send(pkt *Packet) error {
 	n, err := wire.PacketLen(pkt.Bytes)
 	if err != nil || n > p.maxPkt {
@@ -225,6 +233,13 @@ func (p *Port) Send(pkt *Packet) error {
 			p.mu.Unlock()
 			pkt.Release()
 			return net.ErrClosed
+		case pkt.orphaned():
+			// Checked under mu: DropOrphans, which takes mu after the
+			// input port went Down, either finds the packet queued or
+			// this check sees the Down.
+			p.mu.Unlock()
+			pkt.dropOrphan()
+			return ErrInputDown
 		case !p.sendableLocked(vl):
 			cause, err = DropNotActive, fmt.Errorf("%w: VL%d in %v", ErrNotActive, vl, p.stateLocked())
 		case vl != VL15 && vl >= p.operVLs:
@@ -243,6 +258,33 @@ func (p *Port) Send(pkt *Packet) error {
 		pkt.Release()
 		return err
 	}
+}
+
+// DropOrphans drops the packets queued here whose input port has gone
+// Down since they arrived, and returns how many. Such an orphan sat, in
+// silicon, in that port's receive buffer, which a port loses when it goes
+// Down; here it would go on holding the port's blocks and waiting for
+// this output, a dependency of the routes of before the change that the
+// Down was meant to end. Each is counted on its input port as
+// DropInputDown, and released, which gives the blocks back. A switch
+// calls it on every port when one of its ports goes Down; Send refuses
+// orphans that come later.
+func (p *Port) DropOrphans() int {
+	p.mu.Lock()
+	var gone []*Packet
+	for vl := range p.tx {
+		gone = p.tx[vl].q.removeIf((*Packet).orphaned, gone)
+	}
+	if len(gone) > 0 {
+		// A new head may have the credits the old one lacked.
+		p.spaceCond.Broadcast()
+		p.kickLocked()
+	}
+	p.mu.Unlock()
+	for _, pkt := range gone {
+		pkt.dropOrphan()
+	}
+	return len(gone)
 }
 
 // sendableLocked reports whether the port's state lets a packet on vl out

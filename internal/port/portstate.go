@@ -145,10 +145,14 @@ func (p *Port) linkUpLocked(now time.Time) {
 // downLocked takes the port's logical state Down, and its physical state to
 // phys; counted says the link was lost (LinkDownedCounter) rather than
 // taken down by the SM. Queued packets are dropped as link down while
-// queued.
+// queued; the packets received before, wherever the node queued them, are
+// orphans from now on (DropOrphans).
 func (p *Port) downLocked(phys mad.PhysState, counted bool) {
 	if counted && p.phys == physLinkUp {
 		p.cnt.linkDowned++
+	}
+	if p.state != portDown {
+		p.downs.Add(1)
 	}
 	if phys != physLinkUp && p.liveTimer != nil {
 		p.liveTimer.Stop()

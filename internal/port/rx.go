@@ -65,6 +65,7 @@ func (p *Port) deliverData(b []byte) {
 		return
 	}
 	n, vl, blocks, cause, ok := p.admitLocked(b, err)
+	downs := p.downs.Load()
 	switch {
 	case !ok:
 		p.dropLocked(cause, false)
@@ -76,7 +77,7 @@ func (p *Port) deliverData(b []byte) {
 		return
 	}
 	pkt := NewPacket(b[:n])
-	pkt.owner, pkt.vl, pkt.blocks = p, vl, blocks
+	pkt.owner, pkt.downs, pkt.vl, pkt.blocks = p, downs, vl, blocks
 	pkt.arrival = p.cfg.Clock.Now()
 	if p.rcv == nil {
 		pkt.Release()
