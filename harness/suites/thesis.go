@@ -303,7 +303,8 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		r.smLog = f
 	}
 	r.logf("== %d switches, %s mechanism (ibsm %v)", n, m.Name, m.Args)
-	if _, err := harness.Up(r.fabric, topo, harness.UpOptions{TimeScale: o.TimeScale}); err != nil {
+	up := harness.UpOptions{TimeScale: o.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
+	if _, err := harness.Up(r.fabric, topo, up); err != nil {
 		return nil, c, fmt.Errorf("up: %w", err)
 	}
 	defer func() {
