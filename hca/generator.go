@@ -2,6 +2,7 @@ package hca
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -41,9 +42,10 @@ type GeneratorConfig struct {
 const (
 	StampSize         = stampSize // smallest payload: the send stamp
 	DefaultMaxBacklog = 64
-	// maxBurst bounds the arrivals one timer callback emits; a generator
-	// further behind than that (a stalled process) skips ahead instead of
-	// flooding, counting the arrivals it skipped.
+	// maxBurst bounds the packets one timer callback hands to the port; a
+	// generator further behind than that (a stalled process) skips ahead
+	// instead of flooding, counting the arrivals it skipped. Arrivals
+	// counted as backlogged cost no sending and do not count.
 	maxBurst = 1024
 )
 
@@ -84,6 +86,13 @@ type Generator struct {
 	stats   GeneratorStats
 	perDest []uint64 // by index in cfg.Dests, the hot spot last
 	payload []byte
+
+	// The hold while the port's queue is full (see maxHold).
+	hold    time.Duration // 0: not holding
+	heldAt  time.Time
+	heldQ   int     // packets queued when the hold began
+	drained bool    // the queue drained during the last hold
+	drainNs float64 // ns per packet it drained at then; 0: unknown
 }
 
 // NewGenerator returns a stopped generator that sends through send;
@@ -201,8 +210,11 @@ func (g *Generator) fire() {
 		return
 	}
 	now := g.clk.Now()
-	room := -1 // queue room left, read from the port when first needed
-	for n := 0; !g.next.After(now); n++ {
+	q := qRoom{room: -1} // queue room left, read from the port when first needed
+	if g.hold > 0 {
+		q = g.endHold(now)
+	}
+	for n := 0; !g.next.After(now); {
 		if n == maxBurst {
 			for !g.next.After(now) {
 				g.stats.Skipped++
@@ -210,28 +222,147 @@ func (g *Generator) fire() {
 			}
 			break
 		}
-		room = g.emit(now, room)
+		if q.full && g.backlogAll(now) {
+			break
+		}
+		if g.emit(now, &q) {
+			n++
+		}
 		g.next = g.next.Add(g.gap())
 	}
-	g.timer.Reset(g.next.Sub(now))
+	wait := g.next.Sub(now)
+	if q.full {
+		wait = max(wait, g.startHold(now, g.cfg.MaxBacklog-q.room))
+	} else {
+		g.hold = 0
+	}
+	g.timer.Reset(wait)
 }
 
-// emit offers one arrival. room is what the port's queue has left as last
-// seen (-1: not read yet); the queue only shrinks behind our back, so the
-// port is asked again only when room runs out, not per arrival — a
-// generator far above the link rate would otherwise spend its time there.
-// It returns the room left.
-func (g *Generator) emit(now time.Time, room int) int {
+// qRoom is what the port's queue has left as last seen (room -1: not read
+// yet), and whether it was full when read.
+type qRoom struct {
+	room int
+	full bool
+}
+
+// A generator that finds the port's queue full holds: it sleeps until
+// about half of the queue should have drained, at the rate it drained in
+// the last hold, instead of waking for each arrival only to count it as
+// backlogged. An offered load far above what the fabric carries (a
+// saturation measurement, or time scale 1, where a link asks for more
+// packets than the machine can move) thus costs the sender little CPU,
+// which the switches need to move the packets. The arrivals due during a
+// hold are still counted as offered and backlogged (see backlogAll).
+//
+// A hold is at most twice the last one and at most maxHold. A queue that
+// did not drain keeps the hold as it was, so a stalled port gets its
+// generator back within one hold once it drains again. Only while no
+// drain rate is known yet does a hold with no drain double, up to
+// maxBlindHold mean gaps (a port blocked from the start: short in real
+// time even at a high time scale, where maxHold is long).
+const (
+	maxHold      = 100 * time.Millisecond
+	maxBlindHold = 1024
+)
+
+// startHold begins a hold with queued packets in the port's queue and
+// returns its length.
+func (g *Generator) startHold(now time.Time, queued int) time.Duration {
+	half := float64(max(g.cfg.MaxBacklog/2, 1))
+	var h time.Duration
+	switch {
+	case g.drainNs == 0 && g.hold == 0:
+		h = time.Duration(half * g.mean) // blind: at the offered rate
+	case g.drainNs == 0:
+		h = min(2*g.hold, time.Duration(maxBlindHold*g.mean))
+	case g.hold == 0:
+		h = time.Duration(half * g.drainNs)
+	case !g.drained:
+		h = g.hold
+	default:
+		h = min(time.Duration(half*g.drainNs), 2*g.hold)
+	}
+	h = min(max(h, 1), maxHold)
+	g.hold, g.heldAt, g.heldQ = h, now, queued
+	return h
+}
+
+// endHold reads the queue after a hold and learns the rate it drained at.
+// A queue found empty drained at least that fast (the port idled for part
+// of the hold), so the next hold is about half as long.
+func (g *Generator) endHold(now time.Time) qRoom {
+	queued := g.backlog()
+	d := g.heldQ - queued
+	g.drained = d > 0 && now.After(g.heldAt)
+	if g.drained {
+		g.drainNs = float64(now.Sub(g.heldAt)) / float64(d)
+	}
+	room := g.cfg.MaxBacklog - queued
+	return qRoom{room: room, full: room <= 0}
+}
+
+// bulkMin is the fewest arrivals backlogAll counts at once.
+const bulkMin = 32
+
+// backlogAll counts every arrival due by now as offered and backlogged, in
+// one step, when about bulkMin or more are due: without the port's queue
+// to fill there is nothing to draw them one by one for, and a hold at a
+// load far above the link's would spend its CPU on that. Arrivals are
+// memoryless, so the count in the span is Poisson (drawn from its normal
+// approximation, good at that size), the destinations split as they would
+// be drawn, and the next arrival is one gap after now. It reports whether
+// it counted them.
+func (g *Generator) backlogAll(now time.Time) bool {
+	lam := float64(now.Sub(g.next)) / g.mean
+	if lam < bulkMin {
+		return false
+	}
+	n := 1 + g.normalCount(lam, lam, math.MaxInt) // the one due at next, and those after
+	g.stats.Offered += uint64(n)
+	g.stats.OfferedBytes += uint64(n * g.wire)
+	g.stats.Backlogged += uint64(n)
+	hot := 0
+	if h := g.cfg.HotFraction; h > 0 {
+		hot = g.normalCount(float64(n)*h, float64(n)*h*(1-h), n)
+	}
+	g.perDest[len(g.cfg.Dests)] += uint64(hot)
+	if k := len(g.cfg.Dests); k > 0 {
+		rest := n - hot
+		for i := range k {
+			g.perDest[i] += uint64(rest / k)
+		}
+		for range rest % k {
+			g.perDest[g.rng.IntN(k)]++
+		}
+	}
+	g.next = now.Add(g.gap())
+	return true
+}
+
+// normalCount draws a count of the given mean and variance, in [0, hi].
+func (g *Generator) normalCount(mean, variance float64, hi int) int {
+	x := math.Round(mean + math.Sqrt(variance)*g.rng.NormFloat64())
+	return int(min(max(x, 0), float64(hi)))
+}
+
+// emit offers one arrival and reports whether it was handed to send. The
+// queue only shrinks behind our back, so the port is asked for its length
+// only when the room last seen runs out, and not again in the same
+// callback once it was full — a generator far above the link rate would
+// otherwise spend its time there.
+func (g *Generator) emit(now time.Time, q *qRoom) bool {
 	i := g.dest()
 	g.stats.Offered++
 	g.stats.OfferedBytes += uint64(g.wire)
 	g.perDest[i]++
-	if g.backlog != nil && room <= 0 {
-		room = g.cfg.MaxBacklog - g.backlog()
+	if g.backlog != nil && q.room <= 0 && !q.full {
+		q.room = g.cfg.MaxBacklog - g.backlog()
+		q.full = q.room <= 0
 	}
-	if g.backlog != nil && room <= 0 {
+	if q.full {
 		g.stats.Backlogged++
-		return 0
+		return false
 	}
 	d := g.cfg.HotSpot
 	if i < len(g.cfg.Dests) {
@@ -240,10 +371,11 @@ func (g *Generator) emit(now time.Time, room int) int {
 	putStamp(g.payload, now.UnixNano())
 	if err := g.send(d, g.payload); err != nil {
 		g.stats.Failed++
-		return room
+		return true
 	}
 	g.stats.Sent++
-	return room - 1
+	q.room--
+	return true
 }
 
 // TrafficConfig starts a generator on an HCA port: GeneratorConfig with the

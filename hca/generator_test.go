@@ -148,3 +148,128 @@ func TestGeneratorConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// drainQueue is a port's queue that sends one packet every per, in
+// bursts of burst packets (as credits come back) if burst > 1, except
+// during the stall window [stall0, stall1) after the epoch.
+type drainQueue struct {
+	clk            clock.Clock
+	per            time.Duration
+	burst          int
+	stall0, stall1 time.Duration
+	last           time.Time
+	busy           time.Duration // service time not used yet
+	queued, left   int
+	reads          int
+}
+
+// update lets the packets leave that the time since the last look allows.
+func (q *drainQueue) update() {
+	now := q.clk.Now()
+	from, to := q.last.Sub(epoch), now.Sub(epoch)
+	avail := to - from
+	if s0, s1 := max(from, q.stall0), min(to, q.stall1); s1 > s0 {
+		avail -= s1 - s0
+	}
+	q.last = now
+	if q.queued == 0 {
+		q.busy = 0
+		return
+	}
+	q.busy += avail
+	n := int(q.busy / q.per)
+	if q.burst > 1 {
+		n -= n % q.burst
+	}
+	n = min(q.queued, n)
+	q.queued -= n
+	q.left += n
+	q.busy -= time.Duration(n) * q.per
+	if q.queued == 0 {
+		q.busy = 0
+	}
+}
+
+func (q *drainQueue) send(uint16, []byte) error { q.update(); q.queued++; return nil }
+func (q *drainQueue) backlog() int              { q.update(); q.reads++; return q.queued }
+
+// firesClock counts the timer callbacks: the generator's wake-ups.
+type firesClock struct {
+	clock.Clock
+	fires int
+}
+
+func (c *firesClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return c.Clock.AfterFunc(d, func() { c.fires++; f() })
+}
+
+// TestGeneratorHoldsWhileQueueFull: a generator offering 40 times what its
+// port drains keeps the port busy, yet wakes about once per half queue
+// drained instead of once per arrival, and still counts every arrival and
+// its destination.
+func TestGeneratorHoldsWhileQueueFull(t *testing.T) {
+	const (
+		span = time.Second
+		per  = 100 * time.Microsecond // the port drains 10k packets/s
+	)
+	tests := []struct {
+		name           string
+		burst          int
+		stall0, stall1 time.Duration
+	}{
+		{name: "steady"},
+		{name: "bursts of 32", burst: 32},
+		{name: "stalled 100 ms", stall0: 300 * time.Millisecond, stall1: 400 * time.Millisecond},
+		{name: "never drains", stall1: span},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mc := clock.NewManual(epoch)
+			clk := &firesClock{Clock: mc}
+			q := &drainQueue{clk: mc, per: per, burst: tt.burst, stall0: tt.stall0, stall1: tt.stall1, last: epoch}
+			// 100 % of 1 Gb/s in 300-byte packets: about 400k arrivals/s.
+			dests := []uint16{1, 2, 3}
+			const hot = 0.3
+			g, err := hca.NewGenerator(hca.GeneratorConfig{Load: 100, Rate: 1e9, Payload: 256, Dests: dests,
+				HotSpot: 9, HotFraction: hot, Seed: 5}, clk, q.send, q.backlog)
+			if err != nil {
+				t.Fatalf("NewGenerator: %v", err)
+			}
+			g.Start()
+			mc.Advance(span)
+			g.Stop()
+			q.update()
+			s := g.Stats()
+			capacity := int((span - (tt.stall1 - tt.stall0)) / per)
+			t.Logf("%d fires, %d queue reads, %d of %d packets left, stats %+v", clk.fires, q.reads, q.left, capacity,
+				hca.GeneratorStats{Offered: s.Offered, Sent: s.Sent, Backlogged: s.Backlogged, Skipped: s.Skipped})
+			if q.left < capacity*95/100 {
+				t.Errorf("the port sent %d packets of the %d it could: the generator left it idle", q.left, capacity)
+			}
+			if limit := int(s.Offered) / 100; clk.fires > limit || q.reads > limit {
+				t.Errorf("%d wake-ups and %d queue reads for %d arrivals: want at most %d each (one per arrival burns the CPU the fabric needs)",
+					clk.fires, q.reads, s.Offered, limit)
+			}
+			if s.Skipped != 0 || s.Failed != 0 || s.Backlogged != s.Offered-s.Sent || int(s.Sent) != q.left+q.queued {
+				t.Errorf("stats %+v: want every arrival sent or backlogged, %d+%d sent", s, q.left, q.queued)
+			}
+			got := float64(s.OfferedBytes*8) / span.Seconds() / 1e9 * 100
+			if tol := 4 / math.Sqrt(float64(s.Offered)) * 100; math.Abs(got-100) > tol {
+				t.Errorf("offered load %.2f%%, want 100%% ± %.2f", got, tol)
+			}
+			if want := uint64(wire.UDPacketSize(256, false)) * s.Offered; s.OfferedBytes != want {
+				t.Errorf("OfferedBytes %d, want %d", s.OfferedBytes, want)
+			}
+			var sum uint64
+			for d, want := range map[uint16]float64{9: hot, 1: (1 - hot) / 3, 2: (1 - hot) / 3, 3: (1 - hot) / 3} {
+				sum += s.PerDest[d]
+				if share := float64(s.PerDest[d]) / float64(s.Offered); math.Abs(share-want) > 0.01 {
+					t.Errorf("dest %d share %.3f, want %.3f", d, share, want)
+				}
+			}
+			if sum != s.Offered {
+				t.Errorf("per-destination counts add up to %d, offered %d", sum, s.Offered)
+			}
+		})
+	}
+}

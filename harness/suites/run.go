@@ -254,7 +254,7 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 		r.smLog = f
 	}
 	r.logf("suite %s: %s", s.Name, s.Summary)
-	up := harness.UpOptions{TimeScale: s.TimeScale}
+	up := harness.UpOptions{TimeScale: s.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
 	if o.SM == SMOpenSM {
 		up.NodeArgsFor = map[string][]string{s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
 	}

@@ -117,7 +117,8 @@ type Suite struct {
 // cut-node dependencies (the thesis's improved mechanism). A sweep every
 // 3 s backs the traps up: a trap is an SMP on VL15, which drops what
 // overflows its buffer, and under traffic some are lost. SMPs wait 1 s for
-// their answer: on a loaded machine 200 ms is too short.
+// their answer, in ibsm and at the SM's HCA (ibsmHCAArgs): on a loaded
+// machine 200 ms is too short.
 var DefaultSMArgs = []string{"--detect", "both", "--sweep-interval", "3s", "--timeout", "1s", "--discovery", "partial", "--provisional", "--distribution", "cut-deps"}
 
 // BasicSMArgs is the thesis's basic mechanism: full discovery, FERa routes,

@@ -197,3 +197,22 @@ func TestRunUsage(t *testing.T) {
 	harness.Main([]string{"-h"}, &out, &out)
 	require.True(t, strings.Contains(out.String(), "run "), "ibfab -h lists run")
 }
+
+// TestIbsmHCAArgs: the SM's HCA times SMPs out when ibsm does, whichever
+// way its --timeout is spelt, and at ibsm's default without one.
+func TestIbsmHCAArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "200ms"},
+		{DefaultSMArgs, "1s"},
+		{BasicSMArgs, "1s"},
+		{[]string{"--timeout=2s", "--retries", "3"}, "2s"},
+		{[]string{"-timeout", "500ms"}, "500ms"},
+		{[]string{"--retries", "3", "--timeout"}, "200ms"}, // no value: ibsm refuses it anyway
+		{[]string{"--sweep-interval", "timeout"}, "200ms"},
+	} {
+		require.Equal(t, []string{"--sim-timeout", tc.want}, ibsmHCAArgs(tc.args), "%q", tc.args)
+	}
+}

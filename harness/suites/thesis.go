@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,7 +96,7 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	} else {
 		fmt.Fprint(env.Stdout, ThesisTable(rep))
 		fmt.Fprintf(env.Stdout, "thesis: time to valid tables 1.96-4.13x better (activation), 2.36-4.17x (deactivation); dropped on activation -83 to -96 %%\n")
-		fmt.Fprintf(env.Stdout, "%.0f s; saturation (packets/s per host) %v; report %s\n", rep.Seconds, rep.Saturation, filepath.Join(*out, "index.md"))
+		fmt.Fprintf(env.Stdout, "%.0f s; saturation, packets/s per host: %s; report %s\n", rep.Seconds, saturationText(rep), filepath.Join(*out, "index.md"))
 	}
 	if len(rep.Errors) > 0 {
 		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d runs failed: %s", len(rep.Errors), strings.Join(rep.Errors, "; "))}
@@ -112,6 +113,8 @@ type ThesisOptions struct {
 	TimeScale float64
 	Out       string // index.md, thesis.json and the plots; "" none
 	Log       io.Writer
+
+	fabric string // the fabrics' name prefix; "" is "th" (tests make it unique)
 }
 
 // Mechanism is one of the thesis's two change-assimilation mechanisms.
@@ -147,10 +150,13 @@ type ChangeResult struct {
 type ThesisReport struct {
 	Options    ThesisOptions   `json:"options"`
 	Saturation map[int]float64 `json:"saturation_packets_per_s_per_host"`
-	Results    []ChangeResult  `json:"results"`
-	Rows       []ThesisRow     `json:"rows"`
-	Seconds    float64         `json:"seconds"`
-	Errors     []string        `json:"errors,omitempty"`
+	// SaturationCPU is the CPU used while each network's saturation was
+	// measured.
+	SaturationCPU map[int]SaturationCPU `json:"saturation_cpu"`
+	Results       []ChangeResult        `json:"results"`
+	Rows          []ThesisRow           `json:"rows"`
+	Seconds       float64               `json:"seconds"`
+	Errors        []string              `json:"errors,omitempty"`
 }
 
 // ThesisRow compares the mechanisms for one size and load.
@@ -171,7 +177,7 @@ type ThesisRow struct {
 // (deactivation) and restarts them (activation), with traffic running.
 func RunThesis(ctx context.Context, o ThesisOptions) (*ThesisReport, error) {
 	start := time.Now()
-	rep := &ThesisReport{Options: o, Saturation: map[int]float64{}}
+	rep := &ThesisReport{Options: o, Saturation: map[int]float64{}, SaturationCPU: map[int]SaturationCPU{}}
 	cal := map[int]calibration{}
 sizes:
 	for _, n := range o.Sizes {
@@ -185,6 +191,7 @@ sizes:
 			if c.sat > 0 {
 				cal[n] = c
 				rep.Saturation[n] = c.sat
+				rep.SaturationCPU[n] = c.cpu
 			}
 			if err != nil {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%d switches, %s: %v", n, m.Name, err))
@@ -253,16 +260,36 @@ func switchesConnected(t *topologies.Topology, gone int) bool {
 	return len(seen) == total
 }
 
-// calibration is a network's saturation rate (packets/s per host) and the
-// generator's packets/s per % of the link rate.
-type calibration struct{ sat, ppsPerPercent float64 }
+// calibration is a network's saturation rate (packets/s per host), the
+// generator's packets/s per % of the link rate, and the CPU used while the
+// saturation was measured.
+type calibration struct {
+	sat, ppsPerPercent float64
+	cpu                SaturationCPU
+}
+
+// SaturationCPU is the CPU the fabric's processes used while a network's
+// saturation was measured. The hosts offer far more than the fabric
+// carries; hosts that take more CPU than the switches, which move every
+// packet over several hops, starve them, and the rate measured is the
+// starvation's.
+type SaturationCPU struct {
+	Seconds  float64 `json:"seconds"`    // the measured window
+	Hosts    float64 `json:"hosts_s"`    // CPU seconds of the hosts' processes in it
+	Switches float64 `json:"switches_s"` // and of the switches'
+}
+
+func (c SaturationCPU) String() string {
+	return fmt.Sprintf("hosts %.1f s, switches %.1f s in %.1f s", c.Hosts, c.Switches, c.Seconds)
+}
 
 // thesisFabric runs one mechanism on one network. c is the calibration
 // measured on this network before (zero: measure it).
 func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topology, n int, m Mechanism, c calibration) ([]ChangeResult, calibration, error) {
 	s := Suite{Name: fmt.Sprintf("thesis%d-%s", n, m.Name), Topology: func() (*topologies.Topology, error) { return topo, nil },
 		TimeScale: o.TimeScale, SMNode: topo.Node(0).Name, SMArgs: m.Args, Payload: 256}
-	r := &run{s: &s, o: Options{Log: o.Log, Every: 250 * time.Millisecond}, topo: topo, fabric: fmt.Sprintf("th%d_%s", n, m.Name),
+	prefix := cmp.Or(o.fabric, "th")
+	r := &run{s: &s, o: Options{Log: o.Log, Every: 250 * time.Millisecond}, topo: topo, fabric: fmt.Sprintf("%s%d_%s", prefix, n, m.Name),
 		smLog: io.Discard, rep: &Report{}, smMustReact: true}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -276,7 +303,8 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		r.smLog = f
 	}
 	r.logf("== %d switches, %s mechanism (ibsm %v)", n, m.Name, m.Args)
-	if _, err := harness.Up(r.fabric, topo, harness.UpOptions{TimeScale: o.TimeScale}); err != nil {
+	up := harness.UpOptions{TimeScale: o.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
+	if _, err := harness.Up(r.fabric, topo, up); err != nil {
 		return nil, c, fmt.Errorf("up: %w", err)
 	}
 	defer func() {
@@ -304,11 +332,10 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 	r.start()
 	r.smp = newSampler(r.fabric, r.t0)
 	if c.sat <= 0 {
-		if c.sat, err = r.saturation(ctx, hosts); err != nil {
-			return nil, c, err
+		if c, err = r.saturation(ctx, hosts); err != nil {
+			return nil, calibration{}, err
 		}
-		c.ppsPerPercent = r.ppsPerPercent
-		r.logf("saturation: %.0f packets/s per host", c.sat)
+		r.logf("saturation: %.0f packets/s per host (CPU: %s)", c.sat, c.cpu)
 	}
 	r.ppsPerPercent = c.ppsPerPercent
 	sat := c.sat

@@ -156,10 +156,10 @@ func writeThesis(dir string, rep *ThesisReport) error {
 	o := rep.Options
 	fmt.Fprintf(&md, "# Thesis chapter 8 on the soft fabric\n\n")
 	fmt.Fprintf(&md, "Irregular networks of %v switches (4 ports, one host per switch, seed %d), time scale %g, traffic at %v %% of saturation "+
-		"(uniform destinations, 256-byte payloads; saturation measured per network as the packets/s per host received at %g %% of the link rate offered: %v). "+
+		"(uniform destinations, 256-byte payloads; saturation measured per network as the packets/s per host received at %g %% of the link rate offered: %s). "+
 		"Per size, mechanism and load, %d switch(es) other than the SM's are killed (deactivation) and restarted (activation). "+
 		"Time to valid tables is ibsm's ms_to_connectivity (from the start of the assimilation); drops are data packets dropped from the change until 300 ms after the fabric is whole. "+
-		"Run took %.0f s.\n\n", o.Sizes, o.Seed, max(o.TimeScale, 1), o.Loads, saturationLoad, rep.Saturation, o.Changes, rep.Seconds)
+		"Run took %.0f s.\n\n", o.Sizes, o.Seed, max(o.TimeScale, 1), o.Loads, saturationLoad, saturationText(rep), o.Changes, rep.Seconds)
 	md.WriteString(ThesisTable(rep))
 	md.WriteString("\nThesis: time to valid tables 1.96–4.13× better on activation and 2.36–4.17× on deactivation (8–32 switches); packets dropped on activation −83 to −96 %, on deactivation −53 to −74 %.\n\n")
 	if plotted {
@@ -266,4 +266,19 @@ func when(ok bool, v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// saturationText lists each network's saturation, with the CPU its hosts
+// and switches used while it was measured.
+func saturationText(rep *ThesisReport) string {
+	var parts []string
+	for _, n := range rep.Options.Sizes {
+		if sat, ok := rep.Saturation[n]; ok {
+			parts = append(parts, fmt.Sprintf("%d switches %.0f (CPU: %s)", n, sat, rep.SaturationCPU[n]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
 }

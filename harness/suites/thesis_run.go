@@ -3,6 +3,7 @@ package suites
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"ibfab/harness"
@@ -15,18 +16,35 @@ import (
 const saturationLoad = 5.0
 
 // saturation offers saturationLoad from every host to every other and
-// returns the packets per second per host the hosts received: the
-// saturation rate. It also keeps the generator's packets per second per %
-// of the link rate, for linkPercent.
-func (r *run) saturation(ctx context.Context, hosts []string) (float64, error) {
+// returns the packets per second per host the hosts received, the
+// saturation rate, with the generator's packets per second per % of the
+// link rate (for linkPercent) and the CPU the fabric's processes used
+// meanwhile. A port that went down while it was measured makes it an
+// error: the rate would be the machine's starvation, not the fabric's.
+func (r *run) saturation(ctx context.Context, hosts []string) (calibration, error) {
+	var c calibration
+	st, err := harness.Status(ctx, r.fabric)
+	if err != nil {
+		return c, err
+	}
+	var hostPIDs, switchPIDs []int
+	for _, n := range st.Nodes {
+		if n.Type == "hca" {
+			hostPIDs = append(hostPIDs, n.PID)
+		} else {
+			switchPIDs = append(switchPIDs, n.PID)
+		}
+	}
 	r.s.Load = saturationLoad
 	if err := r.startTraffic(ctx, hosts, hosts); err != nil {
-		return 0, err
+		return c, err
 	}
 	sleep(ctx, time.Second)
 	a := r.smp.mark(ctx)
+	hostsCPU, switchesCPU := cpuNow(hostPIDs), cpuNow(switchPIDs)
 	sleep(ctx, 2*time.Second)
 	b := r.smp.mark(ctx)
+	c.cpu = SaturationCPU{Seconds: b.T - a.T, Hosts: cpuSince(hostsCPU).Seconds(), Switches: cpuSince(switchesCPU).Seconds()}
 	var offered float64
 	for _, h := range hosts {
 		var gs hca.GeneratorStats
@@ -36,14 +54,41 @@ func (r *run) saturation(ctx context.Context, hosts []string) (float64, error) {
 	}
 	r.drain(ctx)
 	if offered == 0 || b.T <= a.T {
-		return 0, fmt.Errorf("saturation: no traffic measured")
+		return c, fmt.Errorf("saturation: no traffic measured")
 	}
-	r.ppsPerPercent = offered / float64(len(hosts)) / saturationLoad
-	sat := float64(b.Rx-a.Rx) / (b.T - a.T) / float64(len(hosts))
-	if sat >= 0.9*r.ppsPerPercent*saturationLoad {
-		return sat, fmt.Errorf("saturation: the hosts received %.0f of %.0f packets/s each offered: not saturated", sat, r.ppsPerPercent*saturationLoad)
+	c.ppsPerPercent = offered / float64(len(hosts)) / saturationLoad
+	c.sat = float64(b.Rx-a.Rx) / (b.T - a.T) / float64(len(hosts))
+	if len(b.NotActive) > 0 {
+		return c, fmt.Errorf("saturation: %.0f packets/s per host measured with ports not Active (%v; CPU %s): %s",
+			c.sat, dataDrops(dropsBetween(a, b)), c.cpu, strings.Join(b.NotActive, " "))
 	}
-	return sat, nil
+	if c.sat >= 0.9*c.ppsPerPercent*saturationLoad {
+		return c, fmt.Errorf("saturation: the hosts received %.0f of %.0f packets/s each offered: not saturated", c.sat, c.ppsPerPercent*saturationLoad)
+	}
+	return c, nil
+}
+
+// cpuNow returns the CPU time each of pids has used so far.
+func cpuNow(pids []int) map[int]time.Duration {
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		if d, err := harness.ProcessCPU(pid); err == nil {
+			out[pid] = d
+		}
+	}
+	return out
+}
+
+// cpuSince returns the CPU time the processes of before (cpuNow's
+// answer) have used since; one gone or restarted since counts nothing.
+func cpuSince(before map[int]time.Duration) time.Duration {
+	var sum time.Duration
+	for pid, d := range before {
+		if now, err := harness.ProcessCPU(pid); err == nil && now >= d {
+			sum += now - d
+		}
+	}
+	return sum
 }
 
 // linkPercent converts packets per second per host into the generator's
