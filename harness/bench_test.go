@@ -16,6 +16,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/fabrictest"
 	"ibfab/internal/nodeproc"
+	"ibfab/internal/proccpu"
 	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
@@ -185,11 +186,10 @@ func idleFabric(b testing.TB) map[string]any {
 	for _, n := range f.Status().Nodes {
 		pids = append(pids, n.PID)
 	}
-	cpu0, t0 := cpuTicks(b, pids), time.Now()
+	cpu0, t0 := cpuOf(b, pids), time.Now()
 	time.Sleep(10 * time.Second)
-	cpu1, t1 := cpuTicks(b, pids), time.Now()
-	const hz = 100 // USER_HZ
-	cpuFrac := float64(cpu1-cpu0) / hz / t1.Sub(t0).Seconds()
+	cpu1, t1 := cpuOf(b, pids), time.Now()
+	cpuFrac := (cpu1 - cpu0).Seconds() / t1.Sub(t0).Seconds()
 	var rssMax, rssSum float64
 	for _, pid := range pids {
 		r := rssMiB(b, pid)
@@ -206,17 +206,13 @@ func idleFabric(b testing.TB) map[string]any {
 	}
 }
 
-// cpuTicks sums utime+stime of pids in clock ticks.
-func cpuTicks(tb testing.TB, pids []int) uint64 {
-	var sum uint64
+// cpuOf sums the CPU time pids have used.
+func cpuOf(tb testing.TB, pids []int) time.Duration {
+	var sum time.Duration
 	for _, pid := range pids {
-		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		d, err := proccpu.Of(pid)
 		require.NoError(tb, err)
-		f := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+2:]))
-		// After the command: state is field 3 of stat, utime 14, stime 15.
-		u, _ := strconv.ParseUint(f[11], 10, 64)
-		st, _ := strconv.ParseUint(f[12], 10, 64)
-		sum += u + st
+		sum += d
 	}
 	return sum
 }

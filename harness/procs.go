@@ -108,28 +108,6 @@ func alive(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
-// ProcessCPU returns the user and system CPU time process pid has used,
-// from /proc/PID/stat (fields 14 and 15, in USER_HZ ticks of 10 ms).
-func ProcessCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: count the fields
-	// after its closing parenthesis (field 3 is the first there).
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(f))
-	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return time.Duration(u+st) * 10 * time.Millisecond, nil
-}
-
 // stopProcesses ends every process in the fabric's namespaces: SIGTERM,
 // then SIGKILL for those still there after grace.
 func stopProcesses(namespaces []string, grace time.Duration) error {

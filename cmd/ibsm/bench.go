@@ -25,6 +25,7 @@ import (
 	"ibfab/internal/fabricnet"
 	"ibfab/internal/ibsimtest"
 	"ibfab/internal/opensmrun"
+	"ibfab/internal/proccpu"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -470,30 +471,11 @@ func processCPU(cmd *exec.Cmd) float64 {
 	return ms(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
 }
 
-// cpuOf returns the user and system CPU time a running process has used,
-// from /proc/PID/stat (fields 14 and 15, in USER_HZ ticks of 10 ms), or
+// cpuOf returns the CPU time a running process has used (proccpu.Of), or
 // 0 when it cannot be read.
 func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name, in parentheses, may hold spaces: count fields
-	// after its closing parenthesis (field 3 is the first there).
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(u+st) * 10 * time.Millisecond
+	d, _ := proccpu.Of(pid)
+	return d
 }
 
 // benchEngines are compared on each routing network.

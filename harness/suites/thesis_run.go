@@ -8,6 +8,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/hca"
+	"ibfab/internal/proccpu"
 	"ibfab/topologies"
 )
 
@@ -72,7 +73,7 @@ func (r *run) saturation(ctx context.Context, hosts []string) (calibration, erro
 func cpuNow(pids []int) map[int]time.Duration {
 	out := make(map[int]time.Duration, len(pids))
 	for _, pid := range pids {
-		if d, err := harness.ProcessCPU(pid); err == nil {
+		if d, err := proccpu.Of(pid); err == nil {
 			out[pid] = d
 		}
 	}
@@ -84,7 +85,7 @@ func cpuNow(pids []int) map[int]time.Duration {
 func cpuSince(before map[int]time.Duration) time.Duration {
 	var sum time.Duration
 	for pid, d := range before {
-		if now, err := harness.ProcessCPU(pid); err == nil && now >= d {
+		if now, err := proccpu.Of(pid); err == nil && now >= d {
 			sum += now - d
 		}
 	}

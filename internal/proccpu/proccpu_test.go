@@ -1,0 +1,28 @@
+package proccpu_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ibfab/internal/proccpu"
+)
+
+// TestOf: a process's CPU time grows while it works, and a PID that does
+// not exist is an error.
+func TestOf(t *testing.T) {
+	a, err := proccpu.Of(os.Getpid())
+	require.NoError(t, err)
+	b := a
+	for deadline := time.Now().Add(10 * time.Second); b == a && time.Now().Before(deadline); {
+		for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
+		}
+		b, err = proccpu.Of(os.Getpid())
+		require.NoError(t, err)
+	}
+	require.Greater(t, b, a, "CPU time did not grow while spinning")
+	_, err = proccpu.Of(1 << 30) // above any pid_max
+	require.Error(t, err)
+}
