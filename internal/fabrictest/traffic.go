@@ -73,60 +73,7 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 				tb.Logf("round %d: %s (LID %d, %s) received %d, drops %v; its sender %s (LID %d, %s) sent %d, generator %+v",
 					k, h, p.LID, p.State, p.Traffic.RxPackets-rx0[h], p.Drops, src, sp.LID, sp.State, sp.Traffic.TxPackets, sp.Traffic.Generator)
 			}
-			// Two snapshots a second apart tell a stalled port (packets
-			// queued, nothing sent meanwhile) from a slow one, and a credit
-			// wait (no credit for the head packet) from a transmitter that
-			// does not run.
-			var stalled []string
-			t0 := time.Now()
-			s0 := f.Status()
-			time.Sleep(time.Second)
-			sent := map[string]uint64{}
-			for _, n := range s0.Nodes {
-				for _, p := range n.Ports {
-					sent[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.Counters.PortXmitPkts
-				}
-			}
-			s1 := f.Status()
-			// A status of hundreds of nodes takes a while on a busy
-			// machine: the interval is from before the first to after
-			// the second.
-			span := time.Since(t0).Round(10 * time.Millisecond)
-			for _, n := range s1.Nodes {
-				for _, p := range n.Ports {
-					name := fmt.Sprintf("%s[%d]", n.Name, p.Port)
-					if len(p.Drops) > 0 {
-						tb.Logf("%s drops %v", name, p.Drops)
-					}
-					if p.Peer != "" && (p.State != "Active" || p.Counters.LinkDownedCounter > 0) {
-						tb.Logf("%s (to %s) %s, link downed %d times", name, p.Peer, p.State, p.Counters.LinkDownedCounter)
-					}
-					moved := p.Counters.PortXmitPkts - sent[name]
-					if p.Traffic != nil && p.Traffic.Generator != nil {
-						tb.Logf("%s %s %s sent %d in %v, generator %+v", name, p.Width, p.Speed, moved, span, *p.Traffic.Generator)
-					}
-					for _, c := range p.Credits {
-						if c.Queued > 0 || (c.RxCapacity > 0 && c.RxUsed*2 >= c.RxCapacity) {
-							tb.Logf("%s (to %s) VL%d: %d queued, %d blocks of credit, sent %d in %v; receive buffer %d/%d blocks",
-								name, p.Peer, c.VL, c.Queued, c.Available, moved, span, c.RxUsed, c.RxCapacity)
-						}
-						// Credit for a whole packet and nothing sent: the
-						// transmitter itself is not running. Where it waits
-						// is in its stack.
-						if c.Queued > 0 && c.Available >= 64 && moved == 0 && !slices.Contains(stalled, n.Name) {
-							stalled = append(stalled, n.Name)
-						}
-					}
-				}
-			}
-			for _, n := range stalled[:min(len(stalled), 2)] {
-				var st nodeproc.Stacks
-				if err := f.Call(n, "stacks", nil, &st); err != nil {
-					tb.Logf("%s stacks: %v", n, err)
-					continue
-				}
-				tb.Logf("%s holds packets it has credit for and sends none; its port goroutines:\n%s", n, portStacks(st.Goroutines))
-			}
+			f.logPorts()
 		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {
@@ -146,6 +93,70 @@ func (f *Fabric) CheckPairs(hosts []string, rounds []int) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		f.StopTraffic(hosts)
+	}
+}
+
+// logPorts logs, for a failed CheckPairs, every port's drops and, if it is
+// cabled, a state other than Active or a lost link; every host's
+// generator; every port holding packets or with its receive buffer at
+// least half full; and the port goroutines of up to two switches that
+// send nothing while they hold packets they have credit for.
+func (f *Fabric) logPorts() {
+	tb := f.tb
+	tb.Helper()
+	// Two snapshots a second apart tell a stalled port (packets
+	// queued, nothing sent meanwhile) from a slow one, and a credit
+	// wait (no credit for the head packet) from a transmitter that
+	// does not run.
+	var stalled []string
+	t0 := time.Now()
+	s0 := f.Status()
+	time.Sleep(time.Second)
+	sent := map[string]uint64{}
+	for _, n := range s0.Nodes {
+		for _, p := range n.Ports {
+			sent[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.Counters.PortXmitPkts
+		}
+	}
+	s1 := f.Status()
+	// A status of hundreds of nodes takes a while on a busy
+	// machine: the interval is from before the first to after
+	// the second.
+	span := time.Since(t0).Round(10 * time.Millisecond)
+	for _, n := range s1.Nodes {
+		for _, p := range n.Ports {
+			name := fmt.Sprintf("%s[%d]", n.Name, p.Port)
+			if len(p.Drops) > 0 {
+				tb.Logf("%s drops %v", name, p.Drops)
+			}
+			if p.Peer != "" && (p.State != "Active" || p.Counters.LinkDownedCounter > 0) {
+				tb.Logf("%s (to %s) %s, link downed %d times", name, p.Peer, p.State, p.Counters.LinkDownedCounter)
+			}
+			moved := p.Counters.PortXmitPkts - sent[name]
+			if p.Traffic != nil && p.Traffic.Generator != nil {
+				tb.Logf("%s %s %s sent %d in %v, generator %+v", name, p.Width, p.Speed, moved, span, *p.Traffic.Generator)
+			}
+			for _, c := range p.Credits {
+				if c.Queued > 0 || (c.RxCapacity > 0 && c.RxUsed*2 >= c.RxCapacity) {
+					tb.Logf("%s (to %s) VL%d: %d queued, %d blocks of credit, sent %d in %v; receive buffer %d/%d blocks",
+						name, p.Peer, c.VL, c.Queued, c.Available, moved, span, c.RxUsed, c.RxCapacity)
+				}
+				// Credit for a whole packet and nothing sent: the
+				// transmitter itself is not running. Where it waits
+				// is in its stack.
+				if c.Queued > 0 && c.Available >= 64 && moved == 0 && !slices.Contains(stalled, n.Name) {
+					stalled = append(stalled, n.Name)
+				}
+			}
+		}
+	}
+	for _, n := range stalled[:min(len(stalled), 2)] {
+		var st nodeproc.Stacks
+		if err := f.Call(n, "stacks", nil, &st); err != nil {
+			tb.Logf("%s stacks: %v", n, err)
+			continue
+		}
+		tb.Logf("%s holds packets it has credit for and sends none; its port goroutines:\n%s", n, portStacks(st.Goroutines))
 	}
 }
 
