@@ -106,13 +106,7 @@ var opensmBenchNotes = []string{
 
 // opensmCase runs OpenSM runs times on each side.
 func opensmCase(b *testing.B, name string, topo *topologies.Topology, runs int) map[string]any {
-	smNode := ""
-	for _, n := range topo.Nodes() {
-		if n.Type == topologies.CA {
-			smNode = n.Name
-			break
-		}
-	}
+	smNode := firstHost(topo)
 	require.NotEmpty(b, smNode, "%s has no CA", name)
 	sides := map[string]*opensmSide{"fabric": {}, "ibsim": {}}
 	for i := range runs {

@@ -188,7 +188,7 @@ func TestOpenSMFatTree432(t *testing.T) {
 }
 
 // firstHost returns the name of topo's first CA, the host Fabric.Hosts
-// lists first.
+// lists first, or "" if it has none.
 func firstHost(topo *topologies.Topology) string {
 	for _, n := range topo.Nodes() {
 		if n.Type == topologies.CA {

@@ -40,10 +40,9 @@ const quiet = time.Second
 // root). The networks: irregular ones of 8, 16 and 32 switches with one
 // host each (IBFAB_BENCH_SIZES=8,16 picks sizes, "none" none;
 // IBFAB_BENCH_64=1 adds 64), and with IBFAB_BENCH_FATTREE=1 a fat tree of
-// 432 hosts. On each,
-// each SM in turn, at the host of the first switch, meets a link cut
-// between two switches and the kill of a switch with hosts (each undone
-// before the next): ibsm with partial or full discovery, with
+// 432 hosts. On each, each SM in turn, at the host of the first switch,
+// meets a link cut between two switches and the kill of a switch with
+// hosts (each undone before the next): ibsm with partial or full discovery, with
 // provisional routes or FERa's directly, and OpenSM as a daemon. Each
 // ibsm figure comes with its ratio to OpenSM's (goal: time to restored
 // connectivity ≤ 0.2× OpenSM's). It runs once whatever b.N is.
@@ -56,10 +55,11 @@ func BenchmarkAssimilation(b *testing.B) {
 	if v := os.Getenv("IBFAB_BENCH_SIZES"); v != "" {
 		sizes = nil
 		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
 			if f == "none" { // the fat tree alone
 				continue
 			}
-			n, err := strconv.Atoi(strings.TrimSpace(f))
+			n, err := strconv.Atoi(f)
 			require.NoError(b, err, "IBFAB_BENCH_SIZES=%q", v)
 			sizes = append(sizes, n)
 		}
@@ -373,9 +373,9 @@ func waitQuiet(b *testing.B, f *fabrictest.Fabric, d *damage, lastPass func() (t
 // connected to the SM: each to its next and to the one half-way round.
 func checkSurvivors(f *fabrictest.Fabric, smNode string, d *damage) {
 	hosts := reachable(f.Topo, smNode, d)
-	// Every 18th of the fat tree's 432 (one per leaf there): the check
-	// polls each host in turn, and 432 processes' worth of calls per
-	// poll, on two cores, took over a minute a round.
+	// At most maxChecked, evenly spaced (every 14th of the fat tree's
+	// 432): the check polls each host in turn, and 432 processes' worth
+	// of calls per poll, on two cores, took over a minute a round.
 	if stride := len(hosts)/maxChecked + 1; stride > 1 {
 		var sample []string
 		for i := 0; i < len(hosts); i += stride {
