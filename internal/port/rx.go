@@ -109,6 +109,9 @@ func (p *Port) admitLocked(b []byte, verr error) (n int, vl uint8, blocks int, c
 	case v == VL15 && !qp0, v != VL15 && qp0, v != VL15 && v >= p.operVLs:
 		return 0, 0, 0, DropVLMapping, false
 	case p.state == portDown, p.state == portInit && v != VL15:
+		if v != VL15 {
+			p.discardBlocksLocked(v, Blocks(n))
+		}
 		return 0, 0, 0, DropNotActive, false
 	}
 
@@ -136,6 +139,22 @@ func (p *Port) admitLocked(b []byte, verr error) (n int, vl uint8, blocks int, c
 		k.rcvMcast++
 	}
 	return n, uint8(v), blocks, 0, true
+}
+
+// discardBlocksLocked counts the blocks of a sound data packet on VL vl
+// that the port's state discards into ABR, as if received and released at
+// once (§7.9.4: ABR follows every data packet but those refused for want
+// of buffer space). The sender counted them in its FCTBS; left out, they
+// would be credit lost until its next flow-control packet for that VL,
+// which is seconds away once the link is up, while a peer kept Active
+// behind a port the SM set Down goes on sending to it.
+func (p *Port) discardBlocksLocked(vl, blocks int) {
+	r := &p.rx[vl]
+	r.abr = uint16((int(r.abr) + blocks) & fcMask)
+	p.fcDue |= 1 << vl
+	if p.linkSendOKLocked() {
+		p.creditUpdateLocked(vl)
+	}
 }
 
 // isQP0 reports whether a verified data packet is addressed to QP0, that

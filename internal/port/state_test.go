@@ -219,3 +219,49 @@ func equalStates(a, b []port.State) bool {
 	}
 	return true
 }
+
+// TestDiscardedDataKeepsCredits: a port the SM sets Down comes back in
+// Init with its link up, so its peer stays Active and keeps sending data,
+// which the port discards. The peer counts those blocks as sent; unless the
+// port counts them as received, the credit they took never comes back
+// before the peer's next flow-control packet for the VL (a keepalive, which
+// this test never lets fire), and the link stays blocked once the port is
+// Active again.
+func TestDiscardedDataKeepsCredits(t *testing.T) {
+	e := newEnv(t, port.Config{RxBlocks: 100}, nil)
+	e.activate(t)
+	if err := e.b.SetState(mad.PortStateDown); err != nil {
+		t.Fatalf("b.SetState(Down): %v", err)
+	}
+	e.settle()
+	if got := e.b.State(); got != linkUpInit {
+		t.Fatalf("b.State() = %v after Set Down, want %v", got, linkUpInit)
+	}
+	// Three buffers' worth: without the credit coming back, a stalls
+	// after the first.
+	const n = 60
+	size := porttest.UDSize(300)
+	for i := range n {
+		send(t, e.a, porttest.UD(0, 1, 300, byte(i)))
+	}
+	e.settle()
+	if got := e.b.Drops()[port.DropNotActive]; got != n {
+		t.Errorf("b.Drops()[not active] = %d, want %d (a's queue holds %d)", got, n, e.a.Credits(0).Queued)
+	}
+	ca, cb := e.a.Credits(0), e.b.Credits(0)
+	if want := uint16(n * port.Blocks(size) % 4096); ca.FCTBS != want || cb.ABR != want {
+		t.Errorf("a FCTBS %d, b ABR %d, want both %d", ca.FCTBS, cb.ABR, want)
+	}
+	for _, s := range []mad.PortState{mad.PortStateArmed, mad.PortStateActive} {
+		if err := e.b.SetState(s); err != nil {
+			t.Fatalf("b.SetState(%v): %v", s, err)
+		}
+	}
+	for i := range 5 {
+		send(t, e.a, porttest.UD(0, 1, 300, byte(100+i)))
+	}
+	e.settle()
+	if got := e.rb.count(); got != 5 {
+		t.Errorf("b received %d packets once Active again, want 5 (a credit %+v)", got, e.a.Credits(0))
+	}
+}
