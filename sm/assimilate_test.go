@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -689,7 +690,7 @@ func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
 	b.f.Node(sw6).Ports.SetLink(3, stale)
 	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
 	res := assimilate(t, s, sm.TriggerTrap)
-	assert.EqualValues(t, 2, res.Timeouts, "the probe of sw10, prefixed then directed")
+	assert.EqualValues(t, 3, res.Timeouts, "the quick probe of sw10, then the full one, prefixed then directed, for sw6's port still reads Active")
 	assert.Equal(t, 2, res.NodesRemoved, "sw10 and ca15")
 	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "LID-routed prefix")
 	checkUp(t, b.f)
@@ -713,6 +714,42 @@ func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
 	res = assimilate(t, s, sm.TriggerTrap)
 	assert.Zero(t, res.Timeouts)
 	assert.Positive(t, prefixed)
+	checkUp(t, b.f)
+}
+
+// TestAssimilateQuickProbe: a dead switch's neighbour whose port still
+// reads Active when the SM first looks (it has not noticed yet) costs one
+// quick probe, whose timeout has the port read again; by then it is Down,
+// and the SM gives the switch up without a probe in full.
+func TestAssimilateQuickProbe(t *testing.T) {
+	b, port, s := lateTrapsSM(t)
+	sw6, _ := b.topo.Lookup("sw6")
+	port.late[agentLIDs(b.f)["sw6"]] = true
+	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
+	require.NoError(t, b.port.PowerOff("sw10"))
+	down := stale
+	down.State, down.Phys = mad.PortStateDown, mad.PhysStatePolling
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	// sw6 notices when the SM's first SwitchInfo to sw10 leaves.
+	sw6LID := agentLIDs(b.f)["sw6"]
+	probes := 0
+	b.port.SetFilter(func(m madport.MAD) bool {
+		h := mad.MAD(m.Data)
+		if h.MgmtClass() == mad.ClassSubnDirected && h.AttrID() == mad.AttrSwitchInfo {
+			// Along a LID-routed prefix to sw6, then out of its port 3.
+			if path := mad.DRSMP(m.Data).Path(); m.LID == sw6LID && slices.Equal(path, []uint8{0, 3}) {
+				if probes++; probes == 1 {
+					b.f.Node(sw6).Ports.SetLink(3, down)
+				}
+			}
+		}
+		return true
+	})
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res := assimilate(t, s, sm.TriggerTrap)
+	assert.EqualValues(t, 1, res.Timeouts, "the quick probe of sw10")
+	assert.Equal(t, 1, probes, "SwitchInfo Gets to sw10")
+	assert.Equal(t, 2, res.NodesRemoved, "sw10 and ca15")
 	checkUp(t, b.f)
 }
 

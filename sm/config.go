@@ -13,6 +13,7 @@ import (
 const (
 	DefaultWindow        = 16
 	DefaultTimeout       = 200 * time.Millisecond
+	DefaultProbeTimeout  = 50 * time.Millisecond
 	DefaultRetries       = 3
 	DefaultRouting       = "updn-pira"
 	DefaultSweepInterval = 10 * time.Second
@@ -46,6 +47,10 @@ type Config struct {
 	// Transactions.
 	Window  int           // SMPs in flight at once, at most (losses narrow it; see txn.go)
 	Timeout time.Duration // per attempt
+	// ProbeTimeout is how long a probe of a switch that may be gone
+	// waits, once, before the SM reads the port it goes through again
+	// (partial discovery); at most Timeout.
+	ProbeTimeout time.Duration
 	Retries int           // resends after the first attempt; -1 for none
 	MKey    uint64        // M_Key carried by every SMP
 	TIDHigh uint32        // the upper half of every TID (0: a fixed value)
@@ -118,6 +123,10 @@ func (c *Config) normalize() error {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.ProbeTimeout == 0 {
+		c.ProbeTimeout = DefaultProbeTimeout
+	}
+	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
 	switch {
 	case c.Retries == 0:
 		c.Retries = DefaultRetries
@@ -159,6 +168,8 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: window %d", ErrConfig, c.Window)
 	case c.Timeout < 0:
 		return fmt.Errorf("%w: timeout %v", ErrConfig, c.Timeout)
+	case c.ProbeTimeout < 0:
+		return fmt.Errorf("%w: probe timeout %v", ErrConfig, c.ProbeTimeout)
 	case c.LMC > 7:
 		return fmt.Errorf("%w: LMC %d, want 0 to 7", ErrConfig, c.LMC)
 	case mad.NumDataVLs(c.OpVLs) == 0:

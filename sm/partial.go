@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -674,6 +675,13 @@ func (p *partialDiscovery) probePort(x *dnode) (q int, check bool) {
 func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
 	p.checked[portKey{s, sp}] = true
 	p.state[x] = devWaiting
+	p.readLink(x, s, sp, func() { p.quickProbe(x, s, sp) })
+}
+
+// readLink reads port sp of s, x's neighbour, and calls next if it is
+// still up and cabled to x; if it is Down, the link is gone (as a scan
+// of s would find) and x stays MISSING unless found another way.
+func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
 	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *response) {
 		up := false
 		if r.err != nil {
@@ -689,10 +697,33 @@ func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
 		switch {
 		case p.state[x] != devWaiting: // answered another way meanwhile, or deactivated
 		case up:
-			p.probe(x)
+			next()
 		default:
 			p.state[x] = devMissing
 		}
+	})
+}
+
+// quickProbe reads SwitchInfo of suspect x through port sp of s, which
+// read Active, waiting Config.ProbeTimeout once. When x is dead, s's
+// port often still reads Active because s has not noticed yet (a dead
+// switch's neighbours do not all lose their links at the same instant),
+// and a probe with the full timeout and its retries would hold discovery
+// up for nothing; so an unanswered probe has the port read again, and
+// only a port still up earns x a probe in full.
+func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
+	r := p.d.req(x.rt, mad.AttrSwitchInfo, 0)
+	r.tag, r.probe = x, true
+	tx := p.sm.tx
+	old := tx.phase
+	tx.setPhase(PhaseDiscovery)
+	defer tx.setPhase(old)
+	tx.get(r, func(resp *response) {
+		if !errors.Is(resp.err, ErrTimeout) || p.state[x] != devWaiting {
+			p.onSwitchInfo(x, resp, PhaseDiscovery)
+			return
+		}
+		p.readLink(x, s, sp, func() { p.probe(x) })
 	})
 }
 

@@ -69,6 +69,10 @@ type request struct {
 	data   []byte // attribute data of a Set, at most 64 bytes
 	// tag is the caller's, for cancel to recognize the request by.
 	tag any
+	// probe marks a request to a device that may be gone: one attempt,
+	// timed out after Config.ProbeTimeout, and its timeout is no loss
+	// for the window. The caller checks another way before trying again.
+	probe bool
 }
 
 // String names the request for problem reports.
@@ -141,6 +145,7 @@ type txnLayer struct {
 	resend       []*txn // timed out and waiting, oldest first
 
 	timeout  time.Duration
+	probeTO  time.Duration // a probe's timeout
 	retries  int
 	mkey     uint64
 	tidHigh  uint64
@@ -156,7 +161,7 @@ type txnLayer struct {
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 	return &txnLayer{
 		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window,
-		timeout: cfg.Timeout, retries: cfg.Retries,
+		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
 		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
 	}
@@ -336,7 +341,11 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 	if t.attempts > 1 {
 		ps.Retries++
 	}
-	t.deadline = e.clk.Now().Add(e.timeout)
+	to := e.timeout
+	if t.req.probe {
+		to = e.probeTO
+	}
+	t.deadline = e.clk.Now().Add(to)
 	lid := uint16(mad.PermissiveLID)
 	if !t.req.dr || t.req.drslid != 0 {
 		lid = t.req.lid
@@ -438,6 +447,11 @@ func (e *txnLayer) expire(now time.Time) error {
 			continue
 		}
 		e.inflight--
+		if t.req.probe {
+			delete(e.pending, seq)
+			failed = append(failed, t)
+			continue
+		}
 		e.timedOut(t)
 		if t.attempts <= e.retries {
 			again = append(again, t)

@@ -104,6 +104,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
 	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once, at most: a lost SMP halves the window, answers widen it again")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", sm.DefaultTimeout, "time to wait for each SMP's answer")
+	fs.DurationVar(&o.cfg.ProbeTimeout, "probe-timeout", sm.DefaultProbeTimeout, "time to wait, once, for a switch that may be gone before reading the port to it again (partial discovery; at most --timeout)")
 	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")

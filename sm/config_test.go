@@ -1,0 +1,31 @@
+package sm_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"ibfab/sm"
+	"ibfab/topologies"
+)
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  sm.Config
+	}{
+		{"negative timeout", sm.Config{Timeout: -time.Second}},
+		{"negative probe timeout", sm.Config{ProbeTimeout: -time.Millisecond}},
+		{"window", sm.Config{Window: -1}},
+		{"LMC", sm.Config{LMC: 8}},
+		{"VL tables", sm.Config{VLTables: "spread"}},
+	}
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sm.New(b.port, tt.cfg)
+			assert.ErrorIs(t, err, sm.ErrConfig)
+		})
+	}
+}
