@@ -51,9 +51,9 @@ type Config struct {
 	// waits, once, before the SM reads the port it goes through again
 	// (partial discovery); at most Timeout.
 	ProbeTimeout time.Duration
-	Retries int           // resends after the first attempt; -1 for none
-	MKey    uint64        // M_Key carried by every SMP
-	TIDHigh uint32        // the upper half of every TID (0: a fixed value)
+	Retries      int    // resends after the first attempt; -1 for none
+	MKey         uint64 // M_Key carried by every SMP
+	TIDHigh      uint32 // the upper half of every TID (0: a fixed value)
 
 	// Clock schedules timeouts and the sweep interval; nil means the
 	// port's own clock when it has one (see ClockPort), else the wall
