@@ -39,8 +39,8 @@ const quiet = time.Second
 // to $IBFAB_BENCH_OUT (default out/bench/assimilation.json at the module
 // root). The networks: irregular ones of 8, 16 and 32 switches with one
 // host each (IBFAB_BENCH_SIZES=8,16 picks sizes, "none" none;
-// IBFAB_BENCH_64=1 adds 64), and with IBFAB_BENCH_FATTREE=1 a fat tree of
-// 432 hosts. On each, each SM in turn, at the host of the first switch,
+// IBFAB_BENCH_64=1 adds 64), and with IBFAB_BENCH_FATTREE=1 (or 432) a fat
+// tree of 432 hosts (144: one of 144). On each, each SM in turn, at the host of the first switch,
 // meets a link cut between two switches and the kill of a switch with
 // hosts (each undone before the next): ibsm with partial or full discovery, with
 // provisional routes or FERa's directly, and OpenSM as a daemon. Each
@@ -76,9 +76,12 @@ func BenchmarkAssimilation(b *testing.B) {
 			return topologies.Irregular(n, 4, 1, 1)
 		}})
 	}
-	if os.Getenv("IBFAB_BENCH_FATTREE") == "1" {
+	switch os.Getenv("IBFAB_BENCH_FATTREE") {
+	case "1", "432":
 		// 24 leaves of 18 hosts under 12 spines: 432 hosts, 468 processes.
 		nets = append(nets, net{"fattree432", func() (*topologies.Topology, error) { return topologies.FatTree(24, 12, 18) }})
+	case "144": // 12 leaves of 12 hosts under 6 spines, for a quicker look
+		nets = append(nets, net{"fattree144", func() (*topologies.Topology, error) { return topologies.FatTree(12, 6, 12) }})
 	}
 	// The goal is the thesis's improved mechanism's (partial discovery,
 	// provisional routes); the other configurations are its baselines.
@@ -308,6 +311,21 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 		if res.MsToConnectivity != nil {
 			p["ms_to_connectivity"] = *res.MsToConnectivity
 		}
+		if !res.SubnetUp {
+			p["reason"] = res.Reason
+		}
+		for k, v := range map[string][]string{"problems": res.Problems, "warnings": res.Warnings, "changes": res.Changes} {
+			if len(v) > 0 {
+				p[k] = v[:min(len(v), 8)]
+			}
+		}
+		if res.SL2VLSets > 0 {
+			p["sl2vl_sets"] = res.SL2VLSets
+		}
+		if res.PortsDeactivated > 0 {
+			p["ports_deactivated"] = res.PortsDeactivated
+		}
+		p["timeouts"] = res.Timeouts
 		passes = append(passes, p)
 	}
 	checkSurvivors(f, smNode, ft.damage)
