@@ -227,6 +227,38 @@ func TestCutDepsThesis(t *testing.T) {
 	checkUp(t, b.f)
 }
 
+// TestPreBlock: with PreBlock the sweep blocks the thesis network's four
+// cut-node turns once the subnet is up, in its protection phase, and the
+// change that keeps them then blocks nothing more.
+func TestPreBlock(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := b.newSM(t, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, PreBlock: true})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	assert.EqualValues(t, 4, smps(t, res, sm.PhaseProtection))
+	assert.Equal(t, 4, res.SL2VLSets)
+	assert.Len(t, s.Blocked(), 4)
+	sw10, _ := b.topo.Lookup("sw10")
+	assert.EqualValues(t, 15, b.f.Node(sw10).Agent.VLFor(1, 2, 0), "SL 0 from port 1 to 2 of sw10 on VL15")
+	checkUp(t, b.f)
+	quiet(t, s)
+
+	require.NoError(t, b.port.SetLink("ca13", 1, false))
+	res = assimilate(t, s, sm.TriggerSweep)
+	assert.Zero(t, res.SL2VLSets, "blocked at the sweep")
+	checkUp(t, b.f)
+
+	// Without PreBlock, or with another strategy, the sweep has no
+	// protection phase.
+	for _, cfg := range []sm.Config{{Routing: "updn-fera"}, {Routing: "updn-fera", PreBlock: true, Distribution: sm.DistCutPorts}} {
+		b := newBench(t, topologies.Thesis8(), 0, 1)
+		res := b.sweep(t, b.newSM(t, cfg))
+		_, ok := res.Phase(sm.PhaseProtection)
+		assert.False(t, ok, "%+v", cfg)
+		assert.Zero(t, res.SL2VLSets)
+	}
+}
+
 // change is a change to a running fabric, and what the SM should see.
 type change struct {
 	name  string

@@ -103,6 +103,13 @@ type Config struct {
 	// DistCutDeps (the default), DistCutPorts, DistFullDeactivation or
 	// DistNone.
 	Distribution string
+	// PreBlock, with DistCutDeps, has every sweep that brings the subnet
+	// up block the forbidden turns of its own graph's cut nodes, in a
+	// last phase (PhaseProtection), once the subnet is up: no route takes
+	// them, and a change then blocks only the turns its new graph adds,
+	// instead of every cut node's on the first change (thousands of
+	// SLtoVL Sets on a fat tree, whose leaves all are cut nodes).
+	PreBlock bool
 	// Provisional distributes PIRa's routes first, then FERa's on the
 	// same up*/down* graph (thesis 6.3); Routing is then not used for
 	// assimilations.

@@ -18,6 +18,9 @@ const (
 	PhaseRouting      = "routing"
 	PhaseDistribution = "distribution"
 	PhaseActivation   = "activation"
+	// PhaseProtection blocks the cut nodes' forbidden turns after the
+	// subnet is up (Config.PreBlock).
+	PhaseProtection = "protection"
 	// PhaseWatch counts the light sweeps and trap represses between full
 	// sweeps; it is not part of a sweep's phases.
 	PhaseWatch = "watch"
@@ -305,7 +308,22 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	res.SubnetUp = len(res.Problems) == 0
+	if res.SubnetUp && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil {
+		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// preBlock blocks the forbidden turns of rt's cut nodes that are not
+// blocked yet (Config.PreBlock). The subnet is up already: what fails is
+// a warning, and the next change blocks it.
+func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *Routes, res *Result) error {
+	s.blockCutDeps(sn, rt, res, func(format string, args ...any) {
+		res.Warnings = append(res.Warnings, "blocking a cut-node turn: "+fmt.Sprintf(format, args...))
+	})
+	return s.tx.run(ctx)
 }
 
 // promisesDeadlockFreedom reports whether an engine's route sets are

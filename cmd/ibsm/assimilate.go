@@ -20,6 +20,8 @@ func addAssimilationFlags(fs *flag.FlagSet, cfg *sm.Config) {
 	fs.StringVar(&cfg.Distribution, "distribution", sm.DistCutDeps,
 		"table distribution after a change: "+strings.Join(sm.Distributions(), ", "))
 	fs.BoolVar(&cfg.Provisional, "provisional", false, "after a change, PIRa's routes first, then FERa's on the same graph")
+	fs.BoolVar(&cfg.PreBlock, "pre-block", true,
+		"with cut-deps, block the cut nodes' forbidden turns once the subnet is up, so that a change blocks only those its graph adds (not with --once)")
 	fs.BoolVar(&cfg.LIDActivation, "lid-activation", false, "send activation SMPs LID-routed")
 }
 

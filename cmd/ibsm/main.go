@@ -154,6 +154,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)
 	}
+	if o.once || o.routesCmd {
+		o.cfg.PreBlock = false // no change will follow
+	}
 	if o.profile != "" {
 		f, err := os.Create(o.profile)
 		if err == nil {
