@@ -3,12 +3,15 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"ibfab/internal/fabricnet"
 	"ibfab/simproto"
@@ -38,7 +41,7 @@ infiniband-diags talk to the HCA's attach point instead of a kernel port:
 	killSynopsis = "kill N NODE"
 	killDesc     = `
 Kills NODE's process of fabric N with SIGKILL, as a crash would: its links
-stay cabled but fall silent, and its neighbours take them Down.`
+stay cabled but go dark at once, and its neighbours take them Down.`
 )
 
 func runExec(env *Env, args []string) error {
@@ -128,16 +131,51 @@ func Kill(name, node string) error {
 	if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, name, node) {
 		return fmt.Errorf("node %s of fabric %s is not running", node, name)
 	}
-	if err := syscall.Kill(n.PID, syscall.SIGKILL); err != nil {
+	// A dead device's links go dark at once. A killed process's do only
+	// once the kernel has torn it down, and closing each packet socket
+	// waits for an RCU grace period: an 18-port switch's neighbours saw
+	// carrier for another quarter second. So its veths go down first,
+	// and come up again once it is gone; its neighbours' ports stay Down
+	// all the same, watching a dead peer (peerwatch), until a restart.
+	dark, err := darken(name, node)
+	if err != nil {
 		return err
 	}
-	for range 200 {
-		if !alive(n.PID) {
-			return nil
+	killed := syscall.Kill(n.PID, syscall.SIGKILL)
+	if killed == nil {
+		killed = fmt.Errorf("node %s (pid %d) still there 1 s after SIGKILL", node, n.PID)
+		for range 200 {
+			if !alive(n.PID) {
+				killed = nil
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	return fmt.Errorf("node %s (pid %d) still there 1 s after SIGKILL", node, n.PID)
+	return errors.Join(killed, setLinks(dark, true))
+}
+
+// darken sets down the veths of node's cabled ports that are up, and
+// returns them.
+func darken(fabric, node string) ([]sender, error) {
+	targets, err := linkTargets(fabric, node, 0)
+	if err != nil {
+		return nil, err
+	}
+	var up []sender
+	for _, s := range targets {
+		err := fabricnet.Do(s.node.Namespace, func() error {
+			l, err := netlink.LinkByName(fabricnet.PortIface(s.port))
+			if err == nil && l.Attrs().Flags&net.FlagUp != 0 {
+				up = append(up, s)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.from(), err)
+		}
+	}
+	return up, setLinks(up, false)
 }
 
 func runKill(env *Env, args []string) error {

@@ -210,7 +210,7 @@ func benchFabric(b *testing.B, name string, topo *topologies.Topology) map[strin
 		// blocks of the graph in place are set once the subnet is up,
 		// not on the first fault measured.
 		cfg := sm.Config{Routing: "updn-fera", Discovery: c.discovery, Provisional: c.provisional, PreBlock: true}
-		r := startSM(b, f, smNode, cfg)
+		r := startSMUnchecked(b, f, smNode, cfg)
 		waitSettled(b, f, &damage{})
 		for i, ft := range faults {
 			var ms []map[string]any

@@ -41,6 +41,19 @@ type smRun struct {
 // waits for its first sweep to bring the subnet up.
 func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *smRun {
 	t.Helper()
+	return runSM(t, f, node, cfg, true)
+}
+
+// startSMUnchecked is startSM without the check of every table state:
+// the benchmark's, since the check runs on the SM's goroutine and would
+// count in its times (tens of ms per assimilation on a fat tree).
+func startSMUnchecked(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *smRun {
+	t.Helper()
+	return runSM(t, f, node, cfg, false)
+}
+
+func runSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config, check bool) *smRun {
+	t.Helper()
 	r := &smRun{t: t, node: node, done: make(chan error, 1)}
 	var port *simclient.Client
 	err := fabricnet.Do(fabricnet.Namespace(f.Name, node), func() error {
@@ -53,7 +66,10 @@ func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *sm
 	if err != nil {
 		t.Fatalf("attaching to %s: %v", node, err)
 	}
-	cfg.OnTables = r.onTables
+	cfg.OnTables = nil
+	if check {
+		cfg.OnTables = r.onTables
+	}
 	s, err := sm.New(port, cfg)
 	if err != nil {
 		port.Close()
