@@ -137,9 +137,14 @@ func Kill(name, node string) error {
 	// carrier for another quarter second. So its veths go down first,
 	// and come up again once it is gone; its neighbours' ports stay Down
 	// all the same, watching a dead peer (peerwatch), until a restart.
+	// The process is stopped before: it must not see its own links go
+	// (it would trap, and answer SMPs for a moment).
+	if err := syscall.Kill(n.PID, syscall.SIGSTOP); err != nil {
+		return err
+	}
 	dark, err := darken(name, node)
 	if err != nil {
-		return err
+		return errors.Join(err, syscall.Kill(n.PID, syscall.SIGKILL))
 	}
 	killed := syscall.Kill(n.PID, syscall.SIGKILL)
 	if killed == nil {
