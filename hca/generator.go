@@ -222,7 +222,7 @@ func (g *Generator) fire() {
 			}
 			break
 		}
-		if q.full && g.backlogAll(now) {
+		if (q.full || q.failed) && g.countAll(now, q.failed) {
 			break
 		}
 		if g.emit(now, &q) {
@@ -231,19 +231,26 @@ func (g *Generator) fire() {
 		g.next = g.next.Add(g.gap())
 	}
 	wait := g.next.Sub(now)
-	if q.full {
+	switch {
+	case q.failed:
+		// The port refuses packets (not Active): try again once about
+		// bulkMin arrivals are due, and count those in one step.
+		wait = max(wait, min(time.Duration(bulkMin*g.mean), maxHold))
+	case q.full:
 		wait = max(wait, g.startHold(now, g.cfg.MaxBacklog-q.room))
-	} else {
+	default:
 		g.hold = 0
 	}
 	g.timer.Reset(wait)
 }
 
 // qRoom is what the port's queue has left as last seen (room -1: not read
-// yet), and whether it was full when read.
+// yet), whether it was full when read, and whether the port refused a
+// packet in this callback (failed).
 type qRoom struct {
-	room int
-	full bool
+	room   int
+	full   bool
+	failed bool
 }
 
 // A generator that finds the port's queue full holds: it sleeps until
@@ -253,7 +260,7 @@ type qRoom struct {
 // saturation measurement, or time scale 1, where a link asks for more
 // packets than the machine can move) thus costs the sender little CPU,
 // which the switches need to move the packets. The arrivals due during a
-// hold are still counted as offered and backlogged (see backlogAll).
+// hold are still counted as offered and backlogged (see countAll).
 //
 // A hold is at most twice the last one and at most maxHold. A queue that
 // did not drain keeps the hold as it was, so a stalled port gets its
@@ -302,18 +309,19 @@ func (g *Generator) endHold(now time.Time) qRoom {
 	return qRoom{room: room, full: room <= 0}
 }
 
-// bulkMin is the fewest arrivals backlogAll counts at once.
+// bulkMin is the fewest arrivals countAll counts at once.
 const bulkMin = 32
 
-// backlogAll counts every arrival due by now as offered and backlogged, in
-// one step, when about bulkMin or more are due: without the port's queue
-// to fill there is nothing to draw them one by one for, and a hold at a
-// load far above the link's would spend its CPU on that. Arrivals are
+// countAll counts every arrival due by now as offered and backlogged (or
+// failed, when the port refuses packets), in one step, when about bulkMin
+// or more are due: without the port's queue to fill, or with a port that
+// takes nothing, there is nothing to draw them one by one for, and a hold
+// at a load far above the link's would spend its CPU on that. Arrivals are
 // memoryless, so the count in the span is Poisson (drawn from its normal
 // approximation, good at that size), the destinations split as they would
 // be drawn, and the next arrival is one gap after now. It reports whether
 // it counted them.
-func (g *Generator) backlogAll(now time.Time) bool {
+func (g *Generator) countAll(now time.Time, failed bool) bool {
 	lam := float64(now.Sub(g.next)) / g.mean
 	if lam < bulkMin {
 		return false
@@ -321,7 +329,11 @@ func (g *Generator) backlogAll(now time.Time) bool {
 	n := 1 + g.normalCount(lam, lam, math.MaxInt) // the one due at next, and those after
 	g.stats.Offered += uint64(n)
 	g.stats.OfferedBytes += uint64(n * g.wire)
-	g.stats.Backlogged += uint64(n)
+	if failed {
+		g.stats.Failed += uint64(n)
+	} else {
+		g.stats.Backlogged += uint64(n)
+	}
 	hot := 0
 	if h := g.cfg.HotFraction; h > 0 {
 		hot = g.normalCount(float64(n)*h, float64(n)*h*(1-h), n)
@@ -360,7 +372,12 @@ func (g *Generator) emit(now time.Time, q *qRoom) bool {
 		q.room = g.cfg.MaxBacklog - g.backlog()
 		q.full = q.room <= 0
 	}
-	if q.full {
+	switch {
+	case q.failed:
+		// No packet is built for a port that refused one just now.
+		g.stats.Failed++
+		return false
+	case q.full:
 		g.stats.Backlogged++
 		return false
 	}
@@ -371,6 +388,7 @@ func (g *Generator) emit(now time.Time, q *qRoom) bool {
 	putStamp(g.payload, now.UnixNano())
 	if err := g.send(d, g.payload); err != nil {
 		g.stats.Failed++
+		q.failed = true
 		return true
 	}
 	g.stats.Sent++
