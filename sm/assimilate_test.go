@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/agent"
 	"ibfab/madport"
 	"ibfab/madport/madporttest"
 	"ibfab/sm"
@@ -708,18 +709,26 @@ func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 	assert.GreaterOrEqual(t, seen, 10, "cases whose first trap reached the SM")
 }
 
+// sw10DiesUnseen powers sw10 off on the thesis network while sw6, whose
+// trap is late, has not noticed: its port 3 (to sw10's port 2) keeps the
+// state it had, which it returns with sw6's index.
+func sw10DiesUnseen(t *testing.T) (*bench, *lateTraps, *sm.SM, int, agent.LinkState) {
+	b, port, s := lateTrapsSM(t)
+	sw6, _ := b.topo.Lookup("sw6")
+	port.late[agentLIDs(b.f)["sw6"]] = true
+	stale := b.f.Node(sw6).Ports.Link(3)
+	require.NoError(t, b.port.PowerOff("sw10"))
+	b.f.Node(sw6).Ports.SetLink(3, stale)
+	return b, port, s, sw6, stale
+}
+
 // TestAssimilateDeadProbeKeepsPrefixes: a switch dies and a neighbour
 // whose trap is late has not noticed yet (its port still reads Active),
 // so the probe through it goes out and waits, LID-prefixed, then purely
 // directed. The dead switch, not the prefix, is at fault: the SM keeps
 // using prefixes.
 func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
-	b, port, s := lateTrapsSM(t)
-	sw6, _ := b.topo.Lookup("sw6")
-	port.late[agentLIDs(b.f)["sw6"]] = true
-	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
-	require.NoError(t, b.port.PowerOff("sw10"))
-	b.f.Node(sw6).Ports.SetLink(3, stale)
+	b, port, s, sw6, stale := sw10DiesUnseen(t)
 	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
 	res := assimilate(t, s, sm.TriggerTrap)
 	assert.EqualValues(t, 3, res.Timeouts, "the quick probe of sw10, then the full one, prefixed then directed, for sw6's port still reads Active")
@@ -754,14 +763,9 @@ func TestAssimilateDeadProbeKeepsPrefixes(t *testing.T) {
 // quick probe, whose timeout has the port read again; by then it is Down,
 // and the SM gives the switch up without a probe in full.
 func TestAssimilateQuickProbe(t *testing.T) {
-	b, port, s := lateTrapsSM(t)
-	sw6, _ := b.topo.Lookup("sw6")
-	port.late[agentLIDs(b.f)["sw6"]] = true
-	stale := b.f.Node(sw6).Ports.Link(3) // to sw10 port 2
-	require.NoError(t, b.port.PowerOff("sw10"))
+	b, _, s, sw6, stale := sw10DiesUnseen(t)
 	down := stale
 	down.State, down.Phys = mad.PortStateDown, mad.PhysStatePolling
-	b.f.Node(sw6).Ports.SetLink(3, stale)
 	// sw6 notices when the SM's first SwitchInfo to sw10 leaves.
 	sw6LID := agentLIDs(b.f)["sw6"]
 	probes := 0
