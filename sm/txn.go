@@ -115,8 +115,10 @@ type txn struct {
 	// waiting: timed out, not in flight, due to be resent when the window
 	// has room.
 	waiting bool
-	phase   string
-	cb      func(*response)
+	// handedBack counts the attempts the transport reported failed.
+	handedBack int
+	phase      string
+	cb         func(*response)
 }
 
 // PhaseStats counts the SMPs of one phase.
@@ -134,6 +136,7 @@ type EngineStats struct {
 	Unexpected uint64 // answers to no pending transaction (late or foreign)
 	Requests   uint64 // requests and traps passed to the unsolicited handler
 	Lost       uint64 // sends the transport reported failed (MAD.Status)
+	Stale      uint64 // such reports for an attempt already resent
 }
 
 type txnLayer struct {
@@ -516,13 +519,23 @@ func (e *txnLayer) handle(m madport.MAD) {
 	if m.Status != 0 {
 		// The transport gave up on one of our sends (umad's own timeout
 		// hands the request back): retry it now rather than at its
-		// deadline.
-		if t := e.pending[uint32(h.TransactionID())]; t != nil && !t.waiting && !h.Method().IsResponse() {
-			t.deadline = e.clk.Now()
-			e.stats.Lost++
+		// deadline. A transport gives each attempt up in turn, the same
+		// time after it went; one whose timeout is not shorter than ours
+		// (a soft HCA's attach point waits 200 ms, as ibsm does) hands
+		// an attempt back after ibsm resent it itself: that hand-back is
+		// for an earlier attempt, and the one in flight is still due.
+		t := e.pending[uint32(h.TransactionID())]
+		if t == nil || h.Method().IsResponse() {
+			e.stats.Unexpected++
 			return
 		}
-		e.stats.Unexpected++
+		t.handedBack++
+		if t.waiting || t.handedBack < t.attempts {
+			e.stats.Stale++
+			return
+		}
+		t.deadline = e.clk.Now()
+		e.stats.Lost++
 		return
 	}
 	if !h.Method().IsResponse() {

@@ -404,6 +404,43 @@ func TestHandleStrays(t *testing.T) {
 	assert.EqualValues(t, 4, tx.stats.Unexpected)
 }
 
+// TestHandBackStale: a transport whose own timeout is as long as the
+// SM's (the soft HCA's attach point: 200 ms, as ibsm's) hands the first
+// attempt back just after the SM resent it. That hand-back is stale: the
+// resend is still due at its own deadline, not resent at once (which
+// burned a retry and an SMP per lost SMP). The hand-back of the attempt
+// in flight makes it due at once, as before.
+func TestHandBackStale(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	p := &silentPort{clk: clk}
+	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
+	tx.setPhase("test")
+	tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(*response) {})
+	require.NoError(t, tx.fill())
+	handBack := func() {
+		b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: p.tids[0], AttrID: mad.AttrNodeInfo})
+		tx.handle(madport.MAD{Data: b, Status: 110})
+		require.NoError(t, tx.fill())
+	}
+	clk.Advance(time.Second)
+	require.NoError(t, tx.expire(clk.Now()))
+	require.Len(t, p.sent, 2, "resent at its deadline")
+	clk.Advance(time.Millisecond)
+	handBack() // the first attempt's
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 2, "a stale hand-back sends nothing")
+	assert.Equal(t, EngineStats{Stale: 1}, tx.stats)
+	for _, tt := range tx.pending {
+		assert.Equal(t, time.Unix(2, 0), tt.deadline, "the resend keeps its deadline")
+	}
+	clk.Advance(100 * time.Millisecond)
+	handBack() // the second's: the attempt in flight
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 3, "resent at once")
+	assert.Equal(t, EngineStats{Stale: 1, Lost: 1}, tx.stats)
+	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
+}
+
 // FuzzHandle feeds arbitrary MADs to the transaction layer while a
 // request is pending, half of them with its TID: no panic, and an answer
 // taken reaches the callback as 64 bytes of data or an error.
