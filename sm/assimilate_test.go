@@ -819,3 +819,67 @@ func TestAssimilateKilledSwitchNoWait(t *testing.T) {
 		}
 	}
 }
+
+// stalledHop is a bench port behind a first hop that is slow to forward
+// (a soft switch whose process waits for the CPU): it holds what the SM
+// sends until an answer comes back through it, and its VL15 buffer takes
+// vl15 SMPs; beyond that, what the SM sends is dropped, as the soft
+// switch drops it (vl15_overflow). On means the hop stalls.
+type stalledHop struct {
+	*madporttest.Port
+	on      bool
+	vl15    int
+	held    int
+	dropped int
+}
+
+func (p *stalledHop) Send(m madport.MAD) error {
+	if p.on {
+		if p.held >= p.vl15 {
+			p.dropped++
+			return nil
+		}
+		p.held++
+	}
+	return p.Port.Send(m)
+}
+
+func (p *stalledHop) Recv(ctx context.Context) (madport.MAD, error) {
+	m, err := p.Port.Recv(ctx)
+	if err == nil {
+		p.held = 0
+	}
+	return m, err
+}
+
+// TestAssimilateKilledSwitchBurst: sw7 of the 8-switch irregular network
+// dies and its three switch neighbours trap together; the SM scans them
+// (a SwitchInfo Set and four PortInfo Gets each). Sent all at once, the
+// fifteen SMPs overflow the 8-SMP VL15 buffer of the SM's first hop when
+// that switch is slow to forward, and the SMPs it drops are resent only
+// after a full timeout (the soft fabric: 200 ms out of 215). The SM sends
+// at most Config.Burst SMPs before an answer comes back: nothing is lost,
+// nothing waits.
+func TestAssimilateKilledSwitchBurst(t *testing.T) {
+	topo, err := topologies.Irregular(8, 4, 1, 1)
+	require.NoError(t, err)
+	smNode, ok := topo.Lookup("ca1-1")
+	require.True(t, ok)
+	b := newBench(t, topo, smNode, 1)
+	port := &stalledHop{Port: b.port, vl15: 8}
+	s, err := sm.New(port, sm.Config{Routing: "updn-fera"})
+	require.NoError(t, err)
+	require.True(t, b.sweep(t, s).SubnetUp)
+	quiet(t, s)
+
+	port.on = true
+	require.NoError(t, b.port.PowerOff("sw7"))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	res := assimilate(t, s, sm.TriggerTrap)
+	assert.EqualValues(t, 15, smps(t, res, sm.PhaseDetection), "sw3, sw4 and sw8 scanned: clear + 4 PortInfo each")
+	assert.Zero(t, port.dropped, "SMPs dropped at the first hop")
+	assert.Zero(t, res.Retries, "retries")
+	assert.Zero(t, res.Timeouts, "timeouts")
+	assert.Equal(t, 2, res.NodesRemoved, "sw7 and ca7-1")
+	checkUp(t, b.f)
+}

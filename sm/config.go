@@ -12,6 +12,7 @@ import (
 // Defaults New fills in for zero Config fields.
 const (
 	DefaultWindow        = 16
+	DefaultBurst         = 4
 	DefaultTimeout       = 200 * time.Millisecond
 	DefaultProbeTimeout  = 50 * time.Millisecond
 	DefaultRetries       = 3
@@ -45,7 +46,16 @@ const (
 // Config is an SM's configuration. Zero fields take the defaults.
 type Config struct {
 	// Transactions.
-	Window  int           // SMPs in flight at once, at most (losses narrow it; see txn.go)
+	Window int // SMPs in flight at once, at most (losses narrow it; see txn.go)
+	// Burst is how many SMPs the SM sends back to back, at most, before
+	// an answer comes in (or a timeout passes): every SMP crosses the
+	// SM's first hop, and a switch slow to forward (the soft switch's
+	// process waiting for the CPU) drops what its VL15 buffer (8 SMPs on
+	// the soft switch) cannot hold; a burst of new requests into a wide
+	// open window, such as the scans of several trapping switches,
+	// overflowed it and waited out a timeout. 0 takes DefaultBurst
+	// (4, OpenSM's max_wire_smps); -1 for none (the window alone).
+	Burst   int
 	Timeout time.Duration // per attempt
 	// ProbeTimeout is how long a probe of a switch that may be gone
 	// waits, once, before the SM reads the port it goes through again
@@ -126,6 +136,12 @@ type Config struct {
 func (c *Config) normalize() error {
 	if c.Window == 0 {
 		c.Window = DefaultWindow
+	}
+	switch {
+	case c.Burst == 0:
+		c.Burst = DefaultBurst
+	case c.Burst < 0:
+		c.Burst = 0
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -34,6 +34,16 @@ import (
 // stays. A burst of timeouts is one loss: only an SMP sent after the last
 // cut cuts again, so the window halves at most once per Timeout. Resends
 // wait for room in the window too, ahead of new requests.
+//
+// Bursts: however much room the window has, at most Config.Burst SMPs go
+// out back to back; more wait for an answer (or a timeout, or nothing in
+// flight). Every SMP crosses the SM's first hop, and while that switch
+// does not forward (a soft switch's process waiting for the CPU) it also
+// passes no answer back, so the SM sends it nothing more than one burst;
+// its VL15 buffer (8 SMPs on the soft switch) takes that. New work queued
+// into an open window, such as the scans of the three neighbours of a
+// killed switch (15 SMPs at once), overflowed it, and each SMP it dropped
+// was resent only after a full Timeout.
 
 // Errors a transaction fails with.
 var (
@@ -105,8 +115,10 @@ type txn struct {
 	// waiting: timed out, not in flight, due to be resent when the window
 	// has room.
 	waiting bool
-	phase   string
-	cb      func(*response)
+	// handedBack counts the attempts the transport reported failed.
+	handedBack int
+	phase      string
+	cb         func(*response)
 }
 
 // PhaseStats counts the SMPs of one phase.
@@ -124,6 +136,7 @@ type EngineStats struct {
 	Unexpected uint64 // answers to no pending transaction (late or foreign)
 	Requests   uint64 // requests and traps passed to the unsolicited handler
 	Lost       uint64 // sends the transport reported failed (MAD.Status)
+	Stale      uint64 // such reports for an attempt already resent
 }
 
 type txnLayer struct {
@@ -143,6 +156,11 @@ type txnLayer struct {
 	lastAnswered uint64
 	cutAt        uint64
 	resend       []*txn // timed out and waiting, oldest first
+	// burst is the most SMPs sent back to back (0: no limit), burstSent
+	// those sent since the last answer, timeout, or moment with nothing
+	// in flight.
+	burst     int
+	burstSent int
 
 	timeout  time.Duration
 	probeTO  time.Duration // a probe's timeout
@@ -160,7 +178,7 @@ type txnLayer struct {
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 	return &txnLayer{
-		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window,
+		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window, burst: cfg.Burst,
 		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
 		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
@@ -214,10 +232,13 @@ func (e *txnLayer) run(ctx context.Context) error {
 	}
 }
 
-// fill sends, while the window has room, the transactions due for a
-// resend and then queued ones.
+// fill sends, while the window has room and the burst is not over, the
+// transactions due for a resend and then queued ones.
 func (e *txnLayer) fill() error {
-	for e.inflight < e.window {
+	if e.inflight == 0 {
+		e.burstSent = 0
+	}
+	for e.inflight < e.window && (e.burst == 0 || e.burstSent < e.burst) {
 		if t := e.nextResend(); t != nil {
 			// Built anew: the port may have kept (a fake one even
 			// changed) the last attempt's buffer. It built then, so
@@ -335,6 +356,7 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 	t.waiting = false
 	e.inflight++
 	e.sends++
+	e.burstSent++
 	t.sent = e.sends
 	ps := e.phaseStats(t.phase)
 	ps.SMPs++
@@ -442,6 +464,7 @@ func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.M
 // window then admits.
 func (e *txnLayer) expire(now time.Time) error {
 	var again, failed []*txn
+	e.burstSent = 0 // a timeout's worth of time has passed since those went
 	for seq, t := range e.pending {
 		if t.waiting || now.Before(t.deadline) {
 			continue
@@ -496,13 +519,23 @@ func (e *txnLayer) handle(m madport.MAD) {
 	if m.Status != 0 {
 		// The transport gave up on one of our sends (umad's own timeout
 		// hands the request back): retry it now rather than at its
-		// deadline.
-		if t := e.pending[uint32(h.TransactionID())]; t != nil && !t.waiting && !h.Method().IsResponse() {
-			t.deadline = e.clk.Now()
-			e.stats.Lost++
+		// deadline. A transport gives each attempt up in turn, the same
+		// time after it went; one whose timeout is not shorter than ours
+		// (a soft HCA's attach point waits 200 ms, as ibsm does) hands
+		// an attempt back after ibsm resent it itself: that hand-back is
+		// for an earlier attempt, and the one in flight is still due.
+		t := e.pending[uint32(h.TransactionID())]
+		if t == nil || h.Method().IsResponse() {
+			e.stats.Unexpected++
 			return
 		}
-		e.stats.Unexpected++
+		t.handedBack++
+		if t.waiting || t.handedBack < t.attempts {
+			e.stats.Stale++
+			return
+		}
+		t.deadline = e.clk.Now()
+		e.stats.Lost++
 		return
 	}
 	if !h.Method().IsResponse() {
@@ -524,6 +557,7 @@ func (e *txnLayer) handle(m madport.MAD) {
 	if !t.waiting {
 		e.inflight--
 	}
+	e.burstSent = 0 // the first hop forwards again
 	e.answered(t)
 	st := h.Status()
 	if t.req.dr {

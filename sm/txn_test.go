@@ -126,6 +126,7 @@ func TestAdaptiveWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		window, retries int
+		burst           int // Config.Burst
 		n               int
 		drop            func(i, burst int) bool
 		then            int // requests sent after the first n, none lost
@@ -156,9 +157,26 @@ func TestAdaptiveWindow(t *testing.T) {
 		// lost). Their timeouts do not cut again: only answers to
 		// resends came after them, which may be late answers to first
 		// attempts (Karn's rule). Every request gets through.
-		{name: "bursts of 3", window: 16, retries: 3, n: 200,
+		// The window alone (no burst limit).
+		{name: "bursts of 3", window: 16, retries: 3, burst: -1, n: 200,
 			drop:        func(_, burst int) bool { return burst > 3 },
 			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 200 + 13 + 5 + 2},
+		// The same device with at most 4 SMPs back to back (the
+		// default): only a burst into an open window is long enough to
+		// lose its fourth, once the window is full each answer lets one
+		// SMP go; 6 are lost, against 20.
+		{name: "bursts of 3, 4 back to back", window: 16, retries: 3, n: 200,
+			drop:        func(_, burst int) bool { return burst > 3 },
+			maxInflight: 16, windowMin: 8, windowEnd: 8, smps: 206},
+		// A device that takes bursts of 8, as the soft switch's VL15
+		// buffer does when its process is not scheduled: the window
+		// alone loses SMPs, 4 back to back lose none.
+		{name: "bursts of 8", window: 16, retries: 3, burst: -1, n: 200,
+			drop:        func(_, burst int) bool { return burst > 8 },
+			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 208},
+		{name: "bursts of 8, 4 back to back", window: 16, retries: 3, n: 200,
+			drop:        func(_, burst int) bool { return burst > 8 },
+			maxInflight: 16, windowMin: 16, windowEnd: 16, smps: 200},
 		{name: "window 1, every other send lost", window: 1, retries: 1, n: 10,
 			drop:        func(i, _ int) bool { return i%2 == 0 },
 			maxInflight: 1, windowMin: 1, windowEnd: 1, smps: 20},
@@ -174,7 +192,7 @@ func TestAdaptiveWindow(t *testing.T) {
 			mp, err := madporttest.New(f, 0, 1)
 			require.NoError(t, err)
 			p := &watchPort{Port: mp, drop: tc.drop}
-			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries})
+			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries, Burst: tc.burst})
 			p.tx = tx
 			tx.setPhase("test")
 			answered, failed := 0, 0
@@ -384,6 +402,43 @@ func TestHandleStrays(t *testing.T) {
 	tx.handle(resp(func(mad.DRSMP) {}))
 	assert.Equal(t, 1, called, "a second answer is a stray")
 	assert.EqualValues(t, 4, tx.stats.Unexpected)
+}
+
+// TestHandBackStale: a transport whose own timeout is as long as the
+// SM's (the soft HCA's attach point: 200 ms, as ibsm's) hands the first
+// attempt back just after the SM resent it. That hand-back is stale: the
+// resend is still due at its own deadline, not resent at once (which
+// burned a retry and an SMP per lost SMP). The hand-back of the attempt
+// in flight makes it due at once, as before.
+func TestHandBackStale(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	p := &silentPort{clk: clk}
+	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
+	tx.setPhase("test")
+	tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(*response) {})
+	require.NoError(t, tx.fill())
+	handBack := func() {
+		b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: p.tids[0], AttrID: mad.AttrNodeInfo})
+		tx.handle(madport.MAD{Data: b, Status: 110})
+		require.NoError(t, tx.fill())
+	}
+	clk.Advance(time.Second)
+	require.NoError(t, tx.expire(clk.Now()))
+	require.Len(t, p.sent, 2, "resent at its deadline")
+	clk.Advance(time.Millisecond)
+	handBack() // the first attempt's
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 2, "a stale hand-back sends nothing")
+	assert.Equal(t, EngineStats{Stale: 1}, tx.stats)
+	for _, tt := range tx.pending {
+		assert.Equal(t, time.Unix(2, 0), tt.deadline, "the resend keeps its deadline")
+	}
+	clk.Advance(100 * time.Millisecond)
+	handBack() // the second's: the attempt in flight
+	require.NoError(t, tx.expire(clk.Now()))
+	assert.Len(t, p.sent, 3, "resent at once")
+	assert.Equal(t, EngineStats{Stale: 1, Lost: 1}, tx.stats)
+	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
 }
 
 // FuzzHandle feeds arbitrary MADs to the transaction layer while a
