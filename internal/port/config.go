@@ -45,11 +45,16 @@ const maxHeaderBytes = 128
 // spec asks for a flow-control packet every 65536 symbol times, which an
 // emulated fabric of a hundred processes cannot afford when idle).
 const (
-	DefaultWidth           = mad.LinkWidth4X
-	DefaultSpeed           = mad.LinkSpeedSDR
-	DefaultDataVLs         = 4
-	DefaultRxBlocks        = 1024 // 64 KiB per data VL
-	DefaultVL15Packets     = 8
+	DefaultWidth    = mad.LinkWidth4X
+	DefaultSpeed    = mad.LinkSpeedSDR
+	DefaultDataVLs  = 4
+	DefaultRxBlocks = 1024 // 64 KiB per data VL
+	// DefaultVL15Packets is the VL15 buffer: silicon forwards an SMP in
+	// well under a microsecond, a node process off the CPU for a few
+	// milliseconds then reads its socket's backlog faster than it passes
+	// the SMPs on; with 8, an SM's window of 16 lost SMPs at its first
+	// switch (vl15_overflow), each waiting out a timeout.
+	DefaultVL15Packets     = 32
 	DefaultMTU             = 4096
 	DefaultLivenessTimeout = 200 * time.Millisecond
 	DefaultPaceSlack       = 50 * time.Microsecond

@@ -16,6 +16,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/fabrictest"
+	"ibfab/internal/port"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -300,6 +301,7 @@ func waitTrapsRepressed(f *fabrictest.Fabric) []string {
 // measureIbsm applies ft under the running ibsm and measures its reaction.
 func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft benchFault) map[string]any {
 	unrepressed := waitTrapsRepressed(f)
+	vl15 := vl15Drops(f)
 	n0, mads0 := r.count(), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
@@ -352,9 +354,31 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 		p["timeouts"], p["window_min"] = res.Timeouts, res.WindowMin
 		passes = append(passes, p)
 	}
+	lost := map[string]uint64{}
+	for k, v := range vl15Drops(f) {
+		if d := v - vl15[k]; d > 0 {
+			lost[k] = d
+		}
+	}
 	checkSurvivors(f, smNode, ft.damage)
 	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "ms_to_connectivity": connected,
-		"smps": mads, "sm_smps": smps, "passes": passes, "traps_outstanding_at_fault": unrepressed}
+		"smps": mads, "sm_smps": smps, "passes": passes, "traps_outstanding_at_fault": unrepressed,
+		"vl15_overflow": lost}
+}
+
+// vl15Drops returns each port's VL15 overflow drops, by "node[port]": the
+// SMPs a burst lost at a busy switch, which the SM resends only after its
+// timeout.
+func vl15Drops(f *fabrictest.Fabric) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, n := range f.Status().Nodes {
+		for _, p := range n.Ports {
+			if v := p.Drops[port.DropVL15Overflow.String()]; v > 0 {
+				m[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = v
+			}
+		}
+	}
+	return m
 }
 
 // measureOpenSM applies ft under the running OpenSM and measures its
