@@ -39,11 +39,12 @@ import (
 // out back to back; more wait for an answer (or a timeout, or nothing in
 // flight). Every SMP crosses the SM's first hop, and while that switch
 // does not forward (a soft switch's process waiting for the CPU) it also
-// passes no answer back, so the SM sends it nothing more than one burst;
-// its VL15 buffer (8 SMPs on the soft switch) takes that. New work queued
-// into an open window, such as the scans of the three neighbours of a
-// killed switch (15 SMPs at once), overflowed it, and each SMP it dropped
-// was resent only after a full Timeout.
+// passes no answer back, so the SM sends it little more than one burst,
+// which a small VL15 buffer takes (silicon's may hold only a few SMPs).
+// New work queued into an open window, such as the scans of the three
+// neighbours of a killed switch (15 SMPs at once), overflowed the soft
+// switch's 8 SMPs then, and each SMP it dropped was resent only after a
+// full Timeout.
 
 // Errors a transaction fails with.
 var (
