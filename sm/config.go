@@ -50,8 +50,8 @@ type Config struct {
 	// Burst is how many SMPs the SM sends back to back, at most, before
 	// an answer comes in (or a timeout passes): every SMP crosses the
 	// SM's first hop, and a switch slow to forward (the soft switch's
-	// process waiting for the CPU) drops what its VL15 buffer (8 SMPs on
-	// the soft switch) cannot hold; a burst of new requests into a wide
+	// process waiting for the CPU) drops what its VL15 buffer cannot
+	// hold; a burst of new requests into a wide
 	// open window, such as the scans of several trapping switches,
 	// overflowed it and waited out a timeout. 0 takes DefaultBurst
 	// (4, OpenSM's max_wire_smps); -1 for none (the window alone).
