@@ -14,7 +14,7 @@ const (
 	DefaultWindow        = 16
 	DefaultBurst         = 4
 	DefaultTimeout       = 200 * time.Millisecond
-	DefaultProbeTimeout  = 50 * time.Millisecond
+	DefaultProbeTimeout  = 20 * time.Millisecond
 	DefaultRetries       = 3
 	DefaultRouting       = "updn-pira"
 	DefaultSweepInterval = 10 * time.Second

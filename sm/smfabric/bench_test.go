@@ -34,7 +34,9 @@ const restoredDefinition = "ms_to_restored: wall time from the fault (just befor
 	"provisional tables are in; the definitive ones follow on the same up*/down* graph), for OpenSM " +
 	"the same as ms_to_restored (its routes are final at each SUBNET UP). The goal (ratio <= 0.2) is " +
 	"judged on ms_to_connectivity of ibsm's improved mechanism (partial discovery, provisional routes). " +
-	"smps: MADs the SM's HCA took from the SM (the attach point's mads_in) over the same span, for both."
+	"smps: MADs the SM's HCA took from the SM (the attach point's mads_in) over the same span, for both. " +
+	"ms_apply: how long applying the fault took (harness.SetLink or harness.Kill, fabric state read " +
+	"included); the fault itself happens within it."
 
 // quiet is how long a fabric must stay settled, with no new SM pass, for
 // the reaction to a fault to count as over.
@@ -305,6 +307,7 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 	n0, mads0 := r.count(), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
+	applied := ms(time.Since(t0))
 	var last time.Time
 	waitQuiet(b, f, ft.damage, func() (time.Time, bool) {
 		rs, at := r.since(n0), r.arrivals(n0)
@@ -363,7 +366,7 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 	checkSurvivors(f, smNode, ft.damage)
 	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "ms_to_connectivity": connected,
 		"smps": mads, "sm_smps": smps, "passes": passes, "traps_outstanding_at_fault": unrepressed,
-		"vl15_overflow": lost}
+		"vl15_overflow": lost, "ms_apply": applied}
 }
 
 // vl15Drops returns each port's VL15 overflow drops, by "node[port]": the
@@ -389,6 +392,7 @@ func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smN
 	from, mads0 := len(o.LogText(b, 0)), madsIn(f, smNode)
 	t0 := time.Now()
 	ft.apply()
+	applied := ms(time.Since(t0))
 	var last time.Time
 	passes := 0
 	waitQuiet(b, f, ft.damage, func() (time.Time, bool) {
@@ -404,7 +408,7 @@ func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smN
 	// OpenSM's routes are final at each SUBNET UP: connectivity is back
 	// when it has settled.
 	return map[string]any{"ms_to_restored": ms(last.Sub(t0)), "ms_to_connectivity": ms(last.Sub(t0)),
-		"smps": mads, "passes": passes, "traps_outstanding_at_fault": unrepressed}
+		"smps": mads, "passes": passes, "traps_outstanding_at_fault": unrepressed, "ms_apply": applied}
 }
 
 // waitQuiet waits until the SM has made a pass (lastPass says when its
