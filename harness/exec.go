@@ -134,9 +134,10 @@ func Kill(name, node string) error {
 	// A dead device's links go dark at once. A killed process's do only
 	// once the kernel has torn it down, and closing each packet socket
 	// waits for an RCU grace period: an 18-port switch's neighbours saw
-	// carrier for another quarter second. So its veths go down first,
-	// and come up again once it is gone; its neighbours' ports stay Down
-	// all the same, watching a dead peer (peerwatch), until a restart.
+	// carrier for another quarter second. So its links go down first
+	// (both veth ends, see linkTargets), and come up again once it is
+	// gone; its neighbours' ports stay Down all the same, watching a dead
+	// peer (peerwatch), until a restart.
 	// The process is stopped before: it must not see its own links go
 	// (it would trap, and answer SMPs for a moment).
 	if err := syscall.Kill(n.PID, syscall.SIGSTOP); err != nil {
@@ -160,7 +161,7 @@ func Kill(name, node string) error {
 	return errors.Join(killed, setLinks(dark, true))
 }
 
-// darken sets down the veths of node's cabled ports that are up, and
+// darken sets down both veth ends of node's links that are up, and
 // returns them.
 func darken(fabric, node string) ([]sender, error) {
 	targets, err := linkTargets(fabric, node, 0)

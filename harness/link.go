@@ -21,13 +21,27 @@ their ports go Down; up, they train again (LinkUp, Init) and wait for the
 SM. flap takes the link down for D, then up for D, K times (default once).`
 )
 
-// linkTargets returns the cabled ports of node (port 0: all of them).
+// linkTargets returns both ends of the links at node's cabled ports (port
+// 0: all of them). Both ends are set down: the far end of a veth whose
+// near end goes down loses its carrier through the kernel's link watch,
+// which handles a device's events at most once a second unless urgent,
+// and a veth's are not when its peer's index in the other namespace
+// happens to equal its own. A cut soon after the link came up then
+// reached the far end's port up to a second late, and its trap with it.
 func linkTargets(fabric, node string, port int) ([]sender, error) {
 	st, t, err := loadFabric(fabric)
 	if err != nil {
 		return nil, err
 	}
-	return portSenders(st, t, node, port, false)
+	near, err := portSenders(st, t, node, port, false)
+	if err != nil {
+		return nil, err
+	}
+	both := near
+	for _, s := range near {
+		both = append(both, sender{node: s.peer, port: s.peerPort, peer: s.node, peerPort: s.port})
+	}
+	return both, nil
 }
 
 // SetLink sets the veth of node's port in fabric down or up (port 0: every
