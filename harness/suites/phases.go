@@ -46,16 +46,16 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	sleep(ctx, s.Warmup-lead)
 	stopCapture := r.startCapture(ctx)
 	sleep(ctx, lead)
-	end, err := r.runSteps(ctx)
+	began, end, err := r.runSteps(ctx)
 	if err != nil {
 		stopCapture()
 		return err
 	}
 	dead, down := r.expected()
-	restored := r.waitWhole(ctx, end, dead, down, s.Bound+10*time.Second)
+	restored := r.waitWhole(ctx, began, end, dead, down, s.Bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", s.Bound+10*time.Second, r.whyNot(ctx, end, dead, down), r.opensmDiag(end))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", s.Bound+10*time.Second, r.whyNot(ctx, began, dead, down), r.opensmDiag(end))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
@@ -193,10 +193,14 @@ func (r *run) hostLIDs(ctx context.Context) ([]string, map[string]int, error) {
 
 // runSteps applies the steps at their times (each in its own goroutine, so
 // that a flap does not hold back the next step) and returns when the last
-// has finished.
-func (r *run) runSteps(ctx context.Context) (time.Time, error) {
+// one began and when the last has finished. The SM may take a change in
+// before the step that made it returns (an added piece's links train, and
+// are assimilated, while the add still waits for them): its reaction
+// counts from when the step began.
+func (r *run) runSteps(ctx context.Context) (began, end time.Time, err error) {
 	start := time.Now()
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	errs := make([]error, len(r.s.Steps))
 	for i, st := range r.s.Steps {
 		wg.Add(1)
@@ -204,11 +208,16 @@ func (r *run) runSteps(ctx context.Context) (time.Time, error) {
 			defer wg.Done()
 			sleep(ctx, time.Until(start.Add(st.At)))
 			r.markEvent("step", "%v", st.Action)
+			mu.Lock()
+			if now := time.Now(); now.After(began) {
+				began = now
+			}
+			mu.Unlock()
 			errs[i] = r.apply(ctx, st.Action)
 		}()
 	}
 	wg.Wait()
-	return time.Now(), errors.Join(errs...)
+	return began, time.Now(), errors.Join(errs...)
 }
 
 // apply carries out one action.
@@ -339,8 +348,9 @@ func (r *run) changesTopology() bool {
 	})
 }
 
-// whyNot says what keeps the fabric from being whole ("" when it is).
-func (r *run) whyNot(ctx context.Context, end time.Time, dead, down map[string]bool) string {
+// whyNot says what keeps the fabric from being whole ("" when it is): a
+// change the steps made needs an SM result after since, when they began.
+func (r *run) whyNot(ctx context.Context, since time.Time, dead, down map[string]bool) string {
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
 		return err.Error()
@@ -377,17 +387,17 @@ func (r *run) whyNot(ctx context.Context, end time.Time, dead, down map[string]b
 		return p.kind + " has not reported"
 	case !rs[len(rs)-1].SubnetUp:
 		return p.kind + "'s last result: subnet not up: " + rs[len(rs)-1].Reason
-	case r.changesTopology() && !rs[len(rs)-1].At.After(end):
+	case r.changesTopology() && !rs[len(rs)-1].At.After(since):
 		return p.kind + " has not taken the change in"
 	}
 	return ""
 }
 
-// waitWhole waits until whyNot is empty and returns how long after end
-// that was, or -1 after timeout.
-func (r *run) waitWhole(ctx context.Context, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
+// waitWhole waits until whyNot (with since) is empty and returns how long
+// after end that was, or -1 after timeout.
+func (r *run) waitWhole(ctx context.Context, since, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
 	for deadline := end.Add(timeout); time.Now().Before(deadline) && ctx.Err() == nil; {
-		if r.whyNot(ctx, end, dead, down) == "" {
+		if r.whyNot(ctx, since, dead, down) == "" {
 			return time.Since(end)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -135,7 +135,7 @@ func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech strin
 		if change == "deactivation" {
 			dead[name] = true
 		}
-		if restored := r.waitWhole(ctx, at, dead, nil, 60*time.Second); restored < 0 {
+		if restored := r.waitWhole(ctx, at, at, dead, nil, 60*time.Second); restored < 0 {
 			return out, fmt.Errorf("%s of %s: not assimilated after 60 s: %s", change, name, r.whyNot(ctx, at, dead, nil))
 		}
 		sleep(ctx, 300*time.Millisecond)
