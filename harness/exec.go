@@ -145,7 +145,7 @@ func Kill(name, node string) error {
 	}
 	dark, err := darken(name, node)
 	if err != nil {
-		return errors.Join(err, syscall.Kill(n.PID, syscall.SIGKILL))
+		return errors.Join(err, syscall.Kill(n.PID, syscall.SIGKILL), setLinks(dark, true))
 	}
 	killed := syscall.Kill(n.PID, syscall.SIGKILL)
 	if killed == nil {
@@ -161,27 +161,32 @@ func Kill(name, node string) error {
 	return errors.Join(killed, setLinks(dark, true))
 }
 
-// darken sets down both veth ends of node's links that are up, and
-// returns them.
+// darken sets down both veth ends of node's links that are up, each in
+// one visit to its namespace, and returns those it set down (on error
+// too, so that they can be set up again).
 func darken(fabric, node string) ([]sender, error) {
 	targets, err := linkTargets(fabric, node, 0)
 	if err != nil {
 		return nil, err
 	}
-	var up []sender
+	var down []sender
 	for _, s := range targets {
 		err := fabricnet.Do(s.node.Namespace, func() error {
 			l, err := netlink.LinkByName(fabricnet.PortIface(s.port))
-			if err == nil && l.Attrs().Flags&net.FlagUp != 0 {
-				up = append(up, s)
+			if err != nil || l.Attrs().Flags&net.FlagUp == 0 {
+				return err
 			}
-			return err
+			if err := netlink.LinkSetDown(l); err != nil {
+				return err
+			}
+			down = append(down, s)
+			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.from(), err)
+			return down, fmt.Errorf("%s: %w", s.from(), err)
 		}
 	}
-	return up, setLinks(up, false)
+	return down, nil
 }
 
 func runKill(env *Env, args []string) error {
