@@ -275,10 +275,15 @@ func (p *partialDiscovery) changed() bool { return len(p.changes) > 0 }
 
 // send queues a Get (data nil) or Set of attr along rt, in phase.
 func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*response)) {
+	p.inPhase(phase, func() { p.d.submit(rt, attr, mod, data, data != nil, tag, cb) })
+}
+
+// inPhase runs submit with the SMPs it queues counted for phase.
+func (p *partialDiscovery) inPhase(phase string, submit func()) {
 	tx := p.sm.tx
 	old := tx.phase
 	tx.setPhase(phase)
-	p.d.submit(rt, attr, mod, data, data != nil, tag, cb)
+	submit()
 	tx.setPhase(old)
 }
 
@@ -714,16 +719,14 @@ func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
 func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
 	r := p.d.req(x.rt, mad.AttrSwitchInfo, 0)
 	r.tag, r.probe = x, true
-	tx := p.sm.tx
-	old := tx.phase
-	tx.setPhase(PhaseDiscovery)
-	defer tx.setPhase(old)
-	tx.get(r, func(resp *response) {
-		if !errors.Is(resp.err, ErrTimeout) || p.state[x] != devWaiting {
-			p.onSwitchInfo(x, resp, PhaseDiscovery)
-			return
-		}
-		p.readLink(x, s, sp, func() { p.probe(x) })
+	p.inPhase(PhaseDiscovery, func() {
+		p.sm.tx.get(r, func(resp *response) {
+			if !errors.Is(resp.err, ErrTimeout) || p.state[x] != devWaiting {
+				p.onSwitchInfo(x, resp, PhaseDiscovery)
+				return
+			}
+			p.readLink(x, s, sp, func() { p.probe(x) })
+		})
 	})
 }
 
