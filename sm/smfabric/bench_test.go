@@ -322,21 +322,21 @@ func measureIbsm(b *testing.B, f *fabrictest.Fabric, r *smRun, smNode string, ft
 	var smps uint64
 	var passes []map[string]any
 	connected := 0.0
+	at := r.arrivals(n0)
 	for i, res := range rs {
 		smps += res.SMPsTotal
+		// From the fault to the pass's start: detection's latency.
+		start := ms(at[i].Sub(t0)) - res.MsTotal
 		if res.SubnetUp {
 			// The pass's start, plus its own time to connectivity (the
 			// provisional tables', with provisional routes).
-			start := ms(r.arrivals(n0)[i].Sub(t0)) - res.MsTotal
 			connected = start + res.MsTotal
 			if res.MsToConnectivity != nil {
 				connected = start + *res.MsToConnectivity
 			}
 		}
 		p := map[string]any{"event": res.Event, "trigger": res.Trigger, "subnet_up": res.SubnetUp,
-			"ms_total": res.MsTotal, "smps": res.SMPsTotal, "phases": res.Phases,
-			// from the fault to the pass's start: detection's latency
-			"ms_fault_to_start": ms(r.arrivals(n0)[i].Sub(t0)) - res.MsTotal}
+			"ms_total": res.MsTotal, "smps": res.SMPsTotal, "phases": res.Phases, "ms_fault_to_start": start}
 		if res.MsToConnectivity != nil {
 			p["ms_to_connectivity"] = *res.MsToConnectivity
 		}
