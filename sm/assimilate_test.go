@@ -219,12 +219,26 @@ func TestCutDepsThesis(t *testing.T) {
 	assert.Zero(t, res.SL2VLSets, "blocked already")
 	checkUp(t, b.f)
 
+	// A change that takes a cut node's up-going link keeps its blocks:
+	// no data crosses the port, and undoing them would hold the tables
+	// up. The link back, the graph forbids those turns again.
+	require.NoError(t, b.port.SetLink("sw2", 3, false)) // sw6 port 1: sw6 is no cut node
+	res = assimilate(t, s, sm.TriggerSweep)
+	assert.Zero(t, res.SL2VLSets, "sw6's blocks on its port with no link stay")
+	assert.Len(t, s.Blocked(), 4)
+	checkUp(t, b.f)
+	require.NoError(t, b.port.SetLink("sw2", 3, true))
+	res = assimilate(t, s, sm.TriggerSweep)
+	assert.Zero(t, res.SL2VLSets, "blocked already")
+	checkUp(t, b.f)
+
 	// A change that moves a cut node undoes the blocks it makes legal.
-	require.NoError(t, b.port.SetLink("sw2", 3, false)) // the cycle 1-2-6-3 opens: sw6 is no cut node
+	require.NoError(t, b.port.SetLink("sw1", 2, false)) // the cycle 1-2-6-3 opens: sw6 is no cut node
 	res = assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 2, res.SL2VLSets, "sw6's two blocks undone")
 	assert.Len(t, s.Blocked(), 2)
-	assert.NotEqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(2, 3, 0))
+	assert.NotEqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(1, 2, 0))
+	assert.NotEqualValues(t, 15, b.f.Node(sw6).Agent.VLFor(2, 1, 7))
 	checkUp(t, b.f)
 }
 
@@ -666,15 +680,19 @@ func killLate(t *testing.T, dead, first string) *sm.Result {
 // switch MISSING; the other neighbours, not scanned yet, still hold their
 // links to it in the database. Probing it through one of them would wait
 // out every retry (and then blame the LID-routed prefix and give
-// prefixes up for good): the SM reads that neighbour's port first, finds
-// it Down, and takes the link out as a scan would.
+// prefixes up for good): the SM reads that neighbour's port as its quick
+// probe and scan go through it, finds it Down, gives up what went to the
+// dead switch, and takes the link out as a scan would.
 func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 	// sw6 is cabled to sw2, sw3 and sw10. sw2's scan finds it gone; its
-	// ports 2 on sw3 and 2 on sw10 are read (Down), it is not probed.
+	// ports 2 on sw3 and 2 on sw10 are read (Down), each with the probe
+	// and the scan of sw6 behind it: of those, what fits the burst of 4
+	// goes (the probe, Set SwitchInfo, PortInfo 1), the rest is given up
+	// unsent when the read comes back.
 	res := killLate(t, "sw6", "sw2")
 	require.NotNil(t, res)
 	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw2: clear + 4 PortInfo")
-	assert.EqualValues(t, 2, smps(t, res, sm.PhaseDiscovery), "PortInfo 4 of sw3, PortInfo 2 of sw10")
+	assert.EqualValues(t, 2*(1+3), smps(t, res, sm.PhaseDiscovery), "PortInfo 4 of sw3, PortInfo 2 of sw10, and 3 SMPs to sw6 with each")
 	assert.Zero(t, res.Timeouts)
 	assert.Zero(t, res.Retries)
 	assert.Equal(t, 2, res.NodesRemoved, "sw6 and ca12")
@@ -771,7 +789,7 @@ func TestAssimilateQuickProbe(t *testing.T) {
 	probes := 0
 	b.port.SetFilter(func(m madport.MAD) bool {
 		h := mad.MAD(m.Data)
-		if h.MgmtClass() == mad.ClassSubnDirected && h.AttrID() == mad.AttrSwitchInfo {
+		if h.MgmtClass() == mad.ClassSubnDirected && h.AttrID() == mad.AttrSwitchInfo && h.Method() == mad.MethodGet {
 			// Along a LID-routed prefix to sw6, then out of its port 3.
 			if path := mad.DRSMP(m.Data).Path(); m.LID == sw6LID && slices.Equal(path, []uint8{0, 3}) {
 				if probes++; probes == 1 {
@@ -882,4 +900,77 @@ func TestAssimilateKilledSwitchBurst(t *testing.T) {
 	assert.Zero(t, res.Timeouts, "timeouts")
 	assert.Equal(t, 2, res.NodesRemoved, "sw7 and ca7-1")
 	checkUp(t, b.f)
+}
+
+// logPort is a bench port that logs, in order, the method and attribute
+// of what the SM sends and of what comes back to it.
+type logPort struct {
+	*madporttest.Port
+	log []string
+}
+
+func logEntry(dir string, m madport.MAD) string {
+	h := mad.MAD(m.Data)
+	return fmt.Sprintf("%s %v %v", dir, h.Method(), h.AttrID())
+}
+
+func (p *logPort) Send(m madport.MAD) error {
+	p.log = append(p.log, logEntry("send", m))
+	return p.Port.Send(m)
+}
+
+func (p *logPort) Recv(ctx context.Context) (madport.MAD, error) {
+	m, err := p.Port.Recv(ctx)
+	if err == nil {
+		p.log = append(p.log, logEntry("recv", m))
+	}
+	return m, err
+}
+
+// TestAssimilateLinkCutFarEnd: the link sw3[2]-sw7[1] of the 8-switch
+// irregular network is cut. sw3's trap comes in (sw7's went the way of
+// the cut link); its scan finds the link gone and sw7 may be dead. sw7's
+// other neighbours are not scanned, so the SM reads the port of one of
+// them that faces sw7, and with the read, through that port, probes sw7
+// and scans it (its PortStateChange is set: it lost a link): all of it
+// leaves before the read's answer comes back, one round trip where a
+// read, then a probe, then a scan took three.
+func TestAssimilateLinkCutFarEnd(t *testing.T) {
+	topo, err := topologies.Irregular(8, 4, 1, 1)
+	require.NoError(t, err)
+	smNode, ok := topo.Lookup("ca1-1")
+	require.True(t, ok)
+	b := newBench(t, topo, smNode, 1)
+	port := &logPort{Port: b.port}
+	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	require.NoError(t, err)
+	require.True(t, b.sweep(t, s).SubnetUp)
+	quiet(t, s)
+
+	require.NoError(t, b.port.SetLink("sw3", 2, false))
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	port.log = nil
+	res := assimilate(t, s, sm.TriggerTrap)
+	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw3: clear + 4 PortInfo")
+	assert.EqualValues(t, 1+1+5, smps(t, res, sm.PhaseDiscovery), "the read, the probe, sw7's clear + 4 PortInfo")
+	assert.Zero(t, res.Timeouts)
+	assert.Equal(t, 1, res.LinksRemoved)
+	assert.Zero(t, res.NodesRemoved)
+	checkUp(t, b.f)
+
+	last := func(entry string, before int) int {
+		for i := before - 1; i >= 0; i-- {
+			if port.log[i] == entry {
+				return i
+			}
+		}
+		return -1
+	}
+	set := last("send Set SwitchInfo", len(port.log))
+	probe := last("send Get SwitchInfo", set)
+	read := last("send Get PortInfo", probe)
+	require.True(t, read >= 0 && probe > read && set > probe, "%q", port.log)
+	for i := read; i < set; i++ {
+		assert.NotContains(t, port.log[i], "recv", "an answer came back between the read (%d) and the scan (%d): %q", read, set, port.log)
+	}
 }

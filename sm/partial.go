@@ -50,9 +50,11 @@ import (
 //     lost a link or did not answer may be dead: it is probed through a
 //     port known to be up (of a switch scanned, or read with
 //     PortStateChange clear, in this assimilation), or else that port is
-//     read first, and a port read Down is a deactivation (traps come in
-//     spread out: the dead switch's other neighbours may not be scanned
-//     yet, and a probe over a link that is gone waits out every retry);
+//     read while a probe with a short wait (and, if the switch lost a
+//     link, its scan) goes through it, and a port read Down is a
+//     deactivation that gives the probe up (traps come in spread out: the
+//     dead switch's other neighbours may not be scanned yet, and a probe
+//     over a link that is gone waits out every retry);
 //   - what is still MISSING is deleted.
 //
 // With full discovery the same detection only decides whether anything
@@ -81,6 +83,7 @@ type partialDiscovery struct {
 	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
 	rescan   map[*dnode]bool     // its scan was given up: scan it when found again
 	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
+	lost     map[*dnode]bool     // lost a link: its PortStateChange is set
 	checked  map[portKey]bool    // ports read before a probe through them
 	added    map[*dnode]bool     // new to the database: every port being read
 	dest     map[*dnode][]*dnode // destinationDevices
@@ -127,6 +130,7 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
 		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
+		lost:    map[*dnode]bool{},
 		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
@@ -498,7 +502,7 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 	if p.full {
 		return
 	}
-	p.suspect[peer] = true
+	p.suspect[peer], p.lost[peer] = true, true
 	p.markMissing(peer)
 	for _, x := range p.dest[peer] {
 		p.markMissing(x)
@@ -621,7 +625,7 @@ func (p *partialDiscovery) run(ctx context.Context) error {
 // A suspect switch (it lost a link or did not answer: it may be dead) is
 // probed only through a port known to be up: one of a switch scanned, or
 // read with PortStateChange clear, in this assimilation, or else one read
-// first (checkThenProbe). A dead switch's other neighbours may not have
+// as the probe goes (checkThenProbe). A dead switch's other neighbours may not have
 // been scanned yet (their traps still on the way), and a probe along a
 // link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
@@ -675,17 +679,32 @@ func (p *partialDiscovery) probePort(x *dnode) (q int, check bool) {
 }
 
 // checkThenProbe reads port sp of s, which x is cabled to by the
-// database, and probes x through it unless it is Down: then the link is
-// gone, as a scan of s would find.
+// database, and at the same time probes x through it (quickProbe); a
+// switch that lost a link is scanned right behind the probe, as the
+// probe's answer would have it scanned (its PortStateChange is set). All
+// of it goes the same way, so x answers the probe before the scan's Set
+// clears the bit. The read decides: a port read Down is a deactivation
+// (as a scan of s would find) and what went to x is given up, not
+// waited for; a port up lets the probe's answer, or its silence, tell
+// (a silent probe has the scan given up too). One round trip instead of
+// three (read, then probe, then scan) is what a link cut costs at its
+// far end; a dead switch costs the SMPs that went to it for nothing.
 func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
 	p.checked[portKey{s, sp}] = true
 	p.state[x] = devWaiting
-	p.readLink(x, s, sp, func() { p.quickProbe(x, s, sp) })
+	p.readLink(x, s, sp, nil)
+	p.quickProbe(x, s, sp)
+	if p.lost[x] {
+		delete(p.rescan, x)
+		p.scan(x, PhaseDiscovery)
+	}
 }
 
-// readLink reads port sp of s, x's neighbour, and calls next if it is
-// still up and cabled to x; if it is Down, the link is gone (as a scan
-// of s would find) and x stays MISSING unless found another way.
+// readLink reads port sp of s, x's neighbour, and calls next (if any)
+// if it is still up and cabled to x; if it is not, the link is gone (a
+// port read Down is a deactivation, as a scan of s would find) and x
+// stays MISSING unless found another way: what is still out to it is
+// given up.
 func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
 	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *response) {
 		up := false
@@ -702,20 +721,25 @@ func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
 		switch {
 		case p.state[x] != devWaiting: // answered another way meanwhile, or deactivated
 		case up:
-			next()
+			if next != nil {
+				next()
+			}
 		default:
 			p.state[x] = devMissing
+			gone := func(n *dnode) bool { return n == x }
+			p.cancel(gone)
+			p.cancelScans(gone)
 		}
 	})
 }
 
-// quickProbe reads SwitchInfo of suspect x through port sp of s, which
-// read Active, waiting Config.ProbeTimeout once. When x is dead, s's
-// port often still reads Active because s has not noticed yet (a dead
-// switch's neighbours do not all lose their links at the same instant),
-// and a probe with the full timeout and its retries would hold discovery
-// up for nothing; so an unanswered probe has the port read again, and
-// only a port still up earns x a probe in full.
+// quickProbe reads SwitchInfo of suspect x through port sp of s, waiting
+// Config.ProbeTimeout once. When x is dead, s's port often still reads
+// Active because s has not noticed yet (a dead switch's neighbours do
+// not all lose their links at the same instant), and a probe with the
+// full timeout and its retries would hold discovery up for nothing; so
+// an unanswered probe has what else went to x given up and the port read
+// again, and only a port still up earns x a probe in full (and a scan).
 func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
 	r := p.d.req(x.rt, mad.AttrSwitchInfo, 0)
 	r.tag, r.probe = x, true
@@ -725,6 +749,7 @@ func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
 				p.onSwitchInfo(x, resp, PhaseDiscovery)
 				return
 			}
+			p.cancelScans(func(n *dnode) bool { return n == x })
 			p.readLink(x, s, sp, func() { p.probe(x) })
 		})
 	})

@@ -280,9 +280,17 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(stri
 }
 
 // reconcileBlocks undoes the cut-node blocks rt's graph does not forbid,
-// and forgets those of switches that are gone.
+// and forgets those of switches that are gone. A block on a port with no
+// link stays: no data takes that turn, and undoing it would only hold up
+// the tables (a cut link's far end, which lost its up-going port, held
+// two of the six SLtoVL Sets of its cut); it is undone once a link is
+// there again, if that graph does not forbid it.
 func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
 	want := forbidden(sn, rt)
+	linked := func(sw, p int) bool {
+		_, ok := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
+		return ok
+	}
 	var undo []turnKey
 	for k := range s.blocked {
 		sw, ok := sn.Topo.LookupGUID(k.guid)
@@ -290,7 +298,7 @@ func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res
 		case !ok || !sn.IsSwitch(sw) || k.in > sn.Topo.Node(sw).NumPorts || k.out > sn.Topo.Node(sw).NumPorts:
 			delete(s.blocked, k)
 			delete(s.kept, k)
-		case !want[k]:
+		case !want[k] && linked(sw, k.in) && linked(sw, k.out):
 			undo = append(undo, k)
 		}
 	}

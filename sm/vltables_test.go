@@ -173,7 +173,7 @@ func TestCutDepsKeep(t *testing.T) {
 	assert.Equal(t, 8, sent[mad.AttrSLtoVLMapping], "a Get and a Set per forbidden turn")
 	assert.EqualValues(t, 15, a.VLFor(2, 1, 7))
 
-	require.NoError(t, b.port.SetLink("sw2", 3, false)) // sw6 is no cut node any more
+	require.NoError(t, b.port.SetLink("sw1", 2, false)) // sw6 is no cut node any more
 	res = assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 2, res.SL2VLSets, "sw6's two blocks undone")
 	assert.Equal(t, 10, sent[mad.AttrSLtoVLMapping])

@@ -413,7 +413,10 @@ func measureOpenSM(b *testing.B, f *fabrictest.Fabric, o *fabrictest.OpenSM, smN
 
 // waitQuiet waits until the SM has made a pass (lastPass says when its
 // last one ended) and the fabric is settled as d makes it, with neither
-// changing for quiet.
+// changing for quiet. The fabric's status is asked for only once a pass
+// is in: a status calls on every node process, and every 10 ms through
+// the SM's reaction it took CPU from the switches forwarding its SMPs
+// (the reaction measured is then the fabric's under the bench's load).
 func waitQuiet(b *testing.B, f *fabrictest.Fabric, d *damage, lastPass func() (time.Time, bool)) {
 	b.Helper()
 	var since time.Time
@@ -428,6 +431,9 @@ func waitQuiet(b *testing.B, f *fabrictest.Fabric, d *damage, lastPass func() (t
 	fabrictest.Wait(b, 90*time.Second, "the SM's reaction, then quiet", func() bool {
 		pass, ok := lastPass()
 		passed = passed || ok
+		if !ok {
+			return false
+		}
 		var settledNow bool
 		settledNow, why = settled(f, f.Status(), d)
 		if !ok || !settledNow || !pass.Equal(seen) {
