@@ -688,11 +688,13 @@ func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 	// ports 2 on sw3 and 2 on sw10 are read (Down), each with the probe
 	// and the scan of sw6 behind it: of those, what fits the burst of 4
 	// goes (the probe, Set SwitchInfo, PortInfo 1), the rest is given up
-	// unsent when the read comes back.
+	// unsent when the read comes back. With the first read go the blocks
+	// of sw10's two cut-node turns (the graph with sw6 alive has them).
 	res := killLate(t, "sw6", "sw2")
 	require.NotNil(t, res)
 	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw2: clear + 4 PortInfo")
-	assert.EqualValues(t, 2*(1+3), smps(t, res, sm.PhaseDiscovery), "PortInfo 4 of sw3, PortInfo 2 of sw10, and 3 SMPs to sw6 with each")
+	assert.EqualValues(t, 2*(1+3)+2, smps(t, res, sm.PhaseDiscovery),
+		"PortInfo 4 of sw3, PortInfo 2 of sw10, 3 SMPs to sw6 with each, sw10's two blocks")
 	assert.Zero(t, res.Timeouts)
 	assert.Zero(t, res.Retries)
 	assert.Equal(t, 2, res.NodesRemoved, "sw6 and ca12")
@@ -934,7 +936,10 @@ func (p *logPort) Recv(ctx context.Context) (madport.MAD, error) {
 // them that faces sw7, and with the read, through that port, probes sw7
 // and scans it (its PortStateChange is set: it lost a link): all of it
 // leaves before the read's answer comes back, one round trip where a
-// read, then a probe, then a scan took three.
+// read, then a probe, then a scan took three. With them go the blocks of
+// the turns the new graph forbids at sw7, now a cut node: distribution
+// has nothing to protect before the tables go, and the two blocks of
+// sw8, no cut node any more, are undone with the tables.
 func TestAssimilateLinkCutFarEnd(t *testing.T) {
 	topo, err := topologies.Irregular(8, 4, 1, 1)
 	require.NoError(t, err)
@@ -942,17 +947,31 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 	require.True(t, ok)
 	b := newBench(t, topo, smNode, 1)
 	port := &logPort{Port: b.port}
-	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	var s *sm.SM
+	var distBefore uint64
+	protectedAfter := -1
+	s, err = sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap, PreBlock: true,
+		OnTables: func(st *sm.TableState) {
+			if st.Stage == "protected" && protectedAfter < 0 {
+				protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+			}
+		}})
 	require.NoError(t, err)
 	require.True(t, b.sweep(t, s).SubnetUp)
 	quiet(t, s)
+	sw7, sw8 := topo.Node(mustLookup(t, topo, "sw7")).GUID, topo.Node(mustLookup(t, topo, "sw8")).GUID
+	require.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 3, 1}, {sw8, 1, 2}, {sw8, 2, 1}}, s.Blocked(), "the pre-blocked turns")
 
 	require.NoError(t, b.port.SetLink("sw3", 2, false))
 	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
-	port.log = nil
+	port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
 	res := assimilate(t, s, sm.TriggerTrap)
 	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw3: clear + 4 PortInfo")
-	assert.EqualValues(t, 1+1+5, smps(t, res, sm.PhaseDiscovery), "the read, the probe, sw7's clear + 4 PortInfo")
+	assert.EqualValues(t, 1+1+5+2, smps(t, res, sm.PhaseDiscovery), "the read, the probe, sw7's clear + 4 PortInfo, its two blocks")
+	assert.Zero(t, protectedAfter, "distribution SMPs before the protection was in")
+	assert.Equal(t, 4, res.SL2VLSets, "sw7's two blocks, sw8's two undone")
+	assert.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 2, 3}, {sw7, 3, 1}, {sw7, 3, 2}}, s.Blocked(),
+		"sw7's new blocks; its old ones, on the port with no link, stay")
 	assert.Zero(t, res.Timeouts)
 	assert.Equal(t, 1, res.LinksRemoved)
 	assert.Zero(t, res.NodesRemoved)
@@ -973,4 +992,11 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 	for i := read; i < set; i++ {
 		assert.NotContains(t, port.log[i], "recv", "an answer came back between the read (%d) and the scan (%d): %q", read, set, port.log)
 	}
+}
+
+func mustLookup(t *testing.T, topo *topologies.Topology, name string) int {
+	t.Helper()
+	i, ok := topo.Lookup(name)
+	require.True(t, ok, name)
+	return i
 }

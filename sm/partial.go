@@ -73,21 +73,23 @@ const (
 // partialDiscovery is one assimilation's detection and, for partial
 // discovery, its exploration of what changed.
 type partialDiscovery struct {
-	sm       *SM
-	d        *discovery // the database: the last subnet, then what changed
-	full     bool       // detection only: full discovery follows
-	state    map[*dnode]devState
-	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
-	failed   map[*dnode]bool // a probe got no answer: not probed again
-	scanned  map[*dnode]bool
-	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
-	rescan   map[*dnode]bool     // its scan was given up: scan it when found again
-	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
-	lost     map[*dnode]bool     // lost a link: its PortStateChange is set
-	checked  map[portKey]bool    // ports read before a probe through them
-	added    map[*dnode]bool     // new to the database: every port being read
-	dest     map[*dnode][]*dnode // destinationDevices
-	byLID    map[uint16]*dnode   // switches by LID, for traps
+	sm        *SM
+	d         *discovery // the database: the last subnet, then what changed
+	full      bool       // detection only: full discovery follows
+	state     map[*dnode]devState
+	answered  map[*dnode]bool // answered in this assimilation: sticky REACHABLE
+	failed    map[*dnode]bool // a probe got no answer: not probed again
+	scanned   map[*dnode]bool
+	clean     map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
+	rescan    map[*dnode]bool     // its scan was given up: scan it when found again
+	suspect   map[*dnode]bool     // lost a link, or did not answer: may be dead
+	lost      map[*dnode]bool     // lost a link: its PortStateChange is set
+	ahead     map[turnKey]bool    // blocks sent during discovery (blockAhead)
+	aheadSets int                 // their SLtoVL Sets
+	checked   map[portKey]bool    // ports read before a probe through them
+	added     map[*dnode]bool     // new to the database: every port being read
+	dest      map[*dnode][]*dnode // destinationDevices
+	byLID     map[uint16]*dnode   // switches by LID, for traps
 
 	changes    []string
 	detectedAt time.Time // wall time of the first change found
@@ -130,7 +132,7 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
 		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
-		lost:    map[*dnode]bool{},
+		lost: map[*dnode]bool{}, ahead: map[turnKey]bool{},
 		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
@@ -629,7 +631,7 @@ func (p *partialDiscovery) run(ctx context.Context) error {
 // been scanned yet (their traps still on the way), and a probe along a
 // link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
-	any := false
+	any, ahead := false, false
 	for _, x := range p.d.nodes {
 		if p.state[x] != devMissing || p.failed[x] {
 			continue
@@ -650,11 +652,71 @@ func (p *partialDiscovery) probeMissing() bool {
 			p.state[x] = devReachable
 		case check:
 			p.checkThenProbe(x, s, sp)
+			ahead = ahead || p.lost[x]
 		default:
 			p.probe(x)
 		}
 	}
+	if ahead {
+		p.blockAhead()
+	}
 	return any
+}
+
+// blockAhead: with cut-deps, the turns that the graph of the database as
+// it stands (every switch being probed alive, with the links it has
+// left) forbids at its cut nodes, and that the SM does not hold blocked,
+// are blocked now, with the probes. Unless discovery finds more, that is
+// the graph distribution will protect, and a block is safe whatever it
+// finds (it only drops data): so the protection is in when the tables
+// are, without a round trip of its own after discovery (a cut link's far
+// end: two of the SMPs its cut sent). A block the final graph does not
+// want is undone with the tables; one to a switch found dead is given up
+// with its scan.
+func (p *partialDiscovery) blockAhead() {
+	s := p.sm
+	if p.full || s.cfg.Distribution != DistCutDeps || s.routes == nil || s.routes.Up == nil {
+		return // not up*/down* routes: distribution goes without cut-node blocks
+	}
+	sn, err := p.d.subnet()
+	if err != nil {
+		return
+	}
+	root, err := updnRoot(&sn.Fabric, s.cfg.Options)
+	if err != nil {
+		return
+	}
+	g, err := newDAG(&sn.Fabric, root)
+	if err != nil {
+		return // a device cut off: discovery will tell
+	}
+	want := forbiddenBy(&sn.Fabric, g.up)
+	keys := make([]turnKey, 0, len(want))
+	for k := range want {
+		if !s.blocked[k] && !p.ahead[k] {
+			keys = append(keys, k)
+		}
+	}
+	sortTurns(keys)
+	for _, k := range keys {
+		n := p.d.byGUID[k.guid]
+		var path []uint8
+		var tag any
+		switch p.state[n] {
+		case devReachable:
+			path = p.drPath(n)
+		case devWaiting:
+			if p.lost[n] { // probed now, through the port read with it
+				path, tag = n.path, scanTag{n}
+			}
+		}
+		if path == nil {
+			continue
+		}
+		p.ahead[k] = true
+		p.aheadSets++
+		p.inPhase(PhaseDiscovery, func() { s.blockTurn(path, k, tag, func(error) {}) })
+	}
 }
 
 // probePort returns the port of x to probe it through (0: none), and

@@ -28,8 +28,9 @@ import (
 //     stops. Every turn still possible, old or new, is then legal in the
 //     new graph, whose dependency graph is acyclic. The blocks stay (the
 //     new routes never take those turns); the SM tracks them, sets only
-//     those not set yet, and undoes, before any table goes, those a new
-//     graph makes legal, and those of switches that left;
+//     those not set yet, and undoes, with the tables, those a new graph
+//     makes legal (on ports that still have a link), and forgets those
+//     of switches that left;
 //   - none: tables only, asynchronously.
 //
 // Before the protection, what no strategy needs to protect goes: the
@@ -81,7 +82,6 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan 
 			return err
 		}
 	case DistCutDeps:
-		s.reconcileBlocks(sn, rt, vlsOf, res, problem)
 		s.blockCutDeps(sn, rt, res, problem)
 	}
 	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
@@ -89,10 +89,16 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan 
 	}
 	s.emitTables(stage+"protected", sn, rt)
 
-	// Tables.
+	// Tables, and with them the undoing of the blocks the new graph makes
+	// legal: with every turn it forbids blocked, a turn it allows may open
+	// at any time, so the undos need no round trip of their own (before
+	// the protection is in, they could close a cycle with old routes).
 	onLFT := func() { s.emitTables(stage+"tables", sn, rt) }
 	if s.cfg.OnTables == nil {
 		onLFT = nil
+	}
+	if strategy == DistCutDeps {
+		s.reconcileBlocks(sn, rt, vlsOf, res, problem)
 	}
 	for _, sw := range sn.Switches() {
 		s.switchTables(sn, rt, sw, res, problem, onLFT)
@@ -118,14 +124,15 @@ func activeSwitchPorts(sn *Subnet) [][2]int {
 	return out
 }
 
-// cutNodes returns the up-going ports of every cut node of rt's up*/down*
-// graph: the switches with two or more, by switch.
-func cutNodes(sn *Subnet, rt *Routes) map[int][]int {
+// cutNodes returns the up-going ports of every cut node of the up*/down*
+// graph up ([node][port]: up-going) on f: the switches with two or more,
+// by switch.
+func cutNodes(f *Fabric, up [][]bool) map[int][]int {
 	m := map[int][]int{}
-	for _, sw := range sn.Switches() {
+	for _, sw := range f.Switches() {
 		var ups []int
-		for _, a := range sn.arcs(sw) {
-			if rt.Up[sw][a.Port] {
+		for _, a := range f.arcs(sw) {
+			if up[sw][a.Port] {
 				ups = append(ups, a.Port)
 			}
 		}
@@ -143,8 +150,14 @@ func CutNodes(f *Fabric, rt *Routes) [][3]int {
 	if rt.Up == nil {
 		return nil
 	}
+	return cutTurns(f, rt.Up)
+}
+
+// cutTurns returns the forbidden turns of the cut nodes of graph up on f,
+// as CutNodes.
+func cutTurns(f *Fabric, up [][]bool) [][3]int {
 	var out [][3]int
-	m := cutNodes(&Subnet{Fabric: *f}, rt)
+	m := cutNodes(f, up)
 	for _, sw := range f.Switches() {
 		for _, in := range m[sw] {
 			for _, o := range m[sw] {
@@ -161,7 +174,7 @@ func CutNodes(f *Fabric, rt *Routes) [][3]int {
 // lowest-numbered active one.
 func cutPorts(sn *Subnet, rt *Routes) [][2]int {
 	var out [][2]int
-	m := cutNodes(sn, rt)
+	m := cutNodes(&sn.Fabric, rt.Up)
 	for _, sw := range sn.Switches() {
 		kept := false
 		for _, p := range m[sw] {
@@ -233,12 +246,18 @@ func (s *SM) deactivatePorts(ctx context.Context, sn *Subnet, ports [][2]int, re
 
 // forbidden returns the turns rt's graph forbids at its cut nodes.
 func forbidden(sn *Subnet, rt *Routes) map[turnKey]bool {
+	return forbiddenBy(&sn.Fabric, rt.Up)
+}
+
+// forbiddenBy returns the turns graph up (nil: none) forbids at its cut
+// nodes on f.
+func forbiddenBy(f *Fabric, up [][]bool) map[turnKey]bool {
 	m := map[turnKey]bool{}
-	if rt.Up == nil {
+	if up == nil {
 		return m
 	}
-	for _, t := range CutNodes(&sn.Fabric, rt) {
-		m[turnKey{sn.Topo.Node(t[0]).GUID, t[1], t[2]}] = true
+	for _, t := range cutTurns(f, up) {
+		m[turnKey{f.Topo.Node(t[0]).GUID, t[1], t[2]}] = true
 	}
 	return m
 }
@@ -246,11 +265,6 @@ func forbidden(sn *Subnet, rt *Routes) map[turnKey]bool {
 // blockCutDeps maps every SL to VL15 on each forbidden turn of rt's cut
 // nodes not blocked yet.
 func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(string, ...any)) {
-	var vl15 mad.SLtoVLMappingTableFields
-	for sl := range vl15.VL {
-		vl15.VL[sl] = 15
-	}
-	data := mad.AppendSLtoVLMappingTable(nil, &vl15)
 	want := forbidden(sn, rt)
 	keys := make([]turnKey, 0, len(want))
 	for k := range want {
@@ -261,23 +275,52 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(stri
 	sortTurns(keys)
 	for _, k := range keys {
 		sw, _ := sn.Topo.LookupGUID(k.guid)
-		if s.cfg.VLTables != VLTablesKeep {
-			s.setTurn(sn, sw, k, data, res, problem, true)
-			continue
-		}
-		// The table is the device's own: read it, to write it back when
-		// the block is undone.
-		m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
-		s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSLtoVLMapping, mod: m.Modifier()}, func(r *response) {
-			if r.err != nil {
-				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.err)
-				return
+		res.SL2VLSets++
+		s.blockTurn(sn.Paths[sw], k, nil, func(err error) {
+			if err != nil {
+				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, err)
 			}
-			s.kept[k] = r.data[:mad.SLtoVLMappingTableSize]
-			s.setTurn(sn, sw, k, data, res, problem, true)
 		})
 	}
 }
+
+// blockTurn maps every SL to VL15 on turn k, through the switch's
+// directed route path; done hears how it went. With VLTables keep the
+// table is read first, to be written back when the block is undone: it
+// is the device's own. tag tags the SMPs (for a cancel).
+func (s *SM) blockTurn(path []uint8, k turnKey, tag any, done func(error)) {
+	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
+	set := func() {
+		s.tx.set(request{dr: true, path: path, attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), data: vl15Table, tag: tag},
+			func(r *response) {
+				if r.err == nil {
+					s.blocked[k] = true
+				}
+				done(r.err)
+			})
+	}
+	if s.cfg.VLTables != VLTablesKeep {
+		set()
+		return
+	}
+	s.tx.get(request{dr: true, path: path, attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), tag: tag}, func(r *response) {
+		if r.err != nil {
+			done(r.err)
+			return
+		}
+		s.kept[k] = r.data[:mad.SLtoVLMappingTableSize]
+		set()
+	})
+}
+
+// vl15Table maps every SL to VL15: data on it is dropped.
+var vl15Table = func() []byte {
+	var t mad.SLtoVLMappingTableFields
+	for sl := range t.VL {
+		t.VL[sl] = 15
+	}
+	return mad.AppendSLtoVLMappingTable(nil, &t)
+}()
 
 // reconcileBlocks undoes the cut-node blocks rt's graph does not forbid,
 // and forgets those of switches that are gone. A block on a port with no
