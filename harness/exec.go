@@ -161,32 +161,21 @@ func Kill(name, node string) error {
 	return errors.Join(killed, setLinks(dark, true))
 }
 
-// darken sets down both veth ends of node's links that are up, each in
-// one visit to its namespace, and returns those it set down (on error
-// too, so that they can be set up again).
+// darken sets down both veth ends of node's links that are up, each
+// namespace in one visit and all at once (inNamespaces), and returns
+// those it set down (on error too, so that they can be set up again).
 func darken(fabric, node string) ([]sender, error) {
 	targets, err := linkTargets(fabric, node, 0)
 	if err != nil {
 		return nil, err
 	}
-	var down []sender
-	for _, s := range targets {
-		err := fabricnet.Do(s.node.Namespace, func() error {
-			l, err := netlink.LinkByName(fabricnet.PortIface(s.port))
-			if err != nil || l.Attrs().Flags&net.FlagUp == 0 {
-				return err
-			}
-			if err := netlink.LinkSetDown(l); err != nil {
-				return err
-			}
-			down = append(down, s)
-			return nil
-		})
-		if err != nil {
-			return down, fmt.Errorf("%s: %w", s.from(), err)
+	return inNamespaces(targets, func(_ sender, l netlink.Link) (bool, error) {
+		if l.Attrs().Flags&net.FlagUp == 0 {
+			return false, nil
 		}
-	}
-	return down, nil
+		err := netlink.LinkSetDown(l)
+		return err == nil, err
+	})
 }
 
 func runKill(env *Env, args []string) error {

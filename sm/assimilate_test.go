@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/agent"
+	"ibfab/internal/port"
 	"ibfab/madport"
 	"ibfab/madport/madporttest"
 	"ibfab/sm"
@@ -686,15 +687,15 @@ func killLate(t *testing.T, dead, first string) *sm.Result {
 func TestAssimilateKilledSwitchLateTraps(t *testing.T) {
 	// sw6 is cabled to sw2, sw3 and sw10. sw2's scan finds it gone; its
 	// ports 2 on sw3 and 2 on sw10 are read (Down), each with the probe
-	// and the scan of sw6 behind it: of those, what fits the burst of 4
-	// goes (the probe, Set SwitchInfo, PortInfo 1), the rest is given up
-	// unsent when the read comes back. With the first read go the blocks
-	// of sw10's two cut-node turns (the graph with sw6 alive has them).
+	// and the scan of sw6 behind it (one burst: the SMPs to sw6 are lost
+	// at the port that is Down, and given up when the read comes back).
+	// With the first read go the blocks of sw10's two cut-node turns (the
+	// graph with sw6 alive has them).
 	res := killLate(t, "sw6", "sw2")
 	require.NotNil(t, res)
 	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw2: clear + 4 PortInfo")
-	assert.EqualValues(t, 2*(1+3)+2, smps(t, res, sm.PhaseDiscovery),
-		"PortInfo 4 of sw3, PortInfo 2 of sw10, 3 SMPs to sw6 with each, sw10's two blocks")
+	assert.EqualValues(t, 2*(1+1+5)+2, smps(t, res, sm.PhaseDiscovery),
+		"PortInfo 4 of sw3, PortInfo 2 of sw10, the probe and scan of sw6 with each, sw10's two blocks")
 	assert.Zero(t, res.Timeouts)
 	assert.Zero(t, res.Retries)
 	assert.Equal(t, 2, res.NodesRemoved, "sw6 and ca12")
@@ -875,33 +876,45 @@ func (p *stalledHop) Recv(ctx context.Context) (madport.MAD, error) {
 // TestAssimilateKilledSwitchBurst: sw7 of the 8-switch irregular network
 // dies and its three switch neighbours trap together; the SM scans them
 // (a SwitchInfo Set and four PortInfo Gets each). Sent all at once, the
-// fifteen SMPs overflow the 8-SMP VL15 buffer of the SM's first hop when
-// that switch is slow to forward, and the SMPs it drops are resent only
-// after a full timeout (the soft fabric: 200 ms out of 215). The SM sends
-// at most Config.Burst SMPs before an answer comes back: nothing is lost,
-// nothing waits.
+// fifteen SMPs overflow a VL15 buffer of 8 SMPs at the SM's first hop
+// when that switch is slow to forward, and the SMPs it drops are resent
+// only after a full timeout (the soft fabric: 200 ms out of 215, when its
+// buffer held 8). The SM sends at most Config.Burst SMPs before an answer
+// comes back: with 4, nothing is lost. The default burst, the window,
+// fits the soft switch's buffer of 32 whole.
 func TestAssimilateKilledSwitchBurst(t *testing.T) {
-	topo, err := topologies.Irregular(8, 4, 1, 1)
-	require.NoError(t, err)
-	smNode, ok := topo.Lookup("ca1-1")
-	require.True(t, ok)
-	b := newBench(t, topo, smNode, 1)
-	port := &stalledHop{Port: b.port, vl15: 8}
-	s, err := sm.New(port, sm.Config{Routing: "updn-fera"})
-	require.NoError(t, err)
-	require.True(t, b.sweep(t, s).SubnetUp)
-	quiet(t, s)
+	for _, tc := range []struct {
+		name  string
+		vl15  int
+		burst int
+	}{
+		{"buffer 8, burst 4", 8, 4},
+		{"soft switch buffer, default burst", port.DefaultVL15Packets, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := topologies.Irregular(8, 4, 1, 1)
+			require.NoError(t, err)
+			smNode, ok := topo.Lookup("ca1-1")
+			require.True(t, ok)
+			b := newBench(t, topo, smNode, 1)
+			hop := &stalledHop{Port: b.port, vl15: tc.vl15}
+			s, err := sm.New(hop, sm.Config{Routing: "updn-fera", Burst: tc.burst})
+			require.NoError(t, err)
+			require.True(t, b.sweep(t, s).SubnetUp)
+			quiet(t, s)
 
-	port.on = true
-	require.NoError(t, b.port.PowerOff("sw7"))
-	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
-	res := assimilate(t, s, sm.TriggerTrap)
-	assert.EqualValues(t, 15, smps(t, res, sm.PhaseDetection), "sw3, sw4 and sw8 scanned: clear + 4 PortInfo each")
-	assert.Zero(t, port.dropped, "SMPs dropped at the first hop")
-	assert.Zero(t, res.Retries, "retries")
-	assert.Zero(t, res.Timeouts, "timeouts")
-	assert.Equal(t, 2, res.NodesRemoved, "sw7 and ca7-1")
-	checkUp(t, b.f)
+			hop.on = true
+			require.NoError(t, b.port.PowerOff("sw7"))
+			require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+			res := assimilate(t, s, sm.TriggerTrap)
+			assert.EqualValues(t, 15, smps(t, res, sm.PhaseDetection), "sw3, sw4 and sw8 scanned: clear + 4 PortInfo each")
+			assert.Zero(t, hop.dropped, "SMPs dropped at the first hop")
+			assert.Zero(t, res.Retries, "retries")
+			assert.Zero(t, res.Timeouts, "timeouts")
+			assert.Equal(t, 2, res.NodesRemoved, "sw7 and ca7-1")
+			checkUp(t, b.f)
+		})
+	}
 }
 
 // logPort is a bench port that logs, in order, the method and attribute

@@ -12,7 +12,6 @@ import (
 // Defaults New fills in for zero Config fields.
 const (
 	DefaultWindow        = 16
-	DefaultBurst         = 4
 	DefaultTimeout       = 200 * time.Millisecond
 	DefaultProbeTimeout  = 20 * time.Millisecond
 	DefaultRetries       = 3
@@ -51,10 +50,10 @@ type Config struct {
 	// an answer comes in (or a timeout passes): every SMP crosses the
 	// SM's first hop, and a switch slow to forward (the soft switch's
 	// process waiting for the CPU) drops what its VL15 buffer cannot
-	// hold; a burst of new requests into a wide
-	// open window, such as the scans of several trapping switches,
-	// overflowed it and waited out a timeout. 0 takes DefaultBurst
-	// (4, OpenSM's max_wire_smps); -1 for none (the window alone).
+	// hold. 0 takes the window: the soft switch's buffer
+	// holds 32 SMPs, and a limit of 4 (OpenSM's max_wire_smps) cut a
+	// killed switch's 15 scan SMPs into four round trips. A fabric whose
+	// first hop holds less wants that 4; -1 for none (the window alone).
 	Burst   int
 	Timeout time.Duration // per attempt
 	// ProbeTimeout is how long a probe of a switch that may be gone
@@ -139,7 +138,7 @@ func (c *Config) normalize() error {
 	}
 	switch {
 	case c.Burst == 0:
-		c.Burst = DefaultBurst
+		c.Burst = c.Window
 	case c.Burst < 0:
 		c.Burst = 0
 	}

@@ -161,20 +161,20 @@ func TestAdaptiveWindow(t *testing.T) {
 		{name: "bursts of 3", window: 16, retries: 3, burst: -1, n: 200,
 			drop:        func(_, burst int) bool { return burst > 3 },
 			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 200 + 13 + 5 + 2},
-		// The same device with at most 4 SMPs back to back (the
-		// default): only a burst into an open window is long enough to
-		// lose its fourth, once the window is full each answer lets one
+		// The same device with at most 4 SMPs back to back (OpenSM's
+		// max_wire_smps): only a burst into an open window is long enough
+		// to lose its fourth, once the window is full each answer lets one
 		// SMP go; 6 are lost, against 20.
-		{name: "bursts of 3, 4 back to back", window: 16, retries: 3, n: 200,
+		{name: "bursts of 3, 4 back to back", window: 16, retries: 3, burst: 4, n: 200,
 			drop:        func(_, burst int) bool { return burst > 3 },
 			maxInflight: 16, windowMin: 8, windowEnd: 8, smps: 206},
 		// A device that takes bursts of 8, as the soft switch's VL15
-		// buffer does when its process is not scheduled: the window
+		// buffer did when its process was not scheduled: the window
 		// alone loses SMPs, 4 back to back lose none.
 		{name: "bursts of 8", window: 16, retries: 3, burst: -1, n: 200,
 			drop:        func(_, burst int) bool { return burst > 8 },
 			maxInflight: 16, windowMin: 8, windowEnd: 9, smps: 208},
-		{name: "bursts of 8, 4 back to back", window: 16, retries: 3, n: 200,
+		{name: "bursts of 8, 4 back to back", window: 16, retries: 3, burst: 4, n: 200,
 			drop:        func(_, burst int) bool { return burst > 8 },
 			maxInflight: 16, windowMin: 16, windowEnd: 16, smps: 200},
 		{name: "window 1, every other send lost", window: 1, retries: 1, n: 10,

@@ -103,7 +103,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
 	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once, at most: a lost SMP halves the window, answers widen it again")
-	fs.IntVar(&o.cfg.Burst, "burst", sm.DefaultBurst, "SMPs sent back to back, at most, before an answer comes (what a slow first hop's VL15 buffer must hold); -1 for no limit")
+	fs.IntVar(&o.cfg.Burst, "burst", 0, "SMPs sent back to back, at most, before an answer comes (what a slow first hop's VL15 buffer must hold; 0: the window); -1 for no limit")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", sm.DefaultTimeout, "time to wait for each SMP's answer")
 	fs.DurationVar(&o.cfg.ProbeTimeout, "probe-timeout", sm.DefaultProbeTimeout, "time to wait, once, for a switch that may be gone before reading the port to it again (partial discovery; at most --timeout)")
 	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
