@@ -942,68 +942,96 @@ func (p *logPort) Recv(ctx context.Context) (madport.MAD, error) {
 	return m, err
 }
 
-// TestAssimilateLinkCutFarEnd: the link sw3[2]-sw7[1] of the 8-switch
-// irregular network is cut. sw3's trap comes in (sw7's went the way of
-// the cut link); its scan finds the link gone and sw7 may be dead. sw7's
-// other neighbours are not scanned, so the SM reads the port of one of
-// them that faces sw7, and with the read, through that port, probes sw7
-// and scans it (its PortStateChange is set: it lost a link): all of it
+// TestAssimilateLinkCutFarEnd: a link between two switches is cut; the
+// trap of the near end comes in (the far end's went the way of the cut
+// link), its scan finds the link gone, and the far end may be dead.
+//
+// On the 8-switch irregular network (sw3[2]-sw7[1]) sw7's other
+// neighbours are not scanned, so the SM reads the port of one of them
+// that faces sw7, and with the read, through that port, probes sw7 and
+// scans it (its PortStateChange is set: it lost a link): all of it
 // leaves before the read's answer comes back, one round trip where a
-// read, then a probe, then a scan took three. With them go the blocks of
-// the turns the new graph forbids at sw7, now a cut node: distribution
-// has nothing to protect before the tables go, and the two blocks of
-// sw8, no cut node any more, are undone with the tables.
+// read, then a probe, then a scan took three. On the 16-switch one
+// (sw2[1]-sw12[2]) sw12 is reached through a switch probed first (its
+// route to the SM crossed sw12), whose port to sw12 that probe vouches
+// for: the probe and the scan go together, without a read.
+//
+// With them go the blocks of the turns the new graph forbids: the
+// distribution has nothing to protect before the tables go, and the
+// blocks the new graph makes legal are undone with the tables.
 func TestAssimilateLinkCutFarEnd(t *testing.T) {
-	topo, err := topologies.Irregular(8, 4, 1, 1)
-	require.NoError(t, err)
-	smNode, ok := topo.Lookup("ca1-1")
-	require.True(t, ok)
-	b := newBench(t, topo, smNode, 1)
-	port := &logPort{Port: b.port}
-	var s *sm.SM
-	var distBefore uint64
-	protectedAfter := -1
-	s, err = sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap, PreBlock: true,
-		OnTables: func(st *sm.TableState) {
-			if st.Stage == "protected" && protectedAfter < 0 {
-				protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+	for _, tc := range []struct {
+		switches  int
+		near      string
+		port      uint8
+		discovery uint64 // SMPs
+		read      bool   // the port to the far end read with the probe
+		sl2vl     int
+	}{
+		// The read, the probe, sw7's clear + 4 PortInfo, its two blocks;
+		// sw8's two blocks undone.
+		{8, "sw3", 2, 1 + 1 + 5 + 2, true, 4},
+		// The probe of the switch behind sw12, sw12's probe, clear + 4
+		// PortInfo, the two blocks of a new cut node; six undone.
+		{16, "sw2", 1, 1 + 1 + 5 + 2, false, 8},
+	} {
+		t.Run(fmt.Sprintf("irregular%d", tc.switches), func(t *testing.T) {
+			topo, err := topologies.Irregular(tc.switches, 4, 1, 1)
+			require.NoError(t, err)
+			b := newBench(t, topo, mustLookup(t, topo, "ca1-1"), 1)
+			port := &logPort{Port: b.port}
+			var s *sm.SM
+			var distBefore uint64
+			protectedAfter := -1
+			s, err = sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap, PreBlock: true,
+				OnTables: func(st *sm.TableState) {
+					if st.Stage == "protected" && protectedAfter < 0 {
+						protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+					}
+				}})
+			require.NoError(t, err)
+			require.True(t, b.sweep(t, s).SubnetUp)
+			quiet(t, s)
+			if tc.switches == 8 {
+				sw7, sw8 := topo.Node(mustLookup(t, topo, "sw7")).GUID, topo.Node(mustLookup(t, topo, "sw8")).GUID
+				require.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 3, 1}, {sw8, 1, 2}, {sw8, 2, 1}}, s.Blocked(), "the pre-blocked turns")
+				defer func() {
+					assert.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 2, 3}, {sw7, 3, 1}, {sw7, 3, 2}}, s.Blocked(),
+						"sw7's new blocks; its old ones, on the port with no link, stay")
+				}()
 			}
-		}})
-	require.NoError(t, err)
-	require.True(t, b.sweep(t, s).SubnetUp)
-	quiet(t, s)
-	sw7, sw8 := topo.Node(mustLookup(t, topo, "sw7")).GUID, topo.Node(mustLookup(t, topo, "sw8")).GUID
-	require.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 3, 1}, {sw8, 1, 2}, {sw8, 2, 1}}, s.Blocked(), "the pre-blocked turns")
 
-	require.NoError(t, b.port.SetLink("sw3", 2, false))
-	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
-	port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
-	res := assimilate(t, s, sm.TriggerTrap)
-	assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "sw3: clear + 4 PortInfo")
-	assert.EqualValues(t, 1+1+5+2, smps(t, res, sm.PhaseDiscovery), "the read, the probe, sw7's clear + 4 PortInfo, its two blocks")
-	assert.Zero(t, protectedAfter, "distribution SMPs before the protection was in")
-	assert.Equal(t, 4, res.SL2VLSets, "sw7's two blocks, sw8's two undone")
-	assert.Equal(t, [][3]uint64{{sw7, 1, 3}, {sw7, 2, 3}, {sw7, 3, 1}, {sw7, 3, 2}}, s.Blocked(),
-		"sw7's new blocks; its old ones, on the port with no link, stay")
-	assert.Zero(t, res.Timeouts)
-	assert.Equal(t, 1, res.LinksRemoved)
-	assert.Zero(t, res.NodesRemoved)
-	checkUp(t, b.f)
+			require.NoError(t, b.port.SetLink(tc.near, tc.port, false))
+			require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+			port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
+			res := assimilate(t, s, sm.TriggerTrap)
+			assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "the near end: clear + 4 PortInfo")
+			assert.EqualValues(t, tc.discovery, smps(t, res, sm.PhaseDiscovery))
+			assert.Zero(t, protectedAfter, "distribution SMPs before the protection was in")
+			assert.Equal(t, tc.sl2vl, res.SL2VLSets)
+			assert.Zero(t, res.Timeouts)
+			assert.Equal(t, 1, res.LinksRemoved)
+			assert.Zero(t, res.NodesRemoved)
+			checkUp(t, b.f)
 
-	last := func(entry string, before int) int {
-		for i := before - 1; i >= 0; i-- {
-			if port.log[i] == entry {
-				return i
+			last := func(entry string, before int) int {
+				for i := before - 1; i >= 0; i-- {
+					if port.log[i] == entry {
+						return i
+					}
+				}
+				return -1
 			}
-		}
-		return -1
-	}
-	set := last("send Set SwitchInfo", len(port.log))
-	probe := last("send Get SwitchInfo", set)
-	read := last("send Get PortInfo", probe)
-	require.True(t, read >= 0 && probe > read && set > probe, "%q", port.log)
-	for i := read; i < set; i++ {
-		assert.NotContains(t, port.log[i], "recv", "an answer came back between the read (%d) and the scan (%d): %q", read, set, port.log)
+			set := last("send Set SwitchInfo", len(port.log))
+			from := last("send Get SwitchInfo", set) // the far end's probe
+			if tc.read {
+				from = last("send Get PortInfo", from)
+			}
+			require.True(t, from >= 0 && set > from, "%q", port.log)
+			for i := from; i < set; i++ {
+				assert.NotContains(t, port.log[i], "recv", "an answer came back between the probe (%d) and the scan (%d): %q", from, set, port.log)
+			}
+		})
 	}
 }
 

@@ -627,9 +627,9 @@ func (p *partialDiscovery) run(ctx context.Context) error {
 // A suspect switch (it lost a link or did not answer: it may be dead) is
 // probed only through a port known to be up: one of a switch scanned, or
 // read with PortStateChange clear, in this assimilation, or else one read
-// as the probe goes (checkThenProbe). A dead switch's other neighbours may not have
-// been scanned yet (their traps still on the way), and a probe along a
-// link that is gone waits out every retry.
+// as the probe goes (checkThenProbe). A dead switch's other neighbours
+// may not have been scanned yet (their traps still on the way), and a
+// probe along a link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
 	any, ahead := false, false
 	for _, x := range p.d.nodes {
@@ -653,6 +653,12 @@ func (p *partialDiscovery) probeMissing() bool {
 		case check:
 			p.checkThenProbe(x, s, sp)
 			ahead = ahead || p.lost[x]
+		case p.lost[x]: // through a port known to be up: no read
+			p.checked[portKey{s, sp}] = true
+			p.state[x] = devWaiting
+			p.quickProbe(x, s, sp)
+			p.scanLost(x)
+			ahead = true
 		default:
 			p.probe(x)
 		}
@@ -741,21 +747,27 @@ func (p *partialDiscovery) probePort(x *dnode) (q int, check bool) {
 }
 
 // checkThenProbe reads port sp of s, which x is cabled to by the
-// database, and at the same time probes x through it (quickProbe); a
-// switch that lost a link is scanned right behind the probe, as the
-// probe's answer would have it scanned (its PortStateChange is set). All
-// of it goes the same way, so x answers the probe before the scan's Set
-// clears the bit. The read decides: a port read Down is a deactivation
-// (as a scan of s would find) and what went to x is given up, not
-// waited for; a port up lets the probe's answer, or its silence, tell
-// (a silent probe has the scan given up too). One round trip instead of
-// three (read, then probe, then scan) is what a link cut costs at its
-// far end; a dead switch costs the SMPs that went to it for nothing.
+// database, and at the same time probes x through it (quickProbe, and
+// scanLost: all of it goes the same way, so x answers the probe before
+// the scan's Set clears PortStateChange). The read decides: a port read
+// Down is a deactivation (as a scan of s would find) and what went to x
+// is given up, not waited for; a port up lets the probe's answer, or its
+// silence, tell (a silent probe has the scan given up too). One round
+// trip instead of three (read, then probe, then scan) is what a link cut
+// costs at its far end; a dead switch costs the SMPs that went to it for
+// nothing.
 func (p *partialDiscovery) checkThenProbe(x, s *dnode, sp int) {
 	p.checked[portKey{s, sp}] = true
 	p.state[x] = devWaiting
 	p.readLink(x, s, sp, nil)
 	p.quickProbe(x, s, sp)
+	p.scanLost(x)
+}
+
+// scanLost scans x right behind its probe if it lost a link: the probe's
+// answer would have it scanned (its PortStateChange is set), and x sees
+// the probe first. A probe that goes unanswered has the scan given up.
+func (p *partialDiscovery) scanLost(x *dnode) {
 	if p.lost[x] {
 		delete(p.rescan, x)
 		p.scan(x, PhaseDiscovery)
