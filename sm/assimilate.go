@@ -120,7 +120,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 		s.tx.setPhase(PhaseWatch)
 	}()
 	res.Changes = p.changes
-	res.SL2VLSets += p.aheadSets // blocks sent with discovery's probes; their SMPs count there
+	res.SL2VLSets += len(p.ahead) // blocks sent with discovery's probes; their SMPs count there
 
 	// Detection and discovery ran interleaved: the sweep's SMPs are
 	// detection's, everything else discovery's; detection ends with the

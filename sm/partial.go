@@ -73,23 +73,22 @@ const (
 // partialDiscovery is one assimilation's detection and, for partial
 // discovery, its exploration of what changed.
 type partialDiscovery struct {
-	sm        *SM
-	d         *discovery // the database: the last subnet, then what changed
-	full      bool       // detection only: full discovery follows
-	state     map[*dnode]devState
-	answered  map[*dnode]bool // answered in this assimilation: sticky REACHABLE
-	failed    map[*dnode]bool // a probe got no answer: not probed again
-	scanned   map[*dnode]bool
-	clean     map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
-	rescan    map[*dnode]bool     // its scan was given up: scan it when found again
-	suspect   map[*dnode]bool     // lost a link, or did not answer: may be dead
-	lost      map[*dnode]bool     // lost a link: its PortStateChange is set
-	ahead     map[turnKey]bool    // blocks sent during discovery (blockAhead)
-	aheadSets int                 // their SLtoVL Sets
-	checked   map[portKey]bool    // ports read before a probe through them
-	added     map[*dnode]bool     // new to the database: every port being read
-	dest      map[*dnode][]*dnode // destinationDevices
-	byLID     map[uint16]*dnode   // switches by LID, for traps
+	sm       *SM
+	d        *discovery // the database: the last subnet, then what changed
+	full     bool       // detection only: full discovery follows
+	state    map[*dnode]devState
+	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
+	failed   map[*dnode]bool // a probe got no answer: not probed again
+	scanned  map[*dnode]bool
+	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
+	rescan   map[*dnode]bool     // its scan was given up: scan it when found again
+	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
+	lost     map[*dnode]bool     // lost a link: its PortStateChange is set
+	ahead    map[turnKey]bool    // blocks sent during discovery (blockAhead), one SLtoVL Set each
+	checked  map[portKey]bool    // ports read before a probe through them
+	added    map[*dnode]bool     // new to the database: every port being read
+	dest     map[*dnode][]*dnode // destinationDevices
+	byLID    map[uint16]*dnode   // switches by LID, for traps
 
 	changes    []string
 	detectedAt time.Time // wall time of the first change found
@@ -720,7 +719,6 @@ func (p *partialDiscovery) blockAhead() {
 			continue
 		}
 		p.ahead[k] = true
-		p.aheadSets++
 		p.inPhase(PhaseDiscovery, func() { s.blockTurn(path, k, tag, func(error) {}) })
 	}
 }
