@@ -40,7 +40,8 @@
 //   - discovery (Config.Discovery): partial, the thesis's protocol of
 //     WAITING/REACHABLE/MISSING devices and destinationDevices, new
 //     devices explored and lost ones found again through LID-routed
-//     prefixes and directed suffixes, LIDs kept; or full, from scratch;
+//     prefixes and directed suffixes (probe.go), LIDs kept; or full,
+//     from scratch;
 //   - routing: the engine, or with Config.Provisional PIRa first and FERa
 //     after on the same up*/down* graph (provisional.go);
 //   - distribution (Config.Distribution, protect.go): full deactivation,
