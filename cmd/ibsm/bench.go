@@ -85,7 +85,10 @@ type SMStats struct {
 	Routing string `json:"routing"`
 	// VLTables is ibsm's --vl-tables (OpenSM runs with QoS off: it
 	// leaves the SLtoVL and arbitration tables alone, as keep does).
-	VLTables  string  `json:"vl_tables,omitempty"`
+	VLTables string `json:"vl_tables,omitempty"`
+	// RootGUID is the switch OpenSM's updn was rooted at (-a), the one
+	// ibsm's up*/down* is rooted at.
+	RootGUID  string  `json:"root_guid,omitempty"`
 	Runs      []SMRun `json:"runs"`
 	MsToUp    float64 `json:"ms_to_up"`
 	MsProcess float64 `json:"ms_process"`
@@ -282,7 +285,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 var benchNotes = []string{
-	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's. Both are started from a thread inside the simulator's namespace.",
+	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's; its updn is rooted at the switch ibsm's up*/down* is rooted at, the SM's, through a root GUID file (-a): without one it finds no root on an irregular network with a host at every switch and falls back to minhop. A run whose OpenSM log says it configured another engine's tables is an error. Both are started from a thread inside the simulator's namespace.",
 	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
 	"cpu_ms is the SM process's CPU time (user and system), sim_cpu_ms ibsim's from the SM's exec to its exit (10 ms ticks): the simulator handles one MAD at a time, so its CPU time is a floor under the time to SUBNET UP that other load on the machine does not move much.",
@@ -325,8 +328,15 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		return nil, err
 	}
 	osmEngine, _ := opensmEngine(o.routing)
+	root, err := benchRoot(topo)
+	if err != nil {
+		return nil, err
+	}
 	c := &SubnetUpCase{Fabric: name, Nodes: topo.NumNodes(), Switches: topo.Count(topologies.Switch),
 		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing, VLTables: o.vlTables}, OpenSM: SMStats{Routing: osmEngine}}
+	if osmEngine == "updn" {
+		c.OpenSM.RootGUID = fmt.Sprintf("%#016x", topo.Node(root).GUID)
+	}
 	for i := range o.runs {
 		// Alternate which SM goes first, so that neither always meets a
 		// machine warmed up (or loaded) by the other.
@@ -342,7 +352,7 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 			if st.Error != "" {
 				continue
 			}
-			r, err := benchOneSM(ctx, o, topo, isIBSM, osmEngine)
+			r, err := benchOneSM(ctx, o, topo, isIBSM, osmEngine, topo.Node(root).GUID)
 			if err != nil {
 				st.Error = err.Error()
 				fmt.Fprintf(progress, "bench %s run %d %s: %v\n", name, i+1, who, err)
@@ -376,8 +386,9 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	return c, nil
 }
 
-// benchOneSM runs one SM once on a fresh simulator of topo.
-func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology, isIBSM bool, osmEngine string) (*SMRun, error) {
+// benchOneSM runs one SM once on a fresh simulator of topo; OpenSM's
+// updn is rooted at the switch of GUID root.
+func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology, isIBSM bool, osmEngine string, root uint64) (*SMRun, error) {
 	dir, err := os.MkdirTemp("", "ibsm-bench-")
 	if err != nil {
 		return nil, err
@@ -395,7 +406,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	if isIBSM {
 		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, o.vlTables)
 	} else {
-		r, err = runOpenSM(ctx, sim, dir, osmEngine)
+		r, err = runOpenSM(ctx, sim, dir, osmEngine, root)
 	}
 	if err != nil {
 		return nil, err
@@ -450,16 +461,95 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables str
 	return r, nil
 }
 
-func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string) (*SMRun, error) {
+// runOpenSM runs opensm --once with engine on sim, its files in dir, and
+// fails unless its log says it routed with engine: an OpenSM that fell
+// back to minhop is not the SM the bench compares ibsm with.
+func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string, root uint64) (*SMRun, error) {
 	env, err := ibsimtest.DiagEnv()
 	if err != nil {
 		return nil, err
 	}
-	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir, Args: []string{"-R", engine}})
+	args, err := opensmArgs(dir, engine, root)
 	if err != nil {
 		return nil, err
 	}
+	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.ReadFile(r.Log)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOpenSMRouting(string(log), engine, root); err != nil {
+		return nil, err
+	}
 	return &SMRun{MsToUp: r.MsToUp, MsProcess: r.MsProcess, MsSweep: r.MsSweep, CPUMs: r.CPUMs}, nil
+}
+
+// benchRoot returns the switch ibsm's up*/down* engines root their routes
+// at on an ibsim fabric of topo, chosen as package sm chooses it (the SM's
+// switch, Fabric.smSwitch): ibsim attaches the SM at the file's first
+// node, through port 1 of a CA (the generated networks' first node is a
+// single-port CA). The root is that node when it is a switch, else the
+// switch its port 1 is cabled to, else the switch with the lowest GUID.
+func benchRoot(topo *topologies.Topology) (int, error) {
+	if topo.NumNodes() == 0 {
+		return 0, errors.New("no nodes")
+	}
+	if topo.Node(0).Type == topologies.Switch {
+		return 0, nil
+	}
+	if p, ok := topo.Peer(topologies.PortRef{Node: 0, Port: 1}); ok && topo.Node(p.Node).Type == topologies.Switch {
+		return p.Node, nil
+	}
+	best := -1
+	for i, n := range topo.Nodes() {
+		if n.Type == topologies.Switch && (best < 0 || n.GUID < topo.Node(best).GUID) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, errors.New("no switch to root up*/down* at")
+	}
+	return best, nil
+}
+
+// opensmArgs are OpenSM's arguments for engine: -R ENGINE and, for updn,
+// -a FILE, a root GUID file written in dir naming root, the switch ibsm's
+// up*/down* is rooted at (benchRoot). Without one OpenSM's updn picks
+// roots of its own: on an irregular network with a host at every switch
+// it finds none and routes with minhop, on a fat tree it takes the spines
+// where ibsm takes the SM's leaf.
+func opensmArgs(dir, engine string, root uint64) ([]string, error) {
+	args := []string{"-R", engine}
+	if engine != "updn" {
+		return args, nil
+	}
+	if root == 0 {
+		return nil, errors.New("OpenSM's updn needs the GUID of ibsm's root switch")
+	}
+	file := filepath.Join(dir, "root_guids")
+	if err := opensmrun.WriteRootGUIDs(file, root); err != nil {
+		return nil, err
+	}
+	return append(args, "-a", file), nil
+}
+
+// checkOpenSMRouting returns an error unless OpenSM's log says it put
+// engine's tables on the switches; root is the GUID its updn was given.
+func checkOpenSMRouting(log, engine string, root uint64) error {
+	if engine == "updn" && opensmrun.UpdnFellBack(log) {
+		return fmt.Errorf("OpenSM's updn found no root at %#016x (\"no root nodes were found\") and fell back to minhop", root)
+	}
+	switch got := opensmrun.RoutedWith(log); got {
+	case engine:
+		return nil
+	case "":
+		return fmt.Errorf("OpenSM's log does not say which engine's tables it configured (want %s)", engine)
+	default:
+		return fmt.Errorf("OpenSM configured %s tables, not %s: its %s engine failed", got, engine, engine)
+	}
 }
 
 // processCPU is the user and system CPU time, in ms, of cmd's process,

@@ -369,6 +369,7 @@ func TestBench(t *testing.T) {
 		assert.LessOrEqual(t, r.WindowMin, sm.DefaultWindow)
 	}
 	assert.Equal(t, "updn", c.OpenSM.Routing)
+	assert.Equal(t, fmt.Sprintf("%#016x", topologies.GeneratedGUID(1)), c.OpenSM.RootGUID, "rooted at sw1, the SM's switch, as ibsm's up*/down*")
 	for _, k := range []string{"ms_to_up", "ms_process", "ms_sweep", "smps_wire"} {
 		assert.Positive(t, c.Ratio[k], k)
 	}

@@ -2,7 +2,10 @@
 // in a network namespace where libumad2sim points it at a simulated port
 // (an ibsim, or an ibfab HCA's attach point), and reads what the
 // benchmarks compare from the outside: the times in its log, and a port's
-// counters as perfquery prints them.
+// counters as perfquery prints them. Its log also says which engine's
+// tables it configured (RoutedWith) and whether its updn found no root
+// and fell back to minhop (UpdnFellBack); WriteRootGUIDs writes the root
+// GUID file updn takes with -a.
 //
 // Both sides of a comparison go through the same code, so their figures
 // are measured alike:
