@@ -1035,6 +1035,165 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 	}
 }
 
+// squareNet: the SM's switch sw1 above sw2 and sw3, both above sw4, a CA
+// on each switch. sw4 has sw3 on port 1 and sw2 on port 2: FERa's flood
+// toward the SM reaches sw4 through sw2 first, and its flood toward sw4
+// reaches sw1 through sw3 first, so the SM's route to sw4 crosses
+// sw3-sw4 and sw4's route to the SM does not.
+const squareNet = `
+Switch 4 "sw1"
+[1] "sw2"[1]
+[2] "sw3"[1]
+[4] "ca1"[1]
+
+Switch 4 "sw2"
+[1] "sw1"[1]
+[2] "sw4"[2]
+[3] "ca2"[1]
+
+Switch 4 "sw3"
+[1] "sw1"[2]
+[2] "sw4"[1]
+[3] "ca3"[1]
+
+Switch 4 "sw4"
+[1] "sw3"[2]
+[2] "sw2"[2]
+[3] "ca4"[1]
+
+Ca 1 "ca1"
+[1] "sw1"[4]
+
+Ca 1 "ca2"
+[1] "sw2"[3]
+
+Ca 1 "ca3"
+[1] "sw3"[3]
+
+Ca 1 "ca4"
+[1] "sw4"[3]
+`
+
+// TestAssimilateTrapRoute: a link between two switches is cut and both
+// ends trap: the far end's route to the SM does not cross the link,
+// though the SM's route to it may. The far end is scanned with the near
+// end, back along the route its trap came: no probe, no timeout.
+//
+//   - square, traps in before the assimilation: sw4, whose route from
+//     the SM crossed the link, is scanned through sw2;
+//   - square, traps coming in during a sweep's assimilation: each is
+//     taken as it comes, so both scans leave before any scan's answer;
+//   - square, sw4 powered off once its trap is in: the link its trap
+//     came over is found gone (sw2's trap, taken as it comes), so sw4 is
+//     not taken as alive any more and its scan is not waited for;
+//   - irregular8 routed by PIRa, whose default routes are not FERa's
+//     shortest ones (sw7 reaches the SM through sw4, the SM reaches sw7
+//     through sw3): once the near end's scan finds the link gone, with
+//     the far end known alive, the turns the new graph forbids are
+//     blocked at once, before the far end's scan is back, and the
+//     distribution has nothing to protect before the tables.
+func TestAssimilateTrapRoute(t *testing.T) {
+	square, err := topologies.Parse(strings.NewReader(squareNet), "square.net")
+	require.NoError(t, err)
+	irr8, err := topologies.Irregular(8, 4, 1, 1)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name      string
+		topo      *topologies.Topology
+		sm        string
+		routing   string
+		cut       string
+		port      uint8
+		trigger   string
+		detection uint64 // SMPs
+		discovery uint64
+		sl2vl     int
+		dies      string // powered off once the traps are in
+		removed   int    // nodes
+	}{
+		{"square", square, "ca1", "updn-fera", "sw4", 1, sm.TriggerTrap, 5 + 5, 0, 0, "", 0},
+		{"square-sweep", square, "ca1", "updn-fera", "sw4", 1, sm.TriggerSweep, 4 + 5 + 5, 0, 0, "", 0},
+		// sw3's, sw4's (given up) and sw2's scans; sw4 and ca4 go.
+		{"square-dies", square, "ca1", "updn-fera", "sw4", 1, sm.TriggerTrap, 5 + 5 + 5, 0, 0, "sw4", 2},
+		// The two blocks at sw7 with the scans; two at sw8 undone with
+		// the tables.
+		{"irregular8-pira", irr8, "ca1-1", "updn-pira", "sw3", 2, sm.TriggerTrap, 5 + 5, 2, 4, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(t, tc.topo, mustLookup(t, tc.topo, tc.sm), 1)
+			port := &logPort{Port: b.port}
+			var s *sm.SM
+			var distBefore uint64
+			protectedAfter := -1
+			s, err = sm.New(port, sm.Config{Routing: tc.routing, Detect: sm.DetectBoth, PreBlock: true, Provisional: true,
+				OnTables: func(st *sm.TableState) {
+					if strings.HasSuffix(st.Stage, "protected") && protectedAfter < 0 {
+						protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+					}
+				}})
+			require.NoError(t, err)
+			require.True(t, b.sweep(t, s).SubnetUp)
+			quiet(t, s)
+			if tc.name == "square" {
+				sn, rt := s.Subnet(), s.Routes()
+				idx := func(name string) int {
+					i, ok := sn.Topo.LookupGUID(tc.topo.Node(mustLookup(t, tc.topo, name)).GUID)
+					require.True(t, ok)
+					return i
+				}
+				sw1, sw4 := idx("sw1"), idx("sw4")
+				require.EqualValues(t, 2, rt.LFT[sw1][sn.LID[sw4][0]], "the SM's route to sw4 goes through sw3")
+				require.EqualValues(t, 2, rt.LFT[sw4][sn.SMLID], "sw4's route to the SM goes through sw2")
+			}
+
+			require.NoError(t, b.port.SetLink(tc.cut, tc.port, false))
+			if tc.trigger == sm.TriggerTrap {
+				require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+			}
+			if tc.dies != "" {
+				require.NoError(t, b.f.PowerOff(mustLookup(t, tc.topo, tc.dies)))
+			}
+			port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
+			res := assimilate(t, s, tc.trigger)
+			assert.Equal(t, tc.detection, smps(t, res, sm.PhaseDetection), "both ends scanned")
+			assert.Equal(t, tc.discovery, smps(t, res, sm.PhaseDiscovery), "no probe")
+			assert.Equal(t, tc.sl2vl, res.SL2VLSets)
+			assert.Zero(t, protectedAfter, "distribution SMPs before the protection was in")
+			assert.Zero(t, res.Timeouts)
+			assert.Equal(t, tc.removed, res.NodesRemoved)
+			if tc.dies == "" {
+				assert.Equal(t, 1, res.LinksRemoved)
+			}
+			checkUp(t, b.f)
+
+			// The first answer to a scan came back after the second
+			// scan went, and the blocks (if any) went before the last.
+			firstAnswer, lastAnswer, lastScan, firstBlock := -1, -1, -1, -1
+			for i, e := range port.log {
+				switch e {
+				case "recv GetResp PortInfo":
+					if firstAnswer < 0 {
+						firstAnswer = i
+					}
+					lastAnswer = i
+				case "send Set SwitchInfo":
+					lastScan = i
+				case "send Set SLtoVLMappingTable":
+					if firstBlock < 0 {
+						firstBlock = i
+					}
+				}
+			}
+			if tc.dies == "" {
+				assert.Less(t, lastScan, firstAnswer, "%q", port.log)
+			}
+			if tc.sl2vl > 0 {
+				assert.Less(t, firstBlock, lastAnswer, "%q", port.log)
+			}
+		})
+	}
+}
+
 func mustLookup(t *testing.T, topo *topologies.Topology, name string) int {
 	t.Helper()
 	i, ok := topo.Lookup(name)

@@ -34,7 +34,7 @@
 //     every switch, LID-routed, every SweepFactor × the last sweep's
 //     duration (or SweepInterval); a switch with PortStateChange set is
 //     cleared and its ports read. A Trap 128 has its switch cleared and
-//     read at once. A port Down where a link was is a deactivation, one
+//     read at once, back along the route the trap came (traproute.go). A port Down where a link was is a deactivation, one
 //     up where none was an activation; everything a sweep (and the traps
 //     meanwhile) finds is one assimilation;
 //   - discovery (Config.Discovery): partial, the thesis's protocol of

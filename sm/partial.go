@@ -22,7 +22,12 @@ import (
 // read again through it (a switch probed), and a device found reset (a
 // switch's LinearFDBTop back to 0, a CA port's LID) is configured anew.
 // Every change a sweep (and the traps that come in meanwhile) finds is
-// assimilated together.
+// assimilated together. With partial discovery a trap that comes in
+// during the assimilation is taken at once, and its switch is scanned
+// back along the route the trap came (traproute.go): the trap shows the
+// switch alive and that route working, where the SM's own route to it may
+// cross what changed (a cut link's far end traps too, unless its route to
+// the SM took that link).
 //
 // Partial discovery (5.4.3) keeps the database of the last subnet and
 // explores only what changed. Every device is WAITING (a switch swept and
@@ -38,9 +43,14 @@ import (
 //     database; new devices get new LIDs, old ones keep theirs;
 //   - deactivation: the link goes, the device at its far end is MISSING
 //     and so is every device in its destinationDevices, unless it
-//     answered in this assimilation (a device that answered is reachable,
-//     whatever its neighbours say: the thesis leaves the conflict open);
-//     sweep SMPs to MISSING switches are given up, not left to time out;
+//     answered in this assimilation (a device that answered, or trapped,
+//     is reachable, whatever its neighbours say: the thesis leaves the
+//     conflict open); when the far end is known alive, only the devices
+//     whose routes crossed the link itself are MISSING, and the turns the
+//     graph as it stands forbids are blocked at once (blockAhead). A
+//     switch known alive only by a trap that came over the link is not
+//     any more. Sweep SMPs to MISSING switches are given up, not left to
+//     time out;
 //   - once nothing is outstanding, every MISSING device cabled to a
 //     REACHABLE switch gets the switch's route plus one directed hop: a
 //     CA is then REACHABLE, a switch is probed with SwitchInfo like a
@@ -79,15 +89,17 @@ type partialDiscovery struct {
 	answered map[*dnode]bool // answered in this assimilation: sticky REACHABLE
 	failed   map[*dnode]bool // a probe got no answer: not probed again
 	scanned  map[*dnode]bool
-	clean    map[*dnode]bool     // SwitchInfo read with PortStateChange clear: its ports are as the database says
-	rescan   map[*dnode]bool     // its scan was given up: scan it when found again
-	suspect  map[*dnode]bool     // lost a link, or did not answer: may be dead
-	lost     map[*dnode]bool     // lost a link: its PortStateChange is set
-	ahead    map[turnKey]bool    // blocks sent during discovery (blockAhead), one SLtoVL Set each
-	checked  map[portKey]bool    // ports read before a probe through them
-	added    map[*dnode]bool     // new to the database: every port being read
-	dest     map[*dnode][]*dnode // destinationDevices
-	byLID    map[uint16]*dnode   // switches by LID, for traps
+	clean    map[*dnode]bool      // SwitchInfo read with PortStateChange clear: its ports are as the database says
+	rescan   map[*dnode]bool      // its scan was given up: scan it when found again
+	suspect  map[*dnode]bool      // lost a link, or did not answer: may be dead
+	lost     map[*dnode]bool      // lost a link: its PortStateChange is set
+	trapped  map[*dnode][]trapHop // answered by a trap, scanned back along its route: that route, until the scan answers
+	ahead    map[turnKey]bool     // blocks sent during discovery (blockAhead), one SLtoVL Set each
+	checked  map[portKey]bool     // ports read before a probe through them
+	added    map[*dnode]bool      // new to the database: every port being read
+	dest     map[*dnode][]*dnode  // destinationDevices
+	destLink map[portKey][]*dnode // the devices whose routes leave a switch by that port
+	byLID    map[uint16]*dnode    // switches by LID, for traps
 
 	changes    []string
 	detectedAt time.Time // wall time of the first change found
@@ -130,8 +142,8 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
 		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
-		lost: map[*dnode]bool{}, ahead: map[turnKey]bool{},
-		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
+		lost: map[*dnode]bool{}, trapped: map[*dnode][]trapHop{}, ahead: map[turnKey]bool{},
+		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, destLink: map[portKey][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
 	if !full {
@@ -155,9 +167,16 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 			}
 		}
 		if s.routes != nil && !full {
-			for x, devs := range destinationDevices(sn, s.routes) {
+			dest, links := destinationDevices(sn, s.routes)
+			for x, devs := range dest {
 				for _, dv := range devs {
 					p.dest[p.d.nodes[x]] = append(p.dest[p.d.nodes[x]], p.d.nodes[dv])
+				}
+			}
+			for k, devs := range links {
+				pk := portKey{p.d.nodes[k[0]], k[1]}
+				for _, dv := range devs {
+					p.destLink[pk] = append(p.destLink[pk], p.d.nodes[dv])
 				}
 			}
 		}
@@ -211,27 +230,29 @@ func dbFromSubnet(s *SM, sn *Subnet) *discovery {
 
 // destinationDevices returns, for every switch of sn, the devices whose
 // route from the SM or to the SM crosses it by rt's tables (thesis
-// 5.4.3), as node indexes.
-func destinationDevices(sn *Subnet, rt *Routes) [][]int {
+// 5.4.3), as node indexes; and for every switch port the routes leave
+// by, the devices whose routes cross that link.
+func destinationDevices(sn *Subnet, rt *Routes) ([][]int, map[[2]int][]int) {
 	f := &sn.Fabric
 	dest := make([][]int, f.Topo.NumNodes())
+	links := map[[2]int][]int{}
 	smSw := -1
 	if f.IsSwitch(sn.SMNode) {
 		smSw = sn.SMNode
 	} else if peer, ok := f.Topo.Peer(topologies.PortRef{Node: sn.SMNode, Port: sn.SMPort}); ok && f.IsSwitch(peer.Node) {
 		smSw = peer.Node
 	}
-	walk := func(at int, lid uint16, visit func(int)) {
+	walk := func(at int, lid uint16, visit func(at, out int)) {
 		for hops := 0; hops <= f.Topo.NumNodes() && at >= 0 && f.IsSwitch(at); hops++ {
-			visit(at)
-			if int(lid) >= len(rt.LFT[at]) {
+			out := uint8(mad.LFTNoPort)
+			if int(lid) < len(rt.LFT[at]) {
+				out = rt.LFT[at][lid]
+			}
+			visit(at, int(out))
+			if out == 0 || out == mad.LFTNoPort || int(out) > f.Topo.Node(at).NumPorts {
 				return
 			}
-			out := int(rt.LFT[at][lid])
-			if out == 0 || out == mad.LFTNoPort || out > f.Topo.Node(at).NumPorts {
-				return
-			}
-			peer, ok := f.Topo.Peer(topologies.PortRef{Node: at, Port: out})
+			peer, ok := f.Topo.Peer(topologies.PortRef{Node: at, Port: int(out)})
 			if !ok {
 				return
 			}
@@ -242,9 +263,12 @@ func destinationDevices(sn *Subnet, rt *Routes) [][]int {
 		if e.Node == sn.SMNode {
 			continue
 		}
-		add := func(x int) {
+		add := func(x, out int) {
 			if x != e.Node && x != sn.SMNode && !slices.Contains(dest[x], e.Node) {
 				dest[x] = append(dest[x], e.Node)
+			}
+			if k := [2]int{x, out}; out != 0 && out != mad.LFTNoPort && !slices.Contains(links[k], e.Node) {
+				links[k] = append(links[k], e.Node)
 			}
 		}
 		if smSw >= 0 && int(e.LID) < len(rt.LFT[smSw]) {
@@ -254,7 +278,7 @@ func destinationDevices(sn *Subnet, rt *Routes) [][]int {
 			walk(e.Switch, sn.SMLID, add)
 		}
 	}
-	return dest
+	return dest, links
 }
 
 func (p *partialDiscovery) name(n *dnode) string {
@@ -345,9 +369,20 @@ func (p *partialDiscovery) sweep() {
 // scanned already in this assimilation may have trapped for a change
 // after its scan: its PortStateChange, set again since the scan cleared
 // it, tells, and it is scanned once more if so.
+//
+// With partial discovery a switch not scanned yet is scanned back along
+// the route its trap came (trapRoute): the trap shows it alive, so it
+// counts as answered, and a switch found MISSING meanwhile is found
+// again that way. A scan that gets no answer after all makes it MISSING.
 func (p *partialDiscovery) traps(lids []uint16) {
 	for _, lid := range lids {
 		n := p.byLID[lid]
+		if n != nil && !p.full && !p.scanned[n] && !p.failed[n] {
+			if rt, path, hops := p.trapRoute(n); hops != nil {
+				n.rt, n.path = rt, path
+				p.state[n], p.answered[n], p.trapped[n] = devReachable, true, hops
+			}
+		}
 		if n == nil || p.state[n] == devMissing {
 			p.badTraps++
 			continue
@@ -424,9 +459,19 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *response) {
 		if r.err != nil {
 			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.err)
+			if _, ok := p.trapped[n]; ok { // answered only by its trap: it may have died since
+				p.untrap(n)
+			}
 			return
 		}
 		n.si = mad.SwitchInfo(r.data).Fields()
+		if _, ok := p.trapped[n]; ok {
+			// Scanned back along its trap's route: a sweep's SwitchInfo
+			// still out to it by the old one, which may cross what
+			// changed, is not waited for.
+			delete(p.trapped, n)
+			p.cancel(func(x *dnode) bool { return x == n })
+		}
 	})
 	for q := 1; q < len(n.ports); q++ {
 		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *response) {
@@ -492,9 +537,28 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 		return
 	}
 	p.suspect[peer], p.lost[peer] = true, true
+	// A switch known alive only by a trap that came over this link may
+	// be behind it now.
+	for x, hops := range p.trapped {
+		if slices.ContainsFunc(hops, func(h trapHop) bool { return h == trapHop{n, q} || h == trapHop{peer, pp} }) {
+			p.untrap(x)
+		}
+	}
 	p.markMissing(peer)
-	for _, x := range p.dest[peer] {
+	dest := p.dest[peer]
+	if p.answered[peer] {
+		// Alive (it answered, or trapped, in this assimilation): only
+		// the routes that crossed the link itself are gone.
+		dest = append(slices.Clone(p.destLink[portKey{n, q}]), p.destLink[portKey{peer, pp}]...)
+	}
+	for _, x := range dest {
 		p.markMissing(x)
+	}
+	if p.answered[peer] {
+		// Both ends alive: unless discovery finds more, the graph is
+		// the database's now, and its blocks go at once rather than
+		// with a probe round or after discovery.
+		defer p.blockAhead()
 	}
 	// Stop waiting for the sweep answers and scans of switches now
 	// MISSING: their routes may cross what died.
@@ -589,7 +653,15 @@ func (p *partialDiscovery) rereadPort(n *dnode, q int, rt smpRoute) {
 
 // run exchanges SMPs until detection, and for partial discovery the
 // exploration of what changed, are complete.
+//
+// With partial discovery, traps that come in meanwhile are taken in as
+// they come: the far end of a cut link traps too, and is scanned with
+// the near end rather than after it.
 func (p *partialDiscovery) run(ctx context.Context) error {
+	if !p.full {
+		p.sm.onTrap = func() { p.traps(p.sm.takeTraps()) }
+		defer func() { p.sm.onTrap = nil }()
+	}
 	for {
 		if err := p.sm.tx.run(ctx); err != nil {
 			return err

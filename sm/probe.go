@@ -34,7 +34,7 @@ func (p *partialDiscovery) probe(n *dnode) {
 // may not have been scanned yet (their traps still on the way), and a
 // probe along a link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
-	any, ahead := false, false
+	any := false
 	for _, x := range p.d.nodes {
 		if p.state[x] != devMissing || p.failed[x] {
 			continue
@@ -55,18 +55,16 @@ func (p *partialDiscovery) probeMissing() bool {
 			p.state[x] = devReachable
 		case check:
 			p.checkThenProbe(x, s, sp)
-			ahead = ahead || p.lost[x]
 		case p.lost[x]: // through a port known to be up: no read
 			p.checked[portKey{s, sp}] = true
 			p.state[x] = devWaiting
 			p.quickProbe(x, s, sp)
 			p.scanLost(x)
-			ahead = true
 		default:
 			p.probe(x)
 		}
 	}
-	if ahead {
+	if any {
 		p.blockAhead()
 	}
 	return any
@@ -75,7 +73,8 @@ func (p *partialDiscovery) probeMissing() bool {
 // blockAhead: with cut-deps, the turns that the graph of the database as
 // it stands (every switch being probed alive, with the links it has
 // left) forbids at its cut nodes, and that the SM does not hold blocked,
-// are blocked now, with the probes. Unless discovery finds more, that is
+// are blocked now: with the probes, or as soon as a link between two
+// switches known alive is found gone. Unless discovery finds more, that is
 // the graph distribution will protect, and a block is safe whatever it
 // finds (it only drops data): so the protection is in when the tables
 // are, without a round trip of its own after discovery (a cut link's far

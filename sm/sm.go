@@ -64,6 +64,7 @@ type SM struct {
 	// assimilated; false after a sweep or assimilation that failed.
 	installed bool
 	trapLIDs  map[uint16]bool    // switches whose Trap 128 came in, not yet scanned
+	onTrap    func()             // takes trapLIDs in at once, during an assimilation's discovery
 	badTraps  uint64             // traps that are not a Trap 128 with a LID
 	blocked   map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
 	kept      map[turnKey][]byte // with VLTablesKeep: what a block replaced

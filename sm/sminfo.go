@@ -141,6 +141,9 @@ func (s *SM) repress(m madport.MAD) {
 	s.trapped = true
 	if lid, ok := trap128LID(m.Data); ok {
 		s.trapLIDs[lid] = true
+		if s.onTrap != nil {
+			defer s.onTrap() // after the TrapRepress
+		}
 	} else {
 		s.badTraps++
 	}
