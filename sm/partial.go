@@ -98,7 +98,6 @@ type partialDiscovery struct {
 	checked  map[portKey]bool     // ports read before a probe through them
 	added    map[*dnode]bool      // new to the database: every port being read
 	dest     map[*dnode][]*dnode  // destinationDevices
-	destLink map[portKey][]*dnode // the devices whose routes leave a switch by that port
 	byLID    map[uint16]*dnode    // switches by LID, for traps
 
 	changes    []string
@@ -143,7 +142,7 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
 		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
 		lost: map[*dnode]bool{}, trapped: map[*dnode][]trapHop{}, ahead: map[turnKey]bool{},
-		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, destLink: map[portKey][]*dnode{}, byLID: map[uint16]*dnode{}}
+		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
 	if !full {
@@ -167,16 +166,9 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 			}
 		}
 		if s.routes != nil && !full {
-			dest, links := destinationDevices(sn, s.routes)
-			for x, devs := range dest {
+			for x, devs := range destinationDevices(sn, s.routes) {
 				for _, dv := range devs {
 					p.dest[p.d.nodes[x]] = append(p.dest[p.d.nodes[x]], p.d.nodes[dv])
-				}
-			}
-			for k, devs := range links {
-				pk := portKey{p.d.nodes[k[0]], k[1]}
-				for _, dv := range devs {
-					p.destLink[pk] = append(p.destLink[pk], p.d.nodes[dv])
 				}
 			}
 		}
@@ -230,25 +222,51 @@ func dbFromSubnet(s *SM, sn *Subnet) *discovery {
 
 // destinationDevices returns, for every switch of sn, the devices whose
 // route from the SM or to the SM crosses it by rt's tables (thesis
-// 5.4.3), as node indexes; and for every switch port the routes leave
-// by, the devices whose routes cross that link.
-func destinationDevices(sn *Subnet, rt *Routes) ([][]int, map[[2]int][]int) {
+// 5.4.3), as node indexes.
+func destinationDevices(sn *Subnet, rt *Routes) [][]int {
+	dest := make([][]int, sn.Topo.NumNodes())
+	walkSMRoutes(sn, rt, func(dev, at, _ int) {
+		if at != dev && at != sn.SMNode && !slices.Contains(dest[at], dev) {
+			dest[at] = append(dest[at], dev)
+		}
+	})
+	return dest
+}
+
+// routedOver returns the devices of sn whose route from the SM or to the
+// SM leaves switch a by port pa or switch b by port pb (the two ends of
+// a link), by rt's tables, as node indexes. Asked only when a link is
+// lost between two switches known alive: it walks every route.
+func routedOver(sn *Subnet, rt *Routes, a, pa, b, pb int) []int {
+	var devs []int
+	walkSMRoutes(sn, rt, func(dev, at, out int) {
+		if (at == a && out == pa || at == b && out == pb) && !slices.Contains(devs, dev) {
+			devs = append(devs, dev)
+		}
+	})
+	return devs
+}
+
+// walkSMRoutes follows, for every device of sn but the SM's, its route
+// from the SM's switch and its route to the SM by rt's tables, calling
+// visit with the device and each switch on the way and the port the
+// route leaves it by (0 at the device itself, mad.LFTNoPort where the
+// table has no entry).
+func walkSMRoutes(sn *Subnet, rt *Routes, visit func(dev, at, out int)) {
 	f := &sn.Fabric
-	dest := make([][]int, f.Topo.NumNodes())
-	links := map[[2]int][]int{}
 	smSw := -1
 	if f.IsSwitch(sn.SMNode) {
 		smSw = sn.SMNode
 	} else if peer, ok := f.Topo.Peer(topologies.PortRef{Node: sn.SMNode, Port: sn.SMPort}); ok && f.IsSwitch(peer.Node) {
 		smSw = peer.Node
 	}
-	walk := func(at int, lid uint16, visit func(at, out int)) {
+	walk := func(dev, at int, lid uint16) {
 		for hops := 0; hops <= f.Topo.NumNodes() && at >= 0 && f.IsSwitch(at); hops++ {
 			out := uint8(mad.LFTNoPort)
 			if int(lid) < len(rt.LFT[at]) {
 				out = rt.LFT[at][lid]
 			}
-			visit(at, int(out))
+			visit(dev, at, int(out))
 			if out == 0 || out == mad.LFTNoPort || int(out) > f.Topo.Node(at).NumPorts {
 				return
 			}
@@ -263,22 +281,13 @@ func destinationDevices(sn *Subnet, rt *Routes) ([][]int, map[[2]int][]int) {
 		if e.Node == sn.SMNode {
 			continue
 		}
-		add := func(x, out int) {
-			if x != e.Node && x != sn.SMNode && !slices.Contains(dest[x], e.Node) {
-				dest[x] = append(dest[x], e.Node)
-			}
-			if k := [2]int{x, out}; out != 0 && out != mad.LFTNoPort && !slices.Contains(links[k], e.Node) {
-				links[k] = append(links[k], e.Node)
-			}
-		}
 		if smSw >= 0 && int(e.LID) < len(rt.LFT[smSw]) {
-			walk(smSw, e.LID, add)
+			walk(e.Node, smSw, e.LID)
 		}
 		if e.Switch >= 0 {
-			walk(e.Switch, sn.SMLID, add)
+			walk(e.Node, e.Switch, sn.SMLID)
 		}
 	}
-	return dest, links
 }
 
 func (p *partialDiscovery) name(n *dnode) string {
@@ -546,10 +555,13 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 	}
 	p.markMissing(peer)
 	dest := p.dest[peer]
-	if p.answered[peer] {
+	if sn := p.sm.subnet; p.answered[peer] && p.sm.routes != nil && n.idx < sn.Topo.NumNodes() && peer.idx < sn.Topo.NumNodes() {
 		// Alive (it answered, or trapped, in this assimilation): only
 		// the routes that crossed the link itself are gone.
-		dest = append(slices.Clone(p.destLink[portKey{n, q}]), p.destLink[portKey{peer, pp}]...)
+		dest = nil
+		for _, i := range routedOver(sn, p.sm.routes, n.idx, q, peer.idx, pp) {
+			dest = append(dest, p.d.nodes[i])
+		}
 	}
 	for _, x := range dest {
 		p.markMissing(x)
