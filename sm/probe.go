@@ -34,7 +34,7 @@ func (p *partialDiscovery) probe(n *dnode) {
 // may not have been scanned yet (their traps still on the way), and a
 // probe along a link that is gone waits out every retry.
 func (p *partialDiscovery) probeMissing() bool {
-	any := false
+	any, ahead := false, false
 	for _, x := range p.d.nodes {
 		if p.state[x] != devMissing || p.failed[x] {
 			continue
@@ -55,16 +55,18 @@ func (p *partialDiscovery) probeMissing() bool {
 			p.state[x] = devReachable
 		case check:
 			p.checkThenProbe(x, s, sp)
+			ahead = ahead || p.lost[x]
 		case p.lost[x]: // through a port known to be up: no read
 			p.checked[portKey{s, sp}] = true
 			p.state[x] = devWaiting
 			p.quickProbe(x, s, sp)
 			p.scanLost(x)
+			ahead = true
 		default:
 			p.probe(x)
 		}
 	}
-	if any {
+	if ahead {
 		p.blockAhead()
 	}
 	return any
@@ -73,14 +75,14 @@ func (p *partialDiscovery) probeMissing() bool {
 // blockAhead: with cut-deps, the turns that the graph of the database as
 // it stands (every switch being probed alive, with the links it has
 // left) forbids at its cut nodes, and that the SM does not hold blocked,
-// are blocked now: with the probes, or as soon as a link between two
-// switches known alive is found gone. Unless discovery finds more, that is
-// the graph distribution will protect, and a block is safe whatever it
-// finds (it only drops data): so the protection is in when the tables
-// are, without a round trip of its own after discovery (a cut link's far
-// end: two of the SMPs its cut sent). A block the final graph does not
-// want is undone with the tables; one to a switch found dead is given up
-// with its scan.
+// are blocked now: with the probes of a switch that lost a link, or as
+// soon as a link between two switches known alive is found gone. Unless
+// discovery finds more, that is the graph distribution will protect, and
+// a block is safe whatever it finds (it only drops data): so the
+// protection is in when the tables are, without a round trip of its own
+// after discovery (a cut link's far end: two of the SMPs its cut sent).
+// A block the final graph does not want is undone with the tables; one
+// to a switch found dead is given up with its scan.
 func (p *partialDiscovery) blockAhead() {
 	s := p.sm
 	if p.full || s.cfg.Distribution != DistCutDeps || s.routes == nil || s.routes.Up == nil {
