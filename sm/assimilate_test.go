@@ -921,7 +921,8 @@ func TestAssimilateKilledSwitchBurst(t *testing.T) {
 // of what the SM sends and of what comes back to it.
 type logPort struct {
 	*madporttest.Port
-	log []string
+	log  []string
+	lids []uint16 // each entry's MAD LID: for a send, where it went first
 }
 
 func logEntry(dir string, m madport.MAD) string {
@@ -930,14 +931,14 @@ func logEntry(dir string, m madport.MAD) string {
 }
 
 func (p *logPort) Send(m madport.MAD) error {
-	p.log = append(p.log, logEntry("send", m))
+	p.log, p.lids = append(p.log, logEntry("send", m)), append(p.lids, m.LID)
 	return p.Port.Send(m)
 }
 
 func (p *logPort) Recv(ctx context.Context) (madport.MAD, error) {
 	m, err := p.Port.Recv(ctx)
 	if err == nil {
-		p.log = append(p.log, logEntry("recv", m))
+		p.log, p.lids = append(p.log, logEntry("recv", m)), append(p.lids, m.LID)
 	}
 	return m, err
 }
@@ -1003,7 +1004,7 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 
 			require.NoError(t, b.port.SetLink(tc.near, tc.port, false))
 			require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
-			port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
+			port.log, port.lids, distBefore, protectedAfter = nil, nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
 			res := assimilate(t, s, sm.TriggerTrap)
 			assert.EqualValues(t, 5, smps(t, res, sm.PhaseDetection), "the near end: clear + 4 PortInfo")
 			assert.EqualValues(t, tc.discovery, smps(t, res, sm.PhaseDiscovery))
@@ -1030,6 +1031,15 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 			require.True(t, from >= 0 && set > from, "%q", port.log)
 			for i := from; i < set; i++ {
 				assert.NotContains(t, port.log[i], "recv", "an answer came back between the probe (%d) and the scan (%d): %q", from, set, port.log)
+			}
+			// sw7's blocks, sent with its probe, go the probe's way:
+			// LID-routed to the switch it goes through, not directed from
+			// the SM.
+			for i, e := range port.log {
+				if tc.switches == 8 && e == "send Set SLtoVLMappingTable" && i > set {
+					assert.NotEqual(t, uint16(mad.PermissiveLID), port.lids[i], "block %d went directed all the way", i)
+					break
+				}
 			}
 		})
 	}
@@ -1153,7 +1163,7 @@ func TestAssimilateTrapRoute(t *testing.T) {
 			if tc.dies != "" {
 				require.NoError(t, b.f.PowerOff(mustLookup(t, tc.topo, tc.dies)))
 			}
-			port.log, distBefore, protectedAfter = nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
+			port.log, port.lids, distBefore, protectedAfter = nil, nil, s.Stats().Phases[sm.PhaseDistribution].SMPs, -1
 			res := assimilate(t, s, tc.trigger)
 			assert.Equal(t, tc.detection, smps(t, res, sm.PhaseDetection), "both ends scanned")
 			assert.Equal(t, tc.discovery, smps(t, res, sm.PhaseDiscovery), "no probe")

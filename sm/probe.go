@@ -110,21 +110,21 @@ func (p *partialDiscovery) blockAhead() {
 	sortTurns(keys)
 	for _, k := range keys {
 		n := p.d.byGUID[k.guid]
-		var path []uint8
+		var to request
 		var tag any
 		switch p.state[n] {
 		case devReachable:
-			path = p.drPath(n)
+			to = request{dr: true, path: p.drPath(n)}
 		case devWaiting:
-			if p.lost[n] { // probed now, through the port read with it
-				path, tag = n.path, scanTag{n}
+			if p.lost[n] { // probed now, along the probe's route
+				to, tag = p.d.req(n.rt, 0, 0), scanTag{n}
 			}
 		}
-		if path == nil {
+		if !to.dr && to.lid == 0 || to.dr && to.path == nil {
 			continue
 		}
 		p.ahead[k] = true
-		p.inPhase(PhaseDiscovery, func() { s.blockTurn(path, k, tag, func(error) {}) })
+		p.inPhase(PhaseDiscovery, func() { s.blockTurn(to, k, tag, func(error) {}) })
 	}
 }
 

@@ -276,7 +276,7 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(stri
 	for _, k := range keys {
 		sw, _ := sn.Topo.LookupGUID(k.guid)
 		res.SL2VLSets++
-		s.blockTurn(sn.Paths[sw], k, nil, func(err error) {
+		s.blockTurn(request{dr: true, path: sn.Paths[sw]}, k, nil, func(err error) {
 			if err != nil {
 				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, err)
 			}
@@ -284,14 +284,18 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(stri
 	}
 }
 
-// blockTurn maps every SL to VL15 on turn k, through the switch's
-// directed route path; done hears how it went. With VLTables keep the
+// blockTurn maps every SL to VL15 on turn k, sent the way to says (its
+// route fields: directed, or with a LID-routed prefix); done hears how
+// it went. With VLTables keep the
 // table is read first, to be written back when the block is undone: it
 // is the device's own. tag tags the SMPs (for a cancel).
-func (s *SM) blockTurn(path []uint8, k turnKey, tag any, done func(error)) {
+func (s *SM) blockTurn(to request, k turnKey, tag any, done func(error)) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
+	to.attr, to.mod, to.tag = mad.AttrSLtoVLMapping, m.Modifier(), tag
 	set := func() {
-		s.tx.set(request{dr: true, path: path, attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), data: vl15Table, tag: tag},
+		r := to
+		r.data = vl15Table
+		s.tx.set(r,
 			func(r *response) {
 				if r.err == nil {
 					s.blocked[k] = true
@@ -303,7 +307,7 @@ func (s *SM) blockTurn(path []uint8, k turnKey, tag any, done func(error)) {
 		set()
 		return
 	}
-	s.tx.get(request{dr: true, path: path, attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), tag: tag}, func(r *response) {
+	s.tx.get(to, func(r *response) {
 		if r.err != nil {
 			done(r.err)
 			return
