@@ -74,6 +74,14 @@ func (d *dag) above(f *Fabric, a, b int) bool {
 	return f.Topo.Node(a).GUID < f.Topo.Node(b).GUID
 }
 
+// UpdnRoot returns the node index of the switch the up*/down* engines
+// root f's routes at under o: RootGUID's switch when set, else the SM's
+// switch (the SM's node, or the switch its port is cabled to, or else the
+// switch with the lowest GUID). An SM beside ibsm that routes up*/down*
+// too (OpenSM's updn in the benchmarks) is given this root to compare
+// like with like.
+func (f *Fabric) UpdnRoot(o RoutingOptions) (int, error) { return updnRoot(f, o) }
+
 // updnRoot returns the root switch of f: RootGUID's switch when set, else
 // the SM's switch.
 func updnRoot(f *Fabric, o RoutingOptions) (int, error) {

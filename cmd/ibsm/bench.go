@@ -488,31 +488,21 @@ func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string, root
 }
 
 // benchRoot returns the switch ibsm's up*/down* engines root their routes
-// at on an ibsim fabric of topo, chosen as package sm chooses it (the SM's
-// switch, Fabric.smSwitch): ibsim attaches the SM at the file's first
-// node, through port 1 of a CA (the generated networks' first node is a
-// single-port CA). The root is that node when it is a switch, else the
-// switch its port 1 is cabled to, else the switch with the lowest GUID.
+// at on an ibsim fabric of topo (sm's Fabric.UpdnRoot): ibsim attaches the
+// SM at the file's first node, a switch's port 0 or a CA's port 1.
 func benchRoot(topo *topologies.Topology) (int, error) {
 	if topo.NumNodes() == 0 {
 		return 0, errors.New("no nodes")
 	}
+	smPort := 1
 	if topo.Node(0).Type == topologies.Switch {
-		return 0, nil
+		smPort = 0
 	}
-	if p, ok := topo.Peer(topologies.PortRef{Node: 0, Port: 1}); ok && topo.Node(p.Node).Type == topologies.Switch {
-		return p.Node, nil
+	f, err := sm.NewFabric(topo, 0, smPort, 0)
+	if err != nil {
+		return 0, err
 	}
-	best := -1
-	for i, n := range topo.Nodes() {
-		if n.Type == topologies.Switch && (best < 0 || n.GUID < topo.Node(best).GUID) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return 0, errors.New("no switch to root up*/down* at")
-	}
-	return best, nil
+	return f.UpdnRoot(sm.RoutingOptions{})
 }
 
 // opensmArgs are OpenSM's arguments for engine: -R ENGINE and, for updn,
