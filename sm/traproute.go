@@ -65,11 +65,8 @@ func (p *partialDiscovery) trapRoute(n *dnode) (rt smpRoute, path []uint8, hops 
 			if j == 0 {
 				return lidRoute(l), path, hops
 			}
-			dr := []uint8{0}
-			for i := j - 1; i >= 0; i-- {
-				dr = append(dr, uint8(back[i]))
-			}
-			return smpRoute{lid: l, path: dr}, path, hops
+			// From there, the last j hops of the directed route.
+			return smpRoute{lid: l, path: append([]uint8{0}, path[len(path)-j:]...)}, path, hops
 		}
 	}
 	return drRoute(path), path, hops
