@@ -555,22 +555,22 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 	}
 	p.markMissing(peer)
 	dest := p.dest[peer]
-	if sn := p.sm.subnet; p.answered[peer] && p.sm.routes != nil && n.idx < sn.Topo.NumNodes() && peer.idx < sn.Topo.NumNodes() {
+	if p.answered[peer] {
 		// Alive (it answered, or trapped, in this assimilation): only
-		// the routes that crossed the link itself are gone.
-		dest = nil
-		for _, i := range routedOver(sn, p.sm.routes, n.idx, q, peer.idx, pp) {
-			dest = append(dest, p.d.nodes[i])
+		// the routes that crossed the link itself are gone. And with both
+		// ends alive, unless discovery finds more, the graph is the
+		// database's now: its blocks go at once rather than with a probe
+		// round or after discovery.
+		if sn := p.sm.subnet; p.sm.routes != nil && n.idx < sn.Topo.NumNodes() && peer.idx < sn.Topo.NumNodes() {
+			dest = nil
+			for _, i := range routedOver(sn, p.sm.routes, n.idx, q, peer.idx, pp) {
+				dest = append(dest, p.d.nodes[i])
+			}
 		}
+		defer p.blockAhead()
 	}
 	for _, x := range dest {
 		p.markMissing(x)
-	}
-	if p.answered[peer] {
-		// Both ends alive: unless discovery finds more, the graph is
-		// the database's now, and its blocks go at once rather than
-		// with a probe round or after discovery.
-		defer p.blockAhead()
 	}
 	// Stop waiting for the sweep answers and scans of switches now
 	// MISSING: their routes may cross what died.
