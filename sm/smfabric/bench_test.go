@@ -194,12 +194,18 @@ func benchFabric(b *testing.B, name string, topo *topologies.Topology) map[strin
 	// activates it.
 	runs := benchRuns(b)
 	// up*/down*, as ibsm's: OpenSM's default minhop is not deadlock-free
-	// on irregular networks, and locked one. Rooted at the SM's switch, as
-	// ibsm's: without a root OpenSM's updn looks for switches whose hosts
-	// are all at one distance, finds none on a network with a host at
-	// every switch, and falls back to minhop ("no root nodes were found").
+	// on irregular networks, and locked one. Rooted where ibsm's is (the
+	// SM's switch, Fabric.UpdnRoot): without a root OpenSM's updn looks
+	// for switches whose hosts are all at one distance, finds none on a
+	// network with a host at every switch, and falls back to minhop ("no
+	// root nodes were found").
 	roots := filepath.Join(b.TempDir(), "root.guids")
-	require.NoError(b, opensmrun.WriteRootGUIDs(roots, topo.Node(smSwitch(topo, smNode)).GUID))
+	smIdx, _ := topo.Lookup(smNode)
+	sf, err := sm.NewFabric(topo, smIdx, 1, 0)
+	require.NoError(b, err)
+	root, err := sf.UpdnRoot(sm.RoutingOptions{})
+	require.NoError(b, err)
+	require.NoError(b, opensmrun.WriteRootGUIDs(roots, topo.Node(root).GUID))
 	for i, ft := range faults {
 		var ms []map[string]any
 		for range runs {
