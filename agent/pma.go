@@ -13,7 +13,8 @@ import (
 // sum over all ports, which this PMA supports on switches and CAs alike
 // and says so in ClassPortInfo. Other GMP classes are the SM's business
 // (Local) when an SM is attached, else answered with a bad-version status,
-// which is what a node without an agent for a class says. With
+// which is what a node without an agent for a class says; congestion
+// control requests (class 0x21) are the node's CC agent's (cc.go). With
 // Config.LocalGMP they, and every GMP response, go to the node's MAD
 // client, which finds the requester of a response by its TID (saquery's SA
 // answers at a CA that is not the SM's).
@@ -31,6 +32,9 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	m := clone(in.MAD)
 	h := mad.MAD(m)
+	if h.MgmtClass() == mad.ClassCongestion && isCCRequest(h.Method()) {
+		return a.receiveCC(in, m)
+	}
 	if a.cfg.LocalGMP && (h.Method().IsResponse() || h.MgmtClass() != mad.ClassPerfMgt) {
 		return a.toLocal(in, m)
 	}
@@ -54,6 +58,12 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	a.respondGMP(m, a.servePMA(h))
 	return a.gmpReply(in, m)
+}
+
+// isCCRequest reports whether a class 0x21 method is one the node's CC
+// agent answers: every request but a Trap, which goes to the manager.
+func isCCRequest(m mad.Method) bool {
+	return !m.IsResponse() && m != mad.MethodTrap && m != mad.MethodTrapRepress
 }
 
 // pkeyViolation counts a GMP whose P_Key the SMA port's table rejects, in
