@@ -88,6 +88,7 @@ type Agent struct {
 	port   []portState // indexed by port number; a CA's port 0 is unused
 	sw     switchState
 	trap   trapState
+	cc     ccState
 	tidSeq uint32
 	closed bool
 }

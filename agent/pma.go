@@ -13,7 +13,8 @@ import (
 // sum over all ports, which this PMA supports on switches and CAs alike
 // and says so in ClassPortInfo. Other GMP classes are the SM's business
 // (Local) when an SM is attached, else answered with a bad-version status,
-// which is what a node without an agent for a class says. With
+// which is what a node without an agent for a class says; congestion
+// control requests (class 0x21) are the node's CC agent's (cc.go). With
 // Config.LocalGMP they, and every GMP response, go to the node's MAD
 // client, which finds the requester of a response by its TID (saquery's SA
 // answers at a CA that is not the SM's).
@@ -31,6 +32,9 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	m := clone(in.MAD)
 	h := mad.MAD(m)
+	if h.MgmtClass() == mad.ClassCongestion && isCCRequest(h.Method()) {
+		return a.receiveCC(in, m)
+	}
 	if a.cfg.LocalGMP && (h.Method().IsResponse() || h.MgmtClass() != mad.ClassPerfMgt) {
 		return a.toLocal(in, m)
 	}
@@ -54,6 +58,12 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	a.respondGMP(m, a.servePMA(h))
 	return a.gmpReply(in, m)
+}
+
+// isCCRequest reports whether a class 0x21 method is one the node's CC
+// agent answers: every request but a Trap, which goes to the manager.
+func isCCRequest(m mad.Method) bool {
+	return !m.IsResponse() && m != mad.MethodTrap && m != mad.MethodTrapRepress
 }
 
 // pkeyViolation counts a GMP whose P_Key the SMA port's table rejects, in
@@ -121,25 +131,71 @@ func (a *Agent) servePMA(h mad.MAD) mad.Status {
 		return mad.StatusMethodUnsupported
 	}
 	data := mad.PMA(h).Data()
-	switch h.AttrID() {
-	case mad.AttrClassPortInfo:
-		if set {
-			return mad.StatusMethodAttrUnsupported
-		}
-		a.classPortInfo(data)
-		return mad.StatusOK
-	case mad.AttrPortCounters:
-		return a.portCounters(set, data)
-	case mad.AttrPortCountersExtended:
-		return a.portCountersExt(set, data)
+	serve, ok := a.pmaAttrs()[h.AttrID()]
+	if !ok {
+		return mad.StatusMethodAttrUnsupported
 	}
-	return mad.StatusMethodAttrUnsupported
+	return serve(a, h.AttrID(), set, data)
 }
 
-// PMA ClassPortInfo capability bits (IBA 16.1.3.1).
+// pmaServe serves one PMA attribute: data is the request's attribute data,
+// overwritten with the response's.
+type pmaServe func(a *Agent, attr mad.AttrID, set bool, data []byte) mad.Status
+
+// pmaAttrs returns the PMA's dispatch table: the attributes it serves.
+// The optional counter attributes are there when the node's Counters
+// count them.
+func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
+	t := map[mad.AttrID]pmaServe{
+		mad.AttrClassPortInfo: func(a *Agent, _ mad.AttrID, set bool, data []byte) mad.Status {
+			if set {
+				return mad.StatusMethodAttrUnsupported
+			}
+			a.classPortInfo(data)
+			return mad.StatusOK
+		},
+		mad.AttrPortCounters: func(a *Agent, _ mad.AttrID, set bool, data []byte) mad.Status {
+			return a.portCounters(set, data)
+		},
+		mad.AttrPortCountersExtended: func(a *Agent, _ mad.AttrID, set bool, data []byte) mad.Status {
+			return a.portCountersExt(set, data)
+		},
+	}
+	if oc, ok := a.counters.(OptionalCounters); ok {
+		for attr := range mad.PMAOptionalLayouts {
+			if _, counted := oc.OptionalCounters(0, attr, 0); counted {
+				t[attr] = (*Agent).optionalCounters
+			}
+		}
+	}
+	return t
+}
+
+// PMA ClassPortInfo capability bits (IBA 16.1.3.1, libibmad's IB_PM_*).
 const (
-	pmaCapAllPortSelect = 1 << 8 // PortSelect 0xff sums all ports
+	pmaCapAllPortSelect  = 1 << 8  // PortSelect 0xff sums all ports
+	pmaCapExtWidth       = 1 << 9  // PortCountersExtended, unicast and multicast counters included
+	pmaCapPortXmitWait   = 1 << 12 // PortCounters.PortXmitWait counts
+	pmaClassPortInfoResp = 0x1f    // RespTimeValue's bits
 )
+
+// pmaCapMask derives ClassPortInfo.CapabilityMask from what the PMA
+// serves: AllPortSelect always; extended width when PortCountersExtended
+// is served (with all eight counters); PortXmitWait when a data plane
+// counts it (Counters set: the port counts credit waits). The optional attributes have no bits of their own (the spec
+// puts them in PortSamplesControl.OptionMask, an attribute this PMA does
+// not serve).
+func (a *Agent) pmaCapMask() uint16 {
+	m := uint16(pmaCapAllPortSelect)
+	attrs := a.pmaAttrs()
+	if _, ok := attrs[mad.AttrPortCountersExtended]; ok {
+		m |= pmaCapExtWidth
+	}
+	if _, ok := attrs[mad.AttrPortCounters]; ok && a.counters != nil {
+		m |= pmaCapPortXmitWait
+	}
+	return m
+}
 
 // classPortInfo writes the PMA's ClassPortInfo (IBA 13.4.8.1): versions,
 // capabilities, RespTimeValue; no redirection, no traps.
@@ -147,8 +203,34 @@ func (a *Agent) classPortInfo(data []byte) {
 	clear(data)
 	data[0] = mad.BaseVersion
 	data[1] = mad.PerfMgtVersion
-	binary.BigEndian.PutUint16(data[2:], pmaCapAllPortSelect)
-	binary.BigEndian.PutUint32(data[4:], uint32(a.cfg.RespTimeValue&0x1f))
+	binary.BigEndian.PutUint16(data[2:], a.pmaCapMask())
+	binary.BigEndian.PutUint32(data[4:], uint32(a.cfg.RespTimeValue&pmaClassPortInfoResp))
+}
+
+// optionalCounters serves an optional counter attribute: Get, or Set
+// resetting the counters CounterSelect names, for one port or the sum
+// over all (each counter saturating at its width).
+func (a *Agent) optionalCounters(attr mad.AttrID, set bool, data []byte) mad.Status {
+	l := mad.PMAOptionalLayouts[attr]
+	oc := a.counters.(OptionalCounters)
+	req := l.Fields(data)
+	ports, ok := a.pmaPorts(req.PortSelect)
+	if !ok {
+		return mad.StatusInvalidField
+	}
+	sum := mad.PMACounterSetFields{OpCode: req.OpCode, PortSelect: req.PortSelect, CounterSelect: req.CounterSelect}
+	for _, p := range ports {
+		if set {
+			oc.ResetOptionalCounters(p, attr, req.OpCode, req.CounterSelect)
+		}
+		c, _ := oc.OptionalCounters(p, attr, req.OpCode)
+		for i := range len(l.Names) {
+			sum.Counters[i] = min(mad.SatAdd(sum.Counters[i], c[i]), l.Max())
+		}
+	}
+	clear(data)
+	l.Encode(data, &sum)
+	return mad.StatusOK
 }
 
 // pmaPorts returns the ports a PortSelect names, or false when it names

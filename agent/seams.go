@@ -87,3 +87,16 @@ var _ Sender = SenderFunc(nil)
 
 // Send implements Sender.
 func (f SenderFunc) Send(o Outbound) { f(o) }
+
+// OptionalCounters is what Counters may also provide: the counters of the
+// optional PMA attributes (IBA 16.1.4, mad.PMAOptionalLayouts). The PMA
+// serves an optional attribute only when its Counters implement this and
+// say they count it.
+type OptionalCounters interface {
+	// OptionalCounters returns port's counters of attribute a as 64-bit
+	// totals in the attribute's order, and whether the node counts a; op
+	// is the OpCode of the OpCode-filtered attributes.
+	OptionalCounters(port uint8, a mad.AttrID, op uint8) ([mad.PMAMaxCounters]uint64, bool)
+	// ResetOptionalCounters zeroes the counters of a that sel selects.
+	ResetOptionalCounters(port uint8, a mad.AttrID, op uint8, sel uint16)
+}

@@ -23,14 +23,15 @@ type Stats struct {
 	InvalidField        uint64 `json:"invalid_field"`
 
 	// Dropped.
-	Malformed      uint64 `json:"malformed"`       // too short, or an unknown arrival port
-	DRDropped      uint64 `json:"dr_dropped"`      // failed a directed-route check (hop pointer, path port, D bit, LIDs)
-	Misaddressed   uint64 `json:"misaddressed"`    // LID-routed MAD for a LID this node does not have
-	Unroutable     uint64 `json:"unroutable"`      // response or trap with no forwarding table entry, or unmapped VL
-	MKeyViolations uint64 `json:"mkey_violations"` // failed the M_Key check: dropped silently
-	PKeyViolations uint64 `json:"pkey_violations"` // GMP whose P_Key the port's table does not match
-	Unexpected     uint64 `json:"unexpected"`      // responses and other MADs no one here takes
-	TrapsDropped   uint64 `json:"traps_dropped"`   // traps that could not be sent (no Sender, no route)
+	Malformed       uint64 `json:"malformed"`         // too short, or an unknown arrival port
+	DRDropped       uint64 `json:"dr_dropped"`        // failed a directed-route check (hop pointer, path port, D bit, LIDs)
+	Misaddressed    uint64 `json:"misaddressed"`      // LID-routed MAD for a LID this node does not have
+	Unroutable      uint64 `json:"unroutable"`        // response or trap with no forwarding table entry, or unmapped VL
+	MKeyViolations  uint64 `json:"mkey_violations"`   // failed the M_Key check: dropped silently
+	PKeyViolations  uint64 `json:"pkey_violations"`   // GMP whose P_Key the port's table does not match
+	CCKeyViolations uint64 `json:"cc_key_violations"` // congestion control MAD with a wrong CC_Key: dropped silently
+	Unexpected      uint64 `json:"unexpected"`        // responses and other MADs no one here takes
+	TrapsDropped    uint64 `json:"traps_dropped"`     // traps that could not be sent (no Sender, no route)
 }
 
 // stats is Stats kept in atomics, so the counters need no lock.
@@ -39,6 +40,7 @@ type stats struct {
 	badVersion, methodUnsupported, methodAttrUnsup, invalidFld atomic.Uint64
 	malformed, drDropped, misaddressed, unroutable             atomic.Uint64
 	mkeyViolations, pkeyViolations, unexpected, trapsDropped   atomic.Uint64
+	ccKeyViolations                                            atomic.Uint64
 }
 
 // Stats returns a snapshot of the agent's counters.
@@ -60,6 +62,7 @@ func (a *Agent) Stats() Stats {
 		Unroutable:          s.unroutable.Load(),
 		MKeyViolations:      s.mkeyViolations.Load(),
 		PKeyViolations:      s.pkeyViolations.Load(),
+		CCKeyViolations:     s.ccKeyViolations.Load(),
 		Unexpected:          s.unexpected.Load(),
 		TrapsDropped:        s.trapsDropped.Load(),
 	}
@@ -68,7 +71,7 @@ func (a *Agent) Stats() Stats {
 // Dropped returns the sum of the drop counters.
 func (s Stats) Dropped() uint64 {
 	return s.Malformed + s.DRDropped + s.Misaddressed + s.Unroutable +
-		s.MKeyViolations + s.PKeyViolations + s.Unexpected
+		s.MKeyViolations + s.PKeyViolations + s.CCKeyViolations + s.Unexpected
 }
 
 // countStatus counts a response's error status.

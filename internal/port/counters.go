@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -96,6 +97,28 @@ type counters struct {
 	bufferOverrun           uint64
 	linkDowned              uint64
 	xmitWait                time.Duration
+	rcvDetail               [numRcvDetails]uint64 // PortRcvErrorDetails
+	inactiveDiscards        uint64                // PortXmitDiscardDetails
+	byOp                    map[uint8]*opCounts   // received packets by BTH OpCode
+	vlWait                  [numVLs]time.Duration // PortVLXmitWaitCounters
+	waitVLs                 uint16                // VLs with data queued when the current wait began
+	vlWaitSince             time.Time             // when that wait began
+}
+
+// The PortRcvErrorDetails counters, in the attribute's order.
+const (
+	rcvLocalPhysical = iota
+	rcvMalformed
+	rcvBufferOverrun
+	rcvDLIDMapping
+	rcvVLMapping
+	rcvLooping
+	numRcvDetails
+)
+
+// opCounts are the packets and bytes received with one BTH OpCode, by VL.
+type opCounts struct {
+	pkts, bytes [numVLs]uint64
 }
 
 // dropLocked counts a drop by cause and in the PMA counter it belongs to;
@@ -106,6 +129,7 @@ func (p *Port) dropLocked(c DropCause, sending bool) {
 	}
 	p.drops[c]++
 	k := &p.cnt
+	p.countDetailLocked(c, sending)
 	switch c {
 	case DropUnroutable, DropLoopback:
 		k.rcvSwitchRelay++
@@ -267,3 +291,206 @@ func (p *Port) ResetCountersExtended(sel uint16) {
 // isMulticastLID reports whether a DLID is a multicast LID (0xC000-0xFFFE;
 // 0xFFFF is the permissive LID).
 func isMulticastLID(lid uint16) bool { return lid >= 0xC000 && lid != 0xFFFF }
+
+// countDetailLocked counts a drop in PortRcvErrorDetails or
+// PortXmitDiscardDetails where the cause names one of their counters.
+func (p *Port) countDetailLocked(c DropCause, sending bool) {
+	k := &p.cnt
+	if sending {
+		if c == DropNotActive || c == DropLinkDown {
+			k.inactiveDiscards++
+		}
+		return
+	}
+	switch c {
+	case DropCRC:
+		k.rcvDetail[rcvLocalPhysical]++
+	case DropMalformed:
+		k.rcvDetail[rcvMalformed]++
+	case DropBufferOverrun:
+		k.rcvDetail[rcvBufferOverrun]++
+	case DropUnroutable:
+		k.rcvDetail[rcvDLIDMapping]++
+	case DropVLMapping:
+		k.rcvDetail[rcvVLMapping]++
+	case DropLoopback:
+		k.rcvDetail[rcvLooping]++
+	}
+}
+
+// countOpLocked counts an admitted data packet b of n bytes on VL vl by
+// its BTH OpCode; a raw or IPv6 packet has no BTH and is not counted.
+func (p *Port) countOpLocked(b []byte, vl, n int) {
+	off := wire.LRHSize
+	switch wire.LRH(b).LNH() {
+	case wire.LNHLocal:
+	case wire.LNHGlobal:
+		off += wire.GRHSize
+	default:
+		return
+	}
+	if len(b) <= off || vl >= numVLs {
+		return
+	}
+	op := b[off]
+	k := &p.cnt
+	if k.byOp == nil {
+		k.byOp = make(map[uint8]*opCounts)
+	}
+	c := k.byOp[op]
+	if c == nil {
+		c = new(opCounts)
+		k.byOp[op] = c
+	}
+	c.pkts[vl]++
+	c.bytes[vl] += uint64(n)
+}
+
+// noteWaitVLsLocked records, at the start of a PortXmitWait interval,
+// the VLs that hold data: for the interval's length, each of them waits
+// too.
+func (p *Port) noteWaitVLsLocked(now time.Time) {
+	var m uint16
+	for vl := range min(p.operVLs, numVLs) {
+		if p.tx[vl].q.len() > 0 {
+			m |= 1 << vl
+		}
+	}
+	p.cnt.waitVLs, p.cnt.vlWaitSince = m, now
+}
+
+// endWaitVLsLocked adds the interval that ends at now to the VLs that
+// waited.
+func (p *Port) endWaitVLsLocked(now time.Time) {
+	k := &p.cnt
+	d := now.Sub(k.vlWaitSince)
+	for vl := range numVLs {
+		if k.waitVLs&(1<<vl) != 0 && d > 0 {
+			k.vlWait[vl] += d
+		}
+	}
+	k.waitVLs = 0
+}
+
+// OptionalCounters returns the counters of the optional PMA attribute a
+// (IBA 16.1.4) as 64-bit totals, in the attribute's order (per VL for the
+// VL attributes), and whether the port counts a at all. op is the BTH
+// OpCode the OpCode-filtered attributes count. The PMA saturates them to
+// the attribute's width.
+//
+// Every packet received is counted by OpCode and VL, so any OpCode can be
+// asked for at any time. PortVLXmitWait counts, for each VL, the
+// XmitWaitTick ticks of the port's waits (no VL could send) during which
+// that VL held data from the wait's start: a VL that starves while
+// another sends is not counted. PortVLXmitFlowCtlUpdateErrors is not
+// counted: the link layer has no flow-control update watchdog (§7.9.4).
+// Of PortXmitDiscardDetails only PortInactiveDiscards is: the port has no
+// lifetime limits and tells no MTU discard from other malformed ones.
+func (p *Port) OptionalCounters(a mad.AttrID, op uint8) (c [mad.PMAMaxCounters]uint64, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := &p.cnt
+	switch a {
+	case mad.AttrPortRcvErrorDetails:
+		copy(c[:], k.rcvDetail[:])
+	case mad.AttrPortXmitDiscardDetails:
+		c[0] = k.inactiveDiscards
+	case mad.AttrPortOpRcvCounters:
+		if o := k.byOp[op]; o != nil {
+			for vl := range numVLs {
+				c[0] += o.pkts[vl]
+				c[1] += o.bytes[vl] / 4
+			}
+		}
+	case mad.AttrPortFlowCtlCounters:
+		c[0], c[1] = p.lc.FCSent, p.lc.FCReceived
+	case mad.AttrPortVLOpPackets:
+		if o := k.byOp[op]; o != nil {
+			copy(c[:], o.pkts[:])
+		}
+	case mad.AttrPortVLOpData:
+		if o := k.byOp[op]; o != nil {
+			for vl, b := range o.bytes {
+				c[vl] = b / 4
+			}
+		}
+	case mad.AttrPortVLXmitFlowCtlUpdateErrors:
+		// Zero: see above.
+	case mad.AttrPortVLXmitWaitCounters:
+		if p.cfg.XmitWaitTick > 0 {
+			running := p.cfg.Clock.Now().Sub(k.vlWaitSince)
+			for vl, w := range k.vlWait {
+				if k.waitVLs&(1<<vl) != 0 {
+					w += running
+				}
+				c[vl] = uint64(w / p.cfg.XmitWaitTick)
+			}
+		}
+	default:
+		return c, false
+	}
+	return c, true
+}
+
+// CountsOptional reports whether a port counts the optional PMA attribute
+// a: every one mad lays out.
+func CountsOptional(a mad.AttrID) bool {
+	_, ok := mad.PMAOptionalLayouts[a]
+	return ok
+}
+
+// ResetOptionalCounters zeroes the counters of attribute a that sel
+// selects (bit i: counter i), as a PMA Set does; op is the OpCode of the
+// OpCode-filtered attributes.
+func (p *Port) ResetOptionalCounters(a mad.AttrID, op uint8, sel uint16) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := &p.cnt
+	o := k.byOp[op]
+	for i := range mad.PMAMaxCounters {
+		if sel&(1<<i) == 0 {
+			continue
+		}
+		switch a {
+		case mad.AttrPortRcvErrorDetails:
+			if i < numRcvDetails {
+				k.rcvDetail[i] = 0
+			}
+		case mad.AttrPortXmitDiscardDetails:
+			if i == 0 {
+				k.inactiveDiscards = 0
+			}
+		case mad.AttrPortOpRcvCounters:
+			if o != nil && i < 2 {
+				for vl := range numVLs {
+					if i == 0 {
+						o.pkts[vl] = 0
+					} else {
+						o.bytes[vl] = 0
+					}
+				}
+			}
+		case mad.AttrPortFlowCtlCounters:
+			switch i {
+			case 0:
+				p.lc.FCSent = 0
+			case 1:
+				p.lc.FCReceived = 0
+			}
+		case mad.AttrPortVLOpPackets:
+			if o != nil {
+				o.pkts[i] = 0
+			}
+		case mad.AttrPortVLOpData:
+			if o != nil {
+				o.bytes[i] = 0
+			}
+		case mad.AttrPortVLXmitWaitCounters:
+			k.vlWait[i] = 0
+			if k.waitVLs&(1<<i) != 0 {
+				// A wait is running: only its part after the reset counts.
+				k.vlWait[i] = -p.cfg.Clock.Now().Sub(k.vlWaitSince)
+			}
+		}
+	}
+}

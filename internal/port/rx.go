@@ -138,6 +138,7 @@ func (p *Port) admitLocked(b []byte, verr error) (n int, vl uint8, blocks int, c
 	if isMulticastLID(lrh.DLID()) {
 		k.rcvMcast++
 	}
+	p.countOpLocked(b, v, n)
 	return n, uint8(v), blocks, 0, true
 }
 

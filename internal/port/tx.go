@@ -228,6 +228,7 @@ func (p *Port) noteWaitLocked(now time.Time) {
 	for vl := range p.operVLs {
 		if p.tx[vl].q.len() > 0 {
 			p.waitSince = now
+			p.noteWaitVLsLocked(now)
 			return
 		}
 	}
@@ -241,6 +242,7 @@ func (p *Port) endWaitLocked(now time.Time) {
 	if d := now.Sub(p.waitSince); d > 0 {
 		p.cnt.xmitWait += d
 	}
+	p.endWaitVLsLocked(now)
 	p.waitSince = time.Time{}
 }
 

@@ -107,3 +107,20 @@ func (c Counters) ResetPortCountersExtended(n uint8, sel uint16) {
 		p.ResetCountersExtended(sel)
 	}
 }
+
+var _ agent.OptionalCounters = Counters(nil)
+
+// OptionalCounters implements agent.OptionalCounters.
+func (c Counters) OptionalCounters(n uint8, a mad.AttrID, op uint8) ([mad.PMAMaxCounters]uint64, bool) {
+	if p := c(n); p != nil {
+		return p.OptionalCounters(a, op)
+	}
+	return [mad.PMAMaxCounters]uint64{}, port.CountsOptional(a)
+}
+
+// ResetOptionalCounters implements agent.OptionalCounters.
+func (c Counters) ResetOptionalCounters(n uint8, a mad.AttrID, op uint8, sel uint16) {
+	if p := c(n); p != nil {
+		p.ResetOptionalCounters(a, op, sel)
+	}
+}

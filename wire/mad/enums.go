@@ -176,8 +176,11 @@ func (a AttrID) String() string { return a.Name(ClassSubnLID) }
 // the numbers of SM attributes (0x0012 is SwitchInfo and PortCounters).
 func (a AttrID) Name(c MgmtClass) string {
 	names := smAttrNames
-	if c == ClassPerfMgt {
+	switch c {
+	case ClassPerfMgt:
 		names = pmaAttrNames
+	case ClassCongestion:
+		names = ccAttrNames
 	}
 	if s, ok := names[a]; ok {
 		return s
