@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/binary"
 	"time"
 
 	"ibfab/wire/mad"
@@ -148,9 +147,8 @@ func (a *Agent) serveCC(h mad.MAD, cc mad.CCMAD, sma uint8) (mad.Status, bool) {
 // redirection, no traps.
 func ccClassPortInfo(a *Agent, _ *ccState, _ uint8, _ bool, _ uint32, data []byte) mad.Status {
 	clear(data)
-	data[0] = mad.BaseVersion
-	data[1] = mad.CCVersion
-	binary.BigEndian.PutUint32(data[4:], uint32(a.cfg.RespTimeValue&pmaClassPortInfoResp))
+	mad.ClassPortInfo(data).Encode(&mad.ClassPortInfoFields{BaseVersion: mad.BaseVersion,
+		ClassVersion: mad.CCVersion, RespTimeValue: a.cfg.RespTimeValue})
 	return mad.StatusOK
 }
 

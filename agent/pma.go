@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"encoding/binary"
-
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -173,10 +171,9 @@ func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
 
 // PMA ClassPortInfo capability bits (IBA 16.1.3.1, libibmad's IB_PM_*).
 const (
-	pmaCapAllPortSelect  = 1 << 8  // PortSelect 0xff sums all ports
-	pmaCapExtWidth       = 1 << 9  // PortCountersExtended, unicast and multicast counters included
-	pmaCapPortXmitWait   = 1 << 12 // PortCounters.PortXmitWait counts
-	pmaClassPortInfoResp = 0x1f    // RespTimeValue's bits
+	pmaCapAllPortSelect = 1 << 8  // PortSelect 0xff sums all ports
+	pmaCapExtWidth      = 1 << 9  // PortCountersExtended, unicast and multicast counters included
+	pmaCapPortXmitWait  = 1 << 12 // PortCounters.PortXmitWait counts
 )
 
 // pmaCapMask derives ClassPortInfo.CapabilityMask from what the PMA
@@ -201,10 +198,8 @@ func (a *Agent) pmaCapMask() uint16 {
 // capabilities, RespTimeValue; no redirection, no traps.
 func (a *Agent) classPortInfo(data []byte) {
 	clear(data)
-	data[0] = mad.BaseVersion
-	data[1] = mad.PerfMgtVersion
-	binary.BigEndian.PutUint16(data[2:], a.pmaCapMask())
-	binary.BigEndian.PutUint32(data[4:], uint32(a.cfg.RespTimeValue&pmaClassPortInfoResp))
+	mad.ClassPortInfo(data).Encode(&mad.ClassPortInfoFields{BaseVersion: mad.BaseVersion,
+		ClassVersion: mad.PerfMgtVersion, CapabilityMask: a.pmaCapMask(), RespTimeValue: a.cfg.RespTimeValue})
 }
 
 // optionalCounters serves an optional counter attribute: Get, or Set
