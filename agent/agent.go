@@ -23,6 +23,12 @@ const (
 	DefaultSpeedSupported  = mad.LinkSpeedSDR | mad.LinkSpeedDDR | mad.LinkSpeedQDR
 )
 
+// DefaultPartitionEnforcementCap is the P_Key table size of a switch's
+// external ports the soft switch advertises (SwitchInfo.
+// PartitionEnforcementCap): ibsim's, so that both fabrics look alike to
+// OpenSM, which fills these tables only when the size is not 0.
+const DefaultPartitionEnforcementCap = 64
+
 // Config describes the node an Agent serves and the seams it works
 // through. Zero numeric fields take the Default values.
 type Config struct {
