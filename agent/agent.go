@@ -104,6 +104,7 @@ type portState struct {
 	guids []uint64           // GUIDInfo; guids[0] is the port GUID
 	last  mad.PortState      // state at the last PortStateChanged, for the PortStateChange bit
 	lease leaseState         // M_Key lease (switch port 0, CA ports)
+	mtrap mkeyTrapState      // Trap 256, Bad M_Key (switch port 0, CA ports)
 }
 
 // switchState holds the settable SwitchInfo fields.
@@ -333,6 +334,7 @@ func (a *Agent) Close() {
 	a.trap.stop()
 	for i := range a.port {
 		a.port[i].lease.stop()
+		a.port[i].mtrap.stop()
 	}
 }
 
