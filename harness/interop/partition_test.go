@@ -172,8 +172,10 @@ func TestPartitions(t *testing.T) {
 				t.Logf("%s dropped %d packets for their P_Key", tc.dst, partPortOf(t, f, tc.dst, 1).Drops["pkey_violation"]-drop0)
 			case "ingress":
 				partPerfCounter(t, f, in, "PortRcvConstraintErrors")
+				partStatusDrops(t, f, in)
 			case "egress":
 				partPerfCounter(t, f, out, "PortXmitConstraintErrors")
+				partStatusDrops(t, f, out)
 			}
 		})
 	}
@@ -196,6 +198,15 @@ func partPerfCounter(t *testing.T, f *fabrictest.Fabric, sp partSwPort, counter 
 		t.Errorf("perfquery %s port %d: %s not counted:\n%s", sp.sw, sp.port, counter, out)
 	}
 	t.Logf("perfquery %s port %d: %s", sp.sw, sp.port, m[0])
+}
+
+// partStatusDrops checks that ibfab status shows P_Key violations among
+// the drops of switch port sp.
+func partStatusDrops(t *testing.T, f *fabrictest.Fabric, sp partSwPort) {
+	t.Helper()
+	if d := partPortOf(t, f, sp.sw, sp.port).Drops; d["pkey_violation"] == 0 {
+		t.Errorf("ibfab status: %s port %d drops %v, want pkey_violation", sp.sw, sp.port, d)
+	}
 }
 
 // partPortOf returns the status of port n of node, as ibfab status shows it.
