@@ -23,6 +23,12 @@ const (
 	DefaultSpeedSupported  = mad.LinkSpeedSDR | mad.LinkSpeedDDR | mad.LinkSpeedQDR
 )
 
+// DefaultPartitionEnforcementCap is the P_Key table size of a switch's
+// external ports the soft switch advertises (SwitchInfo.
+// PartitionEnforcementCap): ibsim's, so that both fabrics look alike to
+// OpenSM, which fills these tables only when the size is not 0.
+const DefaultPartitionEnforcementCap = 64
+
 // Config describes the node an Agent serves and the seams it works
 // through. Zero numeric fields take the Default values.
 type Config struct {
@@ -99,6 +105,7 @@ type portState struct {
 	guids []uint64           // GUIDInfo; guids[0] is the port GUID
 	last  mad.PortState      // state at the last PortStateChanged, for the PortStateChange bit
 	lease leaseState         // M_Key lease (switch port 0, CA ports)
+	mtrap mkeyTrapState      // Trap 256, Bad M_Key (switch port 0, CA ports)
 }
 
 // switchState holds the settable SwitchInfo fields.
@@ -328,6 +335,7 @@ func (a *Agent) Close() {
 	a.trap.stop()
 	for i := range a.port {
 		a.port[i].lease.stop()
+		a.port[i].mtrap.stop()
 	}
 }
 

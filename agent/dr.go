@@ -161,6 +161,8 @@ func (a *Agent) drServe(in Inbound, b mad.DRSMP) []Outbound {
 		return a.drReturn(in, b)
 	case verdictLocal:
 		return a.toLocal(in, b)
+	case verdictBadMKey:
+		return a.badMKey(in, b, true)
 	}
 	return nil
 }

@@ -142,6 +142,8 @@ func (a *Agent) receiveLIDSMP(in Inbound) []Outbound {
 		return []Outbound{o}
 	case verdictLocal:
 		return a.toLocal(in, m)
+	case verdictBadMKey:
+		return a.badMKey(in, m, false)
 	}
 	return nil
 }
@@ -202,6 +204,7 @@ const (
 	verdictRespond                 // m now holds the response
 	verdictLocal                   // m is for the local SM
 	verdictConsumed                // handled, nothing to send (TrapRepress)
+	verdictBadMKey                 // dropped for its M_Key: the caller reports it (badMKey)
 )
 
 // serveSMP serves an SMP that reached this node's SMA on port (0: from the
@@ -250,7 +253,7 @@ func (a *Agent) serveSMP(port uint8, m []byte, dr, exempt bool) verdict {
 	if !ok {
 		a.mu.Unlock()
 		a.stats.mkeyViolations.Add(1)
-		return verdictDrop
+		return verdictBadMKey
 	}
 	c.hideMKey = hide
 	if meth == mad.MethodTrapRepress {

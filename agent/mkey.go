@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -23,6 +24,13 @@ import (
 // if no SMP with the right M_Key arrives within the lease period, the
 // protect bits fall back to 0, so that a new SM can read the key and take
 // over from one that died. A matching SMP stops the countdown.
+
+// A violation is also reported: the SMA sends Trap 256 (Bad M_Key, IBA
+// 14.2.5.1) to PortInfo.MasterSMLID, naming the requester, the method,
+// the attribute and modifier, and the M_Key it tried. Like Trap 128 it is
+// repeated every TrapRepeatInterval until the SM represses it; violations
+// while it is outstanding are counted, not reported again (a stream of bad
+// SMPs must not become a stream of traps on VL15).
 
 // leaseState is the lease countdown of one SMA.
 type leaseState struct {
@@ -66,6 +74,125 @@ func (a *Agent) checkMKeyLocked(sma uint8, m mad.Method, key uint64) (ok, hide b
 		})
 	}
 	return false, false
+}
+
+// mkeyTrapState is the Trap 256 of one SMA.
+type mkeyTrapState struct {
+	outstanding bool
+	tid         uint64
+	count       uint16 // NoticeCount of the last trap
+	notice      mad.NoticeFields
+	timer       clock.Timer
+	gen         uint64 // bumped on every stop, so a stale repeat does nothing
+}
+
+func (t *mkeyTrapState) stop() {
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	t.gen++
+}
+
+// badMKey reports the SMP m, which arrived as in and failed the M_Key
+// check, with a Trap 256 from the SMA of in.Port, unless one is
+// outstanding there or the SMA has no LID or SM LID yet (then the trap is
+// counted as dropped). It returns the trap to transmit. dr says m is a
+// directed-route SMP.
+func (a *Agent) badMKey(in Inbound, m []byte, dr bool) []Outbound {
+	h := mad.MAD(m)
+	b := mad.BadMKey{LID: in.SLID, Method: h.Method(), AttrID: h.AttrID(), AttrModifier: h.AttrModifier(),
+		MKey: binary.BigEndian.Uint64(m[smpMKeyOffset:])}
+	if dr {
+		d := mad.DRSMP(m)
+		b.DR, b.DRSLID, b.HopCount = true, d.DrSLID(), d.HopCount()&0x3f
+		n := int(d.HopCount())
+		if n > mad.BadMKeyPathSize {
+			n, b.PathTruncated = mad.BadMKeyPathSize, true
+		}
+		copy(b.ReturnPath[:n], d.ReturnPath()[1:])
+	}
+	sma := a.smaPort(in.Port)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := &a.port[sma].mtrap
+	info := &a.port[sma].info
+	switch {
+	case t.outstanding || a.closed:
+		return nil
+	case info.LID == 0 || info.MasterSMLID == 0:
+		a.stats.trapsDropped.Add(1)
+		return nil
+	}
+	t.outstanding = true
+	a.tidSeq++
+	t.tid = uint64(a.cfg.NodeGUID)<<32 | uint64(a.tidSeq)
+	t.count++
+	t.notice = mad.Trap256(a.cfg.Type, info.LID, &b)
+	a.scheduleMKeyTrapLocked(sma)
+	outs := a.mkeyTrapOutLocked(sma)
+	a.stats.trapsSent.Add(uint64(len(outs)))
+	return outs
+}
+
+func (a *Agent) scheduleMKeyTrapLocked(sma uint8) {
+	info := &a.port[sma].info
+	t := &a.port[sma].mtrap
+	gen := t.gen
+	t.timer = a.clock.AfterFunc(TrapRepeatInterval(info.SubnetTimeOut, info.RespTimeValue), func() {
+		a.repeatMKeyTrap(sma, gen)
+	})
+}
+
+// repeatMKeyTrap sends the outstanding Trap 256 of the SMA at sma again.
+func (a *Agent) repeatMKeyTrap(sma uint8, gen uint64) {
+	a.mu.Lock()
+	t := &a.port[sma].mtrap
+	if gen != t.gen || !t.outstanding || a.closed {
+		a.mu.Unlock()
+		return
+	}
+	outs := a.mkeyTrapOutLocked(sma)
+	a.scheduleMKeyTrapLocked(sma)
+	a.mu.Unlock()
+	a.emit(outs)
+}
+
+// mkeyTrapOutLocked builds the outstanding Trap 256 of the SMA at sma,
+// LID-routed to the SM as the SM last configured it; mu held.
+func (a *Agent) mkeyTrapOutLocked(sma uint8) []Outbound {
+	info := &a.port[sma].info
+	t := &a.port[sma].mtrap
+	n := t.notice
+	n.NoticeCount = t.count & 0x7fff
+	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: t.tid, AttrID: mad.AttrNotice, MKey: info.MKey}
+	mad.Notice(f.Data[:]).Encode(&n)
+	out, local, ok := a.routeTo(sma, info.MasterSMLID)
+	if !ok {
+		a.stats.trapsDropped.Add(1)
+		return nil
+	}
+	o := smpOut(out, info.LID, info.MasterSMLID, info.MasterSMSL, mad.AppendSMP(nil, &f))
+	o.Local = local
+	if local {
+		a.stats.local.Add(1)
+	}
+	return []Outbound{o}
+}
+
+// repressMKeyTrapLocked stops the outstanding Trap 256 whose TID has the
+// low 32 bits of tid (see repressLocked), and reports whether there was
+// one; mu held.
+func (a *Agent) repressMKeyTrapLocked(tid uint64) bool {
+	for i := range a.port {
+		t := &a.port[i].mtrap
+		if t.outstanding && uint32(t.tid) == uint32(tid) {
+			t.outstanding = false
+			t.stop()
+			return true
+		}
+	}
+	return false
 }
 
 // leaseExpired ends the M_Key protection of the SMA at port sma, unless

@@ -201,6 +201,27 @@ func (a *Agent) PKeyMatch(port uint8, k mad.PKey) bool {
 	return false
 }
 
+// PartitionMember reports whether a packet with P_Key k may pass a switch
+// external port that enforces partitions (IBA 10.9.4): some entry of the
+// port's table has k's base. Membership types are not compared, unlike at
+// a CA: the SM gives the switch port facing a CA that CA's own keys
+// (OpenSM's pkey manager writes a limited entry where the CA is only a
+// limited member), so a CA-style match would stop every packet a limited
+// member sends, even to full members. Traffic between two limited members
+// passes the switch and is the receiving CA's to drop. Base 0 never
+// matches.
+func (a *Agent) PartitionMember(port uint8, k mad.PKey) bool {
+	if k.Base() == 0 {
+		return false
+	}
+	for _, e := range a.PKeys(port) {
+		if e.Base() == k.Base() {
+			return true
+		}
+	}
+	return false
+}
+
 // PortConfig returns what the SM last configured on port (LID, MTU, VLs,
 // ...), the values PortControl.Configure was last given.
 func (a *Agent) PortConfig(port uint8) PortConfig {

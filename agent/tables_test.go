@@ -174,6 +174,20 @@ func TestPKeyTable(t *testing.T) {
 			t.Errorf("PKeyMatch(%d, %#x) = %v, want %v", tt.port, tt.key, got, tt.want)
 		}
 	}
+	// A switch port compares bases only: the limited 0x0002 passes the
+	// limited entry PKeyMatch refuses it.
+	for _, tt := range []struct {
+		port uint8
+		key  mad.PKey
+		want bool
+	}{
+		{2, 0x8001, true}, {2, 0x0001, true}, {2, 0x8002, true}, {2, 0x0002, true}, {2, 0x8003, false},
+		{2, 0x0000, false}, {2, 0x8000, false}, {1, 0x7fff, true}, {1, 0x8001, false}, {9, 0xffff, false},
+	} {
+		if got := nd.a.PartitionMember(tt.port, tt.key); got != tt.want {
+			t.Errorf("PartitionMember(%d, %#x) = %v, want %v", tt.port, tt.key, got, tt.want)
+		}
+	}
 }
 
 // TestPMA checks the counters the PMA reports and resets.

@@ -163,6 +163,9 @@ func (a *Agent) emit(outs []Outbound) {
 // and a repress comes LID-routed to this switch, whose one outstanding
 // trap it can only mean.
 func (a *Agent) repressLocked(tid uint64) bool {
+	if a.repressMKeyTrapLocked(tid) {
+		return true
+	}
 	if a.trap.outstanding && uint32(a.trap.tid) == uint32(tid) {
 		a.trap.outstanding = false
 		a.trap.stop()

@@ -9,6 +9,7 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/wire"
+	"ibfab/wire/mad"
 )
 
 // GeneratorConfig describes one traffic generator: Poisson arrivals at an
@@ -402,6 +403,14 @@ type TrafficConfig struct {
 	GeneratorConfig
 	SL     uint8
 	DestQP uint32 // 0 means DataQP
+	// PKeyIndex is the index in the port's P_Key table of the P_Key the
+	// packets carry, as a QP is bound to one (perftest's --pkey_index);
+	// the packets carry what the entry holds when they are sent.
+	PKeyIndex uint16
+	// PKey, when not 0, chooses the index instead: that of the entry
+	// equal to PKey, else of the first with its base (HCA.PKeyIndex).
+	// StartTraffic fails when the table holds neither.
+	PKey mad.PKey
 }
 
 // StartTraffic starts a generator on port num, replacing the one running
@@ -415,8 +424,17 @@ func (h *HCA) StartTraffic(num uint8, tc TrafficConfig) (*Generator, error) {
 		tc.DestQP = DataQP
 	}
 	tc.Rate = p.Rate()
+	if tc.PKey != 0 {
+		idx, err := h.PKeyIndex(num, tc.PKey)
+		if err != nil {
+			return nil, err
+		}
+		tc.PKeyIndex = idx
+	} else if _, err := h.sendPKey(num, tc.PKeyIndex); err != nil {
+		return nil, err
+	}
 	send := func(dlid uint16, payload []byte) error {
-		return h.SendUD(num, dlid, tc.SL, tc.DestQP, payload)
+		return h.sendUD(num, dlid, tc.SL, tc.DestQP, tc.PKeyIndex, payload)
 	}
 	backlog := func() int {
 		vl := h.agent.VLFor(0, num, tc.SL)

@@ -105,6 +105,8 @@ func New(cfg Config) (*HCA, error) {
 		}},
 		Counters: portagent.Counters(h.Port),
 		Clock:    clk,
+		// Repeated traps (Trap 256 until the SM represses it).
+		Sender: agent.SenderFunc(func(o agent.Outbound) { _ = h.dispatch([]agent.Outbound{o}) }),
 		// The attach point's clients (saquery, perfquery, an SM) take the
 		// GMPs the agent does not serve, responses of every class first.
 		LocalGMP: cfg.MADClient != nil,

@@ -1,6 +1,7 @@
 package hca
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,12 +18,22 @@ const (
 	DataQKey = 0x11111111 // Q_Key of the data QP's datagrams
 )
 
+// ErrPKey is wrapped by the errors of a P_Key or P_Key index the port's
+// table does not hold.
+var ErrPKey = errors.New("hca: no such P_Key")
+
 // SendUD sends payload in one UD SEND_ONLY packet from port num to dlid and
 // destQP, on the VL the port's SLtoVL table (programmed by the SM) maps sl
-// to, with the port's LID as SLID and the first P_Key of its table. It
+// to, with the port's LID as SLID and the P_Key at index 0 of its table. It
 // returns ErrUnmapped when sl has no data VL, and the port's error when the
 // port drops the packet (not Active, VL not operational, …).
 func (h *HCA) SendUD(num uint8, dlid uint16, sl uint8, destQP uint32, payload []byte) error {
+	return h.sendUD(num, dlid, sl, destQP, 0, payload)
+}
+
+// sendUD is SendUD with the P_Key at pkeyIndex of the port's table, as a
+// QP bound to that index sends.
+func (h *HCA) sendUD(num uint8, dlid uint16, sl uint8, destQP uint32, pkeyIndex uint16, payload []byte) error {
 	p := h.Port(num)
 	if p == nil {
 		return fmt.Errorf("%w: %d", ErrPort, num)
@@ -34,9 +45,13 @@ func (h *HCA) SendUD(num uint8, dlid uint16, sl uint8, destQP uint32, payload []
 	if vl >= port.VL15 {
 		return fmt.Errorf("%w: SL %d", ErrUnmapped, sl)
 	}
+	pkey, err := h.sendPKey(num, pkeyIndex)
+	if err != nil {
+		return err
+	}
 	f := wire.UDFields{
 		VL: vl, SL: sl, DLID: dlid, SLID: h.LID(num),
-		PKey: uint16(h.sendPKey(num)), DestQP: destQP, QKey: DataQKey, SrcQP: DataQP,
+		PKey: uint16(pkey), DestQP: destQP, QKey: DataQKey, SrcQP: DataQP,
 		Payload: payload,
 	}
 	pkt := port.AllocPacket(wire.UDPacketSize(len(payload), false))
@@ -48,13 +63,39 @@ func (h *HCA) SendUD(num uint8, dlid uint16, sl uint8, destQP uint32, payload []
 	return nil
 }
 
-// sendPKey is the P_Key data packets carry: index 0 of the port's table,
-// the default partition after reset.
-func (h *HCA) sendPKey(num uint8) mad.PKey {
-	if t := h.agent.PKeys(num); len(t) > 0 && t[0].Base() != 0 {
-		return t[0]
+// sendPKey is the P_Key data packets sent with pkey index idx carry: the
+// entry there now (the SM may rewrite the table under a running QP). An
+// invalid entry (base 0) is an error, except at index 0, which sends the
+// default partition's key as after reset.
+func (h *HCA) sendPKey(num uint8, idx uint16) (mad.PKey, error) {
+	t := h.agent.PKeys(num)
+	if int(idx) < len(t) && t[idx].Base() != 0 {
+		return t[idx], nil
 	}
-	return mad.PKey(0xffff)
+	if idx == 0 {
+		return mad.DefaultPKey, nil
+	}
+	return 0, fmt.Errorf("%w: P_Key index %d of port %d holds no valid P_Key", ErrPKey, idx, num)
+}
+
+// PKeyIndex returns the index of k in port num's P_Key table: the entry
+// equal to k, else the first with k's base (the port's own membership of
+// that partition), as a verbs consumer finds the index to bind a QP to.
+func (h *HCA) PKeyIndex(num uint8, k mad.PKey) (uint16, error) {
+	t := h.agent.PKeys(num)
+	if k.Base() != 0 {
+		for i, e := range t {
+			if e == k {
+				return uint16(i), nil
+			}
+		}
+		for i, e := range t {
+			if e.Base() == k.Base() {
+				return uint16(i), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: %#04x not in the P_Key table of port %d", ErrPKey, uint16(k), num)
 }
 
 // portStats is one port's data-QP accounting.

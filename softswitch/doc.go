@@ -27,7 +27,11 @@
 // (port.CountDrop): unroutable (no LFT or MFT entry, or the switch's own LID
 // without a MAD), Pout = Pin, output not Active (data VLs; SMPs pass in Init
 // and Armed), VL mapping (a data SL mapped to VL15), link down (uncabled or
-// Down output). Drops of Send (state, VL, malformed) are counted by the
+// Down output), P_Key violation on a port with inbound partition
+// enforcement (PortRcvConstraintErrors). A data packet that fails the
+// outbound partition check of its output port is counted on that port
+// (port.CountXmitDrop, PortXmitConstraintErrors); see forward.go for the
+// rules. Drops of Send (state, VL, malformed) are counted by the
 // output port itself. A MAD for the switch that is too short to be one is
 // counted as malformed on the input port; the agent counts the rest.
 //

@@ -23,6 +23,10 @@ func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 		pkt.Release()
 		return
 	}
+	if pkt.VL() != port.VL15 && !s.inboundPKeyOK(in, pkt.Bytes) {
+		s.drop(p, pkt, port.DropPKey)
+		return
+	}
 	if inb, err := ParseMAD(in, pkt.Bytes); err == nil {
 		if s.forAgent(inb) {
 			s.toAgent(inb, pkt)
@@ -56,6 +60,11 @@ func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 		s.drop(p, pkt, cause)
 		return
 	}
+	if !s.outboundPKeyOK(out, vl, pkt.Bytes) {
+		op.CountXmitDrop(port.DropPKey)
+		pkt.Release()
+		return
+	}
 	if !s.retag(pkt, vl) {
 		s.drop(p, pkt, port.DropMalformed)
 		return
@@ -87,6 +96,10 @@ func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16
 		op, vl, cause := s.output(in, o, pkt.VL(), sl)
 		if op == nil {
 			p.CountDrop(cause)
+			continue
+		}
+		if !s.outboundPKeyOK(o, vl, pkt.Bytes) {
+			op.CountXmitDrop(port.DropPKey)
 			continue
 		}
 		outs = append(outs, target{op, vl})
@@ -172,4 +185,48 @@ func (s *Switch) retag(pkt *port.Packet, vl uint8) bool {
 func (s *Switch) drop(p *port.Port, pkt *port.Packet, c port.DropCause) {
 	p.CountDrop(c)
 	pkt.Release()
+}
+
+// Partition enforcement at the switch's external ports (IBA 10.9.4). The
+// SM turns it on per port with PortInfo.PartitionEnforcementInbound and
+// Outbound and fills the port's P_Key table; a data packet whose P_Key has
+// no entry there is dropped: on the way in before it is routed, counted in
+// the input port's PortRcvConstraintErrors, on the way out counted in the
+// output port's PortXmitConstraintErrors. SMPs (VL15, QP0) are exempt, and
+// raw packets carry no P_Key (the switch advertises no raw filtering).
+
+// inboundPKeyOK reports whether packet b, a data packet that came in on
+// port in, passes in's inbound partition check.
+func (s *Switch) inboundPKeyOK(in uint8, b []byte) bool {
+	if !s.agent.PortConfig(in).PartitionEnforcementInbound {
+		return true
+	}
+	k, ok := packetPKey(b)
+	return !ok || s.agent.PartitionMember(in, k)
+}
+
+// outboundPKeyOK reports whether packet b may leave by port out on VL vl.
+func (s *Switch) outboundPKeyOK(out, vl uint8, b []byte) bool {
+	if vl == port.VL15 || !s.agent.PortConfig(out).PartitionEnforcementOutbound {
+		return true
+	}
+	k, ok := packetPKey(b)
+	return !ok || s.agent.PartitionMember(out, k)
+}
+
+// packetPKey returns the BTH P_Key of packet b, and false for a raw packet
+// or one too short to hold a BTH.
+func packetPKey(b []byte) (mad.PKey, bool) {
+	off := wire.LRHSize
+	switch wire.LRH(b).LNH() {
+	case wire.LNHLocal:
+	case wire.LNHGlobal:
+		off += wire.GRHSize
+	default:
+		return 0, false
+	}
+	if len(b) < off+wire.BTHSize {
+		return 0, false
+	}
+	return mad.PKey(wire.BTH(b[off:]).PKey()), true
 }

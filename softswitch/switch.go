@@ -99,6 +99,9 @@ func New(cfg Config) (*Switch, error) {
 		VendorID:        n.VendorID,
 		DeviceID:        uint16(n.DeviceID),
 		EnhancedPort0:   n.EnhancedPort0,
+		// External ports hold P_Key tables and enforce them when the
+		// SM sets PartitionEnforcementInbound/Outbound (forward.go).
+		PartitionEnforcementCap: agent.DefaultPartitionEnforcementCap,
 		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},

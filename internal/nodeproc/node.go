@@ -493,6 +493,12 @@ type TrafficArgs struct {
 	SL          uint8    `json:"sl"`
 	Seed        uint64   `json:"seed"`
 	MaxBacklog  int      `json:"max_backlog,omitempty"`
+	// PKeyIndex picks the P_Key the packets carry by its index in the
+	// port's table, as perftest's --pkey_index does (default 0); PKey,
+	// when set, by value instead (the entry equal to it, else the first
+	// with its partition number). Not both.
+	PKeyIndex uint16 `json:"pkey_index,omitempty"`
+	PKey      uint16 `json:"pkey,omitempty"`
 }
 
 func (n *Node) startTraffic(a TrafficArgs) (any, error) {
@@ -502,10 +508,13 @@ func (n *Node) startTraffic(a TrafficArgs) (any, error) {
 	if a.Payload == 0 {
 		a.Payload = 2048
 	}
+	if a.PKey != 0 && a.PKeyIndex != 0 {
+		return nil, errors.New("traffic-start: pkey and pkey_index both given")
+	}
 	_, err := n.ca.StartTraffic(a.Port, hca.TrafficConfig{
 		GeneratorConfig: hca.GeneratorConfig{Load: a.Load, Payload: a.Payload, Dests: a.Dests,
 			HotSpot: a.HotSpot, HotFraction: a.HotFraction, Seed: a.Seed, MaxBacklog: a.MaxBacklog},
-		SL: a.SL,
+		SL: a.SL, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
 	})
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ const (
 	DropVLMapping                      // VL not operational, non-SMP on VL15, SMP on a data VL (PortRcvErrors / PortXmitDiscards)
 	DropVL15Overflow                   // VL15 receive buffer full (VL15Dropped)
 	DropCRC                            // bad ICRC, VCRC or LPCRC (PortRcvErrors)
-	DropPKey                           // node: P_Key violation (PortRcvConstraintErrors)
+	DropPKey                           // node: P_Key violation (PortRcvConstraintErrors; PortXmitConstraintErrors when sending)
 	DropLinkDown                       // queued for sending when the link went down (PortXmitDiscards)
 	DropMalformed                      // bad length, PktLen, PadCnt, PayLen, link Op, over the MTU (PortRcvErrors / PortXmitDiscards)
 	DropBufferOverrun                  // the peer sent beyond its credits (PortRcvErrors, ExcessiveBufferOverrunErrors)
@@ -93,6 +93,7 @@ type counters struct {
 	rcvErrors, xmitDiscards uint64
 	rcvSwitchRelay          uint64
 	rcvConstraint           uint64
+	xmitConstraint          uint64
 	vl15Dropped             uint64
 	bufferOverrun           uint64
 	linkDowned              uint64
@@ -134,7 +135,11 @@ func (p *Port) dropLocked(c DropCause, sending bool) {
 	case DropUnroutable, DropLoopback:
 		k.rcvSwitchRelay++
 	case DropPKey:
-		k.rcvConstraint++
+		if sending {
+			k.xmitConstraint++
+		} else {
+			k.rcvConstraint++
+		}
 	case DropVL15Overflow:
 		k.vl15Dropped++
 	case DropBufferOverrun:
@@ -157,6 +162,15 @@ func (p *Port) CountDrop(c DropCause) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropLocked(c, false)
+}
+
+// CountXmitDrop counts a transmit-side drop decided by the node on this,
+// the output, port: a switch's outbound partition check (IBA 10.9.4) is
+// the output port's, and counts in its PortXmitConstraintErrors.
+func (p *Port) CountXmitDrop(c DropCause) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(c, true)
 }
 
 // Drops returns the port's drops by cause.
@@ -200,6 +214,7 @@ func (p *Port) Counters() mad.PortCountersFields {
 		PortRcvSwitchRelayErrors:     mad.SatAdd[uint16](0, k.rcvSwitchRelay),
 		PortXmitDiscards:             mad.SatAdd[uint16](0, k.xmitDiscards),
 		PortRcvConstraintErrors:      mad.SatAdd[uint8](0, k.rcvConstraint),
+		PortXmitConstraintErrors:     mad.SatAdd[uint8](0, k.xmitConstraint),
 		ExcessiveBufferOverrunErrors: mad.SatAdd4(0, k.bufferOverrun),
 		VL15Dropped:                  mad.SatAdd[uint16](0, k.vl15Dropped),
 		PortXmitData:                 mad.SatAdd[uint32](0, k.xmitBytes/4),
@@ -244,6 +259,7 @@ func (p *Port) ResetCounters(sel uint16, sel2 uint8) {
 		{mad.PCSelRcvSwitchRelayErrors, &k.rcvSwitchRelay},
 		{mad.PCSelXmitDiscards, &k.xmitDiscards},
 		{mad.PCSelRcvConstraintErrors, &k.rcvConstraint},
+		{mad.PCSelXmitConstraintErrors, &k.xmitConstraint},
 		{mad.PCSelExcessiveBufferOverrunErrors, &k.bufferOverrun},
 		{mad.PCSelVL15Dropped, &k.vl15Dropped},
 		{mad.PCSelXmitData, &k.xmitBytes},

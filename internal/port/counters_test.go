@@ -50,15 +50,16 @@ func TestResetCounters(t *testing.T) {
 	e.run(t, func() bool { return e.rb.count() == 10 })
 	e.b.CountDrop(port.DropUnroutable)
 	e.b.CountDrop(port.DropPKey)
+	e.b.CountXmitDrop(port.DropPKey)
 
 	e.b.ResetCounters(mad.PCSelRcvPkts, 0)
 	c := e.b.Counters()
 	if c.PortRcvPkts != 0 || c.PortRcvData == 0 {
 		t.Errorf("after resetting PortRcvPkts: PortRcvPkts %d, PortRcvData %d, want 0 and kept", c.PortRcvPkts, c.PortRcvData)
 	}
-	if c.PortRcvSwitchRelayErrors != 1 || c.PortRcvConstraintErrors != 1 {
-		t.Errorf("PortRcvSwitchRelayErrors %d, PortRcvConstraintErrors %d, want 1, 1",
-			c.PortRcvSwitchRelayErrors, c.PortRcvConstraintErrors)
+	if c.PortRcvSwitchRelayErrors != 1 || c.PortRcvConstraintErrors != 1 || c.PortXmitConstraintErrors != 1 {
+		t.Errorf("PortRcvSwitchRelayErrors %d, PortRcvConstraintErrors %d, PortXmitConstraintErrors %d, want 1, 1, 1",
+			c.PortRcvSwitchRelayErrors, c.PortRcvConstraintErrors, c.PortXmitConstraintErrors)
 	}
 	e.b.ResetCountersExtended(mad.PCExtSelRcvData)
 	if got := e.b.CountersExtended().PortRcvData; got != 0 {
@@ -68,9 +69,9 @@ func TestResetCounters(t *testing.T) {
 	if got := e.b.Counters(); got != (mad.PortCountersFields{}) {
 		t.Errorf("Counters() = %+v after resetting all, want zero", got)
 	}
-	want := map[string]uint64{"unroutable": 1, "pkey_violation": 1}
+	want := map[string]uint64{"unroutable": 1, "pkey_violation": 2}
 	got := e.b.Drops().Map()
-	if len(got) != len(want) || got["unroutable"] != 1 || got["pkey_violation"] != 1 {
+	if len(got) != len(want) || got["unroutable"] != 1 || got["pkey_violation"] != 2 {
 		t.Errorf("Drops().Map() = %v, want %v (drops by cause are not PMA counters)", got, want)
 	}
 }
