@@ -242,6 +242,12 @@ func (a *Agent) validPort(port uint8) bool {
 	return port <= a.cfg.NumPorts
 }
 
+// initPort sets port n's PortInfo after reset. Every VL the port has is
+// operational from the start: OpenSM masks its QoS tables with the
+// OperationalVLs its discovery read, and VL-hungry routing engines count
+// their VLs from it, before its link manager sets it, so a port that came
+// up on VL0 would cost a second sweep and a fallback engine (ibsim too
+// starts at VLCap).
 func (a *Agent) initPort(n uint8) {
 	p := &a.port[n]
 	c := &a.cfg
@@ -257,7 +263,7 @@ func (a *Agent) initPort(n uint8) {
 		VLArbitrationHighCap: c.VLArbHighCap,
 		VLArbitrationLowCap:  c.VLArbLowCap,
 		MTUCap:               c.MTUCap,
-		OperationalVLs:       1, // VL0 until the SM says more
+		OperationalVLs:       c.VLCap, // every VL the port has: see above
 		GUIDCap:              c.GUIDCap,
 		RespTimeValue:        c.RespTimeValue,
 		VLStallCount:         7,

@@ -99,6 +99,7 @@ func New(cfg Config) (*Switch, error) {
 		VendorID:        n.VendorID,
 		DeviceID:        uint16(n.DeviceID),
 		EnhancedPort0:   n.EnhancedPort0,
+		VLCap:           portagent.VLCap(pc.DataVLs),
 		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},

@@ -47,7 +47,7 @@ const maxHeaderBytes = 128
 const (
 	DefaultWidth    = mad.LinkWidth4X
 	DefaultSpeed    = mad.LinkSpeedSDR
-	DefaultDataVLs  = 4
+	DefaultDataVLs  = 8    // VL0-7, what switch and HCA silicon of the QDR generation has
 	DefaultRxBlocks = 1024 // 64 KiB per data VL
 	// DefaultVL15Packets is the VL15 buffer: silicon forwards an SMP in
 	// well under a microsecond, a node process off the CPU for a few
@@ -66,7 +66,7 @@ const (
 var ErrConfig = errors.New("port: bad config")
 
 // Config describes one port. The zero value of every field means its
-// default, so Config{} is a 4X SDR port with four data VLs on the real
+// default, so Config{} is a 4X SDR port with eight data VLs on the real
 // clock.
 type Config struct {
 	// Width and Speed give the link's data rate with 8b/10b coding

@@ -166,7 +166,7 @@ func TestStateGating(t *testing.T) {
 			wantDropB: port.DropNotActive, wantB: linkUpInit},
 		{name: "data to armed activates", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive},
 			b: []mad.PortState{mad.PortStateArmed}, vl: 1, wantRcv: 1, wantB: linkUpActive},
-		{name: "vl not operational", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive}, vl: 5,
+		{name: "vl not operational", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive}, vl: 9,
 			wantErr: port.ErrVL, wantB: linkUpInit},
 	}
 	for _, tt := range tests {

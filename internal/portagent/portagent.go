@@ -62,16 +62,32 @@ func (c *Control) SetPhysState(n uint8, s mad.PhysState) error {
 	return p.SetPhysState(s)
 }
 
-// Configure implements agent.PortControl: it applies OperationalVLs,
-// clamped to the data VLs the port was built with (the agent checked the
-// code against VLCap, which may promise more), then calls OnConfigure.
+// VLCap returns the PortInfo VLCap code of ports built with dataVLs data
+// VLs (0: port.DefaultDataVLs), and 0 for a count IBA does not allow. A
+// node's agent advertises it, so that a port runs exactly the VLs its
+// PortInfo offers and the SM can never ask for one it lacks.
+func VLCap(dataVLs int) uint8 {
+	if dataVLs == 0 {
+		dataVLs = port.DefaultDataVLs
+	}
+	for code := uint8(1); code <= 5; code++ {
+		if mad.NumDataVLs(code) == dataVLs {
+			return code
+		}
+	}
+	return 0
+}
+
+// Configure implements agent.PortControl: it applies OperationalVLs, then
+// calls OnConfigure. The agent checked the code against VLCap, the port's
+// own data VLs (see VLCap), so the port takes it.
 func (c *Control) Configure(n uint8, pc agent.PortConfig) {
 	p := c.Ports(n)
 	if p == nil {
 		return
 	}
 	if vls := mad.NumDataVLs(pc.OperationalVLs); vls > 0 {
-		_ = p.SetOperationalVLs(min(vls, p.Config().DataVLs)) // 1, 2, 4, 8 or 15 by construction
+		_ = p.SetOperationalVLs(vls) // 1, 2, 4, 8 or 15, at most VLCap's
 	}
 	if c.OnConfigure != nil {
 		c.OnConfigure(n, p, pc)

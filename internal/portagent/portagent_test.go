@@ -53,8 +53,7 @@ func TestControl(t *testing.T) {
 
 	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 2}) // 2 data VLs
 	assert.Equal(t, 2, p.OperationalVLs())
-	// OperationalVLs code 4 (8 data VLs) is clamped to the port's 4.
-	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 4})
+	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 3}) // 4 data VLs
 	assert.Equal(t, 4, p.OperationalVLs())
 	c.Configure(2, agent.PortConfig{LID: 8}) // no such port: ignored
 	require.Len(t, configured, 2)
@@ -74,4 +73,42 @@ func TestCounters(t *testing.T) {
 	assert.Equal(t, mad.PortCountersExtendedFields{}, c.PortCountersExtended(3))
 	c.ResetPortCounters(3, 0xffff, 0xff) // no such port: no effect, no panic
 	c.ResetPortCountersExtended(3, 0xffff)
+}
+
+func TestVLCap(t *testing.T) {
+	for _, tt := range []struct {
+		dataVLs int
+		want    uint8
+	}{{0, 4}, {1, 1}, {2, 2}, {4, 3}, {8, 4}, {15, 5}, {3, 0}, {16, 0}} {
+		assert.Equal(t, tt.want, portagent.VLCap(tt.dataVLs), "%d data VLs", tt.dataVLs)
+	}
+}
+
+// TestResetAdvertisesWhatRuns checks that a node's agent, out of reset,
+// reports the VLs and the VL arbitration its ports run: VLCap and
+// OperationalVLs are the port's data VLs, and the VLArbitrationTable is
+// the port's arbiter's table.
+func TestResetAdvertisesWhatRuns(t *testing.T) {
+	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA} {
+		p := newPort(t, 0)
+		c := &portagent.Control{Ports: func(n uint8) *port.Port { return p }}
+		a, err := agent.New(agent.Config{Type: typ, NumPorts: 1, NodeGUID: 0x1000, Ports: c,
+			VLCap: portagent.VLCap(p.Config().DataVLs)})
+		require.NoError(t, err)
+		t.Cleanup(a.Close)
+		mgmt := uint8(1)
+		if typ == mad.NodeTypeSwitch {
+			mgmt = 0
+		}
+		data, err := a.LocalGet(mgmt, mad.AttrPortInfo, 1)
+		require.NoError(t, err)
+		pi := mad.PortInfo(data).Fields()
+		assert.Equal(t, p.Config().DataVLs, mad.NumDataVLs(pi.VLCap), "%v VLCap", typ)
+		assert.Equal(t, p.OperationalVLs(), mad.NumDataVLs(pi.OperationalVLs), "%v OperationalVLs", typ)
+		arb := a.VLArbitration(1)
+		run := p.VLArbitration()
+		assert.Equal(t, run.High, arb.High, "%v high table", typ)
+		assert.Equal(t, run.Low, arb.Low, "%v low table", typ)
+		assert.Equal(t, run.HighLimit, arb.VLHighLimit, "%v VLHighLimit", typ)
+	}
 }
