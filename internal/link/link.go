@@ -118,6 +118,18 @@ type Endpoint interface {
 	Close() error
 }
 
+// Transmitter is implemented by endpoints whose port can turn its
+// transmitter off, as a port Disabled, or retraining, does on silicon: the
+// medium loses its carrier at both ends at once, so the peer's port goes
+// Down as on a pulled cable, and turning it back on lets the link train
+// again once both ends transmit.
+type Transmitter interface {
+	// SetTransmitter turns the transmitter on or off. The carrier changes
+	// it causes reach this end's Dispatcher too, like any other. It must
+	// not be called while holding a lock a Dispatcher call may wait for.
+	SetTransmitter(on bool) error
+}
+
 // Dispatcher receives what an Endpoint delivers.
 type Dispatcher interface {
 	// DeliverPacket is called for each received packet, from a single

@@ -27,7 +27,8 @@ var (
 // state machine and the PMA counters. It is the endpoint's Dispatcher.
 type Port struct {
 	ep     link.Endpoint
-	cfg    Config // immutable after New
+	tr     link.Transmitter // ep's transmitter switch; nil if it has none
+	cfg    Config           // immutable after New
 	rcv    Receiver
 	rate   uint64 // data rate, bits/s
 	maxPkt int    // longest packet, bytes
@@ -62,6 +63,12 @@ type Port struct {
 	keepVL  int    // the data VL the last keepalive refreshed
 	written uint64 // packets handed to the endpoint
 
+	// txOff: the port wants its transmitter off; txDirty: that changed
+	// since syncTransmitter last looked; draining: the transmitter goes
+	// dark when drainTimer fires, and only VL15 leaves until then.
+	txOff, txDirty, draining bool
+	drainTimer, retrainTimer clock.Timer
+
 	pace       pacer
 	paceTimer  clock.Timer
 	paceArmed  bool
@@ -78,6 +85,12 @@ type Port struct {
 	toRelease  []*Packet // dropped under mu, released by unlock
 	events     []stateEvent
 	delivering bool
+
+	// txMu serializes syncTransmitter; txOn (under txMu) is the state the
+	// endpoint's transmitter was last set to, txErrors its failures.
+	txMu     sync.Mutex
+	txOn     bool
+	txErrors atomic.Uint64
 
 	// downs counts the times the port went Down, written under mu; a
 	// received packet carries the count of its arrival, which tells other
@@ -122,7 +135,9 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 		state:   portDown,
 		operVLs: cfg.DataVLs,
 		pace:    pacer{rate: rate},
+		txOn:    true,
 	}
+	p.tr, _ = ep.(link.Transmitter)
 	p.txCond.L, p.idleCond.L, p.spaceCond.L = &p.mu, &p.mu, &p.mu
 	p.arb.set(DefaultArbitration(cfg.DataVLs))
 
@@ -150,7 +165,7 @@ func (p *Port) Close() error {
 		return nil
 	}
 	p.closed = true
-	for _, t := range []clock.Timer{p.paceTimer, p.keepTimer, p.liveTimer} {
+	for _, t := range []clock.Timer{p.paceTimer, p.keepTimer, p.liveTimer, p.drainTimer, p.retrainTimer} {
 		if t != nil {
 			t.Stop()
 		}
@@ -291,6 +306,9 @@ func (p *Port) DropOrphans() int {
 // (IBA §7.2): SMPs once the link is up (Init, Armed, Active), data only
 // when Active.
 func (p *Port) sendableLocked(vl int) bool {
+	if p.draining {
+		return vl == VL15 && p.carrier // the SMA's last answers
+	}
 	if p.phys != physLinkUp || !p.carrier {
 		return false
 	}
