@@ -31,6 +31,9 @@ var (
 	// ErrNoCarrier means the medium is down; the packet is lost, as it
 	// would be on a cable, and the caller counts it.
 	ErrNoCarrier = errors.New("link: no carrier")
+	// ErrNoTransmitter is what a decorator's SetTransmitter returns when
+	// the endpoint it wraps cannot turn its transmitter off.
+	ErrNoTransmitter = errors.New("link: no transmitter switch")
 )
 
 // String returns the kind's name.
