@@ -174,6 +174,7 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	arb := a.VLArbitration(n)
 	arb.VLHighLimit = next.VLHighLimit
 	a.tables.vlarb[n].Store(&arb)
+	a.applyVLArbLocked(c, n)
 
 	var traps []Outbound
 	if mgmt && a.isSwitch() {

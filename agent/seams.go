@@ -55,6 +55,15 @@ type PortControl interface {
 	Configure(port uint8, c PortConfig)
 }
 
+// ArbitrationControl is implemented by a PortControl whose ports run VL
+// arbitration: the agent hands a port its VL arbitration setup (both
+// tables and VLHighLimit) after every Set that may have changed it, so
+// that what the SMA reports is what the port's arbiter runs. It is called
+// like the PortControl methods, without the agent's lock.
+type ArbitrationControl interface {
+	SetVLArbitration(port uint8, c VLArbConfig)
+}
+
 // Counters is the PMA's source of port counters, kept by the data plane.
 // Port 0 is a switch's management port.
 type Counters interface {

@@ -119,6 +119,17 @@ func resetVLArb(info *mad.PortInfoFields) *VLArbConfig {
 	return c
 }
 
+// applyVLArbLocked queues handing port's VL arbitration setup to the data
+// plane, when it runs arbitration (ArbitrationControl); mu held.
+func (a *Agent) applyVLArbLocked(c *smpCtx, port uint8) {
+	ac, ok := a.ports.(ArbitrationControl)
+	if !ok {
+		return
+	}
+	cfg := a.VLArbitration(port)
+	c.after = append(c.after, func() { ac.SetVLArbitration(port, cfg) })
+}
+
 // pkeyCap returns the P_Key table size of port.
 func (a *Agent) pkeyCap(port uint8) int {
 	switch {

@@ -28,8 +28,9 @@ type Control struct {
 type Counters Ports
 
 var (
-	_ agent.PortControl = (*Control)(nil)
-	_ agent.Counters    = Counters(nil)
+	_ agent.PortControl        = (*Control)(nil)
+	_ agent.ArbitrationControl = (*Control)(nil)
+	_ agent.Counters           = Counters(nil)
 )
 
 // Link implements agent.PortControl.
@@ -91,6 +92,20 @@ func (c *Control) Configure(n uint8, pc agent.PortConfig) {
 	}
 	if c.OnConfigure != nil {
 		c.OnConfigure(n, p, pc)
+	}
+}
+
+// SetVLArbitration implements agent.ArbitrationControl: port n's arbiter
+// runs the tables and VLHighLimit the SM set, exactly (a table of zero
+// weights sends nothing, as on silicon).
+func (c *Control) SetVLArbitration(n uint8, cfg agent.VLArbConfig) {
+	p := c.Ports(n)
+	if p == nil {
+		return
+	}
+	a := port.Arbitration{High: cfg.High, Low: cfg.Low, HighLimit: cfg.VLHighLimit}
+	if a != p.VLArbitration() {
+		p.SetVLArbitration(a)
 	}
 }
 

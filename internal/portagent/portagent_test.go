@@ -112,3 +112,45 @@ func TestResetAdvertisesWhatRuns(t *testing.T) {
 		assert.Equal(t, run.HighLimit, arb.VLHighLimit, "%v VLHighLimit", typ)
 	}
 }
+
+// TestVLArbitrationSetRuns sets a VLArbitrationTable block and
+// VLHighLimit through the SMA, as an SM does, and checks that the port's
+// arbiter runs exactly what the SMA then reports, on a CA port as on a
+// switch port.
+func TestVLArbitrationSetRuns(t *testing.T) {
+	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA} {
+		p := newPort(t, 0)
+		c := &portagent.Control{Ports: func(n uint8) *port.Port { return p }}
+		a, err := agent.New(agent.Config{Type: typ, NumPorts: 1, NodeGUID: 0x1000, Ports: c})
+		require.NoError(t, err)
+		t.Cleanup(a.Close)
+		mgmt := map[mad.NodeType]uint8{mad.NodeTypeSwitch: 0, mad.NodeTypeCA: 1}[typ]
+		set := func(attr mad.AttrID, mod uint32, data []byte) {
+			t.Helper()
+			m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: attr, AttrModifier: mod, Data: data})
+			require.NoError(t, err)
+			outs := a.Send(agent.Request{Port: mgmt, MAD: m}) // the node's own SM
+			require.Len(t, outs, 1, "%v: one response", typ)
+			require.Equal(t, mad.StatusOK, mad.DRSMP(outs[0].MAD).Status(), "%v: Set(%v)", typ, attr)
+		}
+		var blk mad.VLArbitrationTableFields
+		blk.Entries[0] = mad.VLArbEntry{VL: 4, Weight: 99}
+		blk.Entries[1] = mad.VLArbEntry{VL: 6, Weight: 33}
+		set(mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbLow0, 1), mad.AppendVLArbitrationTable(nil, &blk))
+		data, err := a.LocalGet(mgmt, mad.AttrPortInfo, 1)
+		require.NoError(t, err)
+		pi := mad.PortInfo(data).Fields()
+		pi.VLHighLimit = 3
+		pi.PortState, pi.PortPhysicalState = mad.PortStateNoChange, mad.PhysStateNoChange
+		pi.LinkWidthEnabled, pi.LinkSpeedEnabled = mad.LinkWidthNoChange, mad.LinkSpeedNoChange
+		set(mad.AttrPortInfo, 1, mad.AppendPortInfo(nil, &pi))
+
+		run := p.VLArbitration()
+		sma := a.VLArbitration(1)
+		assert.Equal(t, mad.VLArbEntry{VL: 4, Weight: 99}, run.Low[0], "%v", typ)
+		assert.Equal(t, mad.VLArbEntry{VL: 6, Weight: 33}, run.Low[1], "%v", typ)
+		assert.Equal(t, sma.Low, run.Low, "%v low table", typ)
+		assert.Equal(t, sma.High, run.High, "%v high table", typ)
+		assert.Equal(t, uint8(3), run.HighLimit, "%v LimitOfHighPriority", typ)
+	}
+}
