@@ -44,8 +44,9 @@ type PortStatus struct {
 	State    string            `json:"state"`
 	LID      uint16            `json:"lid"`
 	Peer     string            `json:"peer,omitempty"`
-	Width    string            `json:"width,omitempty"`
+	Width    string            `json:"width,omitempty"` // active: what the link last trained at
 	Speed    string            `json:"speed,omitempty"`
+	Rate     uint64            `json:"rate,omitempty"` // data rate at Width and Speed, bits/s
 	Counters Counters          `json:"counters"`
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	// Credits is the flow-control state of each operational data VL: what
@@ -171,8 +172,9 @@ func portStatus(num int, p *port.Port, lid uint16) PortStatus {
 	}
 	s := p.State()
 	ps.Phys, ps.State = s.Phys.String(), s.Port.String()
-	cfg := p.Config()
-	ps.Width, ps.Speed = cfg.Width.String(), cfg.Speed.String()
+	r := p.LinkRate()
+	ps.Width, ps.Speed = r.WidthActive.String(), r.SpeedActive.String()
+	ps.Rate = p.Rate()
 	ps.Counters = portCounters(p)
 	ps.Drops = p.Drops().Map()
 	ps.Credits = portCredits(p)

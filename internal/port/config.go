@@ -77,8 +77,10 @@ var ErrConfig = errors.New("port: bad config")
 // default, so Config{} is a 4X SDR port with eight data VLs on the real
 // clock.
 type Config struct {
-	// Width and Speed give the link's data rate with 8b/10b coding
-	// (mad.DataRate): 4X SDR is 8 Gb/s.
+	// Width and Speed are the cable's: the widest width and fastest speed
+	// the port supports, what it trains at with a peer that enables them
+	// too, and so the link's data rate with 8b/10b coding (mad.DataRate):
+	// 4X SDR is 8 Gb/s.
 	Width mad.LinkWidth
 	Speed mad.LinkSpeed
 

@@ -30,8 +30,11 @@ type Port struct {
 	tr     link.Transmitter // ep's transmitter switch; nil if it has none
 	cfg    Config           // immutable after New
 	rcv    Receiver
-	rate   uint64 // data rate, bits/s
-	maxPkt int    // longest packet, bytes
+	rate   atomic.Uint64 // data rate, bits/s, at the width and speed active
+	maxPkt int           // longest packet, bytes
+	// supW and supS are the widths and speeds the port supports.
+	supW mad.LinkWidth
+	supS mad.LinkSpeed
 
 	wg sync.WaitGroup // the transmitter goroutine
 
@@ -62,6 +65,15 @@ type Port struct {
 	fcBuf   []byte // the inline writer's flow-control packets
 	keepVL  int    // the data VL the last keepalive refreshed
 	written uint64 // packets handed to the endpoint
+
+	// Link width and speed: enabled, active (last trained at), and the
+	// peer's training frame (peerKnown: since the carrier last came up);
+	// tsDue says a training frame is owed, tsReply that it is a Reply.
+	enW, actW      mad.LinkWidth
+	enS, actS      mad.LinkSpeed
+	peer           link.Training
+	peerKnown      bool
+	tsDue, tsReply bool
 
 	// txOff: the port wants its transmitter off; txDirty: that changed
 	// since syncTransmitter last looked; draining: the transmitter goes
@@ -129,8 +141,9 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 		ep:      ep,
 		cfg:     cfg,
 		rcv:     rcv,
-		rate:    rate,
 		maxPkt:  cfg.MTU + maxHeaderBytes,
+		actW:    cfg.Width,
+		actS:    cfg.Speed,
 		phys:    physPolling,
 		state:   portDown,
 		operVLs: cfg.DataVLs,
@@ -138,6 +151,9 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 		txOn:    true,
 	}
 	p.tr, _ = ep.(link.Transmitter)
+	p.rate.Store(rate)
+	p.supW, p.supS = link.Supported(cfg.Width, cfg.Speed)
+	p.enW, p.enS = p.supW, p.supS
 	p.txCond.L, p.idleCond.L, p.spaceCond.L = &p.mu, &p.mu, &p.mu
 	p.arb.set(DefaultArbitration(cfg.DataVLs))
 
@@ -190,8 +206,9 @@ func (p *Port) Name() string { return p.ep.Name() }
 // Config returns the port's configuration, defaults filled in.
 func (p *Port) Config() Config { return p.cfg }
 
-// Rate returns the link's data rate in bits per second.
-func (p *Port) Rate() uint64 { return p.rate }
+// Rate returns the link's data rate in bits per second, at the width and
+// speed it last trained at.
+func (p *Port) Rate() uint64 { return p.rate.Load() }
 
 // OperationalVLs returns the number of data VLs in operation.
 func (p *Port) OperationalVLs() int {

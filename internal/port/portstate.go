@@ -250,19 +250,22 @@ func (p *Port) setStateLocked(phys mad.PhysState, state mad.PortState) {
 // packets now: they are the training signal the peer is waiting for.
 func (p *Port) startTrainingLocked() {
 	if p.linkSendOKLocked() {
+		p.tsDue, p.tsReply = true, false
 		p.fcDue |= p.allVLsMask()
 		p.kickLocked()
 	}
 }
 
-// linkUpLocked completes training: the peer's link packets arrive. The
-// flow-control counters start afresh, the liveness timer starts, and the
-// peer is sent our credits at once so that it trains too.
+// linkUpLocked completes training: the peer's training frame and link
+// packets arrived. The flow-control counters start afresh, the liveness
+// timer starts, and the peer is sent our training frame (a Reply: it may
+// have missed the first) and our credits at once so that it trains too.
 func (p *Port) linkUpLocked(now time.Time) {
 	p.resetCreditsLocked()
 	p.lastLinkRx = now
 	p.armLivenessLocked(p.cfg.LivenessTimeout)
 	p.setStateLocked(physLinkUp, portInit)
+	p.tsDue, p.tsReply = true, true
 	p.fcDue |= p.allVLsMask()
 }
 
@@ -278,8 +281,11 @@ func (p *Port) downLocked(phys mad.PhysState, counted bool) {
 	if p.state != portDown {
 		p.downs.Add(1)
 	}
-	if phys != physLinkUp && p.liveTimer != nil {
-		p.liveTimer.Stop()
+	if phys != physLinkUp {
+		if p.liveTimer != nil {
+			p.liveTimer.Stop()
+		}
+		p.peerKnown = false // the next training learns the peer afresh
 	}
 	p.flushLocked(DropLinkDown, 0, numVLs)
 	p.endWaitLocked(p.cfg.Clock.Now())

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"ibfab/agent"
+	"ibfab/internal/link"
 	"ibfab/internal/port"
 	"ibfab/wire/mad"
 )
@@ -38,11 +39,17 @@ func (c *Control) Link(n uint8) agent.LinkState {
 	p := c.Ports(n)
 	if p == nil {
 		// An uncabled port polls for a peer, as on silicon (and as the
-		// node's status reports it).
-		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling}
+		// node's status reports it), and reports the valid widths and
+		// speeds of a port of the default rate, never 0.
+		w, s := link.Supported(port.DefaultWidth, port.DefaultSpeed)
+		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling,
+			Width: port.DefaultWidth, Speed: port.DefaultSpeed,
+			WidthSupported: w, WidthEnabled: w, SpeedSupported: s, SpeedEnabled: s}
 	}
-	st, pc := p.State(), p.Config()
-	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: pc.Width, Speed: pc.Speed}
+	st, r := p.State(), p.LinkRate()
+	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: r.WidthActive, Speed: r.SpeedActive,
+		WidthSupported: r.WidthSupported, WidthEnabled: r.WidthEnabled,
+		SpeedSupported: r.SpeedSupported, SpeedEnabled: r.SpeedEnabled}
 }
 
 // SetState implements agent.PortControl.
@@ -89,6 +96,11 @@ func (c *Control) Configure(n uint8, pc agent.PortConfig) {
 	}
 	if vls := mad.NumDataVLs(pc.OperationalVLs); vls > 0 {
 		_ = p.SetOperationalVLs(vls) // 1, 2, 4, 8 or 15, at most VLCap's
+	}
+	if pc.LinkWidthEnabled != 0 || pc.LinkSpeedEnabled != 0 {
+		// Checked by the agent against what Link reported supported; the
+		// link trains at them the next time it trains.
+		_ = p.SetLinkEnabled(pc.LinkWidthEnabled, pc.LinkSpeedEnabled)
 	}
 	if c.OnConfigure != nil {
 		c.OnConfigure(n, p, pc)

@@ -47,7 +47,13 @@ func TestControl(t *testing.T) {
 	l := c.Link(1)
 	assert.Equal(t, mad.LinkWidth4X, l.Width)
 	assert.Equal(t, mad.LinkSpeedSDR, l.Speed)
-	assert.Equal(t, agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling}, c.Link(2))
+	assert.Equal(t, mad.LinkWidth1X|mad.LinkWidth4X, l.WidthSupported, "a 4X port supports 1X and 4X")
+	assert.Equal(t, l.WidthSupported, l.WidthEnabled)
+	assert.Equal(t, mad.LinkSpeedSDR, l.SpeedSupported)
+	// An uncabled port polls, with valid widths and speeds (never 0).
+	w, s := mad.LinkWidth1X|mad.LinkWidth4X, mad.LinkSpeedSDR
+	assert.Equal(t, agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling, Width: mad.LinkWidth4X,
+		Speed: mad.LinkSpeedSDR, WidthSupported: w, WidthEnabled: w, SpeedSupported: s, SpeedEnabled: s}, c.Link(2))
 	assert.ErrorIs(t, c.SetState(2, mad.PortStateArmed), portagent.ErrNoPort)
 	assert.ErrorIs(t, c.SetPhysState(2, mad.PhysStateDisabled), portagent.ErrNoPort)
 
@@ -55,8 +61,11 @@ func TestControl(t *testing.T) {
 	assert.Equal(t, 2, p.OperationalVLs())
 	c.Configure(1, agent.PortConfig{LID: 7, OperationalVLs: 3}) // 4 data VLs
 	assert.Equal(t, 4, p.OperationalVLs())
+	c.Configure(1, agent.PortConfig{LID: 7, LinkWidthEnabled: mad.LinkWidth1X})
+	assert.Equal(t, mad.LinkWidth1X, p.LinkRate().WidthEnabled)
+	assert.Equal(t, mad.LinkSpeedSDR, p.LinkRate().SpeedEnabled, "speed unchanged")
 	c.Configure(2, agent.PortConfig{LID: 8}) // no such port: ignored
-	require.Len(t, configured, 2)
+	require.Len(t, configured, 3)
 	assert.Equal(t, uint16(7), configured[0].LID)
 }
 

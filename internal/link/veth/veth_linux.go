@@ -33,17 +33,20 @@ const (
 	rxBatchSize = 8
 )
 
-// filter is a classic BPF program accepting the two IBA EtherTypes only:
+// filter is a classic BPF program accepting the two IBA EtherTypes and
+// training frames only:
 //
 //	ldh [12]                 ; EtherType
 //	jeq #0x88B5, accept
 //	jeq #0x88B6, accept
+//	jeq #0x88B7, accept
 //	ret #0                   ; drop
 //	accept: ret #0x40000     ; whole frame
 var filter = []unix.SockFilter{
 	{Code: unix.BPF_LD | unix.BPF_H | unix.BPF_ABS, K: 12},
-	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 2, K: wire.EtherTypeData},
-	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: wire.EtherTypeLink},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 3, K: wire.EtherTypeData},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 2, K: wire.EtherTypeLink},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: link.EtherTypeTraining},
 	{Code: unix.BPF_RET | unix.BPF_K, K: 0},
 	{Code: unix.BPF_RET | unix.BPF_K, K: 0x40000},
 }

@@ -144,8 +144,9 @@ func TestEtherTypeFilter(t *testing.T) {
 		{"ARP", 0x0806, false},
 		{"IPv6", 0x86dd, false},
 		{"data", wire.EtherTypeData, true},
-		{"neighbour of data", wire.EtherTypeData + 2, false},
 		{"link", wire.EtherTypeLink, true},
+		{"training", link.EtherTypeTraining, true},
+		{"neighbour of training", link.EtherTypeTraining + 1, false},
 		{"VLAN tag", 0x8100, false},
 	}
 	for _, tt := range tests {
