@@ -19,8 +19,11 @@ const (
 	DefaultVLArbCap        = mad.VLArbMaxEntries
 	DefaultGUIDCap         = mad.GUIDsPerBlock
 	DefaultRespTimeValue   = 8 // 4.096 µs × 2^8 ≈ 1 ms, the spec's default
-	DefaultWidthSupported  = mad.LinkWidth1X | mad.LinkWidth4X | mad.LinkWidth8X | mad.LinkWidth12X
-	DefaultSpeedSupported  = mad.LinkSpeedSDR | mad.LinkSpeedDDR | mad.LinkSpeedQDR
+	// The widths and speeds of a 4X SDR port, the fabric's default rate
+	// (a port's data plane reports its own through PortControl; these are
+	// for the ports it does not, a switch's port 0).
+	DefaultWidthSupported = mad.LinkWidth1X | mad.LinkWidth4X
+	DefaultSpeedSupported = mad.LinkSpeedSDR
 )
 
 // Config describes the node an Agent serves and the seams it works

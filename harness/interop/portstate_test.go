@@ -59,7 +59,7 @@ func portstateUp(t *testing.T, suffix, net string) *fabrictest.Fabric {
 	fabrictest.Wait(t, portstateWait, "every port Active", func() bool {
 		for _, n := range f.Status().Nodes {
 			for _, p := range n.Ports {
-				if p.Port > 0 && p.State != "Active" {
+				if p.Port > 0 && p.Peer != "" && p.State != "Active" {
 					return false
 				}
 			}
