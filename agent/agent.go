@@ -19,8 +19,11 @@ const (
 	DefaultVLArbCap        = mad.VLArbMaxEntries
 	DefaultGUIDCap         = mad.GUIDsPerBlock
 	DefaultRespTimeValue   = 8 // 4.096 µs × 2^8 ≈ 1 ms, the spec's default
-	DefaultWidthSupported  = mad.LinkWidth1X | mad.LinkWidth4X | mad.LinkWidth8X | mad.LinkWidth12X
-	DefaultSpeedSupported  = mad.LinkSpeedSDR | mad.LinkSpeedDDR | mad.LinkSpeedQDR
+	// The widths and speeds of a 4X SDR port, the fabric's default rate
+	// (a port's data plane reports its own through PortControl; these are
+	// for the ports it does not, a switch's port 0).
+	DefaultWidthSupported = mad.LinkWidth1X | mad.LinkWidth4X
+	DefaultSpeedSupported = mad.LinkSpeedSDR
 )
 
 // DefaultPartitionEnforcementCap is the P_Key table size of a switch's
@@ -250,6 +253,12 @@ func (a *Agent) validPort(port uint8) bool {
 	return port <= a.cfg.NumPorts
 }
 
+// initPort sets port n's PortInfo after reset. Every VL the port has is
+// operational from the start: OpenSM masks its QoS tables with the
+// OperationalVLs its discovery read, and VL-hungry routing engines count
+// their VLs from it, before its link manager sets it, so a port that came
+// up on VL0 would cost a second sweep and a fallback engine (ibsim too
+// starts at VLCap).
 func (a *Agent) initPort(n uint8) {
 	p := &a.port[n]
 	c := &a.cfg
@@ -265,7 +274,7 @@ func (a *Agent) initPort(n uint8) {
 		VLArbitrationHighCap: c.VLArbHighCap,
 		VLArbitrationLowCap:  c.VLArbLowCap,
 		MTUCap:               c.MTUCap,
-		OperationalVLs:       1, // VL0 until the SM says more
+		OperationalVLs:       c.VLCap, // every VL the port has: see above
 		GUIDCap:              c.GUIDCap,
 		RespTimeValue:        c.RespTimeValue,
 		VLStallCount:         7,

@@ -70,6 +70,14 @@ func (a *Agent) portInfoLocked(c *smpCtx) mad.Status {
 			pi.SetPortPhysicalState(ls.Phys)
 			pi.SetLinkWidthActive(ls.Width)
 			pi.SetLinkSpeedActive(ls.Speed)
+			if ls.WidthSupported != 0 {
+				pi.SetLinkWidthSupported(ls.WidthSupported)
+				pi.SetLinkWidthEnabled(ls.WidthEnabled)
+			}
+			if ls.SpeedSupported != 0 {
+				pi.SetLinkSpeedSupported(ls.SpeedSupported)
+				pi.SetLinkSpeedEnabled(ls.SpeedEnabled)
+			}
 		}
 	}
 	return st
@@ -105,23 +113,39 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	default:
 		return mad.StatusInvalidField
 	}
+	// What a live port supports comes from the data plane.
+	wsup, ssup := cur.LinkWidthSupported, cur.LinkSpeedSupported
+	if live && c.link.WidthSupported != 0 {
+		wsup = c.link.WidthSupported
+	}
+	if live && c.link.SpeedSupported != 0 {
+		ssup = c.link.SpeedSupported
+	}
+	var wen mad.LinkWidth
 	switch w := req.LinkWidthEnabled; {
 	case w == mad.LinkWidthNoChange:
 	case w == mad.LinkWidthSetToSupported:
-		next.LinkWidthEnabled = cur.LinkWidthSupported
-	case w&^cur.LinkWidthSupported != 0:
+		wen = wsup
+	case w&^wsup != 0:
 		return mad.StatusInvalidField
 	default:
-		next.LinkWidthEnabled = w
+		wen = w
 	}
+	var sen mad.LinkSpeed
 	switch s := req.LinkSpeedEnabled; {
 	case s == mad.LinkSpeedNoChange:
 	case s == mad.LinkSpeedSetToSupported:
-		next.LinkSpeedEnabled = cur.LinkSpeedSupported
-	case s&^cur.LinkSpeedSupported != 0:
+		sen = ssup
+	case s&^ssup != 0:
 		return mad.StatusInvalidField
 	default:
-		next.LinkSpeedEnabled = s
+		sen = s
+	}
+	if wen != 0 {
+		next.LinkWidthEnabled = wen
+	}
+	if sen != 0 {
+		next.LinkSpeedEnabled = sen
 	}
 	if req.NeighborMTU == 0 || req.NeighborMTU > cur.MTUCap {
 		return mad.StatusInvalidField
@@ -174,12 +198,14 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	arb := a.VLArbitration(n)
 	arb.VLHighLimit = next.VLHighLimit
 	a.tables.vlarb[n].Store(&arb)
+	a.applyVLArbLocked(c, n)
 
 	var traps []Outbound
 	if mgmt && a.isSwitch() {
 		traps = a.flushTrapLocked() // the SM's LID may just have become known
 	}
 	pc.ClientReregister = req.ClientReregister && !a.isSwitch()
+	pc.LinkWidthEnabled, pc.LinkSpeedEnabled = wen, sen
 	phys, state := req.PortPhysicalState, req.PortState
 	c.after = append(c.after, func() {
 		if live {

@@ -133,6 +133,7 @@ func (a *Agent) vlarbLocked(c *smpCtx) mad.Status {
 			}
 		}
 		a.tables.vlarb[port].Store(&cfg)
+		a.applyVLArbLocked(c, port)
 	}
 	clear(c.data)
 	for i := range mad.VLArbEntriesPerBlock {

@@ -9,6 +9,10 @@ type LinkState struct {
 	Phys  mad.PhysState // physical state: Polling, Disabled, LinkUp, ...
 	Width mad.LinkWidth // LinkWidthActive, meaningful when Phys is LinkUp
 	Speed mad.LinkSpeed // LinkSpeedActive, meaningful when Phys is LinkUp
+	// The widths and speeds the port supports and has enabled, when the
+	// data plane keeps them (0: the agent's own, from Config).
+	WidthSupported, WidthEnabled mad.LinkWidth
+	SpeedSupported, SpeedEnabled mad.LinkSpeed
 }
 
 // PortConfig is what the SM configures on a port through Set(PortInfo) and
@@ -25,6 +29,12 @@ type PortConfig struct {
 	VLStallCount                 uint8
 	PartitionEnforcementInbound  bool
 	PartitionEnforcementOutbound bool
+	// LinkWidthEnabled and LinkSpeedEnabled are set only in the Configure
+	// call of a Set that named them (0 for NoChange; SetToSupported
+	// resolved): the sets the port may train at from its next training
+	// on, within what it supports.
+	LinkWidthEnabled mad.LinkWidth
+	LinkSpeedEnabled mad.LinkSpeed
 	// ClientReregister is true only in the Configure call of the Set that
 	// asked the port's clients to re-register with the SA.
 	ClientReregister bool
@@ -53,6 +63,15 @@ type PortControl interface {
 	// Configure hands the port its new configuration after a Set(PortInfo)
 	// that was accepted.
 	Configure(port uint8, c PortConfig)
+}
+
+// ArbitrationControl is implemented by a PortControl whose ports run VL
+// arbitration: the agent hands a port its VL arbitration setup (both
+// tables and VLHighLimit) after every Set that may have changed it, so
+// that what the SMA reports is what the port's arbiter runs. It is called
+// like the PortControl methods, without the agent's lock.
+type ArbitrationControl interface {
+	SetVLArbitration(port uint8, c VLArbConfig)
 }
 
 // Counters is the PMA's source of port counters, kept by the data plane.

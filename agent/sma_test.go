@@ -84,8 +84,12 @@ func TestSetPortInfo(t *testing.T) {
 	}
 	want := agent.PortConfig{LID: 0x10, LMC: 2, MasterSMLID: 1, MasterSMSL: 3, NeighborMTU: mad.MTU1024, OperationalVLs: 3,
 		VLHighLimit: 7, HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, ClientReregister: true}
-	if c := nd.ports.Config(1); c != want {
-		t.Errorf("Configure(1, %+v), want %+v", c, want)
+	// The Set named the enabled widths and speeds (those it read): the
+	// port gets them, for its next training.
+	wantPort := want
+	wantPort.LinkWidthEnabled, wantPort.LinkSpeedEnabled = pi.LinkWidthEnabled, pi.LinkSpeedEnabled
+	if c := nd.ports.Config(1); c != wantPort {
+		t.Errorf("Configure(1, %+v), want %+v", c, wantPort)
 	}
 	want.ClientReregister = false
 	if c := nd.a.PortConfig(1); c != want {
@@ -427,5 +431,39 @@ func TestUnmappedSL(t *testing.T) {
 	}
 	if got := nd.a.Stats().Unroutable; got != 1 {
 		t.Errorf("Unroutable %d, want 1", got)
+	}
+}
+
+// TestLinkWidthSpeedFromPort: a port whose data plane keeps its widths and
+// speeds reports those (not the agent's defaults), and a Set may enable
+// only what it supports; what it enables reaches the port.
+func TestLinkWidthSpeedFromPort(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 2)
+	w14, sdr := mad.LinkWidth1X|mad.LinkWidth4X, mad.LinkSpeedSDR
+	nd.ports.SetLink(1, agent.LinkState{State: mad.PortStateInit, Phys: mad.PhysStateLinkUp, Width: mad.LinkWidth4X,
+		Speed: sdr, WidthSupported: w14, WidthEnabled: w14, SpeedSupported: sdr, SpeedEnabled: sdr})
+	pi := nd.portInfo(t, 1)
+	if pi.LinkWidthSupported != w14 || pi.LinkWidthEnabled != w14 || pi.LinkSpeedSupported != sdr || pi.LinkSpeedEnabled != sdr {
+		t.Errorf("PortInfo width %v/%v speed %v/%v, want the port's %v/%v %v/%v", pi.LinkWidthSupported, pi.LinkWidthEnabled,
+			pi.LinkSpeedSupported, pi.LinkSpeedEnabled, w14, w14, sdr, sdr)
+	}
+	for _, tt := range []struct {
+		name string
+		w    mad.LinkWidth
+		s    mad.LinkSpeed
+		want mad.Status
+	}{
+		{"12X not supported", mad.LinkWidth12X, mad.LinkSpeedNoChange, mad.StatusInvalidField},
+		{"QDR not supported", mad.LinkWidthNoChange, mad.LinkSpeedQDR, mad.StatusInvalidField},
+		{"1X", mad.LinkWidth1X, mad.LinkSpeedNoChange, mad.StatusOK},
+	} {
+		set := forSet(pi)
+		set.LinkWidthEnabled, set.LinkSpeedEnabled = tt.w, tt.s
+		if st := status(nd.setPortInfo(t, 1, set)); st != tt.want {
+			t.Errorf("%s: Set status %v, want %v", tt.name, st, tt.want)
+		}
+	}
+	if c := nd.ports.Config(1); c.LinkWidthEnabled != mad.LinkWidth1X || c.LinkSpeedEnabled != 0 {
+		t.Errorf("Configure got width %v speed %v, want 1X and no change", c.LinkWidthEnabled, c.LinkSpeedEnabled)
 	}
 }

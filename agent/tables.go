@@ -91,7 +91,7 @@ func (t *tables) init(a *Agent) {
 	t.config = make([]atomic.Pointer[PortConfig], n)
 	for i := range n {
 		info := &a.port[i].info
-		t.vlarb[i].Store(&VLArbConfig{HighCap: info.VLArbitrationHighCap, LowCap: info.VLArbitrationLowCap})
+		t.vlarb[i].Store(resetVLArb(info))
 		keys := make([]mad.PKey, a.pkeyCap(uint8(i)))
 		if len(keys) > 0 {
 			keys[0] = mad.DefaultPKey
@@ -100,6 +100,34 @@ func (t *tables) init(a *Agent) {
 		t.config[i].Store(&PortConfig{NeighborMTU: info.NeighborMTU, OperationalVLs: info.OperationalVLs,
 			HOQLife: info.HOQLife, VLStallCount: info.VLStallCount})
 	}
+}
+
+// DefaultVLArbWeight is the weight, in 64-byte units, of each entry of
+// the VL arbitration table after reset: 4 KiB, one packet of the largest
+// MTU per turn.
+const DefaultVLArbWeight = 64
+
+// resetVLArb returns a port's VL arbitration setup after reset, what its
+// arbiter runs until the SM programs it: the low-priority table serves the
+// port's data VLs round robin, one entry each of DefaultVLArbWeight; the
+// high-priority table is empty and VLHighLimit 0.
+func resetVLArb(info *mad.PortInfoFields) *VLArbConfig {
+	c := &VLArbConfig{HighCap: info.VLArbitrationHighCap, LowCap: info.VLArbitrationLowCap}
+	for vl := range min(mad.NumDataVLs(info.VLCap), int(c.LowCap)) {
+		c.Low[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: DefaultVLArbWeight}
+	}
+	return c
+}
+
+// applyVLArbLocked queues handing port's VL arbitration setup to the data
+// plane, when it runs arbitration (ArbitrationControl); mu held.
+func (a *Agent) applyVLArbLocked(c *smpCtx, port uint8) {
+	ac, ok := a.ports.(ArbitrationControl)
+	if !ok {
+		return
+	}
+	cfg := a.VLArbitration(port)
+	c.after = append(c.after, func() { ac.SetVLArbitration(port, cfg) })
 }
 
 // pkeyCap returns the P_Key table size of port.

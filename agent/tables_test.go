@@ -143,7 +143,7 @@ func TestVLArbitration(t *testing.T) {
 	if got := mad.VLArbitrationTable(r.Data()); got.Weight(7) != 107 || got.Weight(8) != 0 {
 		t.Errorf("Get(high 32-63) weights %d %d, want 107 0", got.Weight(7), got.Weight(8))
 	}
-	if got := nd.a.VLArbitration(1); got.Low[0] != (mad.VLArbEntry{}) {
+	if got := nd.a.VLArbitration(1); got.Low[0] != (mad.VLArbEntry{VL: 0, Weight: agent.DefaultVLArbWeight}) {
 		t.Errorf("port 1 changed: %v", got.Low[0])
 	}
 }
@@ -290,5 +290,30 @@ func TestSend(t *testing.T) {
 	back := one(t, nd.a.Send(agent.Request{Port: 1, DLID: mad.PermissiveLID, MAD: resp}))
 	if back.Local || back.Port != 1 || mad.DRSMP(back.MAD).HopPointer() != 2 {
 		t.Errorf("SM's response: %+v hop pointer %d, want out of port 1 at hop 2", back, mad.DRSMP(back.MAD).HopPointer())
+	}
+}
+
+// TestResetVLs checks the VL state of a port out of reset: every VL of
+// VLCap operational, and the VLArbitrationTable the round robin over them
+// that the port's arbiter runs, the high-priority table empty.
+func TestResetVLs(t *testing.T) {
+	for _, vlcap := range []uint8{1, 2, 3, 4, 5} {
+		nd := newNode(t, mad.NodeTypeSwitch, 2, func(c *agent.Config) { c.VLCap = vlcap })
+		pi := nd.portInfo(t, 1)
+		if pi.VLCap != vlcap || pi.OperationalVLs != vlcap {
+			t.Errorf("VLCap %d: PortInfo VLCap %d OperationalVLs %d, want both %d", vlcap, pi.VLCap, pi.OperationalVLs, vlcap)
+		}
+		var want agent.VLArbConfig
+		want.HighCap, want.LowCap = agent.DefaultVLArbCap, agent.DefaultVLArbCap
+		for vl := range mad.NumDataVLs(vlcap) {
+			want.Low[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: agent.DefaultVLArbWeight}
+		}
+		if got := nd.a.VLArbitration(1); got != want {
+			t.Errorf("VLCap %d: VLArbitration(1) = %+v, want %+v", vlcap, got, want)
+		}
+		r := nd.do(t, smp(mad.MethodGet, mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbLow0, 1), nil))
+		if got := mad.VLArbitrationTable(r.Data()); got.VL(0) != 0 || got.Weight(0) != agent.DefaultVLArbWeight {
+			t.Errorf("VLCap %d: Get(low 0-31) entry 0 = VL%d weight %d", vlcap, got.VL(0), got.Weight(0))
+		}
 	}
 }

@@ -100,6 +100,7 @@ func New(cfg Config) (*HCA, error) {
 		SystemImageGUID: cfg.SystemImageGUID,
 		PortGUIDs:       cfg.PortGUIDs,
 		Description:     cfg.Description,
+		VLCap:           portagent.VLCap(cfg.PortConfig.DataVLs),
 		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
 			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
 		}},

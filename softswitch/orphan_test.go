@@ -25,6 +25,10 @@ func TestInputDownDropsOrphans(t *testing.T) {
 		{
 			name: "SM sets Down",
 			down: func(t *testing.T, f *fabric) { f.setState(t, 1, mad.PortStateDown, toSW2...) },
+			back: func(t *testing.T, f *fabric) {
+				// The link retrains, sw1's end with it.
+				f.run(t, func() bool { return f.sw["sw2"].Port(1).State().Phys == mad.PhysStateLinkUp })
+			},
 		},
 		{
 			name: "cable pulled",

@@ -3,6 +3,7 @@ package fabricnet
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -171,7 +172,14 @@ func onFreshThread(f func() error) error {
 }
 
 // AddVeth creates the veth pair nameA (in a) - nameB (in b) with MTU MTU,
-// both ends up.
+// both ends up, and with interface indexes that differ. The kernel's link
+// watch reports a carrier change of a veth end at once ("urgent") only
+// when the index of its peer, in the other namespace, differs from its
+// own; otherwise it may hold the change for up to a second, and a port
+// would learn late that its peer went dark. Indexes are allocated per
+// namespace, so two fresh namespaces give the first pair's ends the same
+// one: when that happens the pair is made again with end A at an index
+// above both.
 func AddVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) error {
 	ha, err := netlink.NewHandleAt(a)
 	if err != nil {
@@ -183,27 +191,65 @@ func AddVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) err
 		return err
 	}
 	defer hb.Close()
+	index := 0 // the kernel's choice
+	for range maxIndexTries {
+		la, lb, err := addVethAt(ha, nameA, hb, nameB, b, index)
+		if err != nil {
+			return err
+		}
+		ia, ib := la.Attrs().Index, lb.Attrs().Index
+		if ia != ib {
+			return setUp(ha, la, hb, lb)
+		}
+		if err := ha.LinkDel(la); err != nil {
+			return fmt.Errorf("veth %s: deleting to renumber: %w", nameA, err)
+		}
+		// B comes back at the next index of its namespace, ia+1 most likely.
+		index = ia + 2 + rand.IntN(1000)
+	}
+	return fmt.Errorf("veth %s/%s: no distinct interface indexes after %d tries", nameA, nameB, maxIndexTries)
+}
+
+// maxIndexTries bounds AddVeth's attempts at distinct indexes.
+const maxIndexTries = 5
+
+// addVethAt creates the pair, end A at index (0: any), and returns both
+// ends as their namespaces see them.
+func addVethAt(ha *netlink.Handle, nameA string, hb *netlink.Handle, nameB string, b netns.NsHandle, index int) (netlink.Link, netlink.Link, error) {
 	v := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: nameA, MTU: MTU},
+		LinkAttrs:     netlink.LinkAttrs{Name: nameA, MTU: MTU, Index: index},
 		PeerName:      nameB,
 		PeerNamespace: netlink.NsFd(int(b)),
 	}
 	if err := ha.LinkAdd(v); err != nil {
-		return fmt.Errorf("creating veth %s/%s: %w", nameA, nameB, err)
+		return nil, nil, fmt.Errorf("creating veth %s/%s: %w", nameA, nameB, err)
 	}
+	la, err := ha.LinkByName(nameA)
+	if err != nil {
+		return nil, nil, fmt.Errorf("veth %s: %w", nameA, err)
+	}
+	lb, err := hb.LinkByName(nameB)
+	if err != nil {
+		return nil, nil, fmt.Errorf("veth %s: %w", nameB, err)
+	}
+	return la, lb, nil
+}
+
+// setUp gives both ends of a pair the MTU and sets them up.
+func setUp(ha *netlink.Handle, la netlink.Link, hb *netlink.Handle, lb netlink.Link) error {
 	for _, e := range []struct {
-		h    *netlink.Handle
-		name string
-	}{{ha, nameA}, {hb, nameB}} {
-		l, err := e.h.LinkByName(e.name)
-		if err == nil && l.Attrs().MTU != MTU {
-			err = e.h.LinkSetMTU(l, MTU)
+		h *netlink.Handle
+		l netlink.Link
+	}{{ha, la}, {hb, lb}} {
+		var err error
+		if e.l.Attrs().MTU != MTU {
+			err = e.h.LinkSetMTU(e.l, MTU)
 		}
 		if err == nil {
-			err = e.h.LinkSetUp(l)
+			err = e.h.LinkSetUp(e.l)
 		}
 		if err != nil {
-			return fmt.Errorf("veth %s: %w", e.name, err)
+			return fmt.Errorf("veth %s: %w", e.l.Attrs().Name, err)
 		}
 	}
 	return nil

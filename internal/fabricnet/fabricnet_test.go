@@ -63,7 +63,7 @@ func create(t *testing.T, name string, tp *topologies.Topology) *fabricnet.Fabri
 
 // checkPlumbing verifies, from inside each namespace, that every cabled
 // port is an up veth named p<port> whose peer is the right port of the
-// right node.
+// right node, at another interface index than its own.
 func checkPlumbing(t *testing.T, f *fabricnet.Fabric, tp *topologies.Topology) {
 	t.Helper()
 	type end struct{ ifindex, peerIndex int }
@@ -116,6 +116,8 @@ func checkPlumbing(t *testing.T, f *fabricnet.Fabric, tp *topologies.Topology) {
 		require.NotZero(t, b.ifindex, "missing end %v", l.B)
 		assert.Equal(t, b.ifindex, a.peerIndex, "link %v-%v: A's peer", l.A, l.B)
 		assert.Equal(t, a.ifindex, b.peerIndex, "link %v-%v: B's peer", l.A, l.B)
+		// Equal indexes would make the kernel hold carrier changes.
+		assert.NotEqual(t, a.ifindex, b.ifindex, "link %v-%v: both ends at index %d", l.A, l.B, a.ifindex)
 	}
 }
 

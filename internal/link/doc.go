@@ -14,5 +14,9 @@
 //
 // Packets cross the seam without the Ethernet header: the endpoint adds and
 // strips whatever framing its medium needs, and Kind says which EtherType
-// the packet travels under.
+// the packet travels under. Besides IBA data and link packets, a port
+// sends training frames (Training: the link widths and speeds it enabled),
+// the physical-layer signalling of real link training, which the capture
+// path leaves out. An endpoint that implements Transmitter lets its port
+// go dark, so the peer loses the carrier as on a dark fibre.
 package link

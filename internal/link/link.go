@@ -15,7 +15,17 @@ type Kind uint8
 const (
 	KindData Kind = iota + 1 // IBA data packet (LRH ... VCRC), EtherType 0x88B5
 	KindLink                 // IBA link packet (flow control, 6 bytes), EtherType 0x88B6
+	// KindTraining is a physical-layer training frame (see Training): not
+	// an IBA packet, it stands for what TS1/TS2 ordered sets carry below
+	// the packet layer on a real link, and travels under its own
+	// EtherType, EtherTypeTraining, which the capture path leaves out.
+	KindTraining
 )
+
+// EtherTypeTraining is the EtherType of training frames: 0x88B7, IEEE
+// 802's OUI-extended EtherType, whose payload starts with an OUI and a
+// protocol number (see Training).
+const EtherTypeTraining = 0x88B7
 
 // MaxPacketSize is the largest data packet an Endpoint carries: the LRH
 // PktLen field counts 4-byte words in 11 bits, and the 2-byte VCRC follows
@@ -31,6 +41,9 @@ var (
 	// ErrNoCarrier means the medium is down; the packet is lost, as it
 	// would be on a cable, and the caller counts it.
 	ErrNoCarrier = errors.New("link: no carrier")
+	// ErrNoTransmitter is what a decorator's SetTransmitter returns when
+	// the endpoint it wraps cannot turn its transmitter off.
+	ErrNoTransmitter = errors.New("link: no transmitter switch")
 )
 
 // String returns the kind's name.
@@ -40,6 +53,8 @@ func (k Kind) String() string {
 		return "data"
 	case KindLink:
 		return "link"
+	case KindTraining:
+		return "training"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -52,6 +67,8 @@ func (k Kind) EtherType() uint16 {
 		return wire.EtherTypeData
 	case KindLink:
 		return wire.EtherTypeLink
+	case KindTraining:
+		return EtherTypeTraining
 	}
 	return 0
 }
@@ -64,6 +81,8 @@ func KindOf(etherType uint16) (Kind, bool) {
 		return KindData, true
 	case wire.EtherTypeLink:
 		return KindLink, true
+	case EtherTypeTraining:
+		return KindTraining, true
 	}
 	return 0, false
 }
@@ -74,7 +93,7 @@ func KindOf(etherType uint16) (Kind, bool) {
 // the same things.
 func CheckPacket(k Kind, n int) error {
 	switch k {
-	case KindData, KindLink:
+	case KindData, KindLink, KindTraining:
 	default:
 		return fmt.Errorf("%w %d", ErrKind, uint8(k))
 	}
@@ -116,6 +135,18 @@ type Endpoint interface {
 	// while holding a lock a Dispatcher call may wait for. Close is
 	// idempotent; calls after the first return what the first returned.
 	Close() error
+}
+
+// Transmitter is implemented by endpoints whose port can turn its
+// transmitter off, as a port Disabled, or retraining, does on silicon: the
+// medium loses its carrier at both ends at once, so the peer's port goes
+// Down as on a pulled cable, and turning it back on lets the link train
+// again once both ends transmit.
+type Transmitter interface {
+	// SetTransmitter turns the transmitter on or off. The carrier changes
+	// it causes reach this end's Dispatcher too, like any other. It must
+	// not be called while holding a lock a Dispatcher call may wait for.
+	SetTransmitter(on bool) error
 }
 
 // Dispatcher receives what an Endpoint delivers.

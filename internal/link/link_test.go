@@ -17,6 +17,7 @@ func TestKind(t *testing.T) {
 	}{
 		{"data", link.KindData, wire.EtherTypeData, "data"},
 		{"link", link.KindLink, wire.EtherTypeLink, "link"},
+		{"training", link.KindTraining, link.EtherTypeTraining, "training"},
 		{"unknown", 7, 0, "Kind(7)"},
 	}
 	for _, tt := range tests {
@@ -35,7 +36,7 @@ func TestKind(t *testing.T) {
 			}
 		})
 	}
-	for _, et := range []uint16{0, 0x0800, 0x86dd, 0x88b4, 0x88b7} {
+	for _, et := range []uint16{0, 0x0800, 0x86dd, 0x88b4, 0x88b8} {
 		if k, ok := link.KindOf(et); ok {
 			t.Errorf("KindOf(%#x) = %v, true, want false", et, k)
 		}
@@ -56,7 +57,8 @@ func TestCheckPacket(t *testing.T) {
 		{"empty", link.KindLink, 0, link.ErrSize},
 		{"negative", link.KindData, -1, link.ErrSize},
 		{"kind 0", 0, 10, link.ErrKind},
-		{"kind 3", 3, 10, link.ErrKind},
+		{"training", link.KindTraining, link.TrainingSize, nil},
+		{"kind 4", 4, 10, link.ErrKind},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

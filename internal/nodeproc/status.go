@@ -44,13 +44,16 @@ type PortStatus struct {
 	State    string            `json:"state"`
 	LID      uint16            `json:"lid"`
 	Peer     string            `json:"peer,omitempty"`
-	Width    string            `json:"width,omitempty"`
+	Width    string            `json:"width,omitempty"` // active: what the link last trained at
 	Speed    string            `json:"speed,omitempty"`
+	Rate     uint64            `json:"rate,omitempty"` // data rate at Width and Speed, bits/s
 	Counters Counters          `json:"counters"`
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	// Credits is the flow-control state of each operational data VL: what
 	// shows a credit loop (queued packets, no credit, full buffers).
 	Credits []VLCredits `json:"credits,omitempty"`
+	// Arbitration is the VL arbitration the port's transmitter runs.
+	Arbitration *Arbitration `json:"arbitration,omitempty"`
 	// Traffic is the HCA data QP's accounting and generator.
 	Traffic *hca.PortStats `json:"traffic,omitempty"`
 }
@@ -130,6 +133,36 @@ func portCounters(p *port.Port) Counters {
 	}
 }
 
+// Arbitration is a port's running VL arbitration: the entries of each
+// table up to the last of non-zero weight, and LimitOfHighPriority.
+type Arbitration struct {
+	High      []ArbEntry `json:"high"`
+	Low       []ArbEntry `json:"low"`
+	HighLimit uint8      `json:"high_limit"`
+}
+
+// ArbEntry is one VL arbitration table entry.
+type ArbEntry struct {
+	VL     uint8 `json:"vl"`
+	Weight uint8 `json:"weight"`
+}
+
+// arbitration returns a port's running arbitration for its status.
+func arbitration(a port.Arbitration) *Arbitration {
+	table := func(t *[port.ArbTableSize]mad.VLArbEntry) []ArbEntry {
+		n := len(t)
+		for n > 0 && t[n-1].Weight == 0 {
+			n--
+		}
+		es := make([]ArbEntry, n)
+		for i := range es {
+			es[i] = ArbEntry{VL: t[i].VL, Weight: t[i].Weight}
+		}
+		return es
+	}
+	return &Arbitration{High: table(&a.High), Low: table(&a.Low), HighLimit: a.HighLimit}
+}
+
 // portStatus fills the link-layer part of one port's status; p may be nil
 // for an uncabled switch port.
 func portStatus(num int, p *port.Port, lid uint16) PortStatus {
@@ -139,10 +172,12 @@ func portStatus(num int, p *port.Port, lid uint16) PortStatus {
 	}
 	s := p.State()
 	ps.Phys, ps.State = s.Phys.String(), s.Port.String()
-	cfg := p.Config()
-	ps.Width, ps.Speed = cfg.Width.String(), cfg.Speed.String()
+	r := p.LinkRate()
+	ps.Width, ps.Speed = r.WidthActive.String(), r.SpeedActive.String()
+	ps.Rate = p.Rate()
 	ps.Counters = portCounters(p)
 	ps.Drops = p.Drops().Map()
 	ps.Credits = portCredits(p)
+	ps.Arbitration = arbitration(p.VLArbitration())
 	return ps
 }

@@ -18,7 +18,8 @@ type Arbitration struct {
 
 // DefaultArbitration returns the tables a port starts with: the low table
 // serves data VLs 0..dataVLs-1 round robin, 4 KiB each; the high table is
-// empty.
+// empty. The SMA reports the same as the VLArbitrationTable after reset
+// (agent.DefaultVLArbWeight).
 func DefaultArbitration(dataVLs int) Arbitration {
 	var a Arbitration
 	for vl := range min(dataVLs, MaxDataVLs) {

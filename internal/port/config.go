@@ -47,7 +47,7 @@ const maxHeaderBytes = 128
 const (
 	DefaultWidth    = mad.LinkWidth4X
 	DefaultSpeed    = mad.LinkSpeedSDR
-	DefaultDataVLs  = 4
+	DefaultDataVLs  = 8    // VL0-7, what switch and HCA silicon of the QDR generation has
 	DefaultRxBlocks = 1024 // 64 KiB per data VL
 	// DefaultVL15Packets is the VL15 buffer: silicon forwards an SMP in
 	// well under a microsecond, a node process off the CPU for a few
@@ -60,17 +60,27 @@ const (
 	DefaultPaceSlack       = 50 * time.Microsecond
 	DefaultCatchUp         = 2 * time.Millisecond
 	DefaultXmitWaitTick    = time.Microsecond
+	// DefaultRetrainDelay is how long a retraining port keeps its
+	// transmitter dark: long enough for the kernel and the peer's process
+	// to see the carrier go (a few ms on a loaded machine), short against
+	// the link training the SM waits for.
+	DefaultRetrainDelay = 20 * time.Millisecond
+	// DefaultDrainTime is how long a port going dark still sends VL15:
+	// the SMA's response to the Set that took it down leaves first.
+	DefaultDrainTime = 2 * time.Millisecond
 )
 
 // ErrConfig is wrapped by the errors New returns for a bad Config.
 var ErrConfig = errors.New("port: bad config")
 
 // Config describes one port. The zero value of every field means its
-// default, so Config{} is a 4X SDR port with four data VLs on the real
+// default, so Config{} is a 4X SDR port with eight data VLs on the real
 // clock.
 type Config struct {
-	// Width and Speed give the link's data rate with 8b/10b coding
-	// (mad.DataRate): 4X SDR is 8 Gb/s.
+	// Width and Speed are the cable's: the widest width and fastest speed
+	// the port supports, what it trains at with a peer that enables them
+	// too, and so the link's data rate with 8b/10b coding (mad.DataRate):
+	// 4X SDR is 8 Gb/s.
 	Width mad.LinkWidth
 	Speed mad.LinkSpeed
 
@@ -96,6 +106,12 @@ type Config struct {
 	// packet (each data VL's own comes every OperationalVLs intervals);
 	// default LivenessTimeout/4.
 	KeepaliveInterval time.Duration
+	// RetrainDelay is how long the transmitter stays off when the port
+	// retrains (SetState Down, SetPhysState Polling on a link that is up).
+	RetrainDelay time.Duration
+	// DrainTime is how long a port going dark (retraining or Disabled)
+	// still sends VL15 before its transmitter goes off.
+	DrainTime time.Duration
 	// Clock is the time source; nil means clock.Real(). --time-scale comes
 	// in as clock.Scaled.
 	Clock clock.Clock
@@ -160,6 +176,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Clock == nil {
 		c.Clock = clock.Real()
 	}
+	if c.RetrainDelay == 0 {
+		c.RetrainDelay = DefaultRetrainDelay
+	}
+	if c.DrainTime == 0 {
+		c.DrainTime = DefaultDrainTime
+	}
 	switch {
 	case c.PaceSlack == 0:
 		c.PaceSlack = DefaultPaceSlack
@@ -192,6 +214,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.VL15Packets < 0:
 		return c, fmt.Errorf("%w: VL15 buffer of %d packets", ErrConfig, c.VL15Packets)
+	case c.RetrainDelay < 0, c.DrainTime < 0:
+		return c, fmt.Errorf("%w: retrain delay %v, drain time %v", ErrConfig, c.RetrainDelay, c.DrainTime)
 	case c.LivenessTimeout < 0, c.KeepaliveInterval <= 0:
 		return c, fmt.Errorf("%w: liveness timeout %v, keepalive %v", ErrConfig, c.LivenessTimeout, c.KeepaliveInterval)
 	case c.XmitWaitTick < 0:

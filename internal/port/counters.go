@@ -82,6 +82,9 @@ type LinkCounters struct {
 	FCReceived     uint64 // valid flow-control packets received
 	FCInitReceived uint64 // of those, with Op Init
 	FCTBSResyncs   uint64 // received FCTBS differed from ABR (blocks lost)
+	// Training frames (link width and speed, see LinkRate) sent and
+	// received valid.
+	TrainingSent, TrainingReceived uint64
 }
 
 // counters are the PMA counters as 64-bit totals; snapshots saturate them

@@ -208,7 +208,9 @@ func (p *Port) creditUpdateLocked(vl int) {
 func (p *Port) allVLsMask() uint16 { return 1<<p.operVLs - 1 }
 
 // linkSendOKLocked reports whether link packets may go out: the carrier is
-// up and the port is not Disabled (training included).
+// up, the port is not Disabled, its transmitter is on and not about to go
+// dark (training included). A port that may not send does not listen
+// either.
 func (p *Port) linkSendOKLocked() bool {
-	return p.carrier && p.phys != physDisabled
+	return p.carrier && p.phys != physDisabled && !p.txOff && !p.draining
 }

@@ -11,7 +11,8 @@
 // the peer has credit for (arbiter.go: high and low tables of 64 (VL,
 // weight) entries and LimitOfHighPriority, IBA §7.6.9). Packets are paced:
 // one never starts before the previous one's serialization time at the
-// link's 8b/10b data rate (4X SDR = 8 Gb/s) has passed, by sleeping on the
+// link's 8b/10b data rate at the width and speed it trained at (4X SDR =
+// 8 Gb/s) has passed, by sleeping on the
 // injected clock, never by spinning (tx.go states the error bound).
 //
 // # Credits
@@ -36,13 +37,31 @@
 //
 // # States
 //
-// The physical state follows the carrier and the peer's link packets; the
-// logical state follows it and the SM (IBA §7.2):
+// The physical state follows the carrier and the peer's training frame
+// and link packets; the logical state follows it and the SM (IBA §7.2):
 //
-//	physical:  Disabled <--SM--> Polling --peer's link packets--> LinkUp
-//	                               ^                                 |
-//	                               +--- carrier lost, or no link ----+
-//	                                    packet for LivenessTimeout
+//	physical:  Disabled <--SM--> Polling --peer's training frame and
+//	                               ^        link packets--> LinkUp
+//	                               |                          |
+//	                               +-- carrier lost, no link -+
+//	                                   packet for LivenessTimeout,
+//	                                   SM Set Down or Polling (reset)
+//
+// What the SM does to a port reaches its peer as on silicon, through the
+// medium (link.Transmitter): Disabled turns the transmitter off until the
+// SM sets Polling again; Set Down, and Polling on a link that is up,
+// retrain it: the transmitter goes dark for RetrainDelay and both ends
+// train again. Before going dark the port still sends VL15 for DrainTime,
+// so that the SMA's answer to the Set leaves first.
+//
+// # Width and speed
+//
+// A port supports the widths and speeds silicon of its cable's rate
+// trains at, enables them all out of reset (SetLinkEnabled changes that
+// for the next training), and trains at the widest width and fastest
+// speed both ends enabled, learnt from the peer's training frame
+// (link.Training, physical-layer signalling kept out of the IBA packet
+// stream); the pacer runs at that rate (training.go).
 //
 //	logical:   Down --LinkUp--> Init --SM Set--> Armed --SM Set--> Active
 //	            ^                 |    (SMPs      |    or first    (all

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ibfab/internal/clock"
+	"ibfab/internal/link"
 	"ibfab/internal/link/linktest"
 	"ibfab/internal/link/pipe"
 	"ibfab/internal/port"
@@ -120,6 +121,16 @@ type env struct {
 // set) on a manual clock, closed at cleanup, with a goroutine leak check.
 func newEnv(t *testing.T, cfg port.Config, cfgB func(*port.Config)) *env {
 	t.Helper()
+	return newEnvOver(t, cfg, cfgB, func(ep link.Endpoint) link.Endpoint { return ep })
+}
+
+// darkless is an endpoint that cannot turn its transmitter off: the
+// embedded interface hides the pipe's SetTransmitter.
+type darkless struct{ link.Endpoint }
+
+// newEnvOver is newEnv with each port's endpoint wrapped by wrap.
+func newEnvOver(t *testing.T, cfg port.Config, cfgB func(*port.Config), wrap func(link.Endpoint) link.Endpoint) *env {
+	t.Helper()
 	linktest.LeakCheck(t)
 	e := &env{clk: clock.NewManual(epoch), ra: &sink{}, rb: &sink{}, la: &stateLog{}, lb: &stateLog{}}
 	e.ea, e.eb = pipe.NewPairWith(pipe.Options{QueueLen: 8192, NameA: "a", NameB: "b"})
@@ -130,11 +141,11 @@ func newEnv(t *testing.T, cfg port.Config, cfgB func(*port.Config)) *env {
 	}
 	ca.OnStateChange, cb.OnStateChange = e.la.record, e.lb.record
 	var err error
-	if e.a, err = port.New(e.ea, ca, e.ra); err != nil {
+	if e.a, err = port.New(wrap(e.ea), ca, e.ra); err != nil {
 		t.Fatalf("port.New(a): %v", err)
 	}
 	t.Cleanup(func() { e.a.Close() })
-	if e.b, err = port.New(e.eb, cb, e.rb); err != nil {
+	if e.b, err = port.New(wrap(e.eb), cb, e.rb); err != nil {
 		t.Fatalf("port.New(b): %v", err)
 	}
 	t.Cleanup(func() { e.b.Close() })

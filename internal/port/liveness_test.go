@@ -82,9 +82,17 @@ func TestSilentPeer(t *testing.T) {
 			t.Cleanup(func() { p.Close() })
 			timeout := p.Config().LivenessTimeout
 
-			// The port asks for training at once.
+			// The port asks for training at once: its training frame (a
+			// 4X SDR port enables 1X and 4X, SDR), then flow control.
+			ts := link.Training{Width: mad.LinkWidth1X | mad.LinkWidth4X, Speed: mad.LinkSpeedSDR}
+			if got := rec.Expect(t); got.Kind != link.KindTraining || string(got.Data) != string(link.AppendTraining(nil, ts)) {
+				t.Fatalf("first packet from a new port = %v %x, want the training frame of %+v", got.Kind, got.Data, ts)
+			}
 			if got := rec.Expect(t); got.Kind != link.KindLink || wire.FlowControl(got.Data).Op() != wire.FlowControlInit {
-				t.Fatalf("first packet from a new port = %v %x, want a flow-control Init packet", got.Kind, got.Data)
+				t.Fatalf("second packet from a new port = %v %x, want a flow-control Init packet", got.Kind, got.Data)
+			}
+			if err := eb.WritePacket(link.KindTraining, link.AppendTraining(nil, ts)); err != nil {
+				t.Fatalf("WritePacket(training): %v", err)
 			}
 			if err := eb.WritePacket(link.KindLink, porttest.FC(wire.FlowControlInit, 0, 0, 100)); err != nil {
 				t.Fatalf("WritePacket(FC): %v", err)
@@ -127,8 +135,8 @@ func TestLivePeer(t *testing.T) {
 			t.Errorf("%s: State() = %v after 1 s, want %v", p.Name(), got, linkUpActive)
 		}
 		// 1 s at a 50 ms keepalive, one VL each: about 20 flow-control
-		// packets beyond those of training (all 4 VLs, twice at most).
-		if lc := p.LinkCounters(); lc.FCSent < 20 || lc.FCSent > 30 {
+		// packets beyond those of training (all 8 VLs, twice at most).
+		if lc := p.LinkCounters(); lc.FCSent < 20 || lc.FCSent > 40 {
 			t.Errorf("%s: FCSent = %d in 1 s, want about 20", p.Name(), lc.FCSent)
 		}
 	}

@@ -25,7 +25,11 @@ func TestDropOrphans(t *testing.T) {
 		{
 			name: "SM sets Down",
 			down: func(c *chain) { _ = c.in.SetState(mad.PortStateDown) },
-			back: func(t *testing.T, c *chain) { activatePorts(t, c.in) },
+			back: func(t *testing.T, c *chain) {
+				// The link retrains: both ends come back in Init.
+				c.run(t, func() bool { return c.in.State().Phys == mad.PhysStateLinkUp })
+				activatePorts(t, c.src, c.in)
+			},
 		},
 		{
 			name: "link lost",

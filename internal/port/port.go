@@ -27,10 +27,14 @@ var (
 // state machine and the PMA counters. It is the endpoint's Dispatcher.
 type Port struct {
 	ep     link.Endpoint
-	cfg    Config // immutable after New
+	tr     link.Transmitter // ep's transmitter switch; nil if it has none
+	cfg    Config           // immutable after New
 	rcv    Receiver
-	rate   uint64 // data rate, bits/s
-	maxPkt int    // longest packet, bytes
+	rate   atomic.Uint64 // data rate, bits/s, at the width and speed active
+	maxPkt int           // longest packet, bytes
+	// supW and supS are the widths and speeds the port supports.
+	supW mad.LinkWidth
+	supS mad.LinkSpeed
 
 	wg sync.WaitGroup // the transmitter goroutine
 
@@ -62,6 +66,21 @@ type Port struct {
 	keepVL  int    // the data VL the last keepalive refreshed
 	written uint64 // packets handed to the endpoint
 
+	// Link width and speed: enabled, active (last trained at), and the
+	// peer's training frame (peerKnown: since the carrier last came up);
+	// tsDue says a training frame is owed, tsReply that it is a Reply.
+	enW, actW      mad.LinkWidth
+	enS, actS      mad.LinkSpeed
+	peer           link.Training
+	peerKnown      bool
+	tsDue, tsReply bool
+
+	// txOff: the port wants its transmitter off; txDirty: that changed
+	// since syncTransmitter last looked; draining: the transmitter goes
+	// dark when drainTimer fires, and only VL15 leaves until then.
+	txOff, txDirty, draining bool
+	drainTimer, retrainTimer clock.Timer
+
 	pace       pacer
 	paceTimer  clock.Timer
 	paceArmed  bool
@@ -78,6 +97,12 @@ type Port struct {
 	toRelease  []*Packet // dropped under mu, released by unlock
 	events     []stateEvent
 	delivering bool
+
+	// txMu serializes syncTransmitter; txOn (under txMu) is the state the
+	// endpoint's transmitter was last set to, txErrors its failures.
+	txMu     sync.Mutex
+	txOn     bool
+	txErrors atomic.Uint64
 
 	// downs counts the times the port went Down, written under mu; a
 	// received packet carries the count of its arrival, which tells other
@@ -116,13 +141,19 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 		ep:      ep,
 		cfg:     cfg,
 		rcv:     rcv,
-		rate:    rate,
 		maxPkt:  cfg.MTU + maxHeaderBytes,
+		actW:    cfg.Width,
+		actS:    cfg.Speed,
 		phys:    physPolling,
 		state:   portDown,
 		operVLs: cfg.DataVLs,
 		pace:    pacer{rate: rate},
+		txOn:    true,
 	}
+	p.tr, _ = ep.(link.Transmitter)
+	p.rate.Store(rate)
+	p.supW, p.supS = link.Supported(cfg.Width, cfg.Speed)
+	p.enW, p.enS = p.supW, p.supS
 	p.txCond.L, p.idleCond.L, p.spaceCond.L = &p.mu, &p.mu, &p.mu
 	p.arb.set(DefaultArbitration(cfg.DataVLs))
 
@@ -150,7 +181,7 @@ func (p *Port) Close() error {
 		return nil
 	}
 	p.closed = true
-	for _, t := range []clock.Timer{p.paceTimer, p.keepTimer, p.liveTimer} {
+	for _, t := range []clock.Timer{p.paceTimer, p.keepTimer, p.liveTimer, p.drainTimer, p.retrainTimer} {
 		if t != nil {
 			t.Stop()
 		}
@@ -175,8 +206,9 @@ func (p *Port) Name() string { return p.ep.Name() }
 // Config returns the port's configuration, defaults filled in.
 func (p *Port) Config() Config { return p.cfg }
 
-// Rate returns the link's data rate in bits per second.
-func (p *Port) Rate() uint64 { return p.rate }
+// Rate returns the link's data rate in bits per second, at the width and
+// speed it last trained at.
+func (p *Port) Rate() uint64 { return p.rate.Load() }
 
 // OperationalVLs returns the number of data VLs in operation.
 func (p *Port) OperationalVLs() int {
@@ -291,6 +323,9 @@ func (p *Port) DropOrphans() int {
 // (IBA §7.2): SMPs once the link is up (Init, Armed, Active), data only
 // when Active.
 func (p *Port) sendableLocked(vl int) bool {
+	if p.draining {
+		return vl == VL15 && p.carrier // the SMA's last answers
+	}
 	if p.phys != physLinkUp || !p.carrier {
 		return false
 	}

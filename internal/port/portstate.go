@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"ibfab/internal/clock"
 	"ibfab/wire/mad"
 )
 
@@ -47,8 +48,11 @@ func (p *Port) stateLocked() State { return State{Phys: p.phys, Port: p.state} }
 // SetState applies a PortInfo PortState Set (IBA §7.2, §14.2.5.6):
 //
 //   - NoChange does nothing;
-//   - Down takes the port down (queued packets are dropped and counted),
-//     and, the physical link being up, straight back to Init;
+//   - Down takes the port down (queued packets are dropped and counted)
+//     and, the physical link being up, retrains it: the transmitter goes
+//     dark for RetrainDelay, so the peer loses the link too, and the link
+//     comes back in Init when both ends train again (without a
+//     link.Transmitter, the port goes straight back to Init on its own);
 //   - Armed is allowed from Init, Active from Armed (setting the state the
 //     port is in is no change).
 //
@@ -63,10 +67,15 @@ func (p *Port) SetState(s mad.PortState) error {
 	case s == mad.PortStateNoChange, s == p.state && s != portDown:
 		return nil
 	case s == portDown:
-		p.downLocked(p.phys, false)
-		if p.phys == physLinkUp {
-			p.setStateLocked(physLinkUp, portInit)
+		if p.phys != physLinkUp {
+			p.downLocked(p.phys, false)
+			return nil
 		}
+		if p.retrainLocked() {
+			return nil
+		}
+		p.downLocked(physLinkUp, false)
+		p.setStateLocked(physLinkUp, portInit)
 		return nil
 	case s == portArmed && p.state == portInit,
 		s == portActive && p.state == portArmed:
@@ -77,10 +86,12 @@ func (p *Port) SetState(s mad.PortState) error {
 }
 
 // SetPhysState applies a PortInfo PortPhysicalState Set: Disabled turns
-// the transmitter off (the peer's liveness timeout then takes its end
-// down, as a dark fibre would), Polling turns a Disabled port back on, or
-// makes a port whose link is up retrain. NoChange does nothing; other
-// states are ErrPhysState.
+// the transmitter off until further notice (the peer loses the carrier at
+// once, as on a dark fibre; without a link.Transmitter, the peer's
+// liveness timeout takes its end down), Polling turns a Disabled port back
+// on, or makes a port whose link is up retrain as SetState(Down) does
+// (what ibportstate's reset asks). NoChange does nothing; other states are
+// ErrPhysState.
 func (p *Port) SetPhysState(s mad.PhysState) error {
 	p.mu.Lock()
 	defer p.unlock()
@@ -90,20 +101,133 @@ func (p *Port) SetPhysState(s mad.PhysState) error {
 	switch s {
 	case mad.PhysStateNoChange:
 	case physDisabled:
-		if p.phys != physDisabled {
+		if p.phys != physDisabled && !p.goDarkLocked(physDisabled) {
 			p.downLocked(physDisabled, false)
 		}
 	case physPolling:
-		if p.phys == physLinkUp {
+		switch p.phys {
+		case physLinkUp:
+			if p.retrainLocked() {
+				return nil
+			}
 			p.downLocked(physPolling, false)
-		} else if p.phys == physDisabled {
+		case physDisabled:
+			p.stopRetrainLocked()
 			p.setStateLocked(physPolling, portDown)
+			p.setTransmitterLocked(true)
 		}
 		p.startTrainingLocked()
 	default:
 		return fmt.Errorf("%w: %v", ErrPhysState, s)
 	}
 	return nil
+}
+
+// retrainLocked takes a port whose link is up through retraining: Down and
+// Polling, its transmitter dark for RetrainDelay (see goDarkLocked) so
+// that the peer loses the link as well, then on again to train. It
+// returns false, doing nothing, when the endpoint cannot turn its
+// transmitter off.
+func (p *Port) retrainLocked() bool { return p.goDarkLocked(physPolling) }
+
+// goDarkLocked takes the port Down to phys (Polling: retraining, Disabled)
+// and turns its transmitter off after DrainTime, during which only VL15
+// may still leave: the response to the SMP that asked for the change goes
+// out first, as on silicon, where the SMA answers before the PHY drops.
+// Nothing trains meanwhile. After a retraining's RetrainDelay the
+// transmitter comes back on. It returns false, doing nothing, when the
+// endpoint cannot turn its transmitter off.
+func (p *Port) goDarkLocked(phys mad.PhysState) bool {
+	if p.tr == nil {
+		return false
+	}
+	p.stopRetrainLocked()
+	p.downLocked(phys, false)
+	if p.txOff {
+		return true // dark already
+	}
+	p.draining = true
+	if p.drainTimer == nil {
+		p.drainTimer = p.cfg.Clock.AfterFunc(p.cfg.DrainTime, p.drained)
+	} else {
+		p.drainTimer.Reset(p.cfg.DrainTime)
+	}
+	return true
+}
+
+// drained ends a port's drain time: the transmitter goes dark, and a
+// retraining port schedules it back on.
+func (p *Port) drained() {
+	p.mu.Lock()
+	defer p.unlock()
+	if p.closed || !p.draining {
+		return
+	}
+	p.draining = false
+	p.flushLocked(DropLinkDown, VL15, VL15+1)
+	p.setTransmitterLocked(false)
+	if p.phys == physDisabled {
+		return
+	}
+	if p.retrainTimer == nil {
+		p.retrainTimer = p.cfg.Clock.AfterFunc(p.cfg.RetrainDelay, p.retrainDone)
+	} else {
+		p.retrainTimer.Reset(p.cfg.RetrainDelay)
+	}
+}
+
+// stopRetrainLocked cancels a pending drain end or transmitter-on.
+func (p *Port) stopRetrainLocked() {
+	p.draining = false
+	for _, t := range []clock.Timer{p.drainTimer, p.retrainTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// retrainDone ends a retraining's dark period: the transmitter goes on
+// again, unless the port was Disabled meanwhile.
+func (p *Port) retrainDone() {
+	p.mu.Lock()
+	defer p.unlock()
+	if p.closed || p.phys == physDisabled {
+		return
+	}
+	p.setTransmitterLocked(true)
+	p.startTrainingLocked()
+}
+
+// setTransmitterLocked records whether the transmitter should be on;
+// unlock applies it to the endpoint (outside mu: the endpoint's carrier
+// change comes back through CarrierChanged). A port whose transmitter is
+// off sends and hears nothing, training included.
+func (p *Port) setTransmitterLocked(on bool) {
+	if p.tr == nil || p.txOff == !on {
+		return
+	}
+	p.txOff = !on
+	p.txDirty = true
+}
+
+// syncTransmitter applies the transmitter state the port wants to the
+// endpoint, when it changed. One caller at a time, so the endpoint ends
+// in the state last wanted.
+func (p *Port) syncTransmitter() {
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
+	p.mu.Lock()
+	on, dirty := !p.txOff, p.txDirty
+	p.txDirty = false
+	p.mu.Unlock()
+	if !dirty || on == p.txOn {
+		return
+	}
+	if err := p.tr.SetTransmitter(on); err != nil {
+		p.txErrors.Add(1)
+		return
+	}
+	p.txOn = on
 }
 
 // setStateLocked moves to (phys, state), queues the state-change event
@@ -126,19 +250,22 @@ func (p *Port) setStateLocked(phys mad.PhysState, state mad.PortState) {
 // packets now: they are the training signal the peer is waiting for.
 func (p *Port) startTrainingLocked() {
 	if p.linkSendOKLocked() {
+		p.tsDue, p.tsReply = true, false
 		p.fcDue |= p.allVLsMask()
 		p.kickLocked()
 	}
 }
 
-// linkUpLocked completes training: the peer's link packets arrive. The
-// flow-control counters start afresh, the liveness timer starts, and the
-// peer is sent our credits at once so that it trains too.
+// linkUpLocked completes training: the peer's training frame and link
+// packets arrived. The flow-control counters start afresh, the liveness
+// timer starts, and the peer is sent our training frame (a Reply: it may
+// have missed the first) and our credits at once so that it trains too.
 func (p *Port) linkUpLocked(now time.Time) {
 	p.resetCreditsLocked()
 	p.lastLinkRx = now
 	p.armLivenessLocked(p.cfg.LivenessTimeout)
 	p.setStateLocked(physLinkUp, portInit)
+	p.tsDue, p.tsReply = true, true
 	p.fcDue |= p.allVLsMask()
 }
 
@@ -154,8 +281,11 @@ func (p *Port) downLocked(phys mad.PhysState, counted bool) {
 	if p.state != portDown {
 		p.downs.Add(1)
 	}
-	if phys != physLinkUp && p.liveTimer != nil {
-		p.liveTimer.Stop()
+	if phys != physLinkUp {
+		if p.liveTimer != nil {
+			p.liveTimer.Stop()
+		}
+		p.peerKnown = false // the next training learns the peer afresh
 	}
 	p.flushLocked(DropLinkDown, 0, numVLs)
 	p.endWaitLocked(p.cfg.Clock.Now())
@@ -250,14 +380,19 @@ func (p *Port) keepalive() {
 // stateEvent is a state change waiting for OnStateChange.
 type stateEvent struct{ from, to State }
 
-// unlock releases p.mu, then releases the packets dropped under it and
-// delivers queued state changes: both call out of the port (into another
-// port's lock, or the node), which must not happen with p.mu held.
+// unlock releases p.mu, then turns the transmitter on or off as wanted,
+// releases the packets dropped under it and delivers queued state
+// changes: all call out of the port (into the endpoint, another port's
+// lock, or the node), which must not happen with p.mu held.
 func (p *Port) unlock() {
 	rel := p.toRelease
 	p.toRelease = nil
 	deliver := len(p.events) > 0 && !p.delivering
+	power := p.txDirty
 	p.mu.Unlock()
+	if power {
+		p.syncTransmitter()
+	}
 	for _, pkt := range rel {
 		pkt.Release()
 	}

@@ -16,6 +16,8 @@ func (p *Port) DeliverPacket(k link.Kind, b []byte) {
 		p.deliverData(b)
 	case link.KindLink:
 		p.deliverLink(b)
+	case link.KindTraining:
+		p.deliverTraining(b)
 	default:
 		p.mu.Lock()
 		p.dropLocked(DropMalformed, false)
@@ -38,10 +40,15 @@ func (p *Port) deliverLink(b []byte) {
 		return
 	}
 	now := p.cfg.Clock.Now()
-	p.lastLinkRx = now
 	if p.phys != physLinkUp {
+		w, s, ok := p.negotiateLocked()
+		if !ok {
+			return // no training frame from the peer yet, or no common rate
+		}
+		p.setActiveLocked(w, s)
 		p.linkUpLocked(now)
 	}
+	p.lastLinkRx = now
 	p.receiveFCLocked(wire.FlowControl(b))
 }
 

@@ -3,7 +3,9 @@ package port_test
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"ibfab/internal/link"
 	"ibfab/internal/port"
 	"ibfab/internal/port/porttest"
 	"ibfab/wire/mad"
@@ -13,7 +15,6 @@ var (
 	linkUpInit   = port.State{Phys: mad.PhysStateLinkUp, Port: mad.PortStateInit}
 	linkUpArmed  = port.State{Phys: mad.PhysStateLinkUp, Port: mad.PortStateArmed}
 	linkUpActive = port.State{Phys: mad.PhysStateLinkUp, Port: mad.PortStateActive}
-	linkUpDown   = port.State{Phys: mad.PhysStateLinkUp, Port: mad.PortStateDown}
 	pollingDown  = port.State{Phys: mad.PhysStatePolling, Port: mad.PortStateDown}
 	disabledDown = port.State{Phys: mad.PhysStateDisabled, Port: mad.PortStateDown}
 )
@@ -94,7 +95,7 @@ func TestSetState(t *testing.T) {
 		{name: "set init", steps: []mad.PortState{mad.PortStateArmed, mad.PortStateInit}, want: linkUpArmed, wantErr: true},
 		{name: "no change", steps: []mad.PortState{mad.PortStateNoChange}, want: linkUpInit},
 		{name: "active to armed", steps: []mad.PortState{mad.PortStateArmed, mad.PortStateActive, mad.PortStateArmed}, want: linkUpActive, wantErr: true},
-		{name: "down retrains to init", steps: []mad.PortState{mad.PortStateArmed, mad.PortStateActive, mad.PortStateDown}, want: linkUpInit},
+		{name: "down retrains", steps: []mad.PortState{mad.PortStateArmed, mad.PortStateActive, mad.PortStateDown}, want: pollingDown},
 		{name: "reserved", steps: []mad.PortState{7}, want: linkUpInit, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -138,11 +139,11 @@ func TestSetStateDownDropsQueued(t *testing.T) {
 	if got := e.a.Counters().PortXmitDiscards; got != uint16(queued) {
 		t.Errorf("PortXmitDiscards = %d, want %d", got, queued)
 	}
-	want := []port.State{linkUpInit, linkUpArmed, linkUpActive, linkUpDown, linkUpInit}
+	want := []port.State{linkUpInit, linkUpArmed, linkUpActive, pollingDown}
 	if got := e.la.states(); !equalStates(got, want) {
 		t.Errorf("state changes = %v, want %v", got, want)
 	}
-	// The SM took the port down, the link stayed up: no LinkDowned.
+	// The SM took the port down, the link did not fail: no LinkDowned.
 	if got := e.a.Counters().LinkDownedCounter; got != 0 {
 		t.Errorf("LinkDownedCounter = %d, want 0", got)
 	}
@@ -166,7 +167,7 @@ func TestStateGating(t *testing.T) {
 			wantDropB: port.DropNotActive, wantB: linkUpInit},
 		{name: "data to armed activates", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive},
 			b: []mad.PortState{mad.PortStateArmed}, vl: 1, wantRcv: 1, wantB: linkUpActive},
-		{name: "vl not operational", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive}, vl: 5,
+		{name: "vl not operational", a: []mad.PortState{mad.PortStateArmed, mad.PortStateActive}, vl: 9,
 			wantErr: port.ErrVL, wantB: linkUpInit},
 	}
 	for _, tt := range tests {
@@ -220,15 +221,15 @@ func equalStates(a, b []port.State) bool {
 	return true
 }
 
-// TestDiscardedDataKeepsCredits: a port the SM sets Down comes back in
-// Init with its link up, so its peer stays Active and keeps sending data,
+// TestDiscardedDataKeepsCredits: a port the SM sets Down whose endpoint
+// cannot go dark comes back in Init with its link up, so its peer stays Active and keeps sending data,
 // which the port discards. The peer counts those blocks as sent; unless the
 // port counts them as received, the credit they took never comes back
 // before the peer's next flow-control packet for the VL (a keepalive, which
 // this test never lets fire), and the link stays blocked once the port is
 // Active again.
 func TestDiscardedDataKeepsCredits(t *testing.T) {
-	e := newEnv(t, port.Config{RxBlocks: 100}, nil)
+	e := newEnvOver(t, port.Config{RxBlocks: 100}, nil, func(ep link.Endpoint) link.Endpoint { return darkless{ep} })
 	e.activate(t)
 	if err := e.b.SetState(mad.PortStateDown); err != nil {
 		t.Fatalf("b.SetState(Down): %v", err)
@@ -263,5 +264,72 @@ func TestDiscardedDataKeepsCredits(t *testing.T) {
 	e.settle()
 	if got := e.rb.count(); got != 5 {
 		t.Errorf("b received %d packets once Active again, want 5 (a credit %+v)", got, e.a.Credits(0))
+	}
+}
+
+// TestStateSetReachesPeer: what the SM does to one end of a link, the
+// other end sees at once, as on silicon, where the peer loses the signal:
+// Set Down and a reset (Polling) retrain both ends, back in Init after the
+// transmitter's dark period; Disabled keeps the peer Down until the port
+// is enabled (Polling) again.
+func TestStateSetReachesPeer(t *testing.T) {
+	tests := []struct {
+		name    string
+		set     func(p *port.Port) error
+		wantA   port.State // right after the Set
+		enable  bool       // the link comes back only after SetPhysState(Polling)
+		retrain bool       // the link comes back by itself after RetrainDelay
+	}{
+		{name: "Set Down", set: func(p *port.Port) error { return p.SetState(mad.PortStateDown) }, wantA: pollingDown, retrain: true},
+		{name: "reset", set: func(p *port.Port) error { return p.SetPhysState(mad.PhysStatePolling) }, wantA: pollingDown, retrain: true},
+		{name: "disable", set: func(p *port.Port) error { return p.SetPhysState(mad.PhysStateDisabled) }, wantA: disabledDown, enable: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, port.Config{}, nil)
+			e.activate(t)
+			if err := tt.set(e.a); err != nil {
+				t.Fatalf("Set: %v", err)
+			}
+			e.settle()
+			if got := e.a.State(); got != tt.wantA {
+				t.Errorf("a.State() = %v after the Set, want %v", got, tt.wantA)
+			}
+			// VL15 may still leave for DrainTime (the SMA's answer), then
+			// the transmitter goes dark and the peer loses the carrier.
+			if err := e.a.Send(port.NewPacket(porttest.UD(port.VL15, 1, 100, 0))); err != nil {
+				t.Errorf("a.Send(VL15) while draining: %v", err)
+			}
+			e.settle()
+			if got := e.rb.count(); got != 1 {
+				t.Errorf("b received %d packets, want the SMP sent while draining", got)
+			}
+			e.clk.Advance(port.DefaultDrainTime)
+			e.settle() // the peer learns from the carrier, no timeout
+			if got := e.b.State(); got != pollingDown {
+				t.Errorf("b.State() = %v after the Set, want %v at once", got, pollingDown)
+			}
+			if got := e.b.Counters().LinkDownedCounter; got != 1 {
+				t.Errorf("b LinkDownedCounter = %d, want 1", got)
+			}
+			e.clk.Advance(port.DefaultRetrainDelay)
+			e.settle()
+			if tt.enable {
+				e.clk.Advance(time.Second)
+				e.settle()
+				if got := e.b.State(); got != pollingDown {
+					t.Errorf("b.State() = %v with a Disabled, want %v", got, pollingDown)
+				}
+				if err := e.a.SetPhysState(mad.PhysStatePolling); err != nil {
+					t.Fatalf("enable: %v", err)
+				}
+				e.settle()
+			}
+			for _, p := range []*port.Port{e.a, e.b} {
+				if got := p.State(); got != linkUpInit {
+					t.Errorf("%s: State() = %v after retraining, want %v", p.Name(), got, linkUpInit)
+				}
+			}
+		})
 	}
 }

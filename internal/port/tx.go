@@ -27,13 +27,25 @@ import (
 // Writes happen with mu released.
 func (p *Port) transmit() {
 	defer p.wg.Done()
-	var fcBuf []byte
+	var fcBuf, tsBuf []byte
 	p.mu.Lock()
 	for !p.closed {
 		if p.writing {
 			p.txCond.Wait() // an inline flow-control send holds the endpoint
 			continue
 		}
+		if p.tsDue && p.linkSendOKLocked() {
+			// The training frame goes before the flow-control packets
+			// that would complete the peer's training.
+			tsBuf = link.AppendTraining(tsBuf[:0], p.trainingLocked(p.tsReply))
+			p.tsDue = false
+			p.lc.TrainingSent++
+			p.mu.Unlock()
+			_ = p.ep.WritePacket(link.KindTraining, tsBuf) // a lost one is sent again with the next training signals
+			p.mu.Lock()
+			continue
+		}
+		p.tsDue = p.tsDue && p.linkSendOKLocked()
 		if p.fcDue != 0 && p.linkSendOKLocked() {
 			fcBuf = p.takeFCsLocked(fcBuf[:0])
 			p.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"ibfab/agent"
+	"ibfab/internal/link"
 	"ibfab/internal/port"
 	"ibfab/wire/mad"
 )
@@ -28,8 +29,9 @@ type Control struct {
 type Counters Ports
 
 var (
-	_ agent.PortControl = (*Control)(nil)
-	_ agent.Counters    = Counters(nil)
+	_ agent.PortControl        = (*Control)(nil)
+	_ agent.ArbitrationControl = (*Control)(nil)
+	_ agent.Counters           = Counters(nil)
 )
 
 // Link implements agent.PortControl.
@@ -37,11 +39,17 @@ func (c *Control) Link(n uint8) agent.LinkState {
 	p := c.Ports(n)
 	if p == nil {
 		// An uncabled port polls for a peer, as on silicon (and as the
-		// node's status reports it).
-		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling}
+		// node's status reports it), and reports the valid widths and
+		// speeds of a port of the default rate, never 0.
+		w, s := link.Supported(port.DefaultWidth, port.DefaultSpeed)
+		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling,
+			Width: port.DefaultWidth, Speed: port.DefaultSpeed,
+			WidthSupported: w, WidthEnabled: w, SpeedSupported: s, SpeedEnabled: s}
 	}
-	st, pc := p.State(), p.Config()
-	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: pc.Width, Speed: pc.Speed}
+	st, r := p.State(), p.LinkRate()
+	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: r.WidthActive, Speed: r.SpeedActive,
+		WidthSupported: r.WidthSupported, WidthEnabled: r.WidthEnabled,
+		SpeedSupported: r.SpeedSupported, SpeedEnabled: r.SpeedEnabled}
 }
 
 // SetState implements agent.PortControl.
@@ -62,19 +70,54 @@ func (c *Control) SetPhysState(n uint8, s mad.PhysState) error {
 	return p.SetPhysState(s)
 }
 
-// Configure implements agent.PortControl: it applies OperationalVLs,
-// clamped to the data VLs the port was built with (the agent checked the
-// code against VLCap, which may promise more), then calls OnConfigure.
+// VLCap returns the PortInfo VLCap code of ports built with dataVLs data
+// VLs (0: port.DefaultDataVLs), and 0 for a count IBA does not allow. A
+// node's agent advertises it, so that a port runs exactly the VLs its
+// PortInfo offers and the SM can never ask for one it lacks.
+func VLCap(dataVLs int) uint8 {
+	if dataVLs == 0 {
+		dataVLs = port.DefaultDataVLs
+	}
+	for code := uint8(1); code <= 5; code++ {
+		if mad.NumDataVLs(code) == dataVLs {
+			return code
+		}
+	}
+	return 0
+}
+
+// Configure implements agent.PortControl: it applies OperationalVLs, then
+// calls OnConfigure. The agent checked the code against VLCap, the port's
+// own data VLs (see VLCap), so the port takes it.
 func (c *Control) Configure(n uint8, pc agent.PortConfig) {
 	p := c.Ports(n)
 	if p == nil {
 		return
 	}
 	if vls := mad.NumDataVLs(pc.OperationalVLs); vls > 0 {
-		_ = p.SetOperationalVLs(min(vls, p.Config().DataVLs)) // 1, 2, 4, 8 or 15 by construction
+		_ = p.SetOperationalVLs(vls) // 1, 2, 4, 8 or 15, at most VLCap's
+	}
+	if pc.LinkWidthEnabled != 0 || pc.LinkSpeedEnabled != 0 {
+		// Checked by the agent against what Link reported supported; the
+		// link trains at them the next time it trains.
+		_ = p.SetLinkEnabled(pc.LinkWidthEnabled, pc.LinkSpeedEnabled)
 	}
 	if c.OnConfigure != nil {
 		c.OnConfigure(n, p, pc)
+	}
+}
+
+// SetVLArbitration implements agent.ArbitrationControl: port n's arbiter
+// runs the tables and VLHighLimit the SM set, exactly (a table of zero
+// weights sends nothing, as on silicon).
+func (c *Control) SetVLArbitration(n uint8, cfg agent.VLArbConfig) {
+	p := c.Ports(n)
+	if p == nil {
+		return
+	}
+	a := port.Arbitration{High: cfg.High, Low: cfg.Low, HighLimit: cfg.VLHighLimit}
+	if a != p.VLArbitration() {
+		p.SetVLArbitration(a)
 	}
 }
 

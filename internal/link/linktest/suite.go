@@ -153,7 +153,7 @@ func testBadWrites(t *testing.T, newPair func(t *testing.T) Pair) {
 		want error
 	}{
 		{"kind zero", 0, 10, link.ErrKind},
-		{"kind three", 3, 10, link.ErrKind},
+		{"kind nine", 9, 10, link.ErrKind},
 		{"empty data", link.KindData, 0, link.ErrSize},
 		{"empty link", link.KindLink, 0, link.ErrSize},
 		{"too long", link.KindData, link.MaxPacketSize + 1, link.ErrSize},

@@ -31,7 +31,10 @@ type Endpoint struct {
 	wg       sync.WaitGroup
 }
 
-var _ link.Endpoint = (*Endpoint)(nil)
+var (
+	_ link.Endpoint    = (*Endpoint)(nil)
+	_ link.Transmitter = (*Endpoint)(nil)
+)
 
 // New wraps inner. Until Watch is called the carrier is inner's.
 func New(inner link.Endpoint) *Endpoint { return &Endpoint{inner: inner} }
@@ -154,6 +157,16 @@ func (e *Endpoint) Carrier() bool { return e.inner.Carrier() && !e.peerDead.Load
 
 // Name implements link.Endpoint.
 func (e *Endpoint) Name() string { return e.inner.Name() }
+
+// SetTransmitter implements link.Transmitter with inner's, and fails when
+// inner has none.
+func (e *Endpoint) SetTransmitter(on bool) error {
+	tr, ok := e.inner.(link.Transmitter)
+	if !ok {
+		return fmt.Errorf("peerwatch %s: %w", e.inner.Name(), link.ErrNoTransmitter)
+	}
+	return tr.SetTransmitter(on)
+}
 
 // Inner returns the wrapped endpoint.
 func (e *Endpoint) Inner() link.Endpoint { return e.inner }

@@ -58,6 +58,10 @@ type Endpoint struct {
 	events []bool
 	notify chan struct{}
 
+	// txOff is set while this end's transmitter is off (SetTransmitter);
+	// written under pair.carrierMu.
+	txOff bool
+
 	closing   chan struct{} // closed by Close: the delivery goroutine ends
 	done      chan struct{} // closed when the delivery goroutine has ended
 	closeOnce sync.Once
@@ -65,15 +69,20 @@ type Endpoint struct {
 	delivered, droppedFull, droppedMutate, droppedClosed atomic.Uint64
 }
 
-var _ link.Endpoint = (*Endpoint)(nil)
+var (
+	_ link.Endpoint    = (*Endpoint)(nil)
+	_ link.Transmitter = (*Endpoint)(nil)
+)
 
 // pair is what both ends share: the carrier, and the count of packets and
 // carrier events in flight, for Idle.
 type pair struct {
+	// carrier is up while the cable is in and both transmitters are on.
 	carrier atomic.Bool
-	// carrierMu serializes SetCarrier, so both ends see changes in the
-	// same order.
+	// carrierMu serializes SetCarrier and SetTransmitter, so both ends
+	// see changes in the same order, and protects cable.
 	carrierMu sync.Mutex
+	cable     bool
 
 	// mu protects inflight; idle is signalled when it drops to zero.
 	mu       sync.Mutex
@@ -117,6 +126,7 @@ func NewPairWith(o Options) (a, b *Endpoint) {
 	p := &pair{}
 	p.idle.L = &p.mu
 	p.carrier.Store(true)
+	p.cable = true
 	a, b = newEndpoint(o.NameA, p, o.QueueLen), newEndpoint(o.NameB, p, o.QueueLen)
 	a.peer, b.peer = b, a
 	return a, b
@@ -257,6 +267,26 @@ func (e *Endpoint) SetCarrier(up bool) {
 	p := e.pair
 	p.carrierMu.Lock()
 	defer p.carrierMu.Unlock()
+	p.cable = up
+	e.updateCarrierLocked()
+}
+
+// SetTransmitter implements link.Transmitter: with e's transmitter off the
+// pair has no carrier, whatever the cable.
+func (e *Endpoint) SetTransmitter(on bool) error {
+	p := e.pair
+	p.carrierMu.Lock()
+	defer p.carrierMu.Unlock()
+	e.txOff = !on
+	e.updateCarrierLocked()
+	return nil
+}
+
+// updateCarrierLocked sets the pair's carrier from the cable and both
+// transmitters and, when it changed, tells both ends; carrierMu held.
+func (e *Endpoint) updateCarrierLocked() {
+	p := e.pair
+	up := p.cable && !e.txOff && !e.peer.txOff
 	if p.carrier.Load() == up {
 		return
 	}

@@ -38,7 +38,12 @@ func New(inner link.Endpoint, w *capture.Writer, c clock.Clock) *Endpoint {
 }
 
 // record writes one capture record, unless an earlier write failed.
+// Training frames are physical-layer signalling, not IBA packets: they are
+// not captured, as ibdump does not see TS1/TS2 either.
 func (e *Endpoint) record(k link.Kind, pkt []byte) {
+	if k == link.KindTraining {
+		return
+	}
 	t := capture.TypeInfiniBand
 	if k == link.KindLink {
 		t = capture.TypeInfiniBandLink

@@ -43,7 +43,9 @@ func (e *Endpoint) watch(updates <-chan netlink.LinkUpdate) {
 		if updates, err = e.subscribe(); err != nil {
 			return
 		}
+		e.nlMu.Lock()
 		l, err := e.nlh.LinkByIndex(e.ifindex)
+		e.nlMu.Unlock()
 		e.setCarrier(err == nil && l.Attrs().RawFlags&unix.IFF_LOWER_UP != 0)
 	}
 	for range updates {

@@ -33,17 +33,20 @@ const (
 	rxBatchSize = 8
 )
 
-// filter is a classic BPF program accepting the two IBA EtherTypes only:
+// filter is a classic BPF program accepting the two IBA EtherTypes and
+// training frames only:
 //
 //	ldh [12]                 ; EtherType
 //	jeq #0x88B5, accept
 //	jeq #0x88B6, accept
+//	jeq #0x88B7, accept
 //	ret #0                   ; drop
 //	accept: ret #0x40000     ; whole frame
 var filter = []unix.SockFilter{
 	{Code: unix.BPF_LD | unix.BPF_H | unix.BPF_ABS, K: 12},
-	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 2, K: wire.EtherTypeData},
-	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: wire.EtherTypeLink},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 3, K: wire.EtherTypeData},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 2, K: wire.EtherTypeLink},
+	{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: link.EtherTypeTraining},
 	{Code: unix.BPF_RET | unix.BPF_K, K: 0},
 	{Code: unix.BPF_RET | unix.BPF_K, K: 0x40000},
 }
@@ -86,7 +89,10 @@ type Endpoint struct {
 
 	// Carrier watch: the namespace and a netlink handle in it, for
 	// resubscribing after an overflow; nlDone ends all subscriptions.
+	// nlMu serializes the uses of nlh, a handle not safe for concurrent
+	// use: the watch's re-reads and SetTransmitter.
 	ns        netns.NsHandle
+	nlMu      sync.Mutex
 	nlh       *netlink.Handle
 	nlDone    chan struct{}
 	watching  bool // the watch goroutine runs; it closes watchDone
@@ -99,7 +105,10 @@ type Endpoint struct {
 	txPackets, txDropped, txErrors                       atomic.Uint64
 }
 
-var _ link.Endpoint = (*Endpoint)(nil)
+var (
+	_ link.Endpoint    = (*Endpoint)(nil)
+	_ link.Transmitter = (*Endpoint)(nil)
+)
 
 // Open opens an Endpoint on interface ifname. It must be called on a
 // thread in the interface's network namespace (the process's own, or a
@@ -131,6 +140,13 @@ func Open(ifname string) (_ *Endpoint, err error) {
 		return nil, fmt.Errorf("link subscription: %w", err)
 	}
 	l, err := e.nlh.LinkByName(ifname)
+	if err == nil && l.Attrs().RawFlags&unix.IFF_UP == 0 {
+		// A port starts with its transmitter on, whatever a port that
+		// ran on the interface before left it in (Disabled, say).
+		if err = e.nlh.LinkSetUp(l); err == nil {
+			l, err = e.nlh.LinkByName(ifname)
+		}
+	}
 	if err == nil {
 		a := l.Attrs()
 		e.ifindex = a.Index
@@ -237,6 +253,31 @@ func (e *Endpoint) WritePacket(k link.Kind, pkt []byte) error {
 	return fmt.Errorf("veth %s: %w", e.name, err)
 }
 
+// SetTransmitter implements link.Transmitter: the interface is set
+// administratively down or up. A veth end that goes down takes the carrier
+// of both ends with it (the kernel's veth_close), and comes back up with
+// it when both ends are up, which is a dark transmitter at either end of a
+// cable. The kernel reports the peer's carrier change at once only when
+// the two ends' interface indexes differ (internal/fabricnet sees to it).
+func (e *Endpoint) SetTransmitter(on bool) error {
+	e.nlMu.Lock()
+	defer e.nlMu.Unlock()
+	if e.closed.Load() {
+		return net.ErrClosed
+	}
+	l := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: e.ifindex, Name: e.name}}
+	var err error
+	if on {
+		err = e.nlh.LinkSetUp(l)
+	} else {
+		err = e.nlh.LinkSetDown(l)
+	}
+	if err != nil {
+		return fmt.Errorf("veth %s: transmitter on=%v: %w", e.name, on, err)
+	}
+	return nil
+}
+
 // Attach implements link.Endpoint.
 func (e *Endpoint) Attach(d link.Dispatcher) {
 	e.mu.Lock()
@@ -274,9 +315,13 @@ func (e *Endpoint) receive(d link.Dispatcher) {
 		if err != nil || e.closed.Load() {
 			return // closed under us
 		}
+		if errors.Is(rerr, unix.ENETDOWN) {
+			// Once each time the interface goes down (SetTransmitter,
+			// or the harness cutting the link): the socket works again
+			// when it is back up, so it is no sign of a failing one.
+			continue
+		}
 		if rerr != nil {
-			// ENETDOWN comes once when the interface goes away; it does
-			// not end the endpoint.
 			e.rxErrors.Add(1)
 			if errs++; errs >= maxRxErrors {
 				return
@@ -342,7 +387,9 @@ func (e *Endpoint) release() {
 		<-e.watchDone
 	}
 	if e.nlh != nil {
+		e.nlMu.Lock()
 		e.nlh.Close()
+		e.nlMu.Unlock()
 	}
 	if e.ns.IsOpen() {
 		e.ns.Close()

@@ -144,8 +144,9 @@ func TestEtherTypeFilter(t *testing.T) {
 		{"ARP", 0x0806, false},
 		{"IPv6", 0x86dd, false},
 		{"data", wire.EtherTypeData, true},
-		{"neighbour of data", wire.EtherTypeData + 2, false},
 		{"link", wire.EtherTypeLink, true},
+		{"training", link.EtherTypeTraining, true},
+		{"neighbour of training", link.EtherTypeTraining + 1, false},
 		{"VLAN tag", 0x8100, false},
 	}
 	for _, tt := range tests {
@@ -331,4 +332,32 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestTransmitter turns one end's transmitter off and on: both ends lose
+// the carrier and get it back, the dark end's socket works again after,
+// and a reopened endpoint starts with its transmitter on.
+func TestTransmitter(t *testing.T) {
+	linktest.LeakCheck(t)
+	f := newFixture(t)
+	ra, rb := linktest.NewRecorder(16), linktest.NewRecorder(16)
+	f.a.Attach(ra)
+	f.b.Attach(rb)
+	require.NoError(t, f.a.SetTransmitter(false))
+	ra.ExpectCarrier(t, false)
+	rb.ExpectCarrier(t, false)
+	assert.ErrorIs(t, f.b.WritePacket(link.KindData, []byte{1}), link.ErrNoCarrier)
+	require.NoError(t, f.a.SetTransmitter(true))
+	ra.ExpectCarrier(t, true)
+	rb.ExpectCarrier(t, true)
+	require.NoError(t, f.b.WritePacket(link.KindData, []byte{2}))
+	assert.Equal(t, []byte{2}, ra.Expect(t).Data[:1])
+	assert.Equal(t, uint64(0), f.a.Stats().RxErrors, "going dark is no read error")
+
+	// Dark when its port closes, the interface comes back on with the next.
+	require.NoError(t, f.a.SetTransmitter(false))
+	rb.ExpectCarrier(t, false)
+	require.NoError(t, f.a.Close())
+	open(t, f.nsA, f.ifA)
+	rb.ExpectCarrier(t, true)
 }
