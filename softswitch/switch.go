@@ -102,7 +102,7 @@ func New(cfg Config) (*Switch, error) {
 		// External ports hold P_Key tables and enforce them when the
 		// SM sets PartitionEnforcementInbound/Outbound (forward.go).
 		PartitionEnforcementCap: agent.DefaultPartitionEnforcementCap,
-		VLCap:           portagent.VLCap(pc.DataVLs),
+		VLCap:                   portagent.VLCap(pc.DataVLs),
 		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},
