@@ -306,8 +306,11 @@ const defaultGIDPrefix = 0xfe80_0000_0000_0000
 
 // Capability masks the agent advertises: what it implements.
 const (
+	// Not IsClientReregistrationSupported: the port's clients (the attach
+	// point's, through libumad2sim) have no way to hear of a reregister
+	// request, so the port would promise what nobody does.
 	caPortCaps = mad.PortCapIsTrapSupported | mad.PortCapIsSLMappingSupported |
-		mad.PortCapIsSystemImageGUIDSupported | mad.PortCapIsClientReregistrationSupported
+		mad.PortCapIsSystemImageGUIDSupported
 	switchPort0Caps = mad.PortCapIsTrapSupported | mad.PortCapIsNoticeSupported |
 		mad.PortCapIsSLMappingSupported | mad.PortCapIsSystemImageGUIDSupported
 )

@@ -204,7 +204,6 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	if mgmt && a.isSwitch() {
 		traps = a.flushTrapLocked() // the SM's LID may just have become known
 	}
-	pc.ClientReregister = req.ClientReregister && !a.isSwitch()
 	pc.LinkWidthEnabled, pc.LinkSpeedEnabled = wen, sen
 	phys, state := req.PortPhysicalState, req.PortState
 	c.after = append(c.after, func() {

@@ -35,9 +35,6 @@ type PortConfig struct {
 	// on, within what it supports.
 	LinkWidthEnabled mad.LinkWidth
 	LinkSpeedEnabled mad.LinkSpeed
-	// ClientReregister is true only in the Configure call of the Set that
-	// asked the port's clients to re-register with the SA.
-	ClientReregister bool
 }
 
 // PortControl is the data plane seen from the SMA: the port state machine

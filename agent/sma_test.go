@@ -83,7 +83,7 @@ func TestSetPortInfo(t *testing.T) {
 		t.Errorf("CapabilityMask was set")
 	}
 	want := agent.PortConfig{LID: 0x10, LMC: 2, MasterSMLID: 1, MasterSMSL: 3, NeighborMTU: mad.MTU1024, OperationalVLs: 3,
-		VLHighLimit: 7, HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, ClientReregister: true}
+		VLHighLimit: 7, HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount}
 	// The Set named the enabled widths and speeds (those it read): the
 	// port gets them, for its next training.
 	wantPort := want
@@ -91,7 +91,6 @@ func TestSetPortInfo(t *testing.T) {
 	if c := nd.ports.Config(1); c != wantPort {
 		t.Errorf("Configure(1, %+v), want %+v", c, wantPort)
 	}
-	want.ClientReregister = false
 	if c := nd.a.PortConfig(1); c != want {
 		t.Errorf("PortConfig(1) = %+v, want %+v", c, want)
 	}
@@ -465,5 +464,32 @@ func TestLinkWidthSpeedFromPort(t *testing.T) {
 	}
 	if c := nd.ports.Config(1); c.LinkWidthEnabled != mad.LinkWidth1X || c.LinkSpeedEnabled != 0 {
 		t.Errorf("Configure got width %v speed %v, want 1X and no change", c.LinkWidthEnabled, c.LinkSpeedEnabled)
+	}
+}
+
+// TestSystemImageGUID: NodeInfo carries the system image GUID the node was
+// given (IsSystemImageGUIDSupported), else the node GUID, as a node that
+// is its own system image reports.
+func TestSystemImageGUID(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		typ  mad.NodeType
+		set  uint64
+		want uint64
+	}{
+		{"switch, own image", mad.NodeTypeSwitch, 0, swGUID},
+		{"CA, own image", mad.NodeTypeCA, 0, caGUID},
+		{"CA in a chassis", mad.NodeTypeCA, 0x02fab0_00000ff000, 0x02fab0_00000ff000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nd := newNode(t, c.typ, 2, func(cfg *agent.Config) { cfg.SystemImageGUID = c.set })
+			ni := mad.NodeInfo(nd.do(t, smp(mad.MethodGet, mad.AttrNodeInfo, 0, nil)).Data()).Fields()
+			if ni.SystemImageGUID != c.want {
+				t.Errorf("SystemImageGUID = %#x, want %#x", ni.SystemImageGUID, c.want)
+			}
+			if pi := nd.portInfo(t, 1); pi.CapabilityMask&mad.PortCapIsSystemImageGUIDSupported == 0 && c.typ == mad.NodeTypeCA {
+				t.Errorf("CA port CapabilityMask %#x lacks IsSystemImageGUIDSupported", pi.CapabilityMask)
+			}
+		})
 	}
 }

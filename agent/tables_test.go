@@ -317,3 +317,38 @@ func TestResetVLs(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardingTableCaps: the last block SwitchInfo's LinearFDBCap and
+// MulticastFDBCap promise holds and routes; the block after it does not
+// exist (invalid field, nothing stored).
+func TestForwardingTableCaps(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 4)
+	si := mad.SwitchInfo(nd.do(t, smp(mad.MethodGet, mad.AttrSwitchInfo, 0, nil)).Data()).Fields()
+	lastLFT := uint32(si.LinearFDBCap/mad.LFTEntriesPerBlock - 1)
+	var lft mad.LinearForwardingTableFields
+	for i := range lft.Ports {
+		lft.Ports[i] = 2
+	}
+	nd.do(t, smp(mad.MethodSet, mad.AttrLinearFwdTbl, lastLFT, mad.AppendLinearForwardingTable(nil, &lft)))
+	nd.do(t, smp(mad.MethodSet, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &mad.SwitchInfoFields{LinearFDBTop: si.LinearFDBCap - 1})))
+	if p, ok := nd.a.OutPort(si.LinearFDBCap - 1); !ok || p != 2 {
+		t.Errorf("OutPort(%#x), the last LID of LinearFDBCap %d = %d, %v; want 2, true", si.LinearFDBCap-1, si.LinearFDBCap, p, ok)
+	}
+	r := nd.a.HandleMAD(lidSMP(smp(mad.MethodSet, mad.AttrLinearFwdTbl, lastLFT+1, mad.AppendLinearForwardingTable(nil, &lft))))
+	if st := status(one(t, r).MAD); st != mad.StatusInvalidField {
+		t.Errorf("Set(LFT block %d) beyond LinearFDBCap: status %v, want invalid field", lastLFT+1, st)
+	}
+
+	lastMFT := uint16(si.MulticastFDBCap/mad.MFTEntriesPerBlock - 1)
+	mlid := mad.MulticastLIDBase + si.MulticastFDBCap - 1
+	var mft mad.MulticastForwardingTableFields
+	mft.PortMasks[mad.MFTEntriesPerBlock-1] = 1 << 3
+	nd.do(t, smp(mad.MethodSet, mad.AttrMulticastFwdTbl, mad.MFTModifier(lastMFT, 0), mad.AppendMulticastForwardingTable(nil, &mft)))
+	if ps, ok := nd.a.MulticastPorts(mlid); !ok || !slices.Equal(ps.Ports(), []uint8{3}) {
+		t.Errorf("MulticastPorts(%#x), the last MLID of MulticastFDBCap %d = %v, %v; want [3]", mlid, si.MulticastFDBCap, ps.Ports(), ok)
+	}
+	r = nd.a.HandleMAD(lidSMP(smp(mad.MethodSet, mad.AttrMulticastFwdTbl, mad.MFTModifier(lastMFT+1, 0), mad.AppendMulticastForwardingTable(nil, &mft))))
+	if st := status(one(t, r).MAD); st != mad.StatusInvalidField {
+		t.Errorf("Set(MFT block %d) beyond MulticastFDBCap: status %v, want invalid field", lastMFT+1, st)
+	}
+}
