@@ -218,6 +218,11 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	if len(res.Problems) > 0 {
 		return res, nil
 	}
+	if len(s.ownChanges) > 0 {
+		if err := s.phase(res, PhaseSettle, func() error { return s.settleOwnChanges(ctx, sn, res) }); err != nil {
+			return res, err
+		}
+	}
 	s.emitTables(stage+"active", sn, rt)
 	conn := ms(time.Since(start))
 	res.MsToConnectivity = &conn
