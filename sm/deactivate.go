@@ -288,60 +288,94 @@ func (s *SM) pause(ctx context.Context, d time.Duration) error {
 }
 
 // settleOwnChanges takes back the traps and PortStateChange that the last
-// deactivation caused at the switches it touched: for each, it clears
-// PortStateChange, then reads every port; when each is as the database
-// says (Active where there is a link, Down where there is none), the
-// switch's traps were the deactivation's and are forgotten. A change
-// before the clearing shows in the ports (the traps stay, for an
-// assimilation); one after it sets PortStateChange and traps again.
+// deactivation caused at the switches it touched. For each, it reads the
+// Notice the switch holds outstanding (a Trap 128 it sent while its route
+// to the SM was dark is repeated only after TrapRepeatInterval, seconds,
+// and covers any change until then), clears PortStateChange, then reads
+// every port. When each port is as the database says (Active where there
+// is a link, Down where there is none), the switch's traps were the
+// deactivation's: they are taken out of the trap set, and the outstanding
+// Notice is acknowledged (Set(Notice) with its NoticeCount), after which
+// PortStateChange is read again. A change before the clearing shows in the
+// ports, one after it in PortStateChange: either keeps the switch in the
+// trap set, to be scanned; one after the acknowledgement raises a trap of
+// its own.
 func (s *SM) settleOwnChanges(ctx context.Context, sn *Subnet, res *Result) error {
-	sws := s.ownChanges
-	s.ownChanges = nil
 	var order []int
-	for sw := range sws {
+	for sw := range s.ownChanges {
 		order = append(order, sw)
 	}
+	s.ownChanges = nil
 	slices.Sort(order)
-	clean := map[int]bool{}
+	st := map[int]*settling{}
 	for _, sw := range order {
-		s.settleSwitch(sn, sw, clean)
+		st[sw] = &settling{clean: true}
+		s.settleSwitch(sn, sw, st[sw])
 	}
 	if err := s.tx.run(ctx); err != nil {
 		return err
 	}
 	for _, sw := range order {
-		if lid := sn.LID[sw][0]; clean[sw] && lid != 0 && s.trapLIDs[lid] {
-			delete(s.trapLIDs, lid)
-			res.OwnTraps++
+		if x := st[sw]; x.clean && x.notice != nil {
+			s.ackNotice(sn, sw, x)
 		}
+	}
+	if err := s.tx.run(ctx); err != nil {
+		return err
+	}
+	for _, sw := range order {
+		lid := sn.LID[sw][0]
+		if lid == 0 {
+			continue
+		}
+		if !st[sw].clean {
+			s.trapLIDs[lid] = true // scanned by the next assimilation
+			continue
+		}
+		delete(s.trapLIDs, lid)
+		res.OwnTraps++
 	}
 	return nil
 }
 
-// settleSwitch clears PortStateChange of switch sw, then reads its ports;
-// clean[sw] tells whether every answer came and is as sn says.
-func (s *SM) settleSwitch(sn *Subnet, sw int, clean map[int]bool) {
-	clean[sw] = true
+// settling is what settleOwnChanges learns of one switch: whether it is
+// as the database says, and the Notice it holds outstanding, if any.
+type settling struct {
+	clean  bool
+	notice mad.Notice
+}
+
+// settleSwitch reads the outstanding Notice of switch sw, clears its
+// PortStateChange, then reads its ports.
+func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 	path := sn.Paths[sw]
 	n := sn.Topo.Node(sw)
+	s.tx.get(request{dr: true, path: path, attr: mad.AttrNotice}, func(rsp *response) {
+		if rsp.err != nil {
+			return // no Notice to acknowledge: its trap repeats
+		}
+		if nt := mad.Notice(rsp.data); nt.IsGeneric() && nt.TrapNumber() == mad.TrapLinkStateChange {
+			x.notice = slices.Clone(rsp.data)
+		}
+	})
 	readPorts := func() {
 		for p := 1; p <= n.NumPorts; p++ {
 			s.tx.get(request{dr: true, path: path, attr: mad.AttrPortInfo, mod: uint32(p)}, func(rsp *response) {
 				if rsp.err != nil {
-					clean[sw] = false
+					x.clean = false
 					return
 				}
 				st := mad.PortInfo(rsp.data).Fields().PortState
 				_, cabled := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
 				if (cabled && st != mad.PortStateActive) || (!cabled && st != mad.PortStateDown) {
-					clean[sw] = false
+					x.clean = false
 				}
 			})
 		}
 	}
 	s.tx.get(request{dr: true, path: path, attr: mad.AttrSwitchInfo}, func(rsp *response) {
 		if rsp.err != nil {
-			clean[sw] = false
+			x.clean = false
 			return
 		}
 		si := mad.SwitchInfo(rsp.data).Fields()
@@ -354,11 +388,28 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, clean map[int]bool) {
 		s.tx.set(request{dr: true, path: path, attr: mad.AttrSwitchInfo, data: mad.AppendSwitchInfo(nil, &si)},
 			func(rsp *response) {
 				if rsp.err != nil {
-					clean[sw] = false
+					x.clean = false
 					return
 				}
 				sn.Switch[sw] = mad.SwitchInfo(rsp.data).Fields()
 				readPorts()
 			})
+	})
+}
+
+// ackNotice acknowledges the outstanding Notice of switch sw, then reads
+// PortStateChange again: set, a change came after the clearing, and the
+// switch is not clean.
+func (s *SM) ackNotice(sn *Subnet, sw int, x *settling) {
+	path := sn.Paths[sw]
+	s.tx.set(request{dr: true, path: path, attr: mad.AttrNotice, data: x.notice}, func(rsp *response) {
+		if rsp.err != nil {
+			return // not acknowledged: its trap repeats
+		}
+		s.tx.get(request{dr: true, path: path, attr: mad.AttrSwitchInfo}, func(rsp *response) {
+			if rsp.err != nil || mad.SwitchInfo(rsp.data).Fields().PortStateChange {
+				x.clean = false
+			}
+		})
 	})
 }
