@@ -212,16 +212,18 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	if len(res.Problems) > 0 {
 		return res, nil
 	}
-	if err := s.phase(res, PhaseActivation, func() error { return s.activate(ctx, sn, plan, res) }); err != nil {
+	// Activation, and the settling of what a deactivation made the
+	// switches report (their traps, PortStateChange).
+	if err := s.phase(res, PhaseActivation, func() error {
+		if err := s.activate(ctx, sn, plan, res); err != nil || len(res.Problems) > 0 {
+			return err
+		}
+		return s.settleOwnChanges(ctx, sn, res)
+	}); err != nil {
 		return res, err
 	}
 	if len(res.Problems) > 0 {
 		return res, nil
-	}
-	if len(s.ownChanges) > 0 {
-		if err := s.phase(res, PhaseSettle, func() error { return s.settleOwnChanges(ctx, sn, res) }); err != nil {
-			return res, err
-		}
 	}
 	s.emitTables(stage+"active", sn, rt)
 	conn := ms(time.Since(start))

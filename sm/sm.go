@@ -21,10 +21,6 @@ const (
 	// PhaseProtection blocks the cut nodes' forbidden turns after the
 	// subnet is up (Config.PreBlock).
 	PhaseProtection = "protection"
-	// PhaseSettle follows activation after a distribution that set ports
-	// Down: it takes back the traps and PortStateChange that caused
-	// (settleOwnChanges).
-	PhaseSettle = "settle"
 	// PhaseWatch counts the light sweeps and trap represses between full
 	// sweeps; it is not part of a sweep's phases.
 	PhaseWatch = "watch"
