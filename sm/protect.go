@@ -15,9 +15,10 @@ import (
 // dependencies (the cut node of a cycle moving from one switch to
 // another leaves "zombie" dependencies behind). The strategies:
 //
-//   - full deactivation: every active switch port is set Down, so it
-//     falls back to Init and passes nothing but SMPs; the tables go; then
-//     activation brings every port back (Armed, then Active);
+//   - full deactivation: every active switch link is set Down (one end:
+//     the link retrains, and both ends come back in Init, passing nothing
+//     but SMPs; deactivate.go); the tables go; then activation brings
+//     every port back (Armed, then Active);
 //   - ports at cut nodes: at every cut node of the new up*/down* graph (a
 //     switch with two or more up-going ports) every up-going port but one
 //     (the lowest-numbered active one) is set Down the same way: no route
