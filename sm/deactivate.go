@@ -27,21 +27,19 @@ import (
 //     train again: it reads their ends, never through a dark link (the
 //     nearest end of the nearest dark link first), with a pause that
 //     doubles while nothing moves, until each end is back in Init with
-//     its link up, as activation needs, or RetrainTimeout has passed;
+//     its link up, as activation needs, or Config.RetrainTimeout has
+//     passed;
 //   - notes the switches at both ends: their traps and PortStateChange
 //     are its own doing, which settleOwnChanges takes back after
 //     activation, unless a port there is not as the database says.
 
-// RetrainTimeout bounds the wait for the links set Down to train again:
-// silicon takes milliseconds, the soft fabric 20 ms of emulated time,
-// times its time scale.
-const RetrainTimeout = 10 * time.Second
-
 // The first pause between reads of ends not back yet, doubled while
-// nothing moves up to retrainPauseMax.
+// nothing moves up to retrainPauseMax: a wait overshoots the retraining
+// by at most as long again, and a slow one (a time-scaled fabric) costs a
+// read of each end per second.
 const (
 	retrainPause    = time.Millisecond
-	retrainPauseMax = 64 * time.Millisecond
+	retrainPauseMax = time.Second
 )
 
 // retraining is one deactivation's links: linkOf keys, their ends, those
@@ -211,9 +209,9 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 
 // awaitRetrain reads the ends of r's links not back in Init yet, through
 // links up only, until all are back (then no link is dark), or
-// RetrainTimeout has passed (a problem).
+// Config.RetrainTimeout has passed (a problem).
 func (s *SM) awaitRetrain(ctx context.Context, sn *Subnet, r *retraining, problem func(string, ...any)) error {
-	deadline := s.clk.Now().Add(RetrainTimeout)
+	deadline := s.clk.Now().Add(s.cfg.RetrainTimeout)
 	pause := retrainPause
 	for {
 		var waiting [][2]int
