@@ -212,7 +212,14 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	if len(res.Problems) > 0 {
 		return res, nil
 	}
-	if err := s.phase(res, PhaseActivation, func() error { return s.activate(ctx, sn, plan, res) }); err != nil {
+	// Activation, and the settling of what a deactivation made the
+	// switches report (their traps, PortStateChange).
+	if err := s.phase(res, PhaseActivation, func() error {
+		if err := s.activate(ctx, sn, plan, res); err != nil || len(res.Problems) > 0 {
+			return err
+		}
+		return s.settleOwnChanges(ctx, sn, res)
+	}); err != nil {
 		return res, err
 	}
 	if len(res.Problems) > 0 {

@@ -11,17 +11,21 @@ import (
 
 // Defaults New fills in for zero Config fields.
 const (
-	DefaultWindow        = 16
-	DefaultTimeout       = 200 * time.Millisecond
-	DefaultProbeTimeout  = 20 * time.Millisecond
-	DefaultRetries       = 3
-	DefaultRouting       = "updn-pira"
-	DefaultSweepInterval = 10 * time.Second
-	DefaultOpVLs         = 3  // VL0-VL3
-	DefaultSubnetTimeOut = 18 // 4.096 µs × 2^18 ≈ 1 s
-	DefaultPriority      = 0
-	DefaultVLArbWeight   = 64 // 64 × 64 bytes per low-priority turn
-	DefaultVLTables      = VLTablesSet
+	DefaultWindow       = 16
+	DefaultTimeout      = 200 * time.Millisecond
+	DefaultProbeTimeout = 20 * time.Millisecond
+	DefaultRetries      = 3
+	// DefaultRetrainTimeout bounds the wait for links set Down to train
+	// again: silicon takes milliseconds, the soft fabric 20 ms of emulated
+	// time plus 2 ms of drain, times its time scale (11 s at 500).
+	DefaultRetrainTimeout = 30 * time.Second
+	DefaultRouting        = "updn-pira"
+	DefaultSweepInterval  = 10 * time.Second
+	DefaultOpVLs          = 3  // VL0-VL3
+	DefaultSubnetTimeOut  = 18 // 4.096 µs × 2^18 ≈ 1 s
+	DefaultPriority       = 0
+	DefaultVLArbWeight    = 64 // 64 × 64 bytes per low-priority turn
+	DefaultVLTables       = VLTablesSet
 )
 
 // What the SM does with the SLtoVL and VL arbitration tables
@@ -60,9 +64,13 @@ type Config struct {
 	// waits, once, before the SM reads the port it goes through again
 	// (partial discovery); at most Timeout.
 	ProbeTimeout time.Duration
-	Retries      int    // resends after the first attempt; -1 for none
-	MKey         uint64 // M_Key carried by every SMP
-	TIDHigh      uint32 // the upper half of every TID (0: a fixed value)
+	Retries      int // resends after the first attempt; -1 for none
+	// RetrainTimeout bounds the wait for the links a distribution set
+	// Down to come back in Init (deactivate.go); past it the assimilation
+	// fails, for a full sweep.
+	RetrainTimeout time.Duration
+	MKey           uint64 // M_Key carried by every SMP
+	TIDHigh        uint32 // the upper half of every TID (0: a fixed value)
 
 	// Clock schedules timeouts and the sweep interval; nil means the
 	// port's own clock when it has one (see ClockPort), else the wall
@@ -149,6 +157,9 @@ func (c *Config) normalize() error {
 		c.ProbeTimeout = DefaultProbeTimeout
 	}
 	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
+	if c.RetrainTimeout == 0 {
+		c.RetrainTimeout = DefaultRetrainTimeout
+	}
 	switch {
 	case c.Retries == 0:
 		c.Retries = DefaultRetries
@@ -192,6 +203,8 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: timeout %v", ErrConfig, c.Timeout)
 	case c.ProbeTimeout < 0:
 		return fmt.Errorf("%w: probe timeout %v", ErrConfig, c.ProbeTimeout)
+	case c.RetrainTimeout < 0:
+		return fmt.Errorf("%w: retrain timeout %v", ErrConfig, c.RetrainTimeout)
 	case c.LMC > 7:
 		return fmt.Errorf("%w: LMC %d, want 0 to 7", ErrConfig, c.LMC)
 	case mad.NumDataVLs(c.OpVLs) == 0:

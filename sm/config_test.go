@@ -17,6 +17,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"negative timeout", sm.Config{Timeout: -time.Second}},
 		{"negative probe timeout", sm.Config{ProbeTimeout: -time.Millisecond}},
+		{"negative retrain timeout", sm.Config{RetrainTimeout: -time.Millisecond}},
 		{"window", sm.Config{Window: -1}},
 		{"LMC", sm.Config{LMC: 8}},
 		{"VL tables", sm.Config{VLTables: "spread"}},

@@ -47,9 +47,14 @@
 //   - distribution (Config.Distribution, protect.go): full deactivation,
 //     ports at cut nodes, dependencies at cut nodes (SLtoVL to VL15,
 //     tracked and undone), or none; only the LFT blocks that change go;
+//     a port set Down retrains with its link's far end, as on silicon:
+//     the Sets go in waves that never need a dark link, and both ends
+//     are read back in Init before the tables (deactivate.go);
 //     Config.OnTables hears of every forwarding state on the way
 //     (TableState), which VerifyState and TransitionCheck check;
-//   - activation, LID-routed with Config.LIDActivation.
+//   - activation, LID-routed with Config.LIDActivation; after a
+//     deactivation it takes back the traps and PortStateChange the
+//     deactivation caused, when the switches' ports are as expected.
 //
 // A subnet that fails to come up, a standby SM or an SMInfo Set fall back
 // to light sweeps every SweepInterval and full sweeps.

@@ -15,9 +15,10 @@ import (
 // dependencies (the cut node of a cycle moving from one switch to
 // another leaves "zombie" dependencies behind). The strategies:
 //
-//   - full deactivation: every active switch port is set Down, so it
-//     falls back to Init and passes nothing but SMPs; the tables go; then
-//     activation brings every port back (Armed, then Active);
+//   - full deactivation: every active switch link is set Down (one end:
+//     the link retrains, and both ends come back in Init, passing nothing
+//     but SMPs; deactivate.go); the tables go; then activation brings
+//     every port back (Armed, then Active);
 //   - ports at cut nodes: at every cut node of the new up*/down* graph (a
 //     switch with two or more up-going ports) every up-going port but one
 //     (the lowest-numbered active one) is set Down the same way: no route
@@ -72,6 +73,7 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan 
 	}
 
 	// Protection.
+	s.ownChanges = nil
 	switch strategy {
 	case DistFullDeactivation:
 		if err := s.deactivatePorts(ctx, sn, activeSwitchPorts(sn), res); err != nil {
@@ -189,59 +191,6 @@ func cutPorts(sn *Subnet, rt *Routes) [][2]int {
 		}
 	}
 	return out
-}
-
-// deactivatePorts sets every listed port that passes data Down, which
-// retrains it to Init, then reads the far ends of those links again
-// (unless they were set Down too) for activation to bring them back.
-func (s *SM) deactivatePorts(ctx context.Context, sn *Subnet, ports [][2]int, res *Result) error {
-	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
-	downed := map[[2]int]bool{}
-	for _, np := range ports {
-		i, p := np[0], np[1]
-		cur := sn.PortInfo[i][p]
-		if !portActive(&cur) {
-			continue
-		}
-		pi := forSet(cur)
-		pi.PortState = mad.PortStateDown
-		pi.MKey = s.cfg.MKey
-		downed[np] = true
-		s.tx.set(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p),
-			data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
-			if r.err != nil {
-				problem("deactivating %s port %d: %v", sn.Topo.Node(i).Name, p, r.err)
-				return
-			}
-			sn.PortInfo[i][p] = mad.PortInfo(r.data).Fields()
-			res.PortsDeactivated++
-		})
-	}
-	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
-		return err
-	}
-	var peers [][2]int
-	for _, np := range ports {
-		if !downed[np] {
-			continue
-		}
-		peer, ok := sn.Topo.Peer(topologies.PortRef{Node: np[0], Port: np[1]})
-		pp := [2]int{peer.Node, peer.Port}
-		if ok && !downed[pp] && sn.Have[peer.Node][peer.Port] && !slices.Contains(peers, pp) {
-			peers = append(peers, pp)
-		}
-	}
-	for _, pp := range peers {
-		i, p := pp[0], pp[1]
-		s.tx.get(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p)}, func(r *response) {
-			if r.err != nil {
-				problem("reading %s port %d: %v", sn.Topo.Node(i).Name, p, r.err)
-				return
-			}
-			sn.PortInfo[i][p] = mad.PortInfo(r.data).Fields()
-		})
-	}
-	return s.tx.run(ctx)
 }
 
 // forbidden returns the turns rt's graph forbids at its cut nodes.

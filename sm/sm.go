@@ -63,12 +63,16 @@ type SM struct {
 	// configured) for subnet, so LID routes work and a change can be
 	// assimilated; false after a sweep or assimilation that failed.
 	installed bool
-	trapLIDs  map[uint16]bool    // switches whose Trap 128 came in, not yet scanned
-	onTrap    func()             // takes trapLIDs in at once, during an assimilation's discovery
-	badTraps  uint64             // traps that are not a Trap 128 with a LID
-	blocked   map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
-	kept      map[turnKey][]byte // with VLTablesKeep: what a block replaced
-	described map[uint64]string  // NodeDescriptions read, by node GUID
+	trapLIDs  map[uint16]bool // switches whose Trap 128 came in, not yet scanned
+	// ownChanges: the switches at the ends of the links the running
+	// distribution set Down, whose traps and PortStateChange are its own
+	// (settleOwnChanges).
+	ownChanges map[int]bool
+	onTrap     func()             // takes trapLIDs in at once, during an assimilation's discovery
+	badTraps   uint64             // traps that are not a Trap 128 with a LID
+	blocked    map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
+	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
+	described  map[uint64]string  // NodeDescriptions read, by node GUID
 	// noPrefix: a directed route with a LID-routed prefix went
 	// unanswered once and the same SMP purely directed did not, so
 	// partial discovery routes purely directed.
@@ -191,6 +195,7 @@ type Result struct {
 	LFTEntriesChanged int `json:"lft_entries_changed,omitempty"`
 	SL2VLSets         int `json:"sl2vl_sets,omitempty"`        // cut-node dependency blocks set and undone
 	PortsDeactivated  int `json:"ports_deactivated,omitempty"` // by full deactivation or at cut nodes
+	OwnTraps          int `json:"own_traps,omitempty"`         // switches whose traps the deactivation itself caused, taken back
 	Waves             int `json:"waves,omitempty"`             // of the definitive distribution
 }
 

@@ -206,8 +206,9 @@ func diagnose(f *fabrictest.Fabric, r *smRun) string {
 func describe(rs []*sm.Result) string {
 	var b strings.Builder
 	for _, res := range rs {
-		fmt.Fprintf(&b, "\n  %s trigger=%s discovery=%s up=%v smps=%d ms=%.1f timeouts=%d changes=%v reason=%q\n   ",
-			res.Event, res.Trigger, res.Discovery, res.SubnetUp, res.SMPsTotal, res.MsTotal, res.Timeouts, res.Changes, res.Reason)
+		fmt.Fprintf(&b, "\n  %s trigger=%s discovery=%s up=%v smps=%d ms=%.1f retries=%d timeouts=%d deactivated=%d own_traps=%d changes=%v reason=%q\n   ",
+			res.Event, res.Trigger, res.Discovery, res.SubnetUp, res.SMPsTotal, res.MsTotal, res.Retries, res.Timeouts,
+			res.PortsDeactivated, res.OwnTraps, res.Changes, res.Reason)
 		for _, p := range res.Phases {
 			fmt.Fprintf(&b, " %s %.1fms/%d", p.Name, p.Ms, p.SMPs)
 		}
