@@ -109,7 +109,7 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 	m := bytes.Clone(r.MAD())
 	length := int(min(n, mad.MADSize))
 	clear(m[length:])
-	if rm := rmppMAD(m); rm.isActiveData() {
+	if rm := rmppMAD(m); rm.isActive() {
 		rm.sealOneSegment(length)
 	}
 	hdr := mad.MAD(m)

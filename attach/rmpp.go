@@ -15,11 +15,12 @@ import (
 //
 //   - Sending, the bytes past the client's length are zeroed: the kernel
 //     sends a zero-padded MAD, and nothing else may reach the wire.
-//   - An RMPP-active DATA MAD (OpenSM's SA answers: GetTableResp and
-//     friends) is a one-segment RMPP transfer, and the attach point fills
-//     in what the kernel's RMPP sender does (ib_mad_rmpp.c send_next_seg):
-//     version 1, segment 1, First|Last, PayloadLength = length - 36.
-//     Clients give the RMPP header only the Active flag and type.
+//   - A MAD of an RMPP class with the Active flag set (OpenSM's SA
+//     answers: GetTableResp and friends) is a one-segment RMPP transfer,
+//     and the attach point fills in what the kernel's RMPP sender does
+//     (mad.c alloc_send_rmpp_list, ib_mad_rmpp.c send_next_seg): version
+//     1, type DATA, segment 1, First|Last, PayloadLength = length - 36.
+//     OpenSM sets the Active flag and nothing else of the header.
 //   - Receiving, an RMPP-active single-segment DATA MAD is reported as 36
 //     + PayloadLength bytes, what the kernel's reassembly reports for a
 //     one-segment transfer (get_mad_len); every other MAD is 256 bytes.
@@ -78,18 +79,22 @@ func (r rmppMAD) flags() uint8 { return r[rmppFlagsOff] & 7 }
 
 func (r rmppMAD) payloadLength() uint32 { return binary.BigEndian.Uint32(r[rmppPayLenOff:]) }
 
-// isActiveData reports whether r is a MAD of an RMPP class with RMPP
-// active and of type DATA: a segment of an RMPP transfer.
-func (r rmppMAD) isActiveData() bool {
-	return len(r) >= rmppHeaderEnd && isRMPPClass(mad.MAD(r).MgmtClass()) &&
-		r.flags()&rmppFlagActive != 0 && r[rmppTypeOff] == rmppTypeData
+// isActive reports whether r is a MAD of an RMPP class with RMPP active:
+// what a client hands the kernel's RMPP sender.
+func (r rmppMAD) isActive() bool {
+	return len(r) >= rmppHeaderEnd && isRMPPClass(mad.MAD(r).MgmtClass()) && r.flags()&rmppFlagActive != 0
 }
 
-// sealOneSegment fills in the RMPP header of a DATA MAD of n bytes (the
-// client's length, 36..256) sent as a whole transfer, as the kernel's
-// RMPP sender does for a transfer of one segment.
+// isActiveData reports whether r is an RMPP-active MAD of type DATA: a
+// segment of an RMPP transfer.
+func (r rmppMAD) isActiveData() bool { return r.isActive() && r[rmppTypeOff] == rmppTypeData }
+
+// sealOneSegment fills in the RMPP header of an RMPP-active MAD of n bytes
+// (the client's length, at most 256) sent as a whole transfer, as the
+// kernel's RMPP sender does for a transfer of one segment.
 func (r rmppMAD) sealOneSegment(n int) {
 	r[rmppVersionOff] = rmppVersion1
+	r[rmppTypeOff] = rmppTypeData
 	r[rmppFlagsOff] |= rmppFlagFirst | rmppFlagLast
 	r[rmppStatusOff] = 0
 	binary.BigEndian.PutUint32(r[rmppSegmentOff:], 1)

@@ -121,7 +121,8 @@ func TestRMPPOneSegment(t *testing.T) {
 	assert.Equal(t, mad.DefaultPKey, q.PKey)
 
 	// b answers with three 8-byte records (80 bytes) through an attach
-	// point of its own, as OpenSM's SA does: RMPP Active and DATA only.
+	// point of its own, as OpenSM's SA does: the RMPP Active flag, the
+	// rest of the RMPP header as the request had it.
 	srvB, err := attach.New(attach.Config{Name: uniqueBase(), Clock: r.clk})
 	require.NoError(t, err)
 	require.NoError(t, srvB.Attach(r.b))
@@ -131,7 +132,7 @@ func TestRMPPOneSegment(t *testing.T) {
 	slotB, _ := rawB.connect(t, true)
 	resp := append([]byte(nil), q.MAD...)
 	mad.MAD(resp).SetMethod(mad.MethodGetTable | mad.MethodResponse)
-	resp[25], resp[26] = 1, 0x70|1 // DATA; RRespTime 14, Active
+	resp[26] = 1 // Active
 	for i := 56; i < 80; i++ {
 		resp[i] = byte(i)
 	}
@@ -146,7 +147,7 @@ func TestRMPPOneSegment(t *testing.T) {
 	assert.Equal(t, uint64(80), got.Length(), "the length the client is told")
 	m := got.MAD()
 	assert.Equal(t, uint64(tid), mad.MAD(m).TransactionID())
-	assert.Equal(t, []byte{1, 1, 0x70 | 7, 0}, m[24:28], "RMPP version, type, RRespTime|Last|First|Active, status")
+	assert.Equal(t, []byte{1, 1, 7, 0}, m[24:28], "RMPP version, type DATA, Last|First|Active, status")
 	assert.Equal(t, uint32(1), binary.BigEndian.Uint32(m[28:]), "segment number")
 	assert.Equal(t, uint32(44), binary.BigEndian.Uint32(m[32:]), "payload length")
 	assert.Equal(t, resp[56:80], m[56:80])
