@@ -205,3 +205,64 @@ func TestMadrouteSAQuery(t *testing.T) {
 		}
 	}
 }
+
+// madrouteUp brings Mesh(3) up under an OpenSM daemon at ca0 and returns
+// the fabric, the OpenSM and the LIDs by node name.
+func madrouteUp(t *testing.T, suffix string) (*fabrictest.Fabric, *fabrictest.OpenSM, func(string) uint16) {
+	t.Helper()
+	fabrictest.UMAD2Sim(t)
+	topo := madrouteTopo(t)
+	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{})
+	osm := f.StartOpenSM("ca0")
+	osm.WaitLog(t, madrouteWait, 0, "SUBNET UP")
+	return f, osm, madrouteLIDs(t, topo, osm.GUID2LID(t))
+}
+
+// madrouteServer starts a server diagnostic (ibping -S, ibsysstat -S) at
+// node and waits until it is attached: a client of the node's attach
+// point that has sent nothing yet.
+func madrouteServer(t *testing.T, f *fabrictest.Fabric, node string, argv ...string) *fabrictest.Daemon {
+	t.Helper()
+	before := f.Node(node).Sim.Connects
+	d := f.StartUMAD(node, argv...)
+	fabrictest.Wait(t, madrouteWait, argv[0]+" attached", func() bool {
+		if exited, err := d.Exited(); exited {
+			t.Fatalf("%v exited: %v\n%s", argv, err, d.Output())
+		}
+		return f.Node(node).Sim.Connects > before
+	})
+	return d
+}
+
+// TestMadroutePingSysstat: ibping and ibsysstat from ca1 reach their
+// servers at ca2 (a request of a class only that client takes, where
+// before every request went to the SM client or nowhere: 100% loss), and
+// vendstat, whose class nobody at ca2 serves, gets a MAD status back
+// instead of timing out.
+func TestMadroutePingSysstat(t *testing.T) {
+	f, _, lid := madrouteUp(t, "mrping")
+	ca2 := strconv.Itoa(int(lid("ca2")))
+
+	ping := madrouteServer(t, f, "ca2", "ibping", "-S")
+	out := f.MustUMAD("ca1", "ibping", "-c", "5", ca2)
+	t.Logf("ibping:\n%s", out)
+	assert.Contains(t, out, "5 packets transmitted, 5 received, 0% packet loss")
+	require.NoError(t, ping.Stop())
+
+	sysstat := madrouteServer(t, f, "ca2", "ibsysstat", "-S")
+	out = f.MustUMAD("ca1", "ibsysstat", ca2, "host")
+	t.Logf("ibsysstat:\n%s", out)
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	assert.Contains(t, out, host, "the server's host name")
+	require.NoError(t, sysstat.Stop())
+
+	before := f.Node("ca2").Sim.Unmatched
+	stdout, stderr, err := f.UMAD("ca1", "vendstat", "-N", ca2)
+	t.Logf("vendstat: %v\n%s\n%s", err, stdout, stderr)
+	assert.Error(t, err, "vendstat of a node with no vendor agent")
+	// libibmad's report of a response with a nonzero MAD status (a
+	// timeout is reported without it).
+	assert.Contains(t, stderr, "method 1, attribute 1 failure", "answered with a status")
+	assert.Greater(t, f.Node("ca2").Sim.Unmatched, before, "ca2 answered it with a status")
+}
