@@ -266,3 +266,70 @@ func TestMadroutePingSysstat(t *testing.T) {
 	assert.Contains(t, stderr, "method 1, attribute 1 failure", "answered with a status")
 	assert.Greater(t, f.Node("ca2").Sim.Unmatched, before, "ca2 answered it with a status")
 }
+
+// madrouteOpenSMConf is an OpenSM configuration that makes SM election
+// quick: its log flushed line by line, a sweep every 2 s (a master finds a
+// new SM of higher priority at its next sweep), and a standby that polls
+// the master every second and takes over after two polls fail.
+const madrouteOpenSMConf = "force_log_flush TRUE\nsweep_interval 2\nsminfo_polling_timeout 1000\npolling_retry_number 2\n"
+
+// madrouteStartOpenSM starts OpenSM with priority prio at node.
+func madrouteStartOpenSM(t *testing.T, f *fabrictest.Fabric, node string, prio int) *fabrictest.OpenSM {
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "opensm.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(madrouteOpenSMConf), 0o644))
+	// The second -F is the one OpenSM reads.
+	return f.StartOpenSM(node, "-F", conf, "-p", strconv.Itoa(prio))
+}
+
+// madrouteLIDsNow returns every port's LID from ibfab status.
+func madrouteLIDsNow(f *fabrictest.Fabric) map[string]uint16 {
+	m := map[string]uint16{}
+	for _, n := range f.Status().Nodes {
+		m[n.Name] = n.Ports[0].LID
+	}
+	return m
+}
+
+// TestMadrouteHandover: OpenSM hands the subnet to an OpenSM of higher
+// priority started after it, and a standby takes over from a master that
+// dies, LIDs kept, whichever priority starts first. Before, the new
+// master's Trap 144 was swallowed by its own HCA's SMA, its QP0 window
+// filled and it hung in its heavy sweep with no SUBNET UP.
+func TestMadrouteHandover(t *testing.T) {
+	fabrictest.UMAD2Sim(t)
+	for _, tt := range []struct {
+		name         string
+		first, later int // priorities
+	}{
+		{"low first", 1, 15},
+		{"high first", 15, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fabrictest.Up(t, "mrho", madrouteTopo(t), harness.UpOptions{})
+			a := madrouteStartOpenSM(t, f, "ca0", tt.first)
+			a.WaitLog(t, madrouteWait, 0, "Entering MASTER state", "SUBNET UP")
+			lids := madrouteLIDsNow(f)
+			for n, l := range lids {
+				require.NotZero(t, l, "%s has no LID", n)
+			}
+			b := madrouteStartOpenSM(t, f, "ca2", tt.later)
+			master, standby := a, b
+			if tt.later > tt.first {
+				master, standby = b, a
+				b.WaitLog(t, madrouteWait, 0, "Entering MASTER state", "SUBNET UP")
+				a.WaitLog(t, madrouteWait, 0, "Entering STANDBY state")
+			} else {
+				b.WaitLog(t, madrouteWait, 0, "Entering STANDBY state")
+			}
+			assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the election")
+			sbLog := len(standby.LogText(t, 0))
+			t.Logf("master %s, standby %s", master.Dir, standby.Dir)
+
+			// The master dies: the standby takes over.
+			require.NoError(t, master.D.Stop())
+			standby.WaitLog(t, madrouteWait, sbLog, "Entering MASTER state", "SUBNET UP")
+			assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the failover")
+		})
+	}
+}
