@@ -63,7 +63,8 @@
 // its class (route.go): SMPs and SubnAdm requests to the port's SM
 // client, the one in the lowest slot if several are (a SubnAdm Report to
 // the last non-SM client that sent a SubnAdm MAD); another class to the
-// client that most recently sent a MAD of it, else to the one client
+// client that most recently sent a MAD of it (not back to the client whose
+// own request it is, looped back to its node), else to the one client
 // that has sent nothing yet and is not the SM (a server such as ibping -S
 // waiting for its first request). libumad2sim tells the server nothing
 // of the classes a client registers and would fail on a MAD of a class

@@ -23,7 +23,10 @@ import (
 //     to a client that is not the SM.
 //  2. Other classes go to the client that most recently sent a MAD of the
 //     class (it registered the class to send it): the server ibping -S
-//     once it has answered, the vendstat that sent a request of it.
+//     once it has answered, the vendstat that sent a request of it. Not
+//     to the client whose own request it is, looped back to its node: a
+//     client that sends a class to itself is one that asks (vendstat of
+//     its own LID), and would take its request for the answer (same TID).
 //  3. Else to the one client of the port that has sent nothing yet and is
 //     not the SM: a server waiting for its first request (ibping -S,
 //     ibsysstat -S). With two or more such clients, which one registered
@@ -46,7 +49,11 @@ func (s *Server) takerLocked(port uint8, m mad.MAD) *client {
 	if (class.IsSubn() || class == mad.ClassSubnAdm) && !report {
 		return s.smLocked(port)
 	}
-	if c := s.mu.lastSender[class]; c != nil && !c.gone && c.port == port && !(report && c.issm) {
+	var self *client // the client whose request this is, if it is one of ours
+	if p := s.mu.pending[m.TransactionID()]; p != nil && mad.MAD(p.req.MAD).MgmtClass() == class {
+		self = p.client
+	}
+	if c := s.mu.lastSender[class]; c != nil && c != self && !c.gone && c.port == port && !(report && c.issm) {
 		return c
 	}
 	var idle *client

@@ -257,6 +257,22 @@ func TestRequestRouting(t *testing.T) {
 	}
 }
 
+// A client's request to its own node is not handed back to it as a
+// request (it would take it for the answer, same TID): with no other
+// taker it is answered with a status, as the kernel answers a client that
+// registered the class only to ask.
+func TestRequestToOwnNode(t *testing.T) {
+	rec := &recorder{}
+	r := newRigWith(t, attach.Config{}, rec)
+	r.activate(t)
+	c := r.dial(t, simclient.Config{})
+	req := madport.MAD{LID: lidA, QP: wire.QP1, Data: gmpMAD(classVendstat, mad.MethodGet, 0x99)}
+	got := mad.MAD(call(t, c, req).Data)
+	assert.Equal(t, mad.MethodGetResp, got.Method())
+	assert.Equal(t, mad.StatusMethodAttrUnsupported, got.Status())
+	assert.Equal(t, uint64(1), r.srv.Stats().Unmatched)
+}
+
 // A Trap waits for its TrapRepress like any request for its response:
 // the repress, its TID's agent bits rewritten by the far libumad2sim as
 // for any request, reaches the SM that sent the trap with the TID it
