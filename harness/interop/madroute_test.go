@@ -323,6 +323,9 @@ func TestMadrouteHandover(t *testing.T) {
 				b.WaitLog(t, madrouteWait, 0, "Entering STANDBY state")
 			}
 			assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the election")
+			for _, n := range []string{"ca0", "ca2"} {
+				t.Logf("%s attach point: %+v", n, *f.Node(n).Sim)
+			}
 			sbLog := len(standby.LogText(t, 0))
 			t.Logf("master %s, standby %s", master.Dir, standby.Dir)
 
