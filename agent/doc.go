@@ -46,8 +46,10 @@
 // not take (Set(NodeInfo), SwitchInfo on a CA) → unsupported
 // method/attribute; a bad modifier or field value → invalid field, with
 // nothing of the Set applied. Responses and traps reaching the node, and
-// SMInfo requests where an SM is attached (SetIsSM), are handed to the
-// SM as Local Outbounds; without one SMInfo is answered as unsupported.
+// SMInfo requests and TrapRepresses of no trap of the SMA's where an SM is
+// attached (SetIsSM: the repress of the SM's own trap, OpenSM's Trap 144),
+// are handed to the SM as Local Outbounds; without one SMInfo is answered
+// as unsupported and such a TrapRepress is consumed.
 // Silent drops are those the spec asks for (directed-route checks, M_Key
 // and P_Key violations, misaddressed MADs); every one is counted in Stats.
 //

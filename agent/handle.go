@@ -257,13 +257,23 @@ func (a *Agent) serveSMP(port uint8, m []byte, dr, exempt bool) verdict {
 	}
 	c.hideMKey = hide
 	if meth == mad.MethodTrapRepress {
-		consumed := c.attr == mad.AttrNotice && a.repressLocked(c.tid)
+		own := c.attr == mad.AttrNotice && a.repressLocked(c.tid)
+		sm := a.hasSM(port)
 		a.mu.Unlock()
-		if !consumed {
-			a.stats.unexpected.Add(1)
-			return verdictDrop
+		switch {
+		case own:
+			return verdictConsumed
+		case sm:
+			// The repress of a trap the node's own SM sent (OpenSM's
+			// Trap 144 to itself or to another master): a TrapRepress is
+			// a response to the node's MAD layer, which matches it to the
+			// trap by TID.
+			return verdictLocal
+		case c.attr == mad.AttrNotice:
+			return verdictConsumed // the repress of a repeat the first one already stopped
 		}
-		return verdictConsumed
+		a.stats.unexpected.Add(1)
+		return verdictDrop
 	}
 	st := a.dispatchLocked(&c)
 	a.mu.Unlock()

@@ -493,3 +493,44 @@ func TestSystemImageGUID(t *testing.T) {
 		})
 	}
 }
+
+// A TrapRepress the SMA did not ask for belongs to the node's own SM when
+// one is attached: the repress of its own trap (OpenSM's Trap 144), which
+// its MAD layer matches by TID. Without an SM it is consumed, as the
+// repress of a repeat whose first copy already stopped the trap.
+func TestTrapRepressForTheLocalSM(t *testing.T) {
+	repress := smp(mad.MethodTrapRepress, mad.AttrNotice, 0, nil)
+	tests := []struct {
+		name      string
+		issm      bool
+		wantLocal bool
+	}{
+		{"SM attached", true, true},
+		{"no SM", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nd := newNode(t, mad.NodeTypeCA, 1)
+			if tt.issm {
+				if err := nd.a.SetIsSM(1, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := nd.a.Stats()
+			outs := nd.a.HandleMAD(lidSMP(repress))
+			if !tt.wantLocal {
+				if len(outs) != 0 {
+					t.Fatalf("HandleMAD = %+v, want nothing", outs)
+				}
+				if got := nd.a.Stats().Unexpected - before.Unexpected; got != 0 {
+					t.Errorf("Unexpected += %d, want 0", got)
+				}
+				return
+			}
+			o := one(t, outs)
+			if !o.Local || mad.MAD(o.MAD).Method() != mad.MethodTrapRepress || mad.MAD(o.MAD).TransactionID() != 0x1234 {
+				t.Errorf("got %+v, want the TrapRepress handed to the local SM", o)
+			}
+		})
+	}
+}

@@ -156,20 +156,22 @@ func (a *Agent) emit(outs []Outbound) {
 	}
 }
 
-// repressLocked stops the outstanding trap if tid is its TID; mu held.
-// Only the low 32 bits are compared: the upper half of a TID belongs to
-// the MAD stack of the SM's node (the kernel's umad puts its agent number
-// there, and libumad2sim clears it on the TrapRepress OpenSM sends back),
-// and a repress comes LID-routed to this switch, whose one outstanding
-// trap it can only mean.
+// repressLocked stops the outstanding trap if tid is its TID, and reports
+// whether it did; mu held. Only the low 32 bits are compared: the upper
+// half of a TID belongs to the MAD stack of the SM's node (the kernel's
+// umad puts its agent number there, and libumad2sim clears it on the
+// TrapRepress OpenSM sends back), and a repress comes LID-routed to this
+// switch, whose one outstanding trap it can only mean. A repress that
+// stops nothing may be for the node's own SM (serveSMP decides).
 func (a *Agent) repressLocked(tid uint64) bool {
 	if a.repressMKeyTrapLocked(tid) {
 		return true
 	}
-	if a.trap.outstanding && uint32(a.trap.tid) == uint32(tid) {
-		a.trap.outstanding = false
-		a.trap.stop()
+	if !a.trap.outstanding || uint32(a.trap.tid) != uint32(tid) {
+		return false
 	}
+	a.trap.outstanding = false
+	a.trap.stop()
 	return true
 }
 

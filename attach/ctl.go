@@ -269,6 +269,7 @@ func (s *Server) disconnectLocked(c *client, reason string) (wasSM bool) {
 	}
 	c.gone, c.reason = true, reason
 	close(c.done)
+	s.forgetSenderLocked(c)
 	for k, p := range s.mu.pending {
 		if p.client == c {
 			p.timer.Stop()

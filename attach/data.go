@@ -32,14 +32,22 @@ type pending struct {
 }
 
 // expectsResponse reports whether a request with method m gets a response
-// the sender waits for: what the kernel's MAD layer times out.
+// the sender waits for: what the kernel's MAD layer times out. A Trap is
+// answered by a TrapRepress (OpenSM sends its Trap 144 expecting one).
 func expectsResponse(m mad.Method) bool {
 	switch m {
 	case mad.MethodGet, mad.MethodSet, mad.MethodReport, mad.MethodGetTable, mad.MethodDelete,
-		methodGetTraceTable, methodGetMulti:
+		mad.MethodTrap, methodGetTraceTable, methodGetMulti:
 		return true
 	}
 	return false
+}
+
+// isResponse reports whether m answers a request, as the kernel's MAD
+// layer sees it (ib_response_mad): the R bit, or a TrapRepress, which
+// answers a Trap.
+func isResponse(m mad.MAD) bool {
+	return m.IsResponse() || m.Method() == mad.MethodTrapRepress
 }
 
 // SA methods wire/mad does not name.
@@ -81,7 +89,11 @@ func (s *Server) serveSlot(sl *slot) {
 }
 
 // fromClient sends a client's MAD out through the HCA, after noting the
-// requests that wait for a response.
+// requests that wait for a response and the class the client sends (see
+// route.go). It does what the kernel's MAD layer does to a MAD written to
+// umad: zero-pads it past the client's length, completes the RMPP header
+// of a one-segment transfer (rmpp.go), and sends a GMP with the P_Key of
+// the port's P_Key index 0 (the protocol carries no pkey_index).
 func (s *Server) fromClient(c *client, dgram []byte) {
 	h := s.hca.Load()
 	if h == nil {
@@ -89,28 +101,42 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 		return
 	}
 	r := simproto.Request(dgram)
+	n := r.Length()
+	if n < mad.MADHeaderSize {
+		s.st.bad.Add(1) // not even a MAD header
+		return
+	}
 	m := bytes.Clone(r.MAD())
+	length := int(min(n, mad.MADSize))
+	clear(m[length:])
+	if rm := rmppMAD(m); rm.isActive() {
+		rm.sealOneSegment(length)
+	}
 	hdr := mad.MAD(m)
 	req := agent.Request{Port: c.port, DLID: r.DLID(), DestQP: r.DestQP(), MAD: m}
+	if !hdr.MgmtClass().IsSubn() {
+		req.PKey = defaultPKey(h, c.port)
+	}
 	var p *pending
-	if !hdr.IsResponse() && expectsResponse(hdr.Method()) {
+	s.mu.Lock()
+	if c.gone {
+		s.mu.Unlock()
+		s.drop(DropClientGone)
+		return
+	}
+	s.noteSentLocked(c, hdr)
+	if !isResponse(hdr) && expectsResponse(hdr.Method()) {
 		orig := hdr.TransactionID()
 		key := orig&tidLowMask | uint64(c.slot.n)<<48
 		hdr.SetTransactionID(key)
 		p = &pending{client: c, key: key, orig: orig, req: req, dgram: dgram}
-		s.mu.Lock()
-		if c.gone {
-			s.mu.Unlock()
-			s.drop(DropClientGone)
-			return
-		}
 		if old := s.mu.pending[key]; old != nil {
 			old.timer.Stop() // the client resends a request: the new one waits
 		}
 		s.mu.pending[key] = p
 		p.timer = s.clk.AfterFunc(s.timeout(hdr), func() { s.expire(p) })
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	s.st.madsIn.Add(1)
 	if err := h.SendMAD(req); err != nil {
 		s.drop(DropSendFailed)
@@ -118,6 +144,16 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 			s.handBack(p) // no use waiting for it
 		}
 	}
+}
+
+// defaultPKey returns the P_Key the kernel puts on a GMP sent with
+// pkey_index 0: entry 0 of the port's P_Key table, or the default
+// partition while that entry is empty (base 0, which no port accepts).
+func defaultPKey(h *hca.HCA, port uint8) mad.PKey {
+	if keys := h.Agent().PKeys(port); len(keys) > 0 && keys[0].Base() != 0 {
+		return keys[0]
+	}
+	return mad.DefaultPKey
 }
 
 // forget removes p from the outstanding requests, and reports whether it
@@ -131,6 +167,26 @@ func (s *Server) forget(p *pending) bool {
 	p.timer.Stop()
 	delete(s.mu.pending, p.key)
 	return true
+}
+
+// pendingForLocked returns the request response m answers, or nil; mu
+// held. A TrapRepress is found by the slot and the low 32 bits of its
+// TID: it is not a response to libumad2sim, which writes the sending
+// client's agent number into bits 47-32 of it as of any request (the
+// kernel leaves a TrapRepress's TID alone), and OpenSM, the only client
+// that sends traps, matches them on those bits too.
+func (s *Server) pendingForLocked(m mad.MAD) *pending {
+	tid := m.TransactionID()
+	if m.Method() != mad.MethodTrapRepress {
+		return s.mu.pending[tid]
+	}
+	const agentBits = 0xffff << 32
+	for _, p := range s.mu.pending {
+		if p.key&^agentBits == tid&^agentBits && mad.MAD(p.req.MAD).Method() == mad.MethodTrap {
+			return p
+		}
+	}
+	return nil
 }
 
 // timeout returns how long request m waits for its response.
@@ -173,25 +229,29 @@ func (s *Server) handBack(p *pending) {
 }
 
 // DeliverMAD implements hca.MADClient: it hands a MAD the HCA received for
-// its SM side to the client it is for. A response goes to the client whose
-// request it answers (by TID, whose top 16 bits name the client's slot),
-// with the client's TID put back; anything else (traps, SMInfo, SA
-// requests, reports) goes to the SM client of the port. It never blocks.
+// its clients to the client it is for. A response (a TrapRepress too) goes
+// to the client whose request it answers (by TID, whose top 16 bits name
+// the client's slot), with the client's TID put back; a request goes to
+// the client route.go picks for its class, or, when none can take it, is
+// answered as the kernel answers a request no agent registered for. The
+// client is told the length the kernel would report (rmpp.go). It never
+// blocks.
 func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 	if len(o.MAD) < mad.MADSize {
 		s.st.bad.Add(1)
 		return
 	}
-	if s.hca.Load() == nil {
+	h := s.hca.Load()
+	if h == nil {
 		s.drop(DropNotAttached)
 		return
 	}
 	m := o.MAD // a fresh buffer we own
 	hdr := mad.MAD(m)
 	var c *client
-	if hdr.IsResponse() {
+	if isResponse(hdr) {
 		s.mu.Lock()
-		p := s.mu.pending[hdr.TransactionID()]
+		p := s.pendingForLocked(hdr)
 		if p != nil {
 			p.timer.Stop()
 			delete(s.mu.pending, p.key)
@@ -205,15 +265,16 @@ func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 		c = p.client
 	} else {
 		s.mu.Lock()
-		c = s.smLocked(port)
+		c = s.takerLocked(port, hdr)
 		s.mu.Unlock()
 		if c == nil {
-			s.drop(DropNoSM)
+			s.unmatched(h, port, o)
 			return
 		}
 	}
 	s.toClient(c, simproto.AppendRequest(nil, &simproto.RequestFields{
-		DLID: o.DLID, SLID: o.SLID, DestQP: o.DestQP, SrcQP: o.SrcQP, MAD: m[:mad.MADSize],
+		DLID: o.DLID, SLID: o.SLID, DestQP: o.DestQP, SrcQP: o.SrcQP,
+		Length: uint64(receivedLength(m)), MAD: m[:mad.MADSize],
 	}))
 }
 

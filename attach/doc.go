@@ -37,18 +37,41 @@
 //
 // A client's MAD leaves through hca.SendMAD from the client's port:
 // directed-route SMPs by their path on VL15, LID-routed SMPs and GMPs to
-// the datagram's DLID and destination QP, with SL 0 and the default P_Key
-// (the protocol carries neither). Requests that get a response (Get, Set,
-// GetTable, Report, ...) have the client's slot written into bits 63-48 of
-// their TID, as ibsim does, and are remembered: the response the HCA
-// delivers is matched by TID, its TID restored to the client's, and queued
-// for that client. A request without a response within Config.Timeout is
-// resent Config.Retries times, then handed back to its client with status
+// the datagram's DLID and destination QP, with SL 0. The attach point does
+// what the kernel's MAD layer does on a real host (rmpp.go): the MAD is
+// zeroed past the length the client gave (libumad2sim leaves stack bytes
+// there), an RMPP-active DATA MAD (OpenSM's SA answers) gets the RMPP
+// header of a one-segment transfer, and a GMP carries the P_Key of entry
+// 0 of the port's P_Key table, what the kernel sends for pkey_index 0:
+// the ibsim protocol carries no P_Key index, so no other is possible.
+// Requests that get a response (Get, Set, GetTable, Report, Trap, ...)
+// have the client's slot written into bits 63-48 of their TID, as ibsim
+// does, and are remembered: the response the HCA delivers (a TrapRepress
+// for a Trap, matched on the slot and the low 32 bits of its TID) is
+// matched by TID, its TID restored to the client's, and queued for that
+// client. A request without a response within Config.Timeout is resent
+// Config.Retries times, then handed back to its client with status
 // ETIMEDOUT: the kernel's MAD layer does that for OpenSM on real hardware,
-// and OpenSM waits for it. A response that nothing waits for (a late one)
-// is dropped and counted, as the kernel drops it. MADs that are not
-// responses (traps, SMInfo requests from other SMs, SA queries) go to the
-// port's SM client, the one in the lowest slot if several are.
+// and OpenSM waits for it (its Trap 144 included). A response that
+// nothing waits for (a late one) is dropped and counted, as the kernel
+// drops it. A client is told the length the kernel would report: 36 +
+// PayloadLength for a one-segment RMPP transfer, 256 otherwise.
+// Transfers of more than one segment are not done: libumad2sim cuts a
+// longer MAD to 256 bytes before the attach point sees it.
+//
+// A request (a MAD that is not a response) goes to the client that takes
+// its class (route.go): SMPs and SubnAdm requests to the port's SM
+// client, the one in the lowest slot if several are (a SubnAdm Report to
+// the last non-SM client that sent a SubnAdm MAD); another class to the
+// client that most recently sent a MAD of it (not back to the client whose
+// own request it is, looped back to its node), else to the one client
+// that has sent nothing yet and is not the SM (a server such as ibping -S
+// waiting for its first request). libumad2sim tells the server nothing
+// of the classes a client registers and would fail on a MAD of a class
+// it did not, so when no client qualifies, or two idle ones do, nobody
+// gets it: a Get or Set is answered with status "unsupported
+// method/attribute", as the kernel answers a request no agent is
+// registered for, and anything else is dropped and counted.
 //
 // Delivery never blocks the HCA: each client has a queue
 // (Config.QueueLen) drained by its own goroutine; a full queue drops.

@@ -5,6 +5,7 @@ package attach
 // another over a pipe, on a manual clock.
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -146,6 +147,57 @@ func FuzzServerMAD(f *testing.F) {
 		if st := s.Stats(); st.Outstanding != 0 {
 			t.Fatalf("%d requests still outstanding", st.Outstanding)
 		}
+		s.disconnect(c, "done")
+	})
+}
+
+// FuzzRMPPLength checks the RMPP header rules on arbitrary MADs: the
+// length a receiver is told is always a MAD's worth or less and at least
+// the two headers, and an RMPP-active MAD sealed as one segment of n bytes is
+// reported as n bytes (36 at least: the headers).
+func FuzzRMPPLength(f *testing.F) {
+	sa := make([]byte, mad.MADSize)
+	mad.MAD(sa).Encode(&mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: 2, Method: mad.MethodGetTable | mad.MethodResponse})
+	sa[rmppFlagsOff] = rmppFlagActive // as OpenSM sends it
+	f.Add(sa, uint16(80))
+	f.Add(sa, uint16(0))
+	f.Add(make([]byte, 40), uint16(300))
+	f.Fuzz(func(t *testing.T, m []byte, n uint16) {
+		if got := receivedLength(m); got < rmppHeaderEnd || got > mad.MADSize {
+			t.Fatalf("receivedLength = %d", got)
+		}
+		if len(m) != mad.MADSize || !rmppMAD(m).isActive() {
+			return
+		}
+		length := int(min(max(n, mad.MADHeaderSize), mad.MADSize))
+		rmppMAD(m).sealOneSegment(length)
+		if got, want := receivedLength(m), max(length, rmppHeaderEnd); got != want {
+			t.Fatalf("sealed as %d bytes, received as %d", length, got)
+		}
+	})
+}
+
+// FuzzDeliverMAD hands arbitrary MADs to the server as if the HCA had
+// received them: responses, requests of every class, with and without a
+// client that takes them. Nothing may panic.
+func FuzzDeliverMAD(f *testing.F) {
+	for _, class := range []mad.MgmtClass{mad.ClassSubnAdm, mad.ClassSubnLID, 0x32, 0x0a} {
+		for _, meth := range []mad.Method{mad.MethodGet, mad.MethodGetResp, mad.MethodTrapRepress, mad.MethodReport} {
+			m := make([]byte, mad.MADSize)
+			mad.MAD(m).Encode(&mad.MADFields{BaseVersion: 1, MgmtClass: class, ClassVersion: 1, Method: meth})
+			f.Add(m, false)
+		}
+	}
+	f.Fuzz(func(t *testing.T, m []byte, sent bool) {
+		b := fuzzBedFor(t)
+		s, c := b.server(t)
+		defer b.srv.Store(nil)
+		if sent && len(m) >= mad.MADHeaderSize {
+			s.mu.Lock()
+			s.noteSentLocked(c, mad.MAD(m))
+			s.mu.Unlock()
+		}
+		s.DeliverMAD(1, agent.Outbound{Local: true, Port: 1, SLID: 1, DLID: 2, SrcQP: 1, DestQP: 1, PKey: mad.DefaultPKey, MAD: bytes.Clone(m)})
 		s.disconnect(c, "done")
 	})
 }

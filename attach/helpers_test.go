@@ -57,6 +57,13 @@ type rig struct {
 
 func newRig(t *testing.T, cfg attach.Config) *rig {
 	t.Helper()
+	return newRigWith(t, cfg, nil)
+}
+
+// newRigWith is newRig with bc as b's MAD client: it sees what reaches b
+// from the wire, and b answers for it with b.SendMAD.
+func newRigWith(t *testing.T, cfg attach.Config, bc hca.MADClient) *rig {
+	t.Helper()
 	linktest.LeakCheck(t)
 	r := &rig{clk: clock.NewManual(epoch), base: uniqueBase()}
 	cfg.Name, cfg.Clock = r.base, r.clk
@@ -67,7 +74,7 @@ func newRig(t *testing.T, cfg attach.Config) *rig {
 	r.a, err = hca.New(hca.Config{NodeGUID: guidA, Description: "ibf-t a", Ports: []link.Endpoint{r.ea}, Clock: r.clk, MADClient: r.srv})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.a.Close() })
-	r.b, err = hca.New(hca.Config{NodeGUID: guidB, Description: "ibf-t b", Ports: []link.Endpoint{r.eb}, Clock: r.clk})
+	r.b, err = hca.New(hca.Config{NodeGUID: guidB, Description: "ibf-t b", Ports: []link.Endpoint{r.eb}, Clock: r.clk, MADClient: bc})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.b.Close() })
 	require.NoError(t, r.srv.Attach(r.a))
@@ -199,4 +206,34 @@ func (r *rawClient) connect(t *testing.T, issm bool) (uint32, simproto.CtlType) 
 	ci, err := simproto.DecodeClientInfo(resp.Data[:])
 	require.NoError(t, err)
 	return ci.ID, resp.Type
+}
+
+// Rig LIDs once activate has run.
+const (
+	lidA = 1
+	lidB = 2
+)
+
+// activate makes both ports Active with LIDs lidA and lidB, through a
+// client of a's attach point playing SM for a moment: GMPs pass only
+// Active ports.
+func (r *rig) activate(t *testing.T) {
+	t.Helper()
+	c := r.dial(t, simclient.Config{})
+	defer c.Close()
+	for i, n := range []struct {
+		path []uint8
+		lid  uint16
+	}{{nil, lidA}, {[]uint8{0, 1}, lidB}} {
+		get := call(t, c, drGet(t, uint64(10*i+1), mad.AttrPortInfo, 1, n.path))
+		pi, err := mad.DecodePortInfo(mad.DRSMP(get.Data).Data())
+		require.NoError(t, err)
+		for j, s := range []mad.PortState{mad.PortStateArmed, mad.PortStateActive} {
+			pi.LID, pi.PortState, pi.PortPhysicalState = n.lid, s, mad.PhysStateNoChange
+			set := call(t, c, drMAD(t, mad.MethodSet, uint64(10*i+2+j), mad.AttrPortInfo, 1, n.path, mad.AppendPortInfo(nil, &pi)))
+			got, err := mad.DecodePortInfo(mad.DRSMP(set.Data).Data())
+			require.NoError(t, err)
+			require.Equal(t, s, got.PortState)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"ibfab/hca"
 	"ibfab/internal/clock"
 	"ibfab/simproto"
+	"ibfab/wire/mad"
 )
 
 // Defaults New fills in for zero Config fields.
@@ -97,6 +98,9 @@ type Server struct {
 		sync.Mutex
 		started, closed bool
 		pending         map[uint64]*pending // by TID as sent (slot in bits 63-48)
+		// lastSender is the client that last sent a MAD of each class
+		// (route.go).
+		lastSender map[mad.MgmtClass]*client
 	}
 	st counters
 }
@@ -117,6 +121,7 @@ type client struct {
 	port   uint8
 	issm   bool          // under Server.mu
 	gone   bool          // under Server.mu
+	sent   bool          // it has sent a MAD; under Server.mu
 	out    chan []byte   // datagrams for it
 	done   chan struct{} // closed on disconnect
 	reason string
@@ -160,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 		s.clk = clock.Real()
 	}
 	s.mu.pending = make(map[uint64]*pending)
+	s.mu.lastSender = make(map[mad.MgmtClass]*client)
 	if cfg.NodeID != "" {
 		s.node.Store(&cfg.NodeID)
 	}

@@ -12,6 +12,7 @@ const (
 	DropSendFailed                    // the HCA refused a client's MAD (port down, closed)
 	DropNoRequest                     // a response no outstanding request waits for: late, or not a client's
 	DropNoSM                          // an unsolicited MAD (trap, SMInfo, SA request) with no SM client
+	DropNoClient                      // a request of another class no client takes, not a Get or Set
 	DropQueueFull                     // the client's queue was full
 	DropClientGone                    // the client disconnected before it could be given the MAD
 	DropWriteFailed                   // the client's socket did not take it
@@ -24,6 +25,7 @@ var dropNames = [numDropReasons]string{
 	DropSendFailed:  "send_failed",
 	DropNoRequest:   "no_request",
 	DropNoSM:        "no_sm",
+	DropNoClient:    "no_client",
 	DropQueueFull:   "queue_full",
 	DropClientGone:  "client_gone",
 	DropWriteFailed: "write_failed",
@@ -54,20 +56,24 @@ type Stats struct {
 	// wrong size or magic (ignored, as ibsim does), of an unknown type or
 	// from a client that is not connected (answered with CtlError), MAD
 	// datagrams of the wrong size (dropped).
-	BadMessages uint64            `json:"bad_messages"`
-	MADsIn      uint64            `json:"mads_in"`  // from clients, into the HCA
-	MADsOut     uint64            `json:"mads_out"` // written to clients
-	Outstanding int               `json:"outstanding"`
-	Timeouts    uint64            `json:"timeouts"` // requests handed back with ETIMEDOUT
-	Retries     uint64            `json:"retries"`  // requests resent
-	Drops       map[string]uint64 `json:"drops,omitempty"`
-	DropTotal   uint64            `json:"drop_total"`
+	BadMessages uint64 `json:"bad_messages"`
+	MADsIn      uint64 `json:"mads_in"`  // from clients, into the HCA
+	MADsOut     uint64 `json:"mads_out"` // written to clients
+	Outstanding int    `json:"outstanding"`
+	Timeouts    uint64 `json:"timeouts"` // requests handed back with ETIMEDOUT
+	Retries     uint64 `json:"retries"`  // requests resent
+	// Unmatched counts the Gets and Sets no client takes, answered with
+	// status "unsupported method/attribute" as the kernel answers them.
+	Unmatched uint64            `json:"unmatched"`
+	Drops     map[string]uint64 `json:"drops,omitempty"`
+	DropTotal uint64            `json:"drop_total"`
 }
 
 type counters struct {
 	connects, refused, disconnects, dead atomic.Uint64
 	ctlMessages, ctlErrors, bad          atomic.Uint64
 	madsIn, madsOut, timeouts, retries   atomic.Uint64
+	unmatched                            atomic.Uint64
 	drops                                [numDropReasons]atomic.Uint64
 }
 
@@ -82,6 +88,7 @@ func (s *Server) Stats() Stats {
 		CtlMessages: s.st.ctlMessages.Load(), CtlErrors: s.st.ctlErrors.Load(),
 		BadMessages: s.st.bad.Load(), MADsIn: s.st.madsIn.Load(), MADsOut: s.st.madsOut.Load(),
 		Timeouts: s.st.timeouts.Load(), Retries: s.st.retries.Load(),
+		Unmatched: s.st.unmatched.Load(),
 	}
 	for r := range numDropReasons {
 		if n := s.st.drops[r].Load(); n > 0 {

@@ -13,7 +13,9 @@ import (
 // MADClient is the local SM side of an HCA: the ibsim-protocol attach point
 // (issue 4) or a test. It receives the MADs the agent hands to the node's
 // own SM — responses to requests sent with SendMAD, traps, SMInfo requests
-// when IsSM is set — and sends with HCA.SendMAD.
+// and TrapRepresses of the SM's own traps when IsSM is set, and, with
+// agent.Config.LocalGMP, the GMPs the agent does not serve — and sends with
+// HCA.SendMAD.
 type MADClient interface {
 	// DeliverMAD is called with a Local Outbound of the agent that arrived
 	// on port. It is called from the port's receive goroutine (or from
