@@ -75,6 +75,17 @@ func ccFabric(t *testing.T) (*fabrictest.Fabric, *fabrictest.OpenSM, map[string]
 	return f, o, lid
 }
 
+// ccSwitch returns the last switch of f's status.
+func ccSwitch(f *fabrictest.Fabric) string {
+	var sw string
+	for _, n := range f.Status().Nodes {
+		if n.Type == "switch" {
+			sw = n.Name
+		}
+	}
+	return sw
+}
+
 // TestCongestionControlOpenSM: OpenSM configures congestion control on
 // every switch and CA (its own port included, through the node's agent),
 // keeps running, logs no CC error, and ibccquery reads back what it set;
@@ -136,12 +147,7 @@ func TestCongestionControlStatus(t *testing.T) {
 	f, _, lid := ccFabric(t)
 	hosts := f.Hosts()
 	from := hosts[len(hosts)-1]
-	var sw string
-	for _, n := range f.Status().Nodes {
-		if n.Type == "switch" {
-			sw = n.Name
-		}
-	}
+	sw := ccSwitch(f)
 	cases := []struct {
 		name   string
 		method mad.Method
@@ -175,12 +181,7 @@ func TestPMAOptionalCounters(t *testing.T) {
 	f, _, lid := ccFabric(t)
 	hosts := f.Hosts()
 	from := hosts[len(hosts)-1]
-	var sw string
-	for _, n := range f.Status().Nodes {
-		if n.Type == "switch" {
-			sw = n.Name
-		}
-	}
+	sw := ccSwitch(f)
 	opts := []string{"-x", "-E", "-D", "--oprcvcounters", "--flowctlcounters", "--vloppackets",
 		"--vlopdata", "--vlxmitflowctlerrors", "--vlxmitcounters"}
 	for _, node := range []string{sw, hosts[0]} {

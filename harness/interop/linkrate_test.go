@@ -12,20 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
 )
-
-// linkratePort returns the status of port num of node.
-func linkratePort(t *testing.T, f *fabrictest.Fabric, node string, num int) nodeproc.PortStatus {
-	t.Helper()
-	for _, p := range f.Node(node).Ports {
-		if p.Port == num {
-			return p
-		}
-	}
-	t.Fatalf("%s has no port %d", node, num)
-	return nodeproc.PortStatus{}
-}
 
 // linkrateField returns the value ibportstate or smpquery printed for a
 // PortInfo field ("LinkWidthActive:......4X" gives "4X"); with several
@@ -86,7 +73,7 @@ func TestLinkWidthRetrain(t *testing.T) {
 			})
 			for _, end := range []struct{ node, port string }{{"sw1", "2"}, {"sw2", "1"}} {
 				num, _ := strconv.Atoi(end.port)
-				st := linkratePort(t, f, end.node, num)
+				st := portStatus(t, f, end.node, num)
 				assert.Equal(t, tt.active, st.Width, "%s[%s] status width", end.node, end.port)
 				assert.Equal(t, tt.rate, st.Rate, "%s[%s] status rate", end.node, end.port)
 				out := f.MustUMAD("ca1", "smpquery", "portinfo", lid[end.node], end.port)

@@ -119,7 +119,7 @@ func madrouteIbsim(t *testing.T, topo *topologies.Topology) (func(args ...string
 		b, _ := os.ReadFile(log)
 		return strings.Contains(string(b), "SUBNET UP")
 	})
-	g2l := readGUID2LID(t, filepath.Join(dir, "guid2lid"))
+	g2l := fabrictest.ReadGUID2LID(t, filepath.Join(dir, "guid2lid"))
 	return func(args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -127,25 +127,6 @@ func madrouteIbsim(t *testing.T, topo *topologies.Topology) (func(args ...string
 		require.NoError(t, err, "saquery %v on ibsim", args)
 		return string(out)
 	}, g2l
-}
-
-func readGUID2LID(t *testing.T, file string) map[uint64]uint16 {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	require.NoError(t, err)
-	m := map[uint64]uint16{}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		g, err1 := strconv.ParseUint(f[0], 0, 64)
-		lid, err2 := strconv.ParseUint(f[1], 0, 16)
-		require.NoError(t, err1)
-		require.NoError(t, err2)
-		m[g] = uint16(lid)
-	}
-	return m
 }
 
 // madrouteLIDs maps node names to LIDs through a GUID→LID map: a switch's

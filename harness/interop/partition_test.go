@@ -64,9 +64,9 @@ func TestPartitions(t *testing.T) {
 			t.Fatalf("%s is not cabled", host)
 		}
 		sw := topo.Node(p.Node).Name
-		return partSwPort{sw: sw, lid: partPortOf(t, f, sw, p.Port).LID, port: p.Port}
+		return partSwPort{sw: sw, lid: portStatus(t, f, sw, p.Port).LID, port: p.Port}
 	}
-	lid := func(host string) uint16 { return partPortOf(t, f, host, 1).LID }
+	lid := func(host string) uint16 { return portStatus(t, f, host, 1).LID }
 
 	t.Run("switch tables", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -128,27 +128,27 @@ func TestPartitions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, out := facing(tc.src), facing(tc.dst)
-			rx0 := partPortOf(t, f, tc.dst, 1).Traffic.RxPackets
-			drop0 := partPortOf(t, f, tc.dst, 1).Drops["pkey_violation"]
-			rcv0 := partPortOf(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
-			xmit0 := partPortOf(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors
+			rx0 := portStatus(t, f, tc.dst, 1).Traffic.RxPackets
+			drop0 := portStatus(t, f, tc.dst, 1).Drops["pkey_violation"]
+			rcv0 := portStatus(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
+			xmit0 := portStatus(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors
 			f.For(t).MustCall(tc.src, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: fabrictest.PairLoad,
 				Payload: 256, Dests: []uint16{lid(tc.dst)}, Seed: 1, PKey: tc.pkey}, nil)
 			defer f.For(t).StopTraffic([]string{tc.src})
-			arrived := func() bool { return partPortOf(t, f, tc.dst, 1).Traffic.RxPackets >= rx0+5 }
+			arrived := func() bool { return portStatus(t, f, tc.dst, 1).Traffic.RxPackets >= rx0+5 }
 			var where func() bool
 			switch tc.want {
 			case "delivered":
 				where = arrived
 			case "receiver":
-				where = func() bool { return partPortOf(t, f, tc.dst, 1).Drops["pkey_violation"] >= drop0+5 }
+				where = func() bool { return portStatus(t, f, tc.dst, 1).Drops["pkey_violation"] >= drop0+5 }
 			case "ingress":
 				where = func() bool {
-					return partPortOf(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors >= min(rcv0+5, 255)
+					return portStatus(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors >= min(rcv0+5, 255)
 				}
 			case "egress":
 				where = func() bool {
-					return partPortOf(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors >= min(xmit0+5, 255)
+					return portStatus(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors >= min(xmit0+5, 255)
 				}
 			}
 			fabrictest.Wait(t, 20*time.Second, tc.want, where)
@@ -157,8 +157,8 @@ func TestPartitions(t *testing.T) {
 			}
 			if tc.want == "delivered" || tc.want == "receiver" {
 				// Nothing was dropped at the switches on the way.
-				rcv := partPortOf(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
-				xmit := partPortOf(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors
+				rcv := portStatus(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
+				xmit := portStatus(t, f, out.sw, out.port).Counters.PortXmitConstraintErrors
 				if rcv != rcv0 || xmit != xmit0 {
 					t.Errorf("switches dropped the flow: PortRcvConstraintErrors %d→%d at %s port %d, PortXmitConstraintErrors %d→%d at %s port %d",
 						rcv0, rcv, in.sw, in.port, xmit0, xmit, out.sw, out.port)
@@ -167,9 +167,9 @@ func TestPartitions(t *testing.T) {
 			// perfquery reads the switch's counters as OpenSM's PerfMgr would.
 			switch tc.want {
 			case "delivered":
-				t.Logf("%s received %d packets", tc.dst, partPortOf(t, f, tc.dst, 1).Traffic.RxPackets-rx0)
+				t.Logf("%s received %d packets", tc.dst, portStatus(t, f, tc.dst, 1).Traffic.RxPackets-rx0)
 			case "receiver":
-				t.Logf("%s dropped %d packets for their P_Key", tc.dst, partPortOf(t, f, tc.dst, 1).Drops["pkey_violation"]-drop0)
+				t.Logf("%s dropped %d packets for their P_Key", tc.dst, portStatus(t, f, tc.dst, 1).Drops["pkey_violation"]-drop0)
 			case "ingress":
 				partPerfCounter(t, f, in, "PortRcvConstraintErrors")
 				partStatusDrops(t, f, in)
@@ -204,21 +204,9 @@ func partPerfCounter(t *testing.T, f *fabrictest.Fabric, sp partSwPort, counter 
 // the drops of switch port sp.
 func partStatusDrops(t *testing.T, f *fabrictest.Fabric, sp partSwPort) {
 	t.Helper()
-	if d := partPortOf(t, f, sp.sw, sp.port).Drops; d["pkey_violation"] == 0 {
+	if d := portStatus(t, f, sp.sw, sp.port).Drops; d["pkey_violation"] == 0 {
 		t.Errorf("ibfab status: %s port %d drops %v, want pkey_violation", sp.sw, sp.port, d)
 	}
-}
-
-// partPortOf returns the status of port n of node, as ibfab status shows it.
-func partPortOf(t *testing.T, f *fabrictest.Fabric, node string, n int) nodeproc.PortStatus {
-	t.Helper()
-	for _, p := range f.For(t).Node(node).Ports {
-		if p.Port == n {
-			return p
-		}
-	}
-	t.Fatalf("%s has no port %d in its status", node, n)
-	return nodeproc.PortStatus{}
 }
 
 // partAddPKey puts k into the first free entry of block 0 of host's own

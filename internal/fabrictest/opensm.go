@@ -76,7 +76,14 @@ func (o *OpenSM) WaitLog(tb testing.TB, timeout time.Duration, from int, want ..
 // GUID2LID reads OpenSM's GUID→LID cache: port GUID → base LID.
 func (o *OpenSM) GUID2LID(tb testing.TB) map[uint64]uint16 {
 	tb.Helper()
-	fh, err := os.Open(filepath.Join(o.Dir, "guid2lid"))
+	return ReadGUID2LID(tb, filepath.Join(o.Dir, "guid2lid"))
+}
+
+// ReadGUID2LID reads an OpenSM GUID→LID cache file (OSM_CACHE_DIR's
+// guid2lid, whatever fabric the OpenSM ran on): port GUID → base LID.
+func ReadGUID2LID(tb testing.TB, file string) map[uint64]uint16 {
+	tb.Helper()
+	fh, err := os.Open(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
