@@ -93,13 +93,17 @@ type Agent struct {
 	tables   tables // lock-free reads; written with mu held
 
 	// mu protects everything below it.
-	mu     sync.Mutex
-	port   []portState // indexed by port number; a CA's port 0 is unused
-	sw     switchState
-	trap   trapState
-	cc     ccState
-	tidSeq uint32
-	closed bool
+	mu   sync.Mutex
+	port []portState // indexed by port number; a CA's port 0 is unused
+	sw   switchState
+	trap trapState
+	cc   ccState
+	// The PMA's and the CC agent's attribute tables, built once by New:
+	// they depend only on the node type and its counters.
+	pmaDispatch map[mad.AttrID]pmaServe
+	ccDispatch  map[mad.AttrID]ccAttr
+	tidSeq      uint32
+	closed      bool
 }
 
 // portState is the SMA's record of one port.
@@ -156,6 +160,7 @@ func New(cfg Config) (*Agent, error) {
 		DefaultMulticastNotPrimaryPort:    mad.LFTNoPort,
 	}
 	a.tables.init(a)
+	a.pmaDispatch, a.ccDispatch = a.pmaAttrs(), a.ccAttrs()
 	return a, nil
 }
 

@@ -129,7 +129,7 @@ func (a *Agent) servePMA(h mad.MAD) mad.Status {
 		return mad.StatusMethodUnsupported
 	}
 	data := mad.PMA(h).Data()
-	serve, ok := a.pmaAttrs()[h.AttrID()]
+	serve, ok := a.pmaDispatch[h.AttrID()]
 	if !ok {
 		return mad.StatusMethodAttrUnsupported
 	}
@@ -184,7 +184,7 @@ const (
 // not serve).
 func (a *Agent) pmaCapMask() uint16 {
 	m := uint16(pmaCapAllPortSelect)
-	attrs := a.pmaAttrs()
+	attrs := a.pmaDispatch
 	if _, ok := attrs[mad.AttrPortCountersExtended]; ok {
 		m |= pmaCapExtWidth
 	}
