@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"ibfab/agent"
-	"ibfab/agent/agenttest"
+	"ibfab/memfabric"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
 // sm plays the subnet manager at one CA of a fabric of agents.
 type sm struct {
-	f    *agenttest.Fabric
+	f    *memfabric.Fabric
 	node int // the SM's CA; it sends from port 1
 	tid  uint64
 	lids map[int]uint16 // node → LID, once assigned
@@ -22,7 +22,7 @@ type sm struct {
 
 func newSM(t *testing.T, topo *topologies.Topology) *sm {
 	t.Helper()
-	f, err := agenttest.NewFabric(topo)
+	f, err := memfabric.NewFabric(topo)
 	if err != nil {
 		t.Fatalf("NewFabric: %v", err)
 	}
@@ -71,7 +71,7 @@ func (s *sm) mustDR(t *testing.T, path []uint8, m mad.Method, attr mad.AttrID, m
 }
 
 // lid sends a LID-routed SMP to dlid and returns the responses.
-func (s *sm) lid(t *testing.T, dlid uint16, m mad.Method, attr mad.AttrID, mod uint32, data []byte) []agenttest.Delivery {
+func (s *sm) lid(t *testing.T, dlid uint16, m mad.Method, attr mad.AttrID, mod uint32, data []byte) []memfabric.Delivery {
 	t.Helper()
 	s.tid++
 	f := mad.SMPFields{Method: m, TransactionID: s.tid, AttrID: attr, AttrModifier: mod}
@@ -87,7 +87,7 @@ func (s *sm) lid(t *testing.T, dlid uint16, m mad.Method, attr mad.AttrID, mod u
 func (s *sm) configure(t *testing.T) {
 	t.Helper()
 	topo := s.f.Topology()
-	routes := agenttest.Routes(topo, s.node)
+	routes := memfabric.Routes(topo, s.node)
 	s.lids = map[int]uint16{}
 	for i := range topo.Nodes() {
 		s.lids[i] = uint16(i + 1)
@@ -111,7 +111,7 @@ func (s *sm) configure(t *testing.T) {
 			lft.Ports[j] = mad.LFTNoPort
 		}
 		top := uint16(0)
-		for d, r := range agenttest.Routes(topo, i) {
+		for d, r := range memfabric.Routes(topo, i) {
 			lid := s.lids[d]
 			lft.Ports[lid] = 0
 			if d != i {
@@ -127,10 +127,10 @@ func (s *sm) configure(t *testing.T) {
 
 // traps lets the switches' trap repeats run and returns the traps that
 // reach the SM.
-func (s *sm) traps(t *testing.T) []agenttest.Delivery {
+func (s *sm) traps(t *testing.T) []memfabric.Delivery {
 	t.Helper()
 	s.f.Advance(agent.TrapRepeatInterval(0, agent.DefaultRespTimeValue))
-	var ts []agenttest.Delivery
+	var ts []memfabric.Delivery
 	for _, d := range s.f.Received(s.node) {
 		if mad.MAD(d.MAD).Method() == mad.MethodTrap {
 			ts = append(ts, d)
@@ -140,7 +140,7 @@ func (s *sm) traps(t *testing.T) []agenttest.Delivery {
 }
 
 // repress answers trap d with a TrapRepress, as an SM does.
-func (s *sm) repress(d agenttest.Delivery) {
+func (s *sm) repress(d memfabric.Delivery) {
 	f := mad.SMPFields{Method: mad.MethodTrapRepress, TransactionID: mad.MAD(d.MAD).TransactionID(), AttrID: mad.AttrNotice}
 	copy(f.Data[:], mad.SMP(d.MAD).Data())
 	s.f.Send(s.node, agent.Request{Port: 1, DLID: d.SLID, MAD: mad.AppendSMP(nil, &f)})
@@ -198,7 +198,7 @@ func TestDirectedRoute(t *testing.T) {
 		})
 	}
 	t.Run("routes agree", func(t *testing.T) {
-		routes := agenttest.Routes(topo, 0)
+		routes := memfabric.Routes(topo, 0)
 		for _, name := range []string{"ca7", "sw5", "sw10", "ca15"} {
 			r := routes[lookup(t, topo, name)]
 			s := newSM(t, topo)
@@ -373,7 +373,7 @@ func TestTrap128(t *testing.T) {
 	topo := topologies.Thesis8()
 	s := newSM(t, topo)
 	sw8 := lookup(t, topo, "sw8")
-	path := agenttest.Routes(topo, 0)[sw8].Path
+	path := memfabric.Routes(topo, 0)[sw8].Path
 	psc := func() bool {
 		r := s.mustDR(t, path, mad.MethodGet, mad.AttrSwitchInfo, 0, nil)
 		return mad.SwitchInfo(r.Data()).PortStateChange()

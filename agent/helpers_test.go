@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"ibfab/agent"
-	"ibfab/agent/agenttest"
 	"ibfab/internal/clock"
+	"ibfab/memfabric"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -15,8 +15,8 @@ import (
 // node is one agent under test with its fakes.
 type node struct {
 	a     *agent.Agent
-	ports *agenttest.FakePorts
-	ctrs  *agenttest.FakeCounters
+	ports *memfabric.Ports
+	ctrs  *memfabric.Counters
 	clk   *clock.Manual
 	sent  *[]agent.Outbound // what the agent gave its Sender
 }
@@ -31,8 +31,8 @@ const (
 func newNode(t testing.TB, typ mad.NodeType, n uint8, opts ...func(*agent.Config)) *node {
 	t.Helper()
 	nd := &node{
-		ports: agenttest.NewFakePorts(n),
-		ctrs:  agenttest.NewFakeCounters(n),
+		ports: memfabric.NewPorts(n),
+		ctrs:  memfabric.NewCounters(n),
 		clk:   clock.NewManual(time.Unix(0, 0)),
 		sent:  new([]agent.Outbound),
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"ibfab/agent"
-	"ibfab/agent/agenttest"
+	"ibfab/memfabric"
 	"ibfab/wire/mad"
 )
 
@@ -360,7 +360,7 @@ func TestTrapRepeatInterval(t *testing.T) {
 
 // TestNew checks the configurations New refuses.
 func TestNew(t *testing.T) {
-	ok := agent.Config{Type: mad.NodeTypeCA, NumPorts: 1, NodeGUID: 1, Ports: agenttest.NewFakePorts(1)}
+	ok := agent.Config{Type: mad.NodeTypeCA, NumPorts: 1, NodeGUID: 1, Ports: memfabric.NewPorts(1)}
 	tests := []struct {
 		name string
 		mut  func(*agent.Config)

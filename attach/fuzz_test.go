@@ -17,8 +17,8 @@ import (
 	"ibfab/agent"
 	"ibfab/hca"
 	"ibfab/internal/clock"
-	"ibfab/internal/link"
-	"ibfab/internal/link/pipe"
+	"ibfab/link"
+	"ibfab/link/pipe"
 	"ibfab/simproto"
 	"ibfab/wire/mad"
 )

@@ -28,9 +28,9 @@ import (
 
 	"ibfab/attach"
 	"ibfab/hca"
-	"ibfab/internal/link"
-	"ibfab/internal/link/pipe"
-	"ibfab/internal/netnstest"
+	"ibfab/internal/testsupport/netnstest"
+	"ibfab/link"
+	"ibfab/link/pipe"
 	"ibfab/simclient"
 	"ibfab/softswitch"
 	"ibfab/topologies"
@@ -81,7 +81,7 @@ func buildFabric(t *testing.T, topo *topologies.Topology, srv *attach.Server) *h
 		}
 		switch n.Type {
 		case topologies.Switch:
-			s, err := softswitch.New(softswitch.Config{Node: n, Ports: eps})
+			s, err := softswitch.New(softswitch.Config{Name: n.Name, NumPorts: n.NumPorts, NodeGUID: n.GUID, Description: n.Description, Ports: eps})
 			require.NoError(t, err, n.Name)
 			t.Cleanup(s.Close)
 		case topologies.CA:

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"ibfab/bpf"
-	"ibfab/internal/netnstest"
+	"ibfab/internal/testsupport/netnstest"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

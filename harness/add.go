@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"ibfab/fabricnet"
 	"ibfab/internal/ctl"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/nodeproc"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 

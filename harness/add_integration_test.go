@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )

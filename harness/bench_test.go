@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
 	"ibfab/internal/proccpu"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"

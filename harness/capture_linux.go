@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"ibfab/capture"
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 	"ibfab/topologies"
 	"ibfab/wire"
 )
@@ -36,7 +36,7 @@ const (
 )
 
 // captureFilter passes the two IBA EtherTypes only, as the ports' own
-// sockets do (internal/link/veth):
+// sockets do (link/veth):
 //
 //	ldh [12]
 //	jeq #0x88B5, accept

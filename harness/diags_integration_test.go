@@ -24,9 +24,9 @@ import (
 
 	"ibfab/capture"
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
-	"ibfab/internal/tsharktest"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/tsharktest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 	"ibfab/simproto"
 )
 

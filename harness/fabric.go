@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/fabricnet"
 	"ibfab/internal/ctl"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/nodeproc"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"ibfab/bpf"
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 	"ibfab/topologies"
 )
 

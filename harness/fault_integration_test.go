@@ -13,10 +13,10 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/bpf"
+	"ibfab/fabricnet"
 	"ibfab/harness"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/wire/mad"
 )
 

@@ -14,11 +14,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/ibsimtest"
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
+	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/topologies"
 )
 
@@ -233,10 +233,10 @@ func opensmOnce(b *testing.B, ns string, env, args []string) (map[string]float64
 }
 
 func opensmOnIbsim(b *testing.B, topo *topologies.Topology, args ...string) (map[string]float64, map[string]any) {
-	sim, err := ibsimtest.Start(topo, b.TempDir())
+	sim, err := ibsimrun.Start(topo, b.TempDir())
 	require.NoError(b, err)
 	defer func() { require.NoError(b, sim.Close()) }()
-	env, err := ibsimtest.DiagEnv()
+	env, err := ibsimrun.DiagEnv()
 	require.NoError(b, err)
 	return opensmOnce(b, sim.NS, env, args)
 }

@@ -12,7 +12,7 @@ import (
 
 	"ibfab/capture"
 	"ibfab/harness"
-	"ibfab/internal/tsharktest"
+	"ibfab/internal/testsupport/tsharktest"
 	"ibfab/topologies"
 )
 

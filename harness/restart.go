@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"ibfab/internal/ctl"
-	"ibfab/internal/nodeproc"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 )
 
 // TestRestart: a restarted switch comes back with the flags it had and

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/nodeproc"
+	"ibfab/fabricnet"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 

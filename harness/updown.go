@@ -3,7 +3,7 @@ package harness
 import (
 	"fmt"
 
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 	"ibfab/topologies"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/topologies"
 )
 

@@ -16,7 +16,7 @@
 //
 // New builds one agent for the node (the agent's API is per node: it takes
 // the arrival port with each MAD) and one port.Port per link.Endpoint. The
-// agent sees the ports through internal/portagent's Control and Counters;
+// agent sees the ports through portagent's Control and Counters;
 // the HCA's own part of a PortInfo Set is the LID, which becomes the SLID of
 // what the HCA sends. Every port state change is reported back with
 // agent.PortStateChanged.

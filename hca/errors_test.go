@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"ibfab/internal/link"
-	"ibfab/internal/port"
+	"ibfab/link"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

@@ -8,9 +8,9 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
-	"ibfab/internal/link"
-	"ibfab/internal/port"
-	"ibfab/internal/portagent"
+	"ibfab/link"
+	"ibfab/port"
+	"ibfab/portagent"
 	"ibfab/wire/mad"
 )
 

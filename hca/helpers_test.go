@@ -8,11 +8,11 @@ import (
 	"ibfab/agent"
 	"ibfab/hca"
 	"ibfab/internal/clock"
-	"ibfab/internal/link"
-	"ibfab/internal/link/linktest"
-	"ibfab/internal/link/pipe"
-	"ibfab/internal/port"
-	"ibfab/internal/port/porttest"
+	"ibfab/link"
+	"ibfab/link/linktest"
+	"ibfab/link/pipe"
+	"ibfab/port"
+	"ibfab/port/porttest"
 	"ibfab/wire/mad"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"ibfab/hca"
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire/mad"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"ibfab/agent"
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

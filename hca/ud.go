@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

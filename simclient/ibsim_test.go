@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/ibsimtest"
-	"ibfab/internal/netnstest"
+	"ibfab/fabricnet"
+	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport/netnstest"
 	"ibfab/madport"
 	"ibfab/simclient"
 	"ibfab/simproto"
@@ -32,7 +32,7 @@ const waitLimit = time.Minute
 func startIbsim(t *testing.T, topo *topologies.Topology) string {
 	t.Helper()
 	netnstest.RequireRoot(t)
-	s, err := ibsimtest.Start(topo, t.TempDir())
+	s, err := ibsimrun.Start(topo, t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/agent"
-	"ibfab/internal/port"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
+	"ibfab/port"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -622,7 +622,7 @@ func TestAssimilateTrapAfterScan(t *testing.T) {
 // names (by LID): on a loaded fabric their traps come in after the
 // assimilation of the first one has begun.
 type lateTraps struct {
-	*madporttest.Port
+	*memport.Port
 	late map[uint16]bool
 }
 
@@ -848,7 +848,7 @@ func TestAssimilateKilledSwitchNoWait(t *testing.T) {
 // vl15 SMPs; beyond that, what the SM sends is dropped, as the soft
 // switch drops it (vl15_overflow). On means the hop stalls.
 type stalledHop struct {
-	*madporttest.Port
+	*memport.Port
 	on      bool
 	vl15    int
 	held    int
@@ -921,7 +921,7 @@ func TestAssimilateKilledSwitchBurst(t *testing.T) {
 // logPort is a bench port that logs, in order, the method and attribute
 // of what the SM sends and of what comes back to it.
 type logPort struct {
-	*madporttest.Port
+	*memport.Port
 	log  []string
 	lids []uint16 // each entry's MAD LID: for a send, where it went first
 }

@@ -1,6 +1,6 @@
 // Package sm is ibfab's subnet manager, independent of its transport: it
 // talks to the fabric through a madport.Port (the ibsim client protocol,
-// umad on a real HCA, or madporttest's in-memory fabric of agents).
+// umad on a real HCA, or memport's in-memory fabric of agents).
 //
 // # A sweep
 //
@@ -68,7 +68,7 @@
 // answers widen it again, back to Config.Window; Result.WindowMin says how
 // narrow it got in a sweep.
 // Everything runs on the caller's goroutine, and timeouts are timers on a
-// clock.Clock: the port's own when it has one (ClockPort, as madporttest's
+// clock.Clock: the port's own when it has one (ClockPort, as memport's
 // manual clock), so tests on a fake fabric time out without sleeping.
 //
 // # Ports

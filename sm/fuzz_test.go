@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"ibfab/agent"
-	"ibfab/agent/agenttest"
 	"ibfab/internal/clock"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
+	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -93,7 +93,7 @@ func FuzzSweepAnswers(f *testing.F) {
 // garblePort passes MADs to and from a fake fabric, replacing the
 // attribute data of the answers garble picks with data.
 type garblePort struct {
-	*madporttest.Port
+	*memport.Port
 	data   []byte
 	garble func(attr mad.AttrID) bool
 	on     bool
@@ -132,12 +132,12 @@ func FuzzAssimilateAnswers(f *testing.F) {
 	f.Add(ni, uint8(4), true)
 	f.Add([]byte{}, uint8(7), false)
 	f.Fuzz(func(t *testing.T, data []byte, which uint8, trap bool) {
-		fab, err := agenttest.NewFabric(topologies.Thesis8())
+		fab, err := memfabric.NewFabric(topologies.Thesis8())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer fab.Close()
-		mp, err := madporttest.New(fab, 0, 1)
+		mp, err := memport.New(fab, 0, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,12 +187,12 @@ func FuzzTrap(f *testing.F) {
 	f.Add(make([]byte, 256))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, m []byte) {
-		fab, err := agenttest.NewFabric(topologies.Thesis8())
+		fab, err := memfabric.NewFabric(topologies.Thesis8())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer fab.Close()
-		mp, err := madporttest.New(fab, 0, 1)
+		mp, err := memport.New(fab, 0, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -73,8 +73,8 @@ func TestServeSMInfo(t *testing.T) {
 // another CA: after each of its sends it answers, with info, the SMInfo
 // requests that reached the other CA.
 type otherSM struct {
-	*madporttest.Port
-	other  *madporttest.Port
+	*memport.Port
+	other  *memport.Port
 	info   mad.SMInfoFields
 	silent bool
 	asked  int
@@ -129,7 +129,7 @@ func TestElection(t *testing.T) {
 			ca15, _ := topo.Lookup("ca15")
 			b := newBench(t, topo, ca15, 1)
 			require.NoError(t, b.f.Node(0).Agent.SetIsSM(1, true))
-			other, err := madporttest.New(b.f, 0, 1)
+			other, err := memport.New(b.f, 0, 1)
 			require.NoError(t, err)
 			port := &otherSM{Port: b.port, other: other, info: tt.other, silent: tt.silent}
 			s, err := sm.New(port, sm.Config{Priority: tt.prio})

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/agent"
-	"ibfab/agent/agenttest"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
+	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -22,16 +22,16 @@ import (
 // bench is a fabric of agents with an SM port on one of its nodes.
 type bench struct {
 	topo *topologies.Topology
-	f    *agenttest.Fabric
-	port *madporttest.Port
+	f    *memfabric.Fabric
+	port *memport.Port
 }
 
-func newBench(t *testing.T, topo *topologies.Topology, node int, port uint8, opts ...agenttest.Option) *bench {
+func newBench(t *testing.T, topo *topologies.Topology, node int, port uint8, opts ...memfabric.Option) *bench {
 	t.Helper()
-	f, err := agenttest.NewFabric(topo, opts...)
+	f, err := memfabric.NewFabric(topo, opts...)
 	require.NoError(t, err)
 	t.Cleanup(f.Close)
-	p, err := madporttest.New(f, node, port)
+	p, err := memport.New(f, node, port)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return &bench{topo: topo, f: f, port: p}
@@ -66,7 +66,7 @@ func mustGen(t *testing.T) func(*topologies.Topology, error) *topologies.Topolog
 // end port follows the switches' LFTs (agent.OutPort), hop by hop, to the
 // port that owns the LID. Only the nodes node 0 reaches over live links
 // count: those powered off, or cut off from the SM, are left out.
-func checkUp(t *testing.T, f *agenttest.Fabric) {
+func checkUp(t *testing.T, f *memfabric.Fabric) {
 	t.Helper()
 	topo := f.Topology()
 	live := liveNodes(f)
@@ -123,7 +123,7 @@ func checkUp(t *testing.T, f *agenttest.Fabric) {
 
 // liveNodes returns the nodes node 0 reaches over links whose ends are
 // both physically up.
-func liveNodes(f *agenttest.Fabric) map[int]bool {
+func liveNodes(f *memfabric.Fabric) map[int]bool {
 	topo := f.Topology()
 	live := map[int]bool{0: true}
 	queue := []int{0}
@@ -144,7 +144,7 @@ func liveNodes(f *agenttest.Fabric) map[int]bool {
 }
 
 // walk follows a packet for lid from node src; "" when it arrives.
-func walk(f *agenttest.Fabric, src int, lid uint16, dstNode, dstPort int) string {
+func walk(f *memfabric.Fabric, src int, lid uint16, dstNode, dstPort int) string {
 	topo := f.Topology()
 	at, in := src, 0
 	if topo.Node(src).Type != topologies.Switch {
@@ -492,7 +492,7 @@ func TestSecondSweep(t *testing.T) {
 	checkUp(t, b.f)
 }
 
-func agentLIDs(f *agenttest.Fabric) map[string]uint16 {
+func agentLIDs(f *memfabric.Fabric) map[string]uint16 {
 	m := map[string]uint16{}
 	for _, n := range f.Nodes() {
 		p := uint8(0)
@@ -601,7 +601,7 @@ func TestTakeOver(t *testing.T) {
 	lids := agentLIDs(b.f)
 
 	ca15, _ := topo.Lookup("ca15")
-	p, err := madporttest.New(b.f, ca15, 1)
+	p, err := memport.New(b.f, ca15, 1)
 	require.NoError(t, err)
 	s, err := sm.New(p, sm.Config{})
 	require.NoError(t, err)

@@ -10,16 +10,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/agent/agenttest"
 	"ibfab/internal/clock"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
+	"ibfab/memfabric"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
 // silentPort takes every MAD and never answers; Recv lets time pass on
-// its manual clock, as madporttest does.
+// its manual clock, as memport does.
 type silentPort struct {
 	clk  *clock.Manual
 	sent []time.Time
@@ -86,12 +86,12 @@ func TestWindow(t *testing.T) {
 	assert.Zero(t, tx.inflight)
 }
 
-// watchPort is a madporttest port that records, at each send, the SMPs
+// watchPort is a memport port that records, at each send, the SMPs
 // in flight (this one included) and the window, and loses the sends drop
 // reports true for: i counts sends from 0, burst those since the last
 // receive (this one included).
 type watchPort struct {
-	*madporttest.Port
+	*memport.Port
 	tx       *txnLayer
 	drop     func(i, burst int) bool
 	burst    int
@@ -186,10 +186,10 @@ func TestAdaptiveWindow(t *testing.T) {
 			maxInflight: 4, windowMin: 4, windowEnd: 4, smps: 18, timeouts: 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := agenttest.NewFabric(topologies.Thesis8())
+			f, err := memfabric.NewFabric(topologies.Thesis8())
 			require.NoError(t, err)
 			defer f.Close()
-			mp, err := madporttest.New(f, 0, 1)
+			mp, err := memport.New(f, 0, 1)
 			require.NoError(t, err)
 			p := &watchPort{Port: mp, drop: tc.drop}
 			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries, Burst: tc.burst})
@@ -337,10 +337,10 @@ func uniq(xs []uint64) map[uint64]bool {
 // TestRetryAnswers loses the first two attempts of a request; the third
 // is answered.
 func TestRetryAnswers(t *testing.T) {
-	f, err := agenttest.NewFabric(topologies.Thesis8())
+	f, err := memfabric.NewFabric(topologies.Thesis8())
 	require.NoError(t, err)
 	defer f.Close()
-	p, err := madporttest.New(f, 0, 1)
+	p, err := memport.New(f, 0, 1)
 	require.NoError(t, err)
 	lost := 0
 	p.SetFilter(func(madport.MAD) bool { lost++; return lost > 2 })

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -16,7 +16,7 @@ import (
 
 // plainPort hides the switches' optimized SLtoVL programming in the
 // SwitchInfo answers it passes up, as ibsim's switches lack it.
-type plainPort struct{ *madporttest.Port }
+type plainPort struct{ *memport.Port }
 
 func (p plainPort) Recv(ctx context.Context) (madport.MAD, error) {
 	m, err := p.Port.Recv(ctx)

@@ -5,9 +5,9 @@ import (
 	"net"
 	"testing"
 
-	"ibfab/internal/link"
-	"ibfab/internal/link/pipe"
-	"ibfab/internal/port"
+	"ibfab/link"
+	"ibfab/link/pipe"
+	"ibfab/port"
 	"ibfab/softswitch"
 	"ibfab/wire/mad"
 )

@@ -37,7 +37,7 @@
 //
 // # Seams
 //
-// The agent sees the ports through internal/portagent's Control and
+// The agent sees the ports through portagent's Control and
 // Counters; the switch's own part of a PortInfo Set is the VL arbitration
 // the SM programmed, which syncArbitration copies to the port.
 // Port state changes reach the agent through port.Config.OnStateChange, which

@@ -1,7 +1,7 @@
 package softswitch
 
 import (
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

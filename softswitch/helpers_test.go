@@ -9,11 +9,11 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
-	"ibfab/internal/link"
-	"ibfab/internal/link/linktest"
-	"ibfab/internal/link/pipe"
-	"ibfab/internal/port"
-	"ibfab/internal/port/porttest"
+	"ibfab/link"
+	"ibfab/link/linktest"
+	"ibfab/link/pipe"
+	"ibfab/port"
+	"ibfab/port/porttest"
 	"ibfab/softswitch"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -194,7 +194,7 @@ func newFabric(t *testing.T, topo *topologies.Topology, pc port.Config) *fabric 
 					eps[p] = e
 				}
 			}
-			s, err := softswitch.New(softswitch.Config{Node: n, Ports: eps, PortConfig: pc, Clock: f.clk})
+			s, err := softswitch.New(softswitch.Config{Name: n.Name, NumPorts: n.NumPorts, NodeGUID: n.GUID, Description: n.Description, Ports: eps, PortConfig: pc, Clock: f.clk})
 			if err != nil {
 				t.Fatalf("softswitch.New(%s): %v", n.Name, err)
 			}

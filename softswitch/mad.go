@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"ibfab/agent"
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

@@ -3,8 +3,8 @@ package softswitch_test
 import (
 	"testing"
 
-	"ibfab/internal/port"
-	"ibfab/internal/port/porttest"
+	"ibfab/port"
+	"ibfab/port/porttest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )

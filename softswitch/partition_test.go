@@ -3,7 +3,7 @@ package softswitch_test
 import (
 	"testing"
 
-	"ibfab/internal/port"
+	"ibfab/port"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

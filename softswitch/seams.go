@@ -1,6 +1,6 @@
 package softswitch
 
-import "ibfab/internal/port"
+import "ibfab/port"
 
 // syncArbitration pushes the agent's VL arbitration tables of port n to
 // the port once the SM has programmed them. Until then (every weight 0,

@@ -8,10 +8,9 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
-	"ibfab/internal/link"
-	"ibfab/internal/port"
-	"ibfab/internal/portagent"
-	"ibfab/topologies"
+	"ibfab/link"
+	"ibfab/port"
+	"ibfab/portagent"
 	"ibfab/wire/mad"
 )
 
@@ -20,9 +19,18 @@ var ErrConfig = errors.New("softswitch: bad config")
 
 // Config describes one soft switch.
 type Config struct {
-	// Node gives the switch's identity: NumPorts, GUIDs, description,
-	// vendor and device ids. Its Type must be topologies.Switch.
-	Node *topologies.Node
+	// Name names the switch in errors (a net file's node id).
+	Name string
+	// NumPorts counts the physical ports, 1..254; port 0 is the
+	// management port.
+	NumPorts int
+	// NodeGUID must not be 0; SystemImageGUID 0 means NodeGUID.
+	NodeGUID, SystemImageGUID uint64
+	Description               string
+	VendorID                  uint32
+	DeviceID                  uint16
+	// EnhancedPort0 makes the management port an enhanced port 0.
+	EnhancedPort0 bool
 	// Ports holds the endpoint of each physical port, indexed by port
 	// number (index 0, the management port, is ignored); nil or missing
 	// entries are uncabled ports. The switch owns the endpoints: Close
@@ -72,12 +80,10 @@ type Switch struct {
 // soon as its peer is there. The switch starts as after reset (no LIDs,
 // empty forwarding tables), waiting for the SM.
 func New(cfg Config) (*Switch, error) {
-	n := cfg.Node
+	n := &cfg
 	switch {
-	case n == nil:
-		return nil, fmt.Errorf("%w: no node", ErrConfig)
-	case n.Type != topologies.Switch:
-		return nil, fmt.Errorf("%w: node %q is a %v, not a switch", ErrConfig, n.Name, n.Type)
+	case n.NodeGUID == 0:
+		return nil, fmt.Errorf("%w: node %q has no GUID", ErrConfig, n.Name)
 	case n.NumPorts < 1 || n.NumPorts > 254:
 		return nil, fmt.Errorf("%w: node %q has %d ports", ErrConfig, n.Name, n.NumPorts)
 	case len(cfg.Ports) > n.NumPorts+1:
@@ -93,11 +99,11 @@ func New(cfg Config) (*Switch, error) {
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
 		NumPorts:        uint8(n.NumPorts),
-		NodeGUID:        n.GUID,
+		NodeGUID:        n.NodeGUID,
 		SystemImageGUID: n.SystemImageGUID,
 		Description:     n.Description,
 		VendorID:        n.VendorID,
-		DeviceID:        uint16(n.DeviceID),
+		DeviceID:        n.DeviceID,
 		EnhancedPort0:   n.EnhancedPort0,
 		// External ports hold P_Key tables and enforce them when the
 		// SM sets PartitionEnforcementInbound/Outbound (forward.go).

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"ibfab/agent"
-	"ibfab/internal/link"
-	"ibfab/internal/port"
-	"ibfab/internal/port/porttest"
+	"ibfab/link"
+	"ibfab/port"
+	"ibfab/port/porttest"
 	"ibfab/softswitch"
 	"ibfab/topologies"
 	"ibfab/wire"
@@ -15,15 +15,15 @@ import (
 )
 
 func TestNewBadConfig(t *testing.T) {
-	ca := &topologies.Node{Type: topologies.CA, Name: "ca", NumPorts: 1, GUID: 1}
-	sw := &topologies.Node{Type: topologies.Switch, Name: "sw", NumPorts: 2, GUID: 2}
 	for _, tc := range []struct {
 		name string
 		cfg  softswitch.Config
 	}{
-		{name: "no node", cfg: softswitch.Config{}},
-		{name: "not a switch", cfg: softswitch.Config{Node: ca}},
-		{name: "too many endpoints", cfg: softswitch.Config{Node: sw, Ports: make([]link.Endpoint, 4)}},
+		{name: "empty", cfg: softswitch.Config{}},
+		{name: "no GUID", cfg: softswitch.Config{Name: "sw", NumPorts: 2}},
+		{name: "no ports", cfg: softswitch.Config{Name: "sw", NodeGUID: 2}},
+		{name: "255 ports", cfg: softswitch.Config{Name: "sw", NodeGUID: 2, NumPorts: 255}},
+		{name: "too many endpoints", cfg: softswitch.Config{Name: "sw", NodeGUID: 2, NumPorts: 2, Ports: make([]link.Endpoint, 4)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := softswitch.New(tc.cfg); !errors.Is(err, softswitch.ErrConfig) {

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/agent/agenttest"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
+	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -22,23 +22,23 @@ import (
 // default fabric, which the test changes while ibsm runs.
 var changing struct {
 	mu   sync.Mutex
-	port *madporttest.Port
+	port *memport.Port
 }
 
 func init() {
 	sm.RegisterPort("changing", func(string) (madport.Port, error) {
-		f, err := agenttest.NewFabric(topologies.Thesis8())
+		f, err := memfabric.NewFabric(topologies.Thesis8())
 		if err != nil {
 			return nil, err
 		}
-		p, err := madporttest.New(f, 0, 1)
+		p, err := memport.New(f, 0, 1)
 		if err != nil {
 			return nil, err
 		}
 		changing.mu.Lock()
 		changing.port = p
 		changing.mu.Unlock()
-		return &fakePort{Port: p, f: f}, nil
+		return &memPort{Port: p, f: f}, nil
 	})
 }
 

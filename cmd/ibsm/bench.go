@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/ibsimtest"
+	"ibfab/fabricnet"
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
 	"ibfab/internal/proccpu"
 	"ibfab/sm"
@@ -324,7 +324,7 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	if err != nil {
 		return nil, err
 	}
-	if err := ibsimtest.CheckLimits(topo); err != nil {
+	if err := ibsimrun.CheckLimits(topo); err != nil {
 		return nil, err
 	}
 	osmEngine, _ := opensmEngine(o.routing)
@@ -394,7 +394,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	sim, err := ibsimtest.Start(topo, dir)
+	sim, err := ibsimrun.Start(topo, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +422,7 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	return r, nil
 }
 
-func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables string) (*SMRun, error) {
+func runIBSM(ctx context.Context, sim *ibsimrun.Sim, bin, routing, vlTables string) (*SMRun, error) {
 	// Born in the simulator's namespace, as opensmrun starts OpenSM: no
 	// ip netns exec in between to time.
 	cmd := exec.CommandContext(ctx, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
@@ -464,8 +464,8 @@ func runIBSM(ctx context.Context, sim *ibsimtest.Sim, bin, routing, vlTables str
 // runOpenSM runs opensm --once with engine on sim, its files in dir, and
 // fails unless its log says it routed with engine: an OpenSM that fell
 // back to minhop is not the SM the bench compares ibsm with.
-func runOpenSM(ctx context.Context, sim *ibsimtest.Sim, dir, engine string, root uint64) (*SMRun, error) {
-	env, err := ibsimtest.DiagEnv()
+func runOpenSM(ctx context.Context, sim *ibsimrun.Sim, dir, engine string, root uint64) (*SMRun, error) {
+	env, err := ibsimrun.DiagEnv()
 	if err != nil {
 		return nil, err
 	}

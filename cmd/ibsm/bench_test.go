@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/ibsimtest"
+	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/sm"
 	"ibfab/topologies"
 )

@@ -9,7 +9,7 @@ package main
 // Route follows the tables from source to destination: every ordered
 // pair of LIDs on the small networks, a fixed sample on the big ones.
 // Route walks at most 16 hops at once; longer up*/down* paths of the big
-// irregular networks are followed in pieces (ibsimtest.Sim.Trace).
+// irregular networks are followed in pieces (ibsimrun.Sim.Trace).
 
 import (
 	"bytes"
@@ -28,7 +28,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/ibsimtest"
+	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -84,7 +85,7 @@ func TestIbsim(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			topo, err := c.gen()
 			require.NoError(t, err)
-			require.NoError(t, ibsimtest.CheckLimits(topo))
+			require.NoError(t, ibsimrun.CheckLimits(topo))
 			checkOnIbsim(t, bin, topo)
 		})
 	}
@@ -238,7 +239,7 @@ func checkOnIbsim(t *testing.T, bin string, topo *topologies.Topology) {
 			r, err := sim.Trace(p[0], p[1], lidByName)
 			require.NoError(t, err)
 			maxHops = max(maxHops, r.Hops)
-			if r.Hops >= ibsimtest.MaxHops {
+			if r.Hops >= ibsimrun.MaxHops {
 				long++
 			}
 			if !r.OK {

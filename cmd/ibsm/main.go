@@ -4,7 +4,7 @@
 //	ibsm routes --dump --port SPEC [flags]
 //	ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
 //
-// SPEC names the port: "fake[:TOPOFILE]" is an in-memory fabric of agents
+// SPEC names the port: "mem[:TOPOFILE]" (also "fake:") is an in-memory fabric of agents
 // (the built-in default fabric without a file), with the SM on its first
 // node; "sim[:NAME]" attaches to Debian's ibsim or a soft HCA's attach
 // point (package simclient); "umad:CA:PORT" opens a real HCA port through
@@ -94,7 +94,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			strings.Join(sm.PortSchemes(), ", "), strings.Join(sm.Engines(), ", "))
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (fake[:TOPOFILE], sim[:NAME], umad:CA:PORT)")
+	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT)")
 	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
 	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/agent/agenttest"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
 	"ibfab/madport/umad"
 	"ibfab/madport/umad/umadtest"
+	"ibfab/memfabric"
 	"ibfab/topologies"
 )
 
@@ -29,10 +29,10 @@ func withUMAD(t *testing.T, k umad.Files) {
 // timeouts, issm) to a fabric of agents. Discovery takes the thesis's 97
 // SMPs, as on every other port.
 func TestUMADOnce(t *testing.T) {
-	f, err := agenttest.NewFabric(topologies.Default())
+	f, err := memfabric.NewFabric(topologies.Default())
 	require.NoError(t, err)
 	defer f.Close()
-	wire, err := madporttest.New(f, 0, 1)
+	wire, err := memport.New(f, 0, 1)
 	require.NoError(t, err)
 	defer wire.Close()
 	k := umadtest.New(umadtest.PortConfig{CA: "mlx5_0", Port: 1, Wire: wire})
@@ -57,10 +57,10 @@ func TestUMADOnce(t *testing.T) {
 // (unless the kernel's timer ran late by more than the SM's margin: then
 // the write is refused, and the SM's next deadline resends it).
 func TestUMADTimeouts(t *testing.T) {
-	f, err := agenttest.NewFabric(topologies.Default())
+	f, err := memfabric.NewFabric(topologies.Default())
 	require.NoError(t, err)
 	defer f.Close()
-	wire, err := madporttest.New(f, 0, 1)
+	wire, err := memport.New(f, 0, 1)
 	require.NoError(t, err)
 	defer wire.Close()
 	// Random losses: a fixed rhythm (every tenth) can meet a resend

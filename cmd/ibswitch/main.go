@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"ibfab/internal/nodeproc"
+	"ibfab/nodeproc"
 )
 
 func main() { os.Exit(nodeproc.Main(nodeproc.KindSwitch, os.Args[1:], os.Stderr)) }

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -101,16 +101,16 @@ var capAudit = []capRow{
 	}, 4, "harness/interop.TestQoSOneSweep"),
 	capValue("PortInfo.MTUCap (4096)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.MTUCap) })
-	}, uint64(mad.MTU4096), "internal/port.TestPacing"),
+	}, uint64(mad.MTU4096), "port.TestPacing"),
 	capValue("PortInfo.LinkWidthSupported (1X, 4X)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkWidthSupported) })
 	}, uint64(mad.LinkWidth1X|mad.LinkWidth4X), "harness/interop.TestLinkWidthRetrain"),
 	capValue("PortInfo.LinkSpeedSupported (SDR)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkSpeedSupported) })
-	}, uint64(mad.LinkSpeedSDR), "internal/port.TestLinkNegotiation"),
+	}, uint64(mad.LinkSpeedSDR), "port.TestLinkNegotiation"),
 	capValue("CA and switch external PortInfo.VLArbitrationHighCap", func(r *capReading) uint64 {
 		return capSame2(uint64(r.caPort.VLArbitrationHighCap), uint64(r.swLinked.VLArbitrationHighCap))
-	}, 64, "internal/portagent.TestVLArbitrationSetRuns"),
+	}, 64, "portagent.TestVLArbitrationSetRuns"),
 	capValue("CA and switch external PortInfo.VLArbitrationLowCap", func(r *capReading) uint64 {
 		return capSame2(uint64(r.caPort.VLArbitrationLowCap), uint64(r.swLinked.VLArbitrationLowCap))
 	}, 64, "harness/interop.TestQoSOneSweep"),

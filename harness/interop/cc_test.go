@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )

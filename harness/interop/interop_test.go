@@ -3,8 +3,8 @@ package interop_test
 import (
 	"testing"
 
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 )
 
 // portStatus returns the status of port num of node, as ibfab status

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 )
 
 // linkrateField returns the value ibportstate or smpquery printed for a

@@ -23,8 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/ibsimtest"
+	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/topologies"
 )
 
@@ -92,7 +93,7 @@ var madrouteDeviceFields = map[string]bool{
 // that runs saquery there, and the LIDs OpenSM gave.
 func madrouteIbsim(t *testing.T, topo *topologies.Topology) (func(args ...string) string, map[uint64]uint16) {
 	sim := ibsimtest.StartT(t, topo)
-	env, err := ibsimtest.DiagEnv()
+	env, err := ibsimrun.DiagEnv()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "opensm.conf")

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/topologies"
 )
 

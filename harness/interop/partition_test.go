@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )

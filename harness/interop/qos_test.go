@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/internal/fabrictest"
-	"ibfab/internal/nodeproc"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 )
 
 // qosNet is one switch and three hosts: ca1 and ca2 send to ca3, so sw1's

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/nodeproc"
 	"ibfab/internal/opensmrun"
+	"ibfab/nodeproc"
 	"ibfab/sm"
 )
 

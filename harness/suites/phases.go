@@ -12,7 +12,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/ctl"
-	"ibfab/internal/nodeproc"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 

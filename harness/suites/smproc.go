@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
-	"ibfab/internal/fabricnet"
 	"ibfab/sm"
 )
 

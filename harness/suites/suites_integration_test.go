@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/capture"
+	"ibfab/fabricnet"
 	"ibfab/harness/suites"
-	"ibfab/internal/fabricnet"
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 )
 
 // TestSuites runs every shipped suite against ibsm: each must pass its

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/fabrictest"
+	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/topologies"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"ibfab/internal/fabricnet"
+	"ibfab/fabricnet"
 )
 
 // Options say where and how OpenSM runs.

@@ -8,8 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ibfab/internal/ibsimtest"
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
+	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/topologies"
 )
 
@@ -114,7 +115,7 @@ func TestOnceIbsim(t *testing.T) {
 		t.Fatal("runs ibsim in a network namespace: run as root")
 	}
 	sim := ibsimtest.StartT(t, topologies.Default())
-	env, err := ibsimtest.DiagEnv()
+	env, err := ibsimrun.DiagEnv()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/agent/agenttest"
 	"ibfab/madport"
-	"ibfab/madport/madporttest"
+	"ibfab/madport/memport"
 	"ibfab/madport/umad"
 	"ibfab/madport/umad/umadtest"
+	"ibfab/memfabric"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -21,21 +21,21 @@ import (
 // asserts on how long anything takes.
 const waitLimit = 30 * time.Second
 
-// testbed is a fake kernel with two ports, each on its own agenttest
+// testbed is a fake kernel with two ports, each on its own memfabric
 // fabric of the thesis's default network at the first node's port 1:
 // umad0 is "mlx5_0" port 1, umad1 "old0" port 1 under an old kernel.
 type testbed struct {
 	topo *topologies.Topology
-	wire *madporttest.Port // umad0's
+	wire *memport.Port // umad0's
 	k    *umadtest.Kernel
 }
 
-func newWire(t *testing.T, topo *topologies.Topology) *madporttest.Port {
+func newWire(t *testing.T, topo *topologies.Topology) *memport.Port {
 	t.Helper()
-	f, err := agenttest.NewFabric(topo)
+	f, err := memfabric.NewFabric(topo)
 	require.NoError(t, err)
 	t.Cleanup(f.Close)
-	wire, err := madporttest.New(f, 0, 1)
+	wire, err := memport.New(f, 0, 1)
 	require.NoError(t, err)
 	return wire
 }

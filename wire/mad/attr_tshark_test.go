@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/capture"
-	"ibfab/internal/tsharktest"
+	"ibfab/internal/testsupport/tsharktest"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/capture"
-	"ibfab/internal/tsharktest"
+	"ibfab/internal/testsupport/tsharktest"
 	"ibfab/wire/mad"
 )
 

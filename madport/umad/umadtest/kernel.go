@@ -2,7 +2,7 @@
 // its users: a Kernel is an umad.Files whose sysfs shows the CA ports
 // added to it and whose umad and issm devices behave as the kernel's do in
 // what package umad relies on, over a wire that is any madport.Port (a
-// madporttest fabric of agents, typically):
+// memport fabric of agents, typically):
 //
 //   - IB_USER_MAD_ENABLE_PKEY only before any other use of a file
 //     (EINVAL after), or refused (ENOTTY) on an "old kernel" port;

@@ -1,0 +1,185 @@
+package fabrictest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"ibfab/fabricnet"
+	"ibfab/harness"
+	"ibfab/internal/ctl"
+	"ibfab/nodeproc"
+	"ibfab/topologies"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// Bin returns the path of a binary BuildBinaries built.
+func Bin(tb testing.TB, name string) string {
+	BuildBinaries(tb)
+	return filepath.Join(buildDir, name)
+}
+
+// BuildBinaries builds ibswitch, ibhca and ibsm once per test process into a
+// temporary directory and points the harness at it (harness.BinEnv).
+func BuildBinaries(tb testing.TB) {
+	tb.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "ibfab-bin-")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		buildErr = os.Setenv(harness.BinEnv, buildDir)
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+}
+
+// RequireRoot fails tb (never skips) when not root.
+func RequireRoot(tb testing.TB) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Fatal("this test runs a fabric in network namespaces: run it as root (sudo make test)")
+	}
+}
+
+// Fabric is a running fabric of a test.
+type Fabric struct {
+	Name string
+	Topo *topologies.Topology
+	tb   testing.TB
+}
+
+// Name returns a fabric name for tb unique on the machine: "t", the PID and
+// a suffix.
+func Name(suffix string) string {
+	return fmt.Sprintf("t%d_%s", os.Getpid(), suffix)
+}
+
+// Up brings topo up as fabric Name(suffix) with processes and registers a
+// teardown that fails tb if anything is left behind: a namespace, the run
+// directory (sockets, state), or a process in the fabric's namespaces.
+func Up(tb testing.TB, suffix string, topo *topologies.Topology, o harness.UpOptions) *Fabric {
+	tb.Helper()
+	RequireRoot(tb)
+	BuildBinaries(tb)
+	f := &Fabric{Name: Name(suffix), Topo: topo, tb: tb}
+	tb.Cleanup(func() {
+		ns, _ := fabricnet.Namespaces(f.Name)
+		if err := harness.Down(f.Name); err != nil {
+			tb.Errorf("down: %v", err)
+		}
+		if left, _ := fabricnet.Namespaces(f.Name); len(left) > 0 {
+			tb.Errorf("namespaces left behind: %v", left)
+		}
+		if pids, _ := fabricnet.Processes(ns); len(pids) > 0 {
+			tb.Errorf("processes left behind: %v", pids)
+		}
+		if _, err := os.Stat(filepath.Join(harness.RunDir, f.Name)); err == nil {
+			tb.Errorf("run directory %s left behind", filepath.Join(harness.RunDir, f.Name))
+		}
+	})
+	if _, err := harness.Up(f.Name, topo, o); err != nil {
+		tb.Fatalf("up: %v", err)
+	}
+	return f
+}
+
+// Call makes one control call to node.
+func (f *Fabric) Call(node, op string, args, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return ctl.Call(ctx, nodeproc.SocketPath(f.Name, node), op, args, result)
+}
+
+// MustCall is Call failing the test on error.
+func (f *Fabric) MustCall(node, op string, args, result any) {
+	f.tb.Helper()
+	if err := f.Call(node, op, args, result); err != nil {
+		f.tb.Fatalf("%s %s: %v", node, op, err)
+	}
+}
+
+// Status returns the status of the whole fabric.
+func (f *Fabric) Status() *harness.FabricStatus {
+	f.tb.Helper()
+	s, err := harness.Status(context.Background(), f.Name)
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	return s
+}
+
+// Node returns the status of one node.
+func (f *Fabric) Node(name string) nodeproc.Status {
+	f.tb.Helper()
+	var s nodeproc.Status
+	f.MustCall(name, "status", nil, &s)
+	return s
+}
+
+// Index returns the topology index of node name.
+func (f *Fabric) Index(name string) int {
+	f.tb.Helper()
+	i, ok := f.Topo.Lookup(name)
+	if !ok {
+		f.tb.Fatalf("no node %q", name)
+	}
+	return i
+}
+
+// PortName is "node[port]", as status prints peers.
+func PortName(t *topologies.Topology, p topologies.PortRef) string {
+	return fmt.Sprintf("%s[%d]", t.Node(p.Node).Name, p.Port)
+}
+
+// Wait polls cond every 10 ms until it holds or timeout passes.
+func Wait(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not after %v", what, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Hosts returns the names of the fabric's HCAs.
+func (f *Fabric) Hosts() []string {
+	var out []string
+	for _, n := range f.Topo.Nodes() {
+		if n.Type == topologies.CA {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// Exec runs argv in node's namespace and returns its combined output.
+func (f *Fabric) Exec(node string, env []string, argv ...string) ([]byte, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = append(os.Environ(), env...)
+	var out []byte
+	err := fabricnet.Do(fabricnet.Namespace(f.Name, node), func() error {
+		var err error
+		out, err = c.CombinedOutput()
+		return err
+	})
+	return out, err
+}

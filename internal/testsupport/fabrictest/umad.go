@@ -1,0 +1,142 @@
+package fabrictest
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"ibfab/fabricnet"
+	"ibfab/harness"
+)
+
+// UMAD2Sim returns the path of libumad2sim.so (harness.UMAD2Sim), failing
+// tb when the Debian package is missing.
+func UMAD2Sim(tb testing.TB) string {
+	tb.Helper()
+	lib, err := harness.UMAD2Sim()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lib
+}
+
+// UMAD runs argv in node's namespace as `ibfab exec --umad` does, through
+// harness.Main in this process, and returns its standard output and error;
+// err is non-nil when it exits non-zero.
+func (f *Fabric) UMAD(node string, argv ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	args := append([]string{"exec", "--umad", f.Name, node, "--"}, argv...)
+	if code := harness.Main(args, &o, &e); code != harness.ExitOK {
+		err = &harness.ExitCodeError{Code: code}
+	}
+	return o.String(), e.String(), err
+}
+
+// MustUMAD is UMAD failing the test on a non-zero exit, and returns the
+// standard output. In a subtest, call it on f.For(t).
+func (f *Fabric) MustUMAD(node string, argv ...string) string {
+	f.tb.Helper()
+	out, errOut, err := f.UMAD(node, argv...)
+	if err != nil {
+		f.tb.Fatalf("ibfab exec --umad %s %s -- %v: %v\nstdout:\n%s\nstderr:\n%s", f.Name, node, argv, err, out, errOut)
+	}
+	return out
+}
+
+// For returns f failing tb instead of the test that brought it up, for
+// the Must helpers in a subtest (FailNow must run on the failing test's
+// own goroutine).
+func (f *Fabric) For(tb testing.TB) *Fabric {
+	g := *f
+	g.tb = tb
+	return &g
+}
+
+// Daemon is a long-running command started in a node's namespace with
+// exec --umad's environment: OpenSM in daemon mode, say.
+type Daemon struct {
+	cmd  *exec.Cmd
+	out  syncBuffer
+	done chan struct{}
+	err  error // after done
+}
+
+// StartUMAD starts argv in node's namespace with the environment of exec
+// --umad (harness.UMADEnv). The test's cleanup stops it (SIGTERM, then
+// SIGKILL), by its PID.
+func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
+	f.tb.Helper()
+	env, err := harness.UMADEnv("")
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	d := &Daemon{done: make(chan struct{})}
+	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Env = append(d.cmd.Environ(), env...)
+	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
+	if err := fabricnet.Do(fabricnet.Namespace(f.Name, node), d.cmd.Start); err != nil {
+		f.tb.Fatalf("starting %v in %s: %v", argv, node, err)
+	}
+	go func() {
+		d.err = d.cmd.Wait()
+		harness.RemoveUMADSysfs("", d.cmd.Process.Pid)
+		close(d.done)
+	}()
+	f.tb.Cleanup(func() { d.Stop() })
+	return d
+}
+
+// Output returns what the daemon printed so far.
+func (d *Daemon) Output() string { return d.out.String() }
+
+// Exited reports whether the daemon has exited, and its error.
+func (d *Daemon) Exited() (bool, error) {
+	select {
+	case <-d.done:
+		return true, d.err
+	default:
+		return false, nil
+	}
+}
+
+// Stop ends the daemon: SIGTERM, SIGKILL after 5 s. It returns the
+// daemon's exit error unless that is the signal's doing.
+func (d *Daemon) Stop() error {
+	if exited, err := d.Exited(); exited {
+		return err
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(5 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
+	var ee *exec.ExitError
+	if errors.As(d.err, &ee) && !ee.Exited() {
+		return nil // ended by our signal
+	}
+	return d.err
+}
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,368 @@
+package memfabric
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"ibfab/agent"
+	"ibfab/internal/clock"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Fabric is an in-memory fabric of agents: one per node of a topology,
+// each with Ports, Counters and the fabric's manual clock, joined
+// by the topology's links. Packets move in FIFO order, one hop at a time,
+// when Run (or Advance) is called, so a test is deterministic:
+//
+//   - an SMP arriving at a node whose DLID is permissive or one of the
+//     node's LIDs goes to the node's agent, which forwards directed-route
+//     SMPs by its own decisions;
+//   - any other packet arriving at a switch is LID-routed by the switch
+//     agent's LFT (no way back out of the arrival port), and at a CA it is
+//     dropped;
+//   - a packet crosses a link only when both ends are physically up, SMPs
+//     only on VL15, other packets only between Active ports.
+//
+// What agents hand to their node's SM (Local Outbounds) waits in the
+// node's inbox for Received.
+type Fabric struct {
+	topo  *topologies.Topology
+	clock *clock.Manual
+	nodes []*Node
+
+	// mu protects queue, stats and every node's inbox.
+	mu    sync.Mutex
+	queue []hop
+	stats Stats
+
+	off map[int]bool // nodes powered off (changes.go)
+}
+
+// Node is one node of a Fabric.
+type Node struct {
+	Index    int
+	Name     string
+	Agent    *agent.Agent
+	Ports    *Ports
+	Counters *Counters
+	inbox    []Delivery
+}
+
+// Delivery is a MAD handed to the SM at a node: Outbound.Local is set and
+// Outbound.Port says which attach point (0 on a switch).
+type Delivery struct {
+	Node int
+	agent.Outbound
+}
+
+// Stats counts what the fabric's links and switch data planes did.
+type Stats struct {
+	Transmitted uint64 // packets that crossed a link
+	Delivered   uint64 // packets given to an agent's HandleMAD (SMPs and GMPs)
+	Switched    uint64 // LID-routed hops by a switch's LFT
+	Local       uint64 // MADs handed to a node's SM
+	Dropped     uint64 // lost: no link, link down, unroutable, wrong VL or state
+}
+
+// hop is a packet leaving a node.
+type hop struct {
+	node int
+	out  agent.Outbound
+}
+
+// maxRunHops bounds Run, so that a routing loop ends the test instead of
+// hanging it.
+const maxRunHops = 1 << 20
+
+// mgmtWords is the size, in 4-byte words, of a MAD packet from LRH to ICRC
+// (8 + 12 + 8 + 256 + 4 bytes), what PortXmitData counts per MAD.
+const mgmtWords = 72
+
+// Option adjusts the Config of each node's agent.
+type Option func(n *topologies.Node, c *agent.Config)
+
+// NewFabric builds the agents of t's switches and CAs (routers are not
+// supported) and trains every cabled link: both ends LinkUp and Init,
+// at the link's width and speed, reported to the agents as the data plane
+// would. The clock starts at a fixed time.
+func NewFabric(t *topologies.Topology, opts ...Option) (*Fabric, error) {
+	f := &Fabric{topo: t, clock: clock.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))}
+	for i, n := range t.Nodes() {
+		if n.Type != topologies.CA && n.Type != topologies.Switch {
+			return nil, fmt.Errorf("memfabric: node %q: %v nodes are not supported", n.Name, n.Type)
+		}
+		np := uint8(n.NumPorts)
+		node := &Node{Index: i, Name: n.Name, Ports: NewPorts(np), Counters: NewCounters(np)}
+		f.nodes = append(f.nodes, node)
+		a, err := agent.New(f.agentConfig(i, opts))
+		if err != nil {
+			return nil, fmt.Errorf("memfabric: node %q: %w", n.Name, err)
+		}
+		node.Agent = a
+		node.Ports.OnChange(func(port uint8) { f.portChanged(i, port) })
+	}
+	for _, l := range t.Links() {
+		for _, end := range []topologies.PortRef{l.A, l.B} {
+			f.nodes[end.Node].Ports.SetLink(uint8(end.Port), trained(l))
+		}
+	}
+	for _, l := range t.Links() {
+		for _, end := range []topologies.PortRef{l.A, l.B} {
+			f.nodes[end.Node].Agent.PortStateChanged(uint8(end.Port))
+		}
+	}
+	return f, nil
+}
+
+// agentConfig is the Config NewFabric gives node's agent.
+func (f *Fabric) agentConfig(i int, opts []Option) agent.Config {
+	n := f.topo.Node(i)
+	node := f.nodes[i]
+	cfg := agent.Config{
+		Type:            mad.NodeType(n.Type),
+		NumPorts:        uint8(n.NumPorts),
+		NodeGUID:        n.GUID,
+		SystemImageGUID: n.SystemImageGUID,
+		Description:     n.Description,
+		VendorID:        n.VendorID,
+		DeviceID:        uint16(n.DeviceID),
+		EnhancedPort0:   n.EnhancedPort0,
+		Ports:           node.Ports,
+		Counters:        node.Counters,
+		Clock:           f.clock,
+		Sender:          agent.SenderFunc(func(o agent.Outbound) { f.enqueue(i, []agent.Outbound{o}) }),
+	}
+	if n.Type == topologies.CA {
+		for p := 1; p <= n.NumPorts; p++ {
+			cfg.PortGUIDs = append(cfg.PortGUIDs, n.Ports[p].GUID)
+		}
+	}
+	for _, o := range opts {
+		o(n, &cfg)
+	}
+	return cfg
+}
+
+// trained is the state of both ends of l once the link is up.
+func trained(l topologies.Link) agent.LinkState {
+	speed := mad.LinkSpeed(l.Speed)
+	if l.Speed > topologies.SpeedQDR {
+		speed = mad.LinkSpeedQDR // faster speeds live in LinkSpeedExtActive
+	}
+	return agent.LinkState{State: mad.PortStateInit, Phys: mad.PhysStateLinkUp,
+		Width: mad.LinkWidth(l.Width), Speed: speed}
+}
+
+// Close stops every agent's timers.
+func (f *Fabric) Close() {
+	for _, n := range f.nodes {
+		n.Agent.Close()
+	}
+}
+
+// Clock returns the fabric's manual clock.
+func (f *Fabric) Clock() *clock.Manual { return f.clock }
+
+// Topology returns the fabric's topology.
+func (f *Fabric) Topology() *topologies.Topology { return f.topo }
+
+// Nodes returns the nodes in topology order.
+func (f *Fabric) Nodes() []*Node { return f.nodes }
+
+// Node returns node i of the topology.
+func (f *Fabric) Node(i int) *Node { return f.nodes[i] }
+
+// Lookup returns the node called name.
+func (f *Fabric) Lookup(name string) (*Node, bool) {
+	i, ok := f.topo.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return f.nodes[i], true
+}
+
+// Stats returns the fabric's counters.
+func (f *Fabric) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// Send hands r to the SMI of node from, as the SM attached there sends
+// it; call Run to move what it produces.
+func (f *Fabric) Send(from int, r agent.Request) {
+	f.enqueue(from, f.nodes[from].Agent.Send(r))
+}
+
+// Inject queues o as leaving node from, as if the node's agent had
+// produced it; call Run to move it.
+func (f *Fabric) Inject(from int, o agent.Outbound) {
+	f.enqueue(from, []agent.Outbound{o})
+}
+
+// Received returns, and forgets, the MADs handed to the SM at node.
+func (f *Fabric) Received(node int) []Delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.nodes[node]
+	d := n.inbox
+	n.inbox = nil
+	return d
+}
+
+// Advance moves the clock by d, running the agents' timers, then Run.
+func (f *Fabric) Advance(d time.Duration) int {
+	f.clock.Advance(d)
+	return f.Run()
+}
+
+// Run moves packets until none is in flight and returns how many hops it
+// made. It stops after a large bound, counting the rest as dropped, so a
+// forwarding loop cannot hang a test.
+func (f *Fabric) Run() int {
+	hops := 0
+	for {
+		f.mu.Lock()
+		if len(f.queue) == 0 {
+			f.mu.Unlock()
+			return hops
+		}
+		if hops >= maxRunHops {
+			f.stats.Dropped += uint64(len(f.queue))
+			f.queue = nil
+			f.mu.Unlock()
+			return hops
+		}
+		h := f.queue[0]
+		f.queue = f.queue[1:]
+		f.mu.Unlock()
+		hops++
+		f.transmit(h.node, h.out)
+	}
+}
+
+func (f *Fabric) enqueue(node int, outs []agent.Outbound) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, o := range outs {
+		if o.Local {
+			f.stats.Local++
+			f.nodes[node].inbox = append(f.nodes[node].inbox, Delivery{Node: node, Outbound: o})
+			continue
+		}
+		f.queue = append(f.queue, hop{node: node, out: o})
+	}
+}
+
+func (f *Fabric) count(field *uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*field++
+}
+
+// transmit sends o out of port o.Port of node from across its link.
+func (f *Fabric) transmit(from int, o agent.Outbound) {
+	l, ok := f.topo.LinkAt(topologies.PortRef{Node: from, Port: int(o.Port)})
+	if !ok {
+		f.count(&f.stats.Dropped)
+		return
+	}
+	peer := l.A
+	if peer == (topologies.PortRef{Node: from, Port: int(o.Port)}) {
+		peer = l.B
+	}
+	src, dst := f.nodes[from], f.nodes[peer.Node]
+	sl, dl := src.Ports.Link(o.Port), dst.Ports.Link(uint8(peer.Port))
+	smp := mad.MAD(o.MAD).MgmtClass().IsSubn()
+	switch {
+	case sl.Phys != mad.PhysStateLinkUp || dl.Phys != mad.PhysStateLinkUp,
+		smp != (o.VL == 15),
+		!smp && (sl.State != mad.PortStateActive || dl.State != mad.PortStateActive):
+		f.count(&f.stats.Dropped)
+		return
+	}
+	f.count(&f.stats.Transmitted)
+	src.Counters.CountXmit(o.Port, mgmtWords)
+	dst.Counters.CountRcv(uint8(peer.Port), mgmtWords)
+	f.arrive(dst, uint8(peer.Port), o)
+}
+
+// arrive takes a packet in at port of node n: to the agent, or on through
+// the switch.
+func (f *Fabric) arrive(n *Node, port uint8, o agent.Outbound) {
+	a := n.Agent
+	if o.DLID == mad.PermissiveLID || a.HasLID(port, o.DLID) {
+		f.count(&f.stats.Delivered)
+		f.enqueue(n.Index, a.HandleMAD(agent.Inbound{
+			Port: port, SLID: o.SLID, DLID: o.DLID, SL: o.SL,
+			SrcQP: o.SrcQP, DstQP: o.DestQP, PKey: o.PKey, MAD: o.MAD,
+		}))
+		return
+	}
+	out, ok := a.OutPort(o.DLID)
+	if a.Type() != mad.NodeTypeSwitch || !ok || out == 0 || out == port {
+		f.count(&f.stats.Dropped)
+		return
+	}
+	f.count(&f.stats.Switched)
+	o.Port = out
+	f.enqueue(n.Index, []agent.Outbound{o})
+}
+
+// SetLink takes the link at port of node down (up false: both ends lose
+// the physical link and go Down) or up again (both ends LinkUp and Init),
+// and reports the change to both agents, as the data planes would.
+func (f *Fabric) SetLink(node int, port uint8, up bool) error {
+	l, ok := f.topo.LinkAt(topologies.PortRef{Node: node, Port: int(port)})
+	if !ok {
+		return fmt.Errorf("memfabric: %s port %d is not cabled", f.nodes[node].Name, port)
+	}
+	ls := trained(l)
+	if !up {
+		ls.State, ls.Phys = mad.PortStateDown, mad.PhysStatePolling
+	}
+	for _, end := range []topologies.PortRef{l.A, l.B} {
+		f.nodes[end.Node].Ports.SetLink(uint8(end.Port), ls)
+	}
+	for _, end := range []topologies.PortRef{l.A, l.B} {
+		f.nodes[end.Node].Agent.PortStateChanged(uint8(end.Port))
+	}
+	return nil
+}
+
+// portChanged follows an SM-made change of a port to the link's other
+// end: a port set Down retrains, which the peer sees as Down then Init;
+// a disabled port takes the link down, an enabled one brings it back.
+func (f *Fabric) portChanged(node int, port uint8) {
+	l, ok := f.topo.LinkAt(topologies.PortRef{Node: node, Port: int(port)})
+	if !ok {
+		return
+	}
+	peer := l.A
+	if peer == (topologies.PortRef{Node: node, Port: int(port)}) {
+		peer = l.B
+	}
+	self, other := f.nodes[node], f.nodes[peer.Node]
+	ls, ps := self.Ports.Link(port), other.Ports.Link(uint8(peer.Port))
+	switch {
+	case ls.Phys == mad.PhysStateDisabled || ps.Phys == mad.PhysStateDisabled:
+		if ps.Phys == mad.PhysStateLinkUp {
+			other.Ports.SetLink(uint8(peer.Port), agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling,
+				Width: ps.Width, Speed: ps.Speed})
+			other.Agent.PortStateChanged(uint8(peer.Port))
+		}
+	case ls.Phys == mad.PhysStatePolling:
+		_ = f.SetLink(node, port, true) // re-enabled: train again
+	case ls.State == mad.PortStateInit:
+		// This end was set Down and retrained: the peer went Down with
+		// it and came back in Init.
+		down := ps
+		down.State = mad.PortStateDown
+		other.Ports.SetLink(uint8(peer.Port), down)
+		other.Agent.PortStateChanged(uint8(peer.Port))
+		other.Ports.SetLink(uint8(peer.Port), trained(l))
+		other.Agent.PortStateChanged(uint8(peer.Port))
+	}
+}

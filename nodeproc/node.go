@@ -1,0 +1,652 @@
+package nodeproc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"ibfab/agent"
+	"ibfab/attach"
+	"ibfab/hca"
+	"ibfab/internal/clock"
+	"ibfab/internal/ctl"
+	"ibfab/link"
+	"ibfab/link/peerwatch"
+	"ibfab/link/pipe"
+	"ibfab/link/veth"
+	"ibfab/port"
+	"ibfab/softswitch"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Kind is the kind of node a process runs.
+type Kind string
+
+// Node kinds, as `status` names them.
+const (
+	KindSwitch Kind = "switch"
+	KindHCA    Kind = "hca"
+)
+
+// Link timing of node processes. A dead peer process or a veth set down
+// take a link Down at once (peerwatch, carrier); the liveness timeout is
+// only for a peer that hangs, so it can be long and the keepalive that
+// feeds it rare: an idle fabric of hundreds of processes then costs almost
+// no CPU.
+const (
+	DefaultLiveness  = 6 * time.Second
+	DefaultKeepalive = 2 * time.Second
+)
+
+// RunDir is where fabrics keep their state; a node's control socket is
+// RunDir/<fabric>/<node>.sock.
+const RunDir = "/run/ibfab"
+
+// SocketPath returns the control socket of node in fabric.
+func SocketPath(fabric, node string) string {
+	return filepath.Join(RunDir, fabric, node+".sock")
+}
+
+// Options configure one node process; Main fills them from flags.
+type Options struct {
+	Fabric    string
+	Node      string
+	Topology  string  // topology file; default RunDir/<fabric>/topology.net
+	Socket    string  // control socket; default SocketPath
+	TimeScale float64 // emulated time runs this many times slower
+	Epoch     time.Time
+	// Port holds what every port is built from; Width and Speed come from
+	// the topology's link.
+	Port port.Config
+	// Sim is the base name of an HCA's ibsim-protocol attach point (the
+	// abstract sockets SMs and diagnostics connect to through
+	// libumad2sim); "" means ibsim's default, "sim". "none" serves none.
+	Sim string
+	// SimRetries is how often the attach point resends a request that got
+	// no response before it reports a timeout to its client.
+	SimRetries int
+	// SimTimeout is how long the attach point waits for the response to
+	// a client's SMP before handing it back timed out (the kernel's umad
+	// does this for the timeout each send names; the ibsim protocol has
+	// no field for it).
+	SimTimeout time.Duration
+}
+
+// Main runs a node process of kind with the command-line arguments args and
+// returns its exit status: 0 after a shutdown request or SIGTERM, 1 when
+// the node cannot start, 2 for bad arguments.
+func Main(kind Kind, args []string, stderr io.Writer) int {
+	opts, err := parseFlags(kind, args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ib%s: %v\n", kind, err)
+		return 2
+	}
+	n, err := Start(kind, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "ib%s %s/%s: %v\n", kind, opts.Fabric, opts.Node, err)
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case s := <-sig:
+		fmt.Fprintf(stderr, "ib%s %s/%s: %v, shutting down\n", kind, opts.Fabric, opts.Node, s)
+	case <-n.Done():
+		fmt.Fprintf(stderr, "ib%s %s/%s: shutdown requested\n", kind, opts.Fabric, opts.Node)
+	}
+	n.Close()
+	return 0
+}
+
+func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
+	fs := flag.NewFlagSet("ib"+string(kind), flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ib%s --fabric N --node NAME [flags]\n\n"+
+			"Runs one soft %s of a fabric in the current network namespace, its ports\n"+
+			"on the veth ends p1..pN. ibfab up starts it; see ibfab help.\n\n", kind, kind)
+		fs.PrintDefaults()
+	}
+	var o Options
+	var epochNS int64
+	fs.StringVar(&o.Fabric, "fabric", "", "fabric `N`ame")
+	fs.StringVar(&o.Node, "node", "", "node `NAME` in the topology")
+	fs.StringVar(&o.Topology, "topology", "", "topology `FILE` (default /run/ibfab/N/topology.net)")
+	fs.StringVar(&o.Socket, "socket", "", "control socket `PATH` (default /run/ibfab/N/NAME.sock)")
+	fs.Float64Var(&o.TimeScale, "time-scale", 1, "run emulated time `S` times slower than real time")
+	fs.Int64Var(&epochNS, "epoch", 0, "shared time origin of the fabric's scaled clocks, Unix `ns` (default now)")
+	fs.IntVar(&o.Port.DataVLs, "data-vls", port.DefaultDataVLs, "data VLs per port (1, 2, 4, 8 or 15)")
+	fs.IntVar(&o.Port.RxBlocks, "rx-blocks", port.DefaultRxBlocks, "receive buffer per data VL in 64-byte `blocks`")
+	fs.IntVar(&o.Port.MTU, "mtu", port.DefaultMTU, "largest payload in `bytes` (256…4096)")
+	fs.DurationVar(&o.Port.LivenessTimeout, "liveness", DefaultLiveness, "link goes Down after this long without a packet from a peer that hangs (a peer that dies or a veth set down is seen at once)")
+	fs.DurationVar(&o.Port.KeepaliveInterval, "keepalive", DefaultKeepalive, "an idle link sends flow-control packets this often")
+	fs.BoolVar(&o.Port.IgnoreCredits, "no-flow-control", false, "send regardless of the peer's credits (a test node showing what credits prevent)")
+	fs.BoolVar(&o.Port.Unpaced, "unpaced", false, "do not pace transmission to the link rate (measures the machine's limit)")
+	if kind == KindHCA {
+		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")
+		fs.IntVar(&o.SimRetries, "sim-retries", 0, "resends of an attach-point request without a response")
+		fs.DurationVar(&o.SimTimeout, "sim-timeout", attach.DefaultTimeout, "how long an attach-point SMP waits for its response before the client is told it timed out")
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.Fabric == "" || o.Node == "":
+		return o, errors.New("--fabric and --node are required")
+	case !(o.TimeScale > 0) || o.TimeScale > 1e6:
+		return o, fmt.Errorf("--time-scale %v: want a positive number", o.TimeScale)
+	}
+	if o.Topology == "" {
+		o.Topology = filepath.Join(RunDir, o.Fabric, "topology.net")
+	}
+	if o.Socket == "" {
+		o.Socket = SocketPath(o.Fabric, o.Node)
+	}
+	o.Epoch = time.Now()
+	if epochNS != 0 {
+		o.Epoch = time.Unix(0, epochNS)
+	}
+	return o, nil
+}
+
+// Node is a running node process: its switch or HCA and its control
+// socket.
+type Node struct {
+	// mu guards watch and rate, which the "cable" op changes.
+	mu    sync.Mutex
+	watch []*peerwatch.Endpoint // by port number; nil when uncabled
+	rate  port.Config           // Width and Speed of the node's links; zero before the first
+	kind  Kind
+	name  string
+	topo  *topologies.Topology
+	tn    *topologies.Node
+	sw    *softswitch.Switch
+	ca    *hca.HCA
+	hub   *madHub
+	sim   *attach.Server
+	srv   *ctl.Server
+	done  chan struct{}
+	close func()
+}
+
+// Start builds the node opts names, opens its ports and serves its
+// control socket.
+func Start(kind Kind, o Options) (*Node, error) {
+	t, err := topologies.ParseFile(o.Topology)
+	if err != nil {
+		return nil, err
+	}
+	idx, ok := t.Lookup(o.Node)
+	if !ok {
+		return nil, fmt.Errorf("node %q is not in %s", o.Node, o.Topology)
+	}
+	tn := t.Node(idx)
+	if want := map[Kind]topologies.NodeType{KindSwitch: topologies.Switch, KindHCA: topologies.CA}[kind]; tn.Type != want {
+		return nil, fmt.Errorf("node %q is a %v, not a %s", o.Node, tn.Type, kind)
+	}
+	clk := clock.ScaledSince(clock.Real(), o.TimeScale, o.Epoch)
+	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{})}
+	eps, cfgs, err := openPorts(t, idx, o.Port)
+	if err != nil {
+		return nil, err
+	}
+	n.rate.Width, n.rate.Speed = cfgs.Width, cfgs.Speed
+	n.watch = make([]*peerwatch.Endpoint, len(eps))
+	for i, ep := range eps {
+		if v, ok := ep.(*veth.Endpoint); ok {
+			n.watch[i] = peerwatch.New(v)
+			eps[i] = n.watch[i]
+		}
+	}
+	switch kind {
+	case KindSwitch:
+		n.sw, err = softswitch.New(switchConfig(tn, eps, cfgs, clk))
+	case KindHCA:
+		n.hub = newMADHub()
+		if o.Sim != "none" {
+			n.sim, err = attach.New(attach.Config{Name: o.Sim, NodeID: tn.Name, Clock: clk, Retries: o.SimRetries, Timeout: o.SimTimeout})
+			if err != nil {
+				break
+			}
+			n.hub.next = n.sim
+		}
+		n.ca, err = hca.New(hca.Config{
+			NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID, PortGUIDs: portGUIDs(tn), Description: tn.Description,
+			Ports: eps[1:], PortConfig: cfgs, Clock: clk, MADClient: n.hub,
+		})
+		if err == nil && n.sim != nil {
+			if err = n.sim.Attach(n.ca); err == nil {
+				err = n.sim.Start()
+			}
+			if err != nil {
+				n.closeNode()
+				return nil, fmt.Errorf("attach point %q: %w", o.Sim, err)
+			}
+		}
+	}
+	if err != nil {
+		for _, ep := range eps {
+			if ep != nil {
+				ep.Close()
+			}
+		}
+		return nil, err
+	}
+	if n.srv, err = ctl.Listen(o.Socket, n.handle); err != nil {
+		n.closeNode()
+		return nil, err
+	}
+	return n, nil
+}
+
+// openPorts opens the veth end of every cabled port, indexed by port
+// number. An HCA port without a cable gets an endpoint with no carrier, as
+// an HCA has all its ports whether cabled or not. Per-link width and speed
+// are not per-endpoint in package port, so the template is the node's first
+// link's; mixed-rate nodes are refused for now.
+func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoint, port.Config, error) {
+	tn := t.Node(idx)
+	eps := make([]link.Endpoint, tn.NumPorts+1)
+	fail := func(err error) ([]link.Endpoint, port.Config, error) {
+		for _, ep := range eps {
+			if ep != nil {
+				ep.Close()
+			}
+		}
+		return nil, tmpl, err
+	}
+	var rate string
+	for num := 1; num <= tn.NumPorts; num++ {
+		l, ok := t.LinkAt(topologies.PortRef{Node: idx, Port: num})
+		if !ok {
+			if tn.Type == topologies.CA {
+				a, _ := pipe.NewPairWith(pipe.Options{NameA: fmt.Sprintf("p%d", num)})
+				a.SetCarrier(false)
+				eps[num] = a
+			}
+			continue
+		}
+		w, s, err := linkRate(l)
+		if err != nil {
+			return fail(fmt.Errorf("port %d: %w", num, err))
+		}
+		if r := w.String() + " " + s.String(); rate == "" {
+			rate, tmpl.Width, tmpl.Speed = r, w, s
+		} else if r != rate {
+			return fail(fmt.Errorf("port %d runs at %s, port 1 at %s: one rate per node", num, r, rate))
+		}
+		ep, err := veth.Open(fmt.Sprintf("p%d", num))
+		if err != nil {
+			return fail(fmt.Errorf("port %d: %w (is the process in namespace ibf-<fabric>-%s?)", num, err, tn.Name))
+		}
+		eps[num] = ep
+	}
+	return eps, tmpl, nil
+}
+
+// CheckLinkRate reports whether a node process emulates links of width w
+// and speed s (0 meaning the topology's default).
+func CheckLinkRate(w topologies.Width, s topologies.Speed) error {
+	_, _, err := linkRate(topologies.Link{Width: w, Speed: s})
+	return err
+}
+
+// linkRate maps a topology link's rate to PortInfo's width and speed.
+func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
+	w, s := l.Width, l.Speed
+	if w == 0 {
+		w = topologies.DefaultWidth
+	}
+	if s == 0 {
+		s = topologies.DefaultSpeed
+	}
+	switch s {
+	case topologies.SpeedSDR, topologies.SpeedDDR, topologies.SpeedQDR:
+	default:
+		return 0, 0, fmt.Errorf("link speed %v is not emulated (SDR, DDR and QDR are)", s)
+	}
+	switch w {
+	case topologies.Width1x, topologies.Width4x, topologies.Width8x, topologies.Width12x:
+	default:
+		return 0, 0, fmt.Errorf("link width %v is not emulated (1x, 4x, 8x and 12x are)", w)
+	}
+	// topologies' masks are PortInfo's LinkWidth and LinkSpeed encodings.
+	return mad.LinkWidth(w), mad.LinkSpeed(s), nil
+}
+
+// Done is closed when a shutdown request arrived.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Close stops serving and closes the node's ports.
+func (n *Node) Close() {
+	if n.srv != nil {
+		n.srv.Close()
+	}
+	n.closeNode()
+}
+
+func (n *Node) closeNode() {
+	if n.sim != nil {
+		n.sim.Close()
+	}
+	if n.sw != nil {
+		n.sw.Close()
+	}
+	if n.ca != nil {
+		n.ca.Close()
+	}
+}
+
+// Status returns the node's status.
+func (n *Node) Status() Status {
+	st := Status{Name: n.name, Type: string(n.kind), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid()}
+	switch {
+	case n.sw != nil:
+		lid := n.sw.Agent().PortConfig(0).LID
+		for num := 1; num <= int(n.sw.NumPorts()); num++ {
+			st.Ports = append(st.Ports, portStatus(num, n.sw.Port(uint8(num)), lid))
+		}
+		s := n.sw.Stats()
+		st.Switch = &s
+		a := n.sw.Agent()
+		st.Agent = &AgentStatus{Stats: a.Stats(), PortStateChange: a.PortStateChange(), TrapOutstanding: a.TrapOutstanding()}
+	case n.ca != nil:
+		hs := n.ca.Stats()
+		for i := range hs.Ports {
+			num := uint8(i + 1)
+			ps := portStatus(int(num), n.ca.Port(num), n.ca.LID(num))
+			tr := hs.Ports[i]
+			ps.Traffic = &tr
+			st.Ports = append(st.Ports, ps)
+		}
+		st.ClientDropped = hs.ClientDropped
+		st.Agent = &AgentStatus{Stats: n.ca.Agent().Stats()}
+		if n.sim != nil {
+			ss := n.sim.Stats()
+			st.Sim = &ss
+		}
+	}
+	return st
+}
+
+// handle serves one control request.
+func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any, error) {
+	switch op {
+	case "status":
+		return n.Status(), nil
+	case "peers":
+		var a PeersArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, n.watchPeers(a)
+	case "cable":
+		var a CableArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, n.cable(a)
+	case "profile":
+		var a ProfileArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, profileCPU(ctx, a)
+	case "stacks":
+		return goroutineStacks()
+	case "shutdown":
+		select {
+		case <-n.done:
+		default:
+			close(n.done)
+		}
+		return struct{}{}, nil
+	}
+	if n.ca == nil {
+		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks and shutdown)", ctl.ErrUnknownOp, op)
+	}
+	switch op {
+	case "traffic-start":
+		var a TrafficArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return n.startTraffic(a)
+	case "traffic-stop":
+		var a struct {
+			Port uint8 `json:"port"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		gs, ok := n.ca.StopTraffic(a.Port)
+		if !ok {
+			return nil, fmt.Errorf("port %d runs no traffic", a.Port)
+		}
+		return gs, nil
+	case "mad":
+		var a MADArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		if a.TimeoutMS <= 0 {
+			a.TimeoutMS = 1000
+		}
+		r := agent.Request{Port: a.Port, DLID: a.DLID, SL: a.SL, DestQP: a.QP, MAD: a.MAD}
+		if a.NoWait {
+			if len(a.MAD) != mad.MADSize {
+				return nil, fmt.Errorf("mad: %d bytes, want %d", len(a.MAD), mad.MADSize)
+			}
+			return struct{}{}, n.ca.SendMAD(r)
+		}
+		return n.hub.call(ctx, r, time.Duration(a.TimeoutMS)*time.Millisecond, n.ca.SendMAD)
+	case "is-sm":
+		var a struct {
+			Port uint8 `json:"port"`
+			On   bool  `json:"on"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		return struct{}{}, n.ca.Agent().SetIsSM(a.Port, a.On)
+	case "mads":
+		var a struct {
+			After  uint64 `json:"after"`
+			WaitMS int    `json:"wait_ms"`
+		}
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		out := n.hub.since(ctx, a.After, time.Duration(a.WaitMS)*time.Millisecond)
+		if out == nil {
+			out = []ReceivedMAD{}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w %q", ctl.ErrUnknownOp, op)
+}
+
+// TrafficArgs are the "traffic-start" op's arguments.
+type TrafficArgs struct {
+	Port        uint8    `json:"port"`
+	Load        float64  `json:"load"`    // % of the link's data rate
+	Payload     int      `json:"payload"` // bytes; default 2048
+	Dests       []uint16 `json:"dests"`
+	HotSpot     uint16   `json:"hotspot,omitempty"`
+	HotFraction float64  `json:"hot_fraction,omitempty"`
+	SL          uint8    `json:"sl"`
+	Seed        uint64   `json:"seed"`
+	MaxBacklog  int      `json:"max_backlog,omitempty"`
+	// PKeyIndex picks the P_Key the packets carry by its index in the
+	// port's table, as perftest's --pkey_index does (default 0); PKey,
+	// when set, by value instead (the entry equal to it, else the first
+	// with its partition number). Not both.
+	PKeyIndex uint16 `json:"pkey_index,omitempty"`
+	PKey      uint16 `json:"pkey,omitempty"`
+}
+
+func (n *Node) startTraffic(a TrafficArgs) (any, error) {
+	if a.Port == 0 {
+		a.Port = 1
+	}
+	if a.Payload == 0 {
+		a.Payload = 2048
+	}
+	if a.PKey != 0 && a.PKeyIndex != 0 {
+		return nil, errors.New("traffic-start: pkey and pkey_index both given")
+	}
+	_, err := n.ca.StartTraffic(a.Port, hca.TrafficConfig{
+		GeneratorConfig: hca.GeneratorConfig{Load: a.Load, Payload: a.Payload, Dests: a.Dests,
+			HotSpot: a.HotSpot, HotFraction: a.HotFraction, Seed: a.Seed, MaxBacklog: a.MaxBacklog},
+		SL: a.SL, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// MADArgs are the "mad" op's arguments: one MAD sent from an HCA port as
+// its local SM would, and the response awaited by TID.
+type MADArgs struct {
+	Port      uint8  `json:"port"`
+	DLID      uint16 `json:"dlid"` // LID-routed destination; 0xffff for directed route
+	SL        uint8  `json:"sl"`
+	QP        uint32 `json:"qp"` // 0 for SMPs, 1 for GMPs
+	MAD       []byte `json:"mad"`
+	TimeoutMS int    `json:"timeout_ms"`
+	// NoWait sends without waiting for a response (TrapRepress, a Send).
+	NoWait bool `json:"no_wait,omitempty"`
+}
+
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 {
+		return errors.New("missing args")
+	}
+	d := json.NewDecoder(strings.NewReader(string(args)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("args: %w", err)
+	}
+	return nil
+}
+
+// portGUIDs returns an HCA's port GUIDs from the topology, nil when it
+// gives none (the HCA then uses ibsim's NodeGUID+port rule).
+func portGUIDs(tn *topologies.Node) []uint64 {
+	var g []uint64
+	for num := 1; num <= tn.NumPorts; num++ {
+		if tn.Ports[num].GUID == 0 {
+			return nil
+		}
+		g = append(g, tn.Ports[num].GUID)
+	}
+	return g
+}
+
+// PeersArgs are the "peers" op's arguments: the PID of the process at the
+// other end of each cabled port, by port number. The node treats the
+// death of one as loss of signal on that port.
+type PeersArgs struct {
+	PIDs map[int]int `json:"pids"`
+}
+
+func (n *Node) watchPeers(a PeersArgs) error {
+	var errs []error
+	for num, pid := range a.PIDs {
+		n.mu.Lock()
+		var w *peerwatch.Endpoint
+		if num >= 1 && num < len(n.watch) {
+			w = n.watch[num]
+		}
+		n.mu.Unlock()
+		if w == nil {
+			errs = append(errs, fmt.Errorf("port %d is not cabled", num))
+			continue
+		}
+		if err := w.Watch(pid); err != nil {
+			errs = append(errs, fmt.Errorf("port %d: %w", num, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CableArgs are the "cable" op's arguments: a switch port that was
+// uncabled when the node started and whose veth end p<port> the harness
+// has just created in the node's namespace (ibfab add), the link's rate,
+// and the process at its other end.
+type CableArgs struct {
+	Port    int              `json:"port"`
+	Width   topologies.Width `json:"width"` // 0: topologies.DefaultWidth
+	Speed   topologies.Speed `json:"speed"` // 0: topologies.DefaultSpeed
+	PeerPID int              `json:"peer_pid,omitempty"`
+}
+
+// cable opens a hot-added link's veth end as a new port of the running
+// switch and watches the peer process, as "peers" does for the links the
+// node started with. An HCA refuses: its ports are fixed at start (an
+// uncabled one runs on an endpoint without carrier).
+func (n *Node) cable(a CableArgs) error {
+	if n.sw == nil {
+		return fmt.Errorf("%s is an HCA: only a switch takes a new cable while it runs", n.name)
+	}
+	w, s, err := linkRate(topologies.Link{Width: a.Width, Speed: a.Speed})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case a.Port < 1 || a.Port >= len(n.watch):
+		return fmt.Errorf("port %d: %s has ports 1-%d", a.Port, n.name, len(n.watch)-1)
+	case n.sw.Port(uint8(a.Port)) != nil:
+		return fmt.Errorf("port %d: %w", a.Port, softswitch.ErrPortInUse)
+	case n.rate.Width != 0 && (w != n.rate.Width || s != n.rate.Speed):
+		return fmt.Errorf("port %d: the link runs at %v %v, the node's other links at %v %v: one rate per node",
+			a.Port, w, s, n.rate.Width, n.rate.Speed)
+	}
+	ep, err := veth.Open(fmt.Sprintf("p%d", a.Port))
+	if err != nil {
+		return fmt.Errorf("port %d: %w", a.Port, err)
+	}
+	pw := peerwatch.New(ep)
+	if a.PeerPID != 0 {
+		// Before the port exists, so that it never trains with a peer
+		// that is already gone.
+		if err := pw.Watch(a.PeerPID); err != nil {
+			pw.Close()
+			return fmt.Errorf("port %d: %w", a.Port, err)
+		}
+	}
+	if err := n.sw.AddPort(uint8(a.Port), pw, w, s); err != nil {
+		return err
+	}
+	n.watch[a.Port] = pw
+	n.rate.Width, n.rate.Speed = w, s
+	return nil
+}
+
+// switchConfig is the soft switch a net file's node describes.
+func switchConfig(tn *topologies.Node, eps []link.Endpoint, pc port.Config, clk clock.Clock) softswitch.Config {
+	return softswitch.Config{
+		Name: tn.Name, NumPorts: tn.NumPorts, NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID,
+		Description: tn.Description, VendorID: tn.VendorID, DeviceID: uint16(tn.DeviceID), EnhancedPort0: tn.EnhancedPort0,
+		Ports: eps, PortConfig: pc, Clock: clk,
+	}
+}

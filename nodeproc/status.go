@@ -1,0 +1,183 @@
+package nodeproc
+
+import (
+	"ibfab/agent"
+	"ibfab/attach"
+	"ibfab/hca"
+	"ibfab/port"
+	"ibfab/softswitch"
+	"ibfab/wire/mad"
+)
+
+// Status is what the "status" op returns.
+type Status struct {
+	Name   string       `json:"name"`
+	Type   string       `json:"type"` // "switch" or "hca"
+	GUID   string       `json:"guid"`
+	PID    int          `json:"pid"`
+	Ports  []PortStatus `json:"ports"`
+	Switch *SwitchStats `json:"switch,omitempty"`
+	// Agent is the node's SMA/PMA: what it did with the MADs it got and,
+	// on a switch, its trap state.
+	Agent *AgentStatus `json:"agent,omitempty"`
+	// ClientDropped counts MADs for a local SM that no client took (HCA).
+	ClientDropped uint64 `json:"client_dropped,omitempty"`
+	// Sim is the HCA's ibsim-protocol attach point.
+	Sim *attach.Stats `json:"sim,omitempty"`
+}
+
+// AgentStatus is the agent's counters and a switch's trap state.
+type AgentStatus struct {
+	agent.Stats
+	PortStateChange bool `json:"port_state_change,omitempty"`
+	TrapOutstanding bool `json:"trap_outstanding,omitempty"`
+}
+
+// SwitchStats is the crossbar's counters.
+type SwitchStats = softswitch.Stats
+
+// PortStatus is one physical port. Peer is filled in by the harness, which
+// knows the cabling; a node only knows its veth.
+type PortStatus struct {
+	Port     int               `json:"port"`
+	Phys     string            `json:"phys"`
+	State    string            `json:"state"`
+	LID      uint16            `json:"lid"`
+	Peer     string            `json:"peer,omitempty"`
+	Width    string            `json:"width,omitempty"` // active: what the link last trained at
+	Speed    string            `json:"speed,omitempty"`
+	Rate     uint64            `json:"rate,omitempty"` // data rate at Width and Speed, bits/s
+	Counters Counters          `json:"counters"`
+	Drops    map[string]uint64 `json:"drops,omitempty"`
+	// Credits is the flow-control state of each operational data VL: what
+	// shows a credit loop (queued packets, no credit, full buffers).
+	Credits []VLCredits `json:"credits,omitempty"`
+	// Arbitration is the VL arbitration the port's transmitter runs.
+	Arbitration *Arbitration `json:"arbitration,omitempty"`
+	// Traffic is the HCA data QP's accounting and generator.
+	Traffic *hca.PortStats `json:"traffic,omitempty"`
+}
+
+// Counters are a port's PMA counters by their IBA names, the data and
+// packet counters at 64 bits (PortXmitData and PortRcvData in 4-byte
+// words, as the PMA counts them).
+type Counters struct {
+	SymbolErrorCounter           uint16 `json:"SymbolErrorCounter"`
+	LinkErrorRecoveryCounter     uint8  `json:"LinkErrorRecoveryCounter"`
+	LinkDownedCounter            uint8  `json:"LinkDownedCounter"`
+	PortRcvErrors                uint16 `json:"PortRcvErrors"`
+	PortRcvRemotePhysicalErrors  uint16 `json:"PortRcvRemotePhysicalErrors"`
+	PortRcvSwitchRelayErrors     uint16 `json:"PortRcvSwitchRelayErrors"`
+	PortXmitDiscards             uint16 `json:"PortXmitDiscards"`
+	PortXmitConstraintErrors     uint8  `json:"PortXmitConstraintErrors"`
+	PortRcvConstraintErrors      uint8  `json:"PortRcvConstraintErrors"`
+	LocalLinkIntegrityErrors     uint8  `json:"LocalLinkIntegrityErrors"`
+	ExcessiveBufferOverrunErrors uint8  `json:"ExcessiveBufferOverrunErrors"`
+	VL15Dropped                  uint16 `json:"VL15Dropped"`
+	PortXmitWait                 uint32 `json:"PortXmitWait"`
+	PortXmitData                 uint64 `json:"PortXmitData"`
+	PortRcvData                  uint64 `json:"PortRcvData"`
+	PortXmitPkts                 uint64 `json:"PortXmitPkts"`
+	PortRcvPkts                  uint64 `json:"PortRcvPkts"`
+	FCSent                       uint64 `json:"fc_sent"`
+	FCReceived                   uint64 `json:"fc_received"`
+}
+
+// VLCredits is one data VL's flow control (port.VLCredits), in 64-byte
+// blocks: the sender's side (FCTBS, the peer's FCCL, what may be sent
+// now, packets queued) and the receiver's (ABR, blocks held, buffer).
+type VLCredits struct {
+	VL         int    `json:"vl"`
+	FCTBS      uint16 `json:"fctbs"`
+	FCCL       uint16 `json:"fccl"`
+	Available  int    `json:"available"`
+	Queued     int    `json:"queued"`
+	ABR        uint16 `json:"abr"`
+	RxUsed     int    `json:"rx_used"`
+	RxCapacity int    `json:"rx_capacity"`
+}
+
+func portCredits(p *port.Port) []VLCredits {
+	n := p.OperationalVLs()
+	out := make([]VLCredits, n)
+	for vl := range n {
+		c := p.Credits(vl)
+		out[vl] = VLCredits{VL: vl, FCTBS: c.FCTBS, FCCL: c.FCCL, Available: c.Available, Queued: c.Queued,
+			ABR: c.ABR, RxUsed: c.RxUsed, RxCapacity: c.RxCapacity}
+	}
+	return out
+}
+
+func portCounters(p *port.Port) Counters {
+	c, x, l := p.Counters(), p.CountersExtended(), p.LinkCounters()
+	return Counters{
+		SymbolErrorCounter:           c.SymbolErrorCounter,
+		LinkErrorRecoveryCounter:     c.LinkErrorRecoveryCounter,
+		LinkDownedCounter:            c.LinkDownedCounter,
+		PortRcvErrors:                c.PortRcvErrors,
+		PortRcvRemotePhysicalErrors:  c.PortRcvRemotePhysicalErrors,
+		PortRcvSwitchRelayErrors:     c.PortRcvSwitchRelayErrors,
+		PortXmitDiscards:             c.PortXmitDiscards,
+		PortXmitConstraintErrors:     c.PortXmitConstraintErrors,
+		PortRcvConstraintErrors:      c.PortRcvConstraintErrors,
+		LocalLinkIntegrityErrors:     c.LocalLinkIntegrityErrors,
+		ExcessiveBufferOverrunErrors: c.ExcessiveBufferOverrunErrors,
+		VL15Dropped:                  c.VL15Dropped,
+		PortXmitWait:                 c.PortXmitWait,
+		PortXmitData:                 x.PortXmitData,
+		PortRcvData:                  x.PortRcvData,
+		PortXmitPkts:                 x.PortXmitPkts,
+		PortRcvPkts:                  x.PortRcvPkts,
+		FCSent:                       l.FCSent,
+		FCReceived:                   l.FCReceived,
+	}
+}
+
+// Arbitration is a port's running VL arbitration: the entries of each
+// table up to the last of non-zero weight, and LimitOfHighPriority.
+type Arbitration struct {
+	High      []ArbEntry `json:"high"`
+	Low       []ArbEntry `json:"low"`
+	HighLimit uint8      `json:"high_limit"`
+}
+
+// ArbEntry is one VL arbitration table entry.
+type ArbEntry struct {
+	VL     uint8 `json:"vl"`
+	Weight uint8 `json:"weight"`
+}
+
+// arbitration returns a port's running arbitration for its status.
+func arbitration(a port.Arbitration) *Arbitration {
+	table := func(t *[port.ArbTableSize]mad.VLArbEntry) []ArbEntry {
+		n := len(t)
+		for n > 0 && t[n-1].Weight == 0 {
+			n--
+		}
+		es := make([]ArbEntry, n)
+		for i := range es {
+			es[i] = ArbEntry{VL: t[i].VL, Weight: t[i].Weight}
+		}
+		return es
+	}
+	return &Arbitration{High: table(&a.High), Low: table(&a.Low), HighLimit: a.HighLimit}
+}
+
+// portStatus fills the link-layer part of one port's status; p may be nil
+// for an uncabled switch port.
+func portStatus(num int, p *port.Port, lid uint16) PortStatus {
+	ps := PortStatus{Port: num, LID: lid, Phys: mad.PhysStatePolling.String(), State: mad.PortStateDown.String()}
+	if p == nil {
+		return ps
+	}
+	s := p.State()
+	ps.Phys, ps.State = s.Phys.String(), s.Port.String()
+	r := p.LinkRate()
+	ps.Width, ps.Speed = r.WidthActive.String(), r.SpeedActive.String()
+	ps.Rate = p.Rate()
+	ps.Counters = portCounters(p)
+	ps.Drops = p.Drops().Map()
+	ps.Credits = portCredits(p)
+	ps.Arbitration = arbitration(p.VLArbitration())
+	return ps
+}

@@ -1,0 +1,208 @@
+package port_test
+
+import (
+	"testing"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/link"
+	"ibfab/link/linktest"
+	"ibfab/link/pipe"
+	"ibfab/port"
+	"ibfab/port/porttest"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+func TestCarrierLoss(t *testing.T) {
+	e := newEnv(t, port.Config{RxBlocks: 200}, nil)
+	e.activate(t)
+	e.rb.setHold(true)
+	for i := range 20 {
+		send(t, e.a, porttest.UD(0, 1, 2000, byte(i)))
+	}
+	blocks := port.Blocks(porttest.UDSize(2000))
+	e.run(t, func() bool { return e.a.Credits(0).Available < blocks })
+	queued := e.a.Credits(0).Queued
+
+	e.ea.SetCarrier(false)
+	e.settle() // no clock time passes: Down at once
+	for _, p := range []*port.Port{e.a, e.b} {
+		if got := p.State(); got != pollingDown {
+			t.Errorf("%s: State() = %v after carrier loss, want %v", p.Name(), got, pollingDown)
+		}
+		if got := p.Counters().LinkDownedCounter; got != 1 {
+			t.Errorf("%s: LinkDownedCounter = %d, want 1", p.Name(), got)
+		}
+	}
+	if got := e.a.Drops()[port.DropLinkDown]; got != uint64(queued) || queued == 0 {
+		t.Errorf("a Drops()[link down while queued] = %d, want %d (> 0)", got, queued)
+	}
+	for _, l := range []*stateLog{e.la, e.lb} {
+		if got := l.states(); got[len(got)-1] != pollingDown {
+			t.Errorf("last state change = %v, want %v", got[len(got)-1], pollingDown)
+		}
+	}
+	e.rb.release(-1)
+
+	// Carrier back: the ports train again.
+	e.ea.SetCarrier(true)
+	e.settle()
+	for _, p := range []*port.Port{e.a, e.b} {
+		if got := p.State(); got != linkUpInit {
+			t.Errorf("%s: State() = %v after carrier returned, want %v", p.Name(), got, linkUpInit)
+		}
+	}
+}
+
+// TestSilentPeer trains a port from a peer that then falls silent, as a
+// killed process does: the port goes Down exactly LivenessTimeout after
+// the last link packet.
+func TestSilentPeer(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration
+	}{
+		{name: "default timeout"},
+		{name: "short timeout", timeout: 20 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			linktest.LeakCheck(t)
+			clk := clock.NewManual(epoch)
+			ea, eb := pipe.NewPair()
+			rec := linktest.NewRecorder(1024)
+			eb.Attach(rec)
+			t.Cleanup(func() { eb.Close() })
+			log := &stateLog{}
+			p, err := port.New(ea, port.Config{Clock: clk, LivenessTimeout: tt.timeout, OnStateChange: log.record}, nil)
+			if err != nil {
+				t.Fatalf("port.New: %v", err)
+			}
+			t.Cleanup(func() { p.Close() })
+			timeout := p.Config().LivenessTimeout
+
+			// The port asks for training at once: its training frame (a
+			// 4X SDR port enables 1X and 4X, SDR), then flow control.
+			ts := link.Training{Width: mad.LinkWidth1X | mad.LinkWidth4X, Speed: mad.LinkSpeedSDR}
+			if got := rec.Expect(t); got.Kind != link.KindTraining || string(got.Data) != string(link.AppendTraining(nil, ts)) {
+				t.Fatalf("first packet from a new port = %v %x, want the training frame of %+v", got.Kind, got.Data, ts)
+			}
+			if got := rec.Expect(t); got.Kind != link.KindLink || wire.FlowControl(got.Data).Op() != wire.FlowControlInit {
+				t.Fatalf("second packet from a new port = %v %x, want a flow-control Init packet", got.Kind, got.Data)
+			}
+			if err := eb.WritePacket(link.KindTraining, link.AppendTraining(nil, ts)); err != nil {
+				t.Fatalf("WritePacket(training): %v", err)
+			}
+			if err := eb.WritePacket(link.KindLink, porttest.FC(wire.FlowControlInit, 0, 0, 100)); err != nil {
+				t.Fatalf("WritePacket(FC): %v", err)
+			}
+			porttest.Settle([]*port.Port{p}, ea)
+			if got := p.State(); got != linkUpInit {
+				t.Fatalf("State() = %v after the peer's FC packet, want %v", got, linkUpInit)
+			}
+			clk.Advance(timeout - time.Nanosecond)
+			porttest.Settle([]*port.Port{p}, ea)
+			if got := p.State(); got != linkUpInit {
+				t.Fatalf("State() = %v just before the timeout, want %v", got, linkUpInit)
+			}
+			clk.Advance(time.Nanosecond)
+			porttest.Settle([]*port.Port{p}, ea)
+			if got := p.State(); got != pollingDown {
+				t.Errorf("State() = %v at the timeout, want %v", got, pollingDown)
+			}
+			if got := p.Counters().LinkDownedCounter; got != 1 {
+				t.Errorf("LinkDownedCounter = %d, want 1", got)
+			}
+			want := []port.State{linkUpInit, pollingDown}
+			if got := log.states(); !equalStates(got, want) {
+				t.Errorf("state changes = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestLivePeer keeps a pair up over many timeouts: keepalives suffice.
+func TestLivePeer(t *testing.T) {
+	e := newEnv(t, port.Config{}, nil)
+	e.activate(t)
+	for range 100 {
+		e.clk.Advance(10 * time.Millisecond)
+		e.settle()
+	}
+	for _, p := range []*port.Port{e.a, e.b} {
+		if got := p.State(); got != linkUpActive {
+			t.Errorf("%s: State() = %v after 1 s, want %v", p.Name(), got, linkUpActive)
+		}
+		// 1 s at a 50 ms keepalive, one VL each: about 20 flow-control
+		// packets beyond those of training (all 8 VLs, twice at most).
+		if lc := p.LinkCounters(); lc.FCSent < 20 || lc.FCSent > 40 {
+			t.Errorf("%s: FCSent = %d in 1 s, want about 20", p.Name(), lc.FCSent)
+		}
+	}
+}
+
+func TestDisable(t *testing.T) {
+	e := newEnv(t, port.Config{}, nil)
+	e.activate(t)
+	if err := e.a.SetPhysState(mad.PhysStateDisabled); err != nil {
+		t.Fatalf("SetPhysState(Disabled): %v", err)
+	}
+	if got := e.a.State(); got != disabledDown {
+		t.Errorf("a.State() = %v, want %v", got, disabledDown)
+	}
+	// The peer hears nothing more and times out.
+	e.clk.Advance(e.b.Config().LivenessTimeout)
+	e.settle()
+	if got := e.b.State(); got != pollingDown {
+		t.Errorf("b.State() = %v after the timeout, want %v", got, pollingDown)
+	}
+	if err := e.a.SetPhysState(mad.PhysStatePolling); err != nil {
+		t.Fatalf("SetPhysState(Polling): %v", err)
+	}
+	e.settle()
+	for _, p := range []*port.Port{e.a, e.b} {
+		if got := p.State(); got != linkUpInit {
+			t.Errorf("%s: State() = %v after re-enabling, want %v", p.Name(), got, linkUpInit)
+		}
+	}
+	if err := e.a.SetPhysState(mad.PhysStateSleep); err == nil {
+		t.Error("SetPhysState(Sleep) = nil, want an error")
+	}
+}
+
+// TestStartStop opens and closes ports in various states: no goroutine
+// may outlive Close, and Close must not hang on queued or held packets.
+func TestStartStop(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, e *env)
+	}{
+		{name: "fresh", run: func(t *testing.T, e *env) {}},
+		{name: "trained", run: func(t *testing.T, e *env) { e.settle() }},
+		{name: "queued and held", run: func(t *testing.T, e *env) {
+			e.activate(t)
+			e.rb.setHold(true)
+			for i := range 100 {
+				send(t, e.a, porttest.UD(0, 1, 2000, byte(i)))
+			}
+			e.settle()
+		}},
+		{name: "closed twice", run: func(t *testing.T, e *env) {
+			e.settle()
+			e.a.Close()
+			if err := e.a.Send(port.NewPacket(porttest.SMP(1, 0))); err == nil {
+				t.Error("Send after Close = nil, want an error")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, port.Config{}, nil)
+			tt.run(t, e)
+			e.a.Close()
+			e.b.Close()
+			e.rb.release(-1)
+		})
+	}
+}

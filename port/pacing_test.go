@@ -1,0 +1,83 @@
+package port_test
+
+import (
+	"testing"
+	"time"
+
+	"ibfab/port"
+	"ibfab/port/porttest"
+	"ibfab/wire/mad"
+)
+
+func TestRate(t *testing.T) {
+	tests := []struct {
+		name  string
+		width mad.LinkWidth
+		speed mad.LinkSpeed
+		want  uint64
+	}{
+		{name: "default is 4x SDR", want: 8e9},
+		{name: "1x SDR", width: mad.LinkWidth1X, speed: mad.LinkSpeedSDR, want: 2e9},
+		{name: "4x DDR", width: mad.LinkWidth4X, speed: mad.LinkSpeedDDR, want: 16e9},
+		{name: "12x QDR", width: mad.LinkWidth12X, speed: mad.LinkSpeedQDR, want: 96e9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, port.Config{Width: tt.width, Speed: tt.speed}, nil)
+			if got := e.a.Rate(); got != tt.want {
+				t.Errorf("Rate() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPacing checks, on the manual clock, that n packets of s bytes take
+// n·s·8/rate of emulated time, within one packet (and the slack, when the
+// transmitter is allowed to run ahead).
+func TestPacing(t *testing.T) {
+	tests := []struct {
+		name    string
+		width   mad.LinkWidth
+		speed   mad.LinkSpeed
+		payload int
+		n       int
+		slack   time.Duration
+	}{
+		{name: "4x SDR MTU 2048", width: mad.LinkWidth4X, speed: mad.LinkSpeedSDR, payload: 2048, n: 200, slack: -1},
+		{name: "1x SDR small packets", width: mad.LinkWidth1X, speed: mad.LinkSpeedSDR, payload: 100, n: 300, slack: -1},
+		{name: "4x QDR MTU 4096", width: mad.LinkWidth4X, speed: mad.LinkSpeedQDR, payload: 4096, n: 200, slack: -1},
+		{name: "12x QDR inexact division", width: mad.LinkWidth12X, speed: mad.LinkSpeedQDR, payload: 1000, n: 500, slack: -1},
+		{name: "4x SDR with default slack", width: mad.LinkWidth4X, speed: mad.LinkSpeedSDR, payload: 2048, n: 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := port.Config{Width: tt.width, Speed: tt.speed, PaceSlack: tt.slack, RxBlocks: 2048}
+			e := newEnv(t, cfg, nil)
+			e.activate(t)
+			for i := range tt.n {
+				send(t, e.a, porttest.UD(0, 1, tt.payload, byte(i)))
+			}
+			e.run(t, func() bool { return e.rb.count() == tt.n })
+
+			got := e.rb.arrivals()
+			elapsed := got[len(got)-1].at.Sub(got[0].at)
+			s := porttest.UDSize(tt.payload)
+			perPacket := time.Duration(float64(s*8) / float64(e.a.Rate()) * 1e9)
+			want := time.Duration(tt.n) * perPacket
+			tol := perPacket + e.a.Config().PaceSlack
+			if d := elapsed - want; d < -tol || d > tol {
+				t.Errorf("%d packets of %d bytes took %v at %d b/s, want %v ± %v", tt.n, s, elapsed, e.a.Rate(), want, tol)
+			}
+			// No two starts closer than one serialization time, when the
+			// transmitter may not run ahead.
+			if tt.slack < 0 {
+				for i := 1; i < len(got); i++ {
+					if gap := got[i].at.Sub(got[i-1].at); gap < perPacket-time.Nanosecond {
+						t.Fatalf("packets %d and %d start %v apart, under the %v serialization time", i-1, i, gap, perPacket)
+					}
+				}
+			}
+			noDrops(t, e.a, e.b)
+		})
+	}
+}
