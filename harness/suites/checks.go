@@ -81,25 +81,35 @@ func (r *run) startCapture(ctx context.Context) (stop func()) {
 }
 
 // finalChecks decides the run: a and b bound the survivors' steady traffic.
-func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, down map[string]bool, a, b Sample) {
-	s, rep := r.s, r.rep
+func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead map[string]bool, a, b Sample) {
+	r.checkConnected(hosts, survivors, a, b)
+	r.checkLoss()
+	r.checkVerifier()
+	r.checkProcesses(ctx, dead)
+	if r.s.StayActive {
+		r.checkStayedActive()
+	}
+}
 
-	// Connectivity: every packet a survivor sent to a survivor arrived,
-	// every survivor heard from the others, nothing was dropped.
+// checkConnected: every packet a survivor sent to a survivor arrived,
+// every survivor heard from the others, nothing was dropped.
+func (r *run) checkConnected(hosts, survivors []string, a, b Sample) {
 	var deaf []string
 	for _, h := range survivors {
 		if b.HostRx[h] == a.HostRx[h] {
 			deaf = append(deaf, h)
 		}
 	}
-	w := rep.Steady
-	rep.check("survivors connected", len(survivors) > 1 && w.Sent > 0 && w.Lost == 0 && len(dataDrops(w.Drops)) == 0 && len(deaf) == 0,
+	w := r.rep.Steady
+	r.rep.check("survivors connected", len(survivors) > 1 && w.Sent > 0 && w.Lost == 0 && len(dataDrops(w.Drops)) == 0 && len(deaf) == 0,
 		"%d of %d hosts: %d packets sent, %d received, data drops: %s; hosts that heard nothing: %v",
 		len(survivors), len(hosts), w.Sent, w.Received, causes(dataDrops(w.Drops)), deaf)
+}
 
-	// Loss while the steps acted: none unless a link or node died, and
-	// then only packets that went to it.
-	f := rep.Fault
+// checkLoss: no loss while the steps acted, unless a link or node died,
+// and then only packets that went to it.
+func (r *run) checkLoss() {
+	s, rep, f := r.s, r.rep, r.rep.Fault
 	// A link or node that dies loses what was on its way to it; a node
 	// that comes (back) makes the SM change tables, which may drop a few
 	// packets at deactivated ports or U-turns (the thesis's residue).
@@ -110,44 +120,47 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, 
 	if !died && !came {
 		rep.check("no data lost", f.Lost == 0 && len(dataDrops(f.Drops)) == 0, "%d sent, %d received, data drops: %s (VL15: %d)",
 			f.Sent, f.Received, causes(dataDrops(f.Drops)), f.Drops[vl15Cause])
-	} else {
-		var other []string
-		var where uint64
-		allowed := lossCauses
-		if slices.Contains(s.SMArgs, "cut-deps") {
-			// cut-deps' protection: a turn the new graph forbids drops
-			// what the old tables still send across it.
-			allowed = append(slices.Clone(lossCauses), "vl_mapping")
-		}
-		for c, v := range dataDrops(f.Drops) {
-			if slices.Contains(allowed, c) {
-				where += v
-			} else {
-				other = append(other, fmt.Sprintf("%s %d", c, v))
-			}
-		}
-		sort.Strings(other)
-		name := "data lost only where a link died"
-		if !died {
-			name = "data lost only to the table change"
-		}
-		rep.check(name, len(other) == 0,
-			"%d sent, %d received, %d lost; %d dropped for the failure (%s); other data drops: %v; VL15: %d",
-			f.Sent, f.Received, f.Lost, where, strings.Join(allowed, ", "), other, f.Drops[vl15Cause])
+		return
 	}
+	allowed := lossCauses
+	if slices.Contains(s.SMArgs, "cut-deps") {
+		// cut-deps' protection: a turn the new graph forbids drops
+		// what the old tables still send across it.
+		allowed = append(slices.Clone(lossCauses), "vl_mapping")
+	}
+	var other []string
+	var where uint64
+	for c, v := range dataDrops(f.Drops) {
+		if slices.Contains(allowed, c) {
+			where += v
+		} else {
+			other = append(other, fmt.Sprintf("%s %d", c, v))
+		}
+	}
+	sort.Strings(other)
+	name := "data lost only where a link died"
+	if !died {
+		name = "data lost only to the table change"
+	}
+	rep.check(name, len(other) == 0,
+		"%d sent, %d received, %d lost; %d dropped for the failure (%s); other data drops: %v; VL15: %d",
+		f.Sent, f.Received, f.Lost, where, strings.Join(allowed, ", "), other, f.Drops[vl15Cause])
+}
 
-	// The verifier: every route set ibsm computed was checked and found
-	// deadlock-free, and each ibsm ended with the subnet up. A sweep that
-	// failed for want of answers (SMPs lost, as in vl15-loss) is no
-	// verifier failure: the next one starts over.
-	var bad []string
-	r.mu.Lock()
-	var n int
-	sms := r.sms
+// checkVerifier: every route set ibsm computed was checked and found
+// deadlock-free, and each ibsm ended with the subnet up. A sweep that
+// failed for want of answers (SMPs lost, as in vl15-loss) is no verifier
+// failure: the next one starts over.
+func (r *run) checkVerifier() {
 	if r.smKind() != SMIbsm {
-		sms = nil
+		r.rep.skip("verifier holds", "OpenSM reports no verified route sets and the intermediate states of its sweeps are not observable; "+
+			"what applies is checked: every port as expected and OpenSM's last heavy sweep ending in SUBNET UP (restored), survivors connected, processes alive")
+		return
 	}
-	for _, p := range sms {
+	var bad []string
+	var n int
+	r.mu.Lock()
+	for _, p := range r.sms {
 		rs := p.Results()
 		for _, x := range rs {
 			n++
@@ -160,53 +173,55 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead, 
 		}
 	}
 	r.mu.Unlock()
-	if r.smKind() == SMIbsm {
-		rep.check("verifier holds", len(bad) == 0 && n > 0, "%d ibsm results; failing: %v", n, bad)
-	} else {
-		rep.skip("verifier holds", "OpenSM reports no verified route sets and the intermediate states of its sweeps are not observable; "+
-			"what applies is checked: every port as expected and OpenSM's last heavy sweep ending in SUBNET UP (restored), survivors connected, processes alive")
-	}
+	r.rep.check("verifier holds", len(bad) == 0 && n > 0, "%d ibsm results; failing: %v", n, bad)
+}
 
-	// Processes: the nodes that should run do, the SM too.
+// checkProcesses: the nodes that should run do, the others are dead as
+// planned, the SM runs; with StableLIDs, no node's LID moved.
+func (r *run) checkProcesses(ctx context.Context, dead map[string]bool) {
+	rep := r.rep
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
 		rep.check("processes alive", false, "%v", err)
-	} else {
-		var wrong []string
-		for _, n := range st.Nodes {
-			if n.Alive == dead[n.Name] {
-				wrong = append(wrong, fmt.Sprintf("%s alive %v", n.Name, n.Alive))
-			}
-		}
-		if p := r.sm(); !p.Alive() {
-			wrong = append(wrong, p.kind+" not running: "+lastLines(p.Stderr(), 3))
-		}
-		rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
-		if s.StableLIDs {
-			var moved []string
-			for _, n := range st.Nodes {
-				for _, p := range n.Ports {
-					if p.LID != 0 {
-						if int(p.LID) != rep.LIDs[n.Name] {
-							moved = append(moved, fmt.Sprintf("%s %d→%d", n.Name, rep.LIDs[n.Name], p.LID))
-						}
-						break
-					}
-				}
-			}
-			rep.check("LIDs stable", len(moved) == 0, "%d nodes; moved: %v", len(rep.LIDs), moved)
+		return
+	}
+	var wrong []string
+	for _, n := range st.Nodes {
+		if n.Alive == dead[n.Name] {
+			wrong = append(wrong, fmt.Sprintf("%s alive %v", n.Name, n.Alive))
 		}
 	}
-	if s.StayActive {
-		var first string
-		for _, x := range r.smp.Samples() {
-			if len(x.NotActive) > 0 {
-				first = fmt.Sprintf("at %.2f s: %s", x.T, strings.Join(x.NotActive, ", "))
+	if p := r.sm(); !p.Alive() {
+		wrong = append(wrong, p.kind+" not running: "+lastLines(p.Stderr(), 3))
+	}
+	rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
+	if !r.s.StableLIDs {
+		return
+	}
+	var moved []string
+	for _, n := range st.Nodes {
+		for _, p := range n.Ports {
+			if p.LID != 0 {
+				if int(p.LID) != rep.LIDs[n.Name] {
+					moved = append(moved, fmt.Sprintf("%s %d→%d", n.Name, rep.LIDs[n.Name], p.LID))
+				}
 				break
 			}
 		}
-		rep.check("fabric stayed Active", first == "", "%d samples; first not Active: %s", len(r.smp.Samples()), first)
 	}
+	rep.check("LIDs stable", len(moved) == 0, "%d nodes; moved: %v", len(rep.LIDs), moved)
+}
+
+// checkStayedActive: every sample of the ports found them all Active.
+func (r *run) checkStayedActive() {
+	var first string
+	for _, x := range r.smp.Samples() {
+		if len(x.NotActive) > 0 {
+			first = fmt.Sprintf("at %.2f s: %s", x.T, strings.Join(x.NotActive, ", "))
+			break
+		}
+	}
+	r.rep.check("fabric stayed Active", first == "", "%d samples; first not Active: %s", len(r.smp.Samples()), first)
 }
 
 // vl15Cause is the drop cause of VL15 alone: SMPs and traps, not data.

@@ -88,7 +88,7 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	b := r.drain(ctx)
 	rep.Steady = window(a, b)
 	r.event("steady traffic stopped: %d sent, %d received", rep.Steady.Sent, rep.Steady.Received)
-	r.finalChecks(ctx, all, survivors, dead, down, a, b)
+	r.finalChecks(ctx, all, survivors, dead, a, b)
 	return nil
 }
 
