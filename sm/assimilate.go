@@ -19,34 +19,8 @@ import (
 // one of the chapter 7 strategies, reporting it all as one Result with
 // event "assimilation".
 
-// Detection modes, discovery modes, distribution strategies, triggers and
-// the phases only assimilations have.
+// The phases only assimilations have.
 const (
-	DetectTrap  = "trap"
-	DetectSweep = "sweep"
-	DetectBoth  = "both"
-
-	DiscoveryPartial = "partial"
-	DiscoveryFull    = "full"
-
-	// DistFullDeactivation sets every active switch port Down (it falls
-	// back to Init, where only SMPs pass), sends the tables, then
-	// activates every port again (thesis 7.2.1).
-	DistFullDeactivation = "full-deactivation"
-	// DistCutPorts deactivates, at every cut node of the new up*/down*
-	// graph, every up-going port but one (7.2.2).
-	DistCutPorts = "cut-ports"
-	// DistCutDeps maps every SL to VL15, so that data is dropped, on each
-	// forbidden (input, output) port pair of every new cut node (7.2.3);
-	// the blocks stay, are tracked, and are undone when a later graph
-	// makes the turn legal.
-	DistCutDeps = "cut-deps"
-	// DistNone sends the tables unprotected, the deadlock-prone baseline.
-	DistNone = "none"
-
-	TriggerTrap  = "trap"
-	TriggerSweep = "sweep"
-
 	PhaseDetection              = "detection"
 	PhaseDefinitiveRouting      = "definitive-routing"
 	PhaseDefinitiveDistribution = "definitive-distribution"
@@ -55,11 +29,6 @@ const (
 // MinSweepPeriod bounds the time between sweeps from below when
 // SweepFactor sets it.
 const MinSweepPeriod = time.Millisecond
-
-// Distributions returns the distribution strategies.
-func Distributions() []string {
-	return []string{DistFullDeactivation, DistCutPorts, DistCutDeps, DistNone}
-}
 
 // ErrNotAssimilating is returned by Assimilate when there is no subnet up
 // to assimilate a change into: a full Sweep is what is needed.
@@ -71,7 +40,7 @@ var ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into
 // and activation, as Config says. It returns nil when nothing changed. A
 // Result with SubnetUp false means the change could not be assimilated;
 // the SM then needs a full Sweep (Run does one).
-func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
+func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	if s.subnet == nil || !s.installed || s.state != mad.SMStateMaster {
 		return nil, ErrNotAssimilating
 	}
@@ -436,7 +405,7 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 			if err != nil {
 				return err
 			}
-			if trigger == "" {
+			if trigger == fullSweep {
 				break // a full sweep
 			}
 			a, err := s.Assimilate(ctx, trigger)
@@ -460,21 +429,24 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 	}
 }
 
+// fullSweep is what awaitChange returns when no assimilation will do.
+const fullSweep Trigger = 0
+
 // awaitChange serves until a change may have happened: it returns the
-// trigger of an assimilation, or "" for a full sweep.
-func (s *SM) awaitChange(ctx context.Context, up bool) (string, error) {
+// trigger of an assimilation, or fullSweep.
+func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 	for {
 		if !up || s.dirty || s.state != mad.SMStateMaster || !s.installed {
 			// As before assimilation: wait, then a light sweep decides.
 			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
-				return "", err
+				return fullSweep, err
 			}
 			if !up || s.dirty {
-				return "", nil
+				return fullSweep, nil
 			}
 			changed, err := s.Check(ctx)
 			if err != nil || changed {
-				return "", err
+				return fullSweep, err
 			}
 			continue
 		}
@@ -487,14 +459,14 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (string, error) {
 		for {
 			switch {
 			case s.dirty:
-				return "", nil
+				return fullSweep, nil
 			case traps && len(s.trapLIDs) > 0:
 				return TriggerTrap, nil
 			case !until.IsZero() && !s.clk.Now().Before(until):
 				return TriggerSweep, nil
 			}
 			if err := s.tx.wait(ctx, until); err != nil {
-				return "", err
+				return fullSweep, err
 			}
 		}
 	}

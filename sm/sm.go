@@ -175,9 +175,9 @@ type Result struct {
 	Warnings     []string `json:"warnings,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
-	Trigger      string `json:"trigger,omitempty"`      // TriggerTrap or TriggerSweep
-	Discovery    string `json:"discovery,omitempty"`    // DiscoveryPartial or DiscoveryFull
-	Distribution string `json:"distribution,omitempty"` // the strategy used
+	Trigger      Trigger      `json:"trigger,omitempty"`
+	Discovery    Discovery    `json:"discovery,omitempty"`
+	Distribution Distribution `json:"distribution,omitempty"` // the strategy used
 	// MsToConnectivity is the time from the start of the assimilation
 	// until every switch holds a verified route set (provisional or
 	// final) and every port is Active again.

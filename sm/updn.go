@@ -105,18 +105,14 @@ type fera struct{ o RoutingOptions }
 
 func init() {
 	RegisterEngine("updn-fera", func(o RoutingOptions) (Engine, error) {
-		switch o.FERaTies {
-		case "", TieKeepOld, TieRandom:
-		default:
-			return nil, fmt.Errorf("%w: FERa tie-break %q", ErrConfig, o.FERaTies)
+		if err := tiesNames.check(uint8(o.FERaTies)); err != nil {
+			return nil, err
 		}
 		return fera{o}, nil
 	})
 	RegisterEngine("updn-pira", func(o RoutingOptions) (Engine, error) {
-		switch o.Parent {
-		case "", ParentLast, ParentFirst, ParentRandom:
-		default:
-			return nil, fmt.Errorf("%w: PIRa parent policy %q", ErrConfig, o.Parent)
+		if err := parentNames.check(uint8(o.Parent)); err != nil {
+			return nil, err
 		}
 		return pira{o}, nil
 	})
