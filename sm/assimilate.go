@@ -30,16 +30,21 @@ const (
 // SweepFactor sets it.
 const MinSweepPeriod = time.Millisecond
 
-// ErrNotAssimilating is returned by Assimilate when there is no subnet up
-// to assimilate a change into: a full Sweep is what is needed.
-var ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into")
+// The outcomes of Assimilate that are not an assimilation.
+var (
+	// ErrNotAssimilating: there is no subnet up to assimilate a change
+	// into; a full Sweep is what is needed.
+	ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into")
+	// ErrNoChange: detection found nothing to assimilate.
+	ErrNoChange = errors.New("sm: no change")
+)
 
 // Assimilate looks for changes as trigger says (TriggerSweep: a sweep of
 // every switch; TriggerTrap: a scan of the switches whose traps came in)
 // and, when it finds any, takes them in: discovery, routing, distribution
-// and activation, as Config says. It returns nil when nothing changed. A
-// Result with SubnetUp false means the change could not be assimilated;
-// the SM then needs a full Sweep (Run does one).
+// and activation, as Config says. It returns ErrNoChange when nothing
+// changed. A Result with SubnetUp false means the change could not be
+// assimilated; the SM then needs a full Sweep (Run does one).
 func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	if s.subnet == nil || !s.installed || s.state != mad.SMStateMaster {
 		return nil, ErrNotAssimilating
@@ -68,7 +73,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	}
 	if !p.changed() {
 		s.tx.setPhase(PhaseWatch)
-		return nil, nil
+		return nil, ErrNoChange
 	}
 	s.actCount++
 	s.installed = false
@@ -409,6 +414,9 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 				break // a full sweep
 			}
 			a, err := s.Assimilate(ctx, trigger)
+			if errors.Is(err, ErrNoChange) {
+				continue
+			}
 			if errors.Is(err, ErrNotAssimilating) {
 				break
 			}
@@ -417,9 +425,6 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 					each(a)
 				}
 				return err
-			}
-			if a == nil {
-				continue
 			}
 			if each != nil {
 				each(a)

@@ -41,8 +41,8 @@ func quiet(t *testing.T, s *sm.SM) {
 		require.NoError(t, s.Serve(ctx, sm.DefaultSweepInterval))
 	}
 	a, err := s.Assimilate(ctx, sm.TriggerSweep)
-	require.NoError(t, err)
-	require.Nil(t, a, "nothing changed")
+	require.ErrorIs(t, err, sm.ErrNoChange)
+	require.Nil(t, a)
 }
 
 func assimilate(t *testing.T, s *sm.SM, trigger sm.Trigger) *sm.Result {
@@ -1238,7 +1238,7 @@ func TestDeactivationSettlesOwnTraps(t *testing.T) {
 			}
 			before := s.Stats().Phases[sm.PhaseDetection].SMPs
 			a, err := s.Assimilate(context.Background(), sm.TriggerTrap)
-			require.NoError(t, err)
+			require.ErrorIs(t, err, sm.ErrNoChange)
 			assert.Nil(t, a)
 			assert.Equal(t, before, s.Stats().Phases[sm.PhaseDetection].SMPs, "a scan for the deactivation's traps")
 		})
