@@ -226,36 +226,11 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 }
 
 // route runs engine on sn as the named phase and verifies the result,
-// which becomes the SM's route set; nil when it fails (res says why).
+// which becomes the SM's route set if acceptRoutes takes it; nil when
+// not (res says why).
 func (s *SM) route(res *Result, phase string, engine Engine, sn *Subnet) *Routes {
-	var rt *Routes
-	var rep *Report
-	_ = s.phase(res, phase, func() error {
-		t0 := time.Now()
-		var err error
-		rt, err = engine.Route(&sn.Fabric)
-		res.RouteMs += ms(time.Since(t0))
-		if err != nil {
-			res.Problems = append(res.Problems, err.Error())
-			return nil
-		}
-		t0 = time.Now()
-		rep = Verify(&sn.Fabric, rt)
-		res.VerifyMs += ms(time.Since(t0))
-		return nil
-	})
-	if rt == nil {
-		return nil
-	}
-	switch {
-	case !rep.Connected():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	case !rep.DeadlockFree() && (s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine)):
-		res.Warnings = append(res.Warnings, rep.Err().Error())
-	case !rep.DeadlockFree():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	}
-	if len(res.Problems) > 0 {
+	rt, rep := s.computeRoutes(res, phase, engine, sn)
+	if rt == nil || !s.acceptRoutes(res, rt, rep) {
 		return nil
 	}
 	s.routes, s.report = rt, rep
