@@ -879,8 +879,8 @@ func (p *stalledHop) Recv(ctx context.Context) (madport.MAD, error) {
 // (a SwitchInfo Set and four PortInfo Gets each). Sent all at once, the
 // fifteen SMPs overflow a VL15 buffer of 8 SMPs at the SM's first hop
 // when that switch is slow to forward, and the SMPs it drops are resent
-// only after a full timeout (the soft fabric: 200 ms out of 215, when its
-// buffer held 8). The SM sends at most Config.Burst SMPs before an answer
+// only after a full timeout, which then is most of the assimilation's
+// time. The SM sends at most Config.Burst SMPs before an answer
 // comes back: with 4, nothing is lost. The default burst, the window,
 // fits the soft switch's buffer of 32 whole.
 func TestAssimilateKilledSwitchBurst(t *testing.T) {

@@ -46,11 +46,11 @@ const (
 
 // gcPercent is the collector's heap growth ibsm runs with unless GOGC
 // says otherwise. Its live heap is a megabyte or two, so at Go's default
-// (100) a sweep of a few thousand SMPs collects twice or three times, and
-// every collection also scans the binary's 5 MB of data (gopacket's
-// protocol tables, linked in through package wire): tens of ms of CPU,
-// on the core the simulator needs, per sweep on ibsim. At 400 a sweep of
-// a 432-host fabric allocates less than the first collection's goal.
+// (100) a sweep of a few thousand SMPs collects several times, and every
+// collection also scans the binary's megabytes of data (gopacket's
+// protocol tables, linked in through package wire), on the core the
+// simulator needs. At 400 a sweep of a fabric of a few hundred hosts
+// allocates less than the first collection's goal.
 const gcPercent = 400
 
 func main() {
