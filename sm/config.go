@@ -120,56 +120,52 @@ type Config struct {
 	OnTables func(*TableState)
 }
 
+// normalize fills in the defaults of c's zero fields and checks it.
 func (c *Config) normalize() error {
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
+	c.setDefaults()
+	return c.check()
+}
+
+// setDefaults gives each zero field its default; Burst and Retries also
+// take -1 for none.
+func (c *Config) setDefaults() {
+	orDefault(&c.Window, DefaultWindow)
 	switch {
 	case c.Burst == 0:
 		c.Burst = c.Window
 	case c.Burst < 0:
 		c.Burst = 0
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.ProbeTimeout == 0 {
-		c.ProbeTimeout = DefaultProbeTimeout
-	}
+	orDefault(&c.Timeout, DefaultTimeout)
+	orDefault(&c.ProbeTimeout, DefaultProbeTimeout)
 	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
-	if c.RetrainTimeout == 0 {
-		c.RetrainTimeout = DefaultRetrainTimeout
-	}
+	orDefault(&c.RetrainTimeout, DefaultRetrainTimeout)
 	switch {
 	case c.Retries == 0:
 		c.Retries = DefaultRetries
 	case c.Retries < 0:
 		c.Retries = 0
 	}
-	if c.TIDHigh == 0 {
-		c.TIDHigh = 0x1b5a // arbitrary, fixed: TIDs are reproducible
+	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
+	orDefault(&c.Routing, DefaultRouting)
+	orDefault(&c.OpVLs, DefaultOpVLs)
+	orDefault(&c.SubnetTimeOut, DefaultSubnetTimeOut)
+	orDefault(&c.VLArbWeight, DefaultVLArbWeight)
+	orDefault(&c.SweepInterval, DefaultSweepInterval)
+	orDefault(&c.Discovery, DiscoveryPartial)
+	orDefault(&c.Distribution, DistCutDeps)
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
 	}
-	if c.Routing == "" {
-		c.Routing = DefaultRouting
-	}
-	if c.OpVLs == 0 {
-		c.OpVLs = DefaultOpVLs
-	}
-	if c.SubnetTimeOut == 0 {
-		c.SubnetTimeOut = DefaultSubnetTimeOut
-	}
-	if c.VLArbWeight == 0 {
-		c.VLArbWeight = DefaultVLArbWeight
-	}
-	if c.SweepInterval == 0 {
-		c.SweepInterval = DefaultSweepInterval
-	}
-	if c.Discovery == 0 {
-		c.Discovery = DiscoveryPartial
-	}
-	if c.Distribution == 0 {
-		c.Distribution = DistCutDeps
-	}
+}
+
+// check returns an ErrConfig for the first field out of its range.
+func (c *Config) check() error {
 	switch {
 	case c.Window < 1:
 		return fmt.Errorf("%w: window %d", ErrConfig, c.Window)
