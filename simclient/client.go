@@ -150,10 +150,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 // addr, as umad2sim does. The kernel then lets the server queue answers
 // for it up to the socket buffer, instead of net.unix.max_dgram_qlen
 // (10) datagrams: past those, ibsim's write returns EAGAIN and it spins
-// on it until the reader catches up (with 16 SMPs in flight on a loaded
-// machine, three times its CPU per MAD). It also makes the kernel refuse
-// datagrams from any other socket, and lets Send write without naming
-// the destination.
+// on it until the reader catches up, which with a window of SMPs in
+// flight costs ibsim more CPU than the MADs do. It also makes the kernel
+// refuse datagrams from any other socket, and lets Send write without
+// naming the destination.
 func connectTo(conn *net.UnixConn, addr *net.UnixAddr) error {
 	rc, err := conn.SyscallConn()
 	if err != nil {

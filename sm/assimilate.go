@@ -19,34 +19,8 @@ import (
 // one of the chapter 7 strategies, reporting it all as one Result with
 // event "assimilation".
 
-// Detection modes, discovery modes, distribution strategies, triggers and
-// the phases only assimilations have.
+// The phases only assimilations have.
 const (
-	DetectTrap  = "trap"
-	DetectSweep = "sweep"
-	DetectBoth  = "both"
-
-	DiscoveryPartial = "partial"
-	DiscoveryFull    = "full"
-
-	// DistFullDeactivation sets every active switch port Down (it falls
-	// back to Init, where only SMPs pass), sends the tables, then
-	// activates every port again (thesis 7.2.1).
-	DistFullDeactivation = "full-deactivation"
-	// DistCutPorts deactivates, at every cut node of the new up*/down*
-	// graph, every up-going port but one (7.2.2).
-	DistCutPorts = "cut-ports"
-	// DistCutDeps maps every SL to VL15, so that data is dropped, on each
-	// forbidden (input, output) port pair of every new cut node (7.2.3);
-	// the blocks stay, are tracked, and are undone when a later graph
-	// makes the turn legal.
-	DistCutDeps = "cut-deps"
-	// DistNone sends the tables unprotected, the deadlock-prone baseline.
-	DistNone = "none"
-
-	TriggerTrap  = "trap"
-	TriggerSweep = "sweep"
-
 	PhaseDetection              = "detection"
 	PhaseDefinitiveRouting      = "definitive-routing"
 	PhaseDefinitiveDistribution = "definitive-distribution"
@@ -56,22 +30,22 @@ const (
 // SweepFactor sets it.
 const MinSweepPeriod = time.Millisecond
 
-// Distributions returns the distribution strategies.
-func Distributions() []string {
-	return []string{DistFullDeactivation, DistCutPorts, DistCutDeps, DistNone}
-}
-
-// ErrNotAssimilating is returned by Assimilate when there is no subnet up
-// to assimilate a change into: a full Sweep is what is needed.
-var ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into")
+// The outcomes of Assimilate that are not an assimilation.
+var (
+	// ErrNotAssimilating: there is no subnet up to assimilate a change
+	// into; a full Sweep is what is needed.
+	ErrNotAssimilating = errors.New("sm: no subnet up to assimilate changes into")
+	// ErrNoChange: detection found nothing to assimilate.
+	ErrNoChange = errors.New("sm: no change")
+)
 
 // Assimilate looks for changes as trigger says (TriggerSweep: a sweep of
 // every switch; TriggerTrap: a scan of the switches whose traps came in)
 // and, when it finds any, takes them in: discovery, routing, distribution
-// and activation, as Config says. It returns nil when nothing changed. A
-// Result with SubnetUp false means the change could not be assimilated;
-// the SM then needs a full Sweep (Run does one).
-func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
+// and activation, as Config says. It returns ErrNoChange when nothing
+// changed. A Result with SubnetUp false means the change could not be
+// assimilated; the SM then needs a full Sweep (Run does one).
+func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	if s.subnet == nil || !s.installed || s.state != mad.SMStateMaster {
 		return nil, ErrNotAssimilating
 	}
@@ -79,9 +53,53 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	res := &Result{Event: "assimilation", Trigger: trigger, Discovery: s.cfg.Discovery,
 		Distribution: s.cfg.Distribution, Provisional: s.cfg.Provisional, Sweep: s.sweeps, Routing: s.engine.Name()}
 	old := s.subnet
-	full := s.cfg.Discovery == DiscoveryFull
-	p := newPartial(s, full, true)
 	before := s.phaseSnapshot(PhaseDetection, PhaseDiscovery)
+	p, err := s.detect(ctx, trigger)
+	if err != nil {
+		return nil, err
+	}
+	if !p.changed() {
+		s.tx.setPhase(PhaseWatch)
+		return nil, ErrNoChange
+	}
+	s.actCount++
+	s.installed = false
+	defer s.endAssimilation(res, start)
+	res.Changes = p.changes
+	res.SL2VLSets += len(p.ahead) // blocks sent with discovery's probes; their SMPs count there
+
+	sn, err := s.discoverChange(ctx, res, p, before, start)
+	if sn == nil {
+		return res, err
+	}
+	s.describeChange(res, p, old, sn)
+	rt, err := s.routeChange(res, sn)
+	if rt == nil {
+		return res, err
+	}
+	stage := ""
+	if s.cfg.Provisional {
+		stage = "provisional-"
+	}
+	if up, err := s.installChange(ctx, res, sn, rt, stage); !up {
+		return res, err
+	}
+	conn := ms(time.Since(start))
+	res.MsToConnectivity = &conn
+	if s.cfg.Provisional {
+		if up, err := s.installDefinitive(ctx, res, sn); !up {
+			return res, err
+		}
+	}
+	res.SubnetUp = true
+	return res, nil
+}
+
+// detect looks for changes as trigger says (a sweep of every switch, or
+// a scan of those whose traps came in) and discovers what they are, on a
+// partial discovery of the subnet up.
+func (s *SM) detect(ctx context.Context, trigger Trigger) (*partialDiscovery, error) {
+	p := newPartial(s, s.cfg.Discovery == DiscoveryFull, true)
 	s.tx.resetWindowMin()
 	s.tx.setPhase(PhaseDiscovery)
 	if trigger == TriggerSweep {
@@ -94,82 +112,95 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	if !p.sweepStart.IsZero() && !p.sweepEnd.IsZero() {
 		s.sweepDur = p.sweepEnd.Sub(p.sweepStart)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !p.changed() {
-		s.tx.setPhase(PhaseWatch)
-		return nil, nil
-	}
-	s.actCount++
-	s.installed = false
-	defer func() {
-		res.MsTotal = ms(time.Since(start))
-		res.WindowMin = s.tx.windowMin
-		res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
-		for _, ph := range res.Phases {
-			res.SMPsTotal += ph.SMPs
-			res.Retries += ph.Retries
-			res.Timeouts += ph.Timeouts
-		}
-		res.SMState = s.state.String()
-		s.installed = res.SubnetUp
-		if !res.SubnetUp && res.Reason == "" {
-			res.Reason = strings.Join(res.Problems, "; ")
-		}
-		s.tx.setPhase(PhaseWatch)
-	}()
-	res.Changes = p.changes
-	res.SL2VLSets += len(p.ahead) // blocks sent with discovery's probes; their SMPs count there
+	return p, err
+}
 
-	// Detection and discovery ran interleaved: the sweep's SMPs are
-	// detection's, everything else discovery's; detection ends with the
-	// first change found.
+// endAssimilation completes res once the assimilation is over, however
+// it ended: totals, the SM's state, the reason it failed.
+func (s *SM) endAssimilation(res *Result, start time.Time) {
+	res.MsTotal = ms(time.Since(start))
+	res.WindowMin = s.tx.windowMin
+	res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
+	for _, ph := range res.Phases {
+		res.SMPsTotal += ph.SMPs
+		res.Retries += ph.Retries
+		res.Timeouts += ph.Timeouts
+	}
+	res.SMState = s.state.String()
+	s.installed = res.SubnetUp
+	if !res.SubnetUp && res.Reason == "" {
+		res.Reason = strings.Join(res.Problems, "; ")
+	}
+	s.tx.setPhase(PhaseWatch)
+}
+
+// discoverChange ends the discovery detection began, fully or partially
+// (Config.Discovery), and returns the subnet it found, which is the SM's
+// now; nil when there is none to route (res says why, or the error).
+//
+// Detection and discovery ran interleaved: the sweep's SMPs are
+// detection's, everything else discovery's; detection ends with the
+// first change found.
+func (s *SM) discoverChange(ctx context.Context, res *Result, p *partialDiscovery, before []PhaseStats, start time.Time) (*Subnet, error) {
 	detected := p.detectedAt
 	after := s.phaseSnapshot(PhaseDetection, PhaseDiscovery)
 	res.Phases = append(res.Phases, phaseDelta(PhaseDetection, before[0], after[0], detected.Sub(start)))
 	disc := phaseDelta(PhaseDiscovery, before[1], after[1], 0)
-	var sn *Subnet
-	if full {
-		t0 := time.Now()
-		if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
-			return res, err
-		}
-		ph := &res.Phases[len(res.Phases)-1]
-		ph.Ms += ms(t0.Sub(detected))
-		ph.SMPs += disc.SMPs
-		ph.Retries += disc.Retries
-		ph.Timeouts += disc.Timeouts
-		ph.Errors += disc.Errors
-		sn = s.subnet
-		if sn == nil || len(res.Problems) > 0 {
-			return res, nil
-		}
-	} else {
-		var removed []uint64
-		var err error
-		sn, removed, err = p.finish()
-		disc.Ms = ms(time.Since(detected))
-		res.Phases = append(res.Phases, disc)
-		if err != nil {
-			res.Problems = append(res.Problems, err.Error())
-			return res, nil
-		}
-		for _, g := range removed {
-			s.forget(g)
-		}
-		res.Problems = append(res.Problems, sn.Problems...)
-		res.Warnings = append(res.Warnings, sn.Warnings...)
-		if s.cfg.LIDFile != "" {
-			if err := s.lids.Save(s.cfg.LIDFile); err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
-			}
-		}
-		s.subnet, s.routes, s.report = sn, nil, nil
-		if len(res.Problems) > 0 {
-			return res, nil
+	if p.full {
+		return s.rediscover(ctx, res, detected, disc)
+	}
+	return s.finishPartial(res, p, detected, disc), nil
+}
+
+// rediscover discovers the whole subnet again after detection (full
+// discovery); its phase counts what detection sent beyond the sweep.
+func (s *SM) rediscover(ctx context.Context, res *Result, detected time.Time, disc Phase) (*Subnet, error) {
+	t0 := time.Now()
+	if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
+		return nil, err
+	}
+	ph := &res.Phases[len(res.Phases)-1]
+	ph.Ms += ms(t0.Sub(detected))
+	ph.SMPs += disc.SMPs
+	ph.Retries += disc.Retries
+	ph.Timeouts += disc.Timeouts
+	ph.Errors += disc.Errors
+	if s.subnet == nil || len(res.Problems) > 0 {
+		return nil, nil
+	}
+	return s.subnet, nil
+}
+
+// finishPartial builds the subnet partial discovery found and makes it
+// the SM's, forgetting the devices that left; nil when it has problems.
+func (s *SM) finishPartial(res *Result, p *partialDiscovery, detected time.Time, disc Phase) *Subnet {
+	sn, removed, err := p.finish()
+	disc.Ms = ms(time.Since(detected))
+	res.Phases = append(res.Phases, disc)
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+		return nil
+	}
+	for _, g := range removed {
+		s.forget(g)
+	}
+	res.Problems = append(res.Problems, sn.Problems...)
+	res.Warnings = append(res.Warnings, sn.Warnings...)
+	if s.cfg.LIDFile != "" {
+		if err := s.lids.Save(s.cfg.LIDFile); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
 		}
 	}
+	s.subnet, s.routes, s.report = sn, nil, nil
+	if len(res.Problems) > 0 {
+		return nil
+	}
+	return sn
+}
+
+// describeChange records in res the subnet the change left and how it
+// differs from old.
+func (s *SM) describeChange(res *Result, p *partialDiscovery, old, sn *Subnet) {
 	if p.badTraps > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d traps named no known switch", p.badTraps))
 	}
@@ -180,19 +211,23 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 	res.MaxLID = sn.MaxLID()
 	res.SMLID = sn.SMLID
 	res.NodesAdded, res.NodesRemoved, res.LinksAdded, res.LinksRemoved = diffSubnets(old, sn)
+}
 
-	// Routing: the engine, or PIRa first with provisional routes.
+// routeChange routes the changed subnet: with the engine, or with PIRa's
+// provisional routes (Config.Provisional). nil when it fails (res says
+// why, or the error).
+func (s *SM) routeChange(res *Result, sn *Subnet) (*Routes, error) {
 	engine := s.engine
 	if s.cfg.Provisional {
 		var err error
 		if engine, err = NewEngine("updn-pira", s.cfg.Options); err != nil {
-			return res, err
+			return nil, err
 		}
 		res.Routing, res.ProvisionalRouting = "updn-fera", engine.Name()
 	}
 	rt := s.route(res, PhaseRouting, engine, sn)
 	if rt == nil {
-		return res, nil
+		return nil, nil
 	}
 	if s.cfg.Provisional {
 		res.ProvisionalEntries = rt.Computed
@@ -200,88 +235,59 @@ func (s *SM) Assimilate(ctx context.Context, trigger string) (*Result, error) {
 		res.EntriesComputed, res.DefaultPorts = rt.Computed, rt.DefaultPorts
 	}
 	res.LFTEntries, res.DeadlockFree = rt.Entries(), s.report.DeadlockFree()
+	return rt, nil
+}
 
+// installChange distributes rt's tables under the configured strategy,
+// activates the ports again, and settles what a deactivation made the
+// switches report (their traps, PortStateChange). It reports whether the
+// subnet is up on rt (res says why not, or the error).
+func (s *SM) installChange(ctx context.Context, res *Result, sn *Subnet, rt *Routes, stage string) (bool, error) {
 	plan := s.plan(sn)
-	stage := ""
-	if s.cfg.Provisional {
-		stage = "provisional-"
+	err := s.phase(res, PhaseDistribution, func() error { return s.distributeChange(ctx, sn, rt, plan, res, stage) })
+	if err != nil || len(res.Problems) > 0 {
+		return false, err
 	}
-	if err := s.phase(res, PhaseDistribution, func() error { return s.distributeChange(ctx, sn, rt, plan, res, stage) }); err != nil {
-		return res, err
-	}
-	if len(res.Problems) > 0 {
-		return res, nil
-	}
-	// Activation, and the settling of what a deactivation made the
-	// switches report (their traps, PortStateChange).
-	if err := s.phase(res, PhaseActivation, func() error {
+	err = s.phase(res, PhaseActivation, func() error {
 		if err := s.activate(ctx, sn, plan, res); err != nil || len(res.Problems) > 0 {
 			return err
 		}
 		return s.settleOwnChanges(ctx, sn, res)
-	}); err != nil {
-		return res, err
-	}
-	if len(res.Problems) > 0 {
-		return res, nil
+	})
+	if err != nil || len(res.Problems) > 0 {
+		return false, err
 	}
 	s.emitTables(stage+"active", sn, rt)
-	conn := ms(time.Since(start))
-	res.MsToConnectivity = &conn
+	return true, nil
+}
 
-	if s.cfg.Provisional {
-		fera, err := NewEngine("updn-fera", s.cfg.Options)
-		if err != nil {
-			return res, err
-		}
-		def := s.route(res, PhaseDefinitiveRouting, fera, sn)
-		if def == nil {
-			return res, nil
-		}
-		res.EntriesComputed, res.LFTEntries, res.DeadlockFree = def.Computed, def.Entries(), s.report.DeadlockFree()
-		if err := s.phase(res, PhaseDefinitiveDistribution, func() error { return s.distributeDefinitive(ctx, sn, def, res) }); err != nil {
-			return res, err
-		}
-		if len(res.Problems) > 0 {
-			return res, nil
-		}
-		s.emitTables("final", sn, def)
+// installDefinitive replaces the provisional routes with FERa's on the
+// same up*/down* graph (thesis 6.3). It reports whether they are in (res
+// says why not, or the error).
+func (s *SM) installDefinitive(ctx context.Context, res *Result, sn *Subnet) (bool, error) {
+	fera, err := NewEngine("updn-fera", s.cfg.Options)
+	if err != nil {
+		return false, err
 	}
-	res.SubnetUp = true
-	return res, nil
+	def := s.route(res, PhaseDefinitiveRouting, fera, sn)
+	if def == nil {
+		return false, nil
+	}
+	res.EntriesComputed, res.LFTEntries, res.DeadlockFree = def.Computed, def.Entries(), s.report.DeadlockFree()
+	err = s.phase(res, PhaseDefinitiveDistribution, func() error { return s.distributeDefinitive(ctx, sn, def, res) })
+	if err != nil || len(res.Problems) > 0 {
+		return false, err
+	}
+	s.emitTables("final", sn, def)
+	return true, nil
 }
 
 // route runs engine on sn as the named phase and verifies the result,
-// which becomes the SM's route set; nil when it fails (res says why).
+// which becomes the SM's route set if acceptRoutes takes it; nil when
+// not (res says why).
 func (s *SM) route(res *Result, phase string, engine Engine, sn *Subnet) *Routes {
-	var rt *Routes
-	var rep *Report
-	_ = s.phase(res, phase, func() error {
-		t0 := time.Now()
-		var err error
-		rt, err = engine.Route(&sn.Fabric)
-		res.RouteMs += ms(time.Since(t0))
-		if err != nil {
-			res.Problems = append(res.Problems, err.Error())
-			return nil
-		}
-		t0 = time.Now()
-		rep = Verify(&sn.Fabric, rt)
-		res.VerifyMs += ms(time.Since(t0))
-		return nil
-	})
-	if rt == nil {
-		return nil
-	}
-	switch {
-	case !rep.Connected():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	case !rep.DeadlockFree() && (s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine)):
-		res.Warnings = append(res.Warnings, rep.Err().Error())
-	case !rep.DeadlockFree():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	}
-	if len(res.Problems) > 0 {
+	rt, rep := s.computeRoutes(res, phase, engine, sn)
+	if rt == nil || !s.acceptRoutes(res, rt, rep) {
 		return nil
 	}
 	s.routes, s.report = rt, rep
@@ -436,10 +442,13 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 			if err != nil {
 				return err
 			}
-			if trigger == "" {
+			if trigger == fullSweep {
 				break // a full sweep
 			}
 			a, err := s.Assimilate(ctx, trigger)
+			if errors.Is(err, ErrNoChange) {
+				continue
+			}
 			if errors.Is(err, ErrNotAssimilating) {
 				break
 			}
@@ -449,9 +458,6 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 				}
 				return err
 			}
-			if a == nil {
-				continue
-			}
 			if each != nil {
 				each(a)
 			}
@@ -460,21 +466,24 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 	}
 }
 
+// fullSweep is what awaitChange returns when no assimilation will do.
+const fullSweep Trigger = 0
+
 // awaitChange serves until a change may have happened: it returns the
-// trigger of an assimilation, or "" for a full sweep.
-func (s *SM) awaitChange(ctx context.Context, up bool) (string, error) {
+// trigger of an assimilation, or fullSweep.
+func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 	for {
 		if !up || s.dirty || s.state != mad.SMStateMaster || !s.installed {
 			// As before assimilation: wait, then a light sweep decides.
 			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
-				return "", err
+				return fullSweep, err
 			}
 			if !up || s.dirty {
-				return "", nil
+				return fullSweep, nil
 			}
 			changed, err := s.Check(ctx)
 			if err != nil || changed {
-				return "", err
+				return fullSweep, err
 			}
 			continue
 		}
@@ -487,14 +496,14 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (string, error) {
 		for {
 			switch {
 			case s.dirty:
-				return "", nil
+				return fullSweep, nil
 			case traps && len(s.trapLIDs) > 0:
 				return TriggerTrap, nil
 			case !until.IsZero() && !s.clk.Now().Before(until):
 				return TriggerSweep, nil
 			}
 			if err := s.tx.wait(ctx, until); err != nil {
-				return "", err
+				return fullSweep, err
 			}
 		}
 	}

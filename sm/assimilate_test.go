@@ -41,11 +41,11 @@ func quiet(t *testing.T, s *sm.SM) {
 		require.NoError(t, s.Serve(ctx, sm.DefaultSweepInterval))
 	}
 	a, err := s.Assimilate(ctx, sm.TriggerSweep)
-	require.NoError(t, err)
-	require.Nil(t, a, "nothing changed")
+	require.ErrorIs(t, err, sm.ErrNoChange)
+	require.Nil(t, a)
 }
 
-func assimilate(t *testing.T, s *sm.SM, trigger string) *sm.Result {
+func assimilate(t *testing.T, s *sm.SM, trigger sm.Trigger) *sm.Result {
 	t.Helper()
 	res, err := s.Assimilate(context.Background(), trigger)
 	require.NoError(t, err)
@@ -317,10 +317,10 @@ var changes = []change{
 func TestAssimilateStrategies(t *testing.T) {
 	for _, ch := range changes {
 		for _, dist := range sm.Distributions() {
-			for _, disc := range []string{sm.DiscoveryPartial, sm.DiscoveryFull} {
+			for _, disc := range []sm.Discovery{sm.DiscoveryPartial, sm.DiscoveryFull} {
 				for _, prov := range []bool{false, true} {
-					for _, trig := range []string{sm.TriggerSweep, sm.TriggerTrap} {
-						name := ch.name + "/" + dist + "/" + disc + "/" + trig
+					for _, trig := range []sm.Trigger{sm.TriggerSweep, sm.TriggerTrap} {
+						name := ch.name + "/" + dist.String() + "/" + disc.String() + "/" + trig.String()
 						if prov {
 							name += "/provisional"
 						}
@@ -334,7 +334,7 @@ func TestAssimilateStrategies(t *testing.T) {
 	}
 }
 
-func testStrategy(t *testing.T, ch change, dist, disc, trig string, prov bool) {
+func testStrategy(t *testing.T, ch change, dist sm.Distribution, disc sm.Discovery, trig sm.Trigger, prov bool) {
 	b := ch.topo(t)
 	var check sm.TransitionCheck
 	var stages []string
@@ -403,7 +403,7 @@ func TestDistributionDeadlock(t *testing.T) {
 	}
 	require.NotZero(t, cut)
 	for _, dist := range sm.Distributions() {
-		t.Run(dist, func(t *testing.T) {
+		t.Run(dist.String(), func(t *testing.T) {
 			b := newBench(t, topo, 0, 1)
 			var check sm.TransitionCheck
 			var union *sm.Report
@@ -460,8 +460,8 @@ func TestLIDActivation(t *testing.T) {
 // TestRunAssimilates runs the SM: a switch dies and comes back; each
 // change is one assimilation, by trap and by sweep.
 func TestRunAssimilates(t *testing.T) {
-	for _, detect := range []string{sm.DetectTrap, sm.DetectSweep, sm.DetectBoth} {
-		t.Run(detect, func(t *testing.T) {
+	for _, detect := range []sm.Detect{sm.DetectTrap, sm.DetectSweep, sm.DetectBoth} {
+		t.Run(detect.String(), func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
 			s := b.newSM(t, sm.Config{Detect: detect, SweepFactor: 10})
 			ctx, cancel := context.WithCancel(context.Background())
@@ -486,7 +486,7 @@ func TestRunAssimilates(t *testing.T) {
 				assert.Equal(t, "assimilation", a.Event)
 				assert.True(t, a.SubnetUp, a.Reason)
 				if detect != sm.DetectBoth {
-					assert.Equal(t, detect, a.Trigger)
+					assert.Equal(t, detect.String(), a.Trigger.String(), "the only trigger detection has")
 				}
 			}
 			assert.Equal(t, 2, got[1].NodesRemoved, "sw10 and ca15")
@@ -879,8 +879,8 @@ func (p *stalledHop) Recv(ctx context.Context) (madport.MAD, error) {
 // (a SwitchInfo Set and four PortInfo Gets each). Sent all at once, the
 // fifteen SMPs overflow a VL15 buffer of 8 SMPs at the SM's first hop
 // when that switch is slow to forward, and the SMPs it drops are resent
-// only after a full timeout (the soft fabric: 200 ms out of 215, when its
-// buffer held 8). The SM sends at most Config.Burst SMPs before an answer
+// only after a full timeout, which then is most of the assimilation's
+// time. The SM sends at most Config.Burst SMPs before an answer
 // comes back: with 4, nothing is lost. The default burst, the window,
 // fits the soft switch's buffer of 32 whole.
 func TestAssimilateKilledSwitchBurst(t *testing.T) {
@@ -1115,7 +1115,7 @@ func TestAssimilateTrapRoute(t *testing.T) {
 		routing   string
 		cut       string
 		port      uint8
-		trigger   string
+		trigger   sm.Trigger
 		detection uint64 // SMPs
 		discovery uint64
 		sl2vl     int
@@ -1218,8 +1218,8 @@ func mustLookup(t *testing.T, topo *topologies.Topology, name string) int {
 // afterwards no switch has PortStateChange set or a trap outstanding,
 // and the traps start no scan.
 func TestDeactivationSettlesOwnTraps(t *testing.T) {
-	for _, dist := range []string{sm.DistFullDeactivation, sm.DistCutPorts} {
-		t.Run(dist, func(t *testing.T) {
+	for _, dist := range []sm.Distribution{sm.DistFullDeactivation, sm.DistCutPorts} {
+		t.Run(dist.String(), func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
 			s := b.newSM(t, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectTrap})
 			require.True(t, b.sweep(t, s).SubnetUp)
@@ -1238,7 +1238,7 @@ func TestDeactivationSettlesOwnTraps(t *testing.T) {
 			}
 			before := s.Stats().Phases[sm.PhaseDetection].SMPs
 			a, err := s.Assimilate(context.Background(), sm.TriggerTrap)
-			require.NoError(t, err)
+			require.ErrorIs(t, err, sm.ErrNoChange)
 			assert.Nil(t, a)
 			assert.Equal(t, before, s.Stats().Phases[sm.PhaseDetection].SMPs, "a scan for the deactivation's traps")
 		})

@@ -1,8 +1,8 @@
 package sm
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"ibfab/internal/clock"
@@ -26,24 +26,6 @@ const (
 	DefaultPriority       = 0
 	DefaultVLArbWeight    = 64 // 64 × 64 bytes per low-priority turn
 	DefaultVLTables       = VLTablesSet
-)
-
-// What the SM does with the SLtoVL and VL arbitration tables
-// (Config.VLTables).
-const (
-	// VLTablesSet spreads the SLs over each port's data VLs (SL s on VL
-	// s mod n) and gives every data VL the same weight in the
-	// low-priority arbitration table, on every port. A switch without
-	// the optimized SLtoVL modifiers takes one Set per (input, output)
-	// pair: a device's reset tables are its vendor's (ibsim maps SL s to
-	// VL s; the soft switch every SL to VL0), and reading one costs as
-	// much as writing it.
-	VLTablesSet = "set"
-	// VLTablesKeep leaves both tables as the devices hold them, as
-	// OpenSM does with QoS off; OperationalVLs is still set. Cut-node
-	// blocks read the table they replace first and write it back when
-	// undone.
-	VLTablesKeep = "keep"
 )
 
 // Config is an SM's configuration. Zero fields take the defaults.
@@ -90,10 +72,10 @@ type Config struct {
 	AllowCreditLoops bool
 
 	// Port configuration.
-	OpVLs         uint8  // OperationalVLs code, capped by both ends' VLCap
-	SubnetTimeOut uint8  // PortInfo.SubnetTimeOut of every port
-	VLArbWeight   uint8  // weight of each data VL in the low-priority table
-	VLTables      string // VLTablesSet (the default) or VLTablesKeep
+	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
+	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
+	VLArbWeight   uint8 // weight of each data VL in the low-priority table
+	VLTables      VLTables
 
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
@@ -105,21 +87,19 @@ type Config struct {
 
 	// Change assimilation (assimilate.go).
 	//
-	// Detect is how Run learns of changes: DetectTrap, DetectSweep or
-	// DetectBoth (the default).
-	Detect string
+	// Detect is how Run learns of changes.
+	Detect Detect
 	// SweepFactor F, when positive, makes the time between the starts of
 	// two sweeps F times the last sweep's duration (thesis 5.2: F = 1
 	// sweeps back to back), at least MinSweepPeriod; 0 uses
 	// SweepInterval.
 	SweepFactor float64
-	// Discovery is how a change is discovered: DiscoveryPartial (the
-	// default) or DiscoveryFull.
-	Discovery string
-	// Distribution is how new tables reach the switches:
-	// DistCutDeps (the default), DistCutPorts, DistFullDeactivation or
-	// DistNone.
-	Distribution string
+	// Discovery is how a change is discovered; unset is
+	// DiscoveryPartial.
+	Discovery Discovery
+	// Distribution is how new tables reach the switches; unset is
+	// DistCutDeps.
+	Distribution Distribution
 	// PreBlock, with DistCutDeps, has every sweep that brings the subnet
 	// up block the forbidden turns of its own graph's cut nodes, in a
 	// last phase (PhaseProtection), once the subnet is up: no route takes
@@ -140,62 +120,52 @@ type Config struct {
 	OnTables func(*TableState)
 }
 
+// normalize fills in the defaults of c's zero fields and checks it.
 func (c *Config) normalize() error {
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
+	c.setDefaults()
+	return c.check()
+}
+
+// setDefaults gives each zero field its default; Burst and Retries also
+// take -1 for none.
+func (c *Config) setDefaults() {
+	orDefault(&c.Window, DefaultWindow)
 	switch {
 	case c.Burst == 0:
 		c.Burst = c.Window
 	case c.Burst < 0:
 		c.Burst = 0
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.ProbeTimeout == 0 {
-		c.ProbeTimeout = DefaultProbeTimeout
-	}
+	orDefault(&c.Timeout, DefaultTimeout)
+	orDefault(&c.ProbeTimeout, DefaultProbeTimeout)
 	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
-	if c.RetrainTimeout == 0 {
-		c.RetrainTimeout = DefaultRetrainTimeout
-	}
+	orDefault(&c.RetrainTimeout, DefaultRetrainTimeout)
 	switch {
 	case c.Retries == 0:
 		c.Retries = DefaultRetries
 	case c.Retries < 0:
 		c.Retries = 0
 	}
-	if c.TIDHigh == 0 {
-		c.TIDHigh = 0x1b5a // arbitrary, fixed: TIDs are reproducible
+	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
+	orDefault(&c.Routing, DefaultRouting)
+	orDefault(&c.OpVLs, DefaultOpVLs)
+	orDefault(&c.SubnetTimeOut, DefaultSubnetTimeOut)
+	orDefault(&c.VLArbWeight, DefaultVLArbWeight)
+	orDefault(&c.SweepInterval, DefaultSweepInterval)
+	orDefault(&c.Discovery, DiscoveryPartial)
+	orDefault(&c.Distribution, DistCutDeps)
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
 	}
-	if c.Routing == "" {
-		c.Routing = DefaultRouting
-	}
-	if c.OpVLs == 0 {
-		c.OpVLs = DefaultOpVLs
-	}
-	if c.SubnetTimeOut == 0 {
-		c.SubnetTimeOut = DefaultSubnetTimeOut
-	}
-	if c.VLArbWeight == 0 {
-		c.VLArbWeight = DefaultVLArbWeight
-	}
-	if c.VLTables == "" {
-		c.VLTables = DefaultVLTables
-	}
-	if c.SweepInterval == 0 {
-		c.SweepInterval = DefaultSweepInterval
-	}
-	if c.Detect == "" {
-		c.Detect = DetectBoth
-	}
-	if c.Discovery == "" {
-		c.Discovery = DiscoveryPartial
-	}
-	if c.Distribution == "" {
-		c.Distribution = DistCutDeps
-	}
+}
+
+// check returns an ErrConfig for the first field out of its range.
+func (c *Config) check() error {
 	switch {
 	case c.Window < 1:
 		return fmt.Errorf("%w: window %d", ErrConfig, c.Window)
@@ -209,22 +179,18 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: LMC %d, want 0 to 7", ErrConfig, c.LMC)
 	case mad.NumDataVLs(c.OpVLs) == 0:
 		return fmt.Errorf("%w: OperationalVLs code %d, want 1 to 5", ErrConfig, c.OpVLs)
-	case c.VLTables != VLTablesSet && c.VLTables != VLTablesKeep:
-		return fmt.Errorf("%w: VL tables %q, want %s or %s", ErrConfig, c.VLTables, VLTablesSet, VLTablesKeep)
 	case c.SubnetTimeOut > 31:
 		return fmt.Errorf("%w: SubnetTimeOut %d, want 0 to 31", ErrConfig, c.SubnetTimeOut)
 	case c.Priority > 15:
 		return fmt.Errorf("%w: priority %d, want 0 to 15", ErrConfig, c.Priority)
 	case c.SweepInterval < 0:
 		return fmt.Errorf("%w: sweep interval %v", ErrConfig, c.SweepInterval)
-	case c.Detect != DetectTrap && c.Detect != DetectSweep && c.Detect != DetectBoth:
-		return fmt.Errorf("%w: detection %q, want %s, %s or %s", ErrConfig, c.Detect, DetectTrap, DetectSweep, DetectBoth)
 	case c.SweepFactor < 0 || c.SweepFactor != c.SweepFactor:
 		return fmt.Errorf("%w: sweep factor %v", ErrConfig, c.SweepFactor)
-	case c.Discovery != DiscoveryPartial && c.Discovery != DiscoveryFull:
-		return fmt.Errorf("%w: discovery %q, want %s or %s", ErrConfig, c.Discovery, DiscoveryPartial, DiscoveryFull)
-	case !slices.Contains(Distributions(), c.Distribution):
-		return fmt.Errorf("%w: distribution %q, want one of %v", ErrConfig, c.Distribution, Distributions())
+	}
+	if err := errors.Join(detectNames.check(uint8(c.Detect)), discoveryNames.check(uint8(c.Discovery)),
+		distributionNames.check(uint8(c.Distribution)), vlTablesNames.check(uint8(c.VLTables))); err != nil {
+		return err
 	}
 	if _, err := NewEngine(c.Routing, c.Options); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -20,7 +20,12 @@ func TestConfigErrors(t *testing.T) {
 		{"negative retrain timeout", sm.Config{RetrainTimeout: -time.Millisecond}},
 		{"window", sm.Config{Window: -1}},
 		{"LMC", sm.Config{LMC: 8}},
-		{"VL tables", sm.Config{VLTables: "spread"}},
+		{"VL tables", sm.Config{VLTables: sm.VLTablesKeep + 1}},
+		{"detection", sm.Config{Detect: sm.DetectSweep + 1}},
+		{"discovery", sm.Config{Discovery: sm.DiscoveryFull + 1}},
+		{"distribution", sm.Config{Distribution: sm.DistNone + 1}},
+		{"PIRa parent", sm.Config{Options: sm.RoutingOptions{Parent: sm.ParentRandom + 1}}},
+		{"FERa ties", sm.Config{Routing: "updn-fera", Options: sm.RoutingOptions{FERaTies: sm.TieRandom + 1}}},
 	}
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	for _, tt := range tests {

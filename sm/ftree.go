@@ -26,8 +26,33 @@ func init() {
 func (ftree) Name() string { return "ftree" }
 
 func (e ftree) Route(f *Fabric) (*Routes, error) {
+	rank, err := ftreeRanks(f)
+	if err != nil {
+		return nil, err
+	}
+	r := newRoutes(e.Name(), f)
+	r.SwitchLIDsExempt = true
+	if r.Up, err = ftreeDirections(f, rank); err != nil {
+		return nil, err
+	}
 	n := f.Topo.NumNodes()
-	rank := make([]int, n)
+	x := &ftreeDest{f: f, r: r, order: rankOrder(f, rank), below: make([]bool, n), upDist: make([]int, n)}
+	key := 0
+	for i, dst := range f.ends {
+		if dst.Switch < 0 {
+			continue
+		}
+		x.route(i, dst, key)
+		key += dst.NumLIDs()
+	}
+	return r, nil
+}
+
+// ftreeRanks returns each switch's rank: 0 for a leaf switch (one with a
+// CA), else its distance from the nearest leaf; -1 for a switch that
+// reaches no leaf, and for CAs.
+func ftreeRanks(f *Fabric) ([]int, error) {
+	rank := make([]int, f.Topo.NumNodes())
 	for i := range rank {
 		rank[i] = -1
 	}
@@ -54,11 +79,17 @@ func (e ftree) Route(f *Fabric) (*Routes, error) {
 			}
 		}
 	}
-	r := newRoutes(e.Name(), f)
-	r.SwitchLIDsExempt = true
-	r.Up = make([][]bool, n)
-	for i := range n {
-		r.Up[i] = make([]bool, f.Topo.Node(i).NumPorts+1)
+	return rank, nil
+}
+
+// ftreeDirections returns up[node][port], true where leaving node through
+// port goes up: from a CA to its switch, from a switch to one a rank
+// higher. It refuses a fabric where a switch reaches no leaf, or a link
+// joins switches whose ranks are not adjacent: not a fat tree.
+func ftreeDirections(f *Fabric, rank []int) ([][]bool, error) {
+	up := make([][]bool, f.Topo.NumNodes())
+	for i := range up {
+		up[i] = make([]bool, f.Topo.Node(i).NumPorts+1)
 	}
 	for _, s := range f.Switches() {
 		if rank[s] < 0 {
@@ -67,95 +98,128 @@ func (e ftree) Route(f *Fabric) (*Routes, error) {
 		for _, a := range f.arcs(s) {
 			switch {
 			case !f.IsSwitch(a.Peer):
-				r.Up[a.Peer][a.PeerPort] = true
+				up[a.Peer][a.PeerPort] = true
 			case rank[a.Peer] == rank[s]+1:
-				r.Up[s][a.Port] = true
+				up[s][a.Port] = true
 			case rank[a.Peer] != rank[s]-1:
 				return nil, fmt.Errorf("%w: ftree: not a fat tree: %s (rank %d) is cabled to %s (rank %d)",
 					ErrRouting, f.Topo.Node(s).Name, rank[s], f.Topo.Node(a.Peer).Name, rank[a.Peer])
 			}
 		}
 	}
+	return up, nil
+}
 
-	order := rankOrder(f, rank)
-	// below[s]: s reaches the destination switch going down only.
-	below := make([]bool, n)
-	upDist := make([]int, n)
-	key := 0
-	for i, dst := range f.ends {
-		if dst.Switch < 0 {
-			continue
-		}
-		t := dst.Switch
-		clear(below)
-		below[t] = true
-		queue = append(queue[:0], t)
-		for len(queue) > 0 {
-			u := queue[0]
-			queue = queue[1:]
-			for _, a := range f.arcs(u) {
-				if r.Up[u][a.Port] && f.IsSwitch(a.Peer) && !below[a.Peer] {
-					below[a.Peer] = true
-					queue = append(queue, a.Peer)
-				}
+// ftreeDest routes one destination after another; its slices are reused.
+type ftreeDest struct {
+	f      *Fabric
+	r      *Routes // with Up set
+	order  []int   // the switches from the highest rank down
+	below  []bool  // per switch: reaches the destination switch going down only
+	upDist []int   // per switch: up hops to a switch that is below; -1 none
+	queue  []int
+}
+
+// route fills every switch's entries for the end port dst, the i-th, whose
+// first LID is the key-th of all destination LIDs.
+func (x *ftreeDest) route(i int, dst EndPort, key int) {
+	f, r, t := x.f, x.r, dst.Switch
+	x.markBelow(t)
+	x.settleUpDist()
+	var hops []int // minimum hops to a switch destination, for the valleys
+	for _, s := range f.Switches() {
+		cands := x.candidates(s)
+		if x.upDist[s] < 0 {
+			if dst.Port != 0 {
+				continue // the verifier reports it
 			}
-		}
-		// upDist[s]: up hops from s to a switch above the destination,
-		// settled in rank order from the top down.
-		for _, s := range order {
-			upDist[s] = -1
-			if below[s] {
-				upDist[s] = 0
-				continue
+			if hops == nil {
+				hops = switchDistances(f, t)
 			}
-			for _, a := range f.arcs(s) {
-				if r.Up[s][a.Port] && f.IsSwitch(a.Peer) && upDist[a.Peer] >= 0 && (upDist[s] < 0 || upDist[a.Peer]+1 < upDist[s]) {
-					upDist[s] = upDist[a.Peer] + 1
-				}
-			}
+			cands = append(cands, valleyPorts(f, s, hops)...)
 		}
-		var hops []int // minimum hops to a switch destination, for the valleys
-		for _, s := range f.Switches() {
-			var cands []int
-			for _, a := range f.arcs(s) {
-				if !f.IsSwitch(a.Peer) {
+		r.Computed++
+		r.PerStep[i]++
+		for k := range dst.NumLIDs() {
+			port := dst.SwitchPort
+			if s != t {
+				if len(cands) == 0 {
 					continue
 				}
-				down := below[s] && !r.Up[s][a.Port] && below[a.Peer]
-				up := !below[s] && upDist[s] > 0 && r.Up[s][a.Port] && upDist[a.Peer] == upDist[s]-1
-				if down || up {
-					cands = append(cands, a.Port)
-				}
+				port = cands[(key+k)%len(cands)]
 			}
-			if upDist[s] < 0 {
-				if dst.Port != 0 {
-					continue // the verifier reports it
-				}
-				if hops == nil {
-					hops = switchDistances(f, t)
-				}
-				for _, a := range f.arcs(s) {
-					if f.IsSwitch(a.Peer) && hops[s] > 0 && hops[a.Peer] == hops[s]-1 {
-						cands = append(cands, a.Port)
-					}
-				}
-			}
-			r.Computed++
-			r.PerStep[i]++
-			for k := range dst.NumLIDs() {
-				port := dst.SwitchPort
-				if s != t {
-					if len(cands) == 0 {
-						continue
-					}
-					port = cands[(key+k)%len(cands)]
-				}
-				r.LFT[s][int(dst.LID)+k] = uint8(port)
+			r.LFT[s][int(dst.LID)+k] = uint8(port)
+		}
+	}
+}
+
+// markBelow sets below for the switches that reach t going down only:
+// those t reaches going up only.
+func (x *ftreeDest) markBelow(t int) {
+	f, up := x.f, x.r.Up
+	clear(x.below)
+	x.below[t] = true
+	x.queue = append(x.queue[:0], t)
+	for len(x.queue) > 0 {
+		u := x.queue[0]
+		x.queue = x.queue[1:]
+		for _, a := range f.arcs(u) {
+			if up[u][a.Port] && f.IsSwitch(a.Peer) && !x.below[a.Peer] {
+				x.below[a.Peer] = true
+				x.queue = append(x.queue, a.Peer)
 			}
 		}
-		key += dst.NumLIDs()
 	}
-	return r, nil
+}
+
+// settleUpDist sets upDist, in rank order from the top down, so that a
+// switch's upper neighbours are settled before it.
+func (x *ftreeDest) settleUpDist() {
+	f, up, upDist := x.f, x.r.Up, x.upDist
+	for _, s := range x.order {
+		upDist[s] = -1
+		if x.below[s] {
+			upDist[s] = 0
+			continue
+		}
+		for _, a := range f.arcs(s) {
+			if up[s][a.Port] && f.IsSwitch(a.Peer) && upDist[a.Peer] >= 0 && (upDist[s] < 0 || upDist[a.Peer]+1 < upDist[s]) {
+				upDist[s] = upDist[a.Peer] + 1
+			}
+		}
+	}
+}
+
+// candidates returns the ports of switch s that are equally good for the
+// destination: down toward it when s reaches it going down only, else up
+// toward the nearest switches that do.
+func (x *ftreeDest) candidates(s int) []int {
+	f, up := x.f, x.r.Up
+	var cands []int
+	for _, a := range f.arcs(s) {
+		if !f.IsSwitch(a.Peer) {
+			continue
+		}
+		down := x.below[s] && !up[s][a.Port] && x.below[a.Peer]
+		goUp := !x.below[s] && x.upDist[s] > 0 && up[s][a.Port] && x.upDist[a.Peer] == x.upDist[s]-1
+		if down || goUp {
+			cands = append(cands, a.Port)
+		}
+	}
+	return cands
+}
+
+// valleyPorts returns the ports of switch s on a shortest path to the
+// switch whose distances hops holds: for a switch LID no up*/down* route
+// reaches.
+func valleyPorts(f *Fabric, s int, hops []int) []int {
+	var ports []int
+	for _, a := range f.arcs(s) {
+		if f.IsSwitch(a.Peer) && hops[s] > 0 && hops[a.Peer] == hops[s]-1 {
+			ports = append(ports, a.Port)
+		}
+	}
+	return ports
 }
 
 // rankOrder returns the switches from the highest rank down.

@@ -23,28 +23,15 @@ type RoutingOptions struct {
 	// when asked for random ones), so a route set is reproducible.
 	Seed uint64
 	// Parent is how PIRa picks a node's parent among its upper
-	// neighbours: ParentLast (default), ParentFirst or ParentRandom.
-	Parent string
+	// neighbours.
+	Parent Parent
 	// FERaTies is how FERa breaks a tie between two routes of the same
-	// kind and length: TieKeepOld (default, the formal algorithm) or
-	// TieRandom (the thesis's informal one).
-	FERaTies string
+	// kind and length.
+	FERaTies Ties
 	// RootGUID, when set, names the up*/down* root switch instead of the
 	// SM's own switch.
 	RootGUID uint64
 }
-
-// PIRa parent and FERa tie-break policies.
-const (
-	// ParentLast takes the upper neighbour explored last (the highest in
-	// exploration order): on the thesis's example network it is the
-	// choice behind its Table 19.
-	ParentLast   = "last"
-	ParentFirst  = "first"
-	ParentRandom = "random"
-	TieKeepOld   = "keep-old"
-	TieRandom    = "random"
-)
 
 // Engine computes a route set.
 type Engine interface {

@@ -284,9 +284,9 @@ func TestVerifyDownUp(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	_, err := sm.NewEngine("dor", sm.RoutingOptions{})
 	assert.ErrorIs(t, err, sm.ErrUnknownEngine)
-	_, err = sm.NewEngine("updn-pira", sm.RoutingOptions{Parent: "eldest"})
+	_, err = sm.NewEngine("updn-pira", sm.RoutingOptions{Parent: sm.ParentRandom + 1})
 	assert.ErrorIs(t, err, sm.ErrConfig)
-	_, err = sm.NewEngine("updn-fera", sm.RoutingOptions{FERaTies: "coin"})
+	_, err = sm.NewEngine("updn-fera", sm.RoutingOptions{FERaTies: sm.TieRandom + 1})
 	assert.ErrorIs(t, err, sm.ErrConfig)
 	f := thesisFabric(t)
 	e, _ := sm.NewEngine("updn-fera", sm.RoutingOptions{RootGUID: f.Topo.Node(0).GUID}) // a CA

@@ -175,9 +175,9 @@ type Result struct {
 	Warnings     []string `json:"warnings,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
-	Trigger      string `json:"trigger,omitempty"`      // TriggerTrap or TriggerSweep
-	Discovery    string `json:"discovery,omitempty"`    // DiscoveryPartial or DiscoveryFull
-	Distribution string `json:"distribution,omitempty"` // the strategy used
+	Trigger      Trigger      `json:"trigger,omitempty"`
+	Discovery    Discovery    `json:"discovery,omitempty"`
+	Distribution Distribution `json:"distribution,omitempty"` // the strategy used
 	// MsToConnectivity is the time from the start of the assimilation
 	// until every switch holds a verified route set (provisional or
 	// final) and every port is Active again.
@@ -260,40 +260,16 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, nil
 	}
 
-	// Routing.
-	var rt *Routes
-	var rep *Report
-	if err := s.phase(res, PhaseRouting, func() error {
-		t0 := time.Now()
-		var err error
-		rt, err = s.engine.Route(&sn.Fabric)
-		res.RouteMs = ms(time.Since(t0))
-		if err != nil {
-			res.Problems = append(res.Problems, err.Error())
-			return nil
-		}
-		t0 = time.Now()
-		rep = Verify(&sn.Fabric, rt)
-		res.VerifyMs = ms(time.Since(t0))
-		return nil
-	}); err != nil {
-		return res, err
-	}
+	// Routing. The route set is kept, and reported, even when it is
+	// refused: Routes and Verification show what was wrong with it.
+	rt, rep := s.computeRoutes(res, PhaseRouting, s.engine, sn)
 	if rt == nil {
 		return res, nil
 	}
 	s.routes, s.report = rt, rep
 	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
 	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
-	switch {
-	case !rep.Connected():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	case !rep.DeadlockFree() && (s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine)):
-		res.Warnings = append(res.Warnings, rep.Err().Error())
-	case !rep.DeadlockFree():
-		res.Problems = append(res.Problems, rep.Err().Error())
-	}
-	if len(res.Problems) > 0 {
+	if !s.acceptRoutes(res, rt, rep) {
 		return res, nil
 	}
 
@@ -330,6 +306,51 @@ func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *Routes, res *Result) 
 		res.Warnings = append(res.Warnings, "blocking a cut-node turn: "+fmt.Sprintf(format, args...))
 	})
 	return s.tx.run(ctx)
+}
+
+// computeRoutes runs engine on sn as the named phase and verifies the
+// route set; nil when the engine fails (res says why).
+func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet) (*Routes, *Report) {
+	var rt *Routes
+	var rep *Report
+	_ = s.phase(res, phase, func() error {
+		t0 := time.Now()
+		var err error
+		rt, err = engine.Route(&sn.Fabric)
+		res.RouteMs += ms(time.Since(t0))
+		if err != nil {
+			res.Problems = append(res.Problems, err.Error())
+			return nil
+		}
+		t0 = time.Now()
+		rep = Verify(&sn.Fabric, rt)
+		res.VerifyMs += ms(time.Since(t0))
+		return nil
+	})
+	if rt == nil {
+		return nil, nil
+	}
+	return rt, rep
+}
+
+// acceptRoutes is the SM's rule for a verified route set, in sweeps and
+// assimilations alike: it must connect every pair of end ports, and be
+// free of credit loops, unless the engine promises nothing and
+// Config.AllowCreditLoops lets a cycle pass as a warning. It reports
+// whether the set is accepted; res's problems say why not.
+func (s *SM) acceptRoutes(res *Result, rt *Routes, rep *Report) bool {
+	switch {
+	case !rep.Connected():
+		res.Problems = append(res.Problems, rep.Err().Error())
+		return false
+	case rep.DeadlockFree():
+		return true
+	case s.cfg.AllowCreditLoops && !promisesDeadlockFreedom(rt.Engine):
+		res.Warnings = append(res.Warnings, rep.Err().Error())
+		return true
+	}
+	res.Problems = append(res.Problems, rep.Err().Error())
+	return false
 }
 
 // promisesDeadlockFreedom reports whether an engine's route sets are

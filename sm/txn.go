@@ -41,10 +41,10 @@ import (
 // does not forward (a soft switch's process waiting for the CPU) it also
 // passes no answer back, so the SM sends it little more than one burst,
 // which a small VL15 buffer takes (silicon's may hold only a few SMPs).
-// New work queued into an open window, such as the scans of the three
-// neighbours of a killed switch (15 SMPs at once), overflowed the soft
-// switch's 8 SMPs then, and each SMP it dropped was resent only after a
-// full Timeout.
+// Without the limit, new work queued into an open window, such as the
+// scans of the three neighbours of a killed switch (15 SMPs at once),
+// overflows a buffer smaller than the window, and each SMP dropped is
+// resent only after a full Timeout.
 
 // Errors a transaction fails with.
 var (
@@ -446,7 +446,8 @@ func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 // recv waits on the port for one MAD until deadline (zero: none), which
 // ends it with context.DeadlineExceeded or context.Canceled. On the real
 // clock a port that can wait until a time does so: a context and a timer
-// for each of the SM's thousands of waits cost a tenth of its CPU.
+// for each of the SM's thousands of waits cost it CPU and allocations
+// per SMP that BenchmarkTxn shows.
 func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.MAD, error) {
 	if u, ok := e.port.(madport.UntilReceiver); ok && e.clk == clock.Real() {
 		return u.RecvUntil(ctx, deadline)

@@ -67,8 +67,8 @@ func (p untilEchoPort) RecvUntil(ctx context.Context, deadline time.Time) (madpo
 // flight, answered at once in memory; per SMP. It waits on a port that
 // waits until a time (madport.UntilReceiver, as simclient does) and, in
 // turns in the same run, on one that waits only on a context (a context
-// and a timer per wait, as before): their ratios are the layer's CPU and
-// allocations per SMP that the simulator client saves.
+// and a timer per wait, the layer's fallback): their ratios are the
+// layer's CPU and allocations per SMP that the simulator client saves.
 func BenchmarkTxn(b *testing.B) {
 	const chunks = 10
 	type variant struct {

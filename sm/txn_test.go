@@ -168,8 +168,8 @@ func TestAdaptiveWindow(t *testing.T) {
 		{name: "bursts of 3, 4 back to back", window: 16, retries: 3, burst: 4, n: 200,
 			drop:        func(_, burst int) bool { return burst > 3 },
 			maxInflight: 16, windowMin: 8, windowEnd: 8, smps: 206},
-		// A device that takes bursts of 8, as the soft switch's VL15
-		// buffer did when its process was not scheduled: the window
+		// A device that takes bursts of 8 (a first hop whose VL15
+		// buffer holds 8 SMPs while it does not forward): the window
 		// alone loses SMPs, 4 back to back lose none.
 		{name: "bursts of 8", window: 16, retries: 3, burst: -1, n: 200,
 			drop:        func(_, burst int) bool { return burst > 8 },
@@ -407,9 +407,9 @@ func TestHandleStrays(t *testing.T) {
 // TestHandBackStale: a transport whose own timeout is as long as the
 // SM's (the soft HCA's attach point: 200 ms, as ibsm's) hands the first
 // attempt back just after the SM resent it. That hand-back is stale: the
-// resend is still due at its own deadline, not resent at once (which
-// burned a retry and an SMP per lost SMP). The hand-back of the attempt
-// in flight makes it due at once, as before.
+// resend is still due at its own deadline, not resent at once, which
+// would burn a retry and an SMP per lost SMP. The hand-back of the
+// attempt in flight makes it due at once.
 func TestHandBackStale(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}

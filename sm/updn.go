@@ -105,18 +105,14 @@ type fera struct{ o RoutingOptions }
 
 func init() {
 	RegisterEngine("updn-fera", func(o RoutingOptions) (Engine, error) {
-		switch o.FERaTies {
-		case "", TieKeepOld, TieRandom:
-		default:
-			return nil, fmt.Errorf("%w: FERa tie-break %q", ErrConfig, o.FERaTies)
+		if err := tiesNames.check(uint8(o.FERaTies)); err != nil {
+			return nil, err
 		}
 		return fera{o}, nil
 	})
 	RegisterEngine("updn-pira", func(o RoutingOptions) (Engine, error) {
-		switch o.Parent {
-		case "", ParentLast, ParentFirst, ParentRandom:
-		default:
-			return nil, fmt.Errorf("%w: PIRa parent policy %q", ErrConfig, o.Parent)
+		if err := parentNames.check(uint8(o.Parent)); err != nil {
+			return nil, err
 		}
 		return pira{o}, nil
 	})
@@ -254,125 +250,177 @@ func (e pira) Route(f *Fabric) (*Routes, error) {
 	for i := range r.Default {
 		r.Default[i] = mad.LFTNoPort
 	}
-	rng := rand.New(rand.NewPCG(e.o.Seed, 0x91ba))
+	x := newPiraRun(f, d, r, e.o)
+	for _, n := range x.order() {
+		if err := x.explore(n); err != nil {
+			return nil, err
+		}
+	}
+	x.fillLFT()
+	return r, nil
+}
 
-	// Exploration order over the end ports that hang off a switch.
-	endOf := make([]int, f.Topo.NumNodes()) // switch -> its end port
-	var order []int
+// piraRun is one run of PIRa.
+type piraRun struct {
+	f     *Fabric
+	d     *dag
+	r     *Routes
+	o     RoutingOptions
+	rng   *rand.Rand
+	endOf []int     // switch -> its end port
+	ft    [][]int16 // ft[z][end] is z's explicit entry for an end port, -1 when implicit
+	// explored are the switches explored so far.
+	explored []int
+}
+
+// piraUp is an upper neighbour of a node and the node's port to it.
+type piraUp struct{ node, port int }
+
+func newPiraRun(f *Fabric, d *dag, r *Routes, o RoutingOptions) *piraRun {
+	x := &piraRun{f: f, d: d, r: r, o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x91ba)),
+		endOf: make([]int, f.Topo.NumNodes()), ft: make([][]int16, f.Topo.NumNodes())}
 	for i, ep := range f.ends {
-		if ep.Switch < 0 {
-			continue
+		if ep.Switch >= 0 && ep.Port == 0 && f.IsSwitch(ep.Node) {
+			x.endOf[ep.Node] = i
 		}
-		if ep.Port == 0 && f.IsSwitch(ep.Node) {
-			endOf[ep.Node] = i
-		}
-		order = append(order, i)
 	}
-	rank := func(i int) (int, uint64) {
-		ep := f.ends[i]
-		if ep.Port == 0 {
-			return d.dist[ep.Node], f.Topo.Node(ep.Node).GUID
+	for _, s := range f.Switches() {
+		x.ft[s] = make([]int16, len(f.ends))
+		for k := range x.ft[s] {
+			x.ft[s][k] = -1
 		}
-		return d.dist[ep.Switch] + 1, f.Topo.Node(ep.Node).Ports[ep.Port].GUID
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		da, ga := rank(a)
-		db, gb := rank(b)
-		return cmp.Or(cmp.Compare(da, db), cmp.Compare(ga, gb))
-	})
+	return x
+}
 
-	// ft[z][end] is z's explicit entry for an end port, -1 when implicit.
-	ft := make([][]int16, f.Topo.NumNodes())
-	for _, s := range f.Switches() {
-		ft[s] = make([]int16, len(f.ends))
-		for k := range ft[s] {
-			ft[s][k] = -1
+// order returns the exploration order over the end ports that hang off a
+// switch.
+func (x *piraRun) order() []int {
+	var order []int
+	for i, ep := range x.f.ends {
+		if ep.Switch >= 0 {
+			order = append(order, i)
 		}
 	}
-	var explored []int // switches explored so far
-	entry := func(z, end, port, step int) {
-		ft[z][end] = int16(port)
-		r.Computed++
-		r.PerStep[step]++
+	slices.SortStableFunc(order, x.compare)
+	return order
+}
+
+// compare orders end ports by distance from the root, then GUID.
+func (x *piraRun) compare(a, b int) int {
+	da, ga := x.rank(a)
+	db, gb := x.rank(b)
+	return cmp.Or(cmp.Compare(da, db), cmp.Compare(ga, gb))
+}
+
+// rank is an end port's place in the exploration order: its distance
+// from the root, and its GUID.
+func (x *piraRun) rank(i int) (int, uint64) {
+	ep := x.f.ends[i]
+	if ep.Port == 0 {
+		return x.d.dist[ep.Node], x.f.Topo.Node(ep.Node).GUID
 	}
-	for _, n := range order {
-		ep := f.ends[n]
-		type up struct{ node, port int } // an upper neighbour and n's port to it
-		var prev []up
-		if ep.Port == 0 {
-			seen := map[int]bool{}
-			for _, a := range f.arcs(ep.Node) {
-				if d.up[ep.Node][a.Port] && f.IsSwitch(a.Peer) && !seen[a.Peer] {
-					seen[a.Peer] = true
-					prev = append(prev, up{a.Peer, a.Port})
-				}
-			}
-			// In exploration order, so that first and last mean what they say.
-			slices.SortStableFunc(prev, func(a, b up) int {
-				da, ga := rank(endOf[a.node])
-				db, gb := rank(endOf[b.node])
-				return cmp.Or(cmp.Compare(da, db), cmp.Compare(ga, gb))
-			})
-		} else {
-			prev = []up{{ep.Switch, 0}}
-		}
-		if ep.Node == root && ep.Port == 0 {
-			entry(root, n, 0, n)
-			explored = append(explored, root)
-			continue
-		}
-		if len(prev) == 0 {
-			return nil, fmt.Errorf("%w: %s has no upper neighbour", ErrRouting, f.Topo.Node(ep.Node).Name)
-		}
-		parent := prev[len(prev)-1]
-		switch e.o.Parent {
-		case ParentFirst:
-			parent = prev[0]
-		case ParentRandom:
-			parent = prev[rng.IntN(len(prev))]
-		}
-		inPrev := map[int]bool{}
-		for _, y := range prev {
-			inPrev[y.node] = true
-		}
-		if ep.Port == 0 {
-			s := ep.Node
-			r.Default[s] = uint8(parent.port)
-			r.DefaultPorts++
-			entry(s, n, 0, n)
-			for _, y := range prev {
-				if y.node != parent.node {
-					entry(s, endOf[y.node], y.port, n)
-				}
-			}
-			for _, y := range prev {
-				entry(y.node, n, portTo(f, y.node, s), n)
-			}
-		} else {
-			entry(ep.Switch, n, ep.SwitchPort, n)
-		}
-		pEnd := endOf[parent.node]
-		for _, z := range explored {
-			if !inPrev[z] && ft[z][pEnd] >= 0 {
-				entry(z, n, int(ft[z][pEnd]), n)
-			}
-		}
-		if ep.Port == 0 {
-			explored = append(explored, ep.Node)
+	return x.d.dist[ep.Switch] + 1, x.f.Topo.Node(ep.Node).Ports[ep.Port].GUID
+}
+
+// entry sets z's explicit entry for an end port, computed at a step.
+func (x *piraRun) entry(z, end, port, step int) {
+	x.ft[z][end] = int16(port)
+	x.r.Computed++
+	x.r.PerStep[step]++
+}
+
+// explore takes end port n, the next in exploration order: steps 3 to 6.
+func (x *piraRun) explore(n int) error {
+	ep := x.f.ends[n]
+	prev := x.upperNeighbours(ep)
+	if ep.Node == x.d.root && ep.Port == 0 {
+		x.entry(x.d.root, n, 0, n)
+		x.explored = append(x.explored, x.d.root)
+		return nil
+	}
+	if len(prev) == 0 {
+		return fmt.Errorf("%w: %s has no upper neighbour", ErrRouting, x.f.Topo.Node(ep.Node).Name)
+	}
+	parent := x.parent(prev)
+	if ep.Port == 0 {
+		x.exploreSwitch(n, ep.Node, prev, parent)
+	} else {
+		x.entry(ep.Switch, n, ep.SwitchPort, n)
+	}
+	pEnd := x.endOf[parent.node]
+	for _, z := range x.explored {
+		if !slices.ContainsFunc(prev, func(y piraUp) bool { return y.node == z }) && x.ft[z][pEnd] >= 0 {
+			x.entry(z, n, int(x.ft[z][pEnd]), n)
 		}
 	}
-	for _, s := range f.Switches() {
-		for k, ep := range f.ends {
-			port := int(r.Default[s])
-			if ft[s][k] >= 0 {
-				port = int(ft[s][k])
+	if ep.Port == 0 {
+		x.explored = append(x.explored, ep.Node)
+	}
+	return nil
+}
+
+// upperNeighbours returns PREV of an end port, in exploration order so
+// that first and last mean what they say: a switch's upper neighbour
+// switches, or a CA port's switch.
+func (x *piraRun) upperNeighbours(ep EndPort) []piraUp {
+	if ep.Port != 0 {
+		return []piraUp{{ep.Switch, 0}}
+	}
+	var prev []piraUp
+	seen := map[int]bool{}
+	for _, a := range x.f.arcs(ep.Node) {
+		if x.d.up[ep.Node][a.Port] && x.f.IsSwitch(a.Peer) && !seen[a.Peer] {
+			seen[a.Peer] = true
+			prev = append(prev, piraUp{a.Peer, a.Port})
+		}
+	}
+	slices.SortStableFunc(prev, func(a, b piraUp) int { return x.compare(x.endOf[a.node], x.endOf[b.node]) })
+	return prev
+}
+
+// parent picks the parent among PREV (step 3, Options.Parent).
+func (x *piraRun) parent(prev []piraUp) piraUp {
+	switch x.o.Parent {
+	case ParentFirst:
+		return prev[0]
+	case ParentRandom:
+		return prev[x.rng.IntN(len(prev))]
+	}
+	return prev[len(prev)-1]
+}
+
+// exploreSwitch takes switch s, end port n: its default port toward its
+// parent (step 3), its entries for itself and its other upper neighbours
+// (step 4), and theirs for it (step 5).
+func (x *piraRun) exploreSwitch(n, s int, prev []piraUp, parent piraUp) {
+	x.r.Default[s] = uint8(parent.port)
+	x.r.DefaultPorts++
+	x.entry(s, n, 0, n)
+	for _, y := range prev {
+		if y.node != parent.node {
+			x.entry(s, x.endOf[y.node], y.port, n)
+		}
+	}
+	for _, y := range prev {
+		x.entry(y.node, n, portTo(x.f, y.node, s), n)
+	}
+}
+
+// fillLFT writes every switch's table: its explicit entries and, in every
+// other, its default port.
+func (x *piraRun) fillLFT() {
+	for _, s := range x.f.Switches() {
+		for k, ep := range x.f.ends {
+			port := int(x.r.Default[s])
+			if x.ft[s][k] >= 0 {
+				port = int(x.ft[s][k])
 			}
 			if port != mad.LFTNoPort {
-				r.setEnd(s, ep, port)
+				x.r.setEnd(s, ep, port)
 			}
 		}
 	}
-	return r, nil
 }
 
 // portTo returns the lowest port of switch a cabled to node b.

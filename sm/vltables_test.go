@@ -62,7 +62,7 @@ func TestVLTables(t *testing.T) {
 	topo := topologies.Thesis8()
 	for _, tc := range []struct {
 		name   string
-		tables string
+		tables sm.VLTables
 		opVLs  uint8
 		plain  bool // switches without optimized SLtoVL programming
 	}{

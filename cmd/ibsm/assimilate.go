@@ -13,16 +13,25 @@ import (
 // subnet is up, ibsm takes every change in as the thesis's chapters 5-7
 // describe and prints each as a result with event "assimilation".
 func addAssimilationFlags(fs *flag.FlagSet, cfg *sm.Config) {
-	fs.StringVar(&cfg.Detect, "detect", sm.DetectBoth, "how changes are detected: trap, sweep or both")
+	fs.TextVar(&cfg.Detect, "detect", sm.DetectBoth, "`how` changes are detected: trap, sweep or both")
 	fs.Float64Var(&cfg.SweepFactor, "sweep-factor", 0,
 		"time between sweeps as a multiple `F` of the last sweep's duration (1: back to back; 0: --sweep-interval)")
-	fs.StringVar(&cfg.Discovery, "discovery", sm.DiscoveryPartial, "discovery after a change: partial or full")
-	fs.StringVar(&cfg.Distribution, "distribution", sm.DistCutDeps,
-		"table distribution after a change: "+strings.Join(sm.Distributions(), ", "))
+	fs.TextVar(&cfg.Discovery, "discovery", sm.DiscoveryPartial, "`kind` of discovery after a change: partial or full")
+	fs.TextVar(&cfg.Distribution, "distribution", sm.DistCutDeps,
+		"`strategy` of table distribution after a change: "+joinModes(sm.Distributions()))
 	fs.BoolVar(&cfg.Provisional, "provisional", false, "after a change, PIRa's routes first, then FERa's on the same graph")
 	fs.BoolVar(&cfg.PreBlock, "pre-block", true,
 		"with cut-deps, block the cut nodes' forbidden turns once the subnet is up, so that a change blocks only those its graph adds (not with --once)")
 	fs.BoolVar(&cfg.LIDActivation, "lid-activation", false, "send activation SMPs LID-routed")
+}
+
+// joinModes lists modes by name: "a, b, c".
+func joinModes[M fmt.Stringer](modes []M) string {
+	names := make([]string, len(modes))
+	for i, m := range modes {
+		names[i] = m.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // reportAssimilation prints one assimilation as text.

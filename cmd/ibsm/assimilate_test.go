@@ -120,14 +120,17 @@ func TestAssimilationText(t *testing.T) {
 }
 
 func TestAssimilationBadFlags(t *testing.T) {
-	for _, tt := range []struct{ args, want string }{
-		{"--detect poll", `detection "poll"`},
-		{"--discovery half", `discovery "half"`},
-		{"--distribution magic", `distribution "magic"`},
-		{"--sweep-factor -1", "sweep factor"},
+	for _, tt := range []struct {
+		args, want string
+		code       int
+	}{
+		{"--detect poll", `invalid value "poll" for flag -detect: sm: invalid configuration: detection "poll", want both, trap or sweep`, exitUsage},
+		{"--discovery half", `discovery "half", want partial or full`, exitUsage},
+		{"--distribution magic", `distribution "magic", want full-deactivation, cut-ports, cut-deps or none`, exitUsage},
+		{"--sweep-factor -1", "sweep factor", exitFailure},
 	} {
 		code, _, errs := ibsm(t, append([]string{"--port", "fake", "--once"}, strings.Fields(tt.args)...)...)
-		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, tt.code, code, tt.args)
 		assert.Contains(t, errs, tt.want)
 	}
 }

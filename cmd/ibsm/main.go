@@ -46,11 +46,11 @@ const (
 
 // gcPercent is the collector's heap growth ibsm runs with unless GOGC
 // says otherwise. Its live heap is a megabyte or two, so at Go's default
-// (100) a sweep of a few thousand SMPs collects twice or three times, and
-// every collection also scans the binary's 5 MB of data (gopacket's
-// protocol tables, linked in through package wire): tens of ms of CPU,
-// on the core the simulator needs, per sweep on ibsim. At 400 a sweep of
-// a 432-host fabric allocates less than the first collection's goal.
+// (100) a sweep of a few thousand SMPs collects several times, and every
+// collection also scans the binary's megabytes of data (gopacket's
+// protocol tables, linked in through package wire), on the core the
+// simulator needs. At 400 a sweep of a fabric of a few hundred hosts
+// allocates less than the first collection's goal.
 const gcPercent = 400
 
 func main() {
@@ -110,10 +110,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")
 	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
-	fs.StringVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
+	fs.TextVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables `mode`: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
-	fs.StringVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent choice: last, first or random")
-	fs.StringVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa tie-break: keep-old or random")
+	fs.TextVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent `choice`: last, first or random")
+	fs.TextVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa `tie-break`: keep-old or random")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
 	addAssimilationFlags(fs, &o.cfg)
 	if err := fs.Parse(args); err != nil {
@@ -214,7 +214,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
 		}
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if !errors.Is(err, context.Canceled) { // Run returns only with ctx's error or the port's
 		fmt.Fprintf(stderr, "ibsm: %v\n", err)
 		return exitFailure
 	}

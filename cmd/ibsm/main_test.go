@@ -123,7 +123,9 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"--port", "nope:x", "--once"}, exitFailure, `unknown scheme "nope"`},
 		{[]string{"--port", "fake:/no/such/file", "--once"}, exitFailure, "no such file"},
 		{[]string{"--port", "fake", "--once", "--routing", "dor"}, exitFailure, `unknown routing engine "dor"`},
-		{[]string{"--port", "fake", "--once", "--pira-parent", "eldest"}, exitFailure, "PIRa parent policy"},
+		{[]string{"--port", "fake", "--pira-parent", "eldest"}, exitUsage, `PIRa parent policy "eldest", want last, first or random`},
+		{[]string{"--port", "fake", "--fera-ties", "coin"}, exitUsage, `FERa tie-break "coin", want keep-old or random`},
+		{[]string{"--port", "fake", "--vl-tables", "spread"}, exitUsage, `VL tables "spread", want set or keep`},
 		{[]string{"-h"}, exitOK, "usage: ibsm --port SPEC"},
 	}
 	for _, tt := range tests {

@@ -150,7 +150,7 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 				continue
 			}
 			assimilations++
-			assert.Contains(t, []string{sm.TriggerTrap, sm.TriggerSweep}, res.Trigger)
+			assert.Contains(t, []sm.Trigger{sm.TriggerTrap, sm.TriggerSweep}, res.Trigger)
 			assert.Equal(t, sm.DiscoveryPartial, res.Discovery)
 			assert.Equal(t, cfg.Distribution, res.Distribution)
 			assert.Equal(t, cfg.Provisional, res.Provisional)

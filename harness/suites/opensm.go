@@ -310,9 +310,8 @@ func osmResult(s osmSweep, smps uint64, counted bool) SMResult {
 	if s.Trigger == "start" {
 		event = "sweep"
 	}
-	x := SMResult{At: s.End, Result: sm.Result{Event: event, SubnetUp: s.Up, Reason: s.Reason, Phases: s.Phases,
-		MsTotal: float64(s.End.Sub(s.Begin).Microseconds()) / 1000, SMPsTotal: smps, Sweep: s.N, Trigger: s.Trigger,
-		Changes: s.Traps}}
+	x := SMResult{At: s.End, Trigger: s.Trigger, Result: sm.Result{Event: event, SubnetUp: s.Up, Reason: s.Reason, Phases: s.Phases,
+		MsTotal: float64(s.End.Sub(s.Begin).Microseconds()) / 1000, SMPsTotal: smps, Sweep: s.N, Changes: s.Traps}}
 	if !counted {
 		x.Warnings = append(x.Warnings, "SMPs not counted: no status read of the SM's HCA around the sweep")
 	}

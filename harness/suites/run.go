@@ -159,7 +159,7 @@ func (r *run) smEvent(x SMResult) {
 	}
 	what := fmt.Sprintf("%s %s", r.smKind(), x.Event)
 	switch {
-	case x.Discovery != "":
+	case x.Discovery != 0:
 		what += fmt.Sprintf(" (%s, %s discovery, %s)", x.Trigger, x.Discovery, x.Distribution)
 	case x.Trigger != "":
 		what += fmt.Sprintf(" (%s)", x.Trigger)

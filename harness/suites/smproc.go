@@ -23,6 +23,10 @@ import (
 // time the harness read it.
 type SMResult struct {
 	At time.Time `json:"at"`
+	// Trigger is what started the sweep or assimilation, in the words of
+	// both SMs: ibsm's triggers (sm.Trigger) and OpenSM's "start", its
+	// first sweep. It hides sm.Result's, in Go and in JSON.
+	Trigger string `json:"trigger,omitempty"`
 	sm.Result
 }
 
@@ -125,7 +129,7 @@ func (p *smProc) read(r io.Reader) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		var res SMResult
-		err := json.Unmarshal(line, &res.Result)
+		err := json.Unmarshal(line, &res)
 		if p.log != nil {
 			p.mu.Lock()
 			fmt.Fprintf(p.log, "%s\n", line)
