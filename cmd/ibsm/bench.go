@@ -171,7 +171,7 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs of each SM on each fabric, on a fresh simulator each (medians reported)")
 	fs.IntVar(&o.routeIters, "route-iters", 5, "route computations per engine and network (median reported)")
 	fs.StringVar(&o.routing, "routing", sm.DefaultRouting, "ibsm's routing engine; OpenSM runs the matching one (updn, minhop, ftree)")
-	fs.StringVar(&o.vlTables, "vl-tables", sm.VLTablesKeep, "ibsm's --vl-tables: keep (as OpenSM with QoS off) or set")
+	fs.StringVar(&o.vlTables, "vl-tables", sm.VLTablesKeep.String(), "ibsm's --vl-tables: keep (as OpenSM with QoS off) or set")
 	fs.StringVar(&o.out, "out", "", "also write the JSON report to `FILE`")
 	fs.StringVar(&o.ibsm, "ibsm", "", "the ibsm binary to run (default: this one)")
 	if err := fs.Parse(args); err != nil {
@@ -183,7 +183,7 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	if o.runs < 1 || o.routeIters < 1 {
 		return nil, errors.New("--runs and --route-iters must be at least 1")
 	}
-	if o.vlTables != sm.VLTablesKeep && o.vlTables != sm.VLTablesSet {
+	if o.vlTables != sm.VLTablesKeep.String() && o.vlTables != sm.VLTablesSet.String() {
 		return nil, fmt.Errorf("--vl-tables %q: want %s or %s", o.vlTables, sm.VLTablesKeep, sm.VLTablesSet)
 	}
 	o.fabrics, o.routeNets = splitList(*fabrics), splitList(*nets)

@@ -142,7 +142,7 @@ func BenchmarkAssimilation(b *testing.B) {
 
 // ibsmConfig is one ibsm configuration of the benchmark.
 type ibsmConfig struct {
-	discovery   string
+	discovery   sm.Discovery
 	provisional bool
 }
 
