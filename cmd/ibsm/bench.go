@@ -58,12 +58,12 @@ func benchNet(name string) (*topologies.Topology, error) {
 
 // BenchReport is what ibsm bench prints: one JSON object.
 type BenchReport struct {
-	Event     string         `json:"event"` // "bench"
-	CPUs      int            `json:"cpus"`
-	Runs      int            `json:"runs"`
-	SubnetUp  []SubnetUpCase `json:"subnet_up"`
-	Routing   []RoutingCase  `json:"routing"`
-	Notes     []string       `json:"notes"`
+	Event    string         `json:"event"` // "bench"
+	CPUs     int            `json:"cpus"`
+	Runs     int            `json:"runs"`
+	SubnetUp []SubnetUpCase `json:"subnet_up"`
+	Routing  []RoutingCase  `json:"routing"`
+	Notes    []string       `json:"notes"`
 	// GoalMet: every fabric asked for was measured on both sides and met
 	// the goal; Reasons says why not.
 	GoalMet   bool     `json:"goal_met"`
