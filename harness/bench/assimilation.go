@@ -24,13 +24,13 @@ const AssimilationGoal = 0.2
 
 // AssimilationReport is what ibfab bench assimilation writes.
 type AssimilationReport struct {
-	Benchmark  string              `json:"benchmark"` // "assimilation"
-	Date       string              `json:"date"`
-	Quick      bool                `json:"quick"`
-	Runs       int                 `json:"runs"`
-	Definition []string            `json:"definition"`
-	GoalRatio  float64             `json:"goal_ratio"`
-	GoalConfig string              `json:"goal_config"`
+	Benchmark  string               `json:"benchmark"` // "assimilation"
+	Date       string               `json:"date"`
+	Quick      bool                 `json:"quick"`
+	Runs       int                  `json:"runs"`
+	Definition []string             `json:"definition"`
+	GoalRatio  float64              `json:"goal_ratio"`
+	GoalConfig string               `json:"goal_config"`
 	Fabrics    []AssimilationFabric `json:"fabrics"`
 	goal.Verdict
 	ElapsedMs float64 `json:"elapsed_ms"`
@@ -38,12 +38,12 @@ type AssimilationReport struct {
 
 // AssimilationFabric is one network: both faults, every SM.
 type AssimilationFabric struct {
-	Network  string            `json:"network"`
-	Switches int               `json:"switches"`
-	Hosts    int               `json:"hosts"`
-	SMNode   string            `json:"sm_node"`
-	Faults   []FaultResult     `json:"faults"`
-	Error    string            `json:"error,omitempty"`
+	Network  string        `json:"network"`
+	Switches int           `json:"switches"`
+	Hosts    int           `json:"hosts"`
+	SMNode   string        `json:"sm_node"`
+	Faults   []FaultResult `json:"faults"`
+	Error    string        `json:"error,omitempty"`
 }
 
 // FaultResult is one fault: OpenSM's reaction and each ibsm
