@@ -45,7 +45,7 @@ type common struct {
 	log   io.Writer
 }
 
-var benchmarks = []benchmark{assimilationBench, hotspotBench}
+var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench}
 
 func run(env *harness.Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {

@@ -123,7 +123,11 @@ func (f *fabric) configure(node string) error {
 		return err
 	}
 	defer port.Close()
-	s, err := sm.New(port, sm.Config{})
+	var cfg sm.Config
+	if f.Topo.Count(topologies.Switch) == 0 {
+		cfg.Routing = "minhop" // up*/down* needs a switch to root at; there are no routes to compute
+	}
+	s, err := sm.New(port, cfg)
 	if err != nil {
 		return err
 	}
@@ -152,15 +156,20 @@ func hostsOf(topo *topologies.Topology, sw string) []string {
 	return out
 }
 
-// firstHost is the topology's first CA, or the first host of its first
-// node when that is a switch.
+// firstHost is the first host of the topology's first switch (its first
+// CA when the first node is one).
 func firstHost(topo *topologies.Topology) string {
-	if topo.Node(0).Type == topologies.CA {
-		return topo.Node(0).Name
+	if topo.Node(0).Type == topologies.Switch {
+		if hs := hostsOf(topo, topo.Node(0).Name); len(hs) > 0 {
+			return hs[0]
+		}
 	}
-	if hs := hostsOf(topo, topo.Node(0).Name); len(hs) > 0 {
-		return hs[0]
-	}
+	return firstCA(topo)
+}
+
+// firstCA is the topology's first CA, where ibsim attaches its SM port;
+// "" when it has none.
+func firstCA(topo *topologies.Topology) string {
 	i := slices.IndexFunc(topo.Nodes(), func(n *topologies.Node) bool { return n.Type == topologies.CA })
 	if i < 0 {
 		return ""

@@ -44,14 +44,6 @@ func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *sm
 	return runSM(t, f, node, cfg, true)
 }
 
-// startSMUnchecked is startSM without the check of every table state:
-// the benchmark's, since the check runs on the SM's goroutine and would
-// count in its times (tens of ms per assimilation on a fat tree).
-func startSMUnchecked(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *smRun {
-	t.Helper()
-	return runSM(t, f, node, cfg, false)
-}
-
 func runSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config, check bool) *smRun {
 	t.Helper()
 	r := &smRun{t: t, node: node, done: make(chan error, 1)}
