@@ -96,9 +96,6 @@ func runOne(env *harness.Env, b benchmark, args []string) error {
 	if c.name == "" || strings.ContainsAny(c.name, "/ ") {
 		return usage(fmt.Errorf("--name %q: want a plain fabric name", c.name))
 	}
-	if os.Geteuid() != 0 {
-		return &harness.CommandError{Cmd: cmd, Err: errors.New("brings fabrics up in network namespaces: run it as root")}
-	}
 	rep, failed, err := runIt()
 	if err != nil {
 		var ue *harness.UsageError
@@ -112,6 +109,15 @@ func runOne(env *harness.Env, b benchmark, args []string) error {
 	}
 	if failed {
 		return &harness.CommandError{Cmd: cmd, Err: errors.New("a run failed; the report says which and why")}
+	}
+	return nil
+}
+
+// requireRoot is checked once the flags are: every benchmark brings
+// fabrics up in network namespaces.
+func requireRoot() error {
+	if os.Geteuid() != 0 {
+		return errors.New("brings fabrics up in network namespaces: run it as root")
 	}
 	return nil
 }
@@ -217,6 +223,9 @@ the goal configuration only.`,
 			}
 			if len(o.Sizes) == 0 && o.FatTree == 0 {
 				return nil, false, &harness.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: errors.New("no network: --sizes none and no --fattree")}
+			}
+			if err := requireRoot(); err != nil {
+				return nil, false, err
 			}
 			checkpoint := func(r *AssimilationReport) {
 				if c.out != "" {

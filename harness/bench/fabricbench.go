@@ -108,6 +108,9 @@ process. --quick: scales 16 and 32, 5 s of idling.`,
 			if len(o.scales) == 0 || o.idle < time.Second {
 				return nil, false, &harness.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want at least one --scales and --idle-seconds ≥ 1")}
 			}
+			if err := requireRoot(); err != nil {
+				return nil, false, err
+			}
 			rep := Fabric(o)
 			return rep, len(rep.Errors) > 0, nil
 		}

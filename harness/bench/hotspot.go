@@ -57,6 +57,9 @@ of the run, in emulated time, over its paced 4x SDR rate. Goal: at least
 			if d < 2*time.Second {
 				return nil, false, &harness.UsageError{Cmd: "bench hotspot", Usage: "bench hotspot -h", Err: fmt.Errorf("--seconds %v: want at least 2", *secs)}
 			}
+			if err := requireRoot(); err != nil {
+				return nil, false, err
+			}
 			rep := HotSpot(c.name+"h", d, c.quick, c.log)
 			return rep, rep.Error != "", nil
 		}

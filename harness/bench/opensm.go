@@ -135,6 +135,9 @@ links cost against ibsim's function calls. --quick: thesis8, one run.`,
 			if c.quick {
 				list, n, withFrames = opensmNets[:1], 1, false
 			}
+			if err := requireRoot(); err != nil {
+				return nil, false, err
+			}
 			rep := OpenSM(list, n, withFrames, c.quick, c.name+"o", c.log)
 			failed := false
 			for _, nc := range rep.Networks {
