@@ -26,7 +26,6 @@ type smRun struct {
 
 	mu      sync.Mutex
 	results []*sm.Result
-	at      []time.Time // when each result came
 	states  int         // table states checked
 	stages  []string    // of the current distribution
 	bad     []string    // states the verifier rejects
@@ -91,7 +90,6 @@ func (r *smRun) add(res *sm.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, res)
-	r.at = append(r.at, time.Now())
 }
 
 // onTables checks one intermediate state: together with the states of the
@@ -131,13 +129,6 @@ func (r *smRun) since(from int) []*sm.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*sm.Result(nil), r.results[from:]...)
-}
-
-// arrivals returns the times the results from index from on came.
-func (r *smRun) arrivals(from int) []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.at[from:]...)
 }
 
 // checked returns the number of states checked and the rejected ones.
