@@ -26,9 +26,9 @@ type smRun struct {
 
 	mu      sync.Mutex
 	results []*sm.Result
-	states  int         // table states checked
-	stages  []string    // of the current distribution
-	bad     []string    // states the verifier rejects
+	states  int      // table states checked
+	stages  []string // of the current distribution
+	bad     []string // states the verifier rejects
 	check   sm.TransitionCheck
 
 	stop func() // ends the SM; the test's cleanup does too
