@@ -261,17 +261,18 @@ func assimilationFabric(o AssimilationOptions, nt network) AssimilationFabric {
 	}
 	for _, c := range o.Configs {
 		sides, err := ibsmConfigRuns(o, f, smNode, faults, c)
+		for i, s := range sides { // those it got to, also when it failed
+			fr.Faults[i].IBSM = append(fr.Faults[i].IBSM, ratiosTo(fr.Faults[i].OpenSM, s, c))
+		}
 		if err != nil {
 			return fail(err)
-		}
-		for i := range faults {
-			fr.Faults[i].IBSM = append(fr.Faults[i].IBSM, ratiosTo(fr.Faults[i].OpenSM, sides[i], c))
 		}
 	}
 	return fr
 }
 
-// ibsmConfigRuns runs one ibsm configuration against every fault.
+// ibsmConfigRuns runs one ibsm configuration against every fault. On an
+// error that ends the configuration it returns the runs so far with it.
 func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []benchFault, c ibsmConfig) ([]SMSide, error) {
 	// PreBlock as ibsm's daemon has it by default.
 	cfg := sm.Config{Routing: "updn-fera", Discovery: c.discovery, Provisional: c.provisional, PreBlock: true}
@@ -295,10 +296,10 @@ func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []be
 			}
 			runs = append(runs, run)
 			if err := ft.undo(); err != nil {
-				return nil, fmt.Errorf("undoing %s: %w", ft.name, err)
+				return append(sides, side(runs)), fmt.Errorf("undoing %s: %w", ft.name, err)
 			}
 			if err := waitSettled(f, &damage{}, time.Minute); err != nil {
-				return nil, fmt.Errorf("after undoing %s under ibsm: %w", ft.name, err)
+				return append(sides, side(runs)), fmt.Errorf("after undoing %s under ibsm: %w", ft.name, err)
 			}
 		}
 		sides = append(sides, side(runs))
