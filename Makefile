@@ -45,6 +45,9 @@ test: deps fmt-check vet
 demo: build
 	./scripts/demo.sh $(OUT)
 
+# bench runs the micro-benchmarks (wire, link, port, agent, routing, ...),
+# which use b.N. The measurement programs on real fabrics are commands:
+# ibfab bench fabric|opensm|assimilation|hotspot and ibsm bench.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 

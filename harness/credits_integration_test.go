@@ -122,7 +122,7 @@ func drained(t testing.TB, f *fabrictest.Fabric, hot string) (*harness.FabricSta
 // every one sent arrives once the senders stop, and on every link the
 // receiver has counted every block the sender counted (a block lost to
 // the accounting would be credit gone for good). The rate the hot-spot
-// link reaches is BenchmarkHotSpot's.
+// link reaches is ibfab bench hotspot's.
 func TestHotSpotCredits(t *testing.T) {
 	res := runHotSpot(t, "hot", hotSpotDuration)
 	assert.Empty(t, res.drops, "credit flow control lost packets")
@@ -148,22 +148,6 @@ func TestHotSpotCredits(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2*8, links, "link ends checked: 6 HCAs and 2 leaf-spine links")
-}
-
-// BenchmarkHotSpot measures the rate the hot spot's link reaches, at 100 %
-// offered load from five HCAs, as a ratio to its paced rate (1: the link
-// is kept busy), and writes it to out/bench/hotspot.json.
-func BenchmarkHotSpot(b *testing.B) {
-	fabrictest.RequireRoot(b)
-	res := runHotSpot(b, "hotb", hotSpotDuration)
-	b.ReportMetric(res.rate, "link_rate/paced_rate")
-	writeBenchJSON(b, "hotspot.json", map[string]any{
-		"time_scale": hotSpotScale, "emulated_s": hotSpotDuration.Seconds(), "senders": 5,
-		"rate_vs_paced": res.rate, "sent": res.sent, "drops": res.drops,
-		"notes": []string{"rate_vs_paced: the hot-spot link's received data rate over the second half of the run, " +
-			"in emulated time, over its paced 4x SDR rate; below 1 the senders could not keep it busy " +
-			"(the machine's CPU, or credits lost)."},
-	})
 }
 
 // TestHotSpotWithoutFlowControl is the same run with nodes that ignore

@@ -17,6 +17,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
+	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -305,4 +306,18 @@ func TestFaultErrors(t *testing.T) {
 	n, err := harness.ClearFaults(f.Name, "", 0)
 	require.NoError(t, err)
 	assert.Equal(t, bpf.MaxRules+1, n)
+}
+
+// pair is two HCAs cabled back to back.
+func pair(tb testing.TB) *topologies.Topology {
+	topo := topologies.New()
+	for _, n := range []topologies.Node{
+		{Type: topologies.CA, Name: "ca1", NumPorts: 1, GUID: 0x2000},
+		{Type: topologies.CA, Name: "ca2", NumPorts: 1, GUID: 0x3000},
+	} {
+		_, err := topo.AddNode(n)
+		require.NoError(tb, err)
+	}
+	require.NoError(tb, topo.Connect(topologies.PortRef{Node: 0, Port: 1}, topologies.PortRef{Node: 1, Port: 1}, 0, 0))
+	return topo
 }

@@ -187,6 +187,10 @@ func TestOpenSMFatTree432(t *testing.T) {
 	checkPairs(t, f, sample, []int{1, len(sample) / 2})
 }
 
+// opensmRetries is OpenSM's default transaction_retries, which
+// libumad2sim does not pass on: the SM's HCA resends (--sim-retries).
+const opensmRetries = 3
+
 // firstHost returns the name of topo's first CA, the host Fabric.Hosts
 // lists first, or "" if it has none.
 func firstHost(topo *topologies.Topology) string {

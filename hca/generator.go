@@ -37,6 +37,11 @@ type GeneratorConfig struct {
 	// generator never blocks or grows the queue without bound; 0 means
 	// DefaultMaxBacklog.
 	MaxBacklog int
+	// Periodic sends at fixed intervals to each destination in turn
+	// instead of Poisson arrivals to random ones: a probe, whose receivers
+	// hear each sender at a known interval, so that a gap several
+	// intervals long means packets lost on the way, not chance.
+	Periodic bool
 }
 
 // Generator defaults and limits.
@@ -86,6 +91,7 @@ type Generator struct {
 	stopped bool
 	stats   GeneratorStats
 	perDest []uint64 // by index in cfg.Dests, the hot spot last
+	turn    int      // the last destination of a periodic generator
 	payload []byte
 
 	// The hold while the port's queue is full (see maxHold).
@@ -110,6 +116,8 @@ func NewGenerator(cfg GeneratorConfig, clk clock.Clock, send SendFunc, backlog f
 		return nil, fmt.Errorf("%w: hot fraction %v", ErrConfig, cfg.HotFraction)
 	case len(cfg.Dests) == 0 && cfg.HotFraction < 1:
 		return nil, fmt.Errorf("%w: no destinations", ErrConfig)
+	case cfg.Periodic && (len(cfg.Dests) == 0 || cfg.HotFraction > 0):
+		return nil, fmt.Errorf("%w: a periodic generator takes destinations in turn, without a hot spot", ErrConfig)
 	case send == nil:
 		return nil, fmt.Errorf("%w: nil send", ErrConfig)
 	}
@@ -190,11 +198,18 @@ func (g *Generator) Stats() GeneratorStats {
 // gap draws an exponential inter-arrival time (at least 1 ns, so time
 // always moves).
 func (g *Generator) gap() time.Duration {
+	if g.cfg.Periodic {
+		return max(time.Duration(g.mean), 1)
+	}
 	return max(time.Duration(g.rng.ExpFloat64()*g.mean), 1)
 }
 
 // dest draws the next destination's index in perDest.
 func (g *Generator) dest() int {
+	if g.cfg.Periodic {
+		g.turn = (g.turn + 1) % len(g.cfg.Dests)
+		return g.turn
+	}
 	if g.cfg.HotFraction > 0 && g.rng.Float64() < g.cfg.HotFraction {
 		return len(g.cfg.Dests)
 	}

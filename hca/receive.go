@@ -56,7 +56,7 @@ func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 			p.CountDrop(port.DropPKey)
 			return
 		}
-		h.pstat[num-1].receive(h.clk.Now(), ud.Payload)
+		h.pstat[num-1].receive(h.clk.Now(), ud.SLID, ud.Payload)
 	}
 }
 

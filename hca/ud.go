@@ -105,6 +105,19 @@ type portStats struct {
 	rxPackets, rxBytes   uint64
 	rxStamped, rxForeign uint64
 	hist                 *Histogram
+	from                 map[uint16]*SourceStats // by the sender's LID
+}
+
+// SourceStats is what a port received from one sender (by SLID): a probe's
+// receiver record. Gap is the longest time between two consecutive
+// packets from the sender since the record was last read with reset, and
+// GapEnd when it ended (the arrival of the packet after it), so a reader
+// polling now and then still learns exactly when a lost route came back.
+type SourceStats struct {
+	Packets uint64 `json:"packets"`
+	Last    int64  `json:"last_ns"`    // arrival of the last packet, Unix ns on the HCA's clock
+	Gap     int64  `json:"gap_ns"`     // longest gap since the last reset
+	GapEnd  int64  `json:"gap_end_ns"` // arrival of the packet that ended it
 }
 
 func (s *portStats) sent(n int) {
@@ -114,18 +127,55 @@ func (s *portStats) sent(n int) {
 	s.mu.Unlock()
 }
 
-func (s *portStats) receive(now time.Time, payload []byte) {
+func (s *portStats) receive(now time.Time, slid uint16, payload []byte) {
 	ns, stamped := readStamp(payload)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rxPackets++
 	s.rxBytes += uint64(len(payload))
+	s.fromSource(now.UnixNano(), slid)
 	if !stamped {
 		s.rxForeign++
 		return
 	}
 	s.rxStamped++
 	s.hist.Add(now.Sub(time.Unix(0, ns)))
+}
+
+// fromSource counts a packet from slid that arrived at ns; s.mu is held.
+func (s *portStats) fromSource(ns int64, slid uint16) {
+	if s.from == nil {
+		s.from = map[uint16]*SourceStats{}
+	}
+	src := s.from[slid]
+	if src == nil {
+		s.from[slid] = &SourceStats{Packets: 1, Last: ns}
+		return
+	}
+	if g := ns - src.Last; g > src.Gap {
+		src.Gap, src.GapEnd = g, ns
+	}
+	src.Packets++
+	src.Last = ns
+}
+
+// RxFrom returns what port num received from each sender LID; with reset,
+// each sender's longest gap starts over (from its last packet).
+func (h *HCA) RxFrom(num uint8, reset bool) (map[uint16]SourceStats, error) {
+	if num == 0 || int(num) > len(h.pstat) {
+		return nil, fmt.Errorf("%w: %d", ErrPort, num)
+	}
+	s := &h.pstat[num-1]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[uint16]SourceStats, len(s.from))
+	for slid, src := range s.from {
+		out[slid] = *src
+		if reset {
+			src.Gap, src.GapEnd = 0, 0
+		}
+	}
+	return out, nil
 }
 
 // PortStats is one port's status: state, LID, data-QP accounting, the link

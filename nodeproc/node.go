@@ -440,6 +440,15 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 			return nil, fmt.Errorf("port %d runs no traffic", a.Port)
 		}
 		return gs, nil
+	case "rx-from":
+		var a RxFromArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, err
+		}
+		if a.Port == 0 {
+			a.Port = 1
+		}
+		return n.ca.RxFrom(a.Port, a.Reset)
 	case "mad":
 		var a MADArgs
 		if err := decodeArgs(args, &a); err != nil {
@@ -499,6 +508,16 @@ type TrafficArgs struct {
 	// with its partition number). Not both.
 	PKeyIndex uint16 `json:"pkey_index,omitempty"`
 	PKey      uint16 `json:"pkey,omitempty"`
+	// Periodic makes the generator a probe: fixed intervals, each
+	// destination in turn (hca.GeneratorConfig.Periodic).
+	Periodic bool `json:"periodic,omitempty"`
+}
+
+// RxFromArgs are the "rx-from" op's arguments; the op answers with what
+// the port received from each sender LID (map[uint16]hca.SourceStats).
+type RxFromArgs struct {
+	Port  uint8 `json:"port"`
+	Reset bool  `json:"reset"` // start each sender's longest gap over
 }
 
 func (n *Node) startTraffic(a TrafficArgs) (any, error) {
@@ -513,7 +532,7 @@ func (n *Node) startTraffic(a TrafficArgs) (any, error) {
 	}
 	_, err := n.ca.StartTraffic(a.Port, hca.TrafficConfig{
 		GeneratorConfig: hca.GeneratorConfig{Load: a.Load, Payload: a.Payload, Dests: a.Dests,
-			HotSpot: a.HotSpot, HotFraction: a.HotFraction, Seed: a.Seed, MaxBacklog: a.MaxBacklog},
+			HotSpot: a.HotSpot, HotFraction: a.HotFraction, Seed: a.Seed, MaxBacklog: a.MaxBacklog, Periodic: a.Periodic},
 		SL: a.SL, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
 	})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/goal"
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
 	"ibfab/internal/proccpu"
@@ -57,14 +58,17 @@ func benchNet(name string) (*topologies.Topology, error) {
 
 // BenchReport is what ibsm bench prints: one JSON object.
 type BenchReport struct {
-	Event     string         `json:"event"` // "bench"
-	CPUs      int            `json:"cpus"`
-	Runs      int            `json:"runs"`
-	SubnetUp  []SubnetUpCase `json:"subnet_up"`
-	Routing   []RoutingCase  `json:"routing"`
-	Notes     []string       `json:"notes"`
-	GoalMet   *bool          `json:"goal_met,omitempty"` // every subnet_up case met the goal
-	ElapsedMs float64        `json:"elapsed_ms"`
+	Event    string         `json:"event"` // "bench"
+	CPUs     int            `json:"cpus"`
+	Runs     int            `json:"runs"`
+	SubnetUp []SubnetUpCase `json:"subnet_up"`
+	Routing  []RoutingCase  `json:"routing"`
+	Notes    []string       `json:"notes"`
+	// GoalMet: every fabric asked for was measured on both sides and met
+	// the goal; Reasons says why not.
+	GoalMet   bool     `json:"goal_met"`
+	Reasons   []string `json:"reasons,omitempty"`
+	ElapsedMs float64  `json:"elapsed_ms"`
 }
 
 // SubnetUpCase compares the two SMs on one fabric.
@@ -75,9 +79,11 @@ type SubnetUpCase struct {
 	HCAs     int     `json:"hcas"`
 	IBSM     SMStats `json:"ibsm"`
 	OpenSM   SMStats `json:"opensm"`
-	// Ratio is ibsm / OpenSM of each median.
+	// Ratio is ibsm / OpenSM of each median, where both sides have one
+	// and OpenSM's is not 0 (a missing key: not measured).
 	Ratio   map[string]float64 `json:"ratio"`
-	GoalMet bool               `json:"goal_met"` // ms_to_up ratio ≤ 0.5 and smps_wire ratio ≤ 1
+	GoalMet bool               `json:"goal_met"` // ms_to_up ratio ≤ 0.5 and smps_wire ratio ≤ 1, both measured
+	Reasons []string           `json:"reasons,omitempty"`
 }
 
 // SMStats is one SM's runs on a fabric and their medians.
@@ -233,25 +239,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	start := time.Now()
 	rep := &BenchReport{Event: "bench", CPUs: runtime.NumCPU(), Runs: o.runs, Notes: benchNotes}
 	failed := false
+	var cases []goal.Case
 	for _, name := range o.fabrics {
 		c, err := benchSubnetUp(ctx, o, name, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibsm bench: %s: %v\n", name, err)
 			failed = true
+			cases = append(cases, goal.Failed(name, err))
 			continue
 		}
 		if c.IBSM.Error != "" || c.OpenSM.Error != "" {
 			failed = true // reported in the case, and above as progress
 		}
+		cases = append(cases, subnetUpGoal(c))
 		rep.SubnetUp = append(rep.SubnetUp, *c)
 	}
-	if len(rep.SubnetUp) > 0 {
-		met := true
-		for _, c := range rep.SubnetUp {
-			met = met && c.GoalMet
-		}
-		rep.GoalMet = &met
-	}
+	v := goal.Judge(cases)
+	rep.GoalMet, rep.Reasons = v.Met, v.Reasons
 	for _, name := range o.routeNets {
 		c, err := benchRouting(name, o.routeIters)
 		if err != nil {
@@ -270,10 +274,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	b = append(b, '\n')
 	stdout.Write(b)
 	if o.out != "" {
-		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
-			err = os.WriteFile(o.out, b, 0o644)
-		}
-		if err != nil {
+		if err := writeFile(o.out, b); err != nil {
 			fmt.Fprintf(stderr, "ibsm bench: %v\n", err)
 			return exitFailure
 		}
@@ -309,12 +310,45 @@ func median(xs []float64) float64 {
 	return math.Round(m*1000) / 1000
 }
 
-// ratio is a/b to four decimals.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
+// writeFile writes b to path, making its directory.
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	return math.Round(a/b*1e4) / 1e4
+	return os.WriteFile(path, b, 0o644)
+}
+
+// ratios sets m[k] = a/b for each figure that is a measurement (goal.Ratio)
+// and leaves the others out.
+func ratios(m map[string]float64, figs map[string][2]float64) {
+	for k, ab := range figs {
+		if r, ok := goal.Ratio(ab[0], ab[1]); ok {
+			m[k] = r
+		}
+	}
+}
+
+// subnetUpGoal judges one fabric: both SMs measured in every run, ms_to_up
+// ratio ≤ 0.5 and smps_wire ratio ≤ 1.
+func subnetUpGoal(c *SubnetUpCase) goal.Case {
+	var g goal.Case
+	switch {
+	case c.IBSM.Error != "":
+		g = goal.Case{Name: c.Fabric, Why: "ibsm: " + c.IBSM.Error}
+	case c.OpenSM.Error != "":
+		g = goal.Case{Name: c.Fabric, Why: "opensm: " + c.OpenSM.Error}
+	case len(c.IBSM.Runs) == 0 || len(c.OpenSM.Runs) == 0:
+		g = goal.Case{Name: c.Fabric, Why: "a side has no run"}
+	default:
+		g = goal.All(c.Fabric,
+			goal.AtMost(c.Fabric, "ms_to_up", c.IBSM.MsToUp, c.OpenSM.MsToUp, 0.5),
+			goal.AtMost(c.Fabric, "smps_wire", c.IBSM.SMPsWire, c.OpenSM.SMPsWire, 1))
+	}
+	c.GoalMet = g.Measured && g.Met
+	if !c.GoalMet {
+		c.Reasons = []string{g.Why}
+	}
+	return g
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -374,15 +408,15 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	if c.IBSM.Error != "" || c.OpenSM.Error != "" {
 		return c, nil
 	}
-	c.Ratio = map[string]float64{
-		"ms_to_up":   ratio(c.IBSM.MsToUp, c.OpenSM.MsToUp),
-		"ms_process": ratio(c.IBSM.MsProcess, c.OpenSM.MsProcess),
-		"ms_sweep":   ratio(c.IBSM.MsSweep, c.OpenSM.MsSweep),
-		"smps_wire":  ratio(c.IBSM.SMPsWire, c.OpenSM.SMPsWire),
-		"cpu_ms":     ratio(c.IBSM.CPUMs, c.OpenSM.CPUMs),
-		"sim_cpu_ms": ratio(c.IBSM.SimCPUMs, c.OpenSM.SimCPUMs),
-	}
-	c.GoalMet = c.Ratio["ms_to_up"] <= 0.5 && c.Ratio["smps_wire"] <= 1
+	c.Ratio = map[string]float64{}
+	ratios(c.Ratio, map[string][2]float64{
+		"ms_to_up":   {c.IBSM.MsToUp, c.OpenSM.MsToUp},
+		"ms_process": {c.IBSM.MsProcess, c.OpenSM.MsProcess},
+		"ms_sweep":   {c.IBSM.MsSweep, c.OpenSM.MsSweep},
+		"smps_wire":  {c.IBSM.SMPsWire, c.OpenSM.SMPsWire},
+		"cpu_ms":     {c.IBSM.CPUMs, c.OpenSM.CPUMs},
+		"sim_cpu_ms": {c.IBSM.SimCPUMs, c.OpenSM.SimCPUMs},
+	})
 	return c, nil
 }
 
@@ -601,12 +635,12 @@ func benchRouting(name string, iters int) (*RoutingCase, error) {
 	}
 	base := c.Engines[0]
 	for _, e := range c.Engines[1:] {
-		if e.Error != "" || base.Error != "" || base.Ms == 0 || base.Entries == 0 {
+		if e.Error != "" || base.Error != "" {
 			continue
 		}
-		c.Ratio[e.Name+"/"+base.Name] = map[string]float64{
-			"ms": ratio(e.Ms, base.Ms), "entries_computed": ratio(float64(e.Entries), float64(base.Entries)),
-		}
+		r := map[string]float64{}
+		ratios(r, map[string][2]float64{"ms": {e.Ms, base.Ms}, "entries_computed": {float64(e.Entries), float64(base.Entries)}})
+		c.Ratio[e.Name+"/"+base.Name] = r
 	}
 	return c, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -237,6 +239,65 @@ func TestRunOpenSMRoot(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Positive(t, r.MsToUp)
+		})
+	}
+}
+
+// TestBenchOut: the report goes to --out, and a --out that cannot be
+// written is a failure, not a silent exit 0. With no fabric measured the
+// goal is not met, and the report says why.
+func TestBenchOut(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
+	tests := []struct {
+		name string
+		out  string
+		want int
+	}{
+		{"written", filepath.Join(dir, "sub", "bench.json"), exitOK},
+		{"directory is a file", filepath.Join(blocker, "bench.json"), exitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := runBench(context.Background(), []string{"--fabrics", "", "--route-nets", "", "--out", tt.out}, &stdout, &stderr)
+			require.Equal(t, tt.want, got, "stderr: %s", stderr.String())
+			if tt.want != exitOK {
+				assert.Contains(t, stderr.String(), "not a directory")
+				return
+			}
+			b, err := os.ReadFile(tt.out)
+			require.NoError(t, err)
+			var rep BenchReport
+			require.NoError(t, json.Unmarshal(b, &rep))
+			assert.False(t, rep.GoalMet, "nothing measured, goal met")
+			assert.Equal(t, []string{"nothing measured"}, rep.Reasons)
+		})
+	}
+}
+
+// TestSubnetUpGoal: a fabric meets the goal only when both SMs were
+// measured and both ratios are within it.
+func TestSubnetUpGoal(t *testing.T) {
+	run := []SMRun{{}}
+	tests := []struct {
+		name string
+		c    SubnetUpCase
+		met  bool
+	}{
+		{"met", SubnetUpCase{IBSM: SMStats{Runs: run, MsToUp: 10, SMPsWire: 90}, OpenSM: SMStats{Runs: run, MsToUp: 40, SMPsWire: 100}}, true},
+		{"too slow", SubnetUpCase{IBSM: SMStats{Runs: run, MsToUp: 30, SMPsWire: 90}, OpenSM: SMStats{Runs: run, MsToUp: 40, SMPsWire: 100}}, false},
+		{"zero baseline", SubnetUpCase{IBSM: SMStats{Runs: run, MsToUp: 10, SMPsWire: 90}, OpenSM: SMStats{Runs: run, MsToUp: 0, SMPsWire: 100}}, false},
+		{"OpenSM failed", SubnetUpCase{IBSM: SMStats{Runs: run, MsToUp: 10}, OpenSM: SMStats{Error: "no SUBNET UP"}}, false},
+		{"no runs", SubnetUpCase{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := subnetUpGoal(&tt.c)
+			assert.Equal(t, tt.met, g.Measured && g.Met)
+			assert.Equal(t, tt.met, tt.c.GoalMet)
+			assert.Equal(t, tt.met, len(tt.c.Reasons) == 0, "%v", tt.c.Reasons)
 		})
 	}
 }

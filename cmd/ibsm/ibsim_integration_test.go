@@ -374,7 +374,7 @@ func TestBench(t *testing.T) {
 	for _, k := range []string{"ms_to_up", "ms_process", "ms_sweep", "smps_wire"} {
 		assert.Positive(t, c.Ratio[k], k)
 	}
-	require.NotNil(t, rep.GoalMet)
+	assert.Equal(t, rep.GoalMet, rep.Reasons == nil, "goal_met %v, reasons %v", rep.GoalMet, rep.Reasons)
 
 	require.Len(t, rep.Routing, 2)
 	for _, rc := range rep.Routing {

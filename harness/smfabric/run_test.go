@@ -26,10 +26,9 @@ type smRun struct {
 
 	mu      sync.Mutex
 	results []*sm.Result
-	at      []time.Time // when each result came
-	states  int         // table states checked
-	stages  []string    // of the current distribution
-	bad     []string    // states the verifier rejects
+	states  int      // table states checked
+	stages  []string // of the current distribution
+	bad     []string // states the verifier rejects
 	check   sm.TransitionCheck
 
 	stop func() // ends the SM; the test's cleanup does too
@@ -42,14 +41,6 @@ type smRun struct {
 func startSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *smRun {
 	t.Helper()
 	return runSM(t, f, node, cfg, true)
-}
-
-// startSMUnchecked is startSM without the check of every table state:
-// the benchmark's, since the check runs on the SM's goroutine and would
-// count in its times (tens of ms per assimilation on a fat tree).
-func startSMUnchecked(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config) *smRun {
-	t.Helper()
-	return runSM(t, f, node, cfg, false)
 }
 
 func runSM(t testing.TB, f *fabrictest.Fabric, node string, cfg sm.Config, check bool) *smRun {
@@ -99,7 +90,6 @@ func (r *smRun) add(res *sm.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, res)
-	r.at = append(r.at, time.Now())
 }
 
 // onTables checks one intermediate state: together with the states of the
@@ -139,13 +129,6 @@ func (r *smRun) since(from int) []*sm.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*sm.Result(nil), r.results[from:]...)
-}
-
-// arrivals returns the times the results from index from on came.
-func (r *smRun) arrivals(from int) []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.at[from:]...)
 }
 
 // checked returns the number of states checked and the rejected ones.

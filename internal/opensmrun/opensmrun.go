@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"ibfab/fabricnet"
@@ -217,4 +218,73 @@ func dumpField(dump, name string) string {
 		return f[1]
 	}
 	return ""
+}
+
+// Daemon is OpenSM running as a daemon (not --once) in a namespace, its
+// log flushed line by line so that its SUBNET UP lines can be read as they
+// come (by default the log is buffered until exit).
+type Daemon struct {
+	Log  string // the log's path
+	cmd  *exec.Cmd
+	out  strings.Builder
+	done chan struct{}
+	err  error // after done
+}
+
+// StartDaemon starts OpenSM in o.NS with o.Env and o.Args, its log, cache
+// and libumad2sim's sysfs tree in o.Dir.
+func StartDaemon(o Options) (*Daemon, error) {
+	conf := filepath.Join(o.Dir, "opensm.conf")
+	if err := os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
+		return nil, err
+	}
+	d := &Daemon{Log: filepath.Join(o.Dir, "opensm.log"), done: make(chan struct{})}
+	env := append(append([]string(nil), o.Env...), "OSM_CACHE_DIR="+o.Dir, "OSM_TMP_DIR="+o.Dir)
+	d.cmd = command(context.Background(), o.NS, env, "opensm", append([]string{"-F", conf, "-f", d.Log}, o.Args...)...)
+	d.cmd.Dir = o.Dir
+	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
+	if err := fabricnet.Do(o.NS, d.cmd.Start); err != nil {
+		return nil, fmt.Errorf("opensm: %w", err)
+	}
+	go func() {
+		d.err = d.cmd.Wait()
+		close(d.done)
+	}()
+	return d, nil
+}
+
+// LogText returns the log from byte offset from on.
+func (d *Daemon) LogText(from int) (string, error) {
+	b, err := os.ReadFile(d.Log)
+	if os.IsNotExist(err) || from > len(b) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(b[from:]), nil
+}
+
+// Exited reports whether OpenSM has exited, with its error.
+func (d *Daemon) Exited() (bool, error) {
+	select {
+	case <-d.done:
+		return true, fmt.Errorf("opensm exited: %v: %s", d.err, d.out.String())
+	default:
+		return false, nil
+	}
+}
+
+// Stop ends OpenSM: SIGTERM, SIGKILL after 5 s.
+func (d *Daemon) Stop() {
+	if exited, _ := d.Exited(); exited {
+		return
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(5 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
 }

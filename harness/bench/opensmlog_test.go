@@ -1,4 +1,4 @@
-package smfabric_test
+package bench
 
 import (
 	"testing"

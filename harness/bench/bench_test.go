@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+)
+
+func TestProbePairs(t *testing.T) {
+	hosts := func(n int) []string {
+		var hs []string
+		for i := range n {
+			hs = append(hs, fmt.Sprintf("ca%d", i))
+		}
+		return hs
+	}
+	tests := []struct {
+		hosts, pairs int
+	}{
+		{0, 0}, {1, 0}, {2, 2}, {8, 56}, {9, 20}, {32, 56}, {432, 56},
+	}
+	for _, tt := range tests {
+		ps := probePairs(hosts(tt.hosts))
+		assert.Len(t, ps, tt.pairs, "%d hosts", tt.hosts)
+		seen := map[pair]bool{}
+		for _, p := range ps {
+			assert.NotEqual(t, p.src, p.dst)
+			assert.False(t, seen[p], "%v twice", p)
+			seen[p] = true
+		}
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// TestAssimilationVerdict: the goal is met only when every fault of every
+// network was measured on both sides and ibsm's goal configuration was
+// within the ratio.
+func TestAssimilationVerdict(t *testing.T) {
+	fault := func(ibsm, osm *float64) FaultResult {
+		return FaultResult{Fault: "link", OpenSM: SMSide{MsDataPlane: osm},
+			IBSM: []IBSMSide{{Discovery: goalConfig.discovery, Provisional: goalConfig.provisional, SMSide: SMSide{MsDataPlane: ibsm}}}}
+	}
+	net := func(faults ...FaultResult) AssimilationFabric {
+		return AssimilationFabric{Network: "irregular8", Faults: faults}
+	}
+	tests := []struct {
+		name    string
+		fabrics []AssimilationFabric
+		met     bool
+	}{
+		{"no networks", nil, false},
+		{"network failed", []AssimilationFabric{{Network: "irregular8", Error: "up: no"}}, false},
+		{"OpenSM run failed", []AssimilationFabric{net(fault(ptr(10), nil))}, false},
+		{"ibsm run failed", []AssimilationFabric{net(fault(nil, ptr(100)))}, false},
+		{"zero baseline", []AssimilationFabric{net(fault(ptr(0), ptr(0)))}, false},
+		{"one fault not met", []AssimilationFabric{net(fault(ptr(10), ptr(100)), fault(ptr(50), ptr(100)))}, false},
+		{"goal configuration missing", []AssimilationFabric{net(FaultResult{Fault: "link", OpenSM: SMSide{MsDataPlane: ptr(100)}})}, false},
+		{"all met", []AssimilationFabric{net(fault(ptr(10), ptr(100)), fault(ptr(20), ptr(100)))}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := assimilationVerdict(tt.fabrics)
+			assert.Equal(t, tt.met, v.Met, "%v", v.Reasons)
+			assert.Equal(t, tt.met, len(v.Reasons) == 0, "%v", v.Reasons)
+		})
+	}
+}
+
+func TestHotSpotCase(t *testing.T) {
+	tests := []struct {
+		name string
+		rep  HotSpotReport
+		met  bool
+	}{
+		{"failed", HotSpotReport{Error: "up: no"}, false},
+		{"nothing sent", HotSpotReport{RateVsPaced: 1}, false},
+		{"slow", HotSpotReport{Sent: 10, RateVsPaced: 0.5}, false},
+		{"drops", HotSpotReport{Sent: 10, RateVsPaced: 1, Drops: map[string]uint64{"sw1[1] vl15_overflow": 1}}, false},
+		{"met", HotSpotReport{Sent: 10, RateVsPaced: 0.99, Drops: map[string]uint64{}}, true},
+	}
+	for _, tt := range tests {
+		c := hotSpotCase(&tt.rep)
+		assert.Equal(t, tt.met, c.Measured && c.Met, tt.name)
+	}
+}
+
+// TestMedian: none is nil, not 0, so a missing side is never a baseline.
+func TestMedian(t *testing.T) {
+	assert.Nil(t, median(nil))
+	assert.Equal(t, 2.0, *median([]float64{3, 1, 2}))
+	assert.Equal(t, 2.5, *median([]float64{4, 1, 2, 3}))
+	assert.Nil(t, ratioOf(ptr(1), nil))
+	assert.Nil(t, ratioOf(ptr(1), ptr(0)))
+	assert.Equal(t, 0.5, *ratioOf(ptr(1), ptr(2)))
+}
+
+// TestBadArguments: every bad command line is a usage error, before any
+// fabric is brought up (as non-root too).
+func TestBadArguments(t *testing.T) {
+	tests := [][]string{
+		{},
+		{"nosuch"},
+		{"assimilation", "--sizes", "8,x"},
+		{"assimilation", "--sizes", "0"},
+		{"assimilation", "--runs", "0"},
+		{"assimilation", "--configs", "some"},
+		{"assimilation", "--fattree", "100"},
+		{"assimilation", "--sizes", "none"},
+		{"fabric", "--scales", "-1"},
+		{"fabric", "--idle-seconds", "0"},
+		{"opensm", "--nets", "thesis9"},
+		{"opensm", "--runs", "-2"},
+		{"hotspot", "--seconds", "1"},
+		{"hotspot", "extra"},
+		{"hotspot", "--name", "a/b"},
+	}
+	for _, args := range tests {
+		t.Run(fmt.Sprint(args), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(&harness.Env{Stdout: &out, Stderr: &errOut}, args)
+			var ue *harness.UsageError
+			require.ErrorAs(t, err, &ue)
+			assert.Empty(t, out.String())
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"assimilation", "-h"}, {"fabric", "-h"}, {"opensm", "-h"}, {"hotspot", "-h"}} {
+		var out bytes.Buffer
+		require.NoError(t, run(&harness.Env{Stdout: &out, Stderr: &out}, args), "%v", args)
+		assert.Contains(t, out.String(), "usage: ibfab bench", "%v", args)
+	}
+}

@@ -1,0 +1,402 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"ibfab/harness"
+	"ibfab/internal/goal"
+	"ibfab/internal/proccpu"
+	"ibfab/nodeproc"
+	"ibfab/topologies"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// The fabric benchmark's goals: paced goodput within 1 % of the link rate
+// (at some time scale), an idle fabric of 100 processes using at most 5 %
+// of one core in all and 20 MiB per process.
+const (
+	pacedTolerance = 0.01
+	idleCPUGoal    = 0.05
+	idleRSSGoalMiB = 20
+)
+
+// FabricReport is what ibfab bench fabric writes.
+type FabricReport struct {
+	Benchmark   string    `json:"benchmark"` // "fabric"
+	Date        string    `json:"date"`
+	Quick       bool      `json:"quick"`
+	LinkRateBps uint64    `json:"link_rate_bps"`
+	Paced       []LinkRun `json:"paced"`
+	// PacedGoalScale is the smallest time scale at which paced goodput
+	// was within 1 % of the link rate (absent: at none).
+	PacedGoalScale *float64    `json:"paced_goal_met_at_time_scale,omitempty"`
+	Unpaced        *LinkRun    `json:"unpaced,omitempty"`
+	HopLatency     *HopLatency `json:"hop_latency,omitempty"`
+	Idle           *IdleFabric `json:"idle,omitempty"`
+	Errors         []string    `json:"errors,omitempty"`
+	Notes          []string    `json:"notes"`
+	goal.Verdict
+	ElapsedMs float64 `json:"elapsed_ms"`
+}
+
+// LinkRun is one link's throughput: ca1 → ca2 back to back, MTU 2048.
+type LinkRun struct {
+	TimeScale  float64 `json:"time_scale"`
+	WireBps    float64 `json:"wire_bps"`
+	GoodputBps float64 `json:"goodput_bps"`
+	WireRatio  float64 `json:"wire_ratio"` // wire rate / link rate
+	GoodputMax float64 `json:"goodput_max_bps"`
+	Packets    uint64  `json:"packets"`
+	Drops      int     `json:"drops"`
+	Within1Pct bool    `json:"within_1pct,omitempty"`
+	// LimitTimeScale (unpaced only): the smallest time scale the machine
+	// could carry the link at.
+	LimitTimeScale float64 `json:"limit_time_scale,omitempty"`
+}
+
+// HopLatency is one switch hop's latency from the receiver's histogram.
+type HopLatency struct {
+	Samples       uint64  `json:"samples"`
+	P50Ns         int64   `json:"p50_ns"`
+	P99Ns         int64   `json:"p99_ns"`
+	SerNs         int64   `json:"serialization_ns"`
+	P50OverSer    float64 `json:"p50_over_serialization"`
+	P99OverSer    float64 `json:"p99_over_serialization"`
+	P50AboveSerNs int64   `json:"p50_above_ser_ns"`
+	P99AboveSerNs int64   `json:"p99_above_ser_ns"`
+}
+
+// IdleFabric is an idle fabric's cost.
+type IdleFabric struct {
+	Processes      int     `json:"processes"`
+	Seconds        float64 `json:"seconds"`
+	CPUFraction    float64 `json:"cpu_fraction_of_core"`
+	CPURatioToGoal float64 `json:"cpu_ratio_to_goal"`
+	RSSMaxMiB      float64 `json:"rss_max_mib"`
+	RSSMeanMiB     float64 `json:"rss_mean_mib"`
+	RSSRatioToGoal float64 `json:"rss_max_ratio_to_goal"`
+}
+
+var fabricBench = benchmark{
+	name:     "fabric",
+	synopsis: "bench fabric [--scales 1,2,4,8,16,32] [--idle-seconds S] [--quick] [--out FILE] [--name PREFIX]",
+	desc: `The fabric's data path and idle cost. Paced goodput of one 4x SDR link
+(two HCAs back to back, MTU 2048) at each time scale, against the 8 Gb/s
+link rate; the unpaced maximum of the same path (the machine's limit);
+switch hop latency p50/p99 above the serialization time; idle CPU and RSS
+of a 100-process fat tree. Goals: paced goodput within 1 % of the rate at
+some scale; the idle fabric under 5 % of one core in all and 20 MiB per
+process. --quick: scales 16 and 32, 5 s of idling.`,
+	flags: func(fs *flag.FlagSet, c *common) func() (any, bool, error) {
+		scales := floatList{1, 2, 4, 8, 16, 32}
+		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated)")
+		idle := fs.Float64("idle-seconds", 10, "seconds the idle fabric is measured over")
+		return func() (any, bool, error) {
+			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick}
+			if c.quick {
+				o.scales, o.idle = []float64{16, 32}, 5*time.Second
+			}
+			if len(o.scales) == 0 || o.idle < time.Second {
+				return nil, false, &harness.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want at least one --scales and --idle-seconds ≥ 1")}
+			}
+			if err := requireRoot(); err != nil {
+				return nil, false, err
+			}
+			rep := Fabric(o)
+			return rep, len(rep.Errors) > 0, nil
+		}
+	},
+}
+
+// floatList parses comma-separated positive numbers.
+type floatList []float64
+
+func (l *floatList) String() string {
+	var s []string
+	for _, x := range *l {
+		s = append(s, strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *floatList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) {
+			return fmt.Errorf("%q: want positive numbers, comma-separated", v)
+		}
+		*l = append(*l, x)
+	}
+	return nil
+}
+
+type fabricOptions struct {
+	scales []float64
+	idle   time.Duration
+	prefix string
+	quick  bool
+	log    io.Writer
+}
+
+// Fabric runs the fabric benchmark.
+func Fabric(o fabricOptions) *FabricReport {
+	start := time.Now()
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	rep := &FabricReport{Benchmark: "fabric", Date: start.UTC().Format(time.RFC3339), Quick: o.quick, LinkRateBps: rate,
+		Notes: []string{
+			"paced: ca1 → ca2 back to back at 120 % offered load, 2048-byte payloads, measured over 3 s of real time after 1 s; wire_ratio is the received wire rate (PortRcvData) in emulated time over the link rate.",
+			"unpaced: the same with pacing off at 200 % load: the machine's limit; limit_time_scale = link rate / unpaced wire rate.",
+			"hop_latency: light traffic ca1 → sw1 → ca2, the receiver's histogram of send stamp to receipt; serialization is one packet's on each of the two links (cut-through).",
+			"idle: a fat tree of 8 leaves, 4 spines, 88 HCAs (100 processes), 2 s after bring-up, CPU time over the idle span and VmRSS.",
+		}}
+	fail := func(what string, err error) {
+		rep.Errors = append(rep.Errors, what+": "+err.Error())
+		fmt.Fprintf(o.log, "fabric: %s: %v\n", what, err)
+	}
+	var cases []goal.Case
+	for _, scale := range o.scales {
+		fmt.Fprintf(o.log, "fabric: paced link at time scale %g\n", scale)
+		r, err := linkThroughput(fmt.Sprintf("%sp%g", o.prefix, scale), scale, false)
+		if err != nil {
+			fail(fmt.Sprintf("paced x%g", scale), err)
+			continue
+		}
+		r.Within1Pct = math.Abs(r.WireRatio-1) <= pacedTolerance
+		rep.Paced = append(rep.Paced, *r)
+		if rep.PacedGoalScale == nil && r.Within1Pct {
+			s := scale
+			rep.PacedGoalScale = &s
+		}
+	}
+	switch {
+	case len(rep.Paced) == 0:
+		cases = append(cases, goal.Case{Name: "paced", Why: "no paced run succeeded"})
+	default:
+		cases = append(cases, goal.Case{Name: "paced", Measured: true, Met: rep.PacedGoalScale != nil,
+			Why: "paced goodput not within 1 % of the link rate at any scale tried"})
+	}
+	fmt.Fprintln(o.log, "fabric: unpaced link")
+	if r, err := linkThroughput(o.prefix+"u", 1, true); err != nil {
+		fail("unpaced", err)
+	} else {
+		r.LimitTimeScale = float64(rate) / r.WireBps
+		rep.Unpaced = r
+	}
+	fmt.Fprintln(o.log, "fabric: hop latency")
+	if l, err := hopLatency(o.prefix + "l"); err != nil {
+		fail("hop latency", err)
+	} else {
+		rep.HopLatency = l
+	}
+	fmt.Fprintf(o.log, "fabric: idle 100-process fabric for %v\n", o.idle)
+	idle, err := idleFabric(o.prefix+"i", o.idle)
+	if err != nil {
+		fail("idle", err)
+		cases = append(cases, goal.Failed("idle", err))
+	} else {
+		rep.Idle = idle
+		cases = append(cases,
+			goal.AtMost("idle cpu", "cpu fraction", idle.CPUFraction, 1, idleCPUGoal),
+			goal.AtMost("idle rss", "rss MiB", idle.RSSMaxMiB, 1, idleRSSGoalMiB))
+	}
+	rep.Verdict = goal.Judge(cases)
+	rep.ElapsedMs = ms(time.Since(start))
+	return rep
+}
+
+// linkThroughput runs ca1 → ca2 at more than the link carries with
+// 2048-byte payloads and measures what arrives over 3 s of real time.
+func linkThroughput(name string, scale float64, unpaced bool) (*LinkRun, error) {
+	topo, err := backToBack()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--mtu", "2048"}
+	if unpaced {
+		args = append(args, "--unpaced")
+	}
+	f, err := up(name, topo, harness.UpOptions{TimeScale: scale, NodeArgs: args})
+	if err != nil {
+		return nil, err
+	}
+	defer f.down()
+	if err := f.configure("ca1"); err != nil {
+		return nil, err
+	}
+	lid, err := f.lids([]string{"ca2"})
+	if err != nil {
+		return nil, err
+	}
+	// Above 100 %, so the queue never runs dry and the link, not the
+	// arrivals, sets the rate; unpaced, far more than any machine moves.
+	load := 120.0
+	if unpaced {
+		load = 200
+	}
+	if err := f.call("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: load, Payload: 2048,
+		Dests: []uint16{lid["ca2"]}, Seed: 1, MaxBacklog: 256}, nil); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Second)
+	s0, err := f.node("ca2")
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	time.Sleep(3 * time.Second)
+	s1, err := f.node("ca2")
+	if err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	if err := f.stopTraffic([]string{"ca1"}); err != nil {
+		return nil, err
+	}
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	secs := t1.Sub(t0).Seconds() / scale // emulated
+	p0, p1 := s0.Ports[0], s1.Ports[0]
+	if p0.Traffic == nil || p1.Traffic == nil {
+		return nil, errors.New("ca2 reports no traffic")
+	}
+	wireBits := float64(p1.Counters.PortRcvData-p0.Counters.PortRcvData) * 32
+	return &LinkRun{
+		TimeScale:  scale,
+		WireBps:    wireBits / secs,
+		GoodputBps: float64(p1.Traffic.RxBytes-p0.Traffic.RxBytes) * 8 / secs,
+		WireRatio:  wireBits / secs / float64(rate),
+		GoodputMax: float64(rate) * 2048 / float64(wire.UDPacketSize(2048, false)),
+		Packets:    p1.Traffic.RxPackets - p0.Traffic.RxPackets,
+		Drops:      len(p1.Drops),
+	}, nil
+}
+
+// hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
+// latency histogram (send stamp to receipt, on the fabric's shared clock).
+func hopLatency(name string) (*HopLatency, error) {
+	topo, err := star()
+	if err != nil {
+		return nil, err
+	}
+	f, err := up(name, topo, harness.UpOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.down()
+	if err := f.configure("ca2"); err != nil {
+		return nil, err
+	}
+	lid, err := f.lids([]string{"ca2"})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.call("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 1, Payload: 2048,
+		Dests: []uint16{lid["ca2"]}, Seed: 3}, nil); err != nil {
+		return nil, err
+	}
+	time.Sleep(4 * time.Second)
+	if err := f.stopTraffic([]string{"ca1"}); err != nil {
+		return nil, err
+	}
+	s, err := f.node("ca2")
+	if err != nil {
+		return nil, err
+	}
+	if s.Ports[0].Traffic == nil || s.Ports[0].Traffic.Latency.Count == 0 {
+		return nil, errors.New("ca2 received no stamped packet")
+	}
+	lat := s.Ports[0].Traffic.Latency
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	// Two links; with cut-through the packet is serialized on each.
+	ser := time.Duration(float64(2*wire.UDPacketSize(2048, false)*8) / float64(rate) * 1e9).Nanoseconds()
+	return &HopLatency{
+		Samples: lat.Count, P50Ns: lat.P50Ns, P99Ns: lat.P99Ns, SerNs: ser,
+		P50OverSer: float64(lat.P50Ns) / float64(ser), P99OverSer: float64(lat.P99Ns) / float64(ser),
+		P50AboveSerNs: lat.P50Ns - ser, P99AboveSerNs: lat.P99Ns - ser,
+	}, nil
+}
+
+// idleFabric brings up a 100-process fat tree (8 leaves, 4 spines, 88
+// HCAs) and measures its processes' CPU time over d of idling and their
+// resident memory.
+func idleFabric(name string, d time.Duration) (*IdleFabric, error) {
+	topo, err := topologies.FatTree(8, 4, 11)
+	if err != nil {
+		return nil, err
+	}
+	f, err := up(name, topo, harness.UpOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.down()
+	time.Sleep(2 * time.Second) // let the start-up settle
+	st, err := f.status()
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, n := range st.Nodes {
+		pids = append(pids, n.PID)
+	}
+	cpu0, err := cpuOf(pids)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	cpu1, err := cpuOf(pids)
+	if err != nil {
+		return nil, err
+	}
+	r := &IdleFabric{Processes: len(pids), Seconds: time.Since(t0).Seconds()}
+	r.CPUFraction = (cpu1 - cpu0).Seconds() / r.Seconds
+	var sum float64
+	for _, pid := range pids {
+		m, err := rssMiB(pid)
+		if err != nil {
+			return nil, err
+		}
+		sum += m
+		r.RSSMaxMiB = max(r.RSSMaxMiB, m)
+	}
+	r.RSSMeanMiB = sum / float64(len(pids))
+	r.CPURatioToGoal, r.RSSRatioToGoal = r.CPUFraction/idleCPUGoal, r.RSSMaxMiB/idleRSSGoalMiB
+	return r, nil
+}
+
+// cpuOf sums the CPU time pids have used.
+func cpuOf(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		d, err := proccpu.Of(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// rssMiB reads a process's VmRSS.
+func rssMiB(pid int) (float64, error) {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(s), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for %d", pid)
+}

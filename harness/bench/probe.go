@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"ibfab/hca"
+	"ibfab/nodeproc"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// Probe parameters. Every probed pair hears from its sender every
+// probeInterval (each sender cycles through its destinations); a pair
+// that hears nothing for probeOutage has lost its route. probeAllPairs
+// hosts or fewer are probed pair by pair, every ordered pair; more are
+// sampled down to that many, evenly spaced, and their pairs probed.
+const (
+	probeInterval = 10 * time.Millisecond
+	probeOutage   = 5 * probeInterval
+	probeAllPairs = 8
+	probePayload  = 64
+)
+
+// pair is a probed sender and receiver.
+type pair struct{ src, dst string }
+
+func (p pair) String() string { return p.src + "→" + p.dst }
+
+// probePairs returns every ordered pair of hosts, or of a sample of them.
+func probePairs(hosts []string) []pair {
+	if stride := (len(hosts) + probeAllPairs - 1) / probeAllPairs; stride > 1 {
+		var sample []string
+		for i := 0; i < len(hosts); i += stride {
+			sample = append(sample, hosts[i])
+		}
+		hosts = sample
+	}
+	var out []pair
+	for _, s := range hosts {
+		for _, d := range hosts {
+			if s != d {
+				out = append(out, pair{s, d})
+			}
+		}
+	}
+	return out
+}
+
+// probe is periodic UD traffic between pairs of hosts, and the receivers'
+// per-sender records read while a fault is taken in: when each pair's
+// last outage ended.
+type probe struct {
+	f     *fabric
+	pairs []pair
+	lid   map[string]uint16
+
+	mu       sync.Mutex
+	restored map[pair]int64 // end of the pair's last outage after the fault, Unix ns
+	last     map[pair]int64 // its last packet
+}
+
+// startProbe starts the senders of pairs.
+func startProbe(f *fabric, pairs []pair) (*probe, error) {
+	var hosts []string
+	dests := map[string][]string{}
+	for _, p := range pairs {
+		if _, ok := dests[p.src]; !ok {
+			hosts = append(hosts, p.src)
+		}
+		dests[p.src] = append(dests[p.src], p.dst)
+		if _, ok := dests[p.dst]; !ok {
+			dests[p.dst] = nil
+			hosts = append(hosts, p.dst)
+		}
+	}
+	lid, err := f.lids(hosts)
+	if err != nil {
+		return nil, err
+	}
+	pr := &probe{f: f, pairs: pairs, lid: lid}
+	for i, h := range hosts {
+		if len(dests[h]) == 0 {
+			continue
+		}
+		var dl []uint16
+		for _, d := range dests[h] {
+			dl = append(dl, lid[d])
+		}
+		a := nodeproc.TrafficArgs{Port: 1, Load: probeLoad(len(dl)), Payload: probePayload, Dests: dl,
+			Seed: uint64(i + 1), Periodic: true}
+		if err := f.call(h, "traffic-start", a, nil); err != nil {
+			pr.stop()
+			return nil, err
+		}
+	}
+	return pr, nil
+}
+
+// probeLoad is the load (% of a 4x SDR link) that sends to each of n
+// destinations every probeInterval.
+func probeLoad(n int) float64 {
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	bits := float64(wire.UDPacketSize(probePayload, false) * 8)
+	perSec := float64(n) / probeInterval.Seconds()
+	return perSec * bits / float64(rate) * 100
+}
+
+// stop stops every sender.
+func (pr *probe) stop() error {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, p := range pr.pairs {
+		if !seen[p.src] {
+			seen[p.src] = true
+			hosts = append(hosts, p.src)
+		}
+	}
+	return pr.f.stopTraffic(hosts)
+}
+
+// arm forgets what the receivers recorded so far: the fault comes next.
+func (pr *probe) arm() error {
+	pr.mu.Lock()
+	pr.restored, pr.last = map[pair]int64{}, map[pair]int64{}
+	pr.mu.Unlock()
+	_, err := pr.read(0)
+	return err
+}
+
+// read reads (and resets) every receiver's record; an outage that ended
+// after t0 (Unix ns) moves its pair's restoration. It returns the pairs
+// that have not heard from their sender for probeOutage.
+func (pr *probe) read(t0 int64) ([]pair, error) {
+	recs := map[string]map[uint16]hca.SourceStats{}
+	for _, p := range pr.pairs {
+		if _, ok := recs[p.dst]; ok {
+			continue
+		}
+		var m map[uint16]hca.SourceStats
+		if err := pr.f.call(p.dst, "rx-from", nodeproc.RxFromArgs{Port: 1, Reset: true}, &m); err != nil {
+			return nil, err
+		}
+		recs[p.dst] = m
+	}
+	now := time.Now().UnixNano()
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	var dark []pair
+	for _, p := range pr.pairs {
+		s := recs[p.dst][pr.lid[p.src]]
+		if t0 > 0 && s.Gap > int64(probeOutage) && s.GapEnd > t0 {
+			pr.restored[p] = max(pr.restored[p], s.GapEnd)
+		}
+		pr.last[p] = s.Last
+		if now-s.Last > int64(probeOutage) {
+			dark = append(dark, p)
+		}
+	}
+	return dark, nil
+}
+
+// outcome is when, after the fault at t0, every probed pair delivered
+// again, and how many pairs had an outage.
+func (pr *probe) outcome(t0 time.Time) (msRestored float64, interrupted int) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	var end int64
+	for _, r := range pr.restored {
+		end = max(end, r)
+		interrupted++
+	}
+	if end == 0 {
+		return 0, 0
+	}
+	return ms(time.Duration(end - t0.UnixNano())), interrupted
+}
+
+// describe names up to 5 pairs for an error.
+func describePairs(ps []pair) string {
+	s := fmt.Sprint(ps[:min(len(ps), 5)])
+	if len(ps) > 5 {
+		s += fmt.Sprintf(" and %d more", len(ps)-5)
+	}
+	return s
+}

@@ -1,0 +1,128 @@
+package bench_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/harness"
+	"ibfab/harness/bench"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
+)
+
+// quick runs ibfab bench NAME --quick and decodes the document it wrote to
+// --out into rep; it checks that stdout carries the same document.
+func quick(t *testing.T, name string, rep any, extra ...string) {
+	testenv.RequireRoot(t)
+	fabrictest.BuildBinaries(t)
+	out := filepath.Join(t.TempDir(), name+".json")
+	var stdout, stderr bytes.Buffer
+	code := harness.Main(append([]string{"bench", name, "--quick", "--name", "tq", "--out", out}, extra...), &stdout, &stderr)
+	t.Logf("ibfab bench %s --quick: exit %d; stderr:\n%s", name, code, stderr.String())
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), stdout.String(), "stdout and --out differ")
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // every field is one of the typed report's
+	require.NoError(t, dec.Decode(rep))
+	assert.Equal(t, harness.ExitOK, code, "a run failed")
+}
+
+func init() { harness.Register(bench.Command) }
+
+func TestQuickAssimilation(t *testing.T) {
+	var rep bench.AssimilationReport
+	quick(t, "assimilation", &rep)
+	assert.True(t, rep.Quick)
+	require.Len(t, rep.Fabrics, 1)
+	f := rep.Fabrics[0]
+	require.Empty(t, f.Error)
+	assert.Equal(t, "irregular8", f.Network)
+	require.Len(t, f.Faults, 2, "a link cut and a switch kill")
+	for _, ft := range f.Faults {
+		assert.Positive(t, ft.ProbedPairs, ft.Fault)
+		assert.Equal(t, ft.SurvivingHosts*(ft.SurvivingHosts-1), ft.ProbedPairs, "%s: every ordered pair on a small fabric", ft.Fault)
+		require.Len(t, ft.IBSM, 1, "the goal configuration")
+		for who, s := range map[string]bench.SMSide{"opensm": ft.OpenSM, "ibsm": ft.IBSM[0].SMSide} {
+			require.Len(t, s.Runs, 1, "%s %s", ft.Fault, who)
+			r := s.Runs[0]
+			require.Empty(t, r.Error, "%s %s", ft.Fault, who)
+			require.NotNil(t, s.MsDataPlane, "%s %s", ft.Fault, who)
+			// The SM reacted (a pass, SMPs), within the 90 s the run
+			// waits, and the data plane's account is within the run.
+			assert.Positive(t, r.Passes, "%s %s passes", ft.Fault, who)
+			assert.Positive(t, r.SMPs, "%s %s smps", ft.Fault, who)
+			assert.Positive(t, r.MsSettled, "%s %s", ft.Fault, who)
+			assert.Less(t, r.MsDataPlane, 90e3, "%s %s", ft.Fault, who)
+			assert.GreaterOrEqual(t, r.MsDataPlane, 0.0, "%s %s", ft.Fault, who)
+			assert.LessOrEqual(t, r.PairsInterrupted, ft.ProbedPairs, "%s %s", ft.Fault, who)
+		}
+		// The switch kill takes hosts with it: some pair must lose its
+		// route for a while, whatever the SM.
+		if ft.SurvivingHosts < f.Hosts {
+			assert.Positive(t, ft.OpenSM.Runs[0].PairsInterrupted, "%s: no probed pair lost a packet under OpenSM", ft.Fault)
+		}
+	}
+	assert.Equal(t, rep.Met, len(rep.Reasons) == 0, "goal_met %v, reasons %v", rep.Met, rep.Reasons)
+}
+
+func TestQuickHotSpot(t *testing.T) {
+	var rep bench.HotSpotReport
+	quick(t, "hotspot", &rep)
+	require.Empty(t, rep.Error)
+	assert.Equal(t, 4, rep.Senders)
+	assert.Positive(t, rep.Sent)
+	// Paced, the link cannot carry more than its rate (a little slack
+	// for the sampling window's edges); credits keep it near 1.
+	assert.InDelta(t, 1, rep.RateVsPaced, 0.2)
+	assert.Empty(t, rep.Drops)
+	assert.Equal(t, rep.Met, len(rep.Reasons) == 0)
+}
+
+func TestQuickFabric(t *testing.T) {
+	var rep bench.FabricReport
+	quick(t, "fabric", &rep)
+	require.Empty(t, rep.Errors)
+	require.Len(t, rep.Paced, 2)
+	for _, p := range rep.Paced {
+		assert.Positive(t, p.Packets)
+		assert.LessOrEqual(t, p.WireRatio, 1.05, "paced above the link rate at x%g", p.TimeScale)
+		assert.Greater(t, p.WireRatio, 0.5, "x%g", p.TimeScale)
+	}
+	require.NotNil(t, rep.Unpaced)
+	assert.Positive(t, rep.Unpaced.LimitTimeScale)
+	require.NotNil(t, rep.HopLatency)
+	assert.Positive(t, rep.HopLatency.Samples)
+	assert.Greater(t, rep.HopLatency.P99Ns, rep.HopLatency.SerNs, "faster than serialization")
+	require.NotNil(t, rep.Idle)
+	assert.Equal(t, 100, rep.Idle.Processes)
+	assert.Positive(t, rep.Idle.RSSMaxMiB)
+	assert.Equal(t, rep.Met, len(rep.Reasons) == 0)
+}
+
+func TestQuickOpenSM(t *testing.T) {
+	testenv.RequireProgram(t, "opensm", "opensm")
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	var rep bench.OpenSMReport
+	quick(t, "opensm", &rep)
+	require.Len(t, rep.Networks, 1)
+	c := rep.Networks[0]
+	require.Empty(t, c.Error)
+	for who, s := range map[string]bench.OpenSMSide{"fabric": c.Fabric, "ibsim": c.Ibsim} {
+		require.Empty(t, s.Failures, who)
+		require.NotNil(t, s.Median, who)
+		assert.Positive(t, s.Median.MsToUp, who)
+		assert.GreaterOrEqual(t, s.Median.MsProcess, s.Median.MsToUp, who)
+		// OpenSM reaches every port of the thesis's network over the wire.
+		assert.Greater(t, s.Median.SMPsWire, float64(c.Nodes), who)
+	}
+	for _, k := range []string{"ms_to_up", "ms_sweep", "ms_process", "smps_wire"} {
+		assert.Positive(t, c.Ratio[k], k)
+	}
+}
