@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/testsupport/ibsimtest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -213,7 +214,7 @@ func TestCheckOpenSMRouting(t *testing.T) {
 // every switch; rooted at a GUID that is no switch it finds no root, falls
 // back to minhop, and the run fails saying so.
 func TestRunOpenSMRoot(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	topo, err := benchNet("irregular16")
 	require.NoError(t, err)
 	root, err := benchRoot(topo)

@@ -13,6 +13,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -50,12 +51,10 @@ func BuildBinaries(tb testing.TB) {
 	}
 }
 
-// RequireRoot fails tb (never skips) when not root.
+// RequireRoot is testenv.RequireRoot: a fabric runs in network namespaces.
 func RequireRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Fatal("this test runs a fabric in network namespaces: run it as root (sudo make test)")
-	}
+	testenv.RequireRoot(tb)
 }
 
 // Fabric is a running fabric of a test.
