@@ -27,11 +27,10 @@ var hotSpotDuration = 30 * time.Second
 
 // hotSpotResult is what a hot-spot run measured.
 type hotSpotResult struct {
-	rate     float64           // hot-spot link's received data rate / its paced rate
-	drops    map[string]uint64 // drops by "node[port] cause" over the fabric
-	sent     uint64            // packets the generators sent
-	received uint64            // packets the hot spot received
-	f        *fabrictest.Fabric
+	rate  float64           // hot-spot link's received data rate / its paced rate
+	drops map[string]uint64 // drops by "node[port] cause" over the fabric
+	sent  uint64            // packets the generators sent
+	f     *fabrictest.Fabric
 }
 
 // runHotSpot brings up a two-leaf fat tree with three HCAs per leaf, makes
