@@ -112,7 +112,7 @@ func drained(t testing.TB, f *fabrictest.Fabric, hot string) (*harness.FabricSta
 			return st, got
 		}
 	}
-	t.Fatalf("not drained after 60 s: %v", busy)
+	t.Fatalf("not drained after 60 s (hung: this bound only stops the wait): %v", busy)
 	return nil, 0
 }
 
