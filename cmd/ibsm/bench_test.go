@@ -215,6 +215,8 @@ func TestCheckOpenSMRouting(t *testing.T) {
 // back to minhop, and the run fails saying so.
 func TestRunOpenSMRoot(t *testing.T) {
 	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	testenv.RequireProgram(t, "opensm", "opensm")
 	topo, err := benchNet("irregular16")
 	require.NoError(t, err)
 	root, err := benchRoot(topo)

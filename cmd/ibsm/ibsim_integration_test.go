@@ -326,6 +326,8 @@ func sectionLID(t *testing.T, sec string) uint16 {
 // figures themselves are not checked: the machine is shared.
 func TestBench(t *testing.T) {
 	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	testenv.RequireProgram(t, "opensm", "opensm")
 	bin := ibsmBinary(t)
 	out := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, errs := ibsm(t, "bench", "--fabrics", "thesis8", "--runs", "2", "--route-nets", "irregular16,irregular32",
