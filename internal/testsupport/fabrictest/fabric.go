@@ -152,14 +152,18 @@ func PortName(t *topologies.Topology, p topologies.PortRef) string {
 	return fmt.Sprintf("%s[%d]", t.Node(p.Node).Name, p.Port)
 }
 
-// liveness is the --liveness of node args, else the nodes' default.
+// liveness is the --liveness of node args ("-liveness D", "--liveness=D",
+// …), else the nodes' default.
 func liveness(args []string) time.Duration {
 	for i, a := range args {
-		v, ok := strings.CutPrefix(a, "--liveness=")
-		if !ok && a == "--liveness" && i+1 < len(args) {
-			v, ok = args[i+1], true
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "liveness" {
+			continue
 		}
-		if d, err := time.ParseDuration(v); ok && err == nil {
+		if !hasValue && i+1 < len(args) {
+			v = args[i+1]
+		}
+		if d, err := time.ParseDuration(v); err == nil {
 			return d
 		}
 	}
