@@ -40,7 +40,7 @@ fmt-check:
 # module proxy when bin/staticcheck is missing or of another version.
 lint:
 	@$(BIN)/staticcheck -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || \
-		GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+		{ rm -f $(BIN)/staticcheck && GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
 	$(BIN)/staticcheck ./...
 
 tidy-check:
