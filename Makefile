@@ -6,8 +6,9 @@ BIN      := bin
 OUT      ?= out/demo
 FUZZTIME ?= 60s
 DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm iproute2
+STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build deps debs test unit vet fmt-check demo bench fuzz clean
+.PHONY: all build deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean
 
 all: build
 
@@ -35,11 +36,29 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# lint runs staticcheck at the pinned version, installed into bin/ from the
+# module proxy when bin/staticcheck is missing or of another version.
+lint:
+	@$(BIN)/staticcheck -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || \
+		{ rm -f $(BIN)/staticcheck && GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
+	$(BIN)/staticcheck ./...
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+# unit runs the unit tests alone, as any user: under -short every test
+# that needs root, a Debian program or a fabric skips (testenv).
+unit:
+	$(GO) test -short ./...
+
 # test runs every test, the root-only integration tests included, one
 # package at a time: the fabric, ibsim and eBPF tests of different packages
 # would otherwise share the machine's cores and starve each other's pacing.
-test: deps fmt-check vet
-	$(GO) test -p 1 -count=1 -timeout 40m ./...
+# IBFAB_INTEGRATION=1 turns a missing requirement into a failure, and
+# gotestnoskip fails the run on any other skip: here every test must run.
+test: deps fmt-check vet lint tidy-check
+	IBFAB_INTEGRATION=1 $(GO) run ./internal/testsupport/cmd/gotestnoskip \
+		$(GO) test -json -p 1 -count=1 -timeout 40m ./...
 
 # demo runs the main job on the built-in default fabric.
 demo: build

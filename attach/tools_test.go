@@ -29,6 +29,7 @@ import (
 	"ibfab/attach"
 	"ibfab/hca"
 	"ibfab/internal/testsupport/netnstest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/link"
 	"ibfab/link/pipe"
 	"ibfab/simclient"
@@ -103,28 +104,13 @@ func buildFabric(t *testing.T, topo *topologies.Topology, srv *attach.Server) *h
 // umad2simLib finds Debian's libumad2sim.so.
 func umad2simLib(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("dpkg", "-L", "libumad2sim0").Output()
-	if err == nil {
-		for _, f := range strings.Fields(string(out)) {
-			if filepath.Base(f) == "libumad2sim.so" {
-				return f
-			}
-		}
-	}
-	if m, _ := filepath.Glob("/usr/lib/*/umad2sim/libumad2sim.so"); len(m) > 0 {
-		return m[0]
-	}
-	t.Fatalf("libumad2sim.so not found: install libumad2sim0 (make debs)")
-	return ""
+	return testenv.RequireFile(t, "libumad2sim0", "/usr/lib/*/umad2sim/libumad2sim.so")
 }
 
 // tool runs a diagnostic in namespace ns through umad2sim and returns its
 // output.
 func tool(t *testing.T, ns string, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath(args[0]); err != nil {
-		t.Fatalf("%s not found: install infiniband-diags (make debs): %v", args[0], err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, "env", "LD_PRELOAD=" + umad2simLib(t)}, args...)...)
@@ -165,6 +151,12 @@ func links(topo *topologies.Topology) []string {
 
 func TestTools(t *testing.T) {
 	netnstest.RequireRoot(t)
+	for _, p := range []struct{ program, pkg string }{
+		{"smpquery", "infiniband-diags"}, {"ibnetdiscover", "infiniband-diags"}, {"opensm", "opensm"},
+	} {
+		testenv.RequireProgram(t, p.program, p.pkg)
+	}
+	umad2simLib(t)
 	topo := toolFabric(t)
 	srv, err := attach.New(attach.Config{NodeID: topo.Node(0).Name})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -15,7 +16,7 @@ import (
 // Create would have done for the whole; a failure (a namespace that exists)
 // leaves the old fabric as it was.
 func TestExtend(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	name := fabricName(t, 30)
 	base := topologies.Thesis8()
 	f := create(t, name, base)

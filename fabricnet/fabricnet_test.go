@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -32,13 +33,6 @@ func TestCheckFabricName(t *testing.T) {
 func TestNamespace(t *testing.T) {
 	assert.Equal(t, "ibf-default-sw1", fabricnet.Namespace("default", "sw1"))
 	assert.Equal(t, "ibf-x-H-0002c9_node_1", fabricnet.Namespace("x", "H-0002c9 node/1"))
-}
-
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test creates network namespaces and veth pairs: run it as root (sudo make test)")
-	}
 }
 
 // fabricName is unique per test process and test, and starts with "t" so
@@ -122,7 +116,7 @@ func checkPlumbing(t *testing.T, f *fabricnet.Fabric, tp *topologies.Topology) {
 }
 
 func TestCreateRemove(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	ft, err := topologies.FatTree(8, 4, 13) // 104 hosts
 	require.NoError(t, err)
 	tests := []struct {
@@ -148,7 +142,7 @@ func TestCreateRemove(t *testing.T) {
 // TestRemoveWithoutState removes a fabric knowing only its name, as ibfab
 // down does after the harness crashed before writing its state.
 func TestRemoveWithoutState(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	name := fabricName(t, 10)
 	_ = create(t, name, topologies.Thesis8())
 	require.NoError(t, fabricnet.Remove(name, nil))
@@ -161,7 +155,7 @@ func TestRemoveWithoutState(t *testing.T) {
 // fabric is up, or was not taken down); Create must fail before touching
 // anything and name the way out.
 func TestCreateRefusesExisting(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	name := fabricName(t, 20)
 	tp := topologies.Thesis8()
 	other := topologies.New()
@@ -179,7 +173,7 @@ func TestCreateRefusesExisting(t *testing.T) {
 }
 
 func TestRemoveRefusesForeignNamespace(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	err := fabricnet.Remove("tx", []string{"ibf-other-sw1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "refusing")
@@ -190,7 +184,7 @@ func TestRemoveRefusesForeignNamespace(t *testing.T) {
 // mount point yet, and the namespaces under it then cannot be removed), so
 // the fabric still comes down whole.
 func TestRemoveAfterIPNetns(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	name := fabricName(t, 11)
 	_ = create(t, name, topologies.Thesis8())
 	mi, err := os.ReadFile("/proc/self/mountinfo")

@@ -167,13 +167,13 @@ func TestAddSwitch(t *testing.T) {
 	require.Equal(t, harness.ExitOK, code, errOut)
 	assert.Regexp(t, `ca19 +hca +\d+ +1 +LinkUp +Init .* sw5\[4\]`, out)
 	require.NoError(t, harness.Kill(f.Name, "ca19"))
-	fabrictest.Wait(t, 2*time.Second, "sw5[4] Down after ca19 was killed", func() bool {
+	fabrictest.Within(t, f.PeerLossBound(), "sw5[4] Down after ca19 was killed", func() bool {
 		_, st := portState(f, "sw5", 4)
 		return st == "Down"
 	})
 	// Killed and restarted, the added switch trains with sw8 again.
 	require.NoError(t, harness.Kill(f.Name, "sw16"))
-	fabrictest.Wait(t, 2*time.Second, "sw8[3] Down after sw16 was killed", func() bool {
+	fabrictest.Within(t, f.PeerLossBound(), "sw8[3] Down after sw16 was killed", func() bool {
 		_, st := portState(f, "sw8", 3)
 		return st == "Down"
 	})

@@ -398,7 +398,7 @@ func holdState(t *testing.T, f *fabrictest.Fabric, st *sm.TableState, cycle []st
 				break
 			}
 			if time.Since(start) > lockDeadline {
-				t.Fatalf("no credit loop after %v: %s", lockDeadline, why)
+				t.Fatalf("no credit loop after %v (hung: this bound only stops the wait): %s", lockDeadline, why)
 			}
 		}
 		t.Logf("locked after %v: %s", time.Since(start).Round(time.Millisecond), why)
@@ -442,7 +442,7 @@ func holdState(t *testing.T, f *fabrictest.Fabric, st *sm.TableState, cycle []st
 		start, was := time.Now(), holding(snapshot(t, f))
 		for left := was; len(left) > 0; left = holding(snapshot(t, f)) {
 			if time.Since(start) > 20*time.Second {
-				t.Fatalf("the held state's packets have not drained after 20 s: %s", strings.Join(left, "; "))
+				t.Fatalf("the held state's packets have not drained after 20 s (hung: this bound only stops the wait): %s", strings.Join(left, "; "))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -120,7 +120,7 @@ func TestOpenSMDaemon(t *testing.T) {
 	survivors := reachable(f.Topo, sm, map[string]bool{dead: true})
 	t.Logf("killing %s; %d hosts stay connected to %s: %v", dead, len(survivors), sm, survivors)
 	require.NoError(t, harness.Kill(f.Name, dead))
-	at = o.waitLog(t, 30*time.Second, at, "num:128 (Link state change)", "SUBNET UP")
+	o.waitLog(t, 30*time.Second, at, "num:128 (Link state change)", "SUBNET UP")
 
 	checkAllPairs(t, f, survivors)
 	alive := map[string]bool{}

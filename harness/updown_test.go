@@ -14,15 +14,9 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
-
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test creates network namespaces: run it as root (sudo make test)")
-	}
-}
 
 // upFabric brings fabric name up with args and registers its teardown,
 // which must leave no namespace and no run directory.
@@ -48,7 +42,7 @@ func upFabric(t *testing.T, name string, args ...string) string {
 }
 
 func TestUpDownDefault(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	name := fmt.Sprintf("t%d_up", os.Getpid())
 	out := upFabric(t, name)
 	assert.Contains(t, out, "8 switches, 7 HCAs, 16 links trained")
@@ -82,7 +76,7 @@ func TestUpDownDefault(t *testing.T) {
 }
 
 func TestUpFromFileFatTree(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	ft, err := topologies.FatTree(8, 4, 13)
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "ft.net")
@@ -113,7 +107,7 @@ func TestUpFromFileFatTree(t *testing.T) {
 // harness died before recording it; down must still stop every process
 // and remove every namespace.
 func TestDownAfterCrash(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	fabrictest.BuildBinaries(t)
 	name := fmt.Sprintf("t%d_crash", os.Getpid())
 	t.Cleanup(func() { _ = harness.Down(name) })

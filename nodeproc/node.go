@@ -182,7 +182,6 @@ type Node struct {
 	sim   *attach.Server
 	srv   *ctl.Server
 	done  chan struct{}
-	close func()
 }
 
 // Start builds the node opts names, opens its ports and serves its

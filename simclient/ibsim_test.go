@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/fabricnet"
-	"ibfab/internal/ibsimrun"
-	"ibfab/internal/testsupport/netnstest"
+	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/madport"
 	"ibfab/simclient"
 	"ibfab/simproto"
@@ -28,21 +27,10 @@ import (
 const waitLimit = time.Minute
 
 // startIbsim runs ibsim on topo in a new namespace and returns the
-// namespace's name once ibsim is ready. Cleanup stops ibsim by its pid.
+// namespace's name once ibsim is ready. Cleanup stops ibsim.
 func startIbsim(t *testing.T, topo *topologies.Topology) string {
 	t.Helper()
-	netnstest.RequireRoot(t)
-	s, err := ibsimrun.Start(topo, t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("ibsim output:\n%s", s.Output())
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("stopping ibsim: %v", err)
-		}
-	})
-	return s.NS
+	return ibsimtest.StartT(t, topo).NS
 }
 
 // dial attaches a client inside ns: its sockets are created there. ibsim

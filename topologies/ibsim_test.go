@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -45,26 +46,18 @@ var umad2simCandidates = []string{
 
 func umad2simLib(t *testing.T) string {
 	t.Helper()
-	for _, pattern := range umad2simCandidates {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return m[0]
-		}
-	}
-	t.Fatalf("libumad2sim.so not found in %v: install libumad2sim0 (make debs)", umad2simCandidates)
-	return ""
+	return testenv.RequireFile(t, "libumad2sim0", umad2simCandidates...)
 }
 
-// requireIbsim fails the test unless it can run ibsim in a namespace.
+// requireIbsim skips the test (through testenv) unless it can run ibsim
+// and ibnetdiscover in a namespace.
 func requireIbsim(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the ibsim round trip creates network namespaces and must run as root (sudo make test)")
-	}
-	for _, tool := range []string{"ip", "ibsim", "ibnetdiscover"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not found: install iproute2, ibsim-utils and infiniband-diags (make debs): %v", tool, err)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ip", "iproute2")
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	testenv.RequireProgram(t, "ibnetdiscover", "infiniband-diags")
+	umad2simLib(t)
 }
 
 // syncBuffer collects a process's output while the test polls it.

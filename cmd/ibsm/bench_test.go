@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/testsupport/ibsimtest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -215,7 +216,9 @@ func TestCheckOpenSMRouting(t *testing.T) {
 // every switch; rooted at a GUID that is no switch it finds no root, falls
 // back to minhop, and the run fails saying so.
 func TestRunOpenSMRoot(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	testenv.RequireProgram(t, "opensm", "opensm")
 	topo, err := benchNet("irregular16")
 	require.NoError(t, err)
 	root, err := benchRoot(topo)

@@ -30,6 +30,7 @@ import (
 
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/ibsimtest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -41,13 +42,6 @@ func ibsmBinary(t *testing.T) string {
 	out, err := exec.Command("go", "build", "-o", dir, "ibfab/cmd/ibsm").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return filepath.Join(dir, "ibsm")
-}
-
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("ibsim runs in a network namespace: run as root (sudo make test)")
-	}
 }
 
 // waitLong bounds one external command on the biggest fabric: a hang
@@ -79,7 +73,7 @@ const (
 )
 
 func TestIbsim(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
 	bin := ibsmBinary(t)
 	for _, c := range ibsimCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -331,7 +325,9 @@ func sectionLID(t *testing.T, sec string) uint16 {
 // networks: the report has both SMs' runs and the engines' ratios. The
 // figures themselves are not checked: the machine is shared.
 func TestBench(t *testing.T) {
-	requireRoot(t)
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	testenv.RequireProgram(t, "opensm", "opensm")
 	bin := ibsmBinary(t)
 	out := filepath.Join(t.TempDir(), "bench.json")
 	code, stdout, errs := ibsm(t, "bench", "--fabrics", "thesis8", "--runs", "2", "--route-nets", "irregular16,irregular32",

@@ -214,7 +214,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
 		}
 	})
-	if !errors.Is(err, context.Canceled) { // Run returns only with ctx's error or the port's
+	// Run returns only when ctx ends or the port fails.
+	if !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "ibsm: %v\n", err)
 		return exitFailure
 	}

@@ -52,15 +52,16 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 		return err
 	}
 	dead, down := r.expected()
-	restored := r.waitWhole(ctx, began, end, dead, down, s.Bound+10*time.Second)
+	bound := s.scaledBound()
+	restored := r.waitWhole(ctx, began, end, dead, down, bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", s.Bound+10*time.Second, r.whyNot(ctx, began, dead, down), r.opensmDiag(end))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", bound+10*time.Second, r.whyNot(ctx, began, dead, down), r.opensmDiag(end))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
 	r.markEvent("restored", "restored: %.0f ms after the last step", rep.RestoredMs)
-	rep.check("restored within bound", restored <= s.Bound, "%.0f ms after the last step (bound %v)", rep.RestoredMs, s.Bound)
+	rep.check("restored within bound", restored <= bound, "%.0f ms after the last step (bound %v)", rep.RestoredMs, bound)
 
 	r.stopTraffic(ctx, hosts)
 	p1 := r.drain(ctx)

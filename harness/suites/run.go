@@ -85,7 +85,6 @@ type Report struct {
 	Capture *CaptureInfo    `json:"capture,omitempty"`
 	Files   []string        `json:"files,omitempty"`
 	Error   string          `json:"error,omitempty"`
-	extra   map[string]any
 }
 
 func (r *Report) check(name string, ok bool, format string, args ...any) {

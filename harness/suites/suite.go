@@ -97,7 +97,9 @@ type Suite struct {
 	Steps  []Step
 	Warmup time.Duration
 	// Bound is the time within which, after the last step, every port that
-	// should be Active is, and ibsm has taken the change in.
+	// should be Active is, and ibsm has taken the change in: in real time
+	// at time scale 1, stretched by TimeScale (the fabric's traps, link
+	// training and answers all slow down with it). See restoreBound.
 	Bound time.Duration
 	// Steady is the time of the survivors' traffic after restoration,
 	// during which nothing may be lost.
@@ -112,18 +114,42 @@ type Suite struct {
 	StableLIDs bool
 }
 
+// ibsm's timers in the shipped suites. A sweep every smSweepInterval backs
+// the traps up: a trap is an SMP on VL15, which drops what overflows its
+// buffer, and under traffic some are lost. SMPs wait smTimeout for their
+// answer, in ibsm and at the SM's HCA (ibsmHCAArgs): on a loaded machine
+// 200 ms is too short.
+const (
+	smSweepInterval = 3 * time.Second
+	smTimeout       = time.Second
+)
+
 // DefaultSMArgs is the mechanism the shipped suites run ibsm with: change
 // assimilation by trap, partial discovery, provisional routes and
-// cut-node dependencies (the thesis's improved mechanism). A sweep every
-// 3 s backs the traps up: a trap is an SMP on VL15, which drops what
-// overflows its buffer, and under traffic some are lost. SMPs wait 1 s for
-// their answer, in ibsm and at the SM's HCA (ibsmHCAArgs): on a loaded
-// machine 200 ms is too short.
-var DefaultSMArgs = []string{"--detect", "both", "--sweep-interval", "3s", "--timeout", "1s", "--discovery", "partial", "--provisional", "--distribution", "cut-deps"}
+// cut-node dependencies (the thesis's improved mechanism).
+var DefaultSMArgs = []string{"--detect", "both", "--sweep-interval", smSweepInterval.String(), "--timeout", smTimeout.String(), "--discovery", "partial", "--provisional", "--distribution", "cut-deps"}
 
 // BasicSMArgs is the thesis's basic mechanism: full discovery, FERa routes,
 // distribution by full deactivation.
-var BasicSMArgs = []string{"--detect", "both", "--sweep-interval", "3s", "--timeout", "1s", "--discovery", "full", "--distribution", "full-deactivation", "--routing", "updn-fera"}
+var BasicSMArgs = []string{"--detect", "both", "--sweep-interval", smSweepInterval.String(), "--timeout", smTimeout.String(), "--discovery", "full", "--distribution", "full-deactivation", "--routing", "updn-fera"}
+
+// restoreBound is a suite's Bound in rounds of ibsm's own timers. One
+// round is a sweep interval (a change whose trap was lost is heard at the
+// next sweep) plus an SMP timeout (an SMP of the assimilation lost and
+// waited for): what taking a change in costs at worst on an idle machine.
+// The suites run on a 2-core machine shared with every node process, the
+// traffic generators and the capture, where a round's discovery, routing
+// and distribution wait for the CPU: the shipped suites allow 4 rounds, 5
+// where more is done after the last step (a flap still flapping, a new
+// SM's first full sweep).
+func restoreBound(rounds int) time.Duration {
+	return time.Duration(rounds) * (smSweepInterval + smTimeout)
+}
+
+// scaledBound is Bound at the suite's time scale.
+func (s Suite) scaledBound() time.Duration {
+	return time.Duration(float64(s.Bound) * max(s.TimeScale, 1))
+}
 
 // vl15Loss drops rate (per million) of the SMPs of class c that node
 // sends (ingress: receives) on every port.
@@ -140,7 +166,7 @@ func base(name, summary string) Suite {
 	return Suite{
 		Name: name, Summary: summary, Topology: defaultFabric, SMNode: "ca4",
 		SMArgs: DefaultSMArgs, Load: 0.05, Payload: 2048,
-		Warmup: 2 * time.Second, Bound: 15 * time.Second, Steady: 2 * time.Second,
+		Warmup: 2 * time.Second, Bound: restoreBound(4), Steady: 2 * time.Second,
 		Capture: "ca4[1]",
 	}
 }
@@ -159,7 +185,7 @@ func Builtin() []Suite {
 		{At: 0, Action: Action{Kind: LinkFlap, Node: "sw3", Port: 4, Period: time.Second, Count: 3}},
 		{At: 500 * time.Millisecond, Action: Action{Kind: LinkFlap, Node: "sw2", Port: 2, Period: time.Second, Count: 3}},
 	}
-	flap.Bound = 20 * time.Second
+	flap.Bound = restoreBound(5)
 
 	// The loss sits on the SM's link, which every SMP and every answer
 	// crosses: 10 % each way. On every link of the fabric, an SMP to a
@@ -185,9 +211,8 @@ func Builtin() []Suite {
 		{At: 2 * time.Second, Action: Action{Kind: StartSM}},
 	}
 	crash.StayActive, crash.StableLIDs = true, true
-	// The new SM sweeps the whole subnet before it reports; on a loaded
-	// machine that has taken over 10 s.
-	crash.Bound = 20 * time.Second
+	// The new SM sweeps the whole subnet before it reports.
+	crash.Bound = restoreBound(5)
 	return []Suite{link, sw, flap, loss, add, crash}
 }
 

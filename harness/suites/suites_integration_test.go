@@ -13,6 +13,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness/suites"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 )
 
 // TestSuites runs every shipped suite against ibsm: each must pass its
@@ -46,6 +47,8 @@ func TestSuites(t *testing.T) {
 // phases and SMPs are in the report.
 func TestSuitesOpenSM(t *testing.T) {
 	fabrictest.RequireRoot(t)
+	testenv.RequireProgram(t, "opensm", "opensm")
+	fabrictest.UMAD2Sim(t)
 	fabrictest.BuildBinaries(t)
 	for i, name := range []string{"link-failure", "switch-failure"} {
 		s, ok := suites.Lookup(name)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -62,9 +63,8 @@ func TestCheckLimits(t *testing.T) {
 // through libumad2sim, and checks that Close leaves neither the process
 // nor the namespace behind.
 func TestSim(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("ibsim runs in a network namespace: run as root (sudo make test)")
-	}
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
 	topo := topologies.Default()
 	s, err := ibsimrun.Start(topo, t.TempDir())
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package opensmrun_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
 	"ibfab/internal/testsupport/ibsimtest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -111,9 +111,7 @@ func FuzzPerfCounter(f *testing.F) {
 // TestOnceIbsim: OpenSM brings the default fabric up on ibsim; its times
 // are in order and perfquery at its port counts the SMPs it sent.
 func TestOnceIbsim(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("runs ibsim in a network namespace: run as root")
-	}
+	testenv.RequireProgram(t, "opensm", "opensm")
 	sim := ibsimtest.StartT(t, topologies.Default())
 	env, err := ibsimrun.DiagEnv()
 	require.NoError(t, err)

@@ -23,9 +23,6 @@ const (
 	// MADHeaderSize is what the kernel hands back of a timed-out request:
 	// its common MAD header only.
 	MADHeaderSize = 24
-	// minWrite is the least the kernel accepts in a write after the
-	// header: the common and RMPP headers (IB_MGMT_RMPP_HDR).
-	minWrite = 36
 )
 
 // struct ib_user_mad_hdr, byte offsets on the left; the old header (before

@@ -5,5 +5,7 @@
 // control socket, with LIDs and shortest-path routes computed from the
 // known topology (no discovery) — until the real SM exists. UMAD, MustUMAD
 // and StartUMAD run Debian's OpenSM and infiniband-diags against an HCA's
-// attach point as `ibfab exec --umad` does.
+// attach point as `ibfab exec --umad` does. What a fabric needs (root,
+// libumad2sim, the Debian programs) is checked through testenv before
+// anything starts: a contributor's run skips, make test's fails.
 package fabrictest

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -50,19 +52,21 @@ func BuildBinaries(tb testing.TB) {
 	}
 }
 
-// RequireRoot fails tb (never skips) when not root.
+// RequireRoot is testenv.RequireRoot: a fabric runs in network namespaces.
 func RequireRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Fatal("this test runs a fabric in network namespaces: run it as root (sudo make test)")
-	}
+	testenv.RequireRoot(tb)
 }
 
 // Fabric is a running fabric of a test.
 type Fabric struct {
 	Name string
 	Topo *topologies.Topology
-	tb   testing.TB
+	// Scale is the fabric's time scale (emulated time runs Scale times
+	// slower), Liveness its nodes' liveness timeout in emulated time.
+	Scale    float64
+	Liveness time.Duration
+	tb       testing.TB
 }
 
 // Name returns a fabric name for tb unique on the machine: "t", the PID and
@@ -78,7 +82,7 @@ func Up(tb testing.TB, suffix string, topo *topologies.Topology, o harness.UpOpt
 	tb.Helper()
 	RequireRoot(tb)
 	BuildBinaries(tb)
-	f := &Fabric{Name: Name(suffix), Topo: topo, tb: tb}
+	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb}
 	tb.Cleanup(func() {
 		ns, _ := fabricnet.Namespaces(f.Name)
 		if err := harness.Down(f.Name); err != nil {
@@ -148,16 +152,63 @@ func PortName(t *topologies.Topology, p topologies.PortRef) string {
 	return fmt.Sprintf("%s[%d]", t.Node(p.Node).Name, p.Port)
 }
 
-// Wait polls cond every 10 ms until it holds or timeout passes.
+// liveness is the --liveness of node args ("-liveness D", "--liveness=D",
+// …), else the nodes' default.
+func liveness(args []string) time.Duration {
+	for i, a := range args {
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "liveness" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			v = args[i+1]
+		}
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return nodeproc.DefaultLiveness
+}
+
+// PeerLossBound is how soon after a node dies (or its veth goes down) its
+// neighbours must have seen it: they see it at once, by loss of signal
+// (peerwatch, the veth's carrier), where without it only the liveness
+// timeout (f.Liveness, scaled by the time scale) would take their ports
+// down. Half of that timeout still tells the two apart and leaves the rest
+// to a loaded machine: two cores shared with every node process.
+func (f *Fabric) PeerLossBound() time.Duration {
+	return time.Duration(float64(f.Liveness) * f.Scale / 2)
+}
+
+// Wait polls cond every 10 ms until it holds. timeout only stops a test
+// that hangs: nothing asserts on how long cond took (Within does).
 func Wait(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
+	if !poll(timeout, cond) {
+		tb.Fatalf("%s: still not after %v: hung (this timeout only stops a stuck test)", what, timeout)
+	}
+}
+
+// Within fails tb unless cond holds within bound, a time the test asserts
+// on: the caller derives it from the fabric's own timers and scale (as
+// PeerLossBound) and says why next to it.
+func Within(tb testing.TB, bound time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	if !poll(bound, cond) {
+		tb.Fatalf("%s: not within %v", what, bound)
+	}
+}
+
+// poll reports whether cond held, polled every 10 ms, before timeout.
+func poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			tb.Fatalf("%s: not after %v", what, timeout)
+			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return true
 }
 
 // Hosts returns the names of the fabric's HCAs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -11,23 +12,52 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/internal/testsupport/testenv"
 )
 
-// UMAD2Sim returns the path of libumad2sim.so (harness.UMAD2Sim), failing
-// tb when the Debian package is missing.
+// UMAD2Sim returns the path of libumad2sim.so (harness.UMAD2Sim); when the
+// Debian package is missing, tb skips or fails through testenv.
 func UMAD2Sim(tb testing.TB) string {
 	tb.Helper()
 	lib, err := harness.UMAD2Sim()
 	if err != nil {
-		tb.Fatal(err)
+		testenv.Skip(tb, err.Error())
 	}
 	return lib
 }
 
+// requireUMAD skips or fails f's test through testenv unless libumad2sim
+// and the Debian program argv runs (after env and its assignments) are
+// installed.
+func (f *Fabric) requireUMAD(argv []string) {
+	f.tb.Helper()
+	UMAD2Sim(f.tb)
+	for _, a := range argv {
+		if a == "env" || strings.Contains(a, "=") {
+			continue
+		}
+		if strings.Contains(a, "/") {
+			return // a binary of ours, not a Debian program
+		}
+		pkg := "infiniband-diags"
+		switch a {
+		case "opensm":
+			pkg = "opensm"
+		case "ibsim":
+			pkg = "ibsim-utils"
+		}
+		testenv.RequireProgram(f.tb, a, pkg)
+		return
+	}
+}
+
 // UMAD runs argv in node's namespace as `ibfab exec --umad` does, through
 // harness.Main in this process, and returns its standard output and error;
-// err is non-nil when it exits non-zero.
+// err is non-nil when it exits non-zero. A missing libumad2sim or program
+// skips or fails f's test through testenv: call it on the test's goroutine.
 func (f *Fabric) UMAD(node string, argv ...string) (stdout, stderr string, err error) {
+	f.tb.Helper()
+	f.requireUMAD(argv)
 	var o, e bytes.Buffer
 	args := append([]string{"exec", "--umad", f.Name, node, "--"}, argv...)
 	if code := harness.Main(args, &o, &e); code != harness.ExitOK {
@@ -70,6 +100,7 @@ type Daemon struct {
 // SIGKILL), by its PID.
 func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	f.tb.Helper()
+	f.requireUMAD(argv)
 	env, err := harness.UMADEnv("")
 	if err != nil {
 		f.tb.Fatal(err)

@@ -6,14 +6,17 @@ import (
 	"testing"
 
 	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
-// StartT is ibsimrun.Start for a test: it fails tb (never skips) when ibsim
-// cannot run, and closes the simulator in tb.Cleanup, also when tb fails,
+// StartT is ibsimrun.Start for a test: it skips tb through testenv without
+// root or ibsim, fails it when ibsim cannot start, and closes the simulator in tb.Cleanup, also when tb fails,
 // after logging ibsim's output if it did.
 func StartT(tb testing.TB, topo *topologies.Topology) *ibsimrun.Sim {
 	tb.Helper()
+	testenv.RequireRoot(tb)
+	testenv.RequireProgram(tb, "ibsim", "ibsim-utils")
 	s, err := ibsimrun.Start(topo, tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)

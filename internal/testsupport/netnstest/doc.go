@@ -6,6 +6,6 @@
 // Everything a test creates is named with the prefix "ibf-t" and the test
 // process's pid (see Name), so a crashed run's leftovers are recognisable
 // and never collide with a real fabric's "ibf-<fabric>-" namespaces.
-// Helpers fail the test with a clear message when not run as root; they
-// never skip.
+// Not run as root, the helpers skip the test with the reason, or fail it
+// where every test must run (testenv).
 package netnstest

@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/testsupport/testenv"
 )
 
 // Prefix starts the name of every namespace, interface and process test
@@ -31,12 +32,11 @@ func Name(suffix string) string {
 	return fmt.Sprintf("%s%d-%d%s", Prefix, os.Getpid(), seq.Add(1), suffix)
 }
 
-// RequireRoot fails t unless the test runs as root.
-func RequireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test creates network namespaces, veth pairs and packet sockets: run it as root (sudo go test ...)")
-	}
+// RequireRoot is testenv.RequireRoot: creating namespaces, veth pairs and
+// packet sockets needs root.
+func RequireRoot(tb testing.TB) {
+	tb.Helper()
+	testenv.RequireRoot(tb)
 }
 
 // checkName fails t unless name carries the test prefix.

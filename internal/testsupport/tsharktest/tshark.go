@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/capture"
+	"ibfab/internal/testsupport/testenv"
 )
 
 // Field is one decoded field of a tshark PDML dissection.
@@ -122,12 +123,9 @@ func Decode(t testing.TB, recs []capture.Record) []Packet {
 // DecodeFile runs tshark on a capture file and returns its packets.
 func DecodeFile(t testing.TB, path string) []Packet {
 	t.Helper()
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Fatalf("tshark is not installed (the README's test command installs it): %v", err)
-	}
+	testenv.RequireProgram(t, "tshark", "tshark")
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "-n", "-r", path, "-T", "pdml")
+	cmd := exec.Command("tshark", "-n", "-r", path, "-T", "pdml")
 	cmd.Stderr = &stderr
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no user profile
 	out, err := cmd.Output()
