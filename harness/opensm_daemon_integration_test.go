@@ -72,7 +72,7 @@ func checkPairs(t *testing.T, f *fabrictest.Fabric, hosts []string, rounds []int
 // reachable returns the hosts still connected to from once the nodes in
 // dead are gone.
 func reachable(topo *topologies.Topology, from string, dead map[string]bool) []string {
-	return fabrictest.Reachable(topo, from, dead, nil)
+	return topo.Reachable(from, &topologies.Damage{Dead: dead})
 }
 
 // victim picks the switch whose loss leaves the most hosts connected to

@@ -210,7 +210,7 @@ func runErrors(runs []FaultRun) string {
 type benchFault struct {
 	name        string
 	apply, undo func() error
-	damage      *damage
+	damage      *topologies.Damage
 }
 
 // assimilationFabric brings one network up and runs every SM against both
@@ -239,7 +239,7 @@ func assimilationFabric(o AssimilationOptions, nt network) AssimilationFabric {
 		return fail(err)
 	}
 	for _, ft := range faults {
-		hosts := reachable(topo, smNode, ft.damage)
+		hosts := topo.Reachable(smNode, ft.damage)
 		fr.Faults = append(fr.Faults, FaultResult{Fault: ft.name, SurvivingHosts: len(hosts), ProbedPairs: len(probePairs(hosts))})
 	}
 	// OpenSM first, on the fresh fabric.
@@ -281,7 +281,7 @@ func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []be
 		return nil, err
 	}
 	defer r.stop()
-	if err := waitSettled(f, &damage{}, time.Minute); err != nil {
+	if err := waitSettled(f, nil, time.Minute); err != nil {
 		return nil, err
 	}
 	var sides []SMSide
@@ -298,7 +298,7 @@ func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []be
 			if err := ft.undo(); err != nil {
 				return append(sides, side(runs)), fmt.Errorf("undoing %s: %w", ft.name, err)
 			}
-			if err := waitSettled(f, &damage{}, time.Minute); err != nil {
+			if err := waitSettled(f, nil, time.Minute); err != nil {
 				return append(sides, side(runs)), fmt.Errorf("after undoing %s under ibsm: %w", ft.name, err)
 			}
 		}
@@ -309,27 +309,27 @@ func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []be
 
 // makeFaults picks the link to cut and the switch to kill.
 func makeFaults(f *fabric, smNode string) ([]benchFault, error) {
-	l, err := pickLink(f.Topo, smNode)
-	if err != nil {
-		return nil, err
+	l, ok := f.Topo.CycleLink(smNode)
+	if !ok {
+		return nil, errors.New("no switch link on a cycle away from the SM's switch")
 	}
-	victim, err := pickVictim(f.Topo, smNode)
-	if err != nil {
-		return nil, err
+	victim, ok := f.Topo.Victim(smNode, nil)
+	if !ok {
+		return nil, errors.New("no switch with hosts away from the SM's")
 	}
-	la := f.Topo.Node(l.a.Node).Name
+	la := f.Topo.Node(l.A.Node).Name
 	return []benchFault{
-		{name: "link " + portName(f.Topo, l.a) + "-" + portName(f.Topo, l.b),
-			apply:  func() error { return harness.SetLink(f.Name, la, l.a.Port, false) },
-			undo:   func() error { return harness.SetLink(f.Name, la, l.a.Port, true) },
-			damage: &damage{cut: []link{l}}},
+		{name: "link " + portName(f.Topo, l.A) + "-" + portName(f.Topo, l.B),
+			apply:  func() error { return harness.SetLink(f.Name, la, l.A.Port, false) },
+			undo:   func() error { return harness.SetLink(f.Name, la, l.A.Port, true) },
+			damage: &topologies.Damage{Cut: []topologies.Link{l}}},
 		{name: "switch " + victim,
 			apply: func() error { return harness.Kill(f.Name, victim) },
 			undo: func() error {
 				_, _, err := harness.Restart(f.Name, victim, 0)
 				return err
 			},
-			damage: &damage{dead: map[string]bool{victim: true}}},
+			damage: &topologies.Damage{Dead: map[string]bool{victim: true}}},
 	}, nil
 }
 
@@ -414,7 +414,7 @@ func waitSMIdle(f *fabric, node string) error {
 }
 
 // waitSettled waits until the fabric is as d makes it.
-func waitSettled(f *fabric, d *damage, timeout time.Duration) error {
+func waitSettled(f *fabric, d *topologies.Damage, timeout time.Duration) error {
 	why := ""
 	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		st, err := f.status()
@@ -422,7 +422,7 @@ func waitSettled(f *fabric, d *damage, timeout time.Duration) error {
 			return err
 		}
 		var ok bool
-		if ok, why = settled(f.Topo, st, d); ok {
+		if ok, why = st.Settled(f.Topo, d); ok {
 			return nil
 		}
 	}
@@ -442,7 +442,7 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 	if err := waitSMIdle(f, smNode); err != nil {
 		return run, t0, err
 	}
-	pr, err := startProbe(f, probePairs(reachable(f.Topo, smNode, ft.damage)))
+	pr, err := startProbe(f, probePairs(f.Topo.Reachable(smNode, ft.damage)))
 	if err != nil {
 		return run, t0, err
 	}
@@ -477,7 +477,7 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 		if err != nil {
 			return run, t0, err
 		}
-		settledNow, w := settled(f.Topo, st, ft.damage)
+		settledNow, w := st.Settled(f.Topo, ft.damage)
 		switch {
 		case !settledNow:
 			why = w
@@ -560,7 +560,7 @@ func opensmRun(f *fabric, smNode string, ft benchFault) (FaultRun, error) {
 	if text, _ := d.LogText(0); opensmrun.UpdnFellBack(text) {
 		return run, errors.New("OpenSM's updn found no root and fell back to minhop")
 	}
-	if err := waitSettled(f, &damage{}, time.Minute); err != nil {
+	if err := waitSettled(f, nil, time.Minute); err != nil {
 		return run, err
 	}
 	text, err := d.LogText(0)

@@ -144,23 +144,11 @@ func (f *fabric) configure(node string) error {
 	return nil
 }
 
-// hostsOf returns the CAs cabled to switch sw.
-func hostsOf(topo *topologies.Topology, sw string) []string {
-	i, _ := topo.Lookup(sw)
-	var out []string
-	for p := 1; p <= topo.Node(i).NumPorts; p++ {
-		if peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: p}); ok && topo.Node(peer.Node).Type == topologies.CA {
-			out = append(out, topo.Node(peer.Node).Name)
-		}
-	}
-	return out
-}
-
 // firstHost is the first host of the topology's first switch (its first
 // CA when the first node is one).
 func firstHost(topo *topologies.Topology) string {
 	if topo.Node(0).Type == topologies.Switch {
-		if hs := hostsOf(topo, topo.Node(0).Name); len(hs) > 0 {
+		if hs := topo.HostsOf(topo.Node(0).Name); len(hs) > 0 {
 			return hs[0]
 		}
 	}

@@ -84,34 +84,36 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 	f := fabrictest.Up(t, suffix, topo, harness.UpOptions{
 		NodeArgsFor: map[string][]string{smNode: {"--sim-timeout", cfg.Timeout.String()}}})
 	r := startSM(t, f, smNode, cfg)
-	d := &damage{dead: map[string]bool{}}
+	d := &topologies.Damage{Dead: map[string]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
-			_, why := settled(f, f.Status(), d)
+			_, why := f.Status().Settled(f.Topo, d)
 			t.Logf("SM results:%s\nunsettled: %s\ntraps:%s", describe(r.since(0)), why, diagnose(f, r))
 		}
 	})
 	waitSettled(t, f, d)
 	f.CheckAllPairs(f.Hosts())
 
-	l := pickLink(t, topo, smNode)
-	victim := pickVictim(t, topo, smNode, &damage{cut: []link{l}})
+	l, ok := topo.CycleLink(smNode)
+	require.True(t, ok, "no switch link on a cycle away from the SM's switch")
+	victim, ok := topo.Victim(smNode, &topologies.Damage{Cut: []topologies.Link{l}})
+	require.True(t, ok, "no switch with hosts away from the SM's")
 	steps := []struct {
 		name  string
 		apply func()
 	}{
-		{"link " + fabrictest.PortName(topo, l.a) + "-" + fabrictest.PortName(topo, l.b) + " cut", func() {
-			require.NoError(t, harness.SetLink(f.Name, topo.Node(l.a.Node).Name, l.a.Port, false))
-			d.cut = append(d.cut, l)
+		{"link " + fabrictest.PortName(topo, l.A) + "-" + fabrictest.PortName(topo, l.B) + " cut", func() {
+			require.NoError(t, harness.SetLink(f.Name, topo.Node(l.A.Node).Name, l.A.Port, false))
+			d.Cut = append(d.Cut, l)
 		}},
 		{victim + " killed", func() {
 			require.NoError(t, harness.Kill(f.Name, victim))
-			d.dead[victim] = true
+			d.Dead[victim] = true
 		}},
 		{victim + " restarted", func() {
 			_, _, err := harness.Restart(f.Name, victim, 0)
 			require.NoError(t, err)
-			delete(d.dead, victim)
+			delete(d.Dead, victim)
 		}},
 	}
 	if piece != nil {
@@ -127,13 +129,13 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 		startTraffic(f, before)
 		t0 := time.Now()
 		st.apply()
-		survivors := reachable(f.Topo, smNode, d)
+		survivors := f.Topo.Reachable(smNode, d)
 		fabrictest.Wait(t, 60*time.Second, st.name+": assimilated, ports settled", func() bool {
 			rs := r.since(n0)
 			if len(rs) == 0 || !rs[len(rs)-1].SubnetUp {
 				return false
 			}
-			ok, _ := settled(f, f.Status(), d)
+			ok, _ := f.Status().Settled(f.Topo, d)
 			return ok
 		})
 		settle := time.Since(t0)
@@ -162,11 +164,11 @@ func testChanges(t *testing.T, suffix string, topo *topologies.Topology, smNode 
 		t.Logf("%s: %d hosts connected, settled in %v, %d table states checked;%s",
 			st.name, len(survivors), settle.Round(time.Millisecond), states-states0, describe(rs))
 	}
-	assert.Equal(t, len(f.Hosts()), len(reachable(f.Topo, smNode, d)), "every host is back after the restart")
+	assert.Equal(t, len(f.Hosts()), len(f.Topo.Reachable(smNode, d)), "every host is back after the restart")
 }
 
 // waitSettled waits until the fabric's ports are as d makes them.
-func waitSettled(t testing.TB, f *fabrictest.Fabric, d *damage) {
+func waitSettled(t testing.TB, f *fabrictest.Fabric, d *topologies.Damage) {
 	t.Helper()
 	var why string
 	defer func() {
@@ -176,7 +178,7 @@ func waitSettled(t testing.TB, f *fabrictest.Fabric, d *damage) {
 	}()
 	fabrictest.Wait(t, 60*time.Second, "ports settled", func() bool {
 		var ok bool
-		ok, why = settled(f, f.Status(), d)
+		ok, why = f.Status().Settled(f.Topo, d)
 		return ok
 	})
 }
