@@ -571,7 +571,7 @@ func opensmRun(f *fabric, smNode string, ft benchFault) (FaultRun, error) {
 	var last time.Time
 	run, t0, err := measure(f, smNode, ft, func() (time.Time, bool) {
 		text, _ := d.LogText(from)
-		ups := subnetUps(text, time.Now().Year())
+		ups := subnetUps(text, time.Now())
 		if len(ups) == 0 {
 			return time.Time{}, false
 		}
@@ -583,7 +583,7 @@ func opensmRun(f *fabric, smNode string, ft benchFault) (FaultRun, error) {
 		return run, err
 	}
 	text, _ = d.LogText(from)
-	run.Passes = len(subnetUps(text, time.Now().Year()))
+	run.Passes = len(subnetUps(text, time.Now()))
 	// OpenSM's routes are final at each SUBNET UP.
 	run.MsSMReported = ms(last.Sub(t0))
 	return run, nil

@@ -14,7 +14,8 @@ Nov 05 09:01:02 000007 [4E1BC6C0] 0x02 -> SUBNET UP
 garbage SUBNET UP
 Nov 25 11:49:36 99999999 [4E1BC6C0] 0x02 -> SUBNET UP
 `
-	got := subnetUps(log, 2026)
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.Local)
+	got := subnetUps(log, start)
 	want := []time.Time{
 		time.Date(2026, 11, 25, 11, 49, 36, 890272000, time.Local),
 		time.Date(2026, 11, 5, 9, 1, 2, 7000, time.Local),
@@ -25,5 +26,5 @@ Nov 25 11:49:36 99999999 [4E1BC6C0] 0x02 -> SUBNET UP
 			assert.True(t, want[i].Equal(got[i]), "line %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	assert.Empty(t, subnetUps("", 2026))
+	assert.Empty(t, subnetUps("", start))
 }
