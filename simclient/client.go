@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"ibfab/madport/tidmemo"
 	"net"
 	"os"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/madport"
+	"ibfab/madport/tidmemo"
 	"ibfab/simproto"
 	"ibfab/wire/mad"
 )

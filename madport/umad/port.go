@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"ibfab/madport/tidmemo"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"ibfab/madport"
+	"ibfab/madport/tidmemo"
 	"ibfab/wire/mad"
 )
 
