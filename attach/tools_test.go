@@ -150,7 +150,7 @@ func links(topo *topologies.Topology) []string {
 }
 
 func TestTools(t *testing.T) {
-	netnstest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	for _, p := range []struct{ program, pkg string }{
 		{"smpquery", "infiniband-diags"}, {"ibnetdiscover", "infiniband-diags"}, {"opensm", "opensm"},
 	} {

@@ -18,6 +18,7 @@ import (
 
 	"ibfab/bpf"
 	"ibfab/internal/testsupport/netnstest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -33,7 +34,7 @@ type pair struct {
 
 func newPair(t *testing.T) *pair {
 	t.Helper()
-	netnstest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	require.NoError(t, bpf.MountFS())
 	p := &pair{
 		nsA: netnstest.NewNS(t, netnstest.Name("a")),

@@ -20,7 +20,7 @@ import (
 // checks, and its report directory must hold the JSON, the plots, ibsm's
 // lines and a capture with frames in it. Nothing of the fabric is left.
 func TestSuites(t *testing.T) {
-	fabrictest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	fabrictest.BuildBinaries(t)
 	for i, s := range suites.Builtin() {
 		t.Run(s.Name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestSuites(t *testing.T) {
 // verifier's is skipped with its reason, and OpenSM's heavy sweeps, their
 // phases and SMPs are in the report.
 func TestSuitesOpenSM(t *testing.T) {
-	fabrictest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	testenv.RequireProgram(t, "opensm", "opensm")
 	fabrictest.UMAD2Sim(t)
 	fabrictest.BuildBinaries(t)
@@ -133,7 +133,7 @@ func checkFiles(t *testing.T, dir, smLog string) {
 // one load: both mechanisms assimilate a switch's deactivation and
 // activation under traffic, and the table compares them.
 func TestThesisSmall(t *testing.T) {
-	fabrictest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	fabrictest.BuildBinaries(t)
 	dir := t.TempDir()
 	rep, err := suites.RunThesis(context.Background(), suites.ThesisOptions{

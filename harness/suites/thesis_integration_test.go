@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -20,7 +21,7 @@ import (
 // used 4–7 times the switches' CPU, links timed out, and this network
 // measured 1–30 packets/s per host where it carries over 100.
 func TestThesisSaturation32(t *testing.T) {
-	fabrictest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	fabrictest.BuildBinaries(t)
 	topo, err := topologies.Irregular(32, 4, 1, 1)
 	require.NoError(t, err)

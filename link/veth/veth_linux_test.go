@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"ibfab/internal/testsupport/netnstest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/link"
 	"ibfab/link/linktest"
 	"ibfab/link/veth"
@@ -34,7 +35,7 @@ func ifName(x string) string { return fmt.Sprintf("%s%d%s", netnstest.Prefix, os
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	netnstest.RequireRoot(tb)
+	testenv.RequireRoot(tb)
 	f := &fixture{
 		nsA: netnstest.NewNS(tb, netnstest.Name("a")),
 		nsB: netnstest.NewNS(tb, netnstest.Name("b")),
@@ -214,7 +215,7 @@ func TestCarrierOnDelete(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	linktest.LeakCheck(t)
-	netnstest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	ns := netnstest.NewNS(t, netnstest.Name("e"))
 	tests := []struct {
 		name   string

@@ -52,12 +52,6 @@ func BuildBinaries(tb testing.TB) {
 	}
 }
 
-// RequireRoot is testenv.RequireRoot: a fabric runs in network namespaces.
-func RequireRoot(tb testing.TB) {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-}
-
 // Fabric is a running fabric of a test.
 type Fabric struct {
 	Name string
@@ -80,7 +74,7 @@ func Name(suffix string) string {
 // directory (sockets, state), or a process in the fabric's namespaces.
 func Up(tb testing.TB, suffix string, topo *topologies.Topology, o harness.UpOptions) *Fabric {
 	tb.Helper()
-	RequireRoot(tb)
+	testenv.RequireRoot(tb)
 	BuildBinaries(tb)
 	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb}
 	tb.Cleanup(func() {

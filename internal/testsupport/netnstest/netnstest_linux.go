@@ -32,13 +32,6 @@ func Name(suffix string) string {
 	return fmt.Sprintf("%s%d-%d%s", Prefix, os.Getpid(), seq.Add(1), suffix)
 }
 
-// RequireRoot is testenv.RequireRoot: creating namespaces, veth pairs and
-// packet sockets needs root.
-func RequireRoot(tb testing.TB) {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-}
-
 // checkName fails t unless name carries the test prefix.
 func checkName(t testing.TB, name string) {
 	t.Helper()
@@ -53,7 +46,7 @@ func checkName(t testing.TB, name string) {
 // a crashed run of the same pid is replaced.
 func NewNS(t testing.TB, name string) netns.NsHandle {
 	t.Helper()
-	RequireRoot(t)
+	testenv.RequireRoot(t)
 	checkName(t, name)
 	if err := netns.DeleteNamed(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("removing stale namespace %s: %v", name, err)
@@ -82,7 +75,7 @@ func Do(ns netns.NsHandle, f func() error) error { return fabricnet.DoIn(ns, f) 
 // with Prefix and fit in 15 bytes.
 func VethPair(t testing.TB, nsA netns.NsHandle, nameA string, nsB netns.NsHandle, nameB string) {
 	t.Helper()
-	RequireRoot(t)
+	testenv.RequireRoot(t)
 	checkName(t, nameA)
 	checkName(t, nameB)
 	if err := fabricnet.AddVeth(nsA, nameA, nsB, nameB); err != nil {

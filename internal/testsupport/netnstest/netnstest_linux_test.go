@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"ibfab/internal/testsupport/netnstest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/link/linktest"
 )
 
@@ -26,7 +27,7 @@ func TestName(t *testing.T) {
 
 func TestNamespacesAndVeth(t *testing.T) {
 	linktest.LeakCheck(t)
-	netnstest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	nameA, nameB := netnstest.Name("a"), netnstest.Name("b")
 	ifA := fmt.Sprintf("%s%dva", netnstest.Prefix, os.Getpid())
 	ifB := fmt.Sprintf("%s%dvb", netnstest.Prefix, os.Getpid())
@@ -81,7 +82,7 @@ func TestNamespacesAndVeth(t *testing.T) {
 }
 
 func TestDoReturnsError(t *testing.T) {
-	netnstest.RequireRoot(t)
+	testenv.RequireRoot(t)
 	ns := netnstest.NewNS(t, netnstest.Name("d"))
 	want := errors.New("boom")
 	assert.ErrorIs(t, netnstest.Do(ns, func() error { return want }), want)
