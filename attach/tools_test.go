@@ -28,6 +28,7 @@ import (
 
 	"ibfab/attach"
 	"ibfab/hca"
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/netnstest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/link"
@@ -104,7 +105,7 @@ func buildFabric(t *testing.T, topo *topologies.Topology, srv *attach.Server) *h
 // umad2simLib finds Debian's libumad2sim.so.
 func umad2simLib(t *testing.T) string {
 	t.Helper()
-	return testenv.RequireFile(t, "libumad2sim0", "/usr/lib/*/umad2sim/libumad2sim.so")
+	return testenv.RequireFile(t, ibsimrun.UMAD2SimPackage, ibsimrun.UMAD2SimGlobs...)
 }
 
 // tool runs a diagnostic in namespace ns through umad2sim and returns its

@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/ibsimrun"
 	"ibfab/simproto"
 )
 
@@ -194,46 +195,12 @@ func runKill(env *Env, args []string) error {
 	return nil
 }
 
-// umad2simGlobs are where libumad2sim.so is installed: Debian's multiarch
-// directories first (package libumad2sim0), then other layouts.
-var umad2simGlobs = []string{
-	"/usr/lib/*/umad2sim/libumad2sim.so",
-	"/usr/lib64/umad2sim/libumad2sim.so",
-	"/usr/lib/umad2sim/libumad2sim.so",
-	"/usr/local/lib/umad2sim/libumad2sim.so",
-}
-
-// UMAD2SimPackage is the Debian package that installs libumad2sim.so.
-const UMAD2SimPackage = "libumad2sim0"
-
-// UMAD2Sim returns the path of libumad2sim.so, ibsim's preload library
-// that turns libibumad's kernel calls into ibsim-protocol messages; the
-// error names the Debian package to install when it is missing.
-func UMAD2Sim() (string, error) {
-	for _, g := range umad2simGlobs {
-		if m, _ := filepath.Glob(g); len(m) > 0 {
-			return m[0], nil
-		}
-	}
-	if out, err := exec.Command("dpkg", "-L", UMAD2SimPackage).Output(); err == nil {
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasSuffix(l, "/libumad2sim.so") {
-				if _, err := os.Stat(l); err == nil {
-					return l, nil
-				}
-			}
-		}
-	}
-	return "", fmt.Errorf("libumad2sim.so not found: install the Debian package %s (apt-get install %s, or make debs)",
-		UMAD2SimPackage, UMAD2SimPackage)
-}
-
 // UMADEnv returns what exec --umad adds to a command's environment:
 // LD_PRELOAD with libumad2sim.so ahead of any library already preloaded,
 // and IBSIM_SOCKNAME, the base name of the HCA's attach point ("" means
 // ibsim's default, "sim").
 func UMADEnv(base string) ([]string, error) {
-	lib, err := UMAD2Sim()
+	lib, err := ibsimrun.UMAD2Sim()
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
@@ -35,18 +36,10 @@ const (
 
 var netnsSeq atomic.Int32
 
-// umad2simCandidates are where Debian-style systems install the umad2sim
-// preload library: the multiarch directories first.
-var umad2simCandidates = []string{
-	"/usr/lib/*/umad2sim/libumad2sim.so",
-	"/usr/lib64/umad2sim/libumad2sim.so",
-	"/usr/lib/umad2sim/libumad2sim.so",
-	"/usr/local/lib/umad2sim/libumad2sim.so",
-}
-
+// umad2simLib finds Debian's libumad2sim.so where ibsimrun looks for it.
 func umad2simLib(t *testing.T) string {
 	t.Helper()
-	return testenv.RequireFile(t, "libumad2sim0", umad2simCandidates...)
+	return testenv.RequireFile(t, ibsimrun.UMAD2SimPackage, ibsimrun.UMAD2SimGlobs...)
 }
 
 // requireIbsim skips the test (through testenv) unless it can run ibsim

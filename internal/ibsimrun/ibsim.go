@@ -312,23 +312,38 @@ func (s *Sim) Diag(ctx context.Context, name string, args ...string) ([]byte, er
 	return out, nil
 }
 
-// umad2simCandidates are where Debian-style systems install the preload
-// library: the multiarch directories first.
-var umad2simCandidates = []string{
+// UMAD2SimGlobs are where libumad2sim.so is installed: Debian's multiarch
+// directories first (package UMAD2SimPackage), then other layouts.
+var UMAD2SimGlobs = []string{
 	"/usr/lib/*/umad2sim/libumad2sim.so",
 	"/usr/lib64/umad2sim/libumad2sim.so",
 	"/usr/lib/umad2sim/libumad2sim.so",
 	"/usr/local/lib/umad2sim/libumad2sim.so",
 }
 
-// UMAD2Sim returns the path of libumad2sim.so.
+// UMAD2SimPackage is the Debian package that installs libumad2sim.so.
+const UMAD2SimPackage = "libumad2sim0"
+
+// UMAD2Sim returns the path of libumad2sim.so, ibsim's preload library
+// that turns libibumad's kernel calls into ibsim-protocol messages: at one
+// of UMAD2SimGlobs, or wherever dpkg says the package put it. The error,
+// ErrNoUMAD2Sim, names the package to install.
 func UMAD2Sim() (string, error) {
-	for _, pattern := range umad2simCandidates {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+	for _, g := range UMAD2SimGlobs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
 			return m[0], nil
 		}
 	}
-	return "", fmt.Errorf("%w in %v", ErrNoUMAD2Sim, umad2simCandidates)
+	if out, err := exec.Command("dpkg", "-L", UMAD2SimPackage).Output(); err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(l, "/libumad2sim.so") {
+				if _, err := os.Stat(l); err == nil {
+					return l, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%w (apt-get install %s)", ErrNoUMAD2Sim, UMAD2SimPackage)
 }
 
 // Close kills ibsim by its PID, waits for it, and deletes the namespace.

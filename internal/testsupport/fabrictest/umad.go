@@ -12,14 +12,15 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/testenv"
 )
 
-// UMAD2Sim returns the path of libumad2sim.so (harness.UMAD2Sim); when the
+// UMAD2Sim returns the path of libumad2sim.so (ibsimrun.UMAD2Sim); when the
 // Debian package is missing, tb skips or fails through testenv.
 func UMAD2Sim(tb testing.TB) string {
 	tb.Helper()
-	lib, err := harness.UMAD2Sim()
+	lib, err := ibsimrun.UMAD2Sim()
 	if err != nil {
 		testenv.Skip(tb, err.Error())
 	}
