@@ -91,6 +91,10 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 			return res, err
 		}
 	}
+	s.installed = true // for the flows' paths; endAssimilation says so too
+	if err := s.qosPhase(ctx, res); err != nil {
+		return res, err
+	}
 	res.SubnetUp = true
 	return res, nil
 }
@@ -502,7 +506,7 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 			case !until.IsZero() && !s.clk.Now().Before(until):
 				return TriggerSweep, nil
 			}
-			if err := s.tx.wait(ctx, until); err != nil {
+			if err := s.waitServing(ctx, until); err != nil {
 				return fullSweep, err
 			}
 		}

@@ -25,7 +25,12 @@ const (
 	DefaultSubnetTimeOut  = 18 // 4.096 µs × 2^18 ≈ 1 s
 	DefaultPriority       = 0
 	DefaultVLArbWeight    = 64 // 64 × 64 bytes per low-priority turn
-	DefaultVLTables       = VLTablesSet
+	// DefaultVLTables leaves SLtoVL and VL arbitration as the devices
+	// hold them, as OpenSM does with QoS off; QoS sets them.
+	DefaultVLTables = VLTablesKeep
+	// DefaultQoSOpVLs is the OperationalVLs code with QoS on: VL0-VL7,
+	// best effort and seven latency classes.
+	DefaultQoSOpVLs = 4
 )
 
 // Config is an SM's configuration. Zero fields take the defaults.
@@ -76,6 +81,10 @@ type Config struct {
 	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
 	VLArbWeight   uint8 // weight of each data VL in the low-priority table
 	VLTables      VLTables
+
+	// QoS turns the QoS manager on (qosmgr.go): it then owns SLtoVL and
+	// VL arbitration, whatever VLTables says.
+	QoS *QoSConfig
 
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
@@ -148,6 +157,10 @@ func (c *Config) setDefaults() {
 	}
 	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
 	orDefault(&c.Routing, DefaultRouting)
+	if c.QoS != nil {
+		orDefault(&c.OpVLs, DefaultQoSOpVLs)
+		c.VLTables = VLTablesSet
+	}
 	orDefault(&c.OpVLs, DefaultOpVLs)
 	orDefault(&c.SubnetTimeOut, DefaultSubnetTimeOut)
 	orDefault(&c.VLArbWeight, DefaultVLArbWeight)

@@ -278,7 +278,7 @@ func (s *SM) switchSL2VL(sn *Subnet, sw int, vlsOf map[[2]int]uint8, problem fun
 		return minVLs // port 0
 	}
 	set := func(m mad.SLtoVLModifier, vls uint8) {
-		if s.sendIfChanged(sn, sw, 0, mad.AttrSLtoVLMapping, m.Modifier(), sl2vl(vls), func(err error) {
+		if s.sendIfChanged(sn, sw, 0, mad.AttrSLtoVLMapping, m.Modifier(), s.sl2vlTable(vls), func(err error) {
 			problem("SLtoVL %#x of %s: %v", m.Modifier(), n.Name, err)
 		}) {
 			// The new table overwrites the cut-node blocks it covers.
@@ -313,7 +313,7 @@ func (s *SM) caSL2VL(sn *Subnet, p portPlan, problem func(string, ...any)) {
 	if sn.IsSwitch(p.node) || s.cfg.VLTables == VLTablesKeep {
 		return
 	}
-	s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, sl2vl(p.vls), func(err error) {
+	s.sendIfChanged(sn, p.node, p.port, mad.AttrSLtoVLMapping, 0, s.sl2vlTable(p.vls), func(err error) {
 		problem("SLtoVL of %s port %d: %v", sn.Topo.Node(p.node).Name, p.port, err)
 	})
 }
@@ -328,22 +328,37 @@ func (s *SM) vlArb(sn *Subnet, p portPlan, problem func(string, ...any)) {
 		return
 	}
 	pi := sn.PortInfo[p.node][p.port]
-	var low, high mad.VLArbitrationTableFields
-	for vl := range min(n, mad.VLArbEntriesPerBlock) {
-		low.Entries[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: s.cfg.VLArbWeight}
-	}
-	for _, b := range []struct {
-		blk  mad.VLArbBlock
-		cap  uint8
-		data mad.VLArbitrationTableFields
-	}{{mad.VLArbLow0, pi.VLArbitrationLowCap, low}, {mad.VLArbHigh0, pi.VLArbitrationHighCap, high}} {
-		if b.cap == 0 {
-			continue
+	var low, high [mad.VLArbMaxEntries]mad.VLArbEntry
+	if s.qos != nil {
+		low, high = s.qosArbTables(sn, p)
+	} else {
+		for vl := range min(n, mad.VLArbEntriesPerBlock) {
+			low[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: s.cfg.VLArbWeight}
 		}
-		mod := mad.VLArbModifier(b.blk, uint8(p.port))
-		s.sendIfChanged(sn, p.node, p.port, mad.AttrVLArbitration, mod, mad.AppendVLArbitrationTable(nil, &b.data), func(err error) {
-			problem("VLArbitration %v of %s port %d: %v", b.blk, sn.Topo.Node(p.node).Name, p.port, err)
-		})
+	}
+	for _, t := range []struct {
+		first mad.VLArbBlock
+		cap   uint8
+		table *[mad.VLArbMaxEntries]mad.VLArbEntry
+	}{{mad.VLArbLow0, pi.VLArbitrationLowCap, &low}, {mad.VLArbHigh0, pi.VLArbitrationHighCap, &high}} {
+		// An empty block of entries past the port's cap is not sent (the
+		// port would refuse it), nor, without QoS, an empty second block:
+		// the spread tables fit in the first.
+		for k := range mad.VLArbMaxEntries / mad.VLArbEntriesPerBlock {
+			var data mad.VLArbitrationTableFields
+			copy(data.Entries[:], t.table[k*mad.VLArbEntriesPerBlock:])
+			empty := data == (mad.VLArbitrationTableFields{})
+			if empty && k > 0 && (s.qos == nil || k*mad.VLArbEntriesPerBlock >= int(t.cap)) {
+				continue
+			}
+			blk := t.first + mad.VLArbBlock(k)
+			mod := mad.VLArbModifier(blk, uint8(p.port))
+			if s.sendIfChanged(sn, p.node, p.port, mad.AttrVLArbitration, mod, mad.AppendVLArbitrationTable(nil, &data), func(err error) {
+				problem("VLArbitration %v of %s port %d: %v", blk, sn.Topo.Node(p.node).Name, p.port, err)
+			}) && s.qos != nil {
+				s.qos.blocks++
+			}
+		}
 	}
 }
 
@@ -357,7 +372,7 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			cur := sn.PortInfo[p.node][p.port]
 			pi := forSet(cur)
 			pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
-			pi.VLHighLimit = 0
+			pi.VLHighLimit = s.qosHighLimit(p.mtu)
 			pi.MKey = s.cfg.MKey // a protected port may have read it back as 0
 			mgmt := !sn.IsSwitch(p.node)
 			if mgmt {
@@ -374,7 +389,7 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				pi.PortState = mad.PortStateArmed
 			case want == mad.PortStateActive && state == mad.PortStateArmed:
 				pi.PortState = mad.PortStateActive
-			case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == 0 &&
+			case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == pi.VLHighLimit &&
 				(!mgmt || s.mgmtOK(sn, p.node, p.port, &cur)):
 				continue // configured already, nothing to move
 			case want == mad.PortStateActive:

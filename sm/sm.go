@@ -73,6 +73,7 @@ type SM struct {
 	blocked    map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
 	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
 	described  map[uint64]string  // NodeDescriptions read, by node GUID
+	qos        *qosState          // nil with QoS off
 	// noPrefix: a directed route with a LID-routed prefix went
 	// unanswered once and the same SMP purely directed did not, so
 	// partial discovery routes purely directed.
@@ -92,6 +93,12 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	eng, err := NewEngine(cfg.Routing, cfg.Options)
 	if err != nil {
 		return nil, err
+	}
+	var q *qosState
+	if cfg.QoS != nil {
+		if q, err = newQoSState(cfg.QoS); err != nil {
+			return nil, err
+		}
 	}
 	clk := cfg.Clock
 	if clk == nil {
@@ -113,7 +120,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	}
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
-		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}}
+		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {
@@ -290,6 +297,12 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	res.SubnetUp = len(res.Problems) == 0
+	if res.SubnetUp && s.qos != nil {
+		s.installed = s.state == mad.SMStateMaster // the flows' paths are on the routes just installed
+		if err := s.qosPhase(ctx, res); err != nil {
+			return res, err
+		}
+	}
 	if res.SubnetUp && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil {
 		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
 			return res, err
@@ -426,11 +439,23 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 				until = u
 			}
 		}
-		if err := s.tx.wait(ctx, until); err != nil {
+		if err := s.waitServing(ctx, until); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// waitServing waits as tx.wait does, and then answers the QoS control
+// calls that came in; a call ends the wait early.
+func (s *SM) waitServing(ctx context.Context, until time.Time) error {
+	s.tx.wakeable = s.qos != nil
+	err := s.tx.wait(ctx, until)
+	s.tx.wakeable = false
+	if err != nil {
+		return err
+	}
+	return s.serveQoS(ctx)
 }
 
 // TrapCoalesce is how long Serve goes on after a trap, to take in the

@@ -173,6 +173,11 @@ type txnLayer struct {
 	queue    []*txn
 	phase    string
 	phases   map[string]*PhaseStats
+	// wakeable makes a wait end early when wake is called (the SM
+	// watching the subnet with control calls to serve); wakeup holds
+	// the one pending wake.
+	wakeable bool
+	wakeup   chan struct{}
 	stats    EngineStats
 	onUnsoli func(m madport.MAD) // requests and traps for the SM
 }
@@ -183,7 +188,35 @@ func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
 		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
+		wakeup: make(chan struct{}, 1),
 	}
+}
+
+// wake ends the current wakeable wait, or the next one; safe for
+// concurrent use.
+func (e *txnLayer) wake() {
+	select {
+	case e.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// wakeableCtx returns ctx, ended also by wake when the layer is wakeable,
+// and the function that releases it.
+func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
+	if !e.wakeable {
+		return ctx, func() {}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-e.wakeup:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return wctx, func() { close(stop); cancel() }
 }
 
 // setPhase makes later sends count for phase.
@@ -449,6 +482,8 @@ func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 // for each of the SM's thousands of waits cost it CPU and allocations
 // per SMP that BenchmarkTxn shows.
 func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.MAD, error) {
+	ctx, release := e.wakeableCtx(ctx)
+	defer release()
 	if u, ok := e.port.(madport.UntilReceiver); ok && e.clk == clock.Real() {
 		return u.RecvUntil(ctx, deadline)
 	}

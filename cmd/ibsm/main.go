@@ -62,8 +62,9 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [flags]
+const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--qos] [--qos-flows F] [flags]
        ibsm routes --dump --port SPEC [flags]
+       ibsm qos add|del|list [flags]
        ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]`
 
 // options are the command line.
@@ -78,6 +79,7 @@ type options struct {
 	lmc, vls  uint
 	priority  uint
 	routesCmd bool
+	qos       qosOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -116,8 +118,16 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.TextVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa `tie-break`: keep-old or random")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
 	addAssimilationFlags(fs, &o.cfg)
+	addQoSFlags(fs, &o.qos)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	var err error
+	if o.cfg.QoS, err = o.qos.config(); err != nil {
+		return nil, err
+	}
+	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
+		o.vls = sm.DefaultQoSOpVLs
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -143,6 +153,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "qos" {
+		return runQoS(ctx, args[1:], stdout, stderr)
 	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -172,6 +185,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			f.Close()
 		}()
 	}
+	if o.cfg.QoS != nil {
+		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }
+	}
 	port, err := sm.OpenPort(o.port)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibsm: %v\n", err)
@@ -184,6 +200,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer s.Close()
+	if o.cfg.QoS != nil && !o.once && !o.routesCmd {
+		stopControl, err := serveControl(o.qos.control, s)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm: control socket: %v\n", err)
+			return exitFailure
+		}
+		defer stopControl()
+	}
 
 	if o.once || o.routesCmd {
 		res, err := s.Sweep(ctx)
@@ -267,4 +291,11 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	if !res.SubnetUp {
 		fmt.Fprintf(w, "  reason: %s\n", res.Reason)
 	}
+}
+
+// flagSet reports whether the command line gave the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"ibfab/internal/ctl"
+	"ibfab/sm"
+	"ibfab/sm/arbtable"
+	"ibfab/sm/qos"
+)
+
+// DefaultControl is the control socket of an ibsm with QoS on.
+const DefaultControl = "/run/ibsm/ibsm.sock"
+
+// Control ops.
+const (
+	opQoSAdd  = "qos-add"
+	opQoSDel  = "qos-del"
+	opQoSList = "qos-list"
+)
+
+// qosOptions are the QoS flags of the SM.
+type qosOptions struct {
+	on      bool
+	flows   string
+	control string
+	model   uint
+	share   float64
+}
+
+func addQoSFlags(fs *flag.FlagSet, q *qosOptions) {
+	fs.BoolVar(&q.on, "qos", false, "manage QoS: admit flows into the VL arbitration tables (seed 002), SL n on VL n")
+	fs.StringVar(&q.flows, "qos-flows", "", "JSON `file` of static flows admitted at start (implies --qos)")
+	fs.StringVar(&q.control, "control", "", "control socket `path` for 'ibsm qos' (default "+DefaultControl+" with --qos)")
+	fs.UintVar(&q.model, "qos-model", uint(qos.DefaultModel), "arbitration-table maintenance `model`, 1-4")
+	fs.Float64Var(&q.share, "qos-share", qos.DefaultShare, "`fraction` of each link promised to QoS flows; best effort keeps the rest")
+}
+
+// config turns the flags into the SM's QoS configuration; nil with QoS
+// off.
+func (q *qosOptions) config() (*sm.QoSConfig, error) {
+	if q.flows != "" {
+		q.on = true
+	}
+	if !q.on {
+		if q.control != "" {
+			return nil, errors.New("--control serves QoS: say --qos")
+		}
+		return nil, nil
+	}
+	if q.model < 1 || q.model > 4 {
+		return nil, fmt.Errorf("--qos-model %d, want 1-4", q.model)
+	}
+	c := &sm.QoSConfig{Params: qos.Params{Model: arbtable.Model(q.model), Share: q.share}}
+	if q.flows != "" {
+		fl, err := readFlows(q.flows)
+		if err != nil {
+			return nil, err
+		}
+		c.Flows = fl
+	}
+	if q.control == "" {
+		q.control = DefaultControl
+	}
+	return c, nil
+}
+
+// flowFile is the file of static flows.
+type flowFile struct {
+	Flows []qos.Request `json:"flows"`
+}
+
+// readFlows reads a flow file: {"flows": [{"id", "src", "dst", "mbps",
+// "latency_us", "scope", "payload"}, …]}; unknown fields are errors.
+func readFlows(path string) ([]qos.Request, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.DisallowUnknownFields()
+	var f flowFile
+	if err := d.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range f.Flows {
+		if err := f.Flows[i].Normalize(); err != nil {
+			return nil, fmt.Errorf("%s: flow %d: %w", path, i+1, err)
+		}
+	}
+	return f.Flows, nil
+}
+
+// serveControl serves the QoS ops on path for s until the returned
+// function is called.
+func serveControl(path string, s *sm.SM) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	srv, err := ctl.Listen(path, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
+		var r qos.Request
+		var code sm.QoSOp
+		switch op {
+		case opQoSAdd:
+			code = sm.QoSOpAdd
+		case opQoSDel:
+			code = sm.QoSOpDel
+		case opQoSList:
+			code = sm.QoSOpList
+		default:
+			return nil, fmt.Errorf("%w %q (qos-add, qos-del, qos-list)", ctl.ErrUnknownOp, op)
+		}
+		if code != sm.QoSOpList {
+			d := json.NewDecoder(strings.NewReader(string(args)))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&r); err != nil {
+				return nil, fmt.Errorf("%s: %w", op, err)
+			}
+		}
+		return s.QoSCall(ctx, code, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() { srv.Close(); os.Remove(path) }, nil
+}
+
+// reportQoS prints one QoS event.
+func reportQoS(w io.Writer, e sm.QoSEvent, asJSON bool) {
+	if asJSON {
+		b, err := json.Marshal(e)
+		if err != nil {
+			fmt.Fprintf(w, "{\"event\":\"error\",\"error\":%q}\n", err.Error())
+			return
+		}
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(w, "qos %s %s", e.Action, e.ID)
+	if f := e.Flow; f != nil && (e.Action == sm.QoSAdmit || e.Action == sm.QoSReroute) {
+		fmt.Fprintf(w, ": SL %d, %d hops, bound %.1f µs", f.SL, len(f.Hops), f.BoundUs)
+	}
+	if e.Port != "" {
+		fmt.Fprintf(w, " at %s", e.Port)
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(w, ": %s", e.Reason)
+	}
+	if e.SMPs > 0 {
+		fmt.Fprintf(w, " (%d blocks, %d SMPs)", e.Blocks, e.SMPs)
+	}
+	fmt.Fprintln(w)
+}
+
+const qosSynopsis = `usage: ibsm qos add --id ID --src CA --dst CA --mbps N --latency-us N [--scope e2e|hop] [--payload N] [--control PATH] [--json]
+       ibsm qos del ID [--control PATH] [--json]
+       ibsm qos list [--control PATH] [--json]`
+
+// runQoS is the client of a running ibsm's QoS manager.
+func runQoS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, qosSynopsis)
+		return exitUsage
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("ibsm qos "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, qosSynopsis); fs.PrintDefaults() }
+	control := fs.String("control", DefaultControl, "the SM's control socket `path`")
+	asJSON := fs.Bool("json", false, "print the SM's answer as JSON")
+	var r qos.Request
+	if verb == "add" {
+		fs.StringVar(&r.ID, "id", "", "flow `id`")
+		fs.StringVar(&r.Src, "src", "", "source CA port: name, name:port, node GUID or LID")
+		fs.StringVar(&r.Dst, "dst", "", "destination CA port")
+		fs.Float64Var(&r.Mbps, "mbps", 0, "mean bandwidth, Mb/s on the wire")
+		fs.Float64Var(&r.LatencyUs, "latency-us", 0, "latency bound, µs")
+		fs.TextVar(&r.Scope, "scope", qos.EndToEnd, "what the latency bounds: e2e or hop")
+		fs.IntVar(&r.Payload, "payload", qos.DefaultPayload, "UD payload `bytes` of the flow's packets")
+	}
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "ibsm qos: %v\n%s\n", err, qosSynopsis)
+		return exitUsage
+	}
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	var op string
+	switch {
+	case verb == "add" && len(pos) == 0:
+		op = opQoSAdd
+		if err := r.Normalize(); err != nil {
+			return usage(err)
+		}
+	case verb == "del" && len(pos) == 1:
+		op, r.ID = opQoSDel, pos[0]
+	case verb == "list" && len(pos) == 0:
+		op = opQoSList
+	case verb == "add" || verb == "del" || verb == "list":
+		return usage(fmt.Errorf("%s: unexpected arguments %q", verb, pos))
+	default:
+		return usage(fmt.Errorf("unknown verb %q", verb))
+	}
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var rep sm.QoSReply
+	var args0 any = r
+	if op == opQoSList {
+		args0 = struct{}{}
+	}
+	if err := ctl.Call(cctx, *control, op, args0, &rep); err != nil {
+		fmt.Fprintf(stderr, "ibsm qos: %v\n", err)
+		return exitFailure
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else if rep.Event != nil {
+		reportQoS(stdout, *rep.Event, false)
+	} else {
+		printFlows(stdout, rep)
+	}
+	if rep.Event != nil && (rep.Event.Action == sm.QoSReject || rep.Event.Action == sm.QoSLost) {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// printFlows prints a list reply as a table.
+func printFlows(w io.Writer, rep sm.QoSReply) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSRC\tDST\tMB/S\tLATENCY µS\tSCOPE\tSL\tHOPS\tBOUND µS\tLEVELS")
+	for _, f := range rep.Flows {
+		var lv []string
+		for _, h := range f.Hops {
+			lv = append(lv, fmt.Sprintf("%s:%d×%d", h.Port, h.Entries, h.Weight))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%s\t%d\t%d\t%.1f\t%s\n", f.ID, f.Src, f.Dst, f.Mbps, f.LatencyUs,
+			f.Scope, f.SL, len(f.Hops), f.BoundUs, strings.Join(lv, " "))
+	}
+	for _, r := range rep.Waiting {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%s\t-\t-\t-\twaiting\n", r.ID, r.Src, r.Dst, r.Mbps, r.LatencyUs, r.Scope)
+	}
+	tw.Flush()
+}
+
+// parseInterspersed parses flags before and after positional arguments,
+// as "ibsm qos del ID --control PATH" wants, and returns the positional
+// ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
