@@ -135,10 +135,11 @@ func (t *Table) Ordered() bool {
 // Check verifies the table's internal consistency: the structure equals
 // the one derived from the bitmap, the used count equals the bitmap's
 // population, and each request owns exactly a set of its level. It is
-// for tests and fuzzing; a nil error is the only good answer.
+// for tests and fuzzing; a nil error is the only good answer. It does
+// not allocate, so that property tests can call it after every step.
 func (t *Table) Check() error {
-	if got, want := t.Singulars(), t.Derived(); !equalLevels(got, want) {
-		return fmt.Errorf("arbtable: structure %v, bitmap says %v", got, want)
+	if !t.structureMatches() {
+		return fmt.Errorf("arbtable: structure %v, bitmap says %v", t.Singulars(), t.Derived())
 	}
 	if p := t.popcount(); p != t.nUsed {
 		return fmt.Errorf("arbtable: %d used entries counted, bitmap has %d", t.nUsed, p)
@@ -146,26 +147,51 @@ func (t *Table) Check() error {
 	return t.checkOwners()
 }
 
-func (t *Table) checkOwners() error {
-	seen := map[ID]int{}
-	for l := 0; l < t.size; l++ {
-		id := t.owner[l]
-		if (id != 0) != (t.used&(1<<l) != 0) {
-			return fmt.Errorf("arbtable: label %d owner %d disagrees with the bitmap", l, id)
+// structureMatches compares the incremental structure with the bitmap.
+func (t *Table) structureMatches() bool {
+	for i := 0; i <= t.emax; i++ {
+		k := 0
+		for j, n := 0, t.setSize(i); j < t.size; j += n {
+			if !t.freeBits(i, j) || (i > 0 && t.freeBits(i, t.sibling(i, j))) {
+				continue
+			}
+			if k >= len(t.sing[i]) || t.sing[i][k] != j {
+				return false
+			}
+			k++
 		}
-		if id == 0 {
-			continue
+		if k != len(t.sing[i]) {
+			return false
 		}
-		r, ok := t.reqs[id]
-		if !ok || t.ancestor(l, int(r.level)) != int(r.j) {
-			return fmt.Errorf("arbtable: label %d owned by %d outside its set %+v", l, id, r)
-		}
-		seen[id]++
 	}
-	for id, r := range t.reqs {
-		if seen[id] != t.setSize(int(r.level)) {
-			return fmt.Errorf("arbtable: request %d of E(%d,%d) owns %d entries", id, r.level, r.j, seen[id])
+	return true
+}
+
+// checkOwners checks that each request's set is wholly its own and that
+// the sets cover the used labels exactly.
+func (t *Table) checkOwners() error {
+	for l := 0; l < t.size; l++ {
+		if (t.owner[l] != 0) != (t.used&(1<<l) != 0) {
+			return fmt.Errorf("arbtable: label %d owner %d disagrees with the bitmap", l, t.owner[l])
 		}
+	}
+	var heads uint64
+	total := 0
+	for id, r := range t.reqs {
+		level, j := int(r.level), int(r.j)
+		if !t.validSet(level, j) {
+			return fmt.Errorf("arbtable: request %d holds no set: E(%d,%d)", id, level, j)
+		}
+		for l := j; l < j+t.setSize(level); l++ {
+			if t.owner[l] != id {
+				return fmt.Errorf("arbtable: label %d of request %d's E(%d,%d) is owned by %d", l, id, level, j, t.owner[l])
+			}
+		}
+		heads |= 1 << j
+		total += t.setSize(level)
+	}
+	if total != t.nUsed || heads != t.heads {
+		return fmt.Errorf("arbtable: requests hold %d entries (heads %#x), table counts %d (heads %#x)", total, heads, t.nUsed, t.heads)
 	}
 	return nil
 }
