@@ -163,16 +163,16 @@ type txnLayer struct {
 	burst     int
 	burstSent int
 
-	timeout  time.Duration
-	probeTO  time.Duration // a probe's timeout
-	retries  int
-	mkey     uint64
-	tidHigh  uint64
-	seq      uint32
-	pending  map[uint32]*txn // by the low 32 bits of the TID
-	queue    []*txn
-	phase    string
-	phases   map[string]*PhaseStats
+	timeout time.Duration
+	probeTO time.Duration // a probe's timeout
+	retries int
+	mkey    uint64
+	tidHigh uint64
+	seq     uint32
+	pending map[uint32]*txn // by the low 32 bits of the TID
+	queue   []*txn
+	phase   string
+	phases  map[string]*PhaseStats
 	// wakeable makes a wait end early when wake is called (the SM
 	// watching the subnet with control calls to serve); wakeup holds
 	// the one pending wake.

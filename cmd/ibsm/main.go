@@ -157,6 +157,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "qos" {
 		return runQoS(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "arbtable-bench" {
+		return runArbBench(args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -291,11 +294,4 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	if !res.SubnetUp {
 		fmt.Fprintf(w, "  reason: %s\n", res.Reason)
 	}
-}
-
-// flagSet reports whether the command line gave the named flag.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
