@@ -99,6 +99,13 @@ var topoKinds = []topoKind{
 		func(fs *flag.FlagSet) func() (*topologies.Topology, error) {
 			return func() (*topologies.Topology, error) { return topologies.Thesis8(), nil }
 		}),
+	generatorKind("dumbbell", "topo dumbbell [-o FILE]",
+		"The QoS experiment's fabric (ibfab run qos): sw1 with sm0, a1, a2, a3; sw2 with b1, b2;\n"+
+			"two parallel links between the switches.",
+		nil,
+		func(fs *flag.FlagSet) func() (*topologies.Topology, error) {
+			return func() (*topologies.Topology, error) { return topologies.Dumbbell(), nil }
+		}),
 	{name: "thesis8-piece", synopsis: "topo thesis8-piece [-o FILE]",
 		desc: "The thesis's added switch sw16 with hosts ca17 and ca18, cabled to the free ports\n" +
 			"sw8[3] and sw9[3] of thesis8: a piece for ibfab add.",

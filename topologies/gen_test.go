@@ -421,3 +421,21 @@ func TestGeneratorErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestDumbbell(t *testing.T) {
+	d := topologies.Dumbbell()
+	assert.Equal(t, 2, d.Count(topologies.Switch))
+	assert.Equal(t, 6, d.Count(topologies.CA))
+	assert.Equal(t, 8, d.NumLinks())
+	assert.Equal(t, topologies.CA, d.Node(0).Type, "the SM's CA first")
+	sw1, _ := d.Lookup("sw1")
+	sw2, _ := d.Lookup("sw2")
+	for _, p := range []int{5, 6} {
+		peer, ok := d.Peer(topologies.PortRef{Node: sw1, Port: p})
+		require.True(t, ok)
+		assert.Equal(t, sw2, peer.Node)
+	}
+	b1, _ := d.Lookup("b1")
+	peer, _ := d.Peer(topologies.PortRef{Node: b1, Port: 1})
+	assert.Equal(t, topologies.PortRef{Node: sw2, Port: 1}, peer)
+}

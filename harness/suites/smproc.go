@@ -42,6 +42,7 @@ type smProc struct {
 
 	mu      sync.Mutex
 	results []SMResult
+	qos     []sm.QoSEvent // ibsm's QoS decisions (event "qos")
 	stderr  bytes.Buffer
 	done    chan struct{}
 	err     error
@@ -128,14 +129,20 @@ func (p *smProc) read(r io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		var res SMResult
-		err := json.Unmarshal(line, &res)
 		if p.log != nil {
 			p.mu.Lock()
 			fmt.Fprintf(p.log, "%s\n", line)
 			p.mu.Unlock()
 		}
-		if err == nil {
+		var ev sm.QoSEvent
+		if json.Unmarshal(line, &ev) == nil && ev.Event == "qos" {
+			p.mu.Lock()
+			p.qos = append(p.qos, ev)
+			p.mu.Unlock()
+			continue
+		}
+		var res SMResult
+		if err := json.Unmarshal(line, &res); err == nil {
 			res.At = time.Now()
 			p.add(res)
 		}
@@ -159,6 +166,13 @@ func (p *smProc) Results() []SMResult {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]SMResult(nil), p.results...)
+}
+
+// QoSEvents returns ibsm's QoS decisions read so far.
+func (p *smProc) QoSEvents() []sm.QoSEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]sm.QoSEvent(nil), p.qos...)
 }
 
 // Stderr returns what the SM wrote to stderr so far (OpenSM: and stdout).
