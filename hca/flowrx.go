@@ -141,7 +141,7 @@ func (r *flowRx) snapshot(num uint8, k flowKey) FlowRxStats {
 // port, source LID and ID; with reset, the records start over (a flow's
 // next packet opens a new one, with the bucket then set).
 func (h *HCA) FlowsReceived(reset bool) []FlowRxStats {
-	var out []FlowRxStats
+	out := []FlowRxStats{}
 	for i := range h.pstat {
 		s := &h.pstat[i]
 		s.mu.Lock()
