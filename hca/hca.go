@@ -65,7 +65,11 @@ type HCA struct {
 		sync.Mutex
 		closed bool
 		gens   map[uint8]*Generator
+		flows  map[uint32]*flow
 	}
+	// flowBucket is the interval of the receivers' per-flow time series,
+	// in ns, for records created from now on.
+	flowBucket atomic.Int64
 }
 
 // New builds the HCA: its agent, then one port per endpoint. The ports start
@@ -90,6 +94,8 @@ func New(cfg Config) (*HCA, error) {
 		mc:    cfg.MADClient,
 	}
 	h.mu.gens = make(map[uint8]*Generator)
+	h.mu.flows = make(map[uint32]*flow)
+	h.flowBucket.Store(int64(DefaultFlowBucket))
 	for i := range h.pstat {
 		h.pstat[i].hist = newHistogram()
 	}
@@ -150,11 +156,14 @@ func (h *HCA) Close() error {
 		return nil
 	}
 	h.mu.closed = true
-	gens := h.mu.gens
-	h.mu.gens = nil
+	gens, flows := h.mu.gens, h.mu.flows
+	h.mu.gens, h.mu.flows = nil, nil
 	h.mu.Unlock()
 	for _, g := range gens {
 		g.Stop()
+	}
+	for _, f := range flows {
+		f.stop()
 	}
 	var errs []error
 	for i := range h.ports {

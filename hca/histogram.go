@@ -96,6 +96,12 @@ func (h *Histogram) P50() time.Duration { return h.Quantile(0.5) }
 // P99 returns the 99th percentile latency.
 func (h *Histogram) P99() time.Duration { return h.Quantile(0.99) }
 
+// P999 returns the 99.9th percentile latency.
+func (h *Histogram) P999() time.Duration { return h.Quantile(0.999) }
+
+// Max returns the largest sample.
+func (h *Histogram) Max() time.Duration { return h.max }
+
 // Mean returns the mean latency.
 func (h *Histogram) Mean() time.Duration {
 	if h.n == 0 {
@@ -108,7 +114,7 @@ func (h *Histogram) Mean() time.Duration {
 func (h *Histogram) Snapshot() LatencySnapshot {
 	s := LatencySnapshot{
 		Count: h.n, MinNs: int64(h.min), MaxNs: int64(h.max), MeanNs: int64(h.Mean()),
-		P50Ns: int64(h.P50()), P99Ns: int64(h.P99()),
+		P50Ns: int64(h.P50()), P99Ns: int64(h.P99()), P999Ns: int64(h.P999()),
 	}
 	for i, c := range h.counts {
 		if c != 0 {
@@ -126,6 +132,7 @@ type LatencySnapshot struct {
 	MeanNs  int64    `json:"mean_ns"`
 	P50Ns   int64    `json:"p50_ns"`
 	P99Ns   int64    `json:"p99_ns"`
+	P999Ns  int64    `json:"p999_ns"`
 	Buckets []Bucket `json:"buckets,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package hca
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"ibfab/agent"
 	"ibfab/port"
@@ -56,7 +57,8 @@ func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 			p.CountDrop(port.DropPKey)
 			return
 		}
-		h.pstat[num-1].receive(h.clk.Now(), ud.SLID, ud.Payload)
+		pk := rxPacket{slid: ud.SLID, sl: ud.SL, wire: len(pkt.Bytes), payload: ud.Payload}
+		h.pstat[num-1].receive(h.clk.Now(), pk, time.Duration(h.flowBucket.Load()))
 	}
 }
 

@@ -106,6 +106,8 @@ type portStats struct {
 	rxStamped, rxForeign uint64
 	hist                 *Histogram
 	from                 map[uint16]*SourceStats // by the sender's LID
+	rxFlow               uint64                  // of rxPackets, flow packets (not in hist)
+	flows                map[flowKey]*flowRx
 }
 
 // SourceStats is what a port received from one sender (by SLID): a probe's
@@ -127,19 +129,36 @@ func (s *portStats) sent(n int) {
 	s.mu.Unlock()
 }
 
-func (s *portStats) receive(now time.Time, slid uint16, payload []byte) {
-	ns, stamped := readStamp(payload)
+// rxPacket is one UD data packet as the port's accounting sees it.
+type rxPacket struct {
+	slid    uint16
+	sl      uint8
+	wire    int // bytes, LRH through VCRC
+	payload []byte
+}
+
+// receive counts a packet arriving now. A flow's packet goes to its
+// flow's record, with its latency, and not into the port's histogram,
+// which stays the generator's (best effort); bucket is the time series
+// interval of a flow record it creates.
+func (s *portStats) receive(now time.Time, pk rxPacket, bucket time.Duration) {
+	ns, stamped := readStamp(pk.payload)
+	tag, isFlow := ReadFlowTag(pk.payload)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rxPackets++
-	s.rxBytes += uint64(len(payload))
-	s.fromSource(now.UnixNano(), slid)
-	if !stamped {
+	s.rxBytes += uint64(len(pk.payload))
+	s.fromSource(now.UnixNano(), pk.slid)
+	switch {
+	case isFlow:
+		s.rxFlow++
+		s.receiveFlow(now.UnixNano(), pk.slid, pk.sl, tag, pk.wire, len(pk.payload), now.Sub(time.Unix(0, ns)), bucket)
+	case stamped:
+		s.rxStamped++
+		s.hist.Add(now.Sub(time.Unix(0, ns)))
+	default:
 		s.rxForeign++
-		return
 	}
-	s.rxStamped++
-	s.hist.Add(now.Sub(time.Unix(0, ns)))
 }
 
 // fromSource counts a packet from slid that arrived at ns; s.mu is held.
@@ -190,7 +209,8 @@ type PortStats struct {
 	TxBytes   uint64            `json:"tx_bytes"`
 	RxPackets uint64            `json:"rx_packets"`
 	RxBytes   uint64            `json:"rx_bytes"`
-	RxStamped uint64            `json:"rx_stamped"` // of RxPackets, with a send stamp (in Latency)
+	RxStamped uint64            `json:"rx_stamped"` // of RxPackets, a generator's, with a send stamp (in Latency)
+	RxFlow    uint64            `json:"rx_flow"`    // of RxPackets, flows' (see HCA.FlowsReceived)
 	Drops     map[string]uint64 `json:"drops,omitempty"`
 	DropTotal uint64            `json:"drop_total"`
 	Latency   LatencySnapshot   `json:"latency"`
@@ -222,7 +242,7 @@ func (h *HCA) Stats() Stats {
 		s := &h.pstat[i]
 		s.mu.Lock()
 		ps.TxPackets, ps.TxBytes = s.txPackets, s.txBytes
-		ps.RxPackets, ps.RxBytes, ps.RxStamped = s.rxPackets, s.rxBytes, s.rxStamped
+		ps.RxPackets, ps.RxBytes, ps.RxStamped, ps.RxFlow = s.rxPackets, s.rxBytes, s.rxStamped, s.rxFlow
 		ps.Latency = s.hist.Snapshot()
 		s.mu.Unlock()
 		if g := h.generator(num); g != nil {

@@ -420,6 +420,9 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 	if n.ca == nil {
 		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks and shutdown)", ctl.ErrUnknownOp, op)
 	}
+	if res, ok, err := n.flowOp(op, args); ok {
+		return res, err
+	}
 	switch op {
 	case "traffic-start":
 		var a TrafficArgs

@@ -54,6 +54,9 @@ type PortStatus struct {
 	Credits []VLCredits `json:"credits,omitempty"`
 	// Arbitration is the VL arbitration the port's transmitter runs.
 	Arbitration *Arbitration `json:"arbitration,omitempty"`
+	// VLXmit is what the transmitter sent on each operational data VL
+	// and on VL15: the share the arbiter gave each.
+	VLXmit []VLXmit `json:"vl_xmit,omitempty"`
 	// Traffic is the HCA data QP's accounting and generator.
 	Traffic *hca.PortStats `json:"traffic,omitempty"`
 }
@@ -95,6 +98,25 @@ type VLCredits struct {
 	ABR        uint16 `json:"abr"`
 	RxUsed     int    `json:"rx_used"`
 	RxCapacity int    `json:"rx_capacity"`
+}
+
+// VLXmit is the packets and bytes (LRH through VCRC) a port sent on one
+// VL since it started (port.VLXmit).
+type VLXmit struct {
+	VL      int    `json:"vl"`
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// portVLXmit lists the operational data VLs, then VL15.
+func portVLXmit(p *port.Port) []VLXmit {
+	all := p.XmitByVL()
+	n := p.OperationalVLs()
+	out := make([]VLXmit, 0, n+1)
+	for vl := range n {
+		out = append(out, VLXmit{VL: vl, Packets: all[vl].Packets, Bytes: all[vl].Bytes})
+	}
+	return append(out, VLXmit{VL: port.VL15, Packets: all[port.VL15].Packets, Bytes: all[port.VL15].Bytes})
 }
 
 func portCredits(p *port.Port) []VLCredits {
@@ -179,5 +201,6 @@ func portStatus(num int, p *port.Port, lid uint16) PortStatus {
 	ps.Drops = p.Drops().Map()
 	ps.Credits = portCredits(p)
 	ps.Arbitration = arbitration(p.VLArbitration())
+	ps.VLXmit = portVLXmit(p)
 	return ps
 }

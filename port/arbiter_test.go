@@ -112,3 +112,28 @@ func TestVL15First(t *testing.T) {
 	}
 	noDrops(t, e.a, e.b)
 }
+
+// TestXmitByVL: the per-VL transmit counters count every packet written,
+// by its VL and whole size, VL15 included.
+func TestXmitByVL(t *testing.T) {
+	e := newEnv(t, port.Config{PaceSlack: -1}, nil)
+	e.activate(t)
+	before := e.a.XmitByVL()
+	want := before
+	for i := range 12 {
+		vl := uint8(i % 3)
+		b := porttest.UD(vl, 1, 100*(i+1), byte(i))
+		send(t, e.a, b)
+		want[vl].Packets++
+		want[vl].Bytes += uint64(len(b))
+	}
+	smp := porttest.SMP(1, 7)
+	send(t, e.a, smp)
+	want[port.VL15].Packets++
+	want[port.VL15].Bytes += uint64(len(smp))
+	e.run(t, func() bool { return e.rb.count() == 13 })
+	if got := e.a.XmitByVL(); got != want {
+		t.Errorf("XmitByVL() = %v, want %v", got, want)
+	}
+	noDrops(t, e.a, e.b)
+}

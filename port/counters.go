@@ -513,3 +513,19 @@ func (p *Port) ResetOptionalCounters(a mad.AttrID, op uint8, sel uint16) {
 		}
 	}
 }
+
+// VLXmit is what a port's transmitter wrote on one VL: packets and bytes,
+// LRH through VCRC, as the link rate counts them.
+type VLXmit struct {
+	Packets uint64
+	Bytes   uint64
+}
+
+// XmitByVL returns the packets and bytes the port has sent on each VL
+// (VL15 included) since it was built: what the VL arbiter gave each VL.
+// PMA counter resets do not touch them.
+func (p *Port) XmitByVL() [numVLs]VLXmit {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.vlTx
+}

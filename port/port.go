@@ -93,6 +93,9 @@ type Port struct {
 	cnt   counters
 	drops DropCounts
 	lc    LinkCounters
+	// vlTx counts what the transmitter wrote per VL; unlike cnt, no PMA
+	// Set resets it (status and QoS checks read it as a running total).
+	vlTx [numVLs]VLXmit
 
 	toRelease  []*Packet // dropped under mu, released by unlock
 	events     []stateEvent

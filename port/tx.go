@@ -104,6 +104,8 @@ func (p *Port) transmit() {
 			k := &p.cnt
 			k.xmitPkts++
 			k.xmitBytes += uint64(e.n)
+			p.vlTx[vl].Packets++
+			p.vlTx[vl].Bytes += uint64(e.n)
 			if e.mcast {
 				k.xmitMcast++
 			}
