@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	runSynopsis = "run SUITE|all|thesis [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+	runSynopsis = "run SUITE|all|thesis|qos [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
 	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
 starts the subnet manager on an HCA, runs uniform traffic between the hosts,
 applies the suite's timed faults, waits until the fabric is whole again,
@@ -33,7 +33,7 @@ need ibsm's reports (its verifier) are skipped, with the reason in the
 report.
 
 "all" runs every suite; "thesis" runs the joint evaluation of the thesis's
-chapter 8 (ibfab run thesis -h).
+chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h).
 
 suites:
 `
@@ -59,6 +59,9 @@ func runCmd(env *harness.Env, args []string) error {
 	const cmd = "run"
 	if len(args) > 0 && args[0] == "thesis" {
 		return runThesisCmd(env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "qos" {
+		return runQoSCmd(env, args[1:])
 	}
 	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -211,12 +211,12 @@ func smpsBetween(cs []madCount, begin, end time.Time) (uint64, bool) {
 
 // opensmConf writes OpenSM's configuration to dir (the log flushed line by
 // line: by default OpenSM buffers it until exit in daemon mode).
-func opensmConf(dir string) (string, error) {
+func opensmConf(dir, extra string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	conf := filepath.Join(dir, "opensm.conf")
-	return conf, os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644)
+	return conf, os.WriteFile(conf, []byte("force_log_flush TRUE\n"+extra), 0o644)
 }
 
 // startOpenSM runs Debian's OpenSM as a daemon at node's HCA (libumad2sim
@@ -225,8 +225,8 @@ func opensmConf(dir string) (string, error) {
 // GUID-to-LID cache of the OpenSM before it, as a restarted daemon would.
 // Its log is read as it grows: each heavy sweep is a result, its SMPs the
 // MADs the HCA's attach point received from it meanwhile.
-func startOpenSM(fabric, node, dir string, args []string, onResult func(SMResult)) (*smProc, error) {
-	conf, err := opensmConf(dir)
+func startOpenSM(fabric, node, dir, extraConf string, args []string, onResult func(SMResult)) (*smProc, error) {
+	conf, err := opensmConf(dir, extraConf)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,19 @@ package suites
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"regexp"
+	"syscall"
 	"time"
+
+	"ibfab/harness"
 
 	"ibfab/sm"
 	"ibfab/sm/qos"
@@ -55,12 +62,13 @@ type qosFlow struct {
 }
 
 // The experiment's flows. f1 comes from ibsm's flow file, f2 through
-// `ibsm qos add`; f3 asks for more of b1's link than the high table has
-// left and must be refused at sw2's port to b1.
+// `ibsm qos add`; f3, from b2 whose own port is free, asks for more of
+// b1's link than its high table has left and must be refused at sw2's
+// port to b1.
 var (
 	qosF1 = qosFlow{Request: qos.Request{ID: "f1", Src: "a1", Dst: "b1", Mbps: 2000, LatencyUs: 1000}, id: 1}
 	qosF2 = qosFlow{Request: qos.Request{ID: "f2", Src: "a2", Dst: "b1", Mbps: 1000, LatencyUs: 300}, id: 2}
-	qosF3 = qos.Request{ID: "f3", Src: "a3", Dst: "b1", Mbps: 6000, LatencyUs: 1000}
+	qosF3 = qos.Request{ID: "f3", Src: "b2", Dst: "b1", Mbps: 3000, LatencyUs: 1000}
 )
 
 // qosBottleneck is b1's link, where every flow and the best effort meet.
@@ -227,3 +235,105 @@ func qosModeDir(out string, m QoSMode) string {
 	}
 	return filepath.Join(out, string(m))
 }
+
+const (
+	qosSynopsis = "run qos [--sm ibsm|opensm|all] [--quick] [--measure D] [--out DIR] [--name N] [--json]"
+	qosDesc     = `The QoS experiment (issue 18): on ibfab topo dumbbell at time scale 250, best
+effort saturates b1's link while two flows ask ibsm for bandwidth and a
+latency bound (f1 from ibsm's flow file, f2 through 'ibsm qos add'); f3 does
+not fit and must be refused at sw2[1]. Then the link the flows cross is cut
+and ibsm must move or report every flow on it. The same flows run again as
+best effort under ibsm without QoS (they must miss), and with --sm opensm
+(or all) under OpenSM's QoS configured with the same SLs and tables. The
+report (index.md with the modes side by side, report.json, per mode
+throughput and latency plots, a capture of b1's link) goes to DIR. The exit
+status is 1 when a check fails.`
+)
+
+// runQoSCmd is `ibfab run qos`.
+func runQoSCmd(env *harness.Env, args []string) error {
+	const cmd = "run qos"
+	fs := flag.NewFlagSet("ibfab run qos", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	smKind := fs.String("sm", SMIbsm, "ibsm (ibsm with QoS, then without), opensm (OpenSM's QoS), or all")
+	quick := fs.Bool("quick", false, "shorter windows (3 s real)")
+	measure := fs.Duration("measure", 0, "real length of a measurement window (default 8 s, 3 s with --quick)")
+	out := fs.String("out", "out/qos", "write the report to `DIR`")
+	name := fs.String("name", "qos", "fabric name prefix")
+	asJSON := fs.Bool("json", false, "print the report as JSON instead of the checks")
+	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: qosSynopsis, Err: err} }
+	pos, err := interleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n\nflags:\n", qosSynopsis, qosDesc)
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return usage(err)
+	}
+	if len(pos) > 0 {
+		return usage(fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
+	switch *smKind {
+	case SMIbsm:
+		o.Modes = []QoSMode{QoSIbsm, QoSNone}
+	case SMOpenSM:
+		o.Modes = []QoSMode{QoSOpenSM}
+	case "all":
+		o.Modes = []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}
+	default:
+		return usage(fmt.Errorf("--sm %q: want ibsm, opensm or all", *smKind))
+	}
+	if *measure < 0 {
+		return usage(errors.New("--measure must be positive"))
+	}
+	if !fabricNameRE.MatchString(*name) {
+		return usage(fmt.Errorf("--name %q: want [a-z0-9_], at most 8 characters", *name))
+	}
+	if !*asJSON {
+		o.Log = env.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	rep, err := RunQoS(ctx, o)
+	if err != nil {
+		return &harness.CommandError{Cmd: cmd, Err: err}
+	}
+	if *asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+	} else {
+		verdict := "PASS"
+		if !rep.Passed {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(env.Stdout, "%s qos (%.1f s), report %s\n", verdict, time.Since(start).Seconds(), filepath.Join(*out, "index.md"))
+		for _, m := range rep.Modes {
+			for _, f := range m.Flows {
+				fmt.Fprintf(env.Stdout, "  %-10s %s SL %d: %7.1f of %5.0f Mb/s, p99 %7.1f µs (bound %4.0f)\n",
+					m.Mode, f.ID, f.SL, f.ReceivedMbps, f.RequestedMbps, f.P99Us, f.BoundUs)
+			}
+			for _, c := range m.Checks {
+				fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", mark(c), m.Mode, c.Name, c.Detail)
+			}
+		}
+		for _, c := range rep.Checks {
+			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", mark(c), "all", c.Name, c.Detail)
+		}
+	}
+	if !rep.Passed {
+		return &harness.CommandError{Cmd: cmd, Err: errors.New("a check failed")}
+	}
+	return nil
+}
+
+// fabricNameRE bounds the prefix so that the modes' fabric names (prefix,
+// "_", one letter) and their node names fit the namespace and socket
+// names.
+var fabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,8}$`)

@@ -110,6 +110,9 @@ type run struct {
 	sms   []*smProc
 	smLog io.Writer
 	smDir string // OpenSM's cache and log
+	// opensmConf is more of OpenSM's configuration (the QoS run's qos_*
+	// options).
+	opensmConf string
 
 	ppsPerPercent float64 // thesis: the generator's packets/s per % of the link rate
 	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
@@ -145,7 +148,7 @@ func (r *run) smKind() string {
 // startSM starts the run's subnet manager at the suite's SM node.
 func (r *run) startSM() (*smProc, error) {
 	if r.smKind() == SMOpenSM {
-		return startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.s.SMArgs, r.smEvent)
+		return startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.opensmConf, r.s.SMArgs, r.smEvent)
 	}
 	return startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
 }
