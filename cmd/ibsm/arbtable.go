@@ -5,6 +5,7 @@ package main
 // proposed them.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ func parseModels(s string) ([]arbtable.Model, error) {
 
 func runArbBench(args []string, stdout, stderr io.Writer) int {
 	c, out, err := parseArbBench(args, stderr)
-	if err == flag.ErrHelp {
+	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {

@@ -13,13 +13,7 @@ import (
 
 func TestExample1InsertType2(t *testing.T) {
 	tb := withFree(t, 16, Model2, E{3, 4}, E{1, 8})
-	l, j, ok := tb.searchLeftmost(2)
-	require.True(t, ok)
-	assert.Equal(t, E{1, 8}, E{l, j})
-	id, err := tb.allocate(2)
-	require.NoError(t, err)
-	ownerOf(t, tb, 2, 8)
-	assert.Equal(t, id, tb.owner[8])
+	insertLeftmost(t, tb, E{1, 8}, E{2, 8})
 	requireSingulars(t, tb, E{2, 12}, E{3, 4})
 	assert.True(t, tb.Normalized())
 	assert.True(t, tb.Ordered())
@@ -63,11 +57,7 @@ func TestExample3Defragmentation(t *testing.T) {
 
 func TestExample4LeftmostWithoutDefragmentation(t *testing.T) {
 	tb := example2(t, Model1)
-	l, j, ok := tb.searchLeftmost(3)
-	require.True(t, ok, "the search needs the >= 1 erratum")
-	assert.Equal(t, E{2, 0}, E{l, j})
-	_, err := tb.allocate(3)
-	require.NoError(t, err)
+	insertLeftmost(t, tb, E{2, 0}, E{3, 0}) // needs the >= 1 erratum
 	requireSingulars(t, tb, E{2, 12}, E{3, 2}, E{3, 4})
 	assert.False(t, tb.Normalized())
 }
@@ -112,12 +102,7 @@ func TestExample7Structure(t *testing.T) {
 
 func TestExample9Insert(t *testing.T) {
 	tb := withFree(t, 16, Model2, E{1, 8}, E{4, 5})
-	l, j, ok := tb.searchLeftmost(3)
-	require.True(t, ok)
-	assert.Equal(t, E{1, 8}, E{l, j})
-	_, err := tb.allocate(3)
-	require.NoError(t, err)
-	ownerOf(t, tb, 3, 8)
+	insertLeftmost(t, tb, E{1, 8}, E{3, 8})
 	requireSingulars(t, tb, E{2, 12}, E{3, 10}, E{4, 5})
 }
 

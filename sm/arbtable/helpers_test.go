@@ -66,6 +66,19 @@ func ownerOf(t *testing.T, tb *Table, i, j int) ID {
 	return id
 }
 
+// insertLeftmost checks that the leftmost search for a request of
+// at.Level picks the singular set from, and that the allocation without
+// maintenance lands on at.
+func insertLeftmost(t *testing.T, tb *Table, from, at E) {
+	t.Helper()
+	l, j, ok := tb.searchLeftmost(at.Level)
+	require.True(t, ok)
+	require.Equal(t, from, E{l, j})
+	id, err := tb.allocate(at.Level)
+	require.NoError(t, err)
+	require.Equal(t, id, ownerOf(t, tb, at.Level, at.J))
+}
+
 // exchangeLog records each exchange's level and the structure right
 // after it.
 type exchangeLog struct {

@@ -195,7 +195,3 @@ func (t *Table) checkOwners() error {
 	}
 	return nil
 }
-
-func equalLevels(a, b [][]int) bool {
-	return slices.EqualFunc(a, b, func(x, y []int) bool { return slices.Equal(x, y) })
-}
