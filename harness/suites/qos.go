@@ -290,7 +290,7 @@ func runQoSCmd(env *harness.Env, args []string) error {
 		return usage(errors.New("--measure must be positive"))
 	}
 	if !fabricNameRE.MatchString(*name) {
-		return usage(fmt.Errorf("--name %q: want [a-z0-9_], at most 8 characters", *name))
+		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
 	if !*asJSON {
 		o.Log = env.Stderr
@@ -333,7 +333,6 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	return nil
 }
 
-// fabricNameRE bounds the prefix so that the modes' fabric names (prefix,
-// "_", one letter) and their node names fit the namespace and socket
-// names.
-var fabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,8}$`)
+// fabricNameRE is a fabric name (ibfab's rule) short enough that the
+// modes' names, the prefix and "_" and a letter, stay readable.
+var fabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,20}$`)
