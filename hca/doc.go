@@ -36,7 +36,8 @@
 // port's table (agent.PKeyMatch; violations are counted as the port's
 // DropPKey, PortRcvConstraintErrors), then the packet is counted and, when
 // its payload carries a generator's send stamp, its one-way latency goes
-// into the port's log-scale histogram. A packet that is not UD is counted
+// into the port's log-scale histogram (a flow's, into its flow's record).
+// A packet that is not UD is counted
 // as malformed and dropped. Every packet is released before Receive
 // returns, so the peer gets its credit back at once.
 //
@@ -60,6 +61,21 @@
 // drained, at the rate it last drained, counting the arrivals meanwhile in
 // one step: a load far above what the fabric carries costs its host almost
 // no CPU.
+//
+// # Flows
+//
+// Flows (StartFlow, StopFlow, FlowsSent) run beside a port's generator,
+// several at once, each to one destination on one SL at a rate in bits/s
+// of wire bytes, CBR or Poisson. A flow's packet is stamped when it is
+// generated and waits in the flow's own bounded backlog until its VL's
+// queue in the port holds fewer than a few packets: the port's queues are
+// per VL, shared, while the backlog is the flow's, so a flow starved by
+// arbitration shows per flow as backlog, source drops and latency. The
+// payload carries a FlowTag (ID, sequence) after the send stamp; the
+// receiving port accounts each (source LID, ID) on its own
+// (FlowsReceived): packets, wire and payload bytes, loss and reordering,
+// latency percentiles and a bounded time series, leaving the port's
+// histogram to best effort.
 //
 // # Status
 //

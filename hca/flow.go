@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -115,11 +114,9 @@ type flow struct {
 	cfg  FlowConfig
 	clk  clock.Clock
 	port flowPort
-	mean float64 // mean gap in ns
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	next    time.Time
+	mu sync.Mutex
+	schedule
 	start   time.Time
 	timer   clock.Timer
 	stopped bool
@@ -160,9 +157,8 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 	w := wire.UDPacketSize(cfg.Payload, false)
 	f := &flow{
 		cfg: cfg, clk: clk, port: fp,
-		mean:    float64(w*8) / float64(cfg.Rate) * 1e9,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		payload: make([]byte, cfg.Payload),
+		schedule: newSchedule(float64(w*8)/float64(cfg.Rate)*1e9, cfg.Pattern == CBR, cfg.Seed),
+		payload:  make([]byte, cfg.Payload),
 	}
 	f.stats = FlowStats{ID: cfg.ID, DLID: cfg.DLID, SL: cfg.SL, Rate: cfg.Rate, Payload: cfg.Payload,
 		WireBytes: w, Pattern: cfg.Pattern, IntervalNs: int64(f.mean)}
@@ -216,15 +212,6 @@ func (f *flow) snapshotLocked() FlowStats {
 	return s
 }
 
-// gap is the time to the next arrival: the mean for CBR, an exponential
-// draw for Poisson (at least 1 ns, so time always moves).
-func (f *flow) gap() time.Duration {
-	if f.cfg.Pattern == CBR {
-		return max(time.Duration(f.mean), 1)
-	}
-	return max(time.Duration(f.rng.ExpFloat64()*f.mean), 1)
-}
-
 // fire runs on the clock: every arrival due by now is generated (see
 // arrive) and the timer is set for the next. A flow far behind (a stalled
 // process) skips arrivals beyond maxBurst rather than flood the port.
@@ -237,10 +224,7 @@ func (f *flow) fire() {
 	now := f.clk.Now()
 	for n := 0; !f.next.After(now); n++ {
 		if n == maxBurst {
-			for !f.next.After(now) {
-				f.stats.Skipped++
-				f.next = f.next.Add(f.gap())
-			}
+			f.stats.Skipped += f.skipDue(now)
 			break
 		}
 		f.arrive(now)

@@ -3,7 +3,6 @@ package hca
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -80,12 +79,10 @@ type Generator struct {
 	clk     clock.Clock
 	send    SendFunc
 	backlog func() int
-	mean    float64 // mean gap in ns
-	wire    int     // wire bytes per packet
+	wire    int // wire bytes per packet
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	next    time.Time
+	mu sync.Mutex
+	schedule
 	start   time.Time
 	timer   clock.Timer
 	stopped bool
@@ -132,9 +129,8 @@ func NewGenerator(cfg GeneratorConfig, clk clock.Clock, send SendFunc, backlog f
 	bitsPerPkt := float64(w * 8)
 	g := &Generator{
 		cfg: cfg, clk: clk, send: send, backlog: backlog, wire: w,
-		mean:    bitsPerPkt / (float64(cfg.Rate) * cfg.Load / 100) * 1e9,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		payload: make([]byte, cfg.Payload),
+		schedule: newSchedule(bitsPerPkt/(float64(cfg.Rate)*cfg.Load/100)*1e9, cfg.Periodic, cfg.Seed),
+		payload:  make([]byte, cfg.Payload),
 	}
 	g.perDest = make([]uint64, len(cfg.Dests)+1)
 	return g, nil
@@ -195,15 +191,6 @@ func (g *Generator) Stats() GeneratorStats {
 	return s
 }
 
-// gap draws an exponential inter-arrival time (at least 1 ns, so time
-// always moves).
-func (g *Generator) gap() time.Duration {
-	if g.cfg.Periodic {
-		return max(time.Duration(g.mean), 1)
-	}
-	return max(time.Duration(g.rng.ExpFloat64()*g.mean), 1)
-}
-
 // dest draws the next destination's index in perDest.
 func (g *Generator) dest() int {
 	if g.cfg.Periodic {
@@ -232,10 +219,7 @@ func (g *Generator) fire() {
 	}
 	for n := 0; !g.next.After(now); {
 		if n == maxBurst {
-			for !g.next.After(now) {
-				g.stats.Skipped++
-				g.next = g.next.Add(g.gap())
-			}
+			g.stats.Skipped += g.skipDue(now)
 			break
 		}
 		if (q.full || q.failed) && g.countAll(now, q.failed) {
