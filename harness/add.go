@@ -531,7 +531,7 @@ func runThesis8Piece(env *Env, k *topoKind, args []string) error {
 	cmd := "topo " + k.name
 	fs := flagSet(cmd)
 	out := fs.String("o", "", "write the piece to `FILE` instead of standard output")
-	if help, err := parseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
 		return err
 	}
 	var b bytes.Buffer

@@ -53,7 +53,7 @@ func runCapture(env *Env, args []string) (err error) {
 	dur := fs.Duration("duration", 0, "stop after `D` (0: no limit)")
 	count := fs.Int("count", 0, "stop after `K` frames (0: no limit)")
 	convert := fs.Bool("convert", false, "convert Ethernet captures (tcpdump -i pN) given as arguments")
-	pos, help, err := parseInterleaved(env, fs, cmd, captureSynopsis, captureDesc, args)
+	pos, help, err := ParseInterleaved(env, fs, cmd, captureSynopsis, captureDesc, args)
 	if help || err != nil {
 		return err
 	}
@@ -161,11 +161,11 @@ func createCapture(env *Env, path string) (*capture.Writer, func() error, io.Wri
 	return w, done, msgs, nil
 }
 
-// parseInterleaved parses flags that may come before, between and after
+// ParseInterleaved parses flags that may come before, between and after
 // the positional arguments (ibfab capture N NODE -w F), and returns the
 // positional ones. -h prints help.
-func parseInterleaved(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string) (pos []string, help bool, err error) {
-	if help, err := parseFlags(env, fs, cmd, synopsis, desc, args, -1); help || err != nil {
+func ParseInterleaved(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string) (pos []string, help bool, err error) {
+	if help, err := ParseFlags(env, fs, cmd, synopsis, desc, args, -1); help || err != nil {
 		return nil, help, err
 	}
 	rest := fs.Args()
@@ -176,7 +176,7 @@ func parseInterleaved(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, ar
 		pos = append(pos, rest[0])
 		if err := fs.Parse(rest[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return parseInterleaved(env, fs, cmd, synopsis, desc, []string{"-h"})
+				return ParseInterleaved(env, fs, cmd, synopsis, desc, []string{"-h"})
 			}
 			return nil, false, &UsageError{Cmd: cmd, Usage: synopsis, Err: err}
 		}

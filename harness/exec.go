@@ -50,7 +50,7 @@ func runExec(env *Env, args []string) error {
 	fs := flagSet(cmd)
 	umad := fs.Bool("umad", false, "preload libumad2sim.so: OpenSM and infiniband-diags use NODE's attach point")
 	sim := fs.String("sim", simproto.BaseFromEnv(), "base `NAME` of the HCA's attach point (ibhca --sim)")
-	if help, err := parseFlags(env, fs, cmd, execSynopsis, execDesc, args, -1); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, execSynopsis, execDesc, args, -1); help || err != nil {
 		return err
 	}
 	rest := fs.Args()
@@ -182,7 +182,7 @@ func darken(fabric, node string) ([]sender, error) {
 func runKill(env *Env, args []string) error {
 	const cmd = "kill"
 	fs := flagSet(cmd)
-	if help, err := parseFlags(env, fs, cmd, killSynopsis, killDesc, args, 2); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, killSynopsis, killDesc, args, 2); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

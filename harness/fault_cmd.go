@@ -208,7 +208,7 @@ func (f *faultFlags) rule(fs *flag.FlagSet) (bpf.Rule, bool, error) {
 // parseInterspersed parses flags and positional arguments in any order.
 func parseInterspersed(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string) (pos []string, help bool, err error) {
 	for {
-		if help, err := parseFlags(env, fs, cmd, synopsis, desc, args, -1); help || err != nil {
+		if help, err := ParseFlags(env, fs, cmd, synopsis, desc, args, -1); help || err != nil {
 			return nil, help, err
 		}
 		if fs.NArg() == 0 {

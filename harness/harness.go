@@ -149,11 +149,11 @@ func flagSet(cmd string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs. On -h it prints the synopsis, the
+// ParseFlags parses args with fs. On -h it prints the synopsis, the
 // description and the flags to stdout and returns help true. Flag errors
 // and positional arguments beyond maxArgs (unless it is negative) are
 // UsageErrors.
-func parseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string, maxArgs int) (help bool, err error) {
+func ParseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string, maxArgs int) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n", synopsis, strings.TrimSpace(desc))

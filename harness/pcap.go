@@ -58,7 +58,7 @@ func runPcapSample(env *Env, args []string) (err error) {
 	fs := flagSet(cmd)
 	topoFile := fs.String("f", "", "topology file (default: the built-in default fabric)")
 	out := fs.String("w", "", "capture file to write")
-	if help, err := parseFlags(env, fs, cmd, pcapSampleUsage, pcapSampleDesc, args, 0); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, pcapSampleUsage, pcapSampleDesc, args, 0); help || err != nil {
 		return err
 	}
 	if *out == "" {
@@ -182,7 +182,7 @@ func WriteDiscoverySample(t *topologies.Topology, w *capture.Writer, start time.
 func runPcapDecode(env *Env, args []string) (err error) {
 	const cmd = "pcap decode"
 	fs := flagSet(cmd)
-	if help, err := parseFlags(env, fs, cmd, pcapDecodeUsage, pcapDecodeDesc, args, 1); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, pcapDecodeUsage, pcapDecodeDesc, args, 1); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

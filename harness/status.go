@@ -137,7 +137,7 @@ func runStatus(env *Env, args []string) error {
 	fs := flagSet(cmd)
 	name := fs.String("name", defaultName, "fabric `N`ame")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if help, err := parseFlags(env, fs, cmd, statusSynopsis, statusDesc, args, 0); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, statusSynopsis, statusDesc, args, 0); help || err != nil {
 		return err
 	}
 	if err := fabricnet.CheckFabricName(*name); err != nil {

@@ -34,7 +34,7 @@ func runUp(env *Env, args []string) error {
 	name := fs.String("name", defaultName, "fabric `N`ame: a-z, 0-9 and _")
 	scale := fs.Float64("time-scale", 1, "run emulated time `S` times slower (for fabrics that need more CPU than there is)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
-	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
 		return err
 	}
 	if err := fabricnet.CheckFabricName(*name); err != nil {
@@ -70,7 +70,7 @@ func runDown(env *Env, args []string) error {
 	const cmd = "down"
 	fs := flagSet(cmd)
 	name := fs.String("name", defaultName, "fabric `N`ame")
-	if help, err := parseFlags(env, fs, cmd, downSynopsis, downDesc, args, 0); help || err != nil {
+	if help, err := ParseFlags(env, fs, cmd, downSynopsis, downDesc, args, 0); help || err != nil {
 		return err
 	}
 	if err := fabricnet.CheckFabricName(*name); err != nil {

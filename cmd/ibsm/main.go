@@ -255,12 +255,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // report prints one sweep.
 func report(w io.Writer, res *sm.Result, asJSON bool) {
 	if asJSON {
-		b, err := json.Marshal(res)
-		if err != nil {
-			fmt.Fprintf(w, "{\"event\":\"error\",\"error\":%q}\n", err.Error())
-			return
-		}
-		fmt.Fprintf(w, "%s\n", b)
+		printJSONLine(w, res)
 		return
 	}
 	if res.Event == "assimilation" {
@@ -294,4 +289,15 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	if !res.SubnetUp {
 		fmt.Fprintf(w, "  reason: %s\n", res.Reason)
 	}
+}
+
+// printJSONLine prints v as one JSON line, or an error event in its
+// place.
+func printJSONLine(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(w, "{\"event\":\"error\",\"error\":%q}\n", err.Error())
+		return
+	}
+	fmt.Fprintf(w, "%s\n", b)
 }

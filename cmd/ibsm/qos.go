@@ -138,12 +138,7 @@ func serveControl(path string, s *sm.SM) (func(), error) {
 // reportQoS prints one QoS event.
 func reportQoS(w io.Writer, e sm.QoSEvent, asJSON bool) {
 	if asJSON {
-		b, err := json.Marshal(e)
-		if err != nil {
-			fmt.Fprintf(w, "{\"event\":\"error\",\"error\":%q}\n", err.Error())
-			return
-		}
-		fmt.Fprintf(w, "%s\n", b)
+		printJSONLine(w, e)
 		return
 	}
 	fmt.Fprintf(w, "qos %s %s", e.Action, e.ID)

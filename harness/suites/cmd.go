@@ -71,15 +71,9 @@ func runCmd(env *harness.Env, args []string) error {
 	smKind := fs.String("sm", SMIbsm, "the subnet manager: ibsm or opensm")
 	name := fs.String("name", "", "fabric name (default s_SUITE)")
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
-	pos, err := interleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\nflags:\n", runSynopsis, runDescription())
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		return nil
-	}
-	if err != nil {
-		return usage(err)
+	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
+	if help || err != nil {
+		return err
 	}
 	if len(pos) != 1 {
 		return usage(errors.New("want one suite name (ibfab run -h lists them)"))
@@ -90,7 +84,7 @@ func runCmd(env *harness.Env, args []string) error {
 	} else if s, ok := Lookup(pos[0]); ok {
 		list = []Suite{s}
 	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis", pos[0], strings.Join(Names(), ", ")))
+		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos", pos[0], strings.Join(Names(), ", ")))
 	}
 	switch *smKind {
 	case SMIbsm:
@@ -160,18 +154,28 @@ func runCmd(env *harness.Env, args []string) error {
 	return nil
 }
 
-// interleaved parses flags before, between and after the positional
-// arguments and returns the positional ones.
-func interleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+// runAndPrint runs an experiment until it ends or a signal comes, its
+// progress on stderr unless asJSON, and prints its report: as one JSON
+// line, or with text.
+func runAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(context.Context, io.Writer) (R, error), text func(R)) (R, error) {
+	var log io.Writer
+	if !asJSON {
+		log = env.Stderr
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx, log)
+	if err != nil {
+		return rep, &harness.CommandError{Cmd: cmd, Err: err}
+	}
+	if !asJSON {
+		text(rep)
+		return rep, nil
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", b)
+	return rep, nil
 }

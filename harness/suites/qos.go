@@ -2,16 +2,13 @@ package suites
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 
 	"ibfab/harness"
@@ -262,18 +259,8 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	name := fs.String("name", "qos", "fabric name prefix")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of the checks")
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: qosSynopsis, Err: err} }
-	pos, err := interleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n\nflags:\n", qosSynopsis, qosDesc)
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		return nil
-	}
-	if err != nil {
-		return usage(err)
-	}
-	if len(pos) > 0 {
-		return usage(fmt.Errorf("unexpected argument %q", pos[0]))
+	if help, err := harness.ParseFlags(env, fs, cmd, qosSynopsis, qosDesc, args, 0); help || err != nil {
+		return err
 	}
 	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
 	switch *smKind {
@@ -292,23 +279,11 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	if !fabricNameRE.MatchString(*name) {
 		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
-	if !*asJSON {
-		o.Log = env.Stderr
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	start := time.Now()
-	rep, err := RunQoS(ctx, o)
-	if err != nil {
-		return &harness.CommandError{Cmd: cmd, Err: err}
-	}
-	if *asJSON {
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", b)
-	} else {
+	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*QoSReport, error) {
+		o.Log = log
+		return RunQoS(ctx, o)
+	}, func(rep *QoSReport) {
 		verdict := "PASS"
 		if !rep.Passed {
 			verdict = "FAIL"
@@ -326,6 +301,9 @@ func runQoSCmd(env *harness.Env, args []string) error {
 		for _, c := range rep.Checks {
 			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", mark(c), "all", c.Name, c.Detail)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if !rep.Passed {
 		return &harness.CommandError{Cmd: cmd, Err: errors.New("a check failed")}

@@ -3,17 +3,14 @@ package suites
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"ibfab/harness"
@@ -47,18 +44,8 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	out := fs.String("out", "out/thesis", "write index.md, thesis.json, thesis.svg/png and ibsm's lines to `DIR`")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of the table")
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: thesisSynopsis, Err: err} }
-	pos, err := interleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n\nflags:\n", thesisSynopsis, thesisDesc)
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		return nil
-	}
-	if err != nil {
-		return usage(err)
-	}
-	if len(pos) > 0 {
-		return usage(fmt.Errorf("unexpected argument %q", pos[0]))
+	if help, err := harness.ParseFlags(env, fs, cmd, thesisSynopsis, thesisDesc, args, 0); help || err != nil {
+		return err
 	}
 	o := ThesisOptions{Changes: *changes, Seed: *seed, TimeScale: *scale, Out: *out}
 	for _, f := range strings.Split(*sizes, ",") {
@@ -78,25 +65,16 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	if *changes < 1 || *scale < 1 {
 		return usage(errors.New("--changes and --time-scale are at least 1"))
 	}
-	if !*asJSON {
-		o.Log = env.Stderr
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := RunThesis(ctx, o)
-	if err != nil {
-		return &harness.CommandError{Cmd: cmd, Err: err}
-	}
-	if *asJSON {
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", b)
-	} else {
+	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*ThesisReport, error) {
+		o.Log = log
+		return RunThesis(ctx, o)
+	}, func(rep *ThesisReport) {
 		fmt.Fprint(env.Stdout, ThesisTable(rep))
 		fmt.Fprintf(env.Stdout, "thesis: time to valid tables 1.96-4.13x better (activation), 2.36-4.17x (deactivation); dropped on activation -83 to -96 %%\n")
 		fmt.Fprintf(env.Stdout, "%.0f s; saturation, packets/s per host: %s; report %s\n", rep.Seconds, saturationText(rep), filepath.Join(*out, "index.md"))
+	})
+	if err != nil {
+		return err
 	}
 	if len(rep.Errors) > 0 {
 		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d runs failed: %s", len(rep.Errors), strings.Join(rep.Errors, "; "))}

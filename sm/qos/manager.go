@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -51,21 +52,8 @@ const maxWeight = 255
 const highLimitUnit = 4096
 
 func (p *Params) normalize() error {
-	if p.Size == 0 {
-		p.Size = DefaultSize
-	}
-	if p.Model == 0 {
-		p.Model = DefaultModel
-	}
-	if p.Budget == 0 {
-		p.Budget = DefaultBudget
-	}
-	if p.Share == 0 {
-		p.Share = DefaultShare
-	}
-	if p.MaxEntryWeight == 0 {
-		p.MaxEntryWeight = DefaultMaxEntryWeight
-	}
+	p.Size, p.Model, p.Budget = cmp.Or(p.Size, DefaultSize), cmp.Or(p.Model, DefaultModel), cmp.Or(p.Budget, DefaultBudget)
+	p.Share, p.MaxEntryWeight = cmp.Or(p.Share, DefaultShare), cmp.Or(p.MaxEntryWeight, DefaultMaxEntryWeight)
 	switch {
 	case p.Size < 2 || p.Size > mad.VLArbMaxEntries || p.Size&(p.Size-1) != 0:
 		return fmt.Errorf("%w: table size %d, want a power of two 2-64", ErrParams, p.Size)
@@ -337,12 +325,7 @@ func (m *Manager) Ports() []PortKey {
 	for k := range m.ports {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b PortKey) int {
-		if a.GUID != b.GUID {
-			return cmpU64(a.GUID, b.GUID)
-		}
-		return a.Port - b.Port
-	})
+	slices.SortFunc(out, func(a, b PortKey) int { return cmp.Or(cmp.Compare(a.GUID, b.GUID), a.Port-b.Port) })
 	return out
 }
 
@@ -417,13 +400,3 @@ func levels(size int) int {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
