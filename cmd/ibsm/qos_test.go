@@ -47,7 +47,9 @@ func TestQoSCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--port", "mem", "--qos-flows", flows, "--control", sock, "--json"}, &out, &errb) }()
+	go func() {
+		done <- run(ctx, []string{"--port", "mem", "--qos-flows", flows, "--control", sock, "--json"}, &out, &errb)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
