@@ -146,8 +146,12 @@ func qosMarkdown(rep *QoSReport) string {
 			if !f.BandwidthMet || !f.LatencyMet {
 				met = fmt.Sprintf("no (bandwidth %v, latency %v)", f.BandwidthMet, f.LatencyMet)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f | %s |\n", m.Mode, f.ID, f.SL,
-				f.RequestedMbps, f.ReceivedMbps, f.SentMbps, f.P50Us, f.P99Us, f.BoundUs, f.PromisedUs, met)
+			promised := "—" // no SM's promise: no admission
+			if f.PromisedUs > 0 {
+				promised = fmt.Sprintf("%.1f", f.PromisedUs)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.1f | %.1f | %.1f | %.1f | %.0f | %s | %s |\n", m.Mode, f.ID, f.SL,
+				f.RequestedMbps, f.ReceivedMbps, f.SentMbps, f.P50Us, f.P99Us, f.BoundUs, promised, met)
 		}
 		fmt.Fprintf(&b, "| %s | best effort | 0 | — | %.1f | | | | | | |\n", m.Mode, m.BestMbps)
 	}
