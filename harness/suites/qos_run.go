@@ -634,7 +634,10 @@ func (r *qosRun) openSMQoS() error {
 			break
 		}
 	}
-	r.opensmConf = opensmrun.QoSConf{MaxVLs: 8, HighLimit: int(m.HighLimit(2048)), High: high,
-		Low: []opensmrun.ArbEntry{{VL: 0, Weight: sm.DefaultVLArbWeight}}, SL2VL: qos.SLtoVL(8)}.String()
+	conf, err := opensmrun.IBSMQoS(2048, high)
+	if err != nil {
+		return err
+	}
+	r.opensmConf = conf.String()
 	return nil
 }

@@ -3,6 +3,9 @@ package opensmrun
 import (
 	"fmt"
 	"strings"
+
+	"ibfab/sm"
+	"ibfab/sm/qos"
 )
 
 // QoSConf is the generic QoS section of an opensm.conf, the qos_* options.
@@ -52,3 +55,17 @@ func (q QoSConf) Lines() []string {
 
 // String is Lines as the text of a file.
 func (q QoSConf) String() string { return strings.Join(q.Lines(), "\n") + "\n" }
+
+// IBSMQoS is the QoS configuration under which OpenSM writes what
+// ibsm --qos writes on ports of 8 data VLs running mtu: SL n on VL n,
+// best effort (VL0) alone in the low-priority table with ibsm's weight,
+// ibsm's LimitOfHighPriority, and high, the reservations, as the
+// high-priority table (none: an empty one, as ibsm's without flows).
+func IBSMQoS(mtu int, high []ArbEntry) (QoSConf, error) {
+	m, err := qos.NewManager(qos.Params{})
+	if err != nil {
+		return QoSConf{}, err
+	}
+	return QoSConf{MaxVLs: 8, HighLimit: int(m.HighLimit(mtu)), High: high,
+		Low: []ArbEntry{{VL: 0, Weight: sm.DefaultVLArbWeight}}, SL2VL: qos.SLtoVL(8)}, nil
+}

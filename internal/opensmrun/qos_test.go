@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/opensmrun"
 )
@@ -18,4 +19,18 @@ func TestQoSConf(t *testing.T) {
 		"qos_sl2vl 0,1,2,3,4,5,6,7,0,0,0,0,0,0,0,0\n", q.String())
 	q.High = []opensmrun.ArbEntry{{1, 10}, {2, 20}}
 	assert.Equal(t, "qos_vlarb_high 1:10,2:20", q.Lines()[3])
+}
+
+// TestIBSMQoS: ibsm's tables without flows: SL n on VL n for SL 0-7,
+// best effort alone in the low table, an empty high table, a high limit
+// that lets some high-priority traffic through.
+func TestIBSMQoS(t *testing.T) {
+	q, err := opensmrun.IBSMQoS(2048, nil)
+	require.NoError(t, err)
+	l := q.Lines()
+	assert.Equal(t, []string{"qos TRUE", "qos_max_vls 8"}, l[:2])
+	assert.Equal(t, "qos_vlarb_high 0:0", l[3])
+	assert.Equal(t, "qos_vlarb_low 0:64", l[4])
+	assert.Equal(t, "qos_sl2vl 0,1,2,3,4,5,6,7,0,0,0,0,0,0,0,0", l[5])
+	assert.Positive(t, q.HighLimit)
 }
