@@ -235,7 +235,7 @@ func TestRunOpenSMRoot(t *testing.T) {
 			sim := ibsimtest.StartT(t, topo)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			r, err := runOpenSM(ctx, sim, t.TempDir(), "updn", tc.root)
+			r, err := runOpenSM(ctx, sim, t.TempDir(), "updn", tc.root, nil)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
