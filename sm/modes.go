@@ -108,7 +108,8 @@ type VLTables uint8
 const (
 	// VLTablesSet spreads the SLs over each port's data VLs (SL s on VL
 	// s mod n) and gives every data VL the same weight in the
-	// low-priority arbitration table, on every port (the default). A
+	// low-priority arbitration table, on every port (Config's zero value;
+	// ibsm's --vl-tables defaults to DefaultVLTables, keep). A
 	// switch without the optimized SLtoVL modifiers takes one Set per
 	// (input, output) pair: a device's reset tables are its vendor's
 	// (ibsim maps SL s to VL s; the soft switch every SL to VL0), and

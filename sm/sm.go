@@ -3,6 +3,7 @@ package sm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -180,6 +181,10 @@ type Result struct {
 	WindowMin    int      `json:"window_min"` // the narrowest the SMP window got (Config.Window: no timeouts)
 	Problems     []string `json:"problems,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// SMPsByAttr counts the SMPs sent, retries included, by method and
+	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
+	// the terms another SM's trace has (assimilations leave it out).
+	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
 	Trigger      Trigger      `json:"trigger,omitempty"`
@@ -239,10 +244,12 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	start := time.Now()
 	s.installed = false
 	s.tx.resetWindowMin()
+	attrs := maps.Clone(s.tx.attrs)
 	defer func() {
 		s.installed = res.SubnetUp && s.state == mad.SMStateMaster
 		res.MsTotal = ms(time.Since(start))
 		res.WindowMin = s.tx.windowMin
+		res.SMPsByAttr = s.tx.attrsSince(attrs)
 		for _, p := range res.Phases {
 			res.SMPsTotal += p.SMPs
 			res.Retries += p.Retries

@@ -203,6 +203,13 @@ func TestSweepThesis8(t *testing.T) {
 	require.True(t, ok)
 	assert.EqualValues(t, 97, disc.SMPs, "discovery SMPs")
 	assert.Equal(t, b.port.Stats().Sent, res.SMPsTotal, "SMPs the port carried")
+	var byAttr uint64
+	for _, n := range res.SMPsByAttr {
+		byAttr += n
+	}
+	assert.Equal(t, res.SMPsTotal, byAttr, "smps_by_attr accounts for every SMP: %v", res.SMPsByAttr)
+	assert.Positive(t, res.SMPsByAttr["Get NodeInfo"])
+	assert.Positive(t, res.SMPsByAttr["Set LinearForwardingTable"])
 	assert.Equal(t, sm.DefaultWindow, res.WindowMin, "no timeout, the window stays open")
 	assert.Equal(t, 8, res.Switches)
 	assert.Equal(t, 7, res.HCAs)

@@ -173,6 +173,10 @@ type txnLayer struct {
 	queue   []*txn
 	phase   string
 	phases  map[string]*PhaseStats
+	// attrs counts the SMPs sent, retries included, by method and
+	// attribute: what a sweep wrote where (a bench compares it with
+	// another SM's).
+	attrs map[attrKey]uint64
 	// wakeable makes a wait end early when wake is called (the SM
 	// watching the subnet with control calls to serve); wakeup holds
 	// the one pending wake.
@@ -187,7 +191,7 @@ func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window, burst: cfg.Burst,
 		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
-		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{},
+		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{}, attrs: map[attrKey]uint64{},
 		wakeup: make(chan struct{}, 1),
 	}
 }
@@ -217,6 +221,29 @@ func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
 		}
 	}()
 	return wctx, func() { close(stop); cancel() }
+}
+
+// attrKey is a kind of SMP: its method and attribute.
+type attrKey struct {
+	method mad.Method
+	attr   mad.AttrID
+}
+
+func (k attrKey) String() string { return k.method.String() + " " + k.attr.String() }
+
+// attrsSince returns the SMPs sent since before (a copy of attrs taken
+// then), by "Method Attribute"; nil when none were.
+func (e *txnLayer) attrsSince(before map[attrKey]uint64) map[string]uint64 {
+	var out map[string]uint64
+	for k, n := range e.attrs {
+		if d := n - before[k]; d > 0 {
+			if out == nil {
+				out = map[string]uint64{}
+			}
+			out[k.String()] = d
+		}
+	}
+	return out
 }
 
 // setPhase makes later sends count for phase.
@@ -392,6 +419,7 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 	e.sends++
 	e.burstSent++
 	t.sent = e.sends
+	e.attrs[attrKey{t.req.method, t.req.attr}]++
 	ps := e.phaseStats(t.phase)
 	ps.SMPs++
 	if t.attempts > 1 {

@@ -31,7 +31,7 @@ import (
 	"ibfab/topologies"
 )
 
-const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--vl-tables keep|set] [--route-nets LIST] [--route-iters N] [--out FILE]`
+const benchSynopsis = `usage: ibsm bench [--fabrics LIST] [--runs N] [--routing ENGINE] [--vl-tables keep|set] [--qos=false] [--route-nets LIST] [--route-iters N] [--out FILE]`
 
 // benchNets are the networks the bench knows by name; "irregularN" is
 // also any N: the thesis's random irregular network of N 4-port switches
@@ -58,17 +58,24 @@ func benchNet(name string) (*topologies.Topology, error) {
 
 // BenchReport is what ibsm bench prints: one JSON object.
 type BenchReport struct {
-	Event    string         `json:"event"` // "bench"
-	CPUs     int            `json:"cpus"`
-	Runs     int            `json:"runs"`
-	SubnetUp []SubnetUpCase `json:"subnet_up"`
-	Routing  []RoutingCase  `json:"routing"`
-	Notes    []string       `json:"notes"`
-	// GoalMet: every fabric asked for was measured on both sides and met
-	// the goal; Reasons says why not.
-	GoalMet   bool     `json:"goal_met"`
-	Reasons   []string `json:"reasons,omitempty"`
-	ElapsedMs float64  `json:"elapsed_ms"`
+	Event string `json:"event"` // "bench"
+	CPUs  int    `json:"cpus"`
+	Runs  int    `json:"runs"`
+	// SubnetUp compares the SMs with their defaults, SubnetUpQoS with
+	// QoS on both sides (ibsm --qos, opensm -Q), fabric by fabric.
+	SubnetUp    []SubnetUpCase `json:"subnet_up"`
+	SubnetUpQoS []SubnetUpCase `json:"subnet_up_qos,omitempty"`
+	Routing     []RoutingCase  `json:"routing"`
+	Notes       []string       `json:"notes"`
+	// GoalMet: every fabric asked for was measured on both sides with
+	// their defaults and met the goal; Reasons says why not.
+	GoalMet bool     `json:"goal_met"`
+	Reasons []string `json:"reasons,omitempty"`
+	// QoSGoalMet holds the QoS comparison to the same bar; the issue sets
+	// no goal for it, so it is information and GoalMet leaves it out.
+	QoSGoalMet *bool    `json:"qos_goal_met,omitempty"`
+	QoSReasons []string `json:"qos_reasons,omitempty"`
+	ElapsedMs  float64  `json:"elapsed_ms"`
 }
 
 // SubnetUpCase compares the two SMs on one fabric.
@@ -89,9 +96,14 @@ type SubnetUpCase struct {
 // SMStats is one SM's runs on a fabric and their medians.
 type SMStats struct {
 	Routing string `json:"routing"`
-	// VLTables is ibsm's --vl-tables (OpenSM runs with QoS off: it
-	// leaves the SLtoVL and arbitration tables alone, as keep does).
+	// VLTables is what ibsm did with SLtoVL and VL arbitration: its
+	// --vl-tables with QoS off (OpenSM then leaves the tables alone, as
+	// keep does), set with QoS on.
 	VLTables string `json:"vl_tables,omitempty"`
+	// QoS: ibsm ran with --qos (no flows), OpenSM with -Q and Conf, the
+	// options its opensm.conf held.
+	QoS  bool     `json:"qos,omitempty"`
+	Conf []string `json:"conf,omitempty"`
 	// RootGUID is the switch OpenSM's updn was rooted at (-a), the one
 	// ibsm's up*/down* is rooted at.
 	RootGUID  string  `json:"root_guid,omitempty"`
@@ -102,7 +114,14 @@ type SMStats struct {
 	SMPsWire  float64 `json:"smps_wire"`
 	CPUMs     float64 `json:"cpu_ms"`
 	SimCPUMs  float64 `json:"sim_cpu_ms"`
-	Error     string  `json:"error,omitempty"`
+	// SMPsByAttr: the medians of ibsm's own count by method and
+	// attribute ("Set SLtoVLMappingTable"); OpenSM has no such count.
+	SMPsByAttr map[string]float64 `json:"smps_by_attr,omitempty"`
+	// SMPsOverDefaults: with QoS, smps_wire less the same SM's with its
+	// defaults on the fabric: what QoS costs it on the wire, the one
+	// per-SM figure of its SLtoVL and VLArbitration Sets both SMs have.
+	SMPsOverDefaults *float64 `json:"smps_wire_over_defaults,omitempty"`
+	Error            string   `json:"error,omitempty"`
 }
 
 // SMRun is one run of an SM on a fresh simulator.
@@ -120,8 +139,10 @@ type SMRun struct {
 	// them (PortXmitPkts of that port, read with perfquery afterwards);
 	// SMPs to the SM's own node never reach the wire.
 	SMPsWire uint64 `json:"smps_wire"`
-	// SMPsSelf: the SMPs ibsm counted itself (local ones included).
-	SMPsSelf uint64 `json:"smps_self,omitempty"`
+	// SMPsSelf: the SMPs ibsm counted itself (local ones included), and
+	// SMPsByAttr those by method and attribute.
+	SMPsSelf   uint64            `json:"smps_self,omitempty"`
+	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
 	// CPUMs: the SM process's CPU time (user and system); SimCPUMs:
 	// ibsim's over the same span, from the SM's exec to its exit. On a
 	// shared machine these hold still where wall times do not.
@@ -159,10 +180,35 @@ type EngineResult struct {
 type benchOptions struct {
 	fabrics, routeNets []string
 	runs, routeIters   int
-	routing, vlTables  string
+	routing            string
+	vlTables           sm.VLTables
+	qos                bool
 	out                string
 	ibsm               string
 }
+
+// benchMode is what the two SMs are compared with.
+type benchMode uint8
+
+const (
+	// modeDefaults: each SM with its defaults, QoS off (ibsm's
+	// --vl-tables as asked, keep unless told).
+	modeDefaults benchMode = iota
+	// modeQoS: ibsm --qos without flows against opensm -Q with the
+	// qos_* options that write the same tables (opensmrun.IBSMQoS).
+	modeQoS
+)
+
+func (m benchMode) String() string {
+	if m == modeQoS {
+		return "qos"
+	}
+	return "defaults"
+}
+
+// ibsimMTU is the MTU ibsim's ports run (their MTUCap, 2048 bytes): the
+// high limit ibsm's QoS gives them, which OpenSM's qos_high_limit repeats.
+const ibsimMTU = 2048
 
 func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	o := &benchOptions{}
@@ -177,7 +223,8 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs of each SM on each fabric, on a fresh simulator each (medians reported)")
 	fs.IntVar(&o.routeIters, "route-iters", 5, "route computations per engine and network (median reported)")
 	fs.StringVar(&o.routing, "routing", sm.DefaultRouting, "ibsm's routing engine; OpenSM runs the matching one (updn, minhop, ftree)")
-	fs.StringVar(&o.vlTables, "vl-tables", sm.VLTablesKeep.String(), "ibsm's --vl-tables: keep (as OpenSM with QoS off) or set")
+	fs.TextVar(&o.vlTables, "vl-tables", sm.DefaultVLTables, "ibsm's --vl-tables `mode` in the defaults comparison: keep (as OpenSM with QoS off) or set")
+	fs.BoolVar(&o.qos, "qos", true, "also compare ibsm --qos with opensm -Q on each fabric (subnet_up_qos)")
 	fs.StringVar(&o.out, "out", "", "also write the JSON report to `FILE`")
 	fs.StringVar(&o.ibsm, "ibsm", "", "the ibsm binary to run (default: this one)")
 	if err := fs.Parse(args); err != nil {
@@ -188,9 +235,6 @@ func parseBench(args []string, stderr io.Writer) (*benchOptions, error) {
 	}
 	if o.runs < 1 || o.routeIters < 1 {
 		return nil, errors.New("--runs and --route-iters must be at least 1")
-	}
-	if o.vlTables != sm.VLTablesKeep.String() && o.vlTables != sm.VLTablesSet.String() {
-		return nil, fmt.Errorf("--vl-tables %q: want %s or %s", o.vlTables, sm.VLTablesKeep, sm.VLTablesSet)
 	}
 	o.fabrics, o.routeNets = splitList(*fabrics), splitList(*nets)
 	if _, err := opensmEngine(o.routing); err != nil {
@@ -239,23 +283,31 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	start := time.Now()
 	rep := &BenchReport{Event: "bench", CPUs: runtime.NumCPU(), Runs: o.runs, Notes: benchNotes}
 	failed := false
-	var cases []goal.Case
+	var cases, qosCases []goal.Case
 	for _, name := range o.fabrics {
-		c, err := benchSubnetUp(ctx, o, name, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "ibsm bench: %s: %v\n", name, err)
-			failed = true
-			cases = append(cases, goal.Failed(name, err))
+		def, g, ok := benchCase(ctx, o, name, modeDefaults, stderr)
+		failed = failed || !ok
+		cases = append(cases, g)
+		if def != nil {
+			rep.SubnetUp = append(rep.SubnetUp, *def)
+		}
+		if !o.qos {
 			continue
 		}
-		if c.IBSM.Error != "" || c.OpenSM.Error != "" {
-			failed = true // reported in the case, and above as progress
+		c, g, ok := benchCase(ctx, o, name, modeQoS, stderr)
+		failed = failed || !ok
+		qosCases = append(qosCases, g)
+		if c != nil {
+			overDefaults(c, def)
+			rep.SubnetUpQoS = append(rep.SubnetUpQoS, *c)
 		}
-		cases = append(cases, subnetUpGoal(c))
-		rep.SubnetUp = append(rep.SubnetUp, *c)
 	}
 	v := goal.Judge(cases)
 	rep.GoalMet, rep.Reasons = v.Met, v.Reasons
+	if o.qos {
+		v := goal.Judge(qosCases)
+		rep.QoSGoalMet, rep.QoSReasons = &v.Met, v.Reasons
+	}
 	for _, name := range o.routeNets {
 		c, err := benchRouting(name, o.routeIters)
 		if err != nil {
@@ -285,9 +337,38 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// benchCase measures both SMs on fabric name in mode; ok is false when
+// the fabric or a side failed (the case, when there is one, says which).
+func benchCase(ctx context.Context, o *benchOptions, name string, mode benchMode, progress io.Writer) (*SubnetUpCase, goal.Case, bool) {
+	c, err := benchSubnetUp(ctx, o, name, mode, progress)
+	if err != nil {
+		fmt.Fprintf(progress, "ibsm bench: %s (%s): %v\n", name, mode, err)
+		return nil, goal.Failed(name, err), false
+	}
+	// A side's error is in the case, and was reported as progress.
+	return c, subnetUpGoal(c), c.IBSM.Error == "" && c.OpenSM.Error == ""
+}
+
+// overDefaults sets each side's smps_wire_over_defaults in the QoS case
+// q from the defaults case def of the same fabric, where both measured it.
+func overDefaults(q, def *SubnetUpCase) {
+	if def == nil {
+		return
+	}
+	for _, p := range []struct{ q, d *SMStats }{{&q.IBSM, &def.IBSM}, {&q.OpenSM, &def.OpenSM}} {
+		if len(p.q.Runs) > 0 && len(p.d.Runs) > 0 && p.q.Error == "" && p.d.Error == "" {
+			d := p.q.SMPsWire - p.d.SMPsWire
+			p.q.SMPsOverDefaults = &d
+		}
+	}
+}
+
 var benchNotes = []string{
 	"subnet_up: each run loads the fabric into a fresh ibsim in its own network namespace; the SM attaches at the file's first node (a CA) through the simulator's client protocol: ibsm natively (--port sim), OpenSM through libumad2sim; OpenSM runs with --once and the routing engine that matches ibsm's; its updn is rooted at the switch ibsm's up*/down* is rooted at, the SM's, through a root GUID file (-a): without one it finds no root on an irregular network with a host at every switch and falls back to minhop. A run whose OpenSM log says it configured another engine's tables is an error. Both are started from a thread inside the simulator's namespace.",
-	"OpenSM runs with its defaults, QoS off: it sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says (keep does the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
+	"subnet_up compares defaults with defaults: OpenSM with QoS off sets OperationalVLs but leaves every SLtoVL and VL arbitration table as the device holds it; ibsm runs with --vl-tables as vl_tables says, keep by default (the same; set spreads the SLs over the data VLs, one SMP per (input, output) port pair on ibsim's switches, which lack the optimized SLtoVL modifiers).",
+	"subnet_up_qos compares QoS with QoS, in the same simulator setup: ibsm --qos without flows (OperationalVLs VL0-7, SL n on VL n, best effort alone in the low-priority table, an empty high-priority table, LimitOfHighPriority from the link MTU) against opensm -Q with an opensm.conf holding the generic qos_* options in opensm.conf (the per-port-type qos_ca_*, qos_sw0_*, qos_swe_*, qos_rtr_* fall back to them) that write the same tables. ibsim's ports have VLCap VL0-7, 8-entry arbitration tables (VLArbitrationHighCap and LowCap 8) and a 2048-byte MTU, so both write one low and one high VLArbitration block per port (ibsim refuses blocks past the cap) and SL n on VL n for SL 0-7.",
+	"What each writes with QoS: ibsm's smps_by_attr counts its SMPs by method and attribute (Set SLtoVLMappingTable: one per (input, output) pair of active ports and port 0 on ibsim's switches, one per CA port; Set VLArbitrationTable: two per port); OpenSM has no such count, and smps_wire_over_defaults, each side's smps_wire less its own with defaults, is the figure both have. OpenSM's QoS writes SLtoVL, for each active output port, from every input port, port 0, the output port itself and ports without a link included: as many Sets as ibsm's where every switch port is cabled, more where some are not.",
+	"The issue sets the goal (ms_to_up ratio ≤ 0.5, smps_wire ratio ≤ 1) for the defaults; the QoS comparison is held to the same bar in qos_goal_met and qos_reasons, as information: goal_met leaves it out.",
 	"ms_to_up is from the SM's exec to the subnet being up (ibsm: its sweep line; OpenSM: the timestamp of its SUBNET UP log line), ms_process to its exit, ms_sweep the SM's own account.",
 	"cpu_ms is the SM process's CPU time (user and system), sim_cpu_ms ibsim's from the SM's exec to its exit (10 ms ticks): the simulator handles one MAD at a time, so its CPU time is a floor under the time to SUBNET UP that other load on the machine does not move much.",
 	"smps_wire is PortXmitPkts of the SM's port as ibsim counts it (perfquery through libumad2sim after the SM exited): every SMP that left the port, retries included, for both SMs alike; SMPs to the SM's own node never reach the wire. smps_self is ibsm's own count.",
@@ -353,7 +434,7 @@ func subnetUpGoal(c *SubnetUpCase) goal.Case {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress io.Writer) (*SubnetUpCase, error) {
+func benchSubnetUp(ctx context.Context, o *benchOptions, name string, mode benchMode, progress io.Writer) (*SubnetUpCase, error) {
 	topo, err := benchNet(name)
 	if err != nil {
 		return nil, err
@@ -366,8 +447,18 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	if err != nil {
 		return nil, err
 	}
+	sides := benchSides{ibsmArgs: []string{"--vl-tables", o.vlTables.String()}}
 	c := &SubnetUpCase{Fabric: name, Nodes: topo.NumNodes(), Switches: topo.Count(topologies.Switch),
-		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing, VLTables: o.vlTables}, OpenSM: SMStats{Routing: osmEngine}}
+		HCAs: topo.Count(topologies.CA), IBSM: SMStats{Routing: o.routing, VLTables: o.vlTables.String()}, OpenSM: SMStats{Routing: osmEngine}}
+	if mode == modeQoS {
+		conf, err := opensmrun.IBSMQoS(ibsimMTU, nil)
+		if err != nil {
+			return nil, err
+		}
+		sides = benchSides{ibsmArgs: []string{"--qos"}, opensmQoS: &conf}
+		c.IBSM.VLTables, c.IBSM.QoS = sm.VLTablesSet.String(), true // QoS owns the tables
+		c.OpenSM.QoS, c.OpenSM.Conf = true, conf.Lines()
+	}
 	if osmEngine == "updn" {
 		c.OpenSM.RootGUID = fmt.Sprintf("%#016x", topo.Node(root).GUID)
 	}
@@ -386,13 +477,13 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 			if st.Error != "" {
 				continue
 			}
-			r, err := benchOneSM(ctx, o, topo, isIBSM, osmEngine, topo.Node(root).GUID)
+			r, err := benchOneSM(ctx, o, topo, isIBSM, sides, osmEngine, topo.Node(root).GUID)
 			if err != nil {
 				st.Error = err.Error()
-				fmt.Fprintf(progress, "bench %s run %d %s: %v\n", name, i+1, who, err)
+				fmt.Fprintf(progress, "bench %s (%s) run %d %s: %v\n", name, mode, i+1, who, err)
 				continue
 			}
-			fmt.Fprintf(progress, "bench %s run %d %s: up in %.1f ms, %d SMPs on the wire\n", name, i+1, who, r.MsToUp, r.SMPsWire)
+			fmt.Fprintf(progress, "bench %s (%s) run %d %s: up in %.1f ms, %d SMPs on the wire\n", name, mode, i+1, who, r.MsToUp, r.SMPsWire)
 			st.Runs = append(st.Runs, *r)
 		}
 	}
@@ -404,6 +495,7 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 		}
 		st.MsToUp, st.MsProcess, st.MsSweep, st.SMPsWire = median(up), median(proc), median(sweep), median(smps)
 		st.CPUMs, st.SimCPUMs = median(cpu), median(simCPU)
+		st.SMPsByAttr = medianByAttr(st.Runs)
 	}
 	if c.IBSM.Error != "" || c.OpenSM.Error != "" {
 		return c, nil
@@ -420,9 +512,38 @@ func benchSubnetUp(ctx context.Context, o *benchOptions, name string, progress i
 	return c, nil
 }
 
+// medianByAttr is the median of each kind of SMP over runs (a run
+// without the kind counts 0); nil when no run counted any.
+func medianByAttr(runs []SMRun) map[string]float64 {
+	var out map[string]float64
+	for _, r := range runs {
+		for k := range r.SMPsByAttr {
+			if _, done := out[k]; done {
+				continue
+			}
+			xs := make([]float64, len(runs))
+			for i, r := range runs {
+				xs[i] = float64(r.SMPsByAttr[k])
+			}
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[k] = median(xs)
+		}
+	}
+	return out
+}
+
+// benchSides is how each SM runs in a comparison: ibsm's arguments past
+// the common ones, and OpenSM's QoS options (nil: QoS off).
+type benchSides struct {
+	ibsmArgs  []string
+	opensmQoS *opensmrun.QoSConf
+}
+
 // benchOneSM runs one SM once on a fresh simulator of topo; OpenSM's
 // updn is rooted at the switch of GUID root.
-func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology, isIBSM bool, osmEngine string, root uint64) (*SMRun, error) {
+func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology, isIBSM bool, sides benchSides, osmEngine string, root uint64) (*SMRun, error) {
 	dir, err := os.MkdirTemp("", "ibsm-bench-")
 	if err != nil {
 		return nil, err
@@ -438,9 +559,9 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	var r *SMRun
 	simCPU := cpuOf(sim.PID())
 	if isIBSM {
-		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, o.vlTables)
+		r, err = runIBSM(ctx, sim, o.ibsm, o.routing, sides.ibsmArgs)
 	} else {
-		r, err = runOpenSM(ctx, sim, dir, osmEngine, root)
+		r, err = runOpenSM(ctx, sim, dir, osmEngine, root, sides.opensmQoS)
 	}
 	if err != nil {
 		return nil, err
@@ -456,10 +577,11 @@ func benchOneSM(ctx context.Context, o *benchOptions, topo *topologies.Topology,
 	return r, nil
 }
 
-func runIBSM(ctx context.Context, sim *ibsimrun.Sim, bin, routing, vlTables string) (*SMRun, error) {
+func runIBSM(ctx context.Context, sim *ibsimrun.Sim, bin, routing string, extra []string) (*SMRun, error) {
 	// Born in the simulator's namespace, as opensmrun starts OpenSM: no
 	// ip netns exec in between to time.
-	cmd := exec.CommandContext(ctx, bin, "--port", "sim", "--once", "--json", "--routing", routing, "--vl-tables", vlTables)
+	args := append([]string{"--port", "sim", "--once", "--json", "--routing", routing}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -490,15 +612,16 @@ func runIBSM(ctx context.Context, sim *ibsimrun.Sim, bin, routing, vlTables stri
 	if err != nil || !res.SubnetUp {
 		return nil, fmt.Errorf("ibsm: %v (subnet up %v, %s): %s", err, res.SubnetUp, res.Reason, stderr.String())
 	}
-	r.MsSweep, r.SMPsSelf, r.Phases = res.MsTotal, res.SMPsTotal, res.Phases
+	r.MsSweep, r.SMPsSelf, r.Phases, r.SMPsByAttr = res.MsTotal, res.SMPsTotal, res.Phases, res.SMPsByAttr
 	r.Retries, r.WindowMin = res.Retries, res.WindowMin
 	return r, nil
 }
 
-// runOpenSM runs opensm --once with engine on sim, its files in dir, and
-// fails unless its log says it routed with engine: an OpenSM that fell
-// back to minhop is not the SM the bench compares ibsm with.
-func runOpenSM(ctx context.Context, sim *ibsimrun.Sim, dir, engine string, root uint64) (*SMRun, error) {
+// runOpenSM runs opensm --once with engine on sim, its files in dir, QoS
+// on with qos's options unless it is nil, and fails unless its log says
+// it routed with engine: an OpenSM that fell back to minhop is not the SM
+// the bench compares ibsm with.
+func runOpenSM(ctx context.Context, sim *ibsimrun.Sim, dir, engine string, root uint64, qos *opensmrun.QoSConf) (*SMRun, error) {
 	env, err := ibsimrun.DiagEnv()
 	if err != nil {
 		return nil, err
@@ -506,6 +629,13 @@ func runOpenSM(ctx context.Context, sim *ibsimrun.Sim, dir, engine string, root 
 	args, err := opensmArgs(dir, engine, root)
 	if err != nil {
 		return nil, err
+	}
+	if qos != nil {
+		conf := filepath.Join(dir, "opensm.conf")
+		if err := os.WriteFile(conf, []byte(qos.String()), 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-Q", "-F", conf)
 	}
 	r, err := opensmrun.Once(ctx, opensmrun.Options{NS: sim.NS, Env: env, Dir: dir, Args: args})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,7 +236,7 @@ func TestRunOpenSMRoot(t *testing.T) {
 			sim := ibsimtest.StartT(t, topo)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			r, err := runOpenSM(ctx, sim, t.TempDir(), "updn", tc.root)
+			r, err := runOpenSM(ctx, sim, t.TempDir(), "updn", tc.root, nil)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -303,4 +304,61 @@ func TestSubnetUpGoal(t *testing.T) {
 			assert.Equal(t, tt.met, len(tt.c.Reasons) == 0, "%v", tt.c.Reasons)
 		})
 	}
+}
+
+// TestParseBench: the bench compares defaults with defaults unless told
+// otherwise (ibsm's --vl-tables default, QoS compared too), and a bad
+// flag is a usage error (exit status 2) that says what is wrong.
+func TestParseBench(t *testing.T) {
+	o, err := parseBench(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, sm.DefaultVLTables, o.vlTables)
+	assert.True(t, o.qos)
+	assert.Equal(t, []string{"fattree432", "irregular256"}, o.fabrics)
+
+	o, err = parseBench([]string{"--vl-tables", "set", "--qos=false"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, sm.VLTablesSet, o.vlTables)
+	assert.False(t, o.qos)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vl-tables", "spread"}, "spread"},
+		{[]string{"--qos=maybe"}, "qos"},
+		{[]string{"--runs", "0"}, "--runs"},
+		{[]string{"--routing", "lash"}, "lash"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runBench(context.Background(), tc.args, &stdout, &stderr)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, stderr.String(), tc.want, "%v", tc.args)
+		assert.Empty(t, stdout.String(), "%v", tc.args)
+	}
+}
+
+// TestOverDefaults: a QoS case's smps_wire_over_defaults is its median
+// less the defaults case's, for each side measured in both.
+func TestOverDefaults(t *testing.T) {
+	run := []SMRun{{}}
+	q := &SubnetUpCase{IBSM: SMStats{Runs: run, SMPsWire: 371}, OpenSM: SMStats{Runs: run, SMPsWire: 487}}
+	def := &SubnetUpCase{IBSM: SMStats{Runs: run, SMPsWire: 195}, OpenSM: SMStats{Error: "no SUBNET UP"}}
+	overDefaults(q, def)
+	require.NotNil(t, q.IBSM.SMPsOverDefaults)
+	assert.InDelta(t, 176, *q.IBSM.SMPsOverDefaults, 0)
+	assert.Nil(t, q.OpenSM.SMPsOverDefaults, "OpenSM's defaults run failed")
+	overDefaults(q, nil) // the defaults case failed as a whole: nothing to subtract
+}
+
+// TestMedianByAttr: each kind's median over the runs, a run without the
+// kind counting 0.
+func TestMedianByAttr(t *testing.T) {
+	assert.Nil(t, medianByAttr([]SMRun{{}, {}}))
+	got := medianByAttr([]SMRun{
+		{SMPsByAttr: map[string]uint64{"Get NodeInfo": 10, "Set PortInfo": 4}},
+		{SMPsByAttr: map[string]uint64{"Get NodeInfo": 12}},
+		{SMPsByAttr: map[string]uint64{"Get NodeInfo": 11, "Set PortInfo": 6}},
+	})
+	assert.Equal(t, map[string]float64{"Get NodeInfo": 11, "Set PortInfo": 4}, got)
 }

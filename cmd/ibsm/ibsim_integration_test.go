@@ -322,8 +322,9 @@ func sectionLID(t *testing.T, sec string) uint16 {
 }
 
 // TestBench runs ibsm bench on the thesis's network and small routing
-// networks: the report has both SMs' runs and the engines' ratios. The
-// figures themselves are not checked: the machine is shared.
+// networks: the report has both SMs' runs, with their defaults and with
+// QoS, and the engines' ratios. The times are not checked (the machine is
+// shared); the SMP counts, which do not depend on it, are.
 func TestBench(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
@@ -371,6 +372,42 @@ func TestBench(t *testing.T) {
 		assert.Positive(t, c.Ratio[k], k)
 	}
 	assert.Equal(t, rep.GoalMet, rep.Reasons == nil, "goal_met %v, reasons %v", rep.GoalMet, rep.Reasons)
+	assert.Zero(t, c.IBSM.SMPsByAttr["Set SLtoVLMappingTable"], "keep leaves SLtoVL alone")
+	assert.Zero(t, c.IBSM.SMPsByAttr["Set VLArbitrationTable"], "keep leaves VL arbitration alone")
+
+	// QoS on both sides: ibsm writes SLtoVL and both arbitration tables
+	// on top of what it writes with its defaults, and OpenSM, with -Q and
+	// the same tables, writes more than without.
+	require.Len(t, rep.SubnetUpQoS, 1)
+	q := rep.SubnetUpQoS[0]
+	assert.Equal(t, "thesis8", q.Fabric)
+	for _, st := range []SMStats{q.IBSM, q.OpenSM} {
+		assert.Empty(t, st.Error)
+		assert.True(t, st.QoS)
+		require.Len(t, st.Runs, 2)
+		for _, r := range st.Runs {
+			assert.Positive(t, r.MsToUp)
+			assert.Positive(t, r.SMPsWire)
+		}
+		require.NotNil(t, st.SMPsOverDefaults)
+	}
+	assert.Equal(t, "set", q.IBSM.VLTables, "QoS owns the tables")
+	assert.Contains(t, q.OpenSM.Conf, "qos_sl2vl 0,1,2,3,4,5,6,7,0,0,0,0,0,0,0,0")
+	assert.Contains(t, q.OpenSM.Conf, "qos_vlarb_low 0:64")
+	// thesis8 on ibsim: 8 switches whose active ports and port 0 make
+	// 108 (input, output) pairs, 7 CA ports, 32 ports with a low and a
+	// high arbitration block each.
+	assert.EqualValues(t, 108+7, q.IBSM.SMPsByAttr["Set SLtoVLMappingTable"])
+	assert.EqualValues(t, 2*32, q.IBSM.SMPsByAttr["Set VLArbitrationTable"])
+	// Three of them go to ibsm's own CA port, off the wire.
+	assert.InDelta(t, q.IBSM.SMPsByAttr["Set SLtoVLMappingTable"]+q.IBSM.SMPsByAttr["Set VLArbitrationTable"]-3,
+		*q.IBSM.SMPsOverDefaults, 0, "what QoS adds on the wire is its table Sets")
+	assert.Positive(t, *q.OpenSM.SMPsOverDefaults, "opensm -Q wrote the tables")
+	for _, k := range []string{"ms_to_up", "ms_process", "ms_sweep", "smps_wire"} {
+		assert.Positive(t, q.Ratio[k], k)
+	}
+	require.NotNil(t, rep.QoSGoalMet)
+	assert.Equal(t, *rep.QoSGoalMet, rep.QoSReasons == nil, "qos_goal_met %v, reasons %v", *rep.QoSGoalMet, rep.QoSReasons)
 
 	require.Len(t, rep.Routing, 2)
 	for _, rc := range rep.Routing {

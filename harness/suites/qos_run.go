@@ -18,6 +18,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/hca"
+	"ibfab/internal/opensmrun"
 	"ibfab/nodeproc"
 	"ibfab/sm"
 	"ibfab/sm/qos"
@@ -620,12 +621,12 @@ func (r *qosRun) openSMQoS() error {
 		h := fl.Hops[0]
 		es = append(es, entries{vl: h.VL, n: h.Entries, w: h.Weight})
 	}
-	var high []string
+	var high []opensmrun.ArbEntry
 	for k := 0; len(high) < 64; k++ {
 		added := false
 		for _, e := range es {
 			if k < e.n && len(high) < 64 {
-				high = append(high, fmt.Sprintf("%d:%d", e.vl, e.w))
+				high = append(high, opensmrun.ArbEntry{VL: int(e.vl), Weight: e.w})
 				added = true
 			}
 		}
@@ -633,11 +634,10 @@ func (r *qosRun) openSMQoS() error {
 			break
 		}
 	}
-	var sl2vl []string
-	for _, vl := range qos.SLtoVL(8) {
-		sl2vl = append(sl2vl, fmt.Sprint(vl))
+	conf, err := opensmrun.IBSMQoS(2048, high)
+	if err != nil {
+		return err
 	}
-	r.opensmConf = fmt.Sprintf("qos TRUE\nqos_max_vls 8\nqos_high_limit %d\nqos_vlarb_high %s\nqos_vlarb_low 0:%d\nqos_sl2vl %s\n",
-		m.HighLimit(2048), strings.Join(high, ","), sm.DefaultVLArbWeight, strings.Join(sl2vl, ","))
+	r.opensmConf = conf.String()
 	return nil
 }
