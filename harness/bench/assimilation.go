@@ -24,14 +24,16 @@ const AssimilationGoal = 0.2
 
 // AssimilationReport is what ibfab bench assimilation writes.
 type AssimilationReport struct {
-	Benchmark  string               `json:"benchmark"` // "assimilation"
-	Date       string               `json:"date"`
-	Quick      bool                 `json:"quick"`
-	Runs       int                  `json:"runs"`
-	Definition []string             `json:"definition"`
-	GoalRatio  float64              `json:"goal_ratio"`
-	GoalConfig string               `json:"goal_config"`
-	Fabrics    []AssimilationFabric `json:"fabrics"`
+	Benchmark string `json:"benchmark"` // "assimilation"
+	Date      string `json:"date"`
+	Quick     bool   `json:"quick"`
+	Runs      int    `json:"runs"`
+	// ProbeIntervalMs is how often each probed pair hears from its sender.
+	ProbeIntervalMs float64              `json:"probe_interval_ms"`
+	Definition      []string             `json:"definition"`
+	GoalRatio       float64              `json:"goal_ratio"`
+	GoalConfig      string               `json:"goal_config"`
+	Fabrics         []AssimilationFabric `json:"fabrics"`
 	goal.Verdict
 	ElapsedMs float64 `json:"elapsed_ms"`
 }
@@ -92,7 +94,7 @@ type FaultRun struct {
 
 var assimilationDefinition = []string{
 	"Each network runs at time scale 1; the SM is at the host of the first switch. Faults: a link between two switches on a cycle (set down), and the kill of the switch with hosts whose loss leaves the most hosts connected; each is undone before the next.",
-	"ms_data_plane (the goal's measure, the same for both SMs): before the fault every probed pair of surviving hosts (every ordered pair when there are at most 8, else every pair of 8 evenly spaced) exchanges periodic UD probes, one every 10 ms per pair; each receiver records per sender its longest gap between packets and when it ended. A gap over 50 ms that ended after the fault is an outage; ms_data_plane is from the fault to the end of the last outage of any pair (0: no pair lost a packet for 50 ms). The run ends when the SM has made a pass, the fabric is settled (ports facing the fault Down, every other Active) and no new pass came for 1 s, and every pair delivers.",
+	"ms_data_plane (the goal's measure, the same for both SMs): before the fault every probed pair of surviving hosts (every ordered pair when there are at most 8, else every pair of 8 evenly spaced) exchanges periodic UD probes, one every probe_interval_ms per pair (10 ms; 20 with --quick); each receiver records per sender its longest gap between packets and when it ended. A gap over five intervals (50 ms; 100 with --quick) that ended after the fault is an outage; ms_data_plane is from the fault to the end of the last outage of any pair (0: no pair lost a packet for five intervals). The run ends when the SM has made a pass, the fabric is settled (ports facing the fault Down, every other Active) and no new pass came for 1 s, and every pair delivers.",
 	"ms_sm_reported (beside it, not judged): ibsm: the start of its last pass with the subnet up plus that pass's ms_to_connectivity (its provisional tables' with provisional routes); OpenSM: the time stamp of its last SUBNET UP log line.",
 	"ms_settled: from the fault to the SM's last pass (ibsm's result reaching the bench, OpenSM's SUBNET UP). smps: MADs the SM's HCA took from the SM (its attach point's mads_in) over the run.",
 	"OpenSM runs as a daemon (-R updn, rooted with -a at the SM's switch, as ibsm's up*/down*), a new one for each fault, since our switches do not bring it back to a link that trains again; ibsm runs in-process (package sm) and takes each undoing in too. Each fault waits until the SM has sent nothing for 0.5 s.",
@@ -124,6 +126,14 @@ type AssimilationOptions struct {
 	Log     io.Writer
 }
 
+// probeInterval is how often each probed pair hears from its sender.
+func (o *AssimilationOptions) probeInterval() time.Duration {
+	if o.Quick {
+		return QuickProbeInterval
+	}
+	return ProbeInterval
+}
+
 // network is a named topology to build.
 type network struct {
 	name string
@@ -151,7 +161,7 @@ func (o *AssimilationOptions) networks() []network {
 func Assimilation(o AssimilationOptions, checkpoint func(*AssimilationReport)) *AssimilationReport {
 	start := time.Now()
 	rep := &AssimilationReport{Benchmark: "assimilation", Date: start.UTC().Format(time.RFC3339), Quick: o.Quick,
-		Runs: o.Runs, Definition: assimilationDefinition, GoalRatio: AssimilationGoal,
+		Runs: o.Runs, ProbeIntervalMs: ms(o.probeInterval()), Definition: assimilationDefinition, GoalRatio: AssimilationGoal,
 		GoalConfig: "partial discovery, provisional routes"}
 	for _, nt := range o.networks() {
 		fr := assimilationFabric(o, nt)
@@ -211,6 +221,7 @@ type benchFault struct {
 	name        string
 	apply, undo func() error
 	damage      *topologies.Damage
+	probe       time.Duration // interval of the probes while it is measured
 }
 
 // assimilationFabric brings one network up and runs every SM against both
@@ -237,6 +248,9 @@ func assimilationFabric(o AssimilationOptions, nt network) AssimilationFabric {
 	faults, err := makeFaults(f, smNode)
 	if err != nil {
 		return fail(err)
+	}
+	for i := range faults {
+		faults[i].probe = o.probeInterval()
 	}
 	for _, ft := range faults {
 		hosts := topo.Reachable(smNode, ft.damage)
@@ -442,12 +456,12 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 	if err := waitSMIdle(f, smNode); err != nil {
 		return run, t0, err
 	}
-	pr, err := startProbe(f, probePairs(f.Topo.Reachable(smNode, ft.damage)))
+	pr, err := startProbe(f, probePairs(f.Topo.Reachable(smNode, ft.damage)), ft.probe)
 	if err != nil {
 		return run, t0, err
 	}
 	defer pr.stop()
-	time.Sleep(4 * probeOutage) // every pair heard before the fault
+	time.Sleep(4 * pr.outage()) // every pair heard before the fault
 	if err := pr.arm(); err != nil {
 		return run, t0, err
 	}

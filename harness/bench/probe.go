@@ -12,15 +12,21 @@ import (
 )
 
 // Probe parameters. Every probed pair hears from its sender every
-// probeInterval (each sender cycles through its destinations); a pair
-// that hears nothing for probeOutage has lost its route. probeAllPairs
-// hosts or fewer are probed pair by pair, every ordered pair; more are
-// sampled down to that many, evenly spaced, and their pairs probed.
+// interval (each sender cycles through its destinations; ProbeInterval
+// by default, QuickProbeInterval with --quick); a pair that hears nothing
+// for outageIntervals of them has lost its route. probeAllPairs hosts or
+// fewer are probed pair by pair, every ordered pair; more are sampled
+// down to that many, evenly spaced, and their pairs probed.
 const (
-	probeInterval = 10 * time.Millisecond
-	probeOutage   = 5 * probeInterval
-	probeAllPairs = 8
-	probePayload  = 64
+	ProbeInterval = 10 * time.Millisecond
+	// QuickProbeInterval halves the probes' packet rate for --quick: on a
+	// 2-core machine running slow, 100 probes a second per pair of
+	// irregular8 were more than its switches forwarded once a link cut
+	// sent most routes through the root, and every queue kept growing.
+	QuickProbeInterval = 20 * time.Millisecond
+	outageIntervals    = 5
+	probeAllPairs      = 8
+	probePayload       = 64
 )
 
 // pair is a probed sender and receiver.
@@ -52,17 +58,19 @@ func probePairs(hosts []string) []pair {
 // per-sender records read while a fault is taken in: when each pair's
 // last outage ended.
 type probe struct {
-	f     *fabric
-	pairs []pair
-	lid   map[string]uint16
+	f        *fabric
+	pairs    []pair
+	lid      map[string]uint16
+	interval time.Duration
 
 	mu       sync.Mutex
 	restored map[pair]int64 // end of the pair's last outage after the fault, Unix ns
 	last     map[pair]int64 // its last packet
 }
 
-// startProbe starts the senders of pairs.
-func startProbe(f *fabric, pairs []pair) (*probe, error) {
+// startProbe starts the senders of pairs, each pair probed every
+// interval.
+func startProbe(f *fabric, pairs []pair, interval time.Duration) (*probe, error) {
 	var hosts []string
 	dests := map[string][]string{}
 	for _, p := range pairs {
@@ -79,7 +87,7 @@ func startProbe(f *fabric, pairs []pair) (*probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr := &probe{f: f, pairs: pairs, lid: lid}
+	pr := &probe{f: f, pairs: pairs, lid: lid, interval: interval}
 	for i, h := range hosts {
 		if len(dests[h]) == 0 {
 			continue
@@ -88,7 +96,7 @@ func startProbe(f *fabric, pairs []pair) (*probe, error) {
 		for _, d := range dests[h] {
 			dl = append(dl, lid[d])
 		}
-		a := nodeproc.TrafficArgs{Port: 1, Load: probeLoad(len(dl)), Payload: probePayload, Dests: dl,
+		a := nodeproc.TrafficArgs{Port: 1, Load: probeLoad(len(dl), interval), Payload: probePayload, Dests: dl,
 			Seed: uint64(i + 1), Periodic: true}
 		if err := f.call(h, "traffic-start", a, nil); err != nil {
 			pr.stop()
@@ -99,11 +107,11 @@ func startProbe(f *fabric, pairs []pair) (*probe, error) {
 }
 
 // probeLoad is the load (% of a 4x SDR link) that sends to each of n
-// destinations every probeInterval.
-func probeLoad(n int) float64 {
+// destinations every interval.
+func probeLoad(n int, interval time.Duration) float64 {
 	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
 	bits := float64(wire.UDPacketSize(probePayload, false) * 8)
-	perSec := float64(n) / probeInterval.Seconds()
+	perSec := float64(n) / interval.Seconds()
 	return perSec * bits / float64(rate) * 100
 }
 
@@ -131,7 +139,7 @@ func (pr *probe) arm() error {
 
 // read reads (and resets) every receiver's record; an outage that ended
 // after t0 (Unix ns) moves its pair's restoration. It returns the pairs
-// that have not heard from their sender for probeOutage.
+// that have not heard from their sender for an outage.
 func (pr *probe) read(t0 int64) ([]pair, error) {
 	recs := map[string]map[uint16]hca.SourceStats{}
 	for _, p := range pr.pairs {
@@ -150,11 +158,11 @@ func (pr *probe) read(t0 int64) ([]pair, error) {
 	var dark []pair
 	for _, p := range pr.pairs {
 		s := recs[p.dst][pr.lid[p.src]]
-		if t0 > 0 && s.Gap > int64(probeOutage) && s.GapEnd > t0 {
+		if t0 > 0 && s.Gap > int64(pr.outage()) && s.GapEnd > t0 {
 			pr.restored[p] = max(pr.restored[p], s.GapEnd)
 		}
 		pr.last[p] = s.Last
-		if now-s.Last > int64(probeOutage) {
+		if now-s.Last > int64(pr.outage()) {
 			dark = append(dark, p)
 		}
 	}
@@ -185,3 +193,6 @@ func describePairs(ps []pair) string {
 	}
 	return s
 }
+
+// outage is the silence that means a pair lost its route.
+func (pr *probe) outage() time.Duration { return outageIntervals * pr.interval }

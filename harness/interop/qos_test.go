@@ -158,8 +158,9 @@ var qosSL2VLRow = regexp.MustCompile(`ports: in\s+(\d+), out\s+(\d+): \|(.*)\|`)
 // saturated link shared 75/25 (±5 %) as the weights say.
 func TestQoSOneSweep(t *testing.T) {
 	// A slower emulated clock keeps the links, not the CPU, the
-	// bottleneck: 4X SDR runs at 8 Gb/s / 40.
-	f := fabrictest.Up(t, "qos", portstateParse(t, qosNet), harness.UpOptions{TimeScale: 40})
+	// bottleneck: 4X SDR runs at 8 Gb/s / 100, which two generators keep
+	// busy on a loaded 2-core machine.
+	f := fabrictest.Up(t, "qos", portstateParse(t, qosNet), harness.UpOptions{TimeScale: 100})
 
 	// Out of reset, before any SM: what the SMA reports, the arbiter runs.
 	low, high := qosCheckArb(t, f, "sw1", 3, "-D", "vlarb", "0,1", "3")
