@@ -604,19 +604,35 @@ func (r *qosRun) cut(ctx context.Context, p *smProc) error {
 // the same requests. OpenSM applies the same tables to every port; what
 // it lacks is admission and the model's spacing.
 func (r *qosRun) openSMQoS() error {
-	m, err := qos.NewManager(qos.Params{})
+	high, err := openSMHighTable([]qos.Request{qosF1.Request, qosF2.Request})
 	if err != nil {
 		return err
+	}
+	conf, err := opensmrun.IBSMQoS(2048, high)
+	if err != nil {
+		return err
+	}
+	r.opensmConf = conf.String()
+	return nil
+}
+
+// openSMHighTable is the high-priority table of OpenSM's QoS run: each
+// request's entries as ibsm's mapping weighs them on the experiment's
+// paths, dealt out one per request in turn.
+func openSMHighTable(reqs []qos.Request) ([]opensmrun.ArbEntry, error) {
+	m, err := qos.NewManager(qos.Params{})
+	if err != nil {
+		return nil, err
 	}
 	type entries struct {
 		vl   uint8
 		n, w int
 	}
 	var es []entries
-	for _, f := range []qosFlow{qosF1, qosF2} {
-		fl, err := m.Admit(f.Request, offlinePath())
+	for _, req := range reqs {
+		fl, err := m.Admit(req, offlinePath())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		h := fl.Hops[0]
 		es = append(es, entries{vl: h.VL, n: h.Entries, w: h.Weight})
@@ -634,10 +650,5 @@ func (r *qosRun) openSMQoS() error {
 			break
 		}
 	}
-	conf, err := opensmrun.IBSMQoS(2048, high)
-	if err != nil {
-		return err
-	}
-	r.opensmConf = conf.String()
-	return nil
+	return high, nil
 }
