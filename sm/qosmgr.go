@@ -283,7 +283,8 @@ func (sn *Subnet) qosLink(p topologies.PortRef) (qos.Link, error) {
 		return qos.Link{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return qos.Link{Key: qos.PortKey{GUID: sn.Topo.Node(p.Node).GUID, Port: p.Port}, Name: name,
-		Rate: rate, MTU: pi.NeighborMTU.Bytes(), DataVLs: mad.NumDataVLs(pi.OperationalVLs)}, nil
+		Rate: rate, MTU: pi.NeighborMTU.Bytes(), DataVLs: mad.NumDataVLs(pi.OperationalVLs),
+		HighCap: int(pi.VLArbitrationHighCap)}, nil
 }
 
 // portName names a port as "node[port]", by NodeDescription when the

@@ -14,8 +14,11 @@ import (
 
 // Params are a manager's policy; zero fields take the defaults.
 type Params struct {
-	// Size is the number of high-priority entries managed per port (a
-	// power of two; 64, the whole IBA table, in production).
+	// Size is the most high-priority entries managed per port (a power
+	// of two; 64, the whole IBA table). A port whose VLArbitrationHighCap
+	// is smaller gets the largest power of two within it, and a Budget
+	// cut in the same proportion, so that shares and bounds hold there
+	// too.
 	Size int
 	// Model is the table-maintenance model of package arbtable.
 	Model arbtable.Model
@@ -103,6 +106,9 @@ type Link struct {
 	MTU  int    // bytes
 	// DataVLs the port runs: the flow's VL must be one of them.
 	DataVLs int
+	// HighCap is the port's VLArbitrationHighCap: the entries of its
+	// high-priority table (0: Params.Size).
+	HighCap int
 }
 
 // Hop is a flow's reservation at one output port.
@@ -147,6 +153,7 @@ type Manager struct {
 // and what each allocation holds.
 type portTable struct {
 	t      *arbtable.Table
+	budget int // units it may hold in all
 	weight int // units reserved, the sum over owners
 	owners map[arbtable.ID]entry
 }
@@ -209,21 +216,24 @@ func (m *Manager) Admit(req Request, path []Link) (*Flow, error) {
 			return nil, &RejectError{Flow: req.ID, Port: l.Name, Reason: "runs one data VL: none apart from best effort"}
 		}
 		f.Hops[i].VL = SLtoVL(l.DataVLs)[f.SL]
-		pt := m.table(l.Key)
+		pt, err := m.table(l)
+		if err != nil {
+			return nil, &RejectError{Flow: req.ID, Port: l.Name, Reason: err.Error()}
+		}
 		t, ok := tried[l.Key]
 		if !ok {
 			t = pt.t.Clone()
 			tried[l.Key] = t
 		}
 		h := &f.Hops[i]
-		if need := h.Entries * h.Weight; pt.weight+need > m.p.Budget {
+		if need := h.Entries * h.Weight; pt.weight+need > pt.budget {
 			return nil, &RejectError{Flow: req.ID, Port: l.Name,
-				Reason: fmt.Sprintf("weight: %d of %d units reserved, the flow needs %d", pt.weight, m.p.Budget, need)}
+				Reason: fmt.Sprintf("weight: %d of %d units reserved, the flow needs %d", pt.weight, pt.budget, need)}
 		}
 		id, err := t.Insert(h.Level)
 		if err != nil {
 			return nil, &RejectError{Flow: req.ID, Port: l.Name,
-				Reason: fmt.Sprintf("entries: %d of %d free, the flow needs %d at distance %d", t.Free(), m.p.Size, h.Entries, 1<<h.Level)}
+				Reason: fmt.Sprintf("entries: %d of %d free, the flow needs %d at distance %d", t.Free(), t.Size(), h.Entries, 1<<h.Level)}
 		}
 		h.id, h.key = id, l.Key
 	}
@@ -252,33 +262,37 @@ func (m *Manager) plan(req *Request, l Link, perHopUs float64) (Hop, error) {
 	}
 	pkt := req.PacketBytes()
 	blocks := (pkt + 63) / 64
-	units := int(math.Ceil(req.Mbps * 1e6 * float64(m.p.Budget) / (m.p.Share * float64(l.Rate))))
-	emax := levels(m.p.Size)
+	size, budget := m.sizeFor(l)
+	if size < 2 {
+		return reject("its high-priority table holds %d entries", l.HighCap)
+	}
+	units := int(math.Ceil(req.Mbps * 1e6 * float64(budget) / (m.p.Share * float64(l.Rate))))
+	emax := levels(size)
 	for lvl := emax; lvl >= 0; lvl-- {
-		entries := m.p.Size >> lvl
+		entries := size >> lvl
 		perEntry := ceilDiv(units, entries*blocks) * blocks
 		if perEntry > m.p.MaxEntryWeight {
 			continue // the weight needs more entries
 		}
-		bound := m.bound(lvl, l, pkt)
+		bound := m.bound(lvl, l, pkt, budget)
 		if bound > perHopUs {
 			continue
 		}
 		return Hop{Port: l.Name, Level: lvl, Entries: entries, Weight: perEntry, BoundUs: bound}, nil
 	}
-	if b := m.bound(0, l, pkt); b > perHopUs {
+	if b := m.bound(0, l, pkt, budget); b > perHopUs {
 		return reject("latency %.1f µs per hop is below the %.1f µs the port promises at distance 1", perHopUs, b)
 	}
-	return reject("%.0f Mb/s needs more than %d entries of %d units", req.Mbps, m.p.Size, m.p.MaxEntryWeight)
+	return reject("%.0f Mb/s needs more than %d entries of %d units", req.Mbps, size, m.p.MaxEntryWeight)
 }
 
 // bound is the latency bound, in µs, of a flow at level lvl of port l
-// with packets of pkt bytes: the longest gap between two of its entries,
+// (whose table holds budget units) with packets of pkt bytes: the longest gap between two of its entries,
 // the low-priority packets the high limit lets in meanwhile and one in
 // progress, and its own packet.
-func (m *Manager) bound(lvl int, l Link, pkt int) float64 {
+func (m *Manager) bound(lvl int, l Link, pkt, budget int) float64 {
 	d := 1 << lvl
-	gap := min((d-1)*m.p.MaxEntryWeight, m.p.Budget) * 64
+	gap := min((d-1)*m.p.MaxEntryWeight, budget) * 64
 	h := int(m.HighLimit(l.MTU)) * highLimitUnit
 	low := (ceilDiv(gap, h) + 1) * l.MTU
 	return float64(gap+low+pkt) * 8 / float64(l.Rate) * 1e6
@@ -347,7 +361,7 @@ func (m *Manager) HighTable(k PortKey) [mad.VLArbMaxEntries]mad.VLArbEntry {
 	if !ok {
 		return out
 	}
-	for p := range m.p.Size {
+	for p := range pt.t.Size() {
 		if id, ok := pt.t.Owner(p); ok {
 			e := pt.owners[id]
 			out[p] = mad.VLArbEntry{VL: e.vl, Weight: uint8(e.weight)}
@@ -356,14 +370,40 @@ func (m *Manager) HighTable(k PortKey) [mad.VLArbMaxEntries]mad.VLArbEntry {
 	return out
 }
 
-func (m *Manager) table(k PortKey) *portTable {
-	pt, ok := m.ports[k]
-	if !ok {
-		t, _ := arbtable.New(m.p.Size, m.p.Model) // checked by normalize
-		pt = &portTable{t: t, owners: map[arbtable.ID]entry{}}
-		m.ports[k] = pt
+// table returns port l's table, made on first use at the size its cap
+// allows.
+func (m *Manager) table(l Link) (*portTable, error) {
+	if pt, ok := m.ports[l.Key]; ok {
+		return pt, nil
 	}
-	return pt
+	size, budget := m.sizeFor(l)
+	t, err := arbtable.New(size, m.p.Model)
+	if err != nil {
+		return nil, err
+	}
+	pt := &portTable{t: t, budget: budget, owners: map[arbtable.ID]entry{}}
+	m.ports[l.Key] = pt
+	return pt, nil
+}
+
+// sizeFor is the table size and budget of port l: the largest power of
+// two within its cap and Size, and Budget in proportion.
+func (m *Manager) sizeFor(l Link) (size, budget int) {
+	if pt, ok := m.ports[l.Key]; ok {
+		return pt.t.Size(), pt.budget
+	}
+	limit := m.p.Size
+	if l.HighCap > 0 {
+		limit = min(limit, l.HighCap)
+	}
+	size = 1
+	for size*2 <= limit {
+		size *= 2
+	}
+	if limit < 1 {
+		size = 0
+	}
+	return size, m.p.Budget * size / m.p.Size
 }
 
 // slOfLevel is the SL of a flow whose first hop has level lvl: SL lvl

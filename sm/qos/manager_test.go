@@ -287,3 +287,36 @@ func slotOf(t *testing.T, m *qos.Manager, k qos.PortKey) int {
 	t.Fatal("no entry")
 	return 0
 }
+
+// TestSmallHighCap: a port whose high-priority table has 8 entries (as
+// ibsim's and many HCAs' do) gets an 8-entry model and a budget cut to
+// match; nothing lands past its cap, and a flow that needs more entries
+// than it has is refused there.
+func TestSmallHighCap(t *testing.T) {
+	m := newManager(t)
+	p := path(2)
+	p[1].HighCap = 8
+	f, err := m.Admit(qos.Request{ID: "f", Src: "x", Dst: "y", Mbps: 200, LatencyUs: 10000}, p)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, f.Hops[1].Entries, 8)
+	assert.Equal(t, 8>>f.Hops[1].Level, f.Hops[1].Entries)
+	tab := m.HighTable(p[1].Key)
+	for slot := 8; slot < len(tab); slot++ {
+		assert.Zero(t, tab[slot].Weight, "slot %d past the cap", slot)
+	}
+	w, free := m.Reserved(p[1].Key)
+	assert.Equal(t, f.Hops[1].Entries*f.Hops[1].Weight, w)
+	assert.Equal(t, 8-f.Hops[1].Entries, free)
+
+	// The same rate at 64 entries has room an 8-entry table lacks.
+	_, err = m.Admit(qos.Request{ID: "big", Src: "x", Dst: "y", Mbps: 5000, LatencyUs: 10000}, p[1:])
+	var rej *qos.RejectError
+	require.True(t, errors.As(err, &rej), "%v", err)
+	assert.Equal(t, "p1", rej.Port)
+
+	none := path(1)
+	none[0].Key.GUID, none[0].HighCap = 99, 1
+	_, err = m.Admit(qos.Request{ID: "x", Src: "x", Dst: "y", Mbps: 1, LatencyUs: 10000}, none)
+	require.True(t, errors.As(err, &rej))
+	assert.Contains(t, rej.Reason, "holds 1 entries")
+}
