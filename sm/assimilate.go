@@ -91,7 +91,6 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 			return res, err
 		}
 	}
-	s.installed = true // for the flows' paths; endAssimilation says so too
 	if err := s.qosPhase(ctx, res); err != nil {
 		return res, err
 	}

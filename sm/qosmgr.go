@@ -100,11 +100,20 @@ func newQoSState(c *QoSConfig) (*qosState, error) {
 	return q, nil
 }
 
-func (s *SM) qosEvent(e QoSEvent) {
+// qosEvent sends a decision out and returns it as sent.
+func (s *SM) qosEvent(e QoSEvent) *QoSEvent {
 	e.Event = "qos"
 	if s.qos.cfg.OnEvent != nil {
 		s.qos.cfg.OnEvent(e)
 	}
+	return &e
+}
+
+// qosCost puts on e what the table writes since smpsBefore cost, and
+// starts the block count over.
+func (s *SM) qosCost(e *QoSEvent, smpsBefore uint64) {
+	e.Blocks, e.SMPs = s.qos.blocks, s.tx.sends-smpsBefore
+	s.qos.blocks = 0
 }
 
 // qosPhase re-checks the admitted flows' paths on the subnet just
@@ -180,8 +189,7 @@ func decision(ok, fail QoSAction, id string, f *qos.Flow, err error) QoSEvent {
 func (s *SM) qosEmit(events []QoSEvent, smpsBefore uint64) {
 	for i, e := range events {
 		if i == len(events)-1 {
-			e.Blocks, e.SMPs = s.qos.blocks, s.tx.sends-smpsBefore
-			s.qos.blocks = 0
+			s.qosCost(&e, smpsBefore)
 		}
 		s.qosEvent(e)
 	}
@@ -226,10 +234,10 @@ func (s *SM) sl2vlTable(vls uint8) []byte {
 }
 
 // qosPath is the list of output ports from r's source to its destination
-// on the routes installed.
+// on the SM's routes; its callers run once they are in the switches.
 func (s *SM) qosPath(r qos.Request) ([]qos.Link, error) {
 	sn, rt := s.subnet, s.routes
-	if sn == nil || rt == nil || !s.installed {
+	if sn == nil || rt == nil {
 		return nil, errors.New("subnet not up")
 	}
 	src, err := sn.resolvePort(r.Src)
@@ -429,26 +437,23 @@ func (s *SM) qosServe(ctx context.Context, c qosCall) error {
 	case QoSOpAdd:
 		return s.qosAdd(ctx, c.req, &r)
 	}
-	r.Event = &QoSEvent{Event: "qos", Action: QoSReject, ID: c.req.ID, Reason: fmt.Sprintf("unknown op %d", c.op)}
+	r.Event = s.qosEvent(QoSEvent{Action: QoSReject, ID: c.req.ID, Reason: fmt.Sprintf("unknown op %d", c.op)})
 	return nil
 }
 
 func (s *SM) qosAdd(ctx context.Context, req qos.Request, r *QoSReply) error {
 	if err := req.Normalize(); err != nil {
-		r.Event = &QoSEvent{Event: "qos", Action: QoSReject, ID: req.ID, Reason: err.Error()}
+		r.Event = s.qosEvent(QoSEvent{Action: QoSReject, ID: req.ID, Reason: err.Error()})
 		return nil
 	}
 	_, dup := s.qos.mgr.Flow(req.ID)
 	if dup || slices.ContainsFunc(s.qos.waiting, func(w qos.Request) bool { return w.ID == req.ID }) {
-		r.Event = &QoSEvent{Event: "qos", Action: QoSReject, ID: req.ID, Reason: "a flow of that id exists"}
+		r.Event = s.qosEvent(QoSEvent{Action: QoSReject, ID: req.ID, Reason: "a flow of that id exists"})
 		return nil
 	}
 	if !s.installed {
 		s.qos.waiting = append(s.qos.waiting, req)
-		e := QoSEvent{Action: QoSPending, ID: req.ID, Reason: "subnet not up"}
-		s.qosEvent(e)
-		e.Event = "qos"
-		r.Event = &e
+		r.Event = s.qosEvent(QoSEvent{Action: QoSPending, ID: req.ID, Reason: "subnet not up"})
 		return nil
 	}
 	return s.qosApply(ctx, s.qosAdmit(req), r)
@@ -457,14 +462,12 @@ func (s *SM) qosAdd(ctx context.Context, req qos.Request, r *QoSReply) error {
 func (s *SM) qosDel(ctx context.Context, id string, r *QoSReply) error {
 	if i := slices.IndexFunc(s.qos.waiting, func(w qos.Request) bool { return w.ID == id }); i >= 0 {
 		s.qos.waiting = slices.Delete(s.qos.waiting, i, i+1)
-		e := QoSEvent{Event: "qos", Action: QoSRelease, ID: id}
-		s.qosEvent(e)
-		r.Event = &e
+		r.Event = s.qosEvent(QoSEvent{Action: QoSRelease, ID: id})
 		return nil
 	}
 	f, err := s.qos.mgr.Release(id)
 	if f == nil {
-		r.Event = &QoSEvent{Event: "qos", Action: QoSReject, ID: id, Reason: err.Error()}
+		r.Event = s.qosEvent(QoSEvent{Action: QoSReject, ID: id, Reason: err.Error()})
 		return nil
 	}
 	return s.qosApply(ctx, QoSEvent{Action: QoSRelease, ID: id, Flow: f}, r)
@@ -480,20 +483,17 @@ func (s *SM) qosApply(ctx context.Context, e QoSEvent, r *QoSReply) error {
 	if len(res.Problems) > 0 && e.Reason == "" {
 		e.Reason = "writing tables: " + strings.Join(res.Problems, "; ")
 	}
-	e.Event = "qos"
-	e.Blocks, e.SMPs = s.qos.blocks, s.tx.sends-smps
-	s.qos.blocks = 0
-	s.qosEvent(e)
-	r.Event = &e
+	s.qosCost(&e, smps)
+	r.Event = s.qosEvent(e)
 	return err
 }
 
 func (s *SM) qosPorts() []QoSPortReport {
 	var out []QoSPortReport
 	for _, k := range s.qos.mgr.Ports() {
-		w, free := s.qos.mgr.Reserved(k)
+		w, budget, free := s.qos.mgr.Reserved(k)
 		out = append(out, QoSPortReport{GUID: fmt.Sprintf("%#016x", k.GUID), Port: k.Port, Weight: w,
-			Budget: s.qos.mgr.Params().Budget, Free: free})
+			Budget: budget, Free: free})
 	}
 	return out
 }

@@ -304,8 +304,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	res.SubnetUp = len(res.Problems) == 0
-	if res.SubnetUp && s.qos != nil {
-		s.installed = s.state == mad.SMStateMaster // the flows' paths are on the routes just installed
+	if res.SubnetUp {
 		if err := s.qosPhase(ctx, res); err != nil {
 			return res, err
 		}

@@ -53,7 +53,7 @@ func FuzzAdmit(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, l := range path {
-			if w, free := m.Reserved(l.Key); w != 0 || free != m.Params().Size {
+			if w, _, free := m.Reserved(l.Key); w != 0 || free != m.Params().Size {
 				t.Fatalf("%s: %d units, %d free after the release", l.Name, w, free)
 			}
 		}

@@ -343,13 +343,14 @@ func (m *Manager) Ports() []PortKey {
 	return out
 }
 
-// Reserved returns the weight reserved at a port and its free entries.
-func (m *Manager) Reserved(k PortKey) (weight, free int) {
+// Reserved returns the weight reserved at a port, the weight it may hold
+// and its free entries; a port never seen reads as empty and of Size.
+func (m *Manager) Reserved(k PortKey) (weight, budget, free int) {
 	pt, ok := m.ports[k]
 	if !ok {
-		return 0, m.p.Size
+		return 0, m.p.Budget, m.p.Size
 	}
-	return pt.weight, pt.t.Free()
+	return pt.weight, pt.budget, pt.t.Free()
 }
 
 // HighTable returns the high-priority table of a port: each slot holds

@@ -123,13 +123,14 @@ func TestHighTable(t *testing.T) {
 		weight += f.Hops[1].Entries * f.Hops[1].Weight
 	}
 	assert.Equal(t, want, used)
-	w, free := m.Reserved(key)
+	w, budget, free := m.Reserved(key)
 	assert.Equal(t, weight, w)
 	assert.Equal(t, 64-want, free)
+	assert.Equal(t, m.Params().Budget, budget)
 
 	_, err := m.Release("f2")
 	require.NoError(t, err)
-	w, _ = m.Reserved(key)
+	w, _, _ = m.Reserved(key)
 	assert.Equal(t, weight-flows[2].Hops[1].Entries*flows[2].Hops[1].Weight, w)
 	left := map[mad.VLArbEntry]int{}
 	for _, i := range []int{0, 1, 3} {
@@ -304,7 +305,8 @@ func TestSmallHighCap(t *testing.T) {
 	for slot := 8; slot < len(tab); slot++ {
 		assert.Zero(t, tab[slot].Weight, "slot %d past the cap", slot)
 	}
-	w, free := m.Reserved(p[1].Key)
+	w, budget, free := m.Reserved(p[1].Key)
+	assert.Equal(t, m.Params().Budget*8/64, budget, "the budget in proportion to the entries")
 	assert.Equal(t, f.Hops[1].Entries*f.Hops[1].Weight, w)
 	assert.Equal(t, 8-f.Hops[1].Entries, free)
 
