@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,8 +59,8 @@ func (q *qosOptions) config() (*sm.QoSConfig, error) {
 		}
 		return nil, nil
 	}
-	if q.model < 1 || q.model > 4 {
-		return nil, fmt.Errorf("--qos-model %d, want 1-4", q.model)
+	if q.model < 1 || q.model > uint(len(arbtable.Models)) {
+		return nil, fmt.Errorf("--qos-model %d, want 1-%d", q.model, len(arbtable.Models))
 	}
 	c := &sm.QoSConfig{Params: qos.Params{Model: arbtable.Model(q.model), Share: q.share}}
 	if q.flows != "" {
@@ -87,10 +88,8 @@ func readFlows(path string) ([]qos.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.DisallowUnknownFields()
 	var f flowFile
-	if err := d.Decode(&f); err != nil {
+	if err := decodeStrict(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for i := range f.Flows {
@@ -99,6 +98,14 @@ func readFlows(path string) ([]qos.Request, error) {
 		}
 	}
 	return f.Flows, nil
+}
+
+// decodeStrict decodes the JSON in b into v; a field v does not have is
+// an error, as a misspelt one would otherwise be silently dropped.
+func decodeStrict(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
 }
 
 // serveControl serves the QoS ops on path for s until the returned
@@ -121,9 +128,7 @@ func serveControl(path string, s *sm.SM) (func(), error) {
 			return nil, fmt.Errorf("%w %q (qos-add, qos-del, qos-list)", ctl.ErrUnknownOp, op)
 		}
 		if code != sm.QoSOpList {
-			d := json.NewDecoder(strings.NewReader(string(args)))
-			d.DisallowUnknownFields()
-			if err := d.Decode(&r); err != nil {
+			if err := decodeStrict(args, &r); err != nil {
 				return nil, fmt.Errorf("%s: %w", op, err)
 			}
 		}
@@ -213,11 +218,7 @@ func runQoS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var rep sm.QoSReply
-	var args0 any = r
-	if op == opQoSList {
-		args0 = struct{}{}
-	}
-	if err := ctl.Call(cctx, *control, op, args0, &rep); err != nil {
+	if err := ctl.Call(cctx, *control, op, r, &rep); err != nil {
 		fmt.Fprintf(stderr, "ibsm qos: %v\n", err)
 		return exitFailure
 	}
