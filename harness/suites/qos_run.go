@@ -23,6 +23,7 @@ import (
 	"ibfab/sm"
 	"ibfab/sm/qos"
 	"ibfab/topologies"
+	"ibfab/wire/mad"
 )
 
 // qosRun is one arrangement of the QoS experiment in progress.
@@ -40,6 +41,9 @@ type qosRun struct {
 // qosPoll is how often the flows at b1 are read during a window.
 const qosPoll = 500 * time.Millisecond
 
+// qosLinkRate is the data rate of every link of the dumbbell: 4x SDR.
+var qosLinkRate, _ = mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+
 // runQoSMode brings a fabric up for mode, runs the experiment on it and
 // takes it down.
 func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport, err error) {
@@ -55,52 +59,28 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 	if m == QoSOpenSM {
 		kind = SMOpenSM
 	}
-	s := Suite{Name: "qos-" + string(m), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
-		Topology: func() (*topologies.Topology, error) { return topologies.Dumbbell(), nil }}
 	topo := topologies.Dumbbell()
+	s := Suite{Name: "qos-" + string(m), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
+		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	r := &qosRun{mode: m, mr: mr, dir: dir, sl: map[string]uint8{}, flows: map[string]*sm.QoSEvent{}, length: o.Measure,
 		control: filepath.Join(filepath.Dir(nodeproc.SocketPath(fabric, "sm0")), "ibsm-qos.sock")}
 	r.run = &run{s: &s, o: Options{Out: dir, Fabric: fabric, SM: kind, Log: o.Log}, topo: topo, fabric: fabric,
 		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fabric, SMKind: kind, SMNode: s.SMNode, TimeScale: s.TimeScale}}
-	if err := r.smArgs(); err != nil {
+	release, err := r.smArgs()
+	if err != nil {
 		return nil, err
 	}
-	if dir != "" && kind == SMIbsm {
-		f, err := os.Create(filepath.Join(dir, "ibsm.jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r.smLog = f
-	}
-	if kind == SMOpenSM {
-		r.smDir = filepath.Join(dir, "opensm")
-		if dir == "" {
-			d, err := os.MkdirTemp("", "ibfab-opensm-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(d)
-			r.smDir = d
-		}
-	}
+	defer release()
 	r.logf("qos %s: fabric %s at time scale %d", m, fabric, QoSTimeScale)
-	up := harness.UpOptions{TimeScale: QoSTimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
-	if kind == SMOpenSM {
-		up.NodeArgsFor = map[string][]string{s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
-	}
-	if _, err := harness.Up(fabric, topo, up); err != nil {
-		return nil, fmt.Errorf("up: %w", err)
+	down, err := r.up()
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
-		r.mu.Lock()
-		for _, p := range r.sms {
-			mr.SM = append(mr.SM, p.Results()...)
-			p.Stop()
-		}
-		r.mu.Unlock()
-		if derr := harness.Down(fabric); derr != nil && err == nil {
-			err = fmt.Errorf("down: %w", derr)
+		derr := down()
+		mr.SM = r.smResults()
+		if derr != nil && err == nil {
+			err = derr
 		}
 	}()
 	if err := r.execute(ctx); err != nil {
@@ -112,13 +92,16 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 
 // smArgs sets the SM's flags for the mode: ibsm with QoS, its flow file
 // holding f1 and its control socket; ibsm without; OpenSM with QoS.
-func (r *qosRun) smArgs() error {
+// release removes the flow file when the run has no report directory.
+func (r *qosRun) smArgs() (release func(), err error) {
+	release = func() {}
 	base := slices.Clone(DefaultSMArgs)
 	switch r.mode {
 	case QoSIbsm:
-		file, err := r.flowFile()
+		var file string
+		file, release, err = r.flowFile()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r.s.SMArgs = append(base, "--qos-flows", file, "--control", r.control)
 	case QoSNone:
@@ -126,23 +109,32 @@ func (r *qosRun) smArgs() error {
 	case QoSOpenSM:
 		r.s.SMArgs = []string{"-Q"}
 	default:
-		return fmt.Errorf("unknown mode %q", r.mode)
+		return nil, fmt.Errorf("unknown mode %q", r.mode)
 	}
-	return nil
+	return release, nil
 }
 
-// flowFile writes ibsm's static flows, f1.
-func (r *qosRun) flowFile() (string, error) {
-	dir := r.dir
+// flowFile writes ibsm's static flows, f1, to the report directory, or
+// to a temporary one that release removes.
+func (r *qosRun) flowFile() (path string, release func(), err error) {
+	dir, release := r.dir, func() {}
 	if dir == "" {
-		dir = os.TempDir()
+		if dir, err = os.MkdirTemp("", "ibfab-qos-"); err != nil {
+			return "", nil, err
+		}
+		release = func() { os.RemoveAll(dir) }
 	}
 	b, err := json.MarshalIndent(map[string][]qos.Request{"flows": {qosF1.Request}}, "", "  ")
 	if err != nil {
-		return "", err
+		release()
+		return "", nil, err
 	}
-	path := filepath.Join(dir, "qos-flows.json")
-	return path, os.WriteFile(path, b, 0o644)
+	path = filepath.Join(dir, "qos-flows.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		release()
+		return "", nil, err
+	}
+	return path, release, nil
 }
 
 func (r *qosRun) check(name string, ok bool, format string, args ...any) {
@@ -213,12 +205,12 @@ func (r *qosRun) admit(ctx context.Context, p *smProc) error {
 		r.sl["f1"], r.sl["f2"] = 0, 0
 		return nil
 	case QoSOpenSM:
-		for _, f := range []qosFlow{qosF1, qosF2} {
-			sl, err := offlineSL(f.Request)
-			if err != nil {
-				return err
-			}
-			r.sl[f.ID] = sl
+		fs, err := offlineAdmit([]qos.Request{qosF1.Request, qosF2.Request})
+		if err != nil {
+			return err
+		}
+		for _, f := range fs {
+			r.sl[f.ID] = f.SL
 		}
 		return nil
 	}
@@ -290,25 +282,30 @@ func (r *qosRun) qosAdd(ctx context.Context, q qos.Request) (*sm.QoSEvent, error
 	return rep.Event, nil
 }
 
-// offlineSL is the SL ibsm's mapping gives a request on the experiment's
-// paths (three 4x SDR hops of MTU 2048 and 8 data VLs), for OpenSM.
-func offlineSL(req qos.Request) (uint8, error) {
+// offlineAdmit is what ibsm's mapping gives requests on the experiment's
+// paths (three 4x SDR hops of MTU 2048 and 8 data VLs), for OpenSM: their
+// SLs and entries.
+func offlineAdmit(reqs []qos.Request) ([]*qos.Flow, error) {
 	m, err := qos.NewManager(qos.Params{})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	f, err := m.Admit(req, offlinePath())
-	if err != nil {
-		return 0, err
+	var out []*qos.Flow
+	for _, req := range reqs {
+		f, err := m.Admit(req, offlinePath())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
 	}
-	return f.SL, nil
+	return out, nil
 }
 
 func offlinePath() []qos.Link {
 	var out []qos.Link
 	for i := range 3 {
 		out = append(out, qos.Link{Key: qos.PortKey{GUID: uint64(i + 1)}, Name: fmt.Sprintf("hop%d", i),
-			Rate: 8_000_000_000, MTU: 2048, DataVLs: 8})
+			Rate: qosLinkRate, MTU: 2048, DataVLs: 8})
 	}
 	return out
 }
@@ -342,10 +339,12 @@ type rxSnap struct {
 	rcv   uint64 // b1's port: data bytes received
 }
 
-// snap reads b1's flows and port counters.
+// snap reads b1's flows and port counters (b1's status alone: a
+// fabric's status asks every node, whose CPU the switches need while
+// the window runs).
 func (r *qosRun) snap(ctx context.Context, reset bool) (rxSnap, error) {
 	s := rxSnap{at: time.Now(), flows: map[string]hca.FlowRxStats{}}
-	rep, err := harness.Flows(ctx, r.fabric, "b1", nodeproc.FlowsArgs{Reset: reset, BucketMS: 1})
+	rep, err := harness.Flows(ctx, r.fabric, "b1", nodeproc.FlowsArgs{Reset: reset})
 	if err != nil {
 		return s, err
 	}
@@ -356,14 +355,12 @@ func (r *qosRun) snap(ctx context.Context, reset bool) (rxSnap, error) {
 			}
 		}
 	}
-	st, err := harness.Status(ctx, r.fabric)
-	if err != nil {
+	var st nodeproc.Status
+	if err := r.call(ctx, "b1", "status", nil, &st); err != nil {
 		return s, err
 	}
-	for _, n := range st.Nodes {
-		if n.Name == "b1" && len(n.Ports) > 0 {
-			s.rcv = n.Ports[0].Counters.PortRcvData * 4
-		}
+	if len(st.Ports) > 0 {
+		s.rcv = st.Ports[0].Counters.PortRcvData * 4
 	}
 	return s, nil
 }
@@ -378,7 +375,8 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 	}
 	// The reset's answer holds the counts before it: the flows start
 	// from nothing, b1's port counter from where it was.
-	prev := rxSnap{at: first.at, flows: map[string]hca.FlowRxStats{}, rcv: first.rcv}
+	base := rxSnap{at: first.at, flows: map[string]hca.FlowRxStats{}, rcv: first.rcv}
+	prev := base
 	var series []QoSSeriesPoint
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		sleep(ctx, qosPoll)
@@ -414,15 +412,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 	if len(prev.flows) == 0 {
 		return out, series, errNoFlows
 	}
-	emu := prev.at.Sub(first.at).Seconds() / QoSTimeScale
-	var flowBytes uint64
-	for _, f := range prev.flows {
-		flowBytes += f.WireBytes
-	}
-	if emu > 0 && prev.rcv >= first.rcv {
-		total := float64(prev.rcv-first.rcv) * 8 / emu / 1e6
-		r.mr.BestMbps = max(0, total-float64(flowBytes)*8/emu/1e6)
-	}
+	r.mr.BestMbps = r.point(base, prev).Mbps["best-effort"]
 	return out, series, nil
 }
 
@@ -503,7 +493,7 @@ func (r *qosRun) judge(res []QoSFlowResult) {
 		sat += f.ReceivedMbps
 	}
 	sat += r.mr.BestMbps
-	r.mr.LinkMbps = 8000
+	r.mr.LinkMbps = float64(qosLinkRate) / 1e6
 	r.check("bottleneck saturated", sat >= 0.95*r.mr.LinkMbps, "b1 received %.0f Mb/s of %.0f (flows and best effort)", sat, r.mr.LinkMbps)
 	if r.mode != QoSIbsm {
 		return
@@ -620,29 +610,16 @@ func (r *qosRun) openSMQoS() error {
 // request's entries as ibsm's mapping weighs them on the experiment's
 // paths, dealt out one per request in turn.
 func openSMHighTable(reqs []qos.Request) ([]opensmrun.ArbEntry, error) {
-	m, err := qos.NewManager(qos.Params{})
+	fs, err := offlineAdmit(reqs)
 	if err != nil {
 		return nil, err
-	}
-	type entries struct {
-		vl   uint8
-		n, w int
-	}
-	var es []entries
-	for _, req := range reqs {
-		fl, err := m.Admit(req, offlinePath())
-		if err != nil {
-			return nil, err
-		}
-		h := fl.Hops[0]
-		es = append(es, entries{vl: h.VL, n: h.Entries, w: h.Weight})
 	}
 	var high []opensmrun.ArbEntry
 	for k := 0; len(high) < 64; k++ {
 		added := false
-		for _, e := range es {
-			if k < e.n && len(high) < 64 {
-				high = append(high, opensmrun.ArbEntry{VL: int(e.vl), Weight: e.w})
+		for _, f := range fs {
+			if h := f.Hops[0]; k < h.Entries && len(high) < 64 {
+				high = append(high, opensmrun.ArbEntry{VL: int(h.VL), Weight: h.Weight})
 				added = true
 			}
 		}

@@ -233,44 +233,14 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 			return nil, err
 		}
 	}
-	switch {
-	case o.SM == SMOpenSM && o.Out != "":
-		r.smDir = filepath.Join(o.Out, "opensm")
-		// A fresh cache: no LIDs from an earlier run.
-		if err := os.RemoveAll(r.smDir); err != nil {
-			return nil, err
-		}
-	case o.SM == SMOpenSM:
-		d, err := os.MkdirTemp("", "ibfab-opensm-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		r.smDir = d
-	case o.Out != "":
-		f, err := os.Create(filepath.Join(o.Out, "ibsm.jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r.smLog = f
-	}
 	r.logf("suite %s: %s", s.Name, s.Summary)
-	up := harness.UpOptions{TimeScale: s.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
-	if o.SM == SMOpenSM {
-		up.NodeArgsFor = map[string][]string{s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
-	}
-	if _, err := harness.Up(r.fabric, topo, up); err != nil {
-		return nil, fmt.Errorf("up: %w", err)
+	down, err := r.up()
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
-		r.mu.Lock()
-		for _, p := range r.sms {
-			p.Stop()
-		}
-		r.mu.Unlock()
-		if derr := harness.Down(r.fabric); derr != nil && err == nil {
-			err = fmt.Errorf("down: %w", derr)
+		if derr := down(); derr != nil && err == nil {
+			err = derr
 		}
 		if o.Out != "" && rep != nil {
 			if werr := writeReport(o.Out, rep); werr != nil && err == nil {
@@ -286,18 +256,81 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	for _, c := range r.rep.Checks {
 		r.rep.Passed = r.rep.Passed && c.OK
 	}
-	r.rep.SM = nil
-	r.mu.Lock()
-	for _, p := range r.sms {
-		r.rep.SM = append(r.rep.SM, p.Results()...)
-	}
-	r.mu.Unlock()
+	r.rep.SM = r.smResults()
 	r.rep.Phases = phaseReport(r.rep)
 	if r.smp != nil {
 		r.rep.Samples = r.smp.Samples()
 		r.rep.Bins = bins(r.rep.Samples, BinWidth)
 	}
 	return r.rep, nil
+}
+
+// up prepares where the run's SM writes (ibsm's lines to ibsm.jsonl in
+// the report directory; OpenSM's cache and log to a fresh opensm/ there,
+// or to a temporary directory) and brings the fabric up, the SM's HCA
+// with the flags its SM wants. down stops every SM the run started,
+// takes the fabric down and closes or removes those files.
+func (r *run) up() (down func() error, err error) {
+	var release []func()
+	undo := func() {
+		for _, f := range release {
+			f()
+		}
+	}
+	switch {
+	case r.o.SM == SMOpenSM && r.o.Out != "":
+		r.smDir = filepath.Join(r.o.Out, "opensm")
+		// A fresh cache: no LIDs from an earlier run.
+		if err := os.RemoveAll(r.smDir); err != nil {
+			return nil, err
+		}
+	case r.o.SM == SMOpenSM:
+		d, err := os.MkdirTemp("", "ibfab-opensm-")
+		if err != nil {
+			return nil, err
+		}
+		release = append(release, func() { os.RemoveAll(d) })
+		r.smDir = d
+	case r.o.Out != "":
+		f, err := os.Create(filepath.Join(r.o.Out, "ibsm.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		release = append(release, func() { f.Close() })
+		r.smLog = f
+	}
+	o := harness.UpOptions{TimeScale: r.s.TimeScale, NodeArgsFor: map[string][]string{r.s.SMNode: ibsmHCAArgs(r.s.SMArgs)}}
+	if r.o.SM == SMOpenSM {
+		o.NodeArgsFor = map[string][]string{r.s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
+	}
+	if _, err := harness.Up(r.fabric, r.topo, o); err != nil {
+		undo()
+		return nil, fmt.Errorf("up: %w", err)
+	}
+	return func() error {
+		r.mu.Lock()
+		for _, p := range r.sms {
+			p.Stop()
+		}
+		r.mu.Unlock()
+		err := harness.Down(r.fabric)
+		undo()
+		if err != nil {
+			return fmt.Errorf("down: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// smResults returns what every SM the run started reported.
+func (r *run) smResults() []SMResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []SMResult
+	for _, p := range r.sms {
+		out = append(out, p.Results()...)
+	}
+	return out
 }
 
 // execute is the run's sequence; an error ends it early.
