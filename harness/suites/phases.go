@@ -252,12 +252,7 @@ func (r *run) apply(ctx context.Context, a Action) error {
 	case KillSM:
 		r.sm().Kill()
 	case StartSM:
-		var p *smProc
-		if p, err = r.startSM(); err == nil {
-			r.mu.Lock()
-			r.sms = append(r.sms, p)
-			r.mu.Unlock()
-		}
+		_, err = r.startSM()
 	default:
 		err = fmt.Errorf("unknown action %q", a.Kind)
 	}

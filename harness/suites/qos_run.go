@@ -154,9 +154,6 @@ func (r *qosRun) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.sms = append(r.sms, p)
-	r.mu.Unlock()
 	if _, _, err := p.waitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return fmt.Errorf("subnet not up: %w", err)
 	}

@@ -145,12 +145,23 @@ func (r *run) smKind() string {
 	return r.o.SM
 }
 
-// startSM starts the run's subnet manager at the suite's SM node.
+// startSM starts the run's subnet manager at the suite's SM node and
+// adds it to those the run stops and reports.
 func (r *run) startSM() (*smProc, error) {
+	var p *smProc
+	var err error
 	if r.smKind() == SMOpenSM {
-		return startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.opensmConf, r.s.SMArgs, r.smEvent)
+		p, err = startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.opensmConf, r.s.SMArgs, r.smEvent)
+	} else {
+		p, err = startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
 	}
-	return startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.sms = append(r.sms, p)
+	r.mu.Unlock()
+	return p, nil
 }
 
 // smEvent puts an SM result on the timeline.
@@ -345,9 +356,6 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.sms = append(r.sms, p)
-	r.mu.Unlock()
 	up, _, err := p.waitResult(0, 90*time.Second, func(x SMResult) bool { return x.SubnetUp })
 	if err != nil {
 		rep.check("subnet up", false, "%v", err)
