@@ -33,6 +33,8 @@ type ccState struct {
 	ca     []mad.CACongestionSettingFields   // by port
 	cct    []ccTable                         // by port
 	epoch  time.Time                         // TimeStamp's zero
+	swLog  ccEventLog                             // a switch's events
+	caLog  []ccEventLog                           // a CA's, by port
 }
 
 // ccTable is one CA port's CongestionControlTable.
@@ -50,6 +52,7 @@ func (a *Agent) ccInitLocked() *ccState {
 		c.swPort = make([]mad.SwitchPortCongestionElement, n)
 		c.ca = make([]mad.CACongestionSettingFields, n)
 		c.cct = make([]ccTable, n)
+		c.caLog = make([]ccEventLog, n)
 		c.epoch = a.clock.Now()
 	}
 	return c
