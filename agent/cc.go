@@ -33,8 +33,8 @@ type ccState struct {
 	ca     []mad.CACongestionSettingFields   // by port
 	cct    []ccTable                         // by port
 	epoch  time.Time                         // TimeStamp's zero
-	swLog  ccEventLog                             // a switch's events
-	caLog  []ccEventLog                           // a CA's, by port
+	swLog  ccEventLog                        // a switch's events
+	caLog  []ccEventLog                      // a CA's, by port
 }
 
 // ccTable is one CA port's CongestionControlTable.
