@@ -20,7 +20,10 @@ import (
 //
 // S is SE (solicited event), M is MigReq, Pad is PadCnt: the number of pad
 // bytes (0-3) that align the payload to 4 bytes. resv8a is a variant field:
-// it is replaced by ones when the ICRC is computed.
+// it is replaced by ones when the ICRC is computed. Congestion control
+// (Annex A10) takes its top two bits: F is FECN, set by a congested switch
+// on the way, B is BECN, set in the notification back to the source; being
+// ICRC-masked, a switch that marks a packet reseals only its VCRC.
 const (
 	bthOpCode   = 0
 	bthFlags    = 1
@@ -34,6 +37,8 @@ const (
 	bthPadMask  = 0x3
 	bthTVerMask = 0x0f
 	bthAckBit   = 0x80000000
+	bthFECNBit  = 0x80 // in resv8a
+	bthBECNBit  = 0x40
 	bthQPMask   = 0x00ffffff
 	bthPSNMask  = 0x00ffffff
 
@@ -79,6 +84,10 @@ const (
 
 	UDSendOnly    OpCode = 0x64
 	UDSendOnlyImm OpCode = 0x65
+
+	// CNP is the congestion notification packet of Annex A10 (service
+	// bits 100): a CA's answer to a FECN for unreliable services.
+	CNP OpCode = 0x80
 )
 
 // Transport services, the top three bits of an OpCode.
@@ -141,6 +150,8 @@ type BTHFields struct {
 	TVer   uint8  // transport header version, 4 bits; 0
 	PKey   uint16 // partition key
 	DestQP uint32 // destination queue pair, 24 bits
+	FECN   bool   // congestion met on the way (Annex A10)
+	BECN   bool   // congestion notified back to the source
 	A      bool   // acknowledge request
 	PSN    uint32 // packet sequence number, 24 bits
 }
@@ -190,7 +201,7 @@ func (b BTH) SetPKey(v uint16) { binary.BigEndian.PutUint16(b[bthPKey:], v) }
 func (b BTH) DestQP() uint32 { return binary.BigEndian.Uint32(b[bthDestQP:]) & bthQPMask }
 
 // SetDestQP sets the "DestQP" field; only the low 24 bits of v are used and
-// resv8a is cleared.
+// resv8a (FECN, BECN included) is cleared.
 func (b BTH) SetDestQP(v uint32) { binary.BigEndian.PutUint32(b[bthDestQP:], v&bthQPMask) }
 
 // A returns the "A" (acknowledge request) bit.
@@ -198,6 +209,18 @@ func (b BTH) A() bool { return binary.BigEndian.Uint32(b[bthAckPSN:])&bthAckBit 
 
 // SetA sets the "A" bit.
 func (b BTH) SetA(v bool) { b[bthAckPSN] = setBit8(b[bthAckPSN], bthAckBit>>24, v) }
+
+// FECN returns the forward explicit congestion notification bit.
+func (b BTH) FECN() bool { return b[bthResv8a]&bthFECNBit != 0 }
+
+// SetFECN sets the FECN bit.
+func (b BTH) SetFECN(v bool) { b[bthResv8a] = setBit8(b[bthResv8a], bthFECNBit, v) }
+
+// BECN returns the backward explicit congestion notification bit.
+func (b BTH) BECN() bool { return b[bthResv8a]&bthBECNBit != 0 }
+
+// SetBECN sets the BECN bit.
+func (b BTH) SetBECN(v bool) { b[bthResv8a] = setBit8(b[bthResv8a], bthBECNBit, v) }
 
 // PSN returns the 24-bit "PSN" (packet sequence number) field.
 func (b BTH) PSN() uint32 { return binary.BigEndian.Uint32(b[bthAckPSN:]) & bthPSNMask }
@@ -216,6 +239,8 @@ func (b BTH) Encode(f *BTHFields) {
 	b.SetM(f.M)
 	b.SetPKey(f.PKey)
 	b.SetDestQP(f.DestQP)
+	b.SetFECN(f.FECN)
+	b.SetBECN(f.BECN)
 	w := f.PSN & bthPSNMask
 	if f.A {
 		w |= bthAckBit
@@ -226,7 +251,7 @@ func (b BTH) Encode(f *BTHFields) {
 // Fields returns the decoded fields of b.
 func (b BTH) Fields() BTHFields {
 	return BTHFields{OpCode: b.OpCode(), SE: b.SE(), M: b.M(), PadCnt: b.PadCnt(),
-		TVer: b.TVer(), PKey: b.PKey(), DestQP: b.DestQP(), A: b.A(), PSN: b.PSN()}
+		TVer: b.TVer(), PKey: b.PKey(), DestQP: b.DestQP(), FECN: b.FECN(), BECN: b.BECN(), A: b.A(), PSN: b.PSN()}
 }
 
 func setBit8(b, mask uint8, v bool) uint8 {

@@ -123,7 +123,7 @@ func TestBTH(t *testing.T) {
 
 func TestBTHSetters(t *testing.T) {
 	all := wire.BTHFields{OpCode: 0xff, SE: true, M: true, PadCnt: 3, TVer: 15, PKey: 0xffff,
-		DestQP: 0xffffff, A: true, PSN: 0xffffff}
+		DestQP: 0xffffff, FECN: true, BECN: true, A: true, PSN: 0xffffff}
 	tests := []struct {
 		name string
 		set  func(wire.BTH)
@@ -135,7 +135,9 @@ func TestBTHSetters(t *testing.T) {
 		{"PadCnt", func(b wire.BTH) { b.SetPadCnt(0) }, func(f *wire.BTHFields) { f.PadCnt = 0 }},
 		{"TVer", func(b wire.BTH) { b.SetTVer(0) }, func(f *wire.BTHFields) { f.TVer = 0 }},
 		{"PKey", func(b wire.BTH) { b.SetPKey(0) }, func(f *wire.BTHFields) { f.PKey = 0 }},
-		{"DestQP", func(b wire.BTH) { b.SetDestQP(0) }, func(f *wire.BTHFields) { f.DestQP = 0 }},
+		{"DestQP", func(b wire.BTH) { b.SetDestQP(0) }, func(f *wire.BTHFields) { f.DestQP, f.FECN, f.BECN = 0, false, false }},
+		{"FECN", func(b wire.BTH) { b.SetFECN(false) }, func(f *wire.BTHFields) { f.FECN = false }},
+		{"BECN", func(b wire.BTH) { b.SetBECN(false) }, func(f *wire.BTHFields) { f.BECN = false }},
 		{"A", func(b wire.BTH) { b.SetA(false) }, func(f *wire.BTHFields) { f.A = false }},
 		{"PSN", func(b wire.BTH) { b.SetPSN(0) }, func(f *wire.BTHFields) { f.PSN = 0 }},
 	}
