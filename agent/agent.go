@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"ibfab/internal/clock"
 	"ibfab/wire/mad"
@@ -91,6 +92,9 @@ type Agent struct {
 	sender   Sender
 	stats    stats
 	tables   tables // lock-free reads; written with mu held
+	// ccGen counts the Sets that may change a switch port's marking
+	// (CCMarkingGeneration): read per packet, without mu.
+	ccGen atomic.Uint64
 
 	// mu protects everything below it.
 	mu   sync.Mutex

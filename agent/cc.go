@@ -10,10 +10,12 @@ import (
 // CongestionInfo, CongestionKeyInfo, CongestionLog, SwitchCongestionSetting
 // and SwitchPortCongestionSetting (switches), CACongestionSetting and
 // CongestionControlTable (CA ports), TimeStamp and ClassPortInfo. The
-// values are stored and read back; the congestion mechanism (FECN marking
-// at switches, BECN throttling at CAs) is a later issue, so nothing acts
-// on them: CongestionInfo claims no credit starvation, CongestionLog logs
-// no events, and ControlTableCap is the table this agent stores.
+// values are stored and read back, and the engines' congestion mechanism
+// reads them (cc_api.go): switches mark FECN per the switch and port
+// settings, CAs throttle per theirs, and both log events that
+// CongestionLog reports. CongestionInfo claims no credit starvation (the
+// switches do not implement Control_Type 1), and ControlTableCap is the
+// table this agent stores.
 //
 // A request whose CC_Key differs from a non-zero CC_Key of the port is
 // dropped without a response and counted in CC_KeyViolations, the M_Key
@@ -179,16 +181,26 @@ func ccKeyInfo(_ *Agent, c *ccState, sma uint8, set bool, _ uint32, data []byte)
 	return mad.StatusOK
 }
 
+// ccTick is TimeStamp's unit.
+const ccTick = 1024 * time.Nanosecond
+
 // ccNow returns TimeStamp's value: 1.024 µs units since the agent's
 // congestion control state was set up, wrapping at 32 bits.
-func (a *Agent) ccNow(c *ccState) uint32 {
-	return uint32(a.clock.Now().Sub(c.epoch) / (1024 * time.Nanosecond))
-}
+func (a *Agent) ccNow(c *ccState) uint32 { return ccStamp(a.clock.Now().Sub(c.epoch)) }
 
-func ccLog(a *Agent, c *ccState, _ uint8, _ bool, _ uint32, data []byte) mad.Status {
-	f := mad.CongestionLogFields{LogType: mad.CongestionLogCA, CurrentTimeStamp: a.ccNow(c)}
+// ccStamp returns the TimeStamp value of d since the epoch.
+func ccStamp(d time.Duration) uint32 { return uint32(d / ccTick) }
+
+// ccLog answers CongestionLog: the switch's log, or that of the CA port
+// the request came by. See ccEventLog for what a Get clears.
+func ccLog(a *Agent, c *ccState, sma uint8, _ bool, _ uint32, data []byte) mad.Status {
+	now := a.clock.Now().Sub(c.epoch)
+	f := mad.CongestionLogFields{LogType: mad.CongestionLogCA, CurrentTimeStamp: ccStamp(now)}
 	if a.isSwitch() {
 		f.LogType = mad.CongestionLogSwitch
+		c.swLog.read(&f, now)
+	} else {
+		c.caLog[sma].read(&f, now)
 	}
 	clear(data)
 	mad.CongestionLog(data).Encode(&f)
@@ -201,10 +213,11 @@ func ccTimeStamp(a *Agent, c *ccState, _ uint8, _ bool, _ uint32, data []byte) m
 	return mad.StatusOK
 }
 
-func ccSwitchSetting(_ *Agent, c *ccState, _ uint8, set bool, _ uint32, data []byte) mad.Status {
+func ccSwitchSetting(a *Agent, c *ccState, _ uint8, set bool, _ uint32, data []byte) mad.Status {
 	if set {
 		n := mad.SwitchCongestionSetting(data).Fields()
 		c.sw.Merge(&n)
+		a.ccGen.Add(1)
 	}
 	clear(data)
 	mad.SwitchCongestionSetting(data).Encode(&c.sw)
@@ -226,6 +239,7 @@ func ccSwitchPortSetting(a *Agent, c *ccState, _ uint8, set bool, mod uint32, da
 				c.swPort[p] = e
 			}
 		}
+		a.ccGen.Add(1)
 	}
 	var f mad.SwitchPortCongestionSettingFields
 	for i := range f.Ports {

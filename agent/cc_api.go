@@ -1,6 +1,10 @@
 package agent
 
-import "ibfab/wire/mad"
+import (
+	"time"
+
+	"ibfab/wire/mad"
+)
 
 // What the congestion mechanism of the engines reads from and writes to
 // the congestion control agent: the switch's marking settings per port,
@@ -19,6 +23,12 @@ type CCMarking struct {
 	MarkingRate uint16
 	Victim      bool
 }
+
+// CCMarkingGeneration returns a number that changes whenever a Set may
+// have changed what CCSwitchMarking returns (SwitchCongestionSetting,
+// SwitchPortCongestionSetting). It is one atomic load: a switch reads it
+// per packet and asks CCSwitchMarking again only when it moved.
+func (a *Agent) CCMarkingGeneration() uint64 { return a.ccGen.Load() }
 
 // CCSwitchMarking returns the marking settings of switch port n: the
 // port's own element of SwitchPortCongestionSetting when the manager made
@@ -88,24 +98,39 @@ type CCCAEvent struct {
 
 // ccLogCap bounds the events kept per log, as CongestionLog carries them.
 const (
-	ccSwitchLogCap = 15
-	ccCALogCap     = 13
+	ccSwitchLogCap = mad.CongestionLogSwitchEvents
+	ccCALogCap     = mad.CongestionLogCAEvents
 )
 
-// ccLogEntry is a logged event and when (TimeStamp units).
+// ccLogEntry is a logged event and when, since the agent's TimeStamp
+// epoch.
 type ccLogEntry struct {
-	sw   CCSwitchEvent
-	ca   CCCAEvent
-	time uint32
+	sw CCSwitchEvent
+	ca CCCAEvent
+	at time.Duration
 }
 
 // ccEventLog is one log: the newest events, how many were logged since the
-// last read, and the map of ports (switch) or SLs (CA) they came from.
+// log was last read, and the map of ports (switch) or SLs (CA) they came
+// from since then.
+//
+// A Get of CongestionLog reports the newest events, oldest first, and
+// clears the counter and the map but keeps the events: so does Linux
+// hfi1's CongestionLog (OPA's, derived from IBA A10), the one public
+// implementation, which resets its threshold_event_counter and event map
+// "when log is read". A manager tells the new events from those it saw
+// by the counter: the last min(counter, entries) are new. Events older
+// than twice the TimeStamp's wrap are left out (CA10-49, as hfi1 cites
+// it), since their stamp no longer tells their age.
 type ccEventLog struct {
 	entries []ccLogEntry
 	count   uint16
 	bits    [mad.PortMaskSize]byte // switch: PortMap, big-endian bit n = port n; CA: SL map in the low 16 bits
 }
+
+// ccMaxAge is the age past which an event's stamp is ambiguous: twice the
+// 32-bit TimeStamp's wrap.
+const ccMaxAge = 2 * (1 << 32) * ccTick
 
 func (l *ccEventLog) add(e ccLogEntry, cap int, bit int) {
 	if len(l.entries) == cap {
@@ -116,6 +141,31 @@ func (l *ccEventLog) add(e ccLogEntry, cap int, bit int) {
 	l.bits[mad.PortMaskSize-1-bit/8] |= 1 << (bit % 8)
 }
 
+// read fills f with the log as of now and clears the counter and the map.
+func (l *ccEventLog) read(f *mad.CongestionLogFields, now time.Duration) {
+	f.EventsCounter = l.count
+	if f.LogType == mad.CongestionLogSwitch {
+		f.PortMap = l.bits
+	} else {
+		f.EventMap = uint16(l.bits[mad.PortMaskSize-2])<<8 | uint16(l.bits[mad.PortMaskSize-1])
+	}
+	n := 0
+	for _, e := range l.entries {
+		if now-e.at > ccMaxAge {
+			continue
+		}
+		ts := ccStamp(e.at)
+		if f.LogType == mad.CongestionLogSwitch {
+			f.Switch[n] = mad.CongestionLogSwitchEvent{SLID: e.sw.SLID, DLID: e.sw.DLID, SL: e.sw.SL & 0xf, Timestamp: ts}
+		} else {
+			f.CA[n] = mad.CongestionLogCAEvent{LocalQP: e.ca.LocalQP, RemoteQP: e.ca.RemoteQP, SL: e.ca.SL & 0xf,
+				ServiceType: e.ca.ServiceType, RemoteLID: e.ca.RemoteLID, Timestamp: ts}
+		}
+		n++
+	}
+	l.count, l.bits = 0, [mad.PortMaskSize]byte{}
+}
+
 // CCLogSwitch logs a marking event of the switch.
 func (a *Agent) CCLogSwitch(ev CCSwitchEvent) {
 	if !a.isSwitch() {
@@ -124,7 +174,7 @@ func (a *Agent) CCLogSwitch(ev CCSwitchEvent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.ccInitLocked()
-	c.swLog.add(ccLogEntry{sw: ev, time: a.ccNow(c)}, ccSwitchLogCap, int(ev.Port))
+	c.swLog.add(ccLogEntry{sw: ev, at: a.clock.Now().Sub(c.epoch)}, ccSwitchLogCap, int(ev.Port))
 }
 
 // CCLogCA logs a threshold event of CA port n.
@@ -135,5 +185,5 @@ func (a *Agent) CCLogCA(n uint8, ev CCCAEvent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.ccInitLocked()
-	c.caLog[n].add(ccLogEntry{ca: ev, time: a.ccNow(c)}, ccCALogCap, int(ev.SL&0xf))
+	c.caLog[n].add(ccLogEntry{ca: ev, at: a.clock.Now().Sub(c.epoch)}, ccCALogCap, int(ev.SL&0xf))
 }

@@ -160,7 +160,10 @@ func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
 		},
 	}
 	if oc, ok := a.counters.(OptionalCounters); ok {
-		for attr := range mad.PMAOptionalLayouts {
+		for attr, l := range mad.PMAOptionalLayouts {
+			if l.SwitchOnly && !a.isSwitch() {
+				continue // a CA port neither marks nor detects congestion
+			}
 			if _, counted := oc.OptionalCounters(0, attr, 0); counted {
 				t[attr] = (*Agent).optionalCounters
 			}

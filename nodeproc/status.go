@@ -59,6 +59,26 @@ type PortStatus struct {
 	VLXmit []VLXmit `json:"vl_xmit,omitempty"`
 	// Traffic is the HCA data QP's accounting and generator.
 	Traffic *hca.PortStats `json:"traffic,omitempty"`
+	// Congestion is the port's congestion control counts (IBA A10).
+	Congestion *CongestionStatus `json:"congestion,omitempty"`
+}
+
+// CongestionStatus is a port's congestion control counts since it
+// started (PMA resets do not touch them): the FECN marks the switch made
+// with the port as the output, in all and per operational data VL, and
+// the data packets the port received with FECN and with BECN set.
+type CongestionStatus struct {
+	Marked     uint64   `json:"marked"`
+	MarkedByVL []uint64 `json:"marked_by_vl"`
+	RcvFECN    uint64   `json:"rcv_fecn"`
+	RcvBECN    uint64   `json:"rcv_becn"`
+}
+
+// portCongestion returns a port's congestion counts for its status.
+func portCongestion(p *port.Port) *CongestionStatus {
+	c := p.Congestion()
+	return &CongestionStatus{Marked: c.Marked(), MarkedByVL: append([]uint64(nil), c.MarkedByVL[:p.OperationalVLs()]...),
+		RcvFECN: c.RcvFECNTotal(), RcvBECN: c.RcvBECNTotal()}
 }
 
 // Counters are a port's PMA counters by their IBA names, the data and
@@ -202,5 +222,6 @@ func portStatus(num int, p *port.Port, lid uint16) PortStatus {
 	ps.Credits = portCredits(p)
 	ps.Arbitration = arbitration(p.VLArbitration())
 	ps.VLXmit = portVLXmit(p)
+	ps.Congestion = portCongestion(p)
 	return ps
 }

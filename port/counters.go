@@ -351,6 +351,9 @@ func (p *Port) countOpLocked(b []byte, vl, n int) {
 	if len(b) <= off || vl >= numVLs {
 		return
 	}
+	if vl != VL15 {
+		p.countECNLocked(wire.BTH(b[off:]), wire.LRH(b).SL())
+	}
 	op := b[off]
 	k := &p.cnt
 	if k.byOp == nil {
@@ -446,7 +449,7 @@ func (p *Port) OptionalCounters(a mad.AttrID, op uint8) (c [mad.PMAMaxCounters]u
 			}
 		}
 	default:
-		return c, false
+		return c, p.congOptionalLocked(a, &c)
 	}
 	return c, true
 }
@@ -504,6 +507,9 @@ func (p *Port) ResetOptionalCounters(a mad.AttrID, op uint8, sel uint16) {
 			if o != nil {
 				o.bytes[i] = 0
 			}
+		case mad.AttrSwPortVLCongestion, mad.AttrPortRcvConCtrl, mad.AttrPortSLRcvFECN, mad.AttrPortSLRcvBECN,
+			mad.AttrPortXmitConCtrl, mad.AttrPortVLXmitTimeCong:
+			p.congResetLocked(a, i)
 		case mad.AttrPortVLXmitWaitCounters:
 			k.vlWait[i] = 0
 			if k.waitVLs&(1<<i) != 0 {

@@ -123,11 +123,14 @@ var _ Receiver = ReceiverFunc(nil)
 // Receive implements Receiver.
 func (f ReceiverFunc) Receive(p *Port, pkt *Packet) { f(p, pkt) }
 
-// fifo is a growable ring of queued packets.
+// fifo is a growable ring of queued packets. blocks is the sum of the
+// entries' blocks, kept on every change so that congestion detection reads
+// it without a scan.
 type fifo struct {
-	buf  []txEntry
-	head int
-	n    int
+	buf    []txEntry
+	head   int
+	n      int
+	blocks int
 }
 
 // txEntry is one queued packet with what the output port computed for it
@@ -151,6 +154,7 @@ func (q *fifo) push(e txEntry) {
 	}
 	q.buf[(q.head+q.n)%len(q.buf)] = e
 	q.n++
+	q.blocks += e.blocks
 }
 
 // peek returns the head; the queue must not be empty.
@@ -164,6 +168,7 @@ func (q *fifo) removeIf(drop func(*Packet) bool, dst []*Packet) []*Packet {
 		e := q.buf[(q.head+i)%len(q.buf)]
 		if drop(e.pkt) {
 			dst = append(dst, e.pkt)
+			q.blocks -= e.blocks
 			continue
 		}
 		q.buf[(q.head+kept)%len(q.buf)] = e
@@ -181,5 +186,6 @@ func (q *fifo) pop() txEntry {
 	q.buf[q.head] = txEntry{}
 	q.head = (q.head + 1) % len(q.buf)
 	q.n--
+	q.blocks -= e.blocks
 	return e
 }

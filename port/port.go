@@ -91,6 +91,7 @@ type Port struct {
 	waitSince  time.Time // when the current credit wait began, or zero
 
 	cnt   counters
+	cong  congestion // FECN marking's view of the queues, and its counters
 	drops DropCounts
 	lc    LinkCounters
 	// vlTx counts what the transmitter wrote per VL; unlike cnt, no PMA
@@ -284,6 +285,7 @@ func (p *Port) Send(pkt *Packet) error {
 			continue
 		default:
 			p.tx[vl].q.push(e)
+			p.congNoteLocked(vl)
 			p.kickLocked()
 			p.mu.Unlock()
 			return nil
@@ -309,6 +311,7 @@ func (p *Port) DropOrphans() int {
 	var gone []*Packet
 	for vl := range p.tx {
 		gone = p.tx[vl].q.removeIf((*Packet).orphaned, gone)
+		p.congNoteLocked(vl)
 	}
 	if len(gone) > 0 {
 		// A new head may have the credits the old one lacked.

@@ -302,6 +302,7 @@ func (p *Port) flushLocked(c DropCause, lo, hi int) {
 			p.dropLocked(c, true)
 			p.toRelease = append(p.toRelease, e.pkt)
 		}
+		p.congNoteLocked(vl)
 	}
 	p.spaceCond.Broadcast()
 }

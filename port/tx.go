@@ -81,6 +81,7 @@ func (p *Port) transmit() {
 			continue
 		}
 		e := p.tx[vl].q.pop()
+		p.congNoteLocked(vl)
 		if vl != VL15 {
 			t := &p.tx[vl]
 			t.fctbs = uint16((int(t.fctbs) + e.blocks) & fcMask)

@@ -69,6 +69,7 @@ func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 		s.drop(p, pkt, port.DropMalformed)
 		return
 	}
+	s.ccMark(out, op, vl, pkt)
 	s.stats.forwarded.Add(1)
 	if op.Send(pkt) != nil {
 		s.stats.sendFailed.Add(1)
@@ -217,16 +218,9 @@ func (s *Switch) outboundPKeyOK(out, vl uint8, b []byte) bool {
 // packetPKey returns the BTH P_Key of packet b, and false for a raw packet
 // or one too short to hold a BTH.
 func packetPKey(b []byte) (mad.PKey, bool) {
-	off := wire.LRHSize
-	switch wire.LRH(b).LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
+	bth, ok := packetBTH(b)
+	if !ok {
 		return 0, false
 	}
-	if len(b) < off+wire.BTHSize {
-		return 0, false
-	}
-	return mad.PKey(wire.BTH(b[off:]).PKey()), true
+	return mad.PKey(bth.PKey()), true
 }

@@ -53,11 +53,12 @@ type Stats struct {
 	LocalMADs   uint64 // Outbounds for a local SM, which a switch has not: discarded
 	SendFailed  uint64 // packets an output port refused (counted there by cause)
 	BadOutbound uint64 // Outbounds naming a port that does not exist or is uncabled
+	FECNMarked  uint64 // packets marked with FECN (cc.go)
 }
 
 // stats is Stats kept with atomics.
 type stats struct {
-	forwarded, multicast, toAgent, fromAgent, localMADs, sendFailed, badOutbound atomic.Uint64
+	forwarded, multicast, toAgent, fromAgent, localMADs, sendFailed, badOutbound, fecnMarked atomic.Uint64
 }
 
 // Switch is one soft switch: its ports, its agent and the crossbar between
@@ -69,6 +70,7 @@ type Switch struct {
 	ports []atomic.Pointer[port.Port]
 	pc    port.Config // the template AddPort completes
 	stats stats
+	cc    ccState // FECN marking (cc.go)
 
 	// mu orders AddPort against Close, so that no port is added to a
 	// closed switch and left running.
@@ -96,6 +98,7 @@ func New(cfg Config) (*Switch, error) {
 	pc.Clock = cfg.Clock
 	pc.TxQueueLimit = 0
 	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1), pc: pc}
+	s.cc.seen = make([][port.MaxDataVLs]atomic.Uint64, n.NumPorts+1)
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
 		NumPorts:        uint8(n.NumPorts),
@@ -145,6 +148,9 @@ func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
 		return err
 	}
 	s.ports[num].Store(p)
+	// A port cabled after the marking table was built gets its
+	// Threshold here; a table built from now on finds the port.
+	p.SetCongestionThreshold(s.agent.CCSwitchMarking(num).Threshold)
 	// The port may have changed state before it was stored, when the
 	// agent could not read it yet.
 	s.agent.PortStateChanged(num)
@@ -238,6 +244,7 @@ func (s *Switch) Stats() Stats {
 		LocalMADs:   s.stats.localMADs.Load(),
 		SendFailed:  s.stats.sendFailed.Load(),
 		BadOutbound: s.stats.badOutbound.Load(),
+		FECNMarked:  s.stats.fecnMarked.Load(),
 	}
 }
 

@@ -125,33 +125,79 @@ func DecodeCongestionKeyInfo(b []byte) (CongestionKeyInfoFields, error) {
 	return CongestionKeyInfo(b).Fields(), nil
 }
 
-// CongestionLog (A10.4.3.5), read from the log data area (224 bytes).
-// Common head, then the switch or CA form:
+// CongestionLog (A10.4.3.5), in the log data area (224 bytes): a common
+// head, then the switch or the CA form.
 //
 //	byte 0 +---------------+---------------+-------------------------------+
 //	       |    LogType    |CongestionFlags|  LogEventsCounter (16)        |
-//	     4 +---------------+---------------+-------------------------------+
-//	switch |                   CurrentTimeStamp (32)                       |
-//	     8 |                   PortMap (256 bits) ...                      |
-//	    40 |                   15 events of 12 bytes                       |
-//	     4 +-------------------------------+-------------------------------+
-//	  CA   | ThresholdCongestionEventMap   |           reserved            |
+//	switch +---------------+---------------+-------------------------------+
+//	     4 |                   CurrentTimeStamp (32)                       |
+//	     8 |                   PortMap (256 bits)                          |
+//	    40 |        CongestionEntryList: 15 events of 12 bytes             |
+//	  CA   +-------------------------------+-------------------------------+
+//	     4 | ThresholdCongestionEventMap   |           reserved            |
 //	     8 +-------------------------------+-------------------------------+
 //	       |                   CurrentTimeStamp (32)                       |
-//	    12 |                   13 events of 16 bytes                       |
+//	    12 |        CongestionEntryList: 13 events of 16 bytes             |
 //
-// Only the head and the time stamp have fields here: an agent without the
-// congestion mechanism logs no events, and the event entries encode as
-// zero (which ibccquery prints as none).
+// A switch event (the same in libibmad's fields, OpenSM's ib_types.h):
+//
+//	0 +-------------------------------+-------------------------------+
+//	  |            SLID               |            DLID               |
+//	4 +-------+-----------------------+-------------------------------+
+//	  |  SL   |                    reserved                           |
+//	8 +-------+-------------------------------------------------------+
+//	  |                        Timestamp (32)                         |
+//
+// A CA event as OpenSM's ib_types.h (ib_cong_log_event_ca_t) and the IBTA
+// errata proposal of 2008 lay it out, which OPA's derivation of it (Linux
+// hfi1) follows too. libibmad's field table (what ibccquery prints)
+// differs: it puts SL and Service_Type after Local_QP and reads a
+// Local_LID where the others have Remote_LID; ibccquery shows those
+// fields of our CA entries from the bits named here.
+//
+//	 0 +-----------------------------------------------+---------------+
+//	   |             Local_QP_CN_Entry (24)            |   reserved    |
+//	 4 +-----------------------------------------------+-------+-------+
+//	   |         Remote_QP_Number_CN_Entry (24)        |  SL   |SvcType|
+//	 8 +-------------------------------+-------------------------------+
+//	   |     Remote_LID_CN_Entry       |           reserved            |
+//	12 +-------------------------------+-------------------------------+
+//	   |                    Timestamp_CN_Entry (32)                    |
+//
+// An entry of all zeros is an empty slot (ibccquery prints none for it).
 const (
 	clLogType       = 0
 	clFlags         = 1
 	clEventsCounter = 2
 	clSwitchTime    = 4
+	clSwitchPortMap = 8
+	clSwitchEvents  = 40
 	clCAEventMap    = 4
 	clCATime        = 8
+	clCAEvents      = 12
+
+	clswSLID      = 0
+	clswDLID      = 2
+	clswSL        = 4
+	clswTimestamp = 8
+	clswSize      = 12
+
+	clcaLocalQP   = 0
+	clcaRemoteQP  = 4
+	clcaSLService = 7
+	clcaRemoteLID = 8
+	clcaTimestamp = 12
+	clcaSize      = 16
+
+	qpnMask = 0xffffff
+
 	// CongestionLogSize is the bytes CongestionLog uses.
 	CongestionLogSize = CCLogDataSize
+	// CongestionLogSwitchEvents and CongestionLogCAEvents are the
+	// entries each form carries.
+	CongestionLogSwitchEvents = 15
+	CongestionLogCAEvents     = 13
 )
 
 // CongestionLog LogType values.
@@ -160,14 +206,40 @@ const (
 	CongestionLogCA     uint8 = 2
 )
 
-// CongestionLogFields holds the head of CongestionLog. EventMap is the
-// CA's ThresholdCongestionEventMap; a switch log has none.
+// CongestionLogSwitchEvent is one entry of a switch's log: a packet the
+// switch marked (SL 4 bits), and when, in TimeStamp units.
+type CongestionLogSwitchEvent struct {
+	SLID, DLID uint16
+	SL         uint8
+	Timestamp  uint32
+}
+
+// CongestionLogCAEvent is one entry of a CA's log: a CCTI that reached its
+// trigger threshold. The QPs are 24 bits, SL and ServiceType 4 bits
+// (ServiceType 0 RC, 1 UC, 2 RD, 3 UD).
+type CongestionLogCAEvent struct {
+	LocalQP     uint32
+	RemoteQP    uint32
+	SL          uint8
+	ServiceType uint8
+	RemoteLID   uint16
+	Timestamp   uint32
+}
+
+// CongestionLogFields holds CongestionLog. EventsCounter is the switch's
+// LogEventsCounter or the CA's ThresholdEventCounter; EventMap is the CA's
+// ThresholdCongestionEventMap (a bit per SL), PortMap the switch's (port
+// n is bit n%8 of byte 31-n/8). A switch log uses Switch, a CA log CA;
+// unused entries are zero.
 type CongestionLogFields struct {
 	LogType          uint8
 	CongestionFlags  uint8
 	EventsCounter    uint16
 	EventMap         uint16
 	CurrentTimeStamp uint32
+	PortMap          [PortMaskSize]byte
+	Switch           [CongestionLogSwitchEvents]CongestionLogSwitchEvent
+	CA               [CongestionLogCAEvents]CongestionLogCAEvent
 }
 
 // CongestionLog is a view of the CongestionLog attribute.
@@ -176,8 +248,8 @@ type CongestionLog []byte
 // IsValid reports whether c is long enough.
 func (c CongestionLog) IsValid() bool { return len(c) >= CongestionLogSize }
 
-// Encode writes f into c[:CongestionLogSize], with no events. A LogType
-// other than switch or CA writes only the common head.
+// Encode writes f into c[:CongestionLogSize]: the common head, and the
+// switch or CA form LogType names (another LogType writes the head only).
 func (c CongestionLog) Encode(f *CongestionLogFields) {
 	clear(c[:CongestionLogSize])
 	c[clLogType] = f.LogType
@@ -186,21 +258,55 @@ func (c CongestionLog) Encode(f *CongestionLogFields) {
 	switch f.LogType {
 	case CongestionLogSwitch:
 		attrPut32(c, clSwitchTime, f.CurrentTimeStamp)
+		copy(c[clSwitchPortMap:], f.PortMap[:])
+		for i, e := range f.Switch {
+			b := c[clSwitchEvents+i*clswSize:]
+			attrPut16(b, clswSLID, e.SLID)
+			attrPut16(b, clswDLID, e.DLID)
+			attrSetHiNibble(b, clswSL, e.SL)
+			attrPut32(b, clswTimestamp, e.Timestamp)
+		}
 	case CongestionLogCA:
 		attrPut16(c, clCAEventMap, f.EventMap)
 		attrPut32(c, clCATime, f.CurrentTimeStamp)
+		for i, e := range f.CA {
+			b := c[clCAEvents+i*clcaSize:]
+			attrPut32(b, clcaLocalQP, (e.LocalQP&qpnMask)<<8)
+			attrPut32(b, clcaRemoteQP, (e.RemoteQP&qpnMask)<<8)
+			attrSetHiNibble(b, clcaSLService, e.SL)
+			attrSetLoNibble(b, clcaSLService, e.ServiceType)
+			attrPut16(b, clcaRemoteLID, e.RemoteLID)
+			attrPut32(b, clcaTimestamp, e.Timestamp)
+		}
 	}
 }
 
-// Fields returns c's head.
+// Fields returns c's fields.
 func (c CongestionLog) Fields() CongestionLogFields {
 	f := CongestionLogFields{LogType: c[clLogType], CongestionFlags: c[clFlags], EventsCounter: attrBE16(c, clEventsCounter)}
 	switch f.LogType {
 	case CongestionLogSwitch:
 		f.CurrentTimeStamp = attrBE32(c, clSwitchTime)
+		copy(f.PortMap[:], c[clSwitchPortMap:])
+		for i := range f.Switch {
+			b := c[clSwitchEvents+i*clswSize:]
+			f.Switch[i] = CongestionLogSwitchEvent{SLID: attrBE16(b, clswSLID), DLID: attrBE16(b, clswDLID),
+				SL: attrHiNibble(b[clswSL]), Timestamp: attrBE32(b, clswTimestamp)}
+		}
 	case CongestionLogCA:
 		f.EventMap = attrBE16(c, clCAEventMap)
 		f.CurrentTimeStamp = attrBE32(c, clCATime)
+		for i := range f.CA {
+			b := c[clCAEvents+i*clcaSize:]
+			f.CA[i] = CongestionLogCAEvent{
+				LocalQP:     attrBE32(b, clcaLocalQP) >> 8,
+				RemoteQP:    attrBE32(b, clcaRemoteQP) >> 8,
+				SL:          attrHiNibble(b[clcaSLService]),
+				ServiceType: b[clcaSLService] & piNibbleMask,
+				RemoteLID:   attrBE16(b, clcaRemoteLID),
+				Timestamp:   attrBE32(b, clcaTimestamp),
+			}
+		}
 	}
 	return f
 }
@@ -212,7 +318,7 @@ func AppendCongestionLog(dst []byte, f *CongestionLogFields) []byte {
 	return dst
 }
 
-// DecodeCongestionLog reads CongestionLog's head from b.
+// DecodeCongestionLog reads CongestionLog from b.
 func DecodeCongestionLog(b []byte) (CongestionLogFields, error) {
 	if !CongestionLog(b).IsValid() {
 		return CongestionLogFields{}, truncated("CongestionLog", len(b), CongestionLogSize)

@@ -34,6 +34,17 @@ const (
 	AttrPortVLXmitWaitCounters        AttrID = 0x001c
 )
 
+// The congestion control counter attributes of the PMA (IBA 16.1.4 and
+// Annex A10; IDs as libibmad's mad.h, layouts as its fields.c).
+const (
+	AttrSwPortVLCongestion AttrID = 0x0030 // switch ports: congestion seen per VL
+	AttrPortRcvConCtrl     AttrID = 0x0031 // packets received with FECN, with BECN
+	AttrPortSLRcvFECN      AttrID = 0x0032 // packets received with FECN, per SL
+	AttrPortSLRcvBECN      AttrID = 0x0033 // packets received with BECN, per SL
+	AttrPortXmitConCtrl    AttrID = 0x0034 // time the port was congested
+	AttrPortVLXmitTimeCong AttrID = 0x0035 // time each VL was congested (VL0-14)
+)
+
 // PMACounterLayout describes one optional counter attribute.
 type PMACounterLayout struct {
 	Attr   AttrID
@@ -41,10 +52,16 @@ type PMACounterLayout struct {
 	OpCode bool     // byte 0 is the OpCode the counters count
 	Width  int      // bits per counter: 2, 16 or 32
 	Names  []string // the counters, in order
+	// SwitchOnly: the attribute counts what a switch port does (FECN
+	// marking, congestion detection), which a CA port does not.
+	SwitchOnly bool
 }
 
-func vlNames(prefix string) []string {
-	n := make([]string, PMAMaxCounters)
+func vlNames(prefix string) []string { return numberedNames(prefix, PMAMaxCounters) }
+
+// numberedNames returns prefix0 … prefix(n-1).
+func numberedNames(prefix string, count int) []string {
+	n := make([]string, count)
 	for i := range n {
 		n[i] = fmt.Sprintf("%s%d", prefix, i)
 	}
@@ -72,6 +89,19 @@ var PMAOptionalLayouts = map[AttrID]*PMACounterLayout{
 		Name: "PortVLXmitFlowCtlUpdateErrors", Width: 2, Names: vlNames("PortVLXmitFlowCtlUpdateErrors")},
 	AttrPortVLXmitWaitCounters: {Attr: AttrPortVLXmitWaitCounters, Name: "PortVLXmitWaitCounters", Width: 16,
 		Names: vlNames("PortVLXmitWait")},
+	AttrSwPortVLCongestion: {Attr: AttrSwPortVLCongestion, Name: "SwPortVLCongestion", Width: 16, SwitchOnly: true,
+		Names: vlNames("SWPortVLCongestion")},
+	AttrPortRcvConCtrl: {Attr: AttrPortRcvConCtrl, Name: "PortRcvConCtrl", Width: 32,
+		Names: []string{"PortPktRcvFECN", "PortPktRcvBECN"}},
+	AttrPortSLRcvFECN: {Attr: AttrPortSLRcvFECN, Name: "PortSLRcvFECN", Width: 32,
+		Names: vlNames("PortSLRcvFECN")},
+	AttrPortSLRcvBECN: {Attr: AttrPortSLRcvBECN, Name: "PortSLRcvBECN", Width: 32,
+		Names: vlNames("PortSLRcvBECN")},
+	AttrPortXmitConCtrl: {Attr: AttrPortXmitConCtrl, Name: "PortXmitConCtrl", Width: 32, SwitchOnly: true,
+		Names: []string{"PortXmitTimeCong"}},
+	// VL15 is not flow controlled and has no congestion: 15 counters.
+	AttrPortVLXmitTimeCong: {Attr: AttrPortVLXmitTimeCong, Name: "PortVLXmitTimeCong", Width: 32, SwitchOnly: true,
+		Names: numberedNames("PortVLXmitTimeCong", PMAMaxCounters-1)},
 }
 
 func init() {
