@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/agent"
+	"ibfab/link/pipe"
+	"ibfab/port"
 )
 
 // TestAgentStatusJSON: the agent's counters and trap state sit side by
@@ -26,4 +28,32 @@ func TestAgentStatusJSON(t *testing.T) {
 	assert.EqualValues(t, 1, got.Agent["traps_dropped"])
 	assert.Equal(t, true, got.Agent["trap_outstanding"])
 	assert.Equal(t, true, got.Agent["port_state_change"])
+}
+
+// TestPortCongestionStatus: a port's status carries its congestion counts
+// under the contract's names, MarkedByVL one per operational data VL.
+func TestPortCongestionStatus(t *testing.T) {
+	ea, eb := pipe.NewPair()
+	t.Cleanup(func() { eb.Close() })
+	p, err := port.New(ea, port.Config{DataVLs: 4}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	require.NoError(t, p.SetOperationalVLs(2))
+	p.CountFECNMark(1)
+	p.CountFECNMark(1)
+	p.CountFECNMark(0)
+	ps := portStatus(3, p, 9)
+	require.NotNil(t, ps.Congestion)
+	assert.Equal(t, CongestionStatus{Marked: 3, MarkedByVL: []uint64{1, 2}}, *ps.Congestion)
+	b, err := json.Marshal(ps)
+	require.NoError(t, err)
+	var got struct {
+		Congestion map[string]any `json:"congestion"`
+	}
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.EqualValues(t, 3, got.Congestion["marked"])
+	assert.Equal(t, []any{1.0, 2.0}, got.Congestion["marked_by_vl"])
+	assert.Contains(t, got.Congestion, "rcv_fecn")
+	assert.Contains(t, got.Congestion, "rcv_becn")
+	assert.Nil(t, portStatus(4, nil, 0).Congestion, "an uncabled port has none")
 }

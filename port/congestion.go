@@ -188,13 +188,13 @@ type CongestionCounters struct {
 }
 
 // Marked returns the FECN marks over all VLs.
-func (c *CongestionCounters) Marked() uint64 { return sum(c.MarkedByVL[:]) }
+func (c CongestionCounters) Marked() uint64 { return sum(c.MarkedByVL[:]) }
 
 // RcvFECNTotal and RcvBECNTotal return the received counts over all SLs.
-func (c *CongestionCounters) RcvFECNTotal() uint64 { return sum(c.RcvFECN[:]) }
+func (c CongestionCounters) RcvFECNTotal() uint64 { return sum(c.RcvFECN[:]) }
 
 // RcvBECNTotal returns the data packets received with BECN over all SLs.
-func (c *CongestionCounters) RcvBECNTotal() uint64 { return sum(c.RcvBECN[:]) }
+func (c CongestionCounters) RcvBECNTotal() uint64 { return sum(c.RcvBECN[:]) }
 
 func sum(v []uint64) uint64 {
 	var n uint64

@@ -408,6 +408,14 @@ func (p *Port) endWaitVLsLocked(now time.Time) {
 // counted: the link layer has no flow-control update watchdog (§7.9.4).
 // Of PortXmitDiscardDetails only PortInactiveDiscards is: the port has no
 // lifetime limits and tells no MTU discard from other malformed ones.
+//
+// The congestion control attributes (congestion.go): SwPortVLCongestion
+// counts, per VL, the packets the node could mark that found the VL
+// congested (TxCongestion); PortRcvConCtrl and PortSLRcvFECN/BECN the
+// data packets received with FECN or BECN; PortXmitConCtrl the
+// XmitWaitTick ticks during which any data VL was congested,
+// PortVLXmitTimeCong those of each VL. The agent serves the first and
+// the last two at switches only (mad.PMACounterLayout.SwitchOnly).
 func (p *Port) OptionalCounters(a mad.AttrID, op uint8) (c [mad.PMAMaxCounters]uint64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -97,14 +97,20 @@ func (s *Switch) ccMark(out uint8, op *port.Port, vl uint8, pkt *port.Packet) {
 	if s.cc.seen[out][vl].Add(1)%(uint64(m.MarkingRate)+1) != 0 {
 		return
 	}
-	bth.SetFECN(true)
-	if wire.SealVCRC(pkt.Bytes) != nil {
+	if markFECN(pkt.Bytes, bth) != nil {
 		return // cannot happen for a packet the port verified
 	}
 	lrh := wire.LRH(pkt.Bytes)
 	s.agent.CCLogSwitch(agent.CCSwitchEvent{Port: out, SLID: lrh.SLID(), DLID: lrh.DLID(), SL: lrh.SL()})
 	op.CountFECNMark(int(vl))
 	s.stats.fecnMarked.Add(1)
+}
+
+// markFECN sets FECN in bth, packet b's BTH, and reseals b's VCRC. The
+// ICRC masks the bit (resv8a is a variant field), so it stands.
+func markFECN(b []byte, bth wire.BTH) error {
+	bth.SetFECN(true)
+	return wire.SealVCRC(b)
 }
 
 // packetBTH returns the BTH of packet b, and false for a raw packet or

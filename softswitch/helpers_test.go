@@ -16,6 +16,7 @@ import (
 	"ibfab/port/porttest"
 	"ibfab/softswitch"
 	"ibfab/topologies"
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -69,6 +70,45 @@ type hca struct {
 	hold  bool
 	held  []*port.Packet
 	got   int
+	fecn  map[fecnKind]int // packets received with FECN, by kind
+}
+
+// fecnKind tells the packets with FECN a CA counts apart.
+type fecnKind int
+
+const (
+	fecnData fecnKind = iota // data VL, not a CNP
+	fecnCNP                  // a CNP
+	fecnVL15                 // an SMP
+)
+
+// noteFECN counts pkt if it carries FECN.
+func (h *hca) noteFECN(pkt *port.Packet) {
+	lrh := wire.LRH(pkt.Bytes)
+	bth := wire.BTH(pkt.Bytes[wire.LRHSize:])
+	if lrh.LNH() != wire.LNHLocal || !bth.IsValid() || !bth.FECN() {
+		return
+	}
+	k := fecnData
+	switch {
+	case lrh.VL() == port.VL15:
+		k = fecnVL15
+	case bth.OpCode() == wire.CNP:
+		k = fecnCNP
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fecn == nil {
+		h.fecn = map[fecnKind]int{}
+	}
+	h.fecn[k]++
+}
+
+// fecnCount returns the packets of kind k received with FECN.
+func (h *hca) fecnCount(k fecnKind) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fecn[k]
 }
 
 var (
@@ -79,6 +119,7 @@ var (
 func (h *hca) port() *port.Port { return h.p.Load() }
 
 func (h *hca) Receive(p *port.Port, pkt *port.Packet) {
+	h.noteFECN(pkt)
 	if in, err := softswitch.ParseMAD(1, pkt.Bytes); err == nil {
 		outs := h.a.HandleMAD(in)
 		pkt.Release()

@@ -153,8 +153,8 @@ func DecodeCongestionKeyInfo(b []byte) (CongestionKeyInfoFields, error) {
 // errata proposal of 2008 lay it out, which OPA's derivation of it (Linux
 // hfi1) follows too. libibmad's field table (what ibccquery prints)
 // differs: it puts SL and Service_Type after Local_QP and reads a
-// Local_LID where the others have Remote_LID; ibccquery shows those
-// fields of our CA entries from the bits named here.
+// Local_LID where the others have Remote_LID, so ibccquery prints those
+// fields of a CA entry from other bits than these.
 //
 //	 0 +-----------------------------------------------+---------------+
 //	   |             Local_QP_CN_Entry (24)            |   reserved    |
