@@ -175,17 +175,25 @@ func TestCongestionControlStatus(t *testing.T) {
 }
 
 // TestPMAOptionalCounters: every perfquery option is answered at a switch
-// port and an HCA port, ClassPortInfo says what is served, and the
-// per-VL receive counters move with traffic.
+// port and an HCA port (the congestion detection ones at the switch
+// only), ClassPortInfo says what is served, and the per-VL receive
+// counters move with traffic.
 func TestPMAOptionalCounters(t *testing.T) {
 	f, _, lid := ccFabric(t)
 	hosts := f.Hosts()
 	from := hosts[len(hosts)-1]
 	sw := ccSwitch(f)
 	opts := []string{"-x", "-E", "-D", "--oprcvcounters", "--flowctlcounters", "--vloppackets",
-		"--vlopdata", "--vlxmitflowctlerrors", "--vlxmitcounters"}
+		"--vlopdata", "--vlxmitflowctlerrors", "--vlxmitcounters", "--rcvcc", "--slrcvfecn", "--slrcvbecn"}
+	// Congestion detection and marking are a switch port's: a CA's PMA
+	// does not serve these.
+	swOpts := []string{"--swportvlcong", "--xmitcc", "--vlxmittimecc"}
 	for _, node := range []string{sw, hosts[0]} {
-		for _, o := range opts {
+		all := opts
+		if node == sw {
+			all = append(all[:len(all):len(all)], swOpts...)
+		}
+		for _, o := range all {
 			t.Run(node+o, func(t *testing.T) {
 				out, stderr, err := f.For(t).UMAD(from, "perfquery", o, strconv.Itoa(int(lid[node])), "1")
 				require.NoError(t, err, "perfquery %s: %s", o, stderr)
