@@ -78,17 +78,17 @@ func CCADelay(entry uint16, t time.Duration) time.Duration {
 
 // CCACounters count what a CA's congestion control saw and did.
 type CCACounters struct {
-	CNPSent      uint64 `json:"cnp_sent"`              // answers to FECN-marked packets
-	CNPFailed    uint64 `json:"cnp_failed,omitempty"`  // answers the port refused
-	CNPReceived  uint64 `json:"cnp_received"`          // CNPs addressed to this CA
-	BECNReceived uint64 `json:"becn_received"`         // notifications: CNPs and other packets with BECN
-	Ignored      uint64 `json:"ignored,omitempty"`     // notifications for SLs without CC settings, or mode off
-	Opens        uint64 `json:"opens"`                 // DRB: paths opened
-	Closes       uint64 `json:"closes"`                // DRB: paths closed
-	Events       uint64 `json:"events,omitempty"`      // IBA: CCTI at or above Trigger_Threshold, logged
-	Paced        uint64 `json:"paced,omitempty"`       // packets that waited for their IPD
-	PacedNs      uint64 `json:"paced_ns,omitempty"`    // total time they waited for it
-	Throttled    uint64 `json:"throttled,omitempty"`   // generator arrivals refused while paced
+	CNPSent      uint64 `json:"cnp_sent"`               // answers to FECN-marked packets
+	CNPFailed    uint64 `json:"cnp_failed,omitempty"`   // answers the port refused
+	CNPReceived  uint64 `json:"cnp_received"`           // CNPs addressed to this CA
+	BECNReceived uint64 `json:"becn_received"`          // notifications: CNPs and other packets with BECN
+	Ignored      uint64 `json:"ignored,omitempty"`      // notifications for SLs without CC settings, or mode off
+	Opens        uint64 `json:"opens"`                  // DRB: paths opened
+	Closes       uint64 `json:"closes"`                 // DRB: paths closed
+	Events       uint64 `json:"events,omitempty"`       // IBA: CCTI at or above Trigger_Threshold, logged
+	Paced        uint64 `json:"paced,omitempty"`        // packets that waited for their IPD
+	PacedNs      uint64 `json:"paced_ns,omitempty"`     // total time they waited for it
+	Throttled    uint64 `json:"throttled,omitempty"`    // generator arrivals refused while paced
 	DRBRerouted  uint64 `json:"drb_rerouted,omitempty"` // packets sent on an alias, not the base
 }
 
