@@ -203,11 +203,16 @@ func TestFlowIPDPacing(t *testing.T) {
 		clk.AdvanceToNext()
 	}
 	require.Greater(t, len(fp.at), 10)
+	exact := 0
 	for i := 1; i < len(fp.at); i++ {
 		gap := fp.at[i].Sub(fp.at[i-1])
 		require.GreaterOrEqual(t, gap, pktTime+ipd, "packet %d left %v after the one before", i, gap)
 		require.LessOrEqual(t, fp.stamps[i], fp.at[i].UnixNano())
+		if gap == pktTime+ipd {
+			exact++
+		}
 	}
+	assert.Equal(t, len(fp.at)-1, exact, "with a backlog, each packet leaves as soon as its IPD ends")
 	s := f.stop()
 	assert.Greater(t, s.Backlog, 0, "the paced flow keeps a backlog")
 	last := len(fp.at) - 1

@@ -107,7 +107,12 @@ func TestCNPAnswersFECN(t *testing.T) {
 		_, err := p.a.StartFlow(1, fc)
 		require.NoError(t, err)
 	}
+	// Best effort to the throttled destination: without a source queue,
+	// what the IPD holds back counts as backlogged.
+	_, err := p.a.StartTraffic(1, hca.TrafficConfig{SL: 1, GeneratorConfig: hca.GeneratorConfig{Load: 10, Payload: 256, Dests: []uint16{2}, Seed: 1}})
+	require.NoError(t, err)
 	p.runFor(t, 2*time.Millisecond)
+	gen, _ := p.a.StopTraffic(1)
 	sent := map[uint32]hca.FlowStats{}
 	for _, id := range []uint32{1, 2, 3} {
 		s, err := p.a.StopFlow(id)
@@ -147,6 +152,8 @@ func TestCNPAnswersFECN(t *testing.T) {
 		assert.Positive(t, d.IPDNs)
 	}
 	assert.Positive(t, as.Paced, "a's flows waited for their IPD")
+	assert.Positive(t, as.Throttled, "the generator's arrivals held back")
+	assert.Positive(t, gen.Backlogged)
 	assert.Less(t, sent[1].Sent, sent[1].Offered, "the throttled flow keeps packets at the source")
 	assert.Equal(t, sent[3].Offered, sent[3].Sent, "the unmarked flow is not throttled")
 	for _, h := range []*hca.HCA{p.a, p.b} {
