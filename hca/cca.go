@@ -351,6 +351,12 @@ func (c *cca) tick(d *ccDest) {
 		return // the mode changed meanwhile
 	}
 	s := c.port.settings()
+	if !programmed(&s, d.key.sl) {
+		// The manager took the SL's settings away: it stops acting.
+		d.timing = false
+		delete(c.dests, d.key)
+		return
+	}
 	e := s.SL[d.key.sl]
 	d.period = time.Duration(e.CCTITimer) * CCTIUnit
 	var more bool

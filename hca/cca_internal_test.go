@@ -135,6 +135,12 @@ func TestCCAIBATimer(t *testing.T) {
 	c.notify(9, 0, true)
 	_, ok = clk.Next()
 	assert.True(t, ok)
+	// Settings taken away: the next tick forgets the destination.
+	p.s = agent.CCCA{}
+	clk.AdvanceToNext()
+	assert.Nil(t, c.dest(9, 0))
+	_, ok = clk.Next()
+	assert.False(t, ok)
 }
 
 // TestCCANothingActs: notifications for an SL without timer and
