@@ -77,6 +77,50 @@
 // latency percentiles and a bounded time series, leaving the port's
 // histogram to best effort.
 //
+// A flow may send messages (MessageBytes): each arrival is split into
+// Payload-sized packets, all stamped with the message's generation time;
+// the rate counts their wire bytes, every counter counts packets.
+//
+// # Congestion control
+//
+// Each port has a congestion control agent (Annex A10; cca.go, cnp.go).
+// A UD data packet that arrives with FECN is answered with a CNP (BTH
+// opcode 0x80, BECN set, LRH and BTH only) to its SLID, from the DLID it
+// came to (an alias, with LMC), on its SL, to its source QP; CNPs are
+// never answered. A CNP, or any packet with BECN, is a notification for
+// the state of (destination base LID, SL) at the port it comes to; the
+// settings are the agent's CACongestionSetting and CongestionControlTable
+// for the port (agent.CCCASettings), read on each notification and timer
+// tick, and an SL takes part only when its CCTI_Timer and CCTI_Increase
+// are both set: with nothing programmed nothing acts. The state is kept
+// per destination and SL whether Port_Control says SL- or QP-based: the
+// HCA has one data QP, and its flows (one destination and SL each) stand
+// for the QPs of a QP-based CA.
+//
+// In IBA mode (the default) a notification adds CCTI_Increase to the
+// CCTI (from CCTI_Min, at most CCTI_Limit; a CCTI at or above
+// Trigger_Threshold logs agent.CCLogCA), and a timer of CCTI_Timer ×
+// 1.024 µs takes one off per period down to CCTI_Min, where it stops. The
+// table entry at the CCTI, shift:multiplier, is the inter-packet delay
+// (CCADelay: the packet's wire time at the port's rate, shifted right by
+// shift, times multiplier, as Linux hfi1 reads it): a packet to the
+// destination and SL leaves no sooner than the one before plus its wire
+// time plus the IPD. A flow keeps what waits in its source backlog and
+// wakes on a clock timer when the IPD ends (its stamps are generation
+// times, so the wait is latency at the receiver); a generator, having no
+// source queue, counts the arrivals held back as backlogged.
+//
+// In DRB mode (seed 004 §4.6) nothing is throttled: a destination's paths
+// are its aliases base..base+min(2^LMC, cap)−1, the LMC being the
+// sending port's own; alias i is sent on SL (flow SL + i). A notification
+// counts on the path its SLID names and opens the next path while fewer
+// than the cap are open; packets go over the open paths by smooth
+// weighted round robin, path i weighing 1/(1 + its notifications); each
+// CCTI_Timer period without a notification closes the most recently
+// opened path (never the base) and halves the counts. Mode off counts
+// notifications and ignores them. SetCCA sets the mode of every port;
+// CCAStatus reports counters and every destination's state.
+//
 // # Status
 //
 // Stats returns every port's state, LID, data counters, drops by cause,

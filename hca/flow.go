@@ -56,6 +56,15 @@ type FlowConfig struct {
 	// Payload is the UD payload in bytes, at least FlowHeaderSize; 0
 	// means DefaultFlowPayload.
 	Payload int
+	// MessageBytes, when not 0, makes each arrival a message of that many
+	// bytes, split into packets of Payload bytes (the last one shorter,
+	// but never below FlowHeaderSize), all stamped with the message's
+	// generation time. Rate then counts the wire bytes of the message's
+	// packets, so the arrivals come one message's wire time at Rate
+	// apart; everything else (Offered, Sent, Dropped, the backlog and
+	// MaxBacklog) still counts packets. A message finding less room in
+	// the backlog than it has packets is dropped whole.
+	MessageBytes int
 	// Pattern is CBR (the default) or Poisson.
 	Pattern Pattern
 	Seed    uint64
@@ -83,6 +92,11 @@ type FlowStats struct {
 	WireBytes  int     `json:"wire_bytes"` // of each packet
 	Pattern    Pattern `json:"pattern"`
 	IntervalNs int64   `json:"interval_ns"` // mean gap between arrivals
+	// MessageBytes and MessagePackets describe each arrival of a
+	// message flow (see FlowConfig.MessageBytes); Messages counts them.
+	MessageBytes   int    `json:"message_bytes,omitempty"`
+	MessagePackets int    `json:"message_packets,omitempty"`
+	Messages       uint64 `json:"messages,omitempty"`
 
 	Offered     uint64 `json:"offered"`
 	Sent        uint64 `json:"sent"`
@@ -98,11 +112,41 @@ type FlowStats struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
-// flowPort is what a flow needs from its HCA port: send one payload, and
-// the length of its VL's transmit queue.
+// flowPort is what a flow needs from its HCA port: send one payload by a
+// route, the length of the transmit queue of an SL's VL, the port's
+// congestion control (nil: none) and how long a packet of some wire
+// bytes takes on the link (0: unknown).
 type flowPort struct {
-	send   func(payload []byte) error
-	queued func() int
+	send    func(r ccRoute, payload []byte) error
+	queued  func(sl uint8) int
+	cc      ccPacer
+	pktTime func(wire int) time.Duration
+}
+
+// ccPacer is what a sender asks of the port's congestion control for
+// each packet: the earliest time the next one to a destination and SL
+// may leave (IBA's inter-packet delay), the route it takes (DRB's
+// aliases), and that it left (at now; it was held from ready on).
+type ccPacer interface {
+	holdUntil(dlid uint16, sl uint8) time.Time
+	pick(dlid uint16, sl uint8) ccRoute
+	sent(r ccRoute, now, ready time.Time, wire int)
+}
+
+// noCC is the pacer of a port without congestion control.
+type noCC struct{}
+
+func (noCC) holdUntil(uint16, uint8) time.Time { return time.Time{} }
+func (noCC) pick(dlid uint16, sl uint8) ccRoute {
+	return ccRoute{dlid: dlid, sl: sl, key: ccKey{base: dlid, sl: sl}}
+}
+func (noCC) sent(ccRoute, time.Time, time.Time, int) {}
+
+// pending is a packet waiting at the source: its stamp (Unix ns) and
+// payload bytes.
+type pending struct {
+	stamp int64
+	size  int
 }
 
 // flow emits one flow's packets, driven by a clock timer like Generator.
@@ -111,9 +155,10 @@ type flowPort struct {
 // the source shows in the receiver's latency and a flow starved by
 // arbitration shows as a growing backlog, then as drops.
 type flow struct {
-	cfg  FlowConfig
-	clk  clock.Clock
-	port flowPort
+	cfg   FlowConfig
+	clk   clock.Clock
+	port  flowPort
+	sizes []int // payload bytes of the packets of an arrival
 
 	mu sync.Mutex
 	schedule
@@ -121,9 +166,20 @@ type flow struct {
 	timer   clock.Timer
 	stopped bool
 	seq     uint64
-	backlog []int64 // send stamps (Unix ns) of the packets waiting at the source
+	backlog []pending // the packets waiting at the source, oldest first
 	stats   FlowStats
 	payload []byte
+
+	// The head packet's route once chosen (DRB spends a choice on it),
+	// and since when it has been held by its IPD.
+	route    ccRoute
+	routed   bool
+	heldFrom time.Time
+	// wake drains the backlog again when the head may leave (its IPD is
+	// over) or the VL's queue should have room; wakeAt is when it fires
+	// (zero: not armed).
+	wake   clock.Timer
+	wakeAt time.Time
 }
 
 // newFlow validates cfg and returns a stopped flow.
@@ -150,19 +206,51 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 		return nil, fmt.Errorf("%w: flow %d: no destination LID", ErrConfig, cfg.ID)
 	case cfg.SL >= mad.NumSLs:
 		return nil, fmt.Errorf("%w: flow %d: SL %d", ErrConfig, cfg.ID, cfg.SL)
+	case cfg.MessageBytes < 0:
+		return nil, fmt.Errorf("%w: flow %d: message of %d bytes", ErrConfig, cfg.ID, cfg.MessageBytes)
+	}
+	sizes := messageSizes(cfg.MessageBytes, cfg.Payload)
+	if len(sizes) > cfg.MaxBacklog {
+		return nil, fmt.Errorf("%w: flow %d: a message of %d packets never fits a backlog of %d", ErrConfig, cfg.ID, len(sizes), cfg.MaxBacklog)
 	}
 	if clk == nil {
 		clk = clock.Real()
 	}
-	w := wire.UDPacketSize(cfg.Payload, false)
+	if fp.cc == nil {
+		fp.cc = noCC{}
+	}
+	if fp.pktTime == nil {
+		fp.pktTime = func(int) time.Duration { return 0 }
+	}
+	var w int // wire bytes of an arrival
+	for _, n := range sizes {
+		w += wire.UDPacketSize(n, false)
+	}
 	f := &flow{
-		cfg: cfg, clk: clk, port: fp,
+		cfg: cfg, clk: clk, port: fp, sizes: sizes,
 		schedule: newSchedule(float64(w*8)/float64(cfg.Rate)*1e9, cfg.Pattern == CBR, cfg.Seed),
 		payload:  make([]byte, cfg.Payload),
 	}
 	f.stats = FlowStats{ID: cfg.ID, DLID: cfg.DLID, SL: cfg.SL, Rate: cfg.Rate, Payload: cfg.Payload,
-		WireBytes: w, Pattern: cfg.Pattern, IntervalNs: int64(f.mean)}
+		WireBytes: wire.UDPacketSize(cfg.Payload, false), Pattern: cfg.Pattern, IntervalNs: int64(f.mean)}
+	if cfg.MessageBytes > 0 {
+		f.stats.MessageBytes, f.stats.MessagePackets = cfg.MessageBytes, len(sizes)
+	}
 	return f, nil
+}
+
+// messageSizes splits a message of n bytes into payloads of at most
+// payload bytes, the last shorter but at least FlowHeaderSize (it carries
+// the stamp and tag too); n 0 is one packet of payload bytes.
+func messageSizes(n, payload int) []int {
+	if n == 0 {
+		return []int{payload}
+	}
+	sizes := make([]int, 0, (n+payload-1)/payload)
+	for ; n > payload; n -= payload {
+		sizes = append(sizes, payload)
+	}
+	return append(sizes, max(n, FlowHeaderSize))
 }
 
 // startFlow schedules the first arrival one gap from now.
@@ -184,6 +272,9 @@ func (f *flow) stop() FlowStats {
 		if f.timer != nil {
 			f.timer.Stop()
 		}
+		if f.wake != nil {
+			f.wake.Stop()
+		}
 	}
 	return f.snapshotLocked()
 }
@@ -197,7 +288,7 @@ func (f *flow) snapshot(reset bool) FlowStats {
 		keep := f.stats
 		f.stats = FlowStats{ID: keep.ID, Port: keep.Port, DLID: keep.DLID, SL: keep.SL, VL: keep.VL, Rate: keep.Rate,
 			Payload: keep.Payload, WireBytes: keep.WireBytes, Pattern: keep.Pattern, IntervalNs: keep.IntervalNs,
-			MaxBacklog: len(f.backlog)}
+			MessageBytes: keep.MessageBytes, MessagePackets: keep.MessagePackets, MaxBacklog: len(f.backlog)}
 		f.start = f.clk.Now()
 	}
 	return s
@@ -233,43 +324,108 @@ func (f *flow) fire() {
 	f.timer.Reset(f.next.Sub(now))
 }
 
-// arrive generates one packet at now, stamped now. It joins the source
-// backlog, unless that is full even after handing the port what its VL
-// has room for, and the backlog goes to the port as far as it can: what
-// is left waits at the source.
+// arrive generates one arrival at now, its packets stamped now. They
+// join the source backlog, unless it has no room for all of them even
+// after handing the port what it takes, and the backlog goes to the port
+// as far as it can: what is left waits at the source.
 func (f *flow) arrive(now time.Time) {
-	f.stats.Offered++
-	if len(f.backlog) >= f.cfg.MaxBacklog {
-		f.drain() // the VL may have room by now
+	n := len(f.sizes)
+	f.stats.Offered += uint64(n)
+	if f.cfg.MessageBytes > 0 {
+		f.stats.Messages++
 	}
-	if len(f.backlog) >= f.cfg.MaxBacklog {
-		f.stats.Dropped++
+	if len(f.backlog)+n > f.cfg.MaxBacklog {
+		f.drain(now) // the VL may have room by now
+	}
+	if len(f.backlog)+n > f.cfg.MaxBacklog {
+		f.stats.Dropped += uint64(n)
 		return
 	}
-	f.backlog = append(f.backlog, now.UnixNano())
-	f.drain()
+	for _, size := range f.sizes {
+		f.backlog = append(f.backlog, pending{stamp: now.UnixNano(), size: size})
+	}
+	f.drain(now)
 	f.stats.MaxBacklog = max(f.stats.MaxBacklog, len(f.backlog))
 }
 
-// drain hands the backlog to the port, oldest first, while the VL's
-// queue holds fewer than flowPortWindow packets. A packet the port
-// refuses is counted as failed and not tried again.
-func (f *flow) drain() {
+// drain hands the backlog to the port, oldest first, while the
+// congestion control lets the head packet leave and its VL's queue holds
+// fewer than flowPortWindow packets. A packet the port refuses is counted
+// as failed and not tried again. What stops the drain arms the wake
+// timer: the end of the head's IPD, or the time the VL's queue should
+// have drained half the window (never a spin).
+func (f *flow) drain(now time.Time) {
 	sent := 0
-	for len(f.backlog) > sent && f.port.queued() < flowPortWindow {
-		putStamp(f.payload, f.backlog[sent])
-		PutFlowTag(f.payload, FlowTag{ID: f.cfg.ID, Seq: f.seq})
-		f.seq++
-		sent++
-		if err := f.port.send(f.payload); err != nil {
-			f.stats.Failed++
-			continue
+	defer func() { f.backlog = append(f.backlog[:0], f.backlog[sent:]...) }()
+	for len(f.backlog) > sent {
+		if at := f.port.cc.holdUntil(f.cfg.DLID, f.cfg.SL); now.Before(at) {
+			if f.heldFrom.IsZero() {
+				f.heldFrom = now
+			}
+			f.wakeUp(now, at)
+			return
 		}
-		f.stats.Sent++
-		f.stats.SentBytes += uint64(f.stats.WireBytes)
-		f.stats.SentPayload += uint64(f.cfg.Payload)
+		if !f.routed {
+			f.route, f.routed = f.port.cc.pick(f.cfg.DLID, f.cfg.SL), true
+		}
+		pk := f.backlog[sent]
+		w := wire.UDPacketSize(pk.size, false)
+		if f.port.queued(f.route.sl) >= flowPortWindow {
+			if t := f.port.pktTime(w); t > 0 {
+				f.wakeUp(now, now.Add(t*flowPortWindow/2))
+			}
+			return
+		}
+		sent++
+		f.sendOne(now, pk, w)
 	}
-	f.backlog = append(f.backlog[:0], f.backlog[sent:]...)
+}
+
+// sendOne hands packet pk of w wire bytes to the port by the head's
+// route.
+func (f *flow) sendOne(now time.Time, pk pending, w int) {
+	b := f.payload[:pk.size]
+	putStamp(b, pk.stamp)
+	PutFlowTag(b, FlowTag{ID: f.cfg.ID, Seq: f.seq})
+	f.seq++
+	r := f.route
+	ready := f.heldFrom
+	if ready.IsZero() {
+		ready = now
+	}
+	f.routed, f.heldFrom = false, time.Time{}
+	if err := f.port.send(r, b); err != nil {
+		f.stats.Failed++
+		return
+	}
+	f.port.cc.sent(r, now, ready, w)
+	f.stats.Sent++
+	f.stats.SentBytes += uint64(w)
+	f.stats.SentPayload += uint64(pk.size)
+}
+
+// wakeUp arms the wake timer for at, unless it fires sooner already.
+func (f *flow) wakeUp(now, at time.Time) {
+	if !f.wakeAt.IsZero() && !f.wakeAt.After(at) {
+		return
+	}
+	f.wakeAt = at
+	if f.wake == nil {
+		f.wake = f.clk.AfterFunc(at.Sub(now), f.woken)
+		return
+	}
+	f.wake.Reset(at.Sub(now))
+}
+
+// woken runs on the clock when the head packet may leave.
+func (f *flow) woken() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return
+	}
+	f.wakeAt = time.Time{}
+	f.drain(f.clk.Now())
 }
 
 // StartFlow starts flow fc on port num. Its ID must not be in use on
@@ -292,12 +448,15 @@ func (h *HCA) StartFlow(num uint8, fc FlowConfig) (FlowStats, error) {
 	if fc.SL < mad.NumSLs && h.agent.VLFor(0, num, fc.SL) >= 15 {
 		return FlowStats{}, fmt.Errorf("flow %d: %w: SL %d on port %d", fc.ID, ErrUnmapped, fc.SL, num)
 	}
+	c := h.ccas[num-1]
 	fp := flowPort{
-		send: func(payload []byte) error {
-			return h.sendUD(num, fc.DLID, fc.SL, DataQP, fc.PKeyIndex, payload)
+		send: func(r ccRoute, payload []byte) error {
+			return h.sendUD(num, r.dlid, r.sl, DataQP, fc.PKeyIndex, payload)
 		},
 		// The VL is looked up each time: the SM may remap the SL.
-		queued: func() int { return p.Queued(int(h.agent.VLFor(0, num, fc.SL))) },
+		queued:  func(sl uint8) int { return p.Queued(int(h.agent.VLFor(0, num, sl))) },
+		cc:      c,
+		pktTime: c.wireTime,
 	}
 	f, err := newFlow(fc, h.clk, fp)
 	if err != nil {

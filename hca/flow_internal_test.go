@@ -21,11 +21,15 @@ type fakeFlowPort struct {
 	at     []time.Time // when each packet was handed over
 	stamps []int64
 	tags   []FlowTag
+	routes []ccRoute
+	sizes  []int
+	cc     ccPacer       // nil: none
+	pkt    time.Duration // packet time; 0: unknown
 }
 
 func (p *fakeFlowPort) port() flowPort {
 	return flowPort{
-		send: func(b []byte) error {
+		send: func(r ccRoute, b []byte) error {
 			if p.err != nil {
 				return p.err
 			}
@@ -35,9 +39,12 @@ func (p *fakeFlowPort) port() flowPort {
 				return errors.New("payload without stamp or tag")
 			}
 			p.at, p.stamps, p.tags = append(p.at, p.clk.Now()), append(p.stamps, ns), append(p.tags, tag)
+			p.routes, p.sizes = append(p.routes, r), append(p.sizes, len(b))
 			return nil
 		},
-		queued: func() int { return p.queue },
+		queued:  func(uint8) int { return p.queue },
+		cc:      p.cc,
+		pktTime: func(int) time.Duration { return p.pkt },
 	}
 }
 

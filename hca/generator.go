@@ -1,6 +1,7 @@
 package hca
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -69,6 +70,12 @@ type GeneratorStats struct {
 
 // SendFunc transmits one generated payload to dlid.
 type SendFunc func(dlid uint16, payload []byte) error
+
+// errPaced is what an HCA's SendFunc returns for a packet whose
+// destination's inter-packet delay (IBA congestion control) is not over:
+// the generator has no source queue to keep it in, so the arrival counts
+// as backlogged.
+var errPaced = errors.New("hca: destination paced by congestion control")
 
 // Generator emits UD packets with exponentially distributed gaps, driven by
 // a clock timer: each callback sends every arrival due by now and sets the
@@ -386,7 +393,12 @@ func (g *Generator) emit(now time.Time, q *qRoom) bool {
 		d = g.cfg.Dests[i]
 	}
 	putStamp(g.payload, now.UnixNano())
-	if err := g.send(d, g.payload); err != nil {
+	if err := g.send(d, g.payload); errors.Is(err, errPaced) {
+		// The destination's IPD is not over: like a full queue, the
+		// arrival is not sent, but other destinations may be.
+		g.stats.Backlogged++
+		return false
+	} else if err != nil {
 		g.stats.Failed++
 		q.failed = true
 		return true
@@ -432,8 +444,19 @@ func (h *HCA) StartTraffic(num uint8, tc TrafficConfig) (*Generator, error) {
 	} else if _, err := h.sendPKey(num, tc.PKeyIndex); err != nil {
 		return nil, err
 	}
+	c := h.ccas[num-1]
 	send := func(dlid uint16, payload []byte) error {
-		return h.sendUD(num, dlid, tc.SL, tc.DestQP, tc.PKeyIndex, payload)
+		now := h.clk.Now()
+		if now.Before(c.holdUntil(dlid, tc.SL)) {
+			c.countThrottled()
+			return errPaced
+		}
+		r := c.pick(dlid, tc.SL)
+		if err := h.sendUD(num, r.dlid, r.sl, tc.DestQP, tc.PKeyIndex, payload); err != nil {
+			return err
+		}
+		c.sent(r, now, now, wire.UDPacketSize(len(payload), false))
+		return nil
 	}
 	backlog := func() int {
 		vl := h.agent.VLFor(0, num, tc.SL)

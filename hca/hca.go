@@ -57,6 +57,8 @@ type HCA struct {
 	ports []atomic.Pointer[port.Port]
 	pstat []portStats // receive accounting, per port
 	lids  []atomic.Uint32
+	lmcs  []atomic.Uint32 // the LMC the SM gave each port
+	ccas  []*cca          // each port's congestion control agent
 	mc    MADClient
 
 	clientDropped atomic.Uint64
@@ -91,6 +93,7 @@ func New(cfg Config) (*HCA, error) {
 		ports: make([]atomic.Pointer[port.Port], n),
 		pstat: make([]portStats, n),
 		lids:  make([]atomic.Uint32, n),
+		lmcs:  make([]atomic.Uint32, n),
 		mc:    cfg.MADClient,
 	}
 	h.mu.gens = make(map[uint8]*Generator)
@@ -109,6 +112,7 @@ func New(cfg Config) (*HCA, error) {
 		VLCap:           portagent.VLCap(cfg.PortConfig.DataVLs),
 		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
 			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
+			h.lmcs[n-1].Store(uint32(pc.LMC)) // how many aliases DRB spreads over
 		}},
 		Counters: portagent.Counters(h.Port),
 		Clock:    clk,
@@ -122,6 +126,10 @@ func New(cfg Config) (*HCA, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	h.agent = a
+	h.ccas = make([]*cca, n)
+	for i := range h.ccas {
+		h.ccas[i] = h.newPortCCA(uint8(i + 1))
+	}
 	for i, ep := range cfg.Ports {
 		num := uint8(i + 1)
 		pc := cfg.PortConfig
@@ -164,6 +172,11 @@ func (h *HCA) Close() error {
 	}
 	for _, f := range flows {
 		f.stop()
+	}
+	for _, c := range h.ccas {
+		if c != nil {
+			c.setMode(CCOff, 0) // stops the timers
+		}
 	}
 	var errs []error
 	for i := range h.ports {

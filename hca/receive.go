@@ -2,6 +2,7 @@ package hca
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +39,9 @@ func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 	defer pkt.Release()
 	ud, err := wire.ParseUD(pkt.Bytes)
 	if err != nil {
-		p.CountDrop(port.DropMalformed)
+		if !errors.Is(err, wire.ErrNotUD) || !h.receiveCNP(num, pkt.Bytes) {
+			p.CountDrop(port.DropMalformed)
+		}
 		return
 	}
 	switch ud.DestQP {
@@ -57,6 +60,7 @@ func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 			p.CountDrop(port.DropPKey)
 			return
 		}
+		h.receiveCongestion(num, &ud)
 		pk := rxPacket{slid: ud.SLID, sl: ud.SL, wire: len(pkt.Bytes), payload: ud.Payload}
 		h.pstat[num-1].receive(h.clk.Now(), pk, time.Duration(h.flowBucket.Load()))
 	}

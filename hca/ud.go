@@ -215,6 +215,8 @@ type PortStats struct {
 	DropTotal uint64            `json:"drop_total"`
 	Latency   LatencySnapshot   `json:"latency"`
 	Generator *GeneratorStats   `json:"generator,omitempty"`
+	// CC is the port's congestion control counters (see CCAStatus).
+	CC *CCACounters `json:"cc,omitempty"`
 }
 
 // Stats is the HCA's status.
@@ -249,6 +251,8 @@ func (h *HCA) Stats() Stats {
 			gs := g.Stats()
 			ps.Generator = &gs
 		}
+		cc := h.ccas[i].counters()
+		ps.CC = &cc
 		st.Ports = append(st.Ports, ps)
 	}
 	return st

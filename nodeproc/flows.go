@@ -25,6 +25,12 @@ type FlowArgs struct {
 	// the wire (LRH through VCRC), as the link rate counts them.
 	RateBPS uint64 `json:"rate_bps"`
 	Payload int    `json:"payload,omitempty"` // bytes; default 2048
+	// MessageBytes, when set, makes each arrival a message of that many
+	// bytes split into packets of Payload bytes (the last shorter), all
+	// stamped with the message's generation time; RateBPS counts the
+	// message's wire bytes, the counters and MaxBacklog count packets
+	// (hca.FlowConfig.MessageBytes).
+	MessageBytes int `json:"message_bytes,omitempty"`
 	// Pattern is "cbr" (fixed intervals, the default) or "poisson".
 	Pattern    string `json:"pattern,omitempty"`
 	Seed       uint64 `json:"seed,omitempty"`
@@ -91,6 +97,14 @@ func (n *Node) flowOp(op string, args json.RawMessage) (res any, ok bool, err er
 			}
 		}
 		res, err = n.flows(a)
+	case "cca":
+		var a CCAArgs
+		if len(args) > 0 && string(args) != "null" {
+			if err := decodeArgs(args, &a); err != nil {
+				return nil, true, err
+			}
+		}
+		res, err = n.cca(a)
 	default:
 		return nil, false, nil
 	}
@@ -111,8 +125,8 @@ func (n *Node) startFlow(a FlowArgs) (FlowStats, error) {
 		a.Port = 1
 	}
 	return n.ca.StartFlow(a.Port, hca.FlowConfig{
-		ID: a.ID, DLID: a.DLID, SL: a.SL, Rate: a.RateBPS, Payload: a.Payload, Pattern: hca.Pattern(a.Pattern),
-		Seed: a.Seed, MaxBacklog: a.MaxBacklog, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
+		ID: a.ID, DLID: a.DLID, SL: a.SL, Rate: a.RateBPS, Payload: a.Payload, MessageBytes: a.MessageBytes,
+		Pattern: hca.Pattern(a.Pattern), Seed: a.Seed, MaxBacklog: a.MaxBacklog, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
 	})
 }
 

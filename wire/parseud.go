@@ -21,6 +21,9 @@ type UDPacket struct {
 	QKey       uint32
 	SrcQP      uint32
 	Payload    []byte // after the DETH (and ImmDt) up to the pad bytes
+	// FECN and BECN are the congestion bits of the BTH (Annex A10): a
+	// switch on the way met congestion, or the packet notifies some.
+	FECN, BECN bool
 }
 
 // ParseUD reads the UD packet at the start of b (LRH through VCRC; bytes
@@ -46,12 +49,18 @@ func ParseUD(b []byte) (UDPacket, error) {
 	default:
 		return u, fmt.Errorf("%w: LNH %v", ErrNotUD, lrh.LNH())
 	}
-	if off+BTHSize+DETHSize+ICRCSize > end {
+	// The opcode first, once the BTH is known to be there: a packet of
+	// another transport (a CNP has no DETH) is then ErrNotUD, not a
+	// length error, so a receiver can try it as what it is.
+	if off+BTHSize+ICRCSize > end {
 		return u, fmt.Errorf("%w: %d bytes cannot hold the transport headers", ErrPktLen, end)
 	}
 	bth := BTH(b[off:])
 	if !bth.OpCode().IsUD() {
 		return u, fmt.Errorf("%w: opcode %v", ErrNotUD, bth.OpCode())
+	}
+	if off+BTHSize+DETHSize+ICRCSize > end {
+		return u, fmt.Errorf("%w: %d bytes cannot hold the transport headers", ErrPktLen, end)
 	}
 	deth := DETH(b[off+BTHSize:])
 	start := off + BTHSize + DETHSize
@@ -65,7 +74,7 @@ func ParseUD(b []byte) (UDPacket, error) {
 	u = UDPacket{
 		VL: lrh.VL(), SL: lrh.SL(), DLID: lrh.DLID(), SLID: lrh.SLID(), Global: u.Global,
 		OpCode: bth.OpCode(), PKey: bth.PKey(), DestQP: bth.DestQP(),
-		QKey: deth.QKey(), SrcQP: deth.SrcQP(), Payload: b[start:stop],
+		QKey: deth.QKey(), SrcQP: deth.SrcQP(), Payload: b[start:stop], FECN: bth.FECN(), BECN: bth.BECN(),
 	}
 	return u, nil
 }
