@@ -134,6 +134,9 @@ func (o OpCode) String() string {
 			return svc[3] + opNames[op]
 		}
 	}
+	if o == CNP {
+		return "CNP"
+	}
 	return fmt.Sprintf("OpCode(%#02x)", uint8(o))
 }
 

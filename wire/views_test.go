@@ -163,6 +163,7 @@ func TestOpCodeString(t *testing.T) {
 		{wire.UCSendOnlyImm, "UC_SEND_ONLY_IMM"},
 		{wire.UCSendFirst + 0x0b, "UC_RDMA_WRITE_ONLY_IMM"},
 		{wire.UDSendOnly, "UD_SEND_ONLY"},
+		{wire.CNP, "CNP"},
 		{wire.UDSendOnlyImm, "UD_SEND_ONLY_IMM"},
 		{0x15, "OpCode(0x15)"},
 		{0x2c, "OpCode(0x2c)"},
