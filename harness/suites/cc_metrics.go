@@ -393,7 +393,7 @@ func hotSample(a, b ccSnap, t float64, phase string, sources, dests []string, li
 			s.CCTI[src] = max(s.CCTI[src], e.CCTI)
 			s.IPDNs[src] = max(s.IPDNs[src], e.IPDNs)
 			if int(e.DLID) == lids[dests[i]] {
-				s.Active[pairName(src, dests[i])] = len(e.Active)
+				s.Active[pairName(src, dests[i])] = max(1, len(e.Active)) // IBA_CC lists none: the base path
 			}
 		}
 		if _, ok := s.Active[pairName(src, dests[i])]; !ok {
