@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	runSynopsis = "run SUITE|all|thesis|qos [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+	runSynopsis = "run SUITE|all|thesis|qos|cc [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
 	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
 starts the subnet manager on an HCA, runs uniform traffic between the hosts,
 applies the suite's timed faults, waits until the fabric is whole again,
@@ -33,7 +33,8 @@ need ibsm's reports (its verifier) are skipped, with the reason in the
 report.
 
 "all" runs every suite; "thesis" runs the joint evaluation of the thesis's
-chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h).
+chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h);
+"cc" the congestion-control experiments (ibfab run cc -h).
 
 suites:
 `
@@ -63,6 +64,9 @@ func runCmd(env *harness.Env, args []string) error {
 	if len(args) > 0 && args[0] == "qos" {
 		return runQoSCmd(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "cc" {
+		return runCCCmd(env, args[1:])
+	}
 	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "out/suites", "write each suite's report to `DIR`/SUITE")
@@ -84,7 +88,7 @@ func runCmd(env *harness.Env, args []string) error {
 	} else if s, ok := Lookup(pos[0]); ok {
 		list = []Suite{s}
 	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos", pos[0], strings.Join(Names(), ", ")))
+		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos, cc", pos[0], strings.Join(Names(), ", ")))
 	}
 	switch *smKind {
 	case SMIbsm:
