@@ -2,8 +2,8 @@ package suites
 
 import (
 	"context"
-	"errors"
 
+	"ibfab/harness"
 	"ibfab/nodeproc"
 )
 
@@ -14,9 +14,6 @@ import (
 // (nodeproc.FlowArgs.MessageBytes). Everything else of `ibfab run cc`
 // reads the local types below, so that this file is the one to change
 // when those names land.
-
-// errCCAPI is what the adapters return until the parts they call exist.
-var errCCAPI = errors.New("congestion-control API not merged yet (harness/suites/cc_api.go)")
 
 // ccaMode is a CA's congestion-control mode (CCAArgs.Mode).
 type ccaMode string
@@ -65,35 +62,29 @@ type ccPortMarks struct {
 }
 
 // callCCA sets node's CCA to mode (with DRB's cap; 0: the CA's default)
-// or, with mode "", only reads it. It must call
-// harness.CCA(ctx, fabric, node, nodeproc.CCAArgs{Mode: string(mode), Cap: cap})
-// and copy the CCAStatus into a ccaState: mode, cap, the counters
-// (cnp_sent, cnp_received, becn_received, opens, closes) and one ccaEntry
-// per destination entry (dlid, sl, ccti, ipd_ns, active, notifications).
-// Setting a mode is expected to start the CA's per-destination state
-// afresh (the runner sets "off" and then the mode between measurements);
-// if the cca op keeps CCTIs or open aliases across a mode change, the
-// real body must clear them.
+// or, with mode "", only reads it. Setting a mode starts the CA's
+// per-destination state afresh.
 func callCCA(ctx context.Context, fabric, node string, mode ccaMode, cap int) (ccaState, error) {
-	// TODO(integration): harness.CCA, see above.
-	_, _, _, _, _ = ctx, fabric, node, mode, cap
-	return ccaState{}, errCCAPI
+	st, err := harness.CCA(ctx, fabric, node, nodeproc.CCAArgs{Mode: string(mode), Cap: cap})
+	if err != nil {
+		return ccaState{}, err
+	}
+	out := ccaState{Mode: ccaMode(st.Mode), Cap: st.Cap, Counters: ccaCounters{
+		CNPSent: st.CNPSent, CNPReceived: st.CNPReceived, BECNReceived: st.BECNReceived,
+		Opens: st.Opens, Closes: st.Closes}}
+	for _, d := range st.Dests {
+		out.Entries = append(out.Entries, ccaEntry{DLID: d.DLID, SL: d.SL, CCTI: int(d.CCTI), IPDNs: d.IPDNs,
+			Active: d.Active, Notifications: d.Notifications})
+	}
+	return out, nil
 }
 
-// portMarks returns a port's congestion counters: from p.Congestion
-// (Marked, RcvFECN, RcvBECN); a port without them (nil) has none, which
-// is the zero ccPortMarks and no error.
-func portMarks(p nodeproc.PortStatus) (ccPortMarks, error) {
-	// TODO(integration): read p.Congestion, see above.
-	_ = p
-	return ccPortMarks{}, errCCAPI
-}
-
-// withMessages makes flow a send messages of bytes each (a.MessageBytes
-// = bytes), split into packets of a.Payload bytes, every packet stamped
-// with its message's generation time.
-func withMessages(a nodeproc.FlowArgs, bytes int) (nodeproc.FlowArgs, error) {
-	// TODO(integration): a.MessageBytes = bytes.
-	_ = bytes
-	return a, errCCAPI
+// portMarks returns a port's congestion counters; a port without them
+// (nil) has none.
+func portMarks(p nodeproc.PortStatus) ccPortMarks {
+	c := p.Congestion
+	if c == nil {
+		return ccPortMarks{}
+	}
+	return ccPortMarks{Marked: c.Marked, RcvFECN: c.RcvFECN, RcvBECN: c.RcvBECN}
 }

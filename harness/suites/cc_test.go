@@ -491,10 +491,3 @@ func TestRunCCCmdUsage(t *testing.T) {
 	}
 }
 
-// TestCCAPIStubs: until the congestion-control API is merged the
-// adapters say so instead of pretending.
-func TestCCAPIStubs(t *testing.T) {
-	if _, err := callCCA(t.Context(), "f", "n", ccaIBA, 0); err != nil {
-		assert.ErrorIs(t, err, errCCAPI)
-	}
-}
