@@ -75,6 +75,10 @@ type SM struct {
 	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
 	described  map[uint64]string  // NodeDescriptions read, by node GUID
 	qos        *qosState          // nil with QoS off
+	// layers is the VL layers of the route set distributed last
+	// (Routes.Layers, multipath.go): with more than one, every port maps
+	// SL s to VL s mod layers.
+	layers int
 	// noPrefix: a directed route with a LID-routed prefix went
 	// unanswered once and the same SMP purely directed did not, so
 	// partial discovery routes purely directed.
@@ -185,6 +189,10 @@ type Result struct {
 	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
 	// the terms another SM's trace has (assimilations leave it out).
 	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
+
+	// Multipath is what multipath routing on the LMC aliases did
+	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
+	Multipath *MultipathStats `json:"multipath,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
 	Trigger      Trigger      `json:"trigger,omitempty"`
@@ -336,6 +344,9 @@ func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet)
 		t0 := time.Now()
 		var err error
 		rt, err = engine.Route(&sn.Fabric)
+		if err == nil {
+			rt, err = s.multipath(res, sn, rt)
+		}
 		res.RouteMs += ms(time.Since(t0))
 		if err != nil {
 			res.Problems = append(res.Problems, err.Error())
