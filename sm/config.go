@@ -71,7 +71,7 @@ type Config struct {
 	// of its own in VL layer i mod the data VLs, and the SM then sets
 	// SLtoVL (SL s to VL s mod the layers) and VL arbitration whatever
 	// VLTables says.
-	LMC     uint8
+	LMC uint8
 
 	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
 

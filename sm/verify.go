@@ -98,7 +98,7 @@ type verifier struct {
 	// turns[layer][switch][in*(N+1)+out]: a route of the layer enters
 	// by in and leaves by out.
 	turns [][][]bool
-	layer int // the current destination's layer
+	layer int      // the current destination's layer
 	state []uint8  // per switch, for the current destination: 0 unknown, 1 on stack, 2 ok, 3 fails
 	why   []string // per switch: why it fails
 	// exempt: the current destination's turns stay out of the deadlock
