@@ -93,6 +93,9 @@ type Config struct {
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
 
+	// CC turns the congestion control manager on (ccmgr.go).
+	CC *CCConfig
+
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
 	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it

@@ -75,6 +75,7 @@ type SM struct {
 	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
 	described  map[uint64]string  // NodeDescriptions read, by node GUID
 	qos        *qosState          // nil with QoS off
+	cc         *ccManager         // nil with congestion control off
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -126,6 +127,9 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
 		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
+	if cfg.CC != nil {
+		s.cc = newCCManager(cfg.CC)
+	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {
@@ -190,6 +194,8 @@ type Result struct {
 	// the terms another SM's trace has (assimilations leave it out).
 	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
 
+	// CC is what the congestion control manager did (Config.CC).
+	CC *CCResult `json:"cc,omitempty"`
 	// Multipath is what multipath routing on the LMC aliases did
 	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
 	Multipath *MultipathStats `json:"multipath,omitempty"`
@@ -314,6 +320,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	res.SubnetUp = len(res.Problems) == 0
 	if res.SubnetUp {
 		if err := s.qosPhase(ctx, res); err != nil {
+			return res, err
+		}
+		if err := s.ccPhase(ctx, res); err != nil {
 			return res, err
 		}
 	}
@@ -466,10 +475,16 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 // waitServing waits as tx.wait does, and then answers the QoS control
 // calls that came in; a call ends the wait early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
+	if due, ok := s.ccLogDue(); ok && (until.IsZero() || due.Before(until)) {
+		until = due // the congestion logs are due first
+	}
 	s.tx.wakeable = s.qos != nil
 	err := s.tx.wait(ctx, until)
 	s.tx.wakeable = false
 	if err != nil {
+		return err
+	}
+	if err := s.ccPoll(ctx); err != nil {
 		return err
 	}
 	return s.serveQoS(ctx)
