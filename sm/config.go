@@ -65,7 +65,14 @@ type Config struct {
 	Clock clock.Clock
 
 	// LIDs.
-	LMC     uint8  // LIDs per CA port: 2^LMC; switches get one LID
+	//
+	// LMC gives CA ports 2^LMC LIDs (switches get one) and turns
+	// multipath routing on (multipath.go): alias i of a port gets a route
+	// of its own in VL layer i mod the data VLs, and the SM then sets
+	// SLtoVL (SL s to VL s mod the layers) and VL arbitration whatever
+	// VLTables says.
+	LMC uint8
+
 	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
 
 	// Routing.
@@ -85,6 +92,9 @@ type Config struct {
 	// QoS turns the QoS manager on (qosmgr.go): it then owns SLtoVL and
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
+
+	// CC turns the congestion control manager on (ccmgr.go).
+	CC *CCConfig
 
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
@@ -159,6 +169,11 @@ func (c *Config) setDefaults() {
 	orDefault(&c.Routing, DefaultRouting)
 	if c.QoS != nil {
 		orDefault(&c.OpVLs, DefaultQoSOpVLs)
+		c.VLTables = VLTablesSet
+	}
+	if c.LMC > 0 {
+		// Multipath's aliases travel on VL layers: SLtoVL must map SL i
+		// to VL i and every VL must be arbitrated.
 		c.VLTables = VLTablesSet
 	}
 	orDefault(&c.OpVLs, DefaultOpVLs)

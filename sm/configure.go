@@ -234,9 +234,11 @@ func (s *SM) setMgmt(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 
 // sl2vl returns the SLtoVL table spreading the 16 SLs over the data VLs
 // of code vls: SL s on VL s mod n.
-func sl2vl(vls uint8) []byte {
+func sl2vl(vls uint8) []byte { return sl2vlSpread(mad.NumDataVLs(vls)) }
+
+// sl2vlSpread returns the SLtoVL table mapping SL s to VL s mod n.
+func sl2vlSpread(n int) []byte {
 	var f mad.SLtoVLMappingTableFields
-	n := mad.NumDataVLs(vls)
 	for sl := range f.VL {
 		f.VL[sl] = uint8(sl % n)
 	}

@@ -224,9 +224,14 @@ func (s *SM) qosHighLimit(mtu mad.MTU) uint8 {
 }
 
 // sl2vlTable is the SLtoVL table of a port running vls: QoS's mapping
-// when it is on, else the SLs spread over the data VLs.
+// when it is on, else with multipath layers SL s on VL s mod the layers
+// on every port alike (a packet must keep its layer's VL end to end),
+// else the SLs spread over the port's data VLs.
 func (s *SM) sl2vlTable(vls uint8) []byte {
-	if s.qos == nil {
+	switch {
+	case s.qos == nil && s.layers > 1:
+		return sl2vlSpread(s.layers)
+	case s.qos == nil:
 		return sl2vl(vls)
 	}
 	f := mad.SLtoVLMappingTableFields{VL: qos.SLtoVL(mad.NumDataVLs(vls))}

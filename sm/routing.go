@@ -106,6 +106,12 @@ type Routes struct {
 	// that promise nothing (minhop) set it; the up*/down* engines route
 	// switches like everything else and do not.
 	SwitchLIDsExempt bool
+	// Layers, when above 1, splits the route set into VL layers
+	// (multipath.go): the LIDs of a CA port's alias i travel on SL i,
+	// which every port maps to VL i mod Layers, so alias i's routes are
+	// layer i mod Layers and only a layer's own routes can wait on each
+	// other. Switch LIDs and base LIDs are layer 0. 0 or 1: one layer.
+	Layers int
 
 	// Computed counts the entries the engine computed, in its own terms:
 	// FERa counts every accepted option (overwrites included), PIRa its
@@ -144,6 +150,24 @@ func (r *Routes) setEnd(s int, e EndPort, port int) {
 	for k := range e.NumLIDs() {
 		r.LFT[s][int(e.LID)+k] = uint8(port)
 	}
+}
+
+// LayerOf returns the VL layer of lid's routes: its alias index (lid
+// minus its port's base LID) modulo Layers for a CA port, 0 for a switch
+// LID, a LID no port owns, or a route set of one layer.
+func (r *Routes) LayerOf(f *Fabric, lid uint16) int {
+	if r.Layers <= 1 {
+		return 0
+	}
+	i, ok := f.Owner(lid)
+	if !ok {
+		return 0
+	}
+	e := f.ends[i]
+	if e.Port == 0 && f.IsSwitch(e.Node) {
+		return 0
+	}
+	return int(lid-e.LID) % r.Layers
 }
 
 // Entries returns the number of valid LFT entries over all switches: what

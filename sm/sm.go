@@ -75,6 +75,11 @@ type SM struct {
 	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
 	described  map[uint64]string  // NodeDescriptions read, by node GUID
 	qos        *qosState          // nil with QoS off
+	cc         *ccManager         // nil with congestion control off
+	// layers is the VL layers of the route set distributed last
+	// (Routes.Layers, multipath.go): with more than one, every port maps
+	// SL s to VL s mod layers.
+	layers int
 	// noPrefix: a directed route with a LID-routed prefix went
 	// unanswered once and the same SMP purely directed did not, so
 	// partial discovery routes purely directed.
@@ -122,6 +127,9 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
 		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
+	if cfg.CC != nil {
+		s.cc = newCCManager(cfg.CC)
+	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {
@@ -185,6 +193,12 @@ type Result struct {
 	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
 	// the terms another SM's trace has (assimilations leave it out).
 	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
+
+	// CC is what the congestion control manager did (Config.CC).
+	CC *CCResult `json:"cc,omitempty"`
+	// Multipath is what multipath routing on the LMC aliases did
+	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
+	Multipath *MultipathStats `json:"multipath,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
 	Trigger      Trigger      `json:"trigger,omitempty"`
@@ -308,6 +322,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		if err := s.qosPhase(ctx, res); err != nil {
 			return res, err
 		}
+		if err := s.ccPhase(ctx, res); err != nil {
+			return res, err
+		}
 	}
 	if res.SubnetUp && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil {
 		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
@@ -336,6 +353,9 @@ func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet)
 		t0 := time.Now()
 		var err error
 		rt, err = engine.Route(&sn.Fabric)
+		if err == nil {
+			rt, err = s.multipath(res, sn, rt)
+		}
 		res.RouteMs += ms(time.Since(t0))
 		if err != nil {
 			res.Problems = append(res.Problems, err.Error())
@@ -455,10 +475,16 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 // waitServing waits as tx.wait does, and then answers the QoS control
 // calls that came in; a call ends the wait early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
+	if due, ok := s.ccLogDue(); ok && (until.IsZero() || due.Before(until)) {
+		until = due // the congestion logs are due first
+	}
 	s.tx.wakeable = s.qos != nil
 	err := s.tx.wait(ctx, until)
 	s.tx.wakeable = false
 	if err != nil {
+		return err
+	}
+	if err := s.ccPoll(ctx); err != nil {
 		return err
 	}
 	return s.serveQoS(ctx)

@@ -124,7 +124,7 @@ func verifyState(st *TableState, turns [][]bool) *Report {
 			turns[sw] = make([]bool, n*n)
 		}
 	}
-	v.turns = turns
+	v.turns = [][][]bool{turns}
 	v.state = make([]uint8, f.Topo.NumNodes())
 	for lid := 1; lid <= int(st.MaxLID); lid++ {
 		if _, ok := f.Owner(uint16(lid)); ok {

@@ -8,6 +8,7 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/madport"
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -80,6 +81,11 @@ type request struct {
 	data   []byte // attribute data of a Set, at most 64 bytes
 	// tag is the caller's, for cancel to recognize the request by.
 	tag any
+	// class, when not zero, makes the request a GMP of that class, sent
+	// LID-routed to QP1 (only mad.ClassCongestion so far), with ccKey
+	// in its CC_Key field and up to 192 bytes of data.
+	class mad.MgmtClass
+	ccKey uint64
 	// probe marks a request to a device that may be gone: one attempt,
 	// timed out after Config.ProbeTimeout, and its timeout is no loss
 	// for the window. The caller checks another way before trying again.
@@ -101,8 +107,11 @@ func (r *request) String() string {
 // response is the outcome of a transaction: the answer's attribute data,
 // or an error.
 type response struct {
-	req  *request
-	data []byte // the 64 bytes of SMP data: buf's
+	req *request
+	// data is the answer's attribute data: an SMP's 64 bytes (buf's), a
+	// CC MAD's 192 bytes of management data, or for CongestionLog its
+	// 224 bytes of log and management data.
+	data []byte
 	err  error
 	buf  [mad.SMPDataSize]byte
 }
@@ -223,13 +232,20 @@ func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
 	return wctx, func() { close(stop); cancel() }
 }
 
-// attrKey is a kind of SMP: its method and attribute.
+// attrKey is a kind of SMP (or GMP): its method and attribute, and the
+// GMP's class (0 for SMPs).
 type attrKey struct {
 	method mad.Method
 	attr   mad.AttrID
+	class  mad.MgmtClass
 }
 
-func (k attrKey) String() string { return k.method.String() + " " + k.attr.String() }
+func (k attrKey) String() string {
+	if k.class != 0 {
+		return k.method.String() + " " + k.attr.Name(k.class)
+	}
+	return k.method.String() + " " + k.attr.String()
+}
 
 // attrsSince returns the SMPs sent since before (a copy of attrs taken
 // then), by "Method Attribute"; nil when none were.
@@ -396,6 +412,9 @@ func (e *txnLayer) start(t *txn) error {
 }
 
 func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
+	if r.class != 0 {
+		return buildGMP(r, tid)
+	}
 	if r.dr {
 		return mad.AppendDRRequest(make([]byte, 0, mad.MADSize), &mad.DRRequest{
 			Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod,
@@ -419,7 +438,7 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 	e.sends++
 	e.burstSent++
 	t.sent = e.sends
-	e.attrs[attrKey{t.req.method, t.req.attr}]++
+	e.attrs[attrKey{t.req.method, t.req.attr, t.req.class}]++
 	ps := e.phaseStats(t.phase)
 	ps.SMPs++
 	if t.attempts > 1 {
@@ -434,7 +453,11 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 	if !t.req.dr || t.req.drslid != 0 {
 		lid = t.req.lid
 	}
-	err := e.port.Send(madport.MAD{LID: lid, Data: buf})
+	m := madport.MAD{LID: lid, Data: buf}
+	if t.req.class != 0 {
+		m.QP, m.QKey, m.PKey = wire.QP1, wire.QP1QKey, uint16(mad.DefaultPKey)
+	}
+	err := e.port.Send(m)
 	switch {
 	case errors.Is(err, madport.ErrClosed):
 		return err
@@ -576,7 +599,7 @@ func sortTxns(ts []*txn) {
 // panic.
 func (e *txnLayer) handle(m madport.MAD) {
 	b := m.Data
-	if len(b) < mad.MADSize || !mad.MAD(b).MgmtClass().IsSubn() {
+	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || mad.MAD(b).MgmtClass() == mad.ClassCongestion) {
 		e.stats.Malformed++
 		return
 	}
@@ -603,6 +626,11 @@ func (e *txnLayer) handle(m madport.MAD) {
 		e.stats.Lost++
 		return
 	}
+	if !h.Method().IsResponse() && !h.MgmtClass().IsSubn() {
+		// A CC trap or request: nothing here serves those.
+		e.stats.Unexpected++
+		return
+	}
 	if !h.Method().IsResponse() {
 		e.stats.Requests++
 		if e.onUnsoli != nil {
@@ -614,6 +642,7 @@ func (e *txnLayer) handle(m madport.MAD) {
 	t := e.pending[seq]
 	if t == nil || h.AttrID() != t.req.attr || h.Method() != mad.MethodGetResp ||
 		(h.MgmtClass() == mad.ClassSubnDirected) != t.req.dr ||
+		(t.req.class != 0) != (h.MgmtClass() == mad.ClassCongestion) ||
 		(t.req.dr && !mad.DRSMP(b).Direction()) {
 		e.stats.Unexpected++
 		return
@@ -629,10 +658,13 @@ func (e *txnLayer) handle(m madport.MAD) {
 		st = mad.DRSMP(b).Status()
 	}
 	r := &response{req: &t.req}
-	if st != mad.StatusOK {
+	switch {
+	case st != mad.StatusOK:
 		e.phaseStats(t.phase).Errors++
 		r.err = &StatusError{Status: st}
-	} else {
+	case t.req.class != 0:
+		r.data = gmpData(b, t.req.attr)
+	default:
 		if t.req.dr {
 			copy(r.buf[:], mad.DRSMP(b).Data())
 		} else {
@@ -653,4 +685,27 @@ func pathString(p []uint8) string {
 		s += fmt.Sprintf(",%d", x)
 	}
 	return s
+}
+
+// buildGMP builds a class 0x21 request: the CC_Key in its place, the
+// data in the management data area (IBA A10.4.1).
+func buildGMP(r *request, tid uint64) ([]byte, error) {
+	if r.class != mad.ClassCongestion {
+		return nil, fmt.Errorf("sm: GMP class %v", r.class)
+	}
+	if len(r.data) > mad.CCDataSize {
+		return nil, fmt.Errorf("sm: CC data of %d bytes", len(r.data))
+	}
+	f := mad.CCMADFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, CCKey: r.ccKey}
+	copy(f.Data[:], r.data)
+	return mad.AppendCCMAD(make([]byte, 0, mad.MADSize), &f), nil
+}
+
+// gmpData copies the attribute data of a CC answer: the log data and
+// the management data for CongestionLog, the management data otherwise.
+func gmpData(b []byte, attr mad.AttrID) []byte {
+	if attr == mad.AttrCongestionLog {
+		return append([]byte(nil), mad.CCMAD(b).LogData()...)
+	}
+	return append([]byte(nil), mad.CCMAD(b).Data()...)
 }

@@ -27,7 +27,10 @@ type Report struct {
 	Channels    int      // directed links
 	Deps        int      // channel dependencies: (in link, out link) turns routes take
 	Cycle       []string // a dependency cycle, as channels, when there is one
-	DownUp      int      // down→up turns taken (when the route set knows directions)
+	// CycleLayer is the VL layer whose graph has Cycle (Routes.Layers):
+	// each layer's channels are its own, so each is checked alone.
+	CycleLayer int
+	DownUp     int // down→up turns taken (when the route set knows directions)
 }
 
 // Connected reports whether every pair is connected.
@@ -44,6 +47,8 @@ func (r *Report) Err() error {
 	switch {
 	case !r.Connected():
 		return fmt.Errorf("%w: %d of %d pairs: %s", ErrDisconnected, r.Unconnected, r.Pairs, strings.Join(r.Failures, "; "))
+	case len(r.Cycle) > 0 && r.CycleLayer > 0:
+		return fmt.Errorf("%w: layer %d: %s", ErrCreditLoop, r.CycleLayer, strings.Join(r.Cycle, " -> "))
 	case len(r.Cycle) > 0:
 		return fmt.Errorf("%w: %s", ErrCreditLoop, strings.Join(r.Cycle, " -> "))
 	case r.DownUp > 0:
@@ -62,14 +67,17 @@ func (r *Report) Err() error {
 // leaving by another makes the second depend on the first) must be
 // acyclic; and with link directions (Routes.Up) no route may take a down
 // link then an up link. Routes to switch LIDs stay out of the deadlock
-// checks when the route set says so (Routes.SwitchLIDsExempt).
+// checks when the route set says so (Routes.SwitchLIDsExempt). With VL
+// layers (Routes.Layers > 1) every layer has its own graph, each checked
+// on its own: a LID's packets travel on its layer's VL from end to end,
+// so only the turns of one layer wait on each other; down→up turns count
+// in layer 0 alone, the engine's.
 func Verify(f *Fabric, r *Routes) *Report {
 	v := &verifier{f: f, r: r, rep: &Report{}}
 	v.channels()
-	v.turns = make([][]bool, f.Topo.NumNodes())
-	for _, s := range f.Switches() {
-		n := f.Topo.Node(s).NumPorts + 1
-		v.turns[s] = make([]bool, n*n)
+	v.turns = make([][][]bool, max(1, r.Layers))
+	for l := range v.turns {
+		v.turns[l] = newTurns(f)
 	}
 	v.state = make([]uint8, f.Topo.NumNodes())
 	for lid := 1; lid <= int(r.MaxLID); lid++ {
@@ -87,7 +95,10 @@ type verifier struct {
 	rep   *Report
 	chans [][]int  // [node][port] -> channel id of the link leaving there, -1 none
 	names []string // channel id -> name
-	turns [][]bool // [switch][in*(N+1)+out]: a route enters by in and leaves by out
+	// turns[layer][switch][in*(N+1)+out]: a route of the layer enters
+	// by in and leaves by out.
+	turns [][][]bool
+	layer int      // the current destination's layer
 	state []uint8  // per switch, for the current destination: 0 unknown, 1 on stack, 2 ok, 3 fails
 	why   []string // per switch: why it fails
 	// exempt: the current destination's turns stay out of the deadlock
@@ -185,6 +196,7 @@ func (v *verifier) destination(lid uint16) {
 	f, t := v.f, v.f.Topo
 	dst, _ := f.Owner(lid)
 	v.exempt = v.r.SwitchLIDsExempt && f.ends[dst].Port == 0 && f.IsSwitch(f.ends[dst].Node)
+	v.layer = min(v.r.LayerOf(f, lid), len(v.turns)-1)
 	clear(v.state)
 	if v.why == nil {
 		v.why = make([]string, t.NumNodes())
@@ -286,20 +298,43 @@ func (v *verifier) forward(s, out int, lid uint16) (bool, string) {
 // turn records that a route enters switch s by in and leaves by out.
 func (v *verifier) turn(s, in, out int) {
 	n := v.f.Topo.Node(s).NumPorts + 1
-	if v.turns[s][in*n+out] {
+	turns := v.turns[v.layer]
+	if turns[s][in*n+out] {
 		return
 	}
-	v.turns[s][in*n+out] = true
+	turns[s][in*n+out] = true
 	v.rep.Deps++
-	if v.r.Up != nil && v.r.Up[s][in] && v.r.Up[s][out] {
+	if v.layer == 0 && v.r.Up != nil && v.r.Up[s][in] && v.r.Up[s][out] {
 		// Entering s by in comes down when leaving by in would go up;
 		// leaving by out going up then makes it a down→up turn.
 		v.rep.DownUp++
 	}
 }
 
-// cycle looks for a cycle in the channel dependency graph.
+// newTurns returns an empty turn table for f's switches.
+func newTurns(f *Fabric) [][]bool {
+	turns := make([][]bool, f.Topo.NumNodes())
+	for _, s := range f.Switches() {
+		n := f.Topo.Node(s).NumPorts + 1
+		turns[s] = make([]bool, n*n)
+	}
+	return turns
+}
+
+// cycle looks for a cycle in each layer's channel dependency graph and
+// reports the first.
 func (v *verifier) cycle() {
+	for l, turns := range v.turns {
+		if v.layerCycle(turns) {
+			v.rep.CycleLayer = l
+			return
+		}
+	}
+}
+
+// layerCycle looks for a cycle in the channel dependency graph of one
+// layer's turns, and reports whether it found one (in rep.Cycle).
+func (v *verifier) layerCycle(turns [][]bool) bool {
 	f, t := v.f, v.f.Topo
 	// succ[c] lists the channels that depend on channel c.
 	succ := make([][]int, len(v.names))
@@ -312,7 +347,7 @@ func (v *verifier) cycle() {
 			}
 			c := v.chans[peer.Node][peer.Port] // the link into s by in
 			for out := 1; out < n; out++ {
-				if v.turns[s][in*n+out] && c >= 0 && v.chans[s][out] >= 0 {
+				if turns[s][in*n+out] && c >= 0 && v.chans[s][out] >= 0 {
 					succ[c] = append(succ[c], v.chans[s][out])
 				}
 			}
@@ -352,8 +387,9 @@ func (v *verifier) cycle() {
 					v.rep.Cycle = append(v.rep.Cycle, v.names[cyc[i]])
 				}
 				v.rep.Cycle = append(v.rep.Cycle, v.names[n])
-				return
+				return true
 			}
 		}
 	}
+	return false
 }

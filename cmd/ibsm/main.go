@@ -1,6 +1,6 @@
 // Command ibsm is ibfab's subnet manager (package sm) on one port:
 //
-//	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F]
+//	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F] [--lmc N] [--cc FILE]
 //	ibsm routes --dump --port SPEC [flags]
 //	ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
 //
@@ -18,6 +18,13 @@
 // and OpenSM bringing the same simulated fabrics up, counts their SMPs,
 // and times the routing engines against each other; it prints one JSON
 // object (bench.go).
+//
+// --lmc N gives every CA port 2^N LIDs and routes them apart (multipath):
+// the base LID keeps the engine's route, alias i takes its own in VL
+// layer i (SL i maps to VL i on every port), and each sweep reports the
+// fallbacks, path lengths and disjointness. --cc FILE manages congestion
+// control from a file of OpenSM's cc_* options and prints every new
+// CongestionLog entry as a cc_log event (cc.go).
 package main
 
 import (
@@ -62,7 +69,7 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--qos] [--qos-flows F] [flags]
+const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE] [flags]
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]`
@@ -80,6 +87,7 @@ type options struct {
 	priority  uint
 	routesCmd bool
 	qos       qosOptions
+	cc        ccOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -103,7 +111,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
-	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each")
+	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each, routed apart (multipath): alias i on its own route in VL layer i, SL i on VL i")
 	fs.IntVar(&o.cfg.Window, "window", sm.DefaultWindow, "SMPs in flight at once, at most: a lost SMP halves the window, answers widen it again")
 	fs.IntVar(&o.cfg.Burst, "burst", 0, "SMPs sent back to back, at most, before an answer comes (what a slow first hop's VL15 buffer must hold; 0: the window); -1 for no limit")
 	fs.DurationVar(&o.cfg.Timeout, "timeout", sm.DefaultTimeout, "time to wait for each SMP's answer")
@@ -119,11 +127,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
 	addAssimilationFlags(fs, &o.cfg)
 	addQoSFlags(fs, &o.qos)
+	addCCFlags(fs, &o.cc)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	var err error
 	if o.cfg.QoS, err = o.qos.config(); err != nil {
+		return nil, err
+	}
+	if o.cfg.CC, err = o.cc.config(); err != nil {
 		return nil, err
 	}
 	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
@@ -190,6 +202,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.cfg.QoS != nil {
 		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }
+	}
+	if o.cfg.CC != nil {
+		o.cfg.CC.OnEvent = func(e sm.CCLogEvent) { reportCC(stdout, e, o.json) }
+		if !o.cfg.CC.Enabled {
+			fmt.Fprintf(stderr, "ibsm: %s: congestion_control is not TRUE: congestion control left as the devices hold it\n", o.cc.file)
+		}
 	}
 	port, err := sm.OpenPort(o.port)
 	if err != nil {
@@ -274,6 +292,14 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 			fmt.Fprintf(w, " and %d default ports", res.DefaultPorts)
 		}
 		fmt.Fprintf(w, ", %d LFT entries up to LID %d, deadlock-free %v\n", res.LFTEntries, res.MaxLID, res.DeadlockFree)
+	}
+	if m := res.Multipath; m != nil {
+		fmt.Fprintf(w, "  multipath: %d LIDs per port in %d layers, %d of %d alias routes fell back (%d up*/down*, %d reserved), mean hops by layer %v, alias paths disjoint from the base %v\n",
+			m.Aliases, m.Layers, m.Fallbacks, m.Trees, m.Updn, m.Reserve, m.MeanHops, m.Disjoint)
+	}
+	if c := res.CC; c != nil {
+		fmt.Fprintf(w, "  cc: %d nodes (%d read), %d Sets, %d keys set, %d key failures, %d failures, %d log entries\n",
+			c.Nodes, c.Read, c.Sets, c.KeySets, c.KeyFailures, c.Failures, c.LogEntries)
 	}
 	for _, p := range res.Phases {
 		fmt.Fprintf(w, "  %-13s %10.3f ms %7d SMPs", p.Name, p.Ms, p.SMPs)
