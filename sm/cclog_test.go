@@ -7,14 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ibfab/wire/mad"
 )
 
 // switchLog builds a switch CongestionLog in IBA's layout (A10.4.3.5):
 // events on ports 2 and 17, and the given entries.
 func switchLog(counter uint16, entries ...ccLogEntry) []byte {
-	b := make([]byte, clLogSize)
+	b := make([]byte, mad.CongestionLogSize)
 	be := binary.BigEndian
-	b[0] = clLogTypeSwitch
+	b[0] = mad.CongestionLogSwitch
 	be.PutUint16(b[2:], counter)
 	be.PutUint32(b[4:], 5000)
 	b[8+31] = 1 << 2   // port 2
@@ -31,9 +33,9 @@ func switchLog(counter uint16, entries ...ccLogEntry) []byte {
 
 // caLog builds a CA CongestionLog with the given entries.
 func caLog(entries ...ccLogEntry) []byte {
-	b := make([]byte, clLogSize)
+	b := make([]byte, mad.CongestionLogSize)
 	be := binary.BigEndian
-	b[0] = clLogTypeCA
+	b[0] = mad.CongestionLogCA
 	be.PutUint16(b[2:], uint16(len(entries)))
 	be.PutUint32(b[8:], 7000)
 	for i, e := range entries {
@@ -78,7 +80,7 @@ func TestCCLogEvents(t *testing.T) {
 		SL: 3, LocalQP: 0x101, RemoteQP: 0x202, RemoteLID: 7, ServiceType: 3, TimeStamp: 99, LogTime: 7000, Counter: 1}, got[3])
 
 	assert.Zero(t, s.ccEmit(ccKey{0x20, 1}, ca, decodeCCLog(caLog())), "an empty log")
-	assert.Nil(t, decodeCCLog(make([]byte, clLogSize)), "log type 0")
+	assert.Nil(t, decodeCCLog(make([]byte, mad.CongestionLogSize)), "log type 0")
 	assert.Nil(t, decodeCCLog(make([]byte, 10)), "short")
 }
 
@@ -89,7 +91,7 @@ func FuzzDecodeCCLog(f *testing.F) {
 	f.Add(caLog(ccLogEntry{LocalQP: 1, Time: 2}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l := decodeCCLog(b)
-		if l != nil && len(l.Entries) > clSwitchMax {
+		if l != nil && len(l.Entries) > mad.CongestionLogSwitchEvents {
 			t.Fatalf("%d entries", len(l.Entries))
 		}
 	})
