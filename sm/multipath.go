@@ -13,9 +13,9 @@ import (
 // alias i (base+i, i ≥ 1) a route of its own: the base LID keeps the
 // engine's route, every alias gets, per destination as an LFT requires, a
 // tree of shortest paths weighted to stay off the links the destination's
-// earlier aliases use (each such use makes a link cost 1+overlapPenalty
-// hops instead of 1), so that a source has paths as disjoint as the
-// topology allows.
+// earlier aliases use (a link costs one hop plus overlapPenalty for each
+// source whose path to an earlier alias crosses it), so that a source has
+// paths as disjoint as the topology allows at the price of short detours.
 //
 // Deadlock freedom comes from VL layers: a source sends alias i on SL i,
 // and every port maps SL i to VL i mod Layers (the SM programs SLtoVL so),
@@ -37,10 +37,8 @@ import (
 // with everything else before. Layer 0's fallback is the engine's own
 // route. Every layer stays acyclic at every step, by construction.
 
-// overlapPenalty is what a link an earlier alias of the same destination
-// uses costs on top of its hop: half a hop, so an equally short disjoint
-// path always wins, and a path one hop longer wins when it avoids three
-// shared links.
+// overlapPenalty is what a link costs on top of its hop for each source
+// whose path to an earlier alias of the same destination crosses it.
 const overlapPenalty = 0.5
 
 // MultipathStats is what Multipath did: how many alias trees fell back,
@@ -416,15 +414,30 @@ func (m *mpRun) route(d, i int) int {
 }
 
 // weight returns the cost function of alias i of end port e's tree: a
-// link costs 1, plus overlapPenalty for each earlier alias of e routed
-// over it.
+// link costs 1, plus overlapPenalty for each source CA port whose path
+// to one of e's earlier aliases crosses it. A link many sources share
+// (the last hops into the destination, the one way along a mesh row)
+// costs most, so the alternatives spread where the base routes gather
+// and a source whose base path is short and shared takes a detour of a
+// few hops rather than the same links; a link of a single source's path
+// costs little more than a hop, so aliases stay short.
 func (m *mpRun) weight(e EndPort, i int) func(s, port int) float64 {
+	uses := make([]int, len(m.head)) // by channel
+	for _, src := range m.f.ends {
+		if src.Switch < 0 || src.Switch == e.Switch || m.f.IsSwitch(src.Node) {
+			continue
+		}
+		for j := range i {
+			path, _ := m.walk(src.Switch, e.LID+uint16(j), e.Switch)
+			for _, c := range path {
+				uses[c]++
+			}
+		}
+	}
 	return func(s, port int) float64 {
 		w := 1.0
-		for j := range i {
-			if int(m.r.LFT[s][int(e.LID)+j]) == port {
-				w += overlapPenalty
-			}
+		if port < len(m.chanOf[s]) && m.chanOf[s][port] >= 0 {
+			w += overlapPenalty * float64(uses[m.chanOf[s][port]])
 		}
 		return w
 	}

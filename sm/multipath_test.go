@@ -15,7 +15,7 @@ import (
 // minDisjoint is the least fraction of pairs of CA ports on different
 // switches whose alias-1 path shares no switch link with the base path.
 // Observed with the default engine (updn-pira) and updn-fera: 4x4 mesh
-// 0.59 and 0.51, 4x4 torus 0.73 and 0.71, 8x8 torus 0.86 and 0.80; a mesh
+// 0.74 and 0.68, 4x4 torus 0.79 and 0.76, 8x8 torus 0.90 and 0.86; a mesh
 // corner-to-corner pair has disjoint shortest paths, a pair in one row
 // has a single shortest path, and the rest lie between. More than half
 // stays a margin below every case without letting a regression to
@@ -75,7 +75,9 @@ func TestMultipath(t *testing.T) {
 					assert.Equal(t, st.Fallbacks, st.Updn+st.Reserve)
 					assert.Greater(t, st.Disjoint[1], minDisjoint, "alias 1 disjoint from the base")
 					for l := 1; l < st.Layers; l++ {
-						assert.LessOrEqual(t, st.MeanHops[l], st.MeanHops[0]+0.1, "layer %d path length", l)
+						// Detours are allowed, to leave shared links, but
+						// short ones: observed at most 0.8 hops longer.
+						assert.LessOrEqual(t, st.MeanHops[l], st.MeanHops[0]+1, "layer %d path length", l)
 					}
 					t.Logf("fallbacks %d of %d (%d up*/down*, %d reserve), mean hops %v, disjoint %v",
 						st.Fallbacks, st.Trees, st.Updn, st.Reserve, st.MeanHops, st.Disjoint)

@@ -170,12 +170,13 @@ func (b Burst) column(f func(Pair) int) []int {
 
 // GridHotSpot is the hot spot of a two-dimensional grid of w × h nodes
 // (dims = [w, h], node (x, y) at index x·h + y, as Mesh and Torus number
-// them): every node of the lower-left quadrant, x < w/2 and y < ⌈h/2⌉,
-// sends to the node half the grid away along x, (x + w/2, y). On a mesh
-// the one minimal path of such a pair runs along its row, so all w/2
-// sources of a row cross the row's middle link (x = w/2-1 to w/2): at
-// load ρ each, that link is offered ρ·w/2 of its rate while the rows of
-// the upper half stay idle, room for alternative paths. Nothing else is
+// them): the left half of one row, y = ⌊(h−1)/2⌋, x < w/2, sends to the
+// node half the grid away along x, (x + w/2, y). On a mesh the one
+// minimal path of such a pair runs along the row, so all w/2 sources
+// cross the row's middle link (x = w/2−1 to w/2): at load ρ each, that
+// link is offered ρ·w/2 of its rate while the rows on either side stay
+// idle, room for alternative paths (a burst of several rows would leave
+// each row's detours crossing its neighbour's hot link). Nothing else is
 // shared: every source and every destination is in one pair. Start and
 // Length are left for the experiment to set.
 func GridHotSpot(dims []int, load float64) (Burst, error) {
@@ -187,10 +188,9 @@ func GridHotSpot(dims []int, load float64) (Burst, error) {
 	}
 	w, h := dims[0], dims[1]
 	b := Burst{Load: load}
+	y := (h - 1) / 2
 	for x := range w / 2 {
-		for y := range (h + 1) / 2 {
-			b.Pairs = append(b.Pairs, Pair{Src: x*h + y, Dst: (x+w/2)*h + y})
-		}
+		b.Pairs = append(b.Pairs, Pair{Src: x*h + y, Dst: (x+w/2)*h + y})
 	}
 	return b, nil
 }

@@ -158,7 +158,7 @@ const (
 // middle link is offered ccHotLinkLoad of its rate (GridHotSpot), at most
 // ccHotSourceMax of the source's own link.
 const (
-	ccHotLinkLoad  = 1.5
+	ccHotLinkLoad  = 1.2
 	ccHotSourceMax = 0.75
 )
 

@@ -120,7 +120,9 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 			return nil, nil, err
 		}
 	}
-	args := append(slices.Clone(DefaultSMArgs), "--lmc", "2")
+	// FERa: the shortest up*/down* routes on the base LIDs (minimal on a
+	// mesh), where PIRa's detours would move the hot spot off its row.
+	args := append(slices.Clone(DefaultSMArgs), "--routing", "updn-fera", "--lmc", "2")
 	release := func() {}
 	if f.CC {
 		var conf string
