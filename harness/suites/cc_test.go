@@ -490,4 +490,3 @@ func TestRunCCCmdUsage(t *testing.T) {
 		assert.True(t, errors.As(err, &ue), "%v: %v", args, err)
 	}
 }
-
