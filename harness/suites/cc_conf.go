@@ -55,7 +55,7 @@ type CCConfig struct {
 // to 3 %.
 func ccDefaultConfig() CCConfig {
 	c := CCConfig{Threshold: 14, MarkingRate: 3, PacketSize: 1, SLs: 4,
-		CCTITimer: 20, CCTIIncrease: 1, TriggerThreshold: 8, CCTIMin: 0}
+		CCTITimer: 100, CCTIIncrease: 1, TriggerThreshold: 8, CCTIMin: 0}
 	for i := range 128 {
 		c.CCT = append(c.CCT, CCTEntry{Shift: 2, Multiplier: uint16(i)})
 	}
