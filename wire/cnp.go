@@ -3,7 +3,6 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Congestion notification packet (IBA 1.2.1 Annex A10, BTH opcode CNP,
@@ -49,26 +48,8 @@ func CNPPacketSize(global bool) int {
 // computed) to dst and returns the extended slice. It does not allocate
 // when cap(dst) suffices.
 func AppendCNP(dst []byte, f *CNPFields) []byte {
-	global := f.GRH != nil
-	size := CNPPacketSize(global)
-	start := len(dst)
-	dst = slices.Grow(dst, size)[:start+size]
-	pkt := dst[start:]
-	lnh := LNHLocal
-	if global {
-		lnh = LNHGlobal
-	}
-	LRH(pkt).Encode(&LRHFields{VL: f.VL, SL: f.SL, LNH: lnh, DLID: f.DLID, SLID: f.SLID})
-	off := LRHSize
-	if global {
-		g := *f.GRH
-		if g.IPVer == 0 {
-			g.IPVer = GRHIPVer
-		}
-		g.NxtHdr = NxtHdrBTH
-		GRH(pkt[off:]).Encode(&g)
-		off += GRHSize
-	}
+	dst, pkt, off := appendNetworkHeaders(dst, CNPPacketSize(f.GRH != nil),
+		&LRHFields{VL: f.VL, SL: f.SL, DLID: f.DLID, SLID: f.SLID}, f.GRH)
 	BTH(pkt[off:]).Encode(&BTHFields{OpCode: CNP, PKey: f.PKey, DestQP: f.DestQP, BECN: true})
 	_ = Seal(pkt) // cannot fail: the layout above is what Seal requires
 	return dst

@@ -40,27 +40,8 @@ func padLen(n int) int { return -n & 3 }
 // when cap(dst) suffices. A payload too large for the 11-bit PktLen (over
 // 8 KiB) yields a packet that Verify rejects.
 func AppendUD(dst []byte, f *UDFields) []byte {
-	global := f.GRH != nil
-	size := UDPacketSize(len(f.Payload), global)
-	start := len(dst)
-	dst = slices.Grow(dst, size)[:start+size]
-	pkt := dst[start:]
-
-	lnh := LNHLocal
-	if global {
-		lnh = LNHGlobal
-	}
-	LRH(pkt).Encode(&LRHFields{VL: f.VL, SL: f.SL, LNH: lnh, DLID: f.DLID, SLID: f.SLID})
-	off := LRHSize
-	if global {
-		g := *f.GRH
-		if g.IPVer == 0 {
-			g.IPVer = GRHIPVer
-		}
-		g.NxtHdr = NxtHdrBTH
-		GRH(pkt[off:]).Encode(&g) // PayLen is set by Seal
-		off += GRHSize
-	}
+	dst, pkt, off := appendNetworkHeaders(dst, UDPacketSize(len(f.Payload), f.GRH != nil),
+		&LRHFields{VL: f.VL, SL: f.SL, DLID: f.DLID, SLID: f.SLID}, f.GRH)
 	pad := padLen(len(f.Payload))
 	BTH(pkt[off:]).Encode(&BTHFields{OpCode: UDSendOnly, PadCnt: uint8(pad), PKey: f.PKey,
 		DestQP: f.DestQP, PSN: f.PSN})
@@ -71,4 +52,30 @@ func AppendUD(dst []byte, f *UDFields) []byte {
 	clear(pkt[off : off+pad])
 	_ = Seal(pkt) // cannot fail: the layout above is what Seal requires, sizes aside
 	return dst
+}
+
+// appendNetworkHeaders grows dst by a packet of size bytes and writes its
+// LRH (LNH local, or global with g) and, with g, its GRH (IPVer 0 becomes
+// GRHIPVer, NxtHdr BTH; PayLen is Seal's). It returns dst, the packet and
+// the offset of the BTH.
+func appendNetworkHeaders(dst []byte, size int, l *LRHFields, g *GRHFields) ([]byte, []byte, int) {
+	start := len(dst)
+	dst = slices.Grow(dst, size)[:start+size]
+	pkt := dst[start:]
+	lrh := *l
+	lrh.LNH = LNHLocal
+	if g != nil {
+		lrh.LNH = LNHGlobal
+	}
+	LRH(pkt).Encode(&lrh)
+	if g == nil {
+		return dst, pkt, LRHSize
+	}
+	gf := *g
+	if gf.IPVer == 0 {
+		gf.IPVer = GRHIPVer
+	}
+	gf.NxtHdr = NxtHdrBTH
+	GRH(pkt[LRHSize:]).Encode(&gf)
+	return dst, pkt, LRHSize + GRHSize
 }
