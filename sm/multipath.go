@@ -14,8 +14,11 @@ import (
 // engine's route, every alias gets, per destination as an LFT requires, a
 // tree of shortest paths weighted to stay off the links the destination's
 // earlier aliases use (a link costs one hop plus overlapPenalty for each
-// source whose path to an earlier alias crosses it), so that a source has
-// paths as disjoint as the topology allows at the price of short detours.
+// source whose path to an earlier alias crosses it, per earlier alias),
+// then refined switch by switch so that each source's path leaves its own
+// earlier alias paths, the base path most (multipath_refine.go): a source
+// has paths as disjoint as the topology allows at the price of short
+// detours.
 //
 // Deadlock freedom comes from VL layers: a source sends alias i on SL i,
 // and every port maps SL i to VL i mod Layers (the SM programs SLtoVL so),
@@ -35,7 +38,10 @@ import (
 // if the layer then has a cycle (or, on layer 0, a down→up turn) the
 // shortest tree is taken out and the fallback put back, which was acyclic
 // with everything else before. Layer 0's fallback is the engine's own
-// route. Every layer stays acyclic at every step, by construction.
+// route. Whichever tree is in, the refinement then changes one switch's
+// hop at a time, moving only that hop's dependencies and undoing any move
+// that makes a cycle. Every layer stays acyclic at every step, by
+// construction.
 
 // overlapPenalty is what a link costs on top of its hop for each source
 // whose path to an earlier alias of the same destination crosses it.
@@ -346,11 +352,17 @@ func (m *mpRun) cyclic(l int) bool {
 // downUp reports whether a tree takes a down→up turn on the engine's
 // up*/down* graph.
 func (m *mpRun) downUp(next []uint8) bool {
+	return m.turnsDownUp(m.deps(next))
+}
+
+// turnsDownUp reports whether any of deps is a down→up turn on the
+// engine's up*/down* graph.
+func (m *mpRun) turnsDownUp(deps []dep) bool {
 	up := m.base.Up
 	if up == nil {
 		return false
 	}
-	for _, d := range m.deps(next) {
+	for _, d := range deps {
 		s := m.head[d.c]
 		in := m.inPort(d.c)
 		if up[s][in] && up[s][d.out] {
@@ -388,8 +400,9 @@ func (m *mpRun) route(d, i int) int {
 	l := i % m.layers
 	fb := m.tree(m.fb[l], e.LID)
 	m.addDeps(l, fb, -1)
+	weight := m.weight(e, i)
 	kind, next := treeReserve, fb
-	for k, cand := range [][]uint8{m.shortest(e, i), m.legal(e, i, m.dags[l])} {
+	for k, cand := range [][]uint8{m.shortest(e, weight), m.legal(e, weight, m.dags[l])} {
 		if cand == nil || (l == 0 && m.downUp(cand)) {
 			continue
 		}
@@ -403,6 +416,7 @@ func (m *mpRun) route(d, i int) int {
 	if kind == treeReserve {
 		m.addDeps(l, fb, 1)
 	}
+	m.refine(l, e, i, next, weight)
 	lid := int(e.LID) + i
 	for _, s := range m.f.Switches() {
 		m.r.LFT[s][lid] = next[s]
@@ -415,7 +429,11 @@ func (m *mpRun) route(d, i int) int {
 
 // weight returns the cost function of alias i of end port e's tree: a
 // link costs 1, plus overlapPenalty for each source CA port whose path
-// to one of e's earlier aliases crosses it. A link many sources share
+// to one of e's earlier aliases crosses it, divided by the i earlier
+// aliases: the crowd on a link per alias, so that for later aliases it
+// does not outgrow the hops and the cost of sharing a source's own paths
+// (multipath_refine.go), which would make them all take the same long
+// ways round the busiest links. A link many sources share
 // (the last hops into the destination, the one way along a mesh row)
 // costs most, so the alternatives spread where the base routes gather
 // and a source whose base path is short and shared takes a detour of a
@@ -437,7 +455,7 @@ func (m *mpRun) weight(e EndPort, i int) func(s, port int) float64 {
 	return func(s, port int) float64 {
 		w := 1.0
 		if port < len(m.chanOf[s]) && m.chanOf[s][port] >= 0 {
-			w += overlapPenalty * float64(uses[m.chanOf[s][port]])
+			w += overlapPenalty * float64(uses[m.chanOf[s][port]]) / float64(i)
 		}
 		return w
 	}
@@ -474,17 +492,16 @@ func (m *mpRun) newTree(e EndPort) []uint8 {
 	return next
 }
 
-// legal returns the tree of weighted shortest up*/down*-legal paths to
-// alias i of end port e on d. A linear table gives a switch one port
+// legal returns the tree of up*/down*-legal paths on d to end port e
+// shortest under weight. A linear table gives a switch one port
 // whatever way a packet came in, so a switch with a way down to the
 // destination takes it (a packet may have come down to it), as FERa
 // does; the others go up toward the best switch that has one.
-func (m *mpRun) legal(e EndPort, i int, d *dag) []uint8 {
+func (m *mpRun) legal(e EndPort, weight func(s, port int) float64, d *dag) []uint8 {
 	if d == nil {
 		return nil
 	}
 	f := m.f
-	weight := m.weight(e, i)
 	isDown := func(x int, a arc) bool { return !d.up[x][a.Port] }
 	down := m.dijkstra([]int{e.Switch}, nil, weight, func(x int, a arc) bool { return isDown(x, a) })
 	var seeds []int
@@ -513,10 +530,9 @@ func (m *mpRun) legal(e EndPort, i int, d *dag) []uint8 {
 	return next
 }
 
-// shortest returns the tree of weighted shortest paths to alias i of end
-// port e (see weight and pick).
-func (m *mpRun) shortest(e EndPort, i int) []uint8 {
-	weight := m.weight(e, i)
+// shortest returns the tree of paths to end port e shortest under
+// weight (see weight and pick).
+func (m *mpRun) shortest(e EndPort, weight func(s, port int) float64) []uint8 {
 	dist := m.dijkstra([]int{e.Switch}, nil, weight, func(int, arc) bool { return true })
 	next := m.newTree(e)
 	for _, s := range m.f.Switches() {

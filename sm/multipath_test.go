@@ -15,12 +15,12 @@ import (
 // minDisjoint is the least fraction of pairs of CA ports on different
 // switches whose alias-1 path shares no switch link with the base path.
 // Observed with the default engine (updn-pira) and updn-fera: 4x4 mesh
-// 0.74 and 0.68, 4x4 torus 0.79 and 0.76, 8x8 torus 0.90 and 0.86; a mesh
+// 0.83 and 0.81, 4x4 torus 0.86 and 0.85, 8x8 torus 0.95 and 0.93; a mesh
 // corner-to-corner pair has disjoint shortest paths, a pair in one row
-// has a single shortest path, and the rest lie between. More than half
-// stays a margin below every case without letting a regression to
-// copying the base route (0) through.
-const minDisjoint = 0.5
+// has a single shortest path, and the rest lie between. 0.7 stays a
+// margin below every case and fails a regression to the whole-tree
+// choice alone (0.68 on the mesh with updn-fera).
+const minDisjoint = 0.7
 
 func grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
 	t.Helper()
@@ -37,14 +37,24 @@ func grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
 // layer acyclic, the base routes the engine's, alias 1 mostly disjoint
 // from the base path and no longer on average.
 func TestMultipath(t *testing.T) {
+	// minLater is the least fraction of pairs whose alias 2 and alias 3
+	// paths are disjoint from the base path, with LMC 2. Observed
+	// (aliases 2 and 3, updn-pira then updn-fera): 4x4 mesh 0.64 0.52,
+	// 0.32 0.46; 4x4 torus 0.83 0.84, 0.65 0.75; 8x8 torus 0.79 0.81,
+	// 0.45 0.58. Before the trees were refined they were 0.45 0.29, 0.23
+	// 0.27; 0.53 0.59, 0.25 0.45; 0.52 0.72, 0.36 0.56. The mesh's edge
+	// and corner switches have fewer links out than aliases, and a tree's
+	// switch takes one hop for every source behind it, so the lowest
+	// stays low.
 	tests := []struct {
-		name  string
-		torus bool
-		dims  []int
+		name     string
+		torus    bool
+		dims     []int
+		minLater float64
 	}{
-		{"mesh 4x4", false, []int{4, 4}},
-		{"torus 4x4", true, []int{4, 4}},
-		{"torus 8x8", true, []int{8, 8}},
+		{"mesh 4x4", false, []int{4, 4}, 0.28},
+		{"torus 4x4", true, []int{4, 4}, 0.6},
+		{"torus 8x8", true, []int{8, 8}, 0.4},
 	}
 	for _, tt := range tests {
 		for _, eng := range []string{"updn-pira", "updn-fera"} {
@@ -74,9 +84,12 @@ func TestMultipath(t *testing.T) {
 					assert.Equal(t, cas*(aliases-1), st.Trees)
 					assert.Equal(t, st.Fallbacks, st.Updn+st.Reserve)
 					assert.Greater(t, st.Disjoint[1], minDisjoint, "alias 1 disjoint from the base")
+					for k := 2; k < aliases; k++ {
+						assert.Greater(t, st.Disjoint[k], tt.minLater, "alias %d disjoint from the base", k)
+					}
 					for l := 1; l < st.Layers; l++ {
 						// Detours are allowed, to leave shared links, but
-						// short ones: observed at most 0.8 hops longer.
+						// short ones: observed at most 0.88 hops longer.
 						assert.LessOrEqual(t, st.MeanHops[l], st.MeanHops[0]+1, "layer %d path length", l)
 					}
 					t.Logf("fallbacks %d of %d (%d up*/down*, %d reserve), mean hops %v, disjoint %v",
