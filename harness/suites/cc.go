@@ -263,10 +263,10 @@ type ccWindows struct {
 }
 
 func ccWindowsFor(quick bool) ccWindows {
-	w := ccWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: 300 * time.Microsecond,
+	w := ccWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: time.Millisecond,
 		Before: 500 * time.Microsecond, Burst: 2 * time.Millisecond, After: 1500 * time.Microsecond, Sample: 250 * time.Microsecond}
 	if quick {
-		w.Measure, w.Burst, w.After = time.Millisecond, 1500*time.Microsecond, time.Millisecond
+		w.Measure, w.Burst, w.After = time.Millisecond, 3*time.Millisecond, time.Millisecond
 	}
 	return w
 }

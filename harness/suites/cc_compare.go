@@ -107,17 +107,13 @@ func at(c []CCPoint, x float64) (CCPoint, bool) {
 
 // flatLatencyRatio is IBA_CC's mean latency over DRB's in the flat part
 // of DRB's latency curve, where the paper puts its 200-300 %: the loads
-// at which DRB still accepts what is offered and its latency is at most
-// twice its latency at the lowest load. Of those loads (with an IBA_CC
-// point too) the ratio is the highest, at load; the paper's gap grows
-// with the load up to DRB's saturation.
+// DRB still carries in full (below its saturation, where its curve bends
+// up). Of those loads (with an IBA_CC point too) the ratio is the
+// highest, at load: the paper's gap grows with the load up to DRB's
+// saturation, where IBA_CC's sources already queue.
 func flatLatencyRatio(iba, drb []CCPoint) (ratio, load float64, ok bool) {
-	if len(drb) == 0 || drb[0].MeanLatencyUs <= 0 {
-		return 0, 0, false
-	}
-	base := drb[0].MeanLatencyUs
 	for _, d := range drb {
-		if !unsaturated(d) || d.MeanLatencyUs > 2*base || d.MeanLatencyUs <= 0 {
+		if !unsaturated(d) || d.MeanLatencyUs <= 0 {
 			continue
 		}
 		i, found := at(iba, d.OfferedMbps)

@@ -44,17 +44,18 @@ type CCConfig struct {
 // are 1024 blocks (port.DefaultRxBlocks, 31 packets of 2 KB): threshold
 // 14 marks from 128 blocks, four packets queued, early enough that a
 // hot link's queue is caught before it backs up into the switches before
-// it. One packet in four is marked, the sparse end of the rates OpenSM's
-// tuning scripts try, which keeps the CNPs' share of the links small. The
-// timer, 20 × 1.024 µs, is about ten packet times at 8 Gb/s: a throttled
-// source recovers one table step per ten packets, and DRB closes an
-// alias within a few packet times of its congestion ending, which the
-// experiments' windows (a millisecond or more) see many times over. The
+// it. One packet in two is marked. The timer, 100 × 1.024 µs, is about
+// fifty packet times at 8 Gb/s: a throttled source recovers one table
+// step per fifty packets, and DRB keeps an alias open that long after
+// the last notification. With 20 (ten packet times) DRB closed an alias
+// before the traffic it carried had left the hot link and the hot spot's
+// link stayed as loaded as without CC; with 300 the throttled sources of
+// the load sweeps were still held back in the next point's window. The
 // table is linear with shift 2: index i delays each packet by i/4 of its
 // own time, so CCTI 4 halves a source's rate and the limit, 127, cuts it
 // to 3 %.
 func ccDefaultConfig() CCConfig {
-	c := CCConfig{Threshold: 14, MarkingRate: 3, PacketSize: 1, SLs: 4,
+	c := CCConfig{Threshold: 14, MarkingRate: 1, PacketSize: 1, SLs: 4,
 		CCTITimer: 100, CCTIIncrease: 1, TriggerThreshold: 8, CCTIMin: 0}
 	for i := range 128 {
 		c.CCT = append(c.CCT, CCTEntry{Shift: 2, Multiplier: uint16(i)})

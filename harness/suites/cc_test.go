@@ -3,6 +3,7 @@ package suites
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,11 +89,11 @@ func TestCCConf(t *testing.T) {
 		"congestion_control TRUE\n",
 		"cc_key 0x0000000000000000\n",
 		"cc_sw_cong_setting_threshold 0xe\n",
-		"cc_sw_cong_setting_marking_rate 0x0003\n",
+		fmt.Sprintf("cc_sw_cong_setting_marking_rate 0x%04x\n", c.MarkingRate),
 		"cc_sw_cong_setting_victim_mask 0x" + strings.Repeat("0", 64) + "\n",
 		"cc_ca_cong_setting_port_control 0x0001\n",
 		"cc_ca_cong_setting_control_map 0x000f\n",
-		"cc_ca_cong_setting_ccti_timer 3 20\n",
+		fmt.Sprintf("cc_ca_cong_setting_ccti_timer 3 %d\n", c.CCTITimer),
 		"cc_ca_cong_setting_ccti_increase 0 1\n",
 		"cc_cct 2:0,2:1,2:2,",
 	} {
