@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/topologies"
 )
 
@@ -55,14 +56,14 @@ const (
 )
 
 // mode is the CCA mode the scheme sets.
-func (s CCScheme) mode() ccaMode {
+func (s CCScheme) mode() hca.CCMode {
 	switch s {
 	case CCIBA:
-		return ccaIBA
+		return hca.CCIBA
 	case CCDRB:
-		return ccaDRB
+		return hca.CCDRB
 	}
-	return ccaOff
+	return hca.CCOff
 }
 
 // CCFabric is a fabric of the experiments.

@@ -159,12 +159,12 @@ type ccSnap struct {
 	at    map[string]time.Time // per HCA: when its flows were read
 	flows map[string]nodeproc.FlowsReport
 	ports map[string]ccPortSnap // per switch port "sw[p]"
-	cca   map[string]ccaState
+	cca   map[string]nodeproc.CCAStatus
 }
 
 func newCCSnap() ccSnap {
 	return ccSnap{at: map[string]time.Time{}, flows: map[string]nodeproc.FlowsReport{},
-		ports: map[string]ccPortSnap{}, cca: map[string]ccaState{}}
+		ports: map[string]ccPortSnap{}, cca: map[string]nodeproc.CCAStatus{}}
 }
 
 // emuSeconds is a real interval in emulated seconds.
@@ -305,7 +305,7 @@ type ccaSummary struct {
 	becns                uint64
 }
 
-func summarizeCCA(states map[string]ccaState, sources []string) ccaSummary {
+func summarizeCCA(states map[string]nodeproc.CCAStatus, sources []string) ccaSummary {
 	var s ccaSummary
 	n := 0
 	for _, src := range sources {
@@ -315,13 +315,13 @@ func summarizeCCA(states map[string]ccaState, sources []string) ccaSummary {
 		}
 		n++
 		ccti, active := 0, 1
-		for _, e := range st.Entries {
-			ccti, active = max(ccti, e.CCTI), max(active, len(e.Active))
+		for _, e := range st.Dests {
+			ccti, active = max(ccti, int(e.CCTI)), max(active, len(e.Active))
 		}
 		s.meanCCTI += float64(ccti)
 		s.meanActive += float64(active)
 		s.maxCCTI, s.maxActive = max(s.maxCCTI, ccti), max(s.maxActive, active)
-		s.becns += st.Counters.BECNReceived
+		s.becns += st.BECNReceived
 	}
 	if n > 0 {
 		s.meanCCTI /= float64(n)
@@ -386,11 +386,11 @@ func hotSample(a, b ccSnap, t float64, phase string, sources, dests []string, li
 	s := CCHotSample{T: t, Phase: phase, Loads: linkLoads(a.ports, b.ports, scale, inter),
 		CCTI: map[string]int{}, IPDNs: map[string]int64{}, Active: map[string]int{}}
 	s.Marks, s.FECN = marksBetween(a.ports, b.ports)
-	var ca, cb ccaCounters
+	var ca, cb hca.CCACounters
 	for i, src := range sources {
 		st := b.cca[src]
-		for _, e := range st.Entries {
-			s.CCTI[src] = max(s.CCTI[src], e.CCTI)
+		for _, e := range st.Dests {
+			s.CCTI[src] = max(s.CCTI[src], int(e.CCTI))
 			s.IPDNs[src] = max(s.IPDNs[src], e.IPDNs)
 			if int(e.DLID) == lids[dests[i]] {
 				s.Active[pairName(src, dests[i])] = max(1, len(e.Active)) // IBA_CC lists none: the base path
@@ -399,7 +399,7 @@ func hotSample(a, b ccSnap, t float64, phase string, sources, dests []string, li
 		if _, ok := s.Active[pairName(src, dests[i])]; !ok {
 			s.Active[pairName(src, dests[i])] = 1 // no entry: the base path alone
 		}
-		ca, cb = addCounters(ca, a.cca[src].Counters), addCounters(cb, st.Counters)
+		ca, cb = addCounters(ca, a.cca[src].CCACounters), addCounters(cb, st.CCACounters)
 	}
 	s.BECNs, s.Opens, s.Closes = sub(cb.BECNReceived, ca.BECNReceived), sub(cb.Opens, ca.Opens), sub(cb.Closes, ca.Closes)
 	n := 0
@@ -421,9 +421,9 @@ func hotSample(a, b ccSnap, t float64, phase string, sources, dests []string, li
 	return s
 }
 
-func addCounters(x, y ccaCounters) ccaCounters {
-	return ccaCounters{CNPSent: x.CNPSent + y.CNPSent, CNPReceived: x.CNPReceived + y.CNPReceived,
-		BECNReceived: x.BECNReceived + y.BECNReceived, Opens: x.Opens + y.Opens, Closes: x.Closes + y.Closes}
+// addCounters adds the counters a hot-spot sample reads.
+func addCounters(x, y hca.CCACounters) hca.CCACounters {
+	return hca.CCACounters{BECNReceived: x.BECNReceived + y.BECNReceived, Opens: x.Opens + y.Opens, Closes: x.Closes + y.Closes}
 }
 
 // sub is b - a, 0 when the counter went back (reset).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -215,7 +216,7 @@ func forEach(names []string, fn func(string) error) error {
 // measurement.
 func (r *ccRun) setScheme(ctx context.Context, s CCScheme) error {
 	return forEach(r.hosts, func(h string) error {
-		if _, err := callCCA(ctx, r.fabric, h, ccaOff, 0); err != nil {
+		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: hca.CCOff.String()}); err != nil {
 			return fmt.Errorf("%s: cca off: %w", h, err)
 		}
 		if s == CCOff {
@@ -225,7 +226,7 @@ func (r *ccRun) setScheme(ctx context.Context, s CCScheme) error {
 		if s == CCDRB {
 			cap = ccDRBCap
 		}
-		if _, err := callCCA(ctx, r.fabric, h, s.mode(), cap); err != nil {
+		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: s.mode().String(), Cap: cap}); err != nil {
 			return fmt.Errorf("%s: cca %s: %w", h, s, err)
 		}
 		return nil
@@ -283,7 +284,7 @@ func (r *ccRun) snap(ctx context.Context, hcas []string, reset bool, cca []strin
 		return s, err
 	}
 	err = forEach(cca, func(h string) error {
-		st, err := callCCA(ctx, r.fabric, h, "", 0)
+		st, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{})
 		if err != nil {
 			return fmt.Errorf("%s: cca: %w", h, err)
 		}
@@ -305,8 +306,11 @@ func (r *ccRun) readSwitch(ctx context.Context, sw string, s *ccSnap, mu *sync.M
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range st.Ports {
-		m := portMarks(p)
-		s.ports[portKey(sw, p.Port)] = ccPortSnap{At: at, XmitWords: p.Counters.PortXmitData, Rate: p.Rate, Marked: m.Marked}
+		snap := ccPortSnap{At: at, XmitWords: p.Counters.PortXmitData, Rate: p.Rate}
+		if p.Congestion != nil {
+			snap.Marked = p.Congestion.Marked
+		}
+		s.ports[portKey(sw, p.Port)] = snap
 	}
 	return nil
 }

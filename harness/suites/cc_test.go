@@ -172,8 +172,8 @@ func synWindow() ccWindow {
 	b.flows["s2"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccSweepFlow, SentBytes: 62500, Elapsed: time.Millisecond, Backlog: 100}}}
 	a.ports["sw[1]"] = ccPortSnap{At: t0, Rate: 8e9}
 	b.ports["sw[1]"] = ccPortSnap{At: t0.Add(time.Second), XmitWords: 187500, Rate: 8e9, Marked: 7}
-	b.cca["s1"] = ccaState{Mode: ccaDRB, Counters: ccaCounters{BECNReceived: 5}, Entries: []ccaEntry{{DLID: 3, CCTI: 0, Active: []uint16{3, 4, 5}}}}
-	b.cca["s2"] = ccaState{Mode: ccaDRB, Counters: ccaCounters{BECNReceived: 1}, Entries: []ccaEntry{{DLID: 7, CCTI: 2, Active: []uint16{7}}}}
+	b.cca["s1"] = nodeproc.CCAStatus{Mode: "drb", CCACounters: hca.CCACounters{BECNReceived: 5}, Dests: []nodeproc.CCADest{{DLID: 3, CCTI: 0, Active: []uint16{3, 4, 5}}}}
+	b.cca["s2"] = nodeproc.CCAStatus{Mode: "drb", CCACounters: hca.CCACounters{BECNReceived: 1}, Dests: []nodeproc.CCADest{{DLID: 7, CCTI: 2, Active: []uint16{7}}}}
 	return ccWindow{pattern: "shuffle", scheme: CCDRB, offered: 1000, id: ccSweepFlow, sources: []string{"s1", "s2"},
 		receivers: []string{"d1", "d2"}, scale: 1000, inter: func(string) bool { return true }, a: a, b: b}
 }
@@ -202,9 +202,9 @@ func TestHotSample(t *testing.T) {
 	a, b := newCCSnap(), newCCSnap()
 	a.ports["sw[1]"] = ccPortSnap{At: t0, Rate: 8e9, Marked: 1}
 	b.ports["sw[1]"] = ccPortSnap{At: t0.Add(time.Second), XmitWords: 250000, Rate: 8e9, Marked: 11}
-	a.cca["s1"] = ccaState{Counters: ccaCounters{BECNReceived: 4, Opens: 1}}
-	b.cca["s1"] = ccaState{Counters: ccaCounters{BECNReceived: 10, Opens: 3, Closes: 1},
-		Entries: []ccaEntry{{DLID: 20, CCTI: 6, IPDNs: 900, Active: []uint16{20, 21}}, {DLID: 30, CCTI: 9}}}
+	a.cca["s1"] = nodeproc.CCAStatus{CCACounters: hca.CCACounters{BECNReceived: 4, Opens: 1}}
+	b.cca["s1"] = nodeproc.CCAStatus{CCACounters: hca.CCACounters{BECNReceived: 10, Opens: 3, Closes: 1},
+		Dests: []nodeproc.CCADest{{DLID: 20, CCTI: 6, IPDNs: 900, Active: []uint16{20, 21}}, {DLID: 30, CCTI: 9}}}
 	a.flows["s1"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccBurstFlow, SentBytes: 1000, Elapsed: time.Millisecond}}}
 	b.flows["s1"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccBurstFlow, SentBytes: 1000 + 250000, Elapsed: 2 * time.Millisecond, Backlog: 12}}}
 	s := hotSample(a, b, 2, phaseBurst, []string{"s1", "s2"}, []string{"d1", "d2"}, map[string]int{"d1": 20, "d2": 40},
