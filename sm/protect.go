@@ -243,7 +243,7 @@ func (s *SM) blockTurn(to request, k turnKey, tag any, done func(error)) {
 	to.attr, to.mod, to.tag = mad.AttrSLtoVLMapping, m.Modifier(), tag
 	set := func() {
 		r := to
-		r.data = vl15Table
+		r.data = blockTable(s.layers)
 		s.tx.set(r,
 			func(r *response) {
 				if r.err == nil {
@@ -266,14 +266,24 @@ func (s *SM) blockTurn(to request, k turnKey, tag any, done func(error)) {
 	})
 }
 
-// vl15Table maps every SL to VL15: data on it is dropped.
-var vl15Table = func() []byte {
+// blockTable is the SLtoVL table of a blocked turn: the SLs of VL layer 0
+// go to VL15, where data is dropped, and with LMC multipath in layers
+// (layers > 1) every other SL keeps its layer's VL, s mod layers. The
+// turns blocked at cut nodes are those the engine's up*/down* graph
+// forbids, which only layer 0's routes (switch and base LIDs) keep; an
+// alias layer routes by a graph of its own, acyclic on its own VL, and
+// may take such a turn: blocking its SLs too dropped that alias's
+// traffic for as long as the block stood.
+func blockTable(layers int) []byte {
 	var t mad.SLtoVLMappingTableFields
 	for sl := range t.VL {
 		t.VL[sl] = 15
+		if layers > 1 && sl%layers != 0 {
+			t.VL[sl] = uint8(sl % layers)
+		}
 	}
 	return mad.AppendSLtoVLMappingTable(nil, &t)
-}()
+}
 
 // reconcileBlocks undoes the cut-node blocks rt's graph does not forbid,
 // and forgets those of switches that are gone. A block on a port with no
