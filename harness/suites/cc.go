@@ -159,7 +159,11 @@ const (
 // middle link is offered ccHotLinkLoad of its rate (GridHotSpot), at most
 // ccHotSourceMax of the source's own link.
 const (
-	ccHotLinkLoad  = 1.2
+	ccHotLinkLoad = 1.2
+	// ccHotLinkShed is the share of its rate the hot link must shed
+	// under DRB against its peak without CC: measured loads swing by
+	// about 2 % of the rate from one sample to the next.
+	ccHotLinkShed  = 0.05
 	ccHotSourceMax = 0.75
 )
 

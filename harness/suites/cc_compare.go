@@ -433,8 +433,10 @@ func hotWhy(v CCVerdict, iba, drb *CCHotRun) string {
 // throttled by their CCTI; with DRB the alias paths open, close again
 // after the burst, and the hot link's load falls against the run without
 // CC (D0; IBA_CC's when D0 did not run); with CC off neither happens.
-// The margins are wide (10 % of a load, any mark, any CCTI) and nothing
-// depends on wall-clock time: the runs share the machine's noise.
+// The margins are wide (10 % of a load, any mark, any CCTI; the hot link
+// must shed 5 % of its rate, where the same link's load measured without
+// CC swings by 2 %) and nothing depends on wall-clock time: the runs
+// share the machine's noise.
 func ccMustShow(rep *CCReport) []Check {
 	off, iba, drb := hotRun(rep, "D0", CCOff), hotRun(rep, "D6", CCIBA), hotRun(rep, "D5", CCDRB)
 	var cs []Check
@@ -457,7 +459,7 @@ func ccMustShow(rep *CCReport) []Check {
 		}
 		if ref != nil && ref.HotLink != "" {
 			got := drb.BurstLoads[ref.HotLink]
-			add("DRB: the hot link's load falls", got <= 0.9*ref.PeakLoad,
+			add("DRB: the hot link's load falls", got <= ref.PeakLoad-ccHotLinkShed,
 				"%s carried %.2f of its rate under DRB, %.2f %s", ref.HotLink, got, ref.PeakLoad, refName)
 		}
 	}

@@ -67,7 +67,7 @@ func TestCCQuick(t *testing.T) {
 	assert.Less(t, iba.InjectedMbps, 0.9*iba.OfferedMbps)
 	assert.GreaterOrEqual(t, drb.MaxActive, 2)
 	require.NotEmpty(t, off.HotLink)
-	assert.LessOrEqual(t, drb.BurstLoads[off.HotLink], 0.9*off.PeakLoad, "the hot link %s", off.HotLink)
+	assert.LessOrEqual(t, drb.BurstLoads[off.HotLink], off.PeakLoad-ccHotLinkShed, "the hot link %s", off.HotLink)
 	assert.Zero(t, off.FECNBurst)
 	assert.Zero(t, off.MaxCCTI)
 	assert.LessOrEqual(t, off.MaxActive, 1)

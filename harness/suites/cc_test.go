@@ -431,7 +431,7 @@ func TestCCMustShow(t *testing.T) {
 		{"injection kept up", func(_, iba, _ *CCHotRun) { iba.InjectedMbps = 5800 }, "IBA_CC: the sources' injection falls"},
 		{"no alias", func(_, _, drb *CCHotRun) { drb.MaxActive = 1 }, "DRB: alias paths open"},
 		{"never closed", func(_, _, drb *CCHotRun) { drb.FinalActive = 3 }, "DRB: alias paths close after the burst"},
-		{"hot link as hot", func(_, _, drb *CCHotRun) { drb.BurstLoads["sw1-0[4]"] = 0.95 }, "DRB: the hot link's load falls"},
+		{"hot link as hot", func(_, _, drb *CCHotRun) { drb.BurstLoads["sw1-0[4]"] = 0.97 }, "DRB: the hot link's load falls"},
 		{"off throttled", func(off, _, _ *CCHotRun) { off.MaxCCTI = 2 }, "CC off: no marks, no throttling, no aliases"},
 		{"off marked", func(off, _, _ *CCHotRun) { off.FECNBurst = 1 }, "CC off: no marks, no throttling, no aliases"},
 	} {
