@@ -7,6 +7,7 @@ import (
 
 	"ibfab/hca"
 	"ibfab/nodeproc"
+	"ibfab/sm"
 	"ibfab/topologies"
 )
 
@@ -27,19 +28,22 @@ type CCReport struct {
 // CCExperimentReport is one experiment: its load points or its hot-spot
 // runs.
 type CCExperimentReport struct {
-	ID         string        `json:"id"`
-	Title      string        `json:"title"`
-	Fabric     CCFabric      `json:"fabric"`
-	FabricName string        `json:"fabric_name"`
-	TimeScale  float64       `json:"time_scale"`
-	Patterns   []CCPattern   `json:"patterns,omitempty"`
-	Points     []CCPoint     `json:"points,omitempty"`
-	Hot        []*CCHotRun   `json:"hot_spot,omitempty"`
-	SMArgs     []string      `json:"sm_args"`
-	SM         []SMResult    `json:"sm,omitempty"`
-	Events     []string      `json:"events,omitempty"`
-	Error      string        `json:"error,omitempty"`
-	Burst      *CCBurstNames `json:"burst,omitempty"`
+	ID         string      `json:"id"`
+	Title      string      `json:"title"`
+	Fabric     CCFabric    `json:"fabric"`
+	FabricName string      `json:"fabric_name"`
+	TimeScale  float64     `json:"time_scale"`
+	Patterns   []CCPattern `json:"patterns,omitempty"`
+	Points     []CCPoint   `json:"points,omitempty"`
+	Hot        []*CCHotRun `json:"hot_spot,omitempty"`
+	SMArgs     []string    `json:"sm_args"`
+	SM         []SMResult  `json:"sm,omitempty"`
+	// CCLogs are the CongestionLog entries ibsm read on the fabric and
+	// printed as cc_log events (the first maxCCLogs).
+	CCLogs []sm.CCLogEvent `json:"cc_log,omitempty"`
+	Events []string        `json:"events,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Burst  *CCBurstNames   `json:"burst,omitempty"`
 }
 
 // CCPattern is a permutation on the experiment's fabric.

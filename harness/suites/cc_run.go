@@ -77,7 +77,7 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 			r.logf("cc: %s: %v", fabric, derr)
 		}
 		for i := range exps {
-			exps[i].SM = r.smResults()
+			exps[i].SM, exps[i].CCLogs = r.smResults(), r.ccLogs()
 			exps[i].Events = r.events
 		}
 	}()
@@ -123,7 +123,11 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 	}
 	// FERa: the shortest up*/down* routes on the base LIDs (minimal on a
 	// mesh), where PIRa's detours would move the hot spot off its row.
-	args := append(slices.Clone(DefaultSMArgs), "--routing", "updn-fera", "--lmc", "2")
+	// Sweeps every 30 s rather than 3: at the torus's time scale a
+	// directed-route SMP waits behind a data packet 8 ms per hop, and a
+	// light sweep that timed out on a switch took its answer for a change
+	// and reassimilated the subnet in the middle of the load sweep.
+	args := append(slices.Clone(DefaultSMArgs), "--routing", "updn-fera", "--lmc", "2", "--sweep-interval", "30s")
 	release := func() {}
 	if f.CC {
 		var conf string

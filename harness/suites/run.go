@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/sm"
 	"ibfab/topologies"
 )
 
@@ -340,6 +341,18 @@ func (r *run) smResults() []SMResult {
 	var out []SMResult
 	for _, p := range r.sms {
 		out = append(out, p.Results()...)
+	}
+	return out
+}
+
+// ccLogs returns the CongestionLog entries the run's ibsm processes
+// reported.
+func (r *run) ccLogs() []sm.CCLogEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []sm.CCLogEvent
+	for _, p := range r.sms {
+		out = append(out, p.CCLogEvents()...)
 	}
 	return out
 }

@@ -42,7 +42,8 @@ type smProc struct {
 
 	mu      sync.Mutex
 	results []SMResult
-	qos     []sm.QoSEvent // ibsm's QoS decisions (event "qos")
+	qos     []sm.QoSEvent   // ibsm's QoS decisions (event "qos")
+	ccLogs  []sm.CCLogEvent // CongestionLog entries ibsm read (event "cc_log"), the first maxCCLogs
 	stderr  bytes.Buffer
 	done    chan struct{}
 	err     error
@@ -134,11 +135,7 @@ func (p *smProc) read(r io.Reader) {
 			fmt.Fprintf(p.log, "%s\n", line)
 			p.mu.Unlock()
 		}
-		var ev sm.QoSEvent
-		if json.Unmarshal(line, &ev) == nil && ev.Event == "qos" {
-			p.mu.Lock()
-			p.qos = append(p.qos, ev)
-			p.mu.Unlock()
+		if p.event(line) {
 			continue
 		}
 		var res SMResult
@@ -149,6 +146,44 @@ func (p *smProc) read(r io.Reader) {
 	}
 	p.err = p.cmd.Wait()
 	close(p.done)
+}
+
+// maxCCLogs bounds the cc_log events kept: a congested fabric logs
+// thousands over a run.
+const maxCCLogs = 4096
+
+// event keeps one of ibsm's events (a JSON line with an "event" field),
+// and reports whether line was one: results have none.
+func (p *smProc) event(line []byte) bool {
+	var head struct {
+		Event string `json:"event"`
+	}
+	if json.Unmarshal(line, &head) != nil || head.Event == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch head.Event {
+	case "qos":
+		var ev sm.QoSEvent
+		if json.Unmarshal(line, &ev) == nil {
+			p.qos = append(p.qos, ev)
+		}
+	case "cc_log":
+		var ev sm.CCLogEvent
+		if json.Unmarshal(line, &ev) == nil && len(p.ccLogs) < maxCCLogs {
+			p.ccLogs = append(p.ccLogs, ev)
+		}
+	}
+	return true
+}
+
+// CCLogEvents returns the CongestionLog entries ibsm reported so far (at
+// most maxCCLogs).
+func (p *smProc) CCLogEvents() []sm.CCLogEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]sm.CCLogEvent(nil), p.ccLogs...)
 }
 
 // add keeps a result and shows it to onResult.
