@@ -152,13 +152,14 @@ func (p *smProc) read(r io.Reader) {
 // thousands over a run.
 const maxCCLogs = 4096
 
-// event keeps one of ibsm's events (a JSON line with an "event" field),
-// and reports whether line was one: results have none.
+// event keeps one of ibsm's events ("qos", "cc_log"), and reports
+// whether line was one; results carry an event field too, naming the
+// sweep or assimilation.
 func (p *smProc) event(line []byte) bool {
 	var head struct {
 		Event string `json:"event"`
 	}
-	if json.Unmarshal(line, &head) != nil || head.Event == "" {
+	if json.Unmarshal(line, &head) != nil {
 		return false
 	}
 	p.mu.Lock()
@@ -174,6 +175,8 @@ func (p *smProc) event(line []byte) bool {
 		if json.Unmarshal(line, &ev) == nil && len(p.ccLogs) < maxCCLogs {
 			p.ccLogs = append(p.ccLogs, ev)
 		}
+	default:
+		return false // a result: its event names the sweep or assimilation
 	}
 	return true
 }

@@ -29,3 +29,25 @@ func TestSMResultTrigger(t *testing.T) {
 	assert.Contains(t, string(out), `"trigger":"start"`)
 	assert.NotContains(t, string(out), `"discovery"`)
 }
+
+// TestSMProcEvents: ibsm's events are kept apart from its results, which
+// carry an event field of their own (the sweep or assimilation).
+func TestSMProcEvents(t *testing.T) {
+	p := &smProc{}
+	for _, tc := range []struct {
+		line  string
+		event bool
+	}{
+		{`{"event":"sweep","subnet_up":true}`, false},
+		{`{"event":"assimilation","subnet_up":false}`, false},
+		{`{"subnet_up":true}`, false},
+		{`{"event":"qos","action":"admit"}`, true},
+		{`{"event":"cc_log","node":"sw1","type":"switch"}`, true},
+		{`not json`, false},
+	} {
+		assert.Equal(t, tc.event, p.event([]byte(tc.line)), tc.line)
+	}
+	assert.Len(t, p.QoSEvents(), 1)
+	require.Len(t, p.CCLogEvents(), 1)
+	assert.Equal(t, "sw1", p.CCLogEvents()[0].Node)
+}
