@@ -387,12 +387,27 @@ func TestCCCompare(t *testing.T) {
 
 func TestDiagWhy(t *testing.T) {
 	lag := diagnose(pts("x", CCIBA, [3]float64{1000, 600, 10}), pts("x", CCDRB, [3]float64{1000, 600, 10}))
-	assert.Contains(t, lag.why(CCDisagrees), "machine")
+	assert.Contains(t, lag.why(CCDisagrees, false), "machine")
 	flat := diagnose(pts("x", CCIBA, [3]float64{1000, 1000, 10}), pts("x", CCDRB, [3]float64{1000, 1000, 10}))
-	assert.Contains(t, flat.why(CCDisagrees), "neither scheme saturated")
-	assert.Empty(t, flat.why(CCAgrees))
+	assert.Contains(t, flat.why(CCDisagrees, false), "neither scheme saturated")
+	assert.Empty(t, flat.why(CCAgrees, false))
 	nomarks := diagnose(synIBA, synDRB)
-	assert.Contains(t, nomarks.why(CCSameSign), "no switch marked")
+	assert.Contains(t, nomarks.why(CCSameSign, false), "no switch marked")
+
+	// IBA_CC's throughput falling past saturation explains a gain
+	// larger than the paper's, and only a larger one.
+	collapse := pts("x", CCIBA, [3]float64{1000, 1000, 10}, [3]float64{2000, 1900, 40}, [3]float64{4000, 1200, 900})
+	collapse[2].MeanCCTI = 60
+	strong := pts("x", CCDRB, [3]float64{1000, 1000, 10}, [3]float64{2000, 2000, 11}, [3]float64{4000, 3900, 80})
+	for i := range strong {
+		strong[i].MeanActive, strong[i].FECNMarks = 3, 100
+	}
+	d := diagnose(collapse, strong)
+	assert.True(t, d.ibaCollapsed())
+	assert.Contains(t, d.why(CCSameSign, true), "collapses past saturation")
+	assert.Contains(t, d.why(CCSameSign, true), "1900 Mb/s (at 2000 offered) to 1200 at 4000")
+	assert.NotContains(t, d.why(CCSameSign, false), "collapses")
+	assert.False(t, diagnose(synIBA, synDRB).ibaCollapsed())
 }
 
 // TestCCMustShow: the checks pass on the runs the issue asks for and
