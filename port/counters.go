@@ -340,21 +340,14 @@ func (p *Port) countDetailLocked(c DropCause, sending bool) {
 // countOpLocked counts an admitted data packet b of n bytes on VL vl by
 // its BTH OpCode; a raw or IPv6 packet has no BTH and is not counted.
 func (p *Port) countOpLocked(b []byte, vl, n int) {
-	off := wire.LRHSize
-	switch wire.LRH(b).LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
-		return
-	}
-	if len(b) <= off || vl >= numVLs {
+	bth, ok := wire.PacketBTH(b)
+	if !ok || vl >= numVLs {
 		return
 	}
 	if vl != VL15 {
-		p.countECNLocked(wire.BTH(b[off:]), wire.LRH(b).SL())
+		p.countECNLocked(bth, wire.LRH(b).SL())
 	}
-	op := b[off]
+	op := uint8(bth.OpCode())
 	k := &p.cnt
 	if k.byOp == nil {
 		k.byOp = make(map[uint8]*opCounts)

@@ -168,14 +168,6 @@ func (p *Port) discardBlocksLocked(vl, blocks int) {
 // isQP0 reports whether a verified data packet is addressed to QP0, that
 // is, is an SMP.
 func isQP0(b []byte) bool {
-	off := wire.LRHSize
-	switch wire.LRH(b).LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
-		return false // raw packets have no QP
-	}
-	bth := wire.BTH(b[off:])
-	return bth.IsValid() && bth.DestQP() == wire.QP0
+	bth, ok := wire.PacketBTH(b) // raw packets have no QP
+	return ok && bth.DestQP() == wire.QP0
 }

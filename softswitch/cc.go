@@ -86,7 +86,7 @@ func (s *Switch) ccMark(out uint8, op *port.Port, vl uint8, pkt *port.Packet) {
 	if m.Threshold == 0 || port.Blocks(len(pkt.Bytes)) < int(m.PacketSize) {
 		return
 	}
-	bth, ok := packetBTH(pkt.Bytes)
+	bth, ok := wire.PacketBTH(pkt.Bytes)
 	if !ok || bth.OpCode() == wire.CNP || bth.FECN() {
 		return
 	}
@@ -111,21 +111,4 @@ func (s *Switch) ccMark(out uint8, op *port.Port, vl uint8, pkt *port.Packet) {
 func markFECN(b []byte, bth wire.BTH) error {
 	bth.SetFECN(true)
 	return wire.SealVCRC(b)
-}
-
-// packetBTH returns the BTH of packet b, and false for a raw packet or
-// one too short to hold a BTH.
-func packetBTH(b []byte) (wire.BTH, bool) {
-	off := wire.LRHSize
-	switch wire.LRH(b).LNH() {
-	case wire.LNHLocal:
-	case wire.LNHGlobal:
-		off += wire.GRHSize
-	default:
-		return nil, false
-	}
-	if len(b) < off+wire.BTHSize {
-		return nil, false
-	}
-	return wire.BTH(b[off:]), true
 }

@@ -63,7 +63,7 @@ func TestMarkFECN(t *testing.T) {
 		b := wire.AppendUD(nil, &wire.UDFields{DLID: 2, SLID: 1, GRH: grh, PKey: 0xffff, DestQP: 2, QKey: 1, SrcQP: 2,
 			Payload: make([]byte, 100)})
 		orig := append([]byte(nil), b...)
-		bth, ok := packetBTH(b)
+		bth, ok := wire.PacketBTH(b)
 		if !ok || bth.FECN() {
 			t.Fatalf("packetBTH: %v, FECN %v", ok, ok && bth.FECN())
 		}
@@ -91,7 +91,7 @@ func TestMarkFECN(t *testing.T) {
 			t.Errorf("%d header bytes changed, want 1 (resv8a)", diff)
 		}
 	}
-	if _, ok := packetBTH(make([]byte, wire.LRHSize+4)); ok {
+	if _, ok := wire.PacketBTH(make([]byte, wire.LRHSize+4)); ok {
 		t.Error("a packet too short for a BTH has one")
 	}
 }

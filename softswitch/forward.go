@@ -218,7 +218,7 @@ func (s *Switch) outboundPKeyOK(out, vl uint8, b []byte) bool {
 // packetPKey returns the BTH P_Key of packet b, and false for a raw packet
 // or one too short to hold a BTH.
 func packetPKey(b []byte) (mad.PKey, bool) {
-	bth, ok := packetBTH(b)
+	bth, ok := wire.PacketBTH(b)
 	if !ok {
 		return 0, false
 	}

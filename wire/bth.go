@@ -140,6 +140,27 @@ func (o OpCode) String() string {
 	return fmt.Sprintf("OpCode(%#02x)", uint8(o))
 }
 
+// PacketBTH returns the BTH of packet b, after its LRH and, when the LNH
+// says IBA global, its GRH; false for a raw packet or one too short to
+// hold a BTH.
+func PacketBTH(b []byte) (BTH, bool) {
+	if !LRH(b).IsValid() {
+		return nil, false
+	}
+	off := LRHSize
+	switch LRH(b).LNH() {
+	case LNHLocal:
+	case LNHGlobal:
+		off += GRHSize
+	default:
+		return nil, false
+	}
+	if len(b) < off+BTHSize {
+		return nil, false
+	}
+	return BTH(b[off:]), true
+}
+
 // BTH is a view of a Base Transport Header at the start of a byte slice.
 // Callers must check IsValid before using any accessor.
 type BTH []byte

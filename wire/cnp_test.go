@@ -3,6 +3,7 @@ package wire_test
 import (
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,4 +169,31 @@ func colonHex(b []byte) string {
 		parts = append(parts, h[i:i+2])
 	}
 	return strings.Join(parts, ":")
+}
+
+// TestPacketBTH: the BTH follows the LRH, or the GRH when the LNH says
+// global; a raw packet or one cut short has none.
+func TestPacketBTH(t *testing.T) {
+	local := wire.AppendCNP(nil, &wire.CNPFields{DLID: 1, SLID: 2, DestQP: 7})
+	global := wire.AppendCNP(nil, &wire.CNPFields{DLID: 1, SLID: 2, DestQP: 7, GRH: &wire.GRHFields{}})
+	raw := slices.Clone(local)
+	wire.LRH(raw).SetLNH(wire.LNHRaw)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"local", local, true},
+		{"global", global, true},
+		{"raw", raw, false},
+		{"short", local[:wire.LRHSize+wire.BTHSize-1], false},
+		{"no LRH", local[:3], false},
+	} {
+		bth, ok := wire.PacketBTH(tc.b)
+		require.Equal(t, tc.ok, ok, tc.name)
+		if ok {
+			assert.Equal(t, wire.CNP, bth.OpCode(), tc.name)
+			assert.EqualValues(t, 7, bth.DestQP(), tc.name)
+		}
+	}
 }
