@@ -85,11 +85,14 @@ func settle(t *testing.T, f *fabrictest.Fabric, sent uint64) (nodeproc.PortStatu
 		c bpf.Counters
 	)
 	fabrictest.Wait(t, 10*time.Second, "ca2 received what got through", func() bool {
+		// ca2's counters first: a frame the rule counted (matched, acted
+		// on) was counted before ca2 saw it, so counters read after ca2's
+		// cover everything ca2 received; read before, they could lag it.
+		p = f.Node("ca2").Ports[0]
 		c = bpf.Counters{}
 		if fl := faultsOn(t, f, "ca1[1]"); len(fl) > 0 {
 			c = fl[0].Counters
 		}
-		p = f.Node("ca2").Ports[0]
 		return p.Traffic.RxPackets+c.Acted >= sent
 	})
 	return p, c
