@@ -3,6 +3,7 @@ package harness_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,16 +85,20 @@ func settle(t *testing.T, f *fabrictest.Fabric, sent uint64) (nodeproc.PortStatu
 		p nodeproc.PortStatus
 		c bpf.Counters
 	)
+	// Until two polls in a row find the same counts, all sent frames
+	// accounted for: a frame is counted by the rule before ca2 counts it,
+	// so one poll can see either side ahead of the other.
+	var last string
 	fabrictest.Wait(t, 10*time.Second, "ca2 received what got through", func() bool {
-		// ca2's counters first: a frame the rule counted (matched, acted
-		// on) was counted before ca2 saw it, so counters read after ca2's
-		// cover everything ca2 received; read before, they could lag it.
 		p = f.Node("ca2").Ports[0]
 		c = bpf.Counters{}
 		if fl := faultsOn(t, f, "ca1[1]"); len(fl) > 0 {
 			c = fl[0].Counters
 		}
-		return p.Traffic.RxPackets+c.Acted >= sent
+		now := fmt.Sprint(p.Traffic.RxPackets, p.Drops, c)
+		stable := now == last
+		last = now
+		return stable && p.Traffic.RxPackets+c.Acted >= sent
 	})
 	return p, c
 }
