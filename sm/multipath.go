@@ -402,7 +402,12 @@ func (m *mpRun) route(d, i int) int {
 	m.addDeps(l, fb, -1)
 	weight := m.weight(e, i)
 	kind, next := treeReserve, fb
-	for k, cand := range [][]uint8{m.shortest(e, weight), m.legal(e, weight, m.dags[l])} {
+	// The up*/down* tree is built only when the shortest does not fit.
+	for k, build := range []func() []uint8{
+		func() []uint8 { return m.shortest(e, weight) },
+		func() []uint8 { return m.legal(e, weight, m.dags[l]) },
+	} {
+		cand := build()
 		if cand == nil || (l == 0 && m.downUp(cand)) {
 			continue
 		}
