@@ -16,11 +16,10 @@ type ccLogEntry struct {
 	Time        uint32
 }
 
-// ccLog is a decoded CongestionLog: its type, events counter, the time
+// ccLog is a decoded CongestionLog: its events counter, the time
 // it was read, the switch's port map (ports with events), and its
 // non-empty entries.
 type ccLog struct {
-	Type    uint8
 	Counter uint16
 	Now     uint32
 	Ports   []int
@@ -35,7 +34,7 @@ func decodeCCLog(b []byte) *ccLog {
 	if err != nil {
 		return nil
 	}
-	l := &ccLog{Type: f.LogType, Counter: f.EventsCounter, Now: f.CurrentTimeStamp}
+	l := &ccLog{Counter: f.EventsCounter, Now: f.CurrentTimeStamp}
 	switch f.LogType {
 	case mad.CongestionLogSwitch:
 		for p := range mad.PortMaskSize * 8 {

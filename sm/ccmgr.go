@@ -89,6 +89,7 @@ type CCLogEvent struct {
 // or written.
 type ccManager struct {
 	cfg     CCConfig
+	cct     []mad.CongestionControlTableFields // cfg's table in blocks, as every CA port is sent it
 	targets map[ccKey]*ccTarget
 	nextLog time.Time // the next periodic log read (SM clock); zero: none due
 }
@@ -116,7 +117,7 @@ type ccTarget struct {
 }
 
 func newCCManager(c *CCConfig) *ccManager {
-	return &ccManager{cfg: *c, targets: map[ccKey]*ccTarget{}}
+	return &ccManager{cfg: *c, cct: c.cctBlocks(), targets: map[ccKey]*ccTarget{}}
 }
 
 // ccOn reports whether the manager programs the subnet.
@@ -262,7 +263,7 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 	read(mad.AttrCACongestionSetting, 0, func(b []byte) { t.caSet = mad.CACongestionSetting(b).Fields() })
 	read(mad.AttrCongestionInfo, 0, func(b []byte) {
 		t.tableCap = int(mad.CongestionInfo(b).Fields().ControlTableCap)
-		t.cct = make([]mad.CongestionControlTableFields, min(t.tableCap, len(s.cc.cfg.cctBlocks())))
+		t.cct = make([]mad.CongestionControlTableFields, min(t.tableCap, len(s.cc.cct)))
 		for blk := range t.cct {
 			read(mad.AttrCongestionControlTable, uint32(blk), func(d []byte) {
 				t.cct[blk] = mad.CongestionControlTable(d).Fields()
@@ -303,7 +304,7 @@ func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 		set(mad.AttrCACongestionSetting, 0, mad.AppendCACongestionSetting(nil, &c.CA),
 			func(b []byte) { t.caSet = mad.CACongestionSetting(b).Fields() })
 	}
-	want := c.cctBlocks()
+	want := s.cc.cct
 	if len(want) > t.tableCap {
 		warn("%s: a CongestionControlTable of %d entries, the port holds %d", t.name, len(c.CCT), t.tableCap*mad.CCTEntriesPerBlock)
 		return
@@ -372,7 +373,7 @@ func (s *SM) ccReadLogs(ctx context.Context, r *CCResult, warn func(string, ...a
 func (s *SM) ccEmit(k ccKey, t *ccTarget, l *ccLog) int {
 	n := 0
 	for _, e := range l.Entries {
-		if containsEntry(t.seen, e) {
+		if slices.Contains(t.seen, e) {
 			continue
 		}
 		n++
@@ -390,15 +391,6 @@ func (s *SM) ccEmit(k ccKey, t *ccTarget, l *ccLog) int {
 	}
 	t.seen = l.Entries
 	return n
-}
-
-func containsEntry(list []ccLogEntry, e ccLogEntry) bool {
-	for _, x := range list {
-		if x == e {
-			return true
-		}
-	}
-	return false
 }
 
 // ccSchedule sets the next periodic log read.

@@ -143,13 +143,12 @@ func (m *mpRun) reaches(next []uint8, s, u, t int) bool {
 
 // refine moves switches of next, the tree to alias i of end port e in
 // layer l (whose dependencies l holds), onto ports cheaper to their
-// sources while the layer stays acyclic. It reports whether any moved.
-func (m *mpRun) refine(l int, e EndPort, i int, next []uint8, weight func(s, port int) float64) bool {
+// sources while the layer stays acyclic.
+func (m *mpRun) refine(l int, e EndPort, i int, next []uint8, weight func(s, port int) float64) {
 	sc := m.newSrcCost(e, i, weight)
 	hops := switchDistances(m.f, e.Switch)
 	order := slices.Clone(m.f.Switches())
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(hops[a], hops[b]) })
-	moved := false
 	for range maxRefinePasses {
 		again := false
 		for _, u := range order {
@@ -158,11 +157,9 @@ func (m *mpRun) refine(l int, e EndPort, i int, next []uint8, weight func(s, por
 			}
 		}
 		if !again {
-			break
+			return
 		}
-		moved = true
 	}
-	return moved
 }
 
 // hopChoice is a port a switch could take and its sources' cost with it.
