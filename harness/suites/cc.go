@@ -142,9 +142,6 @@ type ccExperiment struct {
 // Every experiment's ID, in the order they run.
 var ccIDs = []string{"D1", "D0", "D2", "D3", "D4", "D5", "D6"}
 
-// ccLinkMbps is every link's data rate: 4x SDR, what Mesh and Torus cable.
-const ccLinkMbps = 8000.0
-
 // Traffic constants: 4 KB messages in 2048-byte packets, the flows'
 // source backlog large enough that a throttled source's queue shows as
 // latency (the paper's critique of throttling) rather than as drops.

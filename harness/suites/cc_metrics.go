@@ -486,7 +486,7 @@ func summarizeHot(h *CCHotRun) {
 		h.BurstLoads[k] /= float64(n)
 	}
 	h.PeakLoad, h.HotLink = 0, ""
-	for _, k := range sortedKeys(h.BurstLoads) {
+	for _, k := range keys(h.BurstLoads) {
 		if v := h.BurstLoads[k]; v > h.PeakLoad {
 			h.PeakLoad, h.HotLink = v, k
 		}
@@ -504,15 +504,6 @@ func summarizeHot(h *CCHotRun) {
 			h.FinalActive = max(h.FinalActive, a)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // isFinite guards values computed from empty data.

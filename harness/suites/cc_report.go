@@ -176,7 +176,7 @@ func plotLinks(e *CCExperimentReport, h *CCHotRun) (*plot.Plot, error) {
 			series[k] = append(series[k], plotter.XY{X: s.T, Y: v})
 		}
 	}
-	for _, k := range sortedKeys(series) {
+	for _, k := range keys(series) {
 		if k == h.HotLink {
 			continue
 		}
@@ -207,7 +207,7 @@ func plotPerKey(e *CCExperimentReport, h *CCHotRun, what, unit string, get func(
 		}
 	}
 	palette := plotPalette()
-	for i, k := range sortedKeys(series) {
+	for i, k := range keys(series) {
 		if err := addLine(p, series[k], k, palette[i%len(palette)], false); err != nil {
 			return nil, err
 		}

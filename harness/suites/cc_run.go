@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"ibfab/harness"
-	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -30,15 +29,14 @@ const ccParallel = 4
 // ccRun is one fabric of the experiments, up, with its SM.
 type ccRun struct {
 	*run
-	f       CCFabric
-	scale   float64
-	w       ccWindows
-	hosts   []string // by grid address
-	sws     []string
-	inter   map[string]bool // switch output ports cabled to a switch
-	lids    map[string]int
-	events  []string
-	confDir string
+	f      CCFabric
+	scale  float64
+	w      ccWindows
+	hosts  []string // by grid address
+	sws    []string
+	inter  map[string]bool // switch output ports cabled to a switch
+	lids   map[string]int
+	events []string
 }
 
 // runCCGroup brings g's fabric up, runs its experiments and takes it
@@ -140,7 +138,7 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 	sm := topologies.GridHost(f.Dims, 0)
 	s := Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args,
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r := &ccRun{f: f, scale: scale, w: ccWindowsFor(o.Quick), inter: map[string]bool{}, confDir: dir}
+	r := &ccRun{f: f, scale: scale, w: ccWindowsFor(o.Quick), inter: map[string]bool{}}
 	r.run = &run{s: &s, o: Options{Out: dir, Fabric: fabric, SM: SMIbsm, Log: o.Log}, topo: topo, fabric: fabric,
 		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fabric, SMKind: SMIbsm, SMNode: sm, TimeScale: scale}}
 	for i := range f.Nodes() {
@@ -215,17 +213,11 @@ func forEach(names []string, fn func(string) error) error {
 	return first
 }
 
-// setScheme sets every HCA's CCA to the scheme, through "off" so that
-// the CCAs start afresh: no CCTI or open alias left from the last
-// measurement.
+// setScheme sets every HCA's CCA to the scheme. Setting a mode starts
+// the CCA afresh (hca.SetCCA), even the mode it has: no CCTI or open
+// alias is left from the last measurement.
 func (r *ccRun) setScheme(ctx context.Context, s CCScheme) error {
 	return forEach(r.hosts, func(h string) error {
-		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: hca.CCOff.String()}); err != nil {
-			return fmt.Errorf("%s: cca off: %w", h, err)
-		}
-		if s == CCOff {
-			return nil
-		}
 		cap := 0
 		if s == CCDRB {
 			cap = ccDRBCap
@@ -448,7 +440,7 @@ func errSuffix(e string) string {
 // hotSpot runs the burst under one scheme: the fabric sampled every
 // Sample before, during and after it.
 func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, src, dst []string) *CCHotRun {
-	h := &CCHotRun{Scheme: sch, Fabric: r.fabric, OfferedMbps: b.Load * ccLinkMbps}
+	h := &CCHotRun{Scheme: sch, Fabric: r.fabric, OfferedMbps: b.Load * float64(linkRate) / 1e6}
 	fail := func(err error) *CCHotRun {
 		h.Error = err.Error()
 		summarizeHot(h)

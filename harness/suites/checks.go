@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -238,11 +239,5 @@ func dataDrops(m map[string]uint64) map[string]uint64 {
 	return out
 }
 
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// keys returns m's keys, sorted.
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -41,8 +41,9 @@ type qosRun struct {
 // qosPoll is how often the flows at b1 are read during a window.
 const qosPoll = 500 * time.Millisecond
 
-// qosLinkRate is the data rate of every link of the dumbbell: 4x SDR.
-var qosLinkRate, _ = mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+// linkRate is the data rate of every link the suites cable (the
+// dumbbell, meshes and tori): 4x SDR.
+var linkRate, _ = mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
 
 // runQoSMode brings a fabric up for mode, runs the experiment on it and
 // takes it down.
@@ -302,7 +303,7 @@ func offlinePath() []qos.Link {
 	var out []qos.Link
 	for i := range 3 {
 		out = append(out, qos.Link{Key: qos.PortKey{GUID: uint64(i + 1)}, Name: fmt.Sprintf("hop%d", i),
-			Rate: qosLinkRate, MTU: 2048, DataVLs: 8})
+			Rate: linkRate, MTU: 2048, DataVLs: 8})
 	}
 	return out
 }
@@ -490,7 +491,7 @@ func (r *qosRun) judge(res []QoSFlowResult) {
 		sat += f.ReceivedMbps
 	}
 	sat += r.mr.BestMbps
-	r.mr.LinkMbps = float64(qosLinkRate) / 1e6
+	r.mr.LinkMbps = float64(linkRate) / 1e6
 	r.check("bottleneck saturated", sat >= 0.95*r.mr.LinkMbps, "b1 received %.0f Mb/s of %.0f (flows and best effort)", sat, r.mr.LinkMbps)
 	if r.mode != QoSIbsm {
 		return
