@@ -161,12 +161,9 @@ func (p *Port) CountFECNMark(vl int) {
 	p.cong.marked[vl]++
 }
 
-// countECNLocked counts a received data packet whose BTH, at b, carries
-// FECN or BECN, by the LRH's SL sl.
+// countECNLocked counts a received data packet whose BTH (from
+// wire.PacketBTH, so whole) carries FECN or BECN, by the LRH's SL sl.
 func (p *Port) countECNLocked(bth wire.BTH, sl uint8) {
-	if !bth.IsValid() {
-		return
-	}
 	sl &= numSLs - 1
 	if bth.FECN() {
 		p.cong.rcvFECN[sl]++
