@@ -95,6 +95,8 @@ type Agent struct {
 	// ccGen counts the Sets that may change a switch port's marking
 	// (CCMarkingGeneration): read per packet, without mu.
 	ccGen atomic.Uint64
+	// arTable is the adaptive routing configuration (ar_api.go).
+	arTable atomic.Pointer[ARTable]
 
 	// mu protects everything below it.
 	mu   sync.Mutex
