@@ -25,6 +25,22 @@ func StopFlow(ctx context.Context, fabric, node string, id uint32) (nodeproc.Flo
 	return s, err
 }
 
+// StartFlows starts several flows of HCA node in one call (the
+// "flows-start" op): all of them, or none.
+func StartFlows(ctx context.Context, fabric, node string, flows []nodeproc.FlowArgs) ([]nodeproc.FlowStats, error) {
+	var s []nodeproc.FlowStats
+	err := callNode(ctx, fabric, node, "flows-start", nodeproc.FlowsStartArgs{Flows: flows}, &s)
+	return s, err
+}
+
+// StopAllFlows stops every flow of HCA node (the "flows-stop" op) and
+// returns their final counters.
+func StopAllFlows(ctx context.Context, fabric, node string) ([]nodeproc.FlowStats, error) {
+	var s []nodeproc.FlowStats
+	err := callNode(ctx, fabric, node, "flows-stop", nodeproc.FlowsStopArgs{All: true}, &s)
+	return s, err
+}
+
 // Flows returns what HCA node sends and receives of flows (the "flows"
 // op); a.Reset starts the counts over after reading them.
 func Flows(ctx context.Context, fabric, node string, a nodeproc.FlowsArgs) (nodeproc.FlowsReport, error) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -76,7 +77,42 @@ type FlowConfig struct {
 	// PKeyIndex and PKey choose the P_Key as TrafficConfig's do.
 	PKeyIndex uint16
 	PKey      mad.PKey
+
+	// Dests, when set, replaces DLID and SL (which must then be zero):
+	// each arrival goes to one of them, on that destination's SL, drawn
+	// as Order says. The arrivals share the flow's backlog, as the
+	// messages one UD queue pair posts do.
+	Dests []FlowDest
+	// Order is how an arrival's destination is drawn from Dests: Uniform
+	// (the default) or InTurn.
+	Order DestOrder
+	// Burst is how many arrivals in a row go to one destination of an
+	// InTurn flow before the next; 0 means 1.
+	Burst int
+	// Messages, when not 0, ends the flow's arrivals after that many: a
+	// finite transfer, done (FlowStats.Finished) once the last has left.
+	Messages uint64
 }
+
+// FlowDest is one destination of a flow: its LID and the SL the flow's
+// packets to it take.
+type FlowDest struct {
+	DLID uint16 `json:"dlid"`
+	SL   uint8  `json:"sl"`
+}
+
+// DestOrder is how a flow with several destinations picks each arrival's.
+type DestOrder string
+
+// Destination orders.
+const (
+	// Uniform draws each arrival's destination uniformly, from the flow's
+	// seed.
+	Uniform DestOrder = "uniform"
+	// InTurn takes the destinations in their order, Burst arrivals each,
+	// and starts over after the last.
+	InTurn DestOrder = "in-turn"
+)
 
 // FlowStats is a flow's sender side. Every arrival is Offered, then
 // Dropped (the source backlog was full), Failed (the port refused it),
@@ -105,6 +141,12 @@ type FlowStats struct {
 	Dropped     uint64 `json:"dropped"`      // arrivals that found the source backlog full
 	Failed      uint64 `json:"failed"`       // packets the port refused (not Active, SL unmapped, …)
 	Skipped     uint64 `json:"skipped"`      // arrivals lost to a stalled process (not in Offered)
+	// Dests counts the destinations of a flow given several (DLID and
+	// SL are then the first's); Finished says a flow of Messages
+	// arrivals has had them all and sent or dropped every packet.
+	Dests    int  `json:"dests,omitempty"`
+	Finished bool `json:"finished,omitempty"`
+
 	Backlog     int    `json:"backlog"`      // packets waiting at the source now
 	MaxBacklog  int    `json:"max_backlog"`  // the most that waited at once
 	// Elapsed is the flow's emulated time since it started or its
@@ -142,11 +184,12 @@ func (noCC) pick(dlid uint16, sl uint8) ccRoute {
 }
 func (noCC) sent(ccRoute, time.Time, time.Time, int) {}
 
-// pending is a packet waiting at the source: its stamp (Unix ns) and
-// payload bytes.
+// pending is a packet waiting at the source: its stamp (Unix ns),
+// payload bytes and destination (an index in flow.dests).
 type pending struct {
 	stamp int64
 	size  int
+	dst   int
 }
 
 // flow emits one flow's packets, driven by a clock timer like Generator.
@@ -158,7 +201,9 @@ type flow struct {
 	cfg   FlowConfig
 	clk   clock.Clock
 	port  flowPort
-	sizes []int // payload bytes of the packets of an arrival
+	sizes []int      // payload bytes of the packets of an arrival
+	dests []FlowDest // Dests, or the one of DLID and SL
+	pick  *rand.Rand // a Uniform flow's destination draws
 
 	mu sync.Mutex
 	schedule
@@ -167,6 +212,9 @@ type flow struct {
 	stopped bool
 	seq     uint64
 	backlog []pending // the packets waiting at the source, oldest first
+	// arrivals counts every arrival since the start (resets keep it):
+	// what InTurn and Messages count.
+	arrivals uint64
 	stats   FlowStats
 	payload []byte
 
@@ -202,12 +250,12 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 		return nil, fmt.Errorf("%w: flow %d: pattern %q (want %q or %q)", ErrConfig, cfg.ID, cfg.Pattern, CBR, Poisson)
 	case cfg.MaxBacklog < 0:
 		return nil, fmt.Errorf("%w: flow %d: max backlog %d", ErrConfig, cfg.ID, cfg.MaxBacklog)
-	case cfg.DLID == 0:
-		return nil, fmt.Errorf("%w: flow %d: no destination LID", ErrConfig, cfg.ID)
-	case cfg.SL >= mad.NumSLs:
-		return nil, fmt.Errorf("%w: flow %d: SL %d", ErrConfig, cfg.ID, cfg.SL)
 	case cfg.MessageBytes < 0:
 		return nil, fmt.Errorf("%w: flow %d: message of %d bytes", ErrConfig, cfg.ID, cfg.MessageBytes)
+	}
+	dests, err := flowDests(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	sizes := messageSizes(cfg.MessageBytes, cfg.Payload)
 	if len(sizes) > cfg.MaxBacklog {
@@ -227,16 +275,66 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 		w += wire.UDPacketSize(n, false)
 	}
 	f := &flow{
-		cfg: cfg, clk: clk, port: fp, sizes: sizes,
+		cfg: cfg, clk: clk, port: fp, sizes: sizes, dests: dests,
 		schedule: newSchedule(float64(w*8)/float64(cfg.Rate)*1e9, cfg.Pattern == CBR, cfg.Seed),
 		payload:  make([]byte, cfg.Payload),
+		// Its own stream, so that the arrival times do not depend on
+		// the number of destinations.
+		pick: rand.New(rand.NewPCG(cfg.Seed^0x5bd1e995, cfg.Seed)),
 	}
-	f.stats = FlowStats{ID: cfg.ID, DLID: cfg.DLID, SL: cfg.SL, Rate: cfg.Rate, Payload: cfg.Payload,
+	f.stats = FlowStats{ID: cfg.ID, DLID: dests[0].DLID, SL: dests[0].SL, Rate: cfg.Rate, Payload: cfg.Payload,
 		WireBytes: wire.UDPacketSize(cfg.Payload, false), Pattern: cfg.Pattern, IntervalNs: int64(f.mean)}
+	if len(cfg.Dests) > 0 {
+		f.stats.Dests = len(dests)
+	}
 	if cfg.MessageBytes > 0 {
 		f.stats.MessageBytes, f.stats.MessagePackets = cfg.MessageBytes, len(sizes)
 	}
 	return f, nil
+}
+
+// flowDests checks a flow's destinations and returns them: Dests, or
+// the single one DLID and SL name. It fills in Order and Burst.
+func flowDests(cfg *FlowConfig) ([]FlowDest, error) {
+	if cfg.Order == "" {
+		cfg.Order = Uniform
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 1
+	}
+	switch {
+	case cfg.Order != Uniform && cfg.Order != InTurn:
+		return nil, fmt.Errorf("%w: flow %d: order %q (want %q or %q)", ErrConfig, cfg.ID, cfg.Order, Uniform, InTurn)
+	case cfg.Burst < 0:
+		return nil, fmt.Errorf("%w: flow %d: burst %d", ErrConfig, cfg.ID, cfg.Burst)
+	case len(cfg.Dests) > 0 && (cfg.DLID != 0 || cfg.SL != 0):
+		return nil, fmt.Errorf("%w: flow %d: a destination list and a DLID or SL", ErrConfig, cfg.ID)
+	}
+	dests := cfg.Dests
+	if len(dests) == 0 {
+		dests = []FlowDest{{DLID: cfg.DLID, SL: cfg.SL}}
+	}
+	for _, d := range dests {
+		switch {
+		case d.DLID == 0:
+			return nil, fmt.Errorf("%w: flow %d: no destination LID", ErrConfig, cfg.ID)
+		case d.SL >= mad.NumSLs:
+			return nil, fmt.Errorf("%w: flow %d: SL %d", ErrConfig, cfg.ID, d.SL)
+		}
+	}
+	return slices.Clone(dests), nil
+}
+
+// nextDest returns the destination of the arrival about to be made.
+func (f *flow) nextDest() int {
+	n := len(f.dests)
+	if n == 1 {
+		return 0
+	}
+	if f.cfg.Order == InTurn {
+		return int(f.arrivals/uint64(f.cfg.Burst)) % n
+	}
+	return f.pick.IntN(n)
 }
 
 // messageSizes splits a message of n bytes into payloads of at most
@@ -288,7 +386,8 @@ func (f *flow) snapshot(reset bool) FlowStats {
 		keep := f.stats
 		f.stats = FlowStats{ID: keep.ID, Port: keep.Port, DLID: keep.DLID, SL: keep.SL, VL: keep.VL, Rate: keep.Rate,
 			Payload: keep.Payload, WireBytes: keep.WireBytes, Pattern: keep.Pattern, IntervalNs: keep.IntervalNs,
-			MessageBytes: keep.MessageBytes, MessagePackets: keep.MessagePackets, MaxBacklog: len(f.backlog)}
+			MessageBytes: keep.MessageBytes, MessagePackets: keep.MessagePackets, Dests: keep.Dests,
+			MaxBacklog: len(f.backlog)}
 		f.start = f.clk.Now()
 	}
 	return s
@@ -297,6 +396,7 @@ func (f *flow) snapshot(reset bool) FlowStats {
 func (f *flow) snapshotLocked() FlowStats {
 	s := f.stats
 	s.Backlog = len(f.backlog)
+	s.Finished = f.allArrived() && len(f.backlog) == 0
 	if !f.stopped {
 		s.Elapsed = f.clk.Now().Sub(f.start)
 	}
@@ -314,6 +414,9 @@ func (f *flow) fire() {
 	}
 	now := f.clk.Now()
 	for n := 0; !f.next.After(now); n++ {
+		if f.allArrived() {
+			return // the timer is not set again
+		}
 		if n == maxBurst {
 			f.stats.Skipped += f.skipDue(now)
 			break
@@ -321,8 +424,13 @@ func (f *flow) fire() {
 		f.arrive(now)
 		f.next = f.next.Add(f.gap())
 	}
-	f.timer.Reset(f.next.Sub(now))
+	if !f.allArrived() {
+		f.timer.Reset(f.next.Sub(now))
+	}
 }
+
+// allArrived reports whether a flow of Messages arrivals has had them.
+func (f *flow) allArrived() bool { return f.cfg.Messages > 0 && f.arrivals >= f.cfg.Messages }
 
 // arrive generates one arrival at now, its packets stamped now. They
 // join the source backlog, unless it has no room for all of them even
@@ -330,6 +438,8 @@ func (f *flow) fire() {
 // as far as it can: what is left waits at the source.
 func (f *flow) arrive(now time.Time) {
 	n := len(f.sizes)
+	dst := f.nextDest()
+	f.arrivals++
 	f.stats.Offered += uint64(n)
 	if f.cfg.MessageBytes > 0 {
 		f.stats.Messages++
@@ -342,7 +452,7 @@ func (f *flow) arrive(now time.Time) {
 		return
 	}
 	for _, size := range f.sizes {
-		f.backlog = append(f.backlog, pending{stamp: now.UnixNano(), size: size})
+		f.backlog = append(f.backlog, pending{stamp: now.UnixNano(), size: size, dst: dst})
 	}
 	f.drain(now)
 	f.stats.MaxBacklog = max(f.stats.MaxBacklog, len(f.backlog))
@@ -358,7 +468,9 @@ func (f *flow) drain(now time.Time) {
 	sent := 0
 	defer func() { f.backlog = append(f.backlog[:0], f.backlog[sent:]...) }()
 	for len(f.backlog) > sent {
-		if at := f.port.cc.holdUntil(f.cfg.DLID, f.cfg.SL); now.Before(at) {
+		pk := f.backlog[sent]
+		d := f.dests[pk.dst]
+		if at := f.port.cc.holdUntil(d.DLID, d.SL); now.Before(at) {
 			if f.heldFrom.IsZero() {
 				f.heldFrom = now
 			}
@@ -366,9 +478,8 @@ func (f *flow) drain(now time.Time) {
 			return
 		}
 		if !f.routed {
-			f.route, f.routed = f.port.cc.pick(f.cfg.DLID, f.cfg.SL), true
+			f.route, f.routed = f.port.cc.pick(d.DLID, d.SL), true
 		}
-		pk := f.backlog[sent]
 		w := wire.UDPacketSize(pk.size, false)
 		if f.port.queued(f.route.sl) >= flowPortWindow {
 			if t := f.port.pktTime(w); t > 0 {
@@ -445,8 +556,10 @@ func (h *HCA) StartFlow(num uint8, fc FlowConfig) (FlowStats, error) {
 	} else if _, err := h.sendPKey(num, fc.PKeyIndex); err != nil {
 		return FlowStats{}, err
 	}
-	if fc.SL < mad.NumSLs && h.agent.VLFor(0, num, fc.SL) >= 15 {
-		return FlowStats{}, fmt.Errorf("flow %d: %w: SL %d on port %d", fc.ID, ErrUnmapped, fc.SL, num)
+	for _, d := range append([]FlowDest{{SL: fc.SL}}, fc.Dests...) {
+		if d.SL < mad.NumSLs && h.agent.VLFor(0, num, d.SL) >= 15 {
+			return FlowStats{}, fmt.Errorf("flow %d: %w: SL %d on port %d", fc.ID, ErrUnmapped, d.SL, num)
+		}
 	}
 	c := h.ccas[num-1]
 	fp := flowPort{
@@ -462,7 +575,7 @@ func (h *HCA) StartFlow(num uint8, fc FlowConfig) (FlowStats, error) {
 	if err != nil {
 		return FlowStats{}, err
 	}
-	f.stats.Port, f.stats.VL = num, h.agent.VLFor(0, num, fc.SL)
+	f.stats.Port, f.stats.VL = num, h.agent.VLFor(0, num, f.stats.SL)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {

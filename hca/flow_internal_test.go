@@ -3,6 +3,7 @@ package hca
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -187,6 +188,11 @@ func TestFlowConfigErrors(t *testing.T) {
 		{"negative backlog", func(c *FlowConfig) { c.MaxBacklog = -1 }},
 		{"no destination", func(c *FlowConfig) { c.DLID = 0 }},
 		{"SL 16", func(c *FlowConfig) { c.SL = 16 }},
+		{"destination list and DLID", func(c *FlowConfig) { c.Dests = []FlowDest{{DLID: 4}} }},
+		{"listed destination without LID", func(c *FlowConfig) { c.DLID, c.Dests = 0, []FlowDest{{DLID: 4}, {SL: 1}} }},
+		{"listed destination on SL 16", func(c *FlowConfig) { c.DLID, c.Dests = 0, []FlowDest{{DLID: 4, SL: 16}} }},
+		{"unknown order", func(c *FlowConfig) { c.Order = "shuffled" }},
+		{"negative burst", func(c *FlowConfig) { c.Burst = -1 }},
 	}
 	fp := &fakeFlowPort{clk: clock.NewManual(flowEpoch)}
 	if _, err := newFlow(ok, fp.clk, fp.port()); err != nil {
@@ -275,5 +281,69 @@ func TestFlowRxAccounting(t *testing.T) {
 	}
 	if bps := r.Series[0].BPS; bps != float64(w*8)/0.1 {
 		t.Errorf("interval rate %.0f", bps)
+	}
+}
+
+// TestFlowDests: a flow with a destination list sends each arrival, all
+// its packets, to one destination on that destination's SL: in turn, a
+// burst each, or uniformly; Messages ends the arrivals and the flow says
+// when it is finished.
+func TestFlowDests(t *testing.T) {
+	dests := []FlowDest{{DLID: 4, SL: 0}, {DLID: 5, SL: 1}, {DLID: 6, SL: 2}}
+	tests := []struct {
+		name     string
+		order    DestOrder
+		burst    int
+		messages uint64
+		want     func(t *testing.T, got []uint16)
+	}{
+		{"in turn, bursts of 2", InTurn, 2, 12, func(t *testing.T, got []uint16) {
+			want := []uint16{4, 4, 5, 5, 6, 6, 4, 4, 5, 5, 6, 6}
+			if !slices.Equal(got, want) {
+				t.Errorf("destinations %v, want %v", got, want)
+			}
+		}},
+		{"uniform", Uniform, 0, 3000, func(t *testing.T, got []uint16) {
+			n := map[uint16]int{}
+			for _, d := range got {
+				n[d]++
+			}
+			for _, d := range dests {
+				// 1000 expected each; 5 standard deviations is about 130.
+				if c := n[d.DLID]; c < 870 || c > 1130 {
+					t.Errorf("destination %d drawn %d times of 3000", d.DLID, c)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clock.NewManual(flowEpoch)
+			fp := &fakeFlowPort{clk: clk}
+			// Messages of two packets: both go to the arrival's destination.
+			f, err := newFlow(FlowConfig{ID: 1, Rate: wireRate(64, time.Microsecond) / 2, Payload: 64, MessageBytes: 128,
+				Dests: dests, Order: tt.order, Burst: tt.burst, Messages: tt.messages, Seed: 7, MaxBacklog: 8}, clk, fp.port())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.startFlow()
+			clk.Advance(time.Duration(tt.messages+5) * 4 * time.Microsecond) // a message every 4 µs
+			s := f.snapshot(false)
+			if s.Offered != 2*tt.messages || s.Sent != 2*tt.messages || !s.Finished || s.Dests != 3 {
+				t.Fatalf("stats %+v, want %d messages all sent and finished", s, tt.messages)
+			}
+			var got []uint16
+			for i := 0; i < len(fp.routes); i += 2 {
+				a, b := fp.routes[i], fp.routes[i+1]
+				if a.dlid != b.dlid {
+					t.Fatalf("message %d split over %d and %d", i/2, a.dlid, b.dlid)
+				}
+				if want := dests[slices.IndexFunc(dests, func(d FlowDest) bool { return d.DLID == a.dlid })].SL; a.sl != want {
+					t.Errorf("packet to %d on SL %d, want %d", a.dlid, a.sl, want)
+				}
+				got = append(got, a.dlid)
+			}
+			tt.want(t, got)
+		})
 	}
 }

@@ -38,6 +38,30 @@ type FlowArgs struct {
 	// PKeyIndex and PKey choose the partition as TrafficArgs' do.
 	PKeyIndex uint16 `json:"pkey_index,omitempty"`
 	PKey      uint16 `json:"pkey,omitempty"`
+	// Dests, instead of DLID and SL, gives the flow several
+	// destinations, each on its own SL; Order ("uniform", the default,
+	// or "in-turn") and Burst say how each arrival's is drawn, Messages
+	// ends the flow after that many arrivals (hca.FlowConfig).
+	Dests    []hca.FlowDest `json:"dests,omitempty"`
+	Order    string         `json:"order,omitempty"`
+	Burst    int            `json:"burst,omitempty"`
+	Messages uint64         `json:"messages,omitempty"`
+}
+
+// FlowsStartArgs are the "flows-start" op's arguments: several flows
+// started in one call (a uniform load is a flow per SL at every HCA). The
+// op answers with their FlowStats in the same order; on the first error
+// the flows it started are stopped again.
+type FlowsStartArgs struct {
+	Flows []FlowArgs `json:"flows"`
+}
+
+// FlowsStopArgs are the "flows-stop" op's arguments: the flows to stop,
+// or every flow of the HCA with All. Flows already gone are no error;
+// the op answers with the final FlowStats of those it stopped.
+type FlowsStopArgs struct {
+	IDs []uint32 `json:"ids,omitempty"`
+	All bool     `json:"all,omitempty"`
 }
 
 // FlowStopArgs are the "flow-stop" op's arguments; the op answers with
@@ -89,6 +113,18 @@ func (n *Node) flowOp(op string, args json.RawMessage) (res any, ok bool, err er
 			return nil, true, errors.New("flow-stop: id required")
 		}
 		res, err = n.ca.StopFlow(a.ID)
+	case "flows-start":
+		var a FlowsStartArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, true, err
+		}
+		res, err = n.startFlows(a)
+	case "flows-stop":
+		var a FlowsStopArgs
+		if err := decodeArgs(args, &a); err != nil {
+			return nil, true, err
+		}
+		res, err = n.stopFlows(a)
 	case "flows":
 		var a FlowsArgs
 		if len(args) > 0 && string(args) != "null" {
@@ -127,7 +163,42 @@ func (n *Node) startFlow(a FlowArgs) (FlowStats, error) {
 	return n.ca.StartFlow(a.Port, hca.FlowConfig{
 		ID: a.ID, DLID: a.DLID, SL: a.SL, Rate: a.RateBPS, Payload: a.Payload, MessageBytes: a.MessageBytes,
 		Pattern: hca.Pattern(a.Pattern), Seed: a.Seed, MaxBacklog: a.MaxBacklog, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
+		Dests: a.Dests, Order: hca.DestOrder(a.Order), Burst: a.Burst, Messages: a.Messages,
 	})
+}
+
+func (n *Node) startFlows(a FlowsStartArgs) ([]FlowStats, error) {
+	out := make([]FlowStats, 0, len(a.Flows))
+	for i, f := range a.Flows {
+		s, err := n.startFlow(f)
+		if err != nil {
+			for _, started := range out {
+				n.ca.StopFlow(started.ID)
+			}
+			return nil, fmt.Errorf("flows-start: flow %d of %d (id %d): %w", i+1, len(a.Flows), f.ID, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (n *Node) stopFlows(a FlowsStopArgs) ([]FlowStats, error) {
+	ids := a.IDs
+	switch {
+	case a.All && len(ids) > 0:
+		return nil, errors.New("flows-stop: ids and all both given")
+	case a.All:
+		for _, f := range n.ca.FlowsSent(false) {
+			ids = append(ids, f.ID)
+		}
+	}
+	out := []FlowStats{}
+	for _, id := range ids {
+		if s, err := n.ca.StopFlow(id); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 func (n *Node) flows(a FlowsArgs) (FlowsReport, error) {
