@@ -147,8 +147,8 @@ type FlowStats struct {
 	Dests    int  `json:"dests,omitempty"`
 	Finished bool `json:"finished,omitempty"`
 
-	Backlog     int    `json:"backlog"`      // packets waiting at the source now
-	MaxBacklog  int    `json:"max_backlog"`  // the most that waited at once
+	Backlog    int `json:"backlog"`     // packets waiting at the source now
+	MaxBacklog int `json:"max_backlog"` // the most that waited at once
 	// Elapsed is the flow's emulated time since it started or its
 	// counters were last reset.
 	Elapsed time.Duration `json:"elapsed_ns"`
@@ -215,8 +215,8 @@ type flow struct {
 	// arrivals counts every arrival since the start (resets keep it):
 	// what InTurn and Messages count.
 	arrivals uint64
-	stats   FlowStats
-	payload []byte
+	stats    FlowStats
+	payload  []byte
 
 	// The head packet's route once chosen (DRB spends a choice on it),
 	// and since when it has been held by its IPD.
