@@ -1,0 +1,485 @@
+package suites
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The paper's qualitative claims (the figures' numbers did not survive in
+// its text), each checked against our points by a pure function. A claim
+// about HS10 and HS25 agrees when it holds under both, partly under one;
+// a claim about an ordering holds within afcNoise, the spread two runs of
+// one point show.
+
+// AFCClaim is one claim of the paper beside what we measured.
+type AFCClaim struct {
+	ID      string `json:"id"`
+	K       int    `json:"k"`
+	Paper   string `json:"paper"`
+	Ours    string `json:"ours"`
+	Verdict string `json:"verdict"` // agree, partly, disagree, not measured
+	// Why explains a verdict other than agree.
+	Why string `json:"why,omitempty"`
+}
+
+// Verdicts.
+const (
+	verdictAgree    = "agree"
+	verdictPartly   = "partly"
+	verdictDisagree = "disagree"
+	verdictNone     = "not measured"
+)
+
+// afcNoise is how far apart two normalized throughputs may be and still
+// count as equal: the spread of repeated points at the quick windows.
+const afcNoise = 0.02
+
+// afcScaleWhy is the reason common to the claims that need deep,
+// persistent congestion trees.
+const afcScaleWhy = "our fat trees have 16 or 54 hosts where the paper's has 11,664: a hot spot has 2-14 sources instead of 1,166, " +
+	"the trees are three switches deep with 4 or 9 paths per pair instead of 324, so congestion spreads less far and HoL blocking costs less"
+
+// afcClaims evaluates every claim on each K the points cover.
+func afcClaims(ps []AFCPoint, ex []AFCExchange, mech []AFCMechanism) []AFCClaim {
+	var out []AFCClaim
+	var ks []int
+	for _, p := range ps {
+		if !slices.Contains(ks, p.K) {
+			ks = append(ks, p.K)
+		}
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		c := afcClaimSet{ps: ps, k: k}
+		out = append(out, c.sweepClaims()...)
+	}
+	out = append(out, exchangeClaims(ex)...)
+	out = append(out, mechanismClaims(mech)...)
+	return out
+}
+
+// afcClaimSet evaluates the sweep claims on one K.
+type afcClaimSet struct {
+	ps []AFCPoint
+	k  int
+}
+
+// top returns the mean accepted throughput of (t, r, q, voq) over the
+// upper half of the sweep (the congested loads).
+func (c afcClaimSet) top(t AFCTraffic, r AFCRouting, q AFCQueuing, voq bool) (float64, bool) {
+	hi, ok := afcTopLoad(c.ps, c.k, t, voq)
+	if !ok {
+		return 0, false
+	}
+	return afcMean(c.ps, c.k, t, r, q, voq, hi/2)
+}
+
+// perTraffic evaluates holds on HS10 and HS25: agree when it holds on
+// both, partly on one; the texts of both go into Ours.
+func (c afcClaimSet) perTraffic(holds func(t AFCTraffic) (bool, string, bool)) (string, string) {
+	var texts []string
+	n, measured := 0, 0
+	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
+		ok, text, m := holds(t)
+		if !m {
+			continue
+		}
+		measured++
+		if ok {
+			n++
+		}
+		texts = append(texts, string(t)+": "+text)
+	}
+	return strings.Join(texts, "; "), countVerdict(n, measured)
+}
+
+// countVerdict is agree when every measured case holds, partly when some
+// do, disagree when none, not measured without a case.
+func countVerdict(n, measured int) string {
+	switch {
+	case measured == 0:
+		return verdictNone
+	case n == measured:
+		return verdictAgree
+	case n > 0:
+		return verdictPartly
+	}
+	return verdictDisagree
+}
+
+func (c afcClaimSet) claim(id, paper, ours, verdict, why string) AFCClaim {
+	cl := AFCClaim{ID: id, K: c.k, Paper: paper, Ours: ours, Verdict: verdict}
+	if verdict != verdictAgree && verdict != verdictNone {
+		cl.Why = why
+	}
+	if ours == "" {
+		cl.Ours, cl.Verdict = "—", verdictNone
+	}
+	return cl
+}
+
+// gains returns, per queuing, top(to) − top(from) under t.
+func (c afcClaimSet) gains(t AFCTraffic, from, to AFCRouting, voq bool) (map[AFCQueuing]float64, bool) {
+	g := map[AFCQueuing]float64{}
+	for _, q := range afcQueuings {
+		a, ok1 := c.top(t, from, q, voq)
+		b, ok2 := c.top(t, to, q, voq)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		g[q] = b - a
+	}
+	return g, true
+}
+
+// twoLargest reports whether 1VC and vFtree have the two largest gains
+// (within afcNoise of the third).
+func oneVCAndVFtreeLead(g map[AFCQueuing]float64) bool {
+	lead := min(g[AFC1VC], g[AFCVFtree])
+	return lead+afcNoise >= max(g[AFCDBBM], g[AFCFlow2SL])
+}
+
+func fmtGains(g map[AFCQueuing]float64) string {
+	var parts []string
+	for _, q := range afcQueuings {
+		parts = append(parts, fmt.Sprintf("%s %+.2f", q, g[q]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c afcClaimSet) sweepClaims() []AFCClaim {
+	var out []AFCClaim
+
+	// UT, no VOQ: the routing hardly matters.
+	spread, where, m := 0.0, "", false
+	for _, q := range afcQueuings {
+		for _, p := range c.ps {
+			if p.K != c.k || p.Traffic != AFCUniform || p.VOQ || p.Queuing != q || p.Routing != AFCDModK || p.Error != "" {
+				continue
+			}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, r := range afcRoutings {
+				if x, ok := afcCell(c.ps, c.k, AFCUniform, r, q, false, p.Load); ok {
+					lo, hi = min(lo, x.Accepted), max(hi, x.Accepted)
+					m = true
+				}
+			}
+			if hi-lo > spread {
+				spread, where = hi-lo, fmt.Sprintf("%s at %.0f %%", q, p.Load)
+			}
+		}
+	}
+	ours, v := "", verdictNone
+	if m {
+		ours = fmt.Sprintf("largest spread between routings %.3f (%s)", spread, where)
+		v = verdictDisagree
+		switch {
+		case spread <= 2*afcNoise:
+			v = verdictAgree
+		case spread <= 5*afcNoise:
+			v = verdictPartly
+		}
+	}
+	out = append(out, c.claim("UT-routing", "UT: the routing algorithm hardly matters (congestion is sporadic and short)", ours, v,
+		"sporadic contention costs more in our small switches, whose VLs hold 7-31 packets"))
+
+	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		var lowest []bool
+		var texts []string
+		for _, r := range []AFCRouting{AFCDModK, AFCAdaptive} {
+			one, ok := c.top(t, r, AFC1VC, false)
+			if !ok {
+				return false, "", false
+			}
+			low := true
+			for _, q := range afcQueuings[1:] {
+				if x, ok := c.top(t, r, q, false); ok && x < one-afcNoise {
+					low = false
+				}
+			}
+			lowest = append(lowest, low)
+			texts = append(texts, fmt.Sprintf("%s %.2f", r, one))
+		}
+		return !slices.Contains(lowest, false), "1VC " + strings.Join(texts, ", "), true
+	})
+	out = append(out, c.claim("HS-1VC-collapse", "HS10/HS25: 1VC throughput collapses to almost 0 with D-mod-K and Adaptive",
+		ours, v, "we check that 1VC is the lowest scheme, not that it reaches 0: "+afcScaleWhy))
+
+	// HS, no VOQ: Flow2SL and DBBM cope better than 1VC and vFtree.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		x := map[AFCQueuing]float64{}
+		for _, q := range afcQueuings {
+			y, ok := c.top(t, AFCDModK, q, false)
+			if !ok {
+				return false, "", false
+			}
+			x[q] = y
+		}
+		ok := min(x[AFCFlow2SL], x[AFCDBBM])+afcNoise >= max(x[AFC1VC], x[AFCVFtree])
+		return ok, fmt.Sprintf("D-mod-K %s", fmtQ(x)), true
+	})
+	out = append(out, c.claim("HS-SQS-order", "HS10/HS25: Flow2SL and DBBM cope better than 1VC and vFtree", ours, v, afcScaleWhy))
+
+	// HS, no VOQ: AFI helps 1VC and vFtree most.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		g, ok := c.gains(t, AFCDModK, AFCAFI, false)
+		if !ok {
+			return false, "", false
+		}
+		return oneVCAndVFtreeLead(g), "AFI − D-mod-K: " + fmtGains(g), true
+	})
+	out = append(out, c.claim("HS-AFI-gain", "HS10/HS25: AFI helps 1VC and vFtree the most (vFtree significantly)", ours, v, afcScaleWhy))
+
+	// HS10: DBBM does better with pure Adaptive than with AFI.
+	a, ok1 := c.top(AFCHS10, AFCAdaptive, AFCDBBM, false)
+	b, ok2 := c.top(AFCHS10, AFCAFI, AFCDBBM, false)
+	ours, v = "", verdictNone
+	if ok1 && ok2 {
+		ours = fmt.Sprintf("DBBM Adaptive %.2f, AFI %.2f", a, b)
+		v = verdictDisagree
+		if a+afcNoise >= b {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("HS10-DBBM-adaptive", "HS10: DBBM does not combine well with AFI; it does better with pure Adaptive", ours, v,
+		"DBBM spreads the few destinations of a small tree over its 3 VLs, so the AFC's extra VL helps it as much as the others"))
+
+	// HS: Flow2SL + AFI is best.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		best, bestName := math.Inf(-1), ""
+		for _, r := range afcRoutings {
+			for _, q := range afcQueuings {
+				if x, ok := c.top(t, r, q, false); ok && x > best {
+					best, bestName = x, string(q)+"+"+string(r)
+				}
+			}
+		}
+		f, ok := c.top(t, AFCAFI, AFCFlow2SL, false)
+		if !ok {
+			return false, "", false
+		}
+		return f+afcNoise >= best, fmt.Sprintf("Flow2SL+AFI %.2f, best %s %.2f", f, bestName, best), true
+	})
+	out = append(out, c.claim("HS-Flow2SL-AFI-best", "HS10/HS25: Flow2SL + AFI gives the best results", ours, v, afcScaleWhy))
+
+	// HS25 better than HS10 under Adaptive-th and AFI.
+	var texts []string
+	n, meas := 0, 0
+	for _, r := range []AFCRouting{AFCAdaptiveTh, AFCAFI} {
+		var s10, s25 float64
+		ok := true
+		for _, q := range afcQueuings {
+			x, o1 := c.top(AFCHS10, r, q, false)
+			y, o2 := c.top(AFCHS25, r, q, false)
+			ok = ok && o1 && o2
+			s10, s25 = s10+x, s25+y
+		}
+		if !ok {
+			continue
+		}
+		meas++
+		if s25 >= s10-afcNoise*4 {
+			n++
+		}
+		texts = append(texts, fmt.Sprintf("%s mean HS10 %.2f, HS25 %.2f", r, s10/4, s25/4))
+	}
+	out = append(out, c.claim("HS25-above-HS10", "HS25: under Adaptive-th and AFI results are generally better than under HS10 (unexplained in the paper)",
+		strings.Join(texts, "; "), countVerdict(n, meas), "with a quarter of our few hosts on the hot spot, the rest share less of the fabric with the tree; the paper gives no cause to compare with"))
+
+	// VOQ, UT: optimal whatever the routing.
+	worst, where, m := math.Inf(1), "", false
+	for _, p := range c.ps {
+		if p.K != c.k || !p.VOQ || p.Traffic != AFCUniform || p.Error != "" || p.Offered <= 0 {
+			continue
+		}
+		m = true
+		if r := p.Accepted / p.Offered; r < worst {
+			worst, where = r, fmt.Sprintf("%s/%s at %.0f %%", p.Routing, p.Queuing, p.Load)
+		}
+	}
+	ours, v = "", verdictNone
+	if m {
+		ours = fmt.Sprintf("lowest accepted/offered %.3f (%s)", worst, where)
+		v = verdictDisagree
+		switch {
+		case worst >= 0.95:
+			v = verdictAgree
+		case worst >= 0.85:
+			v = verdictPartly
+		}
+	}
+	out = append(out, c.claim("VOQ-UT-optimal", "VOQ, UT: optimal throughput whatever the routing", ours, v,
+		"at full load a uniform pattern still collides at the destinations' links, which VOQs do not remove"))
+
+	// VOQ, HS: adaptive routing is counter-productive for 1VC and vFtree.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		g, ok := c.gains(t, AFCDModK, AFCAdaptive, true)
+		if !ok {
+			return false, "", false
+		}
+		return g[AFC1VC] < afcNoise && g[AFCVFtree] < afcNoise, "Adaptive − D-mod-K: " + fmtGains(g), true
+	})
+	out = append(out, c.claim("VOQ-HS-adaptive-hurts", "VOQ, HS10/HS25: adaptive routing is counter-productive for 1VC and vFtree", ours, v, afcScaleWhy))
+
+	// VOQ, HS: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less.
+	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+		g, ok := c.gains(t, AFCAdaptive, AFCAFI, true)
+		if !ok {
+			return false, "", false
+		}
+		return oneVCAndVFtreeLead(g) && min(g[AFC1VC], g[AFCVFtree]) > 0, "AFI − Adaptive: " + fmtGains(g), true
+	})
+	out = append(out, c.claim("VOQ-HS-AFI-gain", "VOQ, HS10/HS25: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less", ours, v, afcScaleWhy))
+	return out
+}
+
+func fmtQ(x map[AFCQueuing]float64) string {
+	var parts []string
+	for _, q := range afcQueuings {
+		parts = append(parts, fmt.Sprintf("%s %.2f", q, x[q]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// exchangeClaims checks E5's claims on the execution times.
+func exchangeClaims(ex []AFCExchange) []AFCClaim {
+	ok := slices.DeleteFunc(slices.Clone(ex), func(e AFCExchange) bool { return e.Error != "" || e.ExecUs <= 0 })
+	k := 0
+	if len(ok) > 0 {
+		k = ok[0].K
+	}
+	c := afcClaimSet{k: k}
+	mean := func(keep func(AFCExchange) bool) (float64, bool) {
+		var s float64
+		n := 0
+		for _, e := range ok {
+			if keep(e) {
+				s += e.ExecUs
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return s / float64(n), true
+	}
+	var out []AFCClaim
+	voq, o1 := mean(func(e AFCExchange) bool { return e.VOQ })
+	iq, o2 := mean(func(e AFCExchange) bool { return !e.VOQ })
+	ours, v := "", verdictNone
+	if o1 && o2 {
+		ours, v = fmt.Sprintf("mean %.0f µs with VOQs, %.0f µs without", voq, iq), verdictDisagree
+		if voq < iq {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("E5-VOQ", "PTRANS: configurations with VOQs beat those without", ours, v,
+		"our exchange is a sequence of permutations with little low-order HoL for VOQs to remove"))
+
+	ours, v = "", verdictNone
+	if len(ok) > 0 {
+		best := slices.MinFunc(ok, func(a, b AFCExchange) int { return cmpFloat(a.ExecUs, b.ExecUs) })
+		ours = fmt.Sprintf("best %s %.0f µs", best.setup(), best.ExecUs)
+		v = verdictDisagree
+		if best.Queuing == AFC1VC && best.VOQ {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("E5-best", "PTRANS: best overall is 1VC with VOQs", ours, v,
+		"with VOQs every scheme removes the same low-order HoL, so the schemes finish within the spread of one run"))
+
+	afi, o1 := mean(func(e AFCExchange) bool { return e.Routing == AFCAFI })
+	det, o2 := mean(func(e AFCExchange) bool { return e.Routing == AFCDModK })
+	ours, v = "", verdictNone
+	if o1 && o2 {
+		ours, v = fmt.Sprintf("mean AFI %.0f µs, D-mod-K %.0f µs", afi, det), verdictDisagree
+		switch {
+		case afi <= det && afi >= 0.9*det:
+			v = verdictAgree
+		case afi <= det:
+			v = verdictPartly // better, but by more than slightly
+		}
+	}
+	out = append(out, c.claim("E5-AFI", "PTRANS: AFI is slightly better than deterministic routing", ours, v,
+		"an exchange phase's few flows rarely fill a VL to the threshold, so AFI seldom adapts"))
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mechanismClaims checks E6: Adaptive spreads the hot spot's packets over
+// more SQS VL queues than D-mod-K; AFI keeps the adapted ones in the AFC
+// (its SQS queues holding hot packets are D-mod-K's); adaptation stops
+// once the hot spot is gone.
+func mechanismClaims(ms []AFCMechanism) []AFCClaim {
+	get := func(r AFCRouting) (AFCMechanism, bool) {
+		i := slices.IndexFunc(ms, func(m AFCMechanism) bool { return m.Routing == r && m.Error == "" })
+		if i < 0 {
+			return AFCMechanism{}, false
+		}
+		return ms[i], true
+	}
+	c := afcClaimSet{k: 2}
+	var out []AFCClaim
+	det, ok1 := get(AFCDModK)
+	ad, ok2 := get(AFCAdaptive)
+	ours, v := "", verdictNone
+	if ok1 && ok2 {
+		ours = fmt.Sprintf("SQS VL queues holding hot-spot packets: D-mod-K %d, Adaptive %d", len(det.HotSQS), len(ad.HotSQS))
+		v = verdictDisagree
+		if len(ad.HotSQS) > len(det.HotSQS) {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("E6-spread", "adaptive routing spreads the congestion tree over the up paths: hot-spot packets in more SQS VLs", ours, v,
+		"the hot spot did not fill the deterministic path's VLs enough to adapt"))
+
+	afi, ok3 := get(AFCAFI)
+	ours, v = "", verdictNone
+	if ok1 && ok3 {
+		extra := afcExtraQueues(afi.HotSQS, det.HotSQS)
+		ours = fmt.Sprintf("AFI: %d SQS VL queues with hot-spot packets (%d not on D-mod-K's paths), %d AFC queues; %d adapted",
+			len(afi.HotSQS), len(extra), len(afi.HotAFC), afi.AdaptedHot)
+		v = verdictDisagree
+		if len(extra) == 0 && len(afi.HotAFC) > 0 {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("E6-AFC", "AFI confines adapted packets to the AFC: the SQS VLs stay as D-mod-K leaves them", ours, v,
+		"an adapted hot-spot packet reached an SQS VL, which the switch rule forbids"))
+
+	ours, v = "", verdictNone
+	if ok3 {
+		ours = fmt.Sprintf("adapted while hot %d, in the last %.1f ms after it %d; fullest switch VL at the end %.0f %%",
+			afi.AdaptedHot, afi.TailMs, afi.AdaptedTail, 100*afi.EndOccupancy)
+		v = verdictDisagree
+		if afi.AdaptedHot > 0 && afi.AdaptedTail*100 <= afi.AdaptedHot && afi.EndOccupancy < afi.Threshold {
+			v = verdictAgree
+		}
+	}
+	out = append(out, c.claim("E6-stops", "adaptation stops once the downstream VL falls below the threshold", ours, v,
+		"VLs stayed above the threshold after the hot spot, or adaptation went on without it"))
+	return out
+}
+
+// afcExtraQueues returns the queues of got that want does not hold.
+func afcExtraQueues(got, want []string) []string {
+	var out []string
+	for _, q := range got {
+		if !slices.Contains(want, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
