@@ -311,7 +311,8 @@ func (r *run) up() (down func() error, err error) {
 		release = append(release, func() { f.Close() })
 		r.smLog = f
 	}
-	o := harness.UpOptions{TimeScale: r.s.TimeScale, NodeArgsFor: map[string][]string{r.s.SMNode: ibsmHCAArgs(r.s.SMArgs)}}
+	o := harness.UpOptions{TimeScale: r.s.TimeScale, NodeArgs: r.s.NodeArgs,
+		NodeArgsFor: map[string][]string{r.s.SMNode: ibsmHCAArgs(r.s.SMArgs)}}
 	if r.o.SM == SMOpenSM {
 		o.NodeArgsFor = map[string][]string{r.s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
 	}

@@ -87,6 +87,8 @@ type Suite struct {
 	// SMArgs are ibsm's flags after --port sim --json.
 	SMNode string
 	SMArgs []string
+	// NodeArgs are flags for every node process (ibswitch -h).
+	NodeArgs []string
 	// Load is each host's offered load in % of its link's data rate, to
 	// every other host uniformly; Payload the bytes per packet.
 	Load    float64
