@@ -137,10 +137,10 @@ func readFatTree(f *Fabric) (*fatTree, error) {
 	d := 0
 	for _, s := range ft.leaves {
 		for _, a := range f.arcs(s) {
-			if f.IsSwitch(a.Peer) || a.PeerPort >= len(f.LID[a.Peer]) {
+			if f.IsSwitch(a.Peer) || a.PeerPort >= len(f.LID[a.Peer]) || f.LID[a.Peer][a.PeerPort] == 0 {
 				continue
 			}
-			if i, ok := f.Owner(f.LID[a.Peer][a.PeerPort]); ok && f.LID[a.Peer][a.PeerPort] != 0 {
+			if i, ok := f.Owner(f.LID[a.Peer][a.PeerPort]); ok {
 				ft.dest[i] = d
 				d++
 			}
