@@ -87,6 +87,17 @@ var topoKinds = []topoKind{
 			n := fs.Int("n", 0, "number of switch levels")
 			return func() (*topologies.Topology, error) { return topologies.KAryNTree(*k, *n) }
 		}),
+	generatorKind("rlft", "topo rlft --k K --stages N [-o FILE]",
+		"A real-life fat tree RLFT(K, N) (seed 003): N stages of 2K-port switches, 2K^N hosts;\n"+
+			"below the top K ports go down and K up, the top's 2K ports all go down. K=2 N=3 is\n"+
+			"16 hosts and 20 switches, K=3 54 and 45, K=4 128 and 80. Switches are s<stage>-<position>\n"+
+			"(stage 1: leaves), hosts h<index> in leaf order.",
+		[]string{"k", "stages"},
+		func(fs *flag.FlagSet) func() (*topologies.Topology, error) {
+			k := fs.Int("k", 0, "half the switch port count: down (and up) ports per switch below the top")
+			n := fs.Int("stages", 0, "number of switch stages")
+			return func() (*topologies.Topology, error) { return topologies.RLFT(*k, *n) }
+		}),
 	generatorKind("torus", "topo torus --dims X,Y[,Z] [-o FILE]",
 		"A 2-D or 3-D torus of switches, one host each; size-2 dimensions get no second cable.",
 		[]string{"dims"}, gridSetup(topologies.Torus)),

@@ -133,7 +133,7 @@ func TestEnginesVerify(t *testing.T) {
 				e, err := sm.NewEngine(name, sm.RoutingOptions{})
 				require.NoError(t, err)
 				r, err := e.Route(f)
-				if name == "ftree" && !strings.HasPrefix(g.name, "fattree") && !strings.Contains(g.name, "tree") {
+				if (name == "ftree" || name == "dmodk") && !strings.HasPrefix(g.name, "fattree") && !strings.Contains(g.name, "tree") {
 					if err != nil {
 						assert.ErrorIs(t, err, sm.ErrRouting)
 						continue
@@ -292,7 +292,7 @@ func TestEngineErrors(t *testing.T) {
 	e, _ := sm.NewEngine("updn-fera", sm.RoutingOptions{RootGUID: f.Topo.Node(0).GUID}) // a CA
 	_, err = e.Route(f)
 	assert.ErrorIs(t, err, sm.ErrRouting)
-	assert.Equal(t, []string{"ftree", "minhop", "updn-fera", "updn-pira"}, sm.Engines())
+	assert.Equal(t, []string{"dmodk", "ftree", "minhop", "updn-fera", "updn-pira"}, sm.Engines())
 	torus, _ := topologies.Torus(3, 3)
 	tf, err := sm.NewFabric(torus, 0, 1, 0)
 	require.NoError(t, err)

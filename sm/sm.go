@@ -395,7 +395,7 @@ func (s *SM) acceptRoutes(res *Result, rt *Routes, rep *Report) bool {
 // promisesDeadlockFreedom reports whether an engine's route sets are
 // deadlock-free by construction, so a cycle is a bug, never a warning.
 func promisesDeadlockFreedom(engine string) bool {
-	return strings.HasPrefix(engine, "updn") || engine == "ftree"
+	return strings.HasPrefix(engine, "updn") || engine == "ftree" || engine == "dmodk"
 }
 
 // phase runs fn as the named phase and records its time and SMPs.

@@ -9,8 +9,14 @@
 //     prints and ibsim reads (the "net file"), so a snapshot of a real cluster
 //     replays here;
 //   - by the generators: Irregular (the thesis's random irregular networks),
-//     FatTree, KAryNTree, Mesh, Torus and Thesis8, the thesis's 8-switch
-//     example, which is also Default.
+//     FatTree, KAryNTree, RLFT (seed 003's real-life fat trees), Mesh, Torus
+//     and Thesis8, the thesis's 8-switch example, which is also Default.
+//
+// LayoutFatTree reads a fat tree's stages, leaf order and host order from
+// its cabling. Seed 003's experiments build on it: the static queuing
+// schemes (SQS: the SL a source gives a flow), hot-spot sources
+// (HotSpotSources) and an all-to-all of pairwise exchanges standing in for
+// the PTRANS trace (PairwiseExchange), all pure functions of host indexes.
 //
 // Write emits the same text format; its output loads unchanged both here and
 // in ibsim, with our GUIDs and link rates.

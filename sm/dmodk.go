@@ -1,0 +1,234 @@
+package sm
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// dmodk routes fat trees by D-mod-K, the deterministic routing of seed
+// 003's real-life fat trees (RLFT) and of most fat-tree literature:
+// destinations are numbered d = 0, 1, … in host order (by leaf, then by
+// the leaf port they hang off), and a switch of stage ℓ (leaves are stage
+// 1) sends destination d, when it is not below it, up its up port number
+// ⌊d / K^(ℓ−1)⌋ mod K, counted from 0 among its up ports in port order;
+// from the switch where the route turns, the one way down. K is the
+// stages' up-port count; where stages differ (a two-level fat tree whose
+// leaves have more up ports than hosts), the divisor at stage ℓ is the
+// product of the up-port counts of the stages below, as for parallel
+// generalized fat trees. On an RLFT every leaf sends N/K of its
+// destinations up each up port, and every down link of the tree carries
+// one destination: the route from anywhere to d crosses the top switch
+// whose word is d's lowest n−1 digits.
+//
+// Stages, up and down are ftree's (ftreeRanks, ftreeDirections: a stage
+// is a rank plus one), so a fabric that is not a fat tree is refused the
+// same way, and ftree's per-destination search (ftreeDest) says which
+// ports are minimal. The host order comes from the cabling, not from
+// names (readFatTree): leaves in the order a walk down from the top
+// switch with the lowest GUID meets them, each switch's down ports in
+// port order, so that the leaves below one switch are consecutive; on
+// an RLFT it is the generator's order (topologies.LayoutFatTree, which
+// the harness numbers hosts by, walks the same way). When the formula's
+// port is not a minimal one (a link of the tree is missing), the
+// destination takes the minimal up port the same number selects among
+// those left, so routes stay minimal and connected. The 2^LMC LIDs of a
+// port shift the number by their alias index; multipath (--lmc) routes
+// the aliases anew anyway.
+//
+// Switch LIDs are routed as ftree routes them (up*/down*, through a
+// valley between top switches) and left out of the deadlock checks
+// (Routes.SwitchLIDsExempt); the CA routes are up*/down* with the ranks
+// as directions (Routes.Up), so the verifier checks both that they never
+// turn from down to up and that their channel dependency graph is
+// acyclic.
+type dmodk struct{}
+
+func init() {
+	RegisterEngine("dmodk", func(RoutingOptions) (Engine, error) { return dmodk{}, nil })
+}
+
+func (dmodk) Name() string { return "dmodk" }
+
+func (e dmodk) Route(f *Fabric) (*Routes, error) {
+	ft, err := readFatTree(f)
+	if err != nil {
+		return nil, fmt.Errorf("dmodk: %w", err)
+	}
+	r := newRoutes(e.Name(), f)
+	r.SwitchLIDsExempt = true
+	r.Up = ft.up
+	n := f.Topo.NumNodes()
+	x := &ftreeDest{f: f, r: r, order: ft.order, below: make([]bool, n), upDist: make([]int, n)}
+	key := 0
+	for i, dst := range f.ends {
+		if dst.Switch < 0 {
+			continue
+		}
+		if d := ft.dest[i]; d >= 0 {
+			ft.route(x, i, dst, d)
+		} else {
+			x.route(i, dst, key) // a switch LID: ftree's route
+		}
+		key += dst.NumLIDs()
+	}
+	return r, nil
+}
+
+// fatTree is a fabric read as a fat tree: what dmodk and the up ports of
+// adaptive routing (FatTreeUpPorts) need.
+type fatTree struct {
+	f       *Fabric
+	rank    []int    // ftreeRanks: 0 for a leaf; -1 for a CA
+	up      [][]bool // ftreeDirections
+	order   []int    // the switches from the highest rank down (rankOrder)
+	upPorts [][]int  // [node] a switch's up ports in port order
+	leaves  []int    // leaf switches in host order
+	leafIdx []int    // [node] index in leaves, -1 for other nodes
+	// dest[i] is end port i's host index d when it is a CA port
+	// cabled to a leaf, -1 otherwise (switch ports 0).
+	dest []int
+	// divisor[r] is the product of the up-port counts of ranks below r
+	// (K^r on an RLFT); arity[r] the most up ports a switch of rank r
+	// has (K below the top, 0 at it).
+	divisor, arity []int
+}
+
+// readFatTree reads f as a fat tree, or fails as ftree does on a fabric
+// that is not one (wrapping ErrRouting).
+func readFatTree(f *Fabric) (*fatTree, error) {
+	rank, err := ftreeRanks(f)
+	if err != nil {
+		return nil, err
+	}
+	up, err := ftreeDirections(f, rank)
+	if err != nil {
+		return nil, err
+	}
+	n := f.Topo.NumNodes()
+	ft := &fatTree{f: f, rank: rank, up: up, order: rankOrder(f, rank),
+		upPorts: make([][]int, n), leafIdx: make([]int, n), dest: make([]int, len(f.ends))}
+	top := 0
+	for _, s := range f.Switches() {
+		top = max(top, rank[s])
+		for _, a := range f.arcs(s) {
+			if up[s][a.Port] {
+				ft.upPorts[s] = append(ft.upPorts[s], a.Port)
+			}
+		}
+	}
+	ft.arity = make([]int, top+1)
+	for _, s := range f.Switches() {
+		ft.arity[rank[s]] = max(ft.arity[rank[s]], len(ft.upPorts[s]))
+	}
+	ft.divisor = make([]int, top+1)
+	for r := range ft.divisor {
+		ft.divisor[r] = 1
+		if r > 0 {
+			// Saturate rather than overflow on a deep tree: a
+			// divisor above any host index sends every d up port 0.
+			ft.divisor[r] = min(ft.divisor[r-1]*max(ft.arity[r-1], 1), len(f.ends)+1)
+		}
+	}
+	ft.orderLeaves()
+	for i := range ft.dest {
+		ft.dest[i] = -1
+	}
+	d := 0
+	for _, s := range ft.leaves {
+		for _, a := range f.arcs(s) {
+			if f.IsSwitch(a.Peer) || a.PeerPort >= len(f.LID[a.Peer]) || f.LID[a.Peer][a.PeerPort] == 0 {
+				continue
+			}
+			if i, ok := f.Owner(f.LID[a.Peer][a.PeerPort]); ok {
+				ft.dest[i] = d
+				d++
+			}
+		}
+	}
+	return ft, nil
+}
+
+// orderLeaves puts the leaves in host order: walking down from the
+// switches of the highest rank (lowest GUID first), then from the others
+// rank by rank, through down ports in port order, depth first.
+func (ft *fatTree) orderLeaves() {
+	f := ft.f
+	starts := slices.Clone(f.Switches())
+	slices.SortStableFunc(starts, func(a, b int) int {
+		return cmp.Or(cmp.Compare(ft.rank[b], ft.rank[a]), cmp.Compare(f.Topo.Node(a).GUID, f.Topo.Node(b).GUID))
+	})
+	for i := range ft.leafIdx {
+		ft.leafIdx[i] = -1
+	}
+	seen := make([]bool, f.Topo.NumNodes())
+	var walk func(s int)
+	walk = func(s int) {
+		seen[s] = true
+		if ft.rank[s] == 0 {
+			ft.leafIdx[s] = len(ft.leaves)
+			ft.leaves = append(ft.leaves, s)
+			return
+		}
+		for _, a := range f.arcs(s) {
+			if f.IsSwitch(a.Peer) && !seen[a.Peer] && ft.rank[a.Peer] == ft.rank[s]-1 {
+				walk(a.Peer)
+			}
+		}
+	}
+	for _, s := range starts {
+		if !seen[s] {
+			walk(s)
+		}
+	}
+}
+
+// upIndex is D-mod-K's up-port number at a switch of rank r for
+// destination d: ⌊d / divisor[r]⌋ mod arity[r].
+func (ft *fatTree) upIndex(r, d int) int {
+	if ft.arity[r] == 0 {
+		return 0
+	}
+	return d / ft.divisor[r] % ft.arity[r]
+}
+
+// route fills every switch's entries for the CA end port dst, the i-th
+// of f.ends, whose host index is d.
+func (ft *fatTree) route(x *ftreeDest, i int, dst EndPort, d int) {
+	f, r, t := x.f, x.r, dst.Switch
+	x.markBelow(t)
+	x.settleUpDist()
+	for _, s := range f.Switches() {
+		if x.upDist[s] < 0 {
+			continue // no up*/down* route: the verifier reports it
+		}
+		cands := x.candidates(s)
+		if s != t && len(cands) == 0 {
+			continue
+		}
+		r.Computed++
+		r.PerStep[i]++
+		for k := range dst.NumLIDs() {
+			port := dst.SwitchPort
+			switch {
+			case s == t:
+			case x.below[s]:
+				port = cands[(d+k)%len(cands)] // one way down on an RLFT
+			default:
+				port = ft.upChoice(s, d+k, cands)
+			}
+			r.LFT[s][int(dst.LID)+k] = uint8(port)
+		}
+	}
+}
+
+// upChoice returns the up port of switch s for destination number d:
+// D-mod-K's when it is among the minimal ones, cands, else the one the
+// same number selects among cands.
+func (ft *fatTree) upChoice(s, d int, cands []int) int {
+	idx := ft.upIndex(ft.rank[s], d)
+	if ups := ft.upPorts[s]; idx < len(ups) && slices.Contains(cands, ups[idx]) {
+		return ups[idx]
+	}
+	return cands[idx%len(cands)]
+}
