@@ -42,10 +42,10 @@ type FlowArgs struct {
 	// destinations, each on its own SL; Order ("uniform", the default,
 	// or "in-turn") and Burst say how each arrival's is drawn, Messages
 	// ends the flow after that many arrivals (hca.FlowConfig).
-	Dests    []hca.FlowDest `json:"dests,omitempty"`
-	Order    string         `json:"order,omitempty"`
-	Burst    int            `json:"burst,omitempty"`
-	Messages uint64         `json:"messages,omitempty"`
+	Dests    []FlowDest `json:"dests,omitempty"`
+	Order    string     `json:"order,omitempty"`
+	Burst    int        `json:"burst,omitempty"`
+	Messages uint64     `json:"messages,omitempty"`
 }
 
 // FlowsStartArgs are the "flows-start" op's arguments: several flows
@@ -86,6 +86,8 @@ type FlowsArgs struct {
 type (
 	FlowStats   = hca.FlowStats
 	FlowRxStats = hca.FlowRxStats
+	// FlowDest is one destination of a flow with several.
+	FlowDest = hca.FlowDest
 )
 
 // FlowsReport is what the "flows" op returns: every flow this HCA sends

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
@@ -82,6 +83,19 @@ func (q AFCQueuing) vls() int {
 		return 1
 	}
 	return 3
+}
+
+// sqs is the scheme's SL assignment.
+func (q AFCQueuing) sqs() topologies.SQS {
+	switch q {
+	case AFCDBBM:
+		return topologies.SQSDBBM
+	case AFCFlow2SL:
+		return topologies.SQSFlow2SL
+	case AFCVFtree:
+		return topologies.SQSVFtree
+	}
+	return topologies.SQS1VC
 }
 
 // AFCTraffic is a traffic pattern.

@@ -3,11 +3,13 @@ package suites
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -668,4 +670,73 @@ func afcChecks(rep *AFCReport, plan []afcExperiment) []Check {
 	return out
 }
 
-var errAFCSeam = errors.New("not wired yet")
+const (
+	afcSynopsis = "run afc [--quick] [--time-scale S] [--out DIR] [--only E1,...] [--name N] [--json]"
+	afcDesc     = `The adaptive-routing experiments (issue 20, seed 003): D-mod-K, Adaptive,
+Adaptive-th and AFI (adapted packets isolated in the Adapted Flow Channel, adapted
+at most once) under the static queuing schemes 1VC, DBBM-3VC, Flow2SL-3VC and
+vFtree-3VC, in input-queued switches without and with VOQs, on RLFT(2,3) (16
+hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), ibsm as SM with
+--routing dmodk and adaptive routing set through its vendor class. E1-E3: UT,
+HS10, HS25 without VOQs, load sweep; E4: the same with VOQs; E5: an all-to-all
+exchange standing in for the PTRANS trace (execution time); E6: the mechanism
+on K=2 (occupancy, adapted packets, SQS VLs holding hot-spot packets).
+--quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
+minutes). The time scale is 32 per host unless --time-scale sets one. The
+report (index.md with the paper's claims beside ours, figure grids like the
+paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
+)
+
+// runAFCCmd is `ibfab run afc`.
+func runAFCCmd(env *harness.Env, args []string) error {
+	const cmd = "run afc"
+	fs := flag.NewFlagSet("ibfab run afc", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	quick := fs.Bool("quick", false, "K=2, fewer setups and loads (under 10 minutes)")
+	scale := fs.Float64("time-scale", 0, "time scale of every fabric (default 32 per host)")
+	out := fs.String("out", "out/afc", "write the report to `DIR`")
+	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(afcIDs, ",")+")")
+	name := fs.String("name", "afc", "fabric name prefix")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: afcSynopsis, Err: err} }
+	if help, err := harness.ParseFlags(env, fs, cmd, afcSynopsis, afcDesc, args, 0); help || err != nil {
+		return err
+	}
+	if *scale < 0 || *scale > 1e6 {
+		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
+	}
+	if !fabricNameRE.MatchString(*name) || len(*name) > 9 {
+		return usage(fmt.Errorf("--name %q: want 1-9 of [a-z0-9_]", *name))
+	}
+	o := AFCOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
+		if _, err := selectAFC(afcPlan(*quick), o.Only); err != nil {
+			return usage(err)
+		}
+	}
+	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*AFCReport, error) {
+		o.Log = log
+		return RunAFC(ctx, o)
+	}, func(rep *AFCReport) { printAFC(env.Stdout, rep, filepath.Join(*out, "index.md")) })
+	if err != nil {
+		return err
+	}
+	if !rep.Passed {
+		return &harness.CommandError{Cmd: cmd, Err: errors.New("a check failed or a measurement did not complete")}
+	}
+	return nil
+}
+
+// printAFC is the command's summary: the verdict, the claims and the
+// checks.
+func printAFC(w io.Writer, rep *AFCReport, index string) {
+	verdict := map[bool]string{true: "PASS", false: "FAIL"}[rep.Passed]
+	fmt.Fprintf(w, "%s afc (%.1f s), report %s\n", verdict, rep.ElapsedS, index)
+	for _, c := range rep.Claims {
+		fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
+	}
+	for _, c := range rep.Checks {
+		fmt.Fprintf(w, "  %-4s %-44s %s\n", mark(c), c.Name, c.Detail)
+	}
+}

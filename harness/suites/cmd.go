@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	runSynopsis = "run SUITE|all|thesis|qos|cc [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+	runSynopsis = "run SUITE|all|thesis|qos|cc|afc [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
 	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
 starts the subnet manager on an HCA, runs uniform traffic between the hosts,
 applies the suite's timed faults, waits until the fabric is whole again,
@@ -34,7 +34,8 @@ report.
 
 "all" runs every suite; "thesis" runs the joint evaluation of the thesis's
 chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h);
-"cc" the congestion-control experiments (ibfab run cc -h).
+"cc" the congestion-control experiments (ibfab run cc -h); "afc" the
+adaptive-routing experiments (ibfab run afc -h).
 
 suites:
 `
@@ -66,6 +67,9 @@ func runCmd(env *harness.Env, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "cc" {
 		return runCCCmd(env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "afc" {
+		return runAFCCmd(env, args[1:])
 	}
 	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
