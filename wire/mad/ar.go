@@ -172,3 +172,21 @@ func DecodeARMAD(b []byte) (ARMADFields, error) {
 	}
 	return ARMAD(b).Fields(), nil
 }
+
+// MarshalText spells m as String does, for JSON.
+func (m ARMode) MarshalText() ([]byte, error) {
+	if !m.IsValid() {
+		return nil, fmt.Errorf("mad: adaptive routing mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a mode as ParseARMode does.
+func (m *ARMode) UnmarshalText(text []byte) error {
+	v, err := ParseARMode(string(text))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}

@@ -1,6 +1,7 @@
 package mad_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,4 +123,20 @@ func TestARNames(t *testing.T) {
 	assert.True(t, mad.ValidThreshold(100))
 	assert.False(t, mad.ValidThreshold(0))
 	assert.False(t, mad.ValidThreshold(101))
+}
+
+func TestARModeText(t *testing.T) {
+	b, err := json.Marshal(struct {
+		M mad.ARMode `json:"m"`
+	}{mad.ARAdaptiveTh})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"m":"adaptive-th"}`, string(b))
+	var v struct {
+		M mad.ARMode `json:"m"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"m":"afi"}`), &v))
+	assert.Equal(t, mad.ARAFI, v.M)
+	assert.Error(t, json.Unmarshal([]byte(`{"m":"fast"}`), &v))
+	_, err = mad.ARMode(9).MarshalText()
+	assert.Error(t, err)
 }
