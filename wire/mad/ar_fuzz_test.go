@@ -55,7 +55,7 @@ func FuzzARAttr(f *testing.F) {
 			enc := mad.AppendARMAD(nil, &fm)
 			want := bytes.Clone(data[:mad.MADSize])
 			want[0], want[2] = mad.BaseVersion, mad.ARVersion // Encode writes the versions
-			want[6], want[7], want[18], want[19] = 0, 0, 0, 0  // class-specific and reserved
+			want[6], want[7], want[18], want[19] = 0, 0, 0, 0 // class-specific and reserved
 			if !bytes.Equal(enc, want) {
 				t.Fatalf("AppendARMAD(DecodeARMAD(%x)) = %x", want, enc)
 			}
