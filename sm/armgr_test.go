@@ -12,6 +12,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/madport"
+	"ibfab/madport/memport"
 	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
@@ -380,4 +381,70 @@ func TestARConfigCheck(t *testing.T) {
 		assert.ErrorIs(t, err, sm.ErrConfig)
 		assert.ErrorContains(t, err, tc.want)
 	}
+}
+
+// arGarblePort replaces the attribute data of the adaptive routing
+// answers whose attribute which picks (bit 0 ARInfo, 1 ARGroupTable, 2
+// ARLIDTable) with data, as a switch with a strange agent would answer.
+type arGarblePort struct {
+	*memport.Port
+	data  []byte
+	which uint8
+}
+
+func (p *arGarblePort) Recv(ctx context.Context) (madport.MAD, error) {
+	m, err := p.Port.Recv(ctx)
+	if err != nil || len(m.Data) < mad.MADSize {
+		return m, err
+	}
+	h := mad.MAD(m.Data)
+	if h.MgmtClass() != mad.ClassVendorAR || !h.Method().IsResponse() ||
+		p.which&(1<<(h.AttrID()-mad.AttrARInfo)) == 0 {
+		return m, nil
+	}
+	d := mad.ARMAD(m.Data).Data()
+	clear(d)
+	copy(d, p.data)
+	return m, nil
+}
+
+// FuzzARAnswers brings a fat tree up with adaptive routing while the
+// switches' answers of some AR attributes carry fuzzed data (caps of 0
+// or 64K, masks naming any port): the sweep ends with the subnet up,
+// whatever the manager makes of them, and a second sweep too.
+func FuzzARAnswers(f *testing.F) {
+	info := mad.AppendARInfo(nil, &mad.ARInfoFields{GroupCap: 1, LIDCap: 3, GroupTop: 9, Mode: 9})
+	f.Add(info, uint8(1))
+	f.Add(mad.AppendARGroupTable(nil, &mad.ARGroupTableFields{Groups: [7]mad.PortMask{1: mad.PortMaskOf(0, 255)}}), uint8(2))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint8(7))
+	f.Add([]byte{}, uint8(4))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		topo, err := topologies.KAryNTree(2, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fab, err := memfabric.NewFabric(topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fab.Close()
+		mp, err := memport.New(fab, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sm.New(&arGarblePort{Port: mp, data: data, which: which},
+			sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			res, err := s.Sweep(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.SubnetUp || res.AR == nil {
+				t.Fatalf("subnet not up, or no AR result: %+v", res)
+			}
+		}
+	})
 }
