@@ -64,6 +64,9 @@ type Config struct {
 	RespTimeValue           uint8
 	WidthSupported          mad.LinkWidth
 	SpeedSupported          mad.LinkSpeed
+	// ARGroupCap is the groups of alternative ports a switch's adaptive
+	// routing holds (ARInfo.GroupCap, ar.go), group 0 included.
+	ARGroupCap uint16
 
 	Ports    PortControl // required
 	Counters Counters    // nil: the PMA reports zeros
@@ -104,6 +107,7 @@ type Agent struct {
 	sw   switchState
 	trap trapState
 	cc   ccState
+	ar   arState
 	// The PMA's and the CC agent's attribute tables, built once by New:
 	// they depend only on the node type and its counters.
 	pmaDispatch map[mad.AttrID]pmaServe
@@ -204,6 +208,7 @@ func normalize(c *Config) error {
 	setDefault(&c.RespTimeValue, DefaultRespTimeValue)
 	setDefault(&c.WidthSupported, DefaultWidthSupported)
 	setDefault(&c.SpeedSupported, DefaultSpeedSupported)
+	setDefault(&c.ARGroupCap, DefaultARGroupCap)
 	switch {
 	case c.LinearFDBCap > DefaultLinearFDBCap:
 		return fmt.Errorf("%w: LinearFDBCap %d beyond the unicast LIDs", ErrConfig, c.LinearFDBCap)

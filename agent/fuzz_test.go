@@ -59,6 +59,8 @@ func check(t *testing.T, nd *node, req []byte, outs []agent.Outbound) {
 			_, err = mad.DecodeSMP(o.MAD)
 		case mad.ClassPerfMgt:
 			_, err = mad.DecodePMA(o.MAD)
+		case mad.ClassVendorAR:
+			_, err = mad.DecodeARMAD(o.MAD)
 		default:
 			_, err = mad.DecodeMAD(o.MAD)
 		}
@@ -121,5 +123,9 @@ func fuzzSeeds() []fuzzSeed {
 		{1, 3, 1, pma(mad.MethodGet, mad.AttrPortCounters, pcs)},
 		{1, 3, 1, pma(mad.MethodSet, mad.AttrPortCountersExtended, nil)},
 		{3, 3, 1, pma(mad.MethodGet, mad.AttrClassPortInfo, nil)},
+		{1, 3, 1, arMAD(mad.MethodSet, mad.AttrARInfo, 0, arInfoData(mad.ARInfoFields{Enable: true,
+			Mode: mad.ARAFI, Threshold: 75, AFCVL: 1, GroupTop: 1}))},
+		{1, 3, 1, arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{1: {2, 3}}))},
+		{1, 3, 1, arMAD(mad.MethodSet, mad.AttrARLIDTable, 0, arLIDs(map[int]uint16{3: 1}))},
 	}
 }

@@ -15,7 +15,9 @@ import (
 // control requests (class 0x21) are the node's CC agent's (cc.go). With
 // Config.LocalGMP they, and every GMP response, go to the node's MAD
 // client, which finds the requester of a response by its TID (saquery's SA
-// answers at a CA that is not the SM's).
+// answers at a CA that is not the SM's). Adaptive routing requests (class
+// 0x0A) are the node's AR agent's (ar.go), at every node: a CA answers
+// that it has none.
 
 // receiveGMP handles a MAD that arrived on QP1.
 func (a *Agent) receiveGMP(in Inbound) []Outbound {
@@ -30,8 +32,11 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	}
 	m := clone(in.MAD)
 	h := mad.MAD(m)
-	if h.MgmtClass() == mad.ClassCongestion && isCCRequest(h.Method()) {
+	if h.MgmtClass() == mad.ClassCongestion && isAgentRequest(h.Method()) {
 		return a.receiveCC(in, m)
+	}
+	if h.MgmtClass() == mad.ClassVendorAR && isAgentRequest(h.Method()) {
+		return a.receiveAR(in, m)
 	}
 	if a.cfg.LocalGMP && (h.Method().IsResponse() || h.MgmtClass() != mad.ClassPerfMgt) {
 		return a.toLocal(in, m)
@@ -58,9 +63,11 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	return a.gmpReply(in, m)
 }
 
-// isCCRequest reports whether a class 0x21 method is one the node's CC
-// agent answers: every request but a Trap, which goes to the manager.
-func isCCRequest(m mad.Method) bool {
+// isAgentRequest reports whether a method of a class the agent serves
+// itself (congestion control 0x21, adaptive routing 0x0A) is one it
+// answers: every request but a Trap or TrapRepress, which go to the
+// manager.
+func isAgentRequest(m mad.Method) bool {
 	return !m.IsResponse() && m != mad.MethodTrap && m != mad.MethodTrapRepress
 }
 

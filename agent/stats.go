@@ -22,6 +22,11 @@ type Stats struct {
 	MethodAttrUnsupport uint64 `json:"method_attr_unsupported"` // unknown attribute, or method not valid for it
 	InvalidField        uint64 `json:"invalid_field"`
 
+	// Adaptive routing (class 0x0A, ar.go): requests answered, whatever
+	// their status, and Sets that changed the table the crossbar reads.
+	ARRequests uint64 `json:"ar_requests"`
+	ARUpdates  uint64 `json:"ar_updates"`
+
 	// Dropped.
 	Malformed       uint64 `json:"malformed"`         // too short, or an unknown arrival port
 	DRDropped       uint64 `json:"dr_dropped"`        // failed a directed-route check (hop pointer, path port, D bit, LIDs)
@@ -40,7 +45,7 @@ type stats struct {
 	badVersion, methodUnsupported, methodAttrUnsup, invalidFld atomic.Uint64
 	malformed, drDropped, misaddressed, unroutable             atomic.Uint64
 	mkeyViolations, pkeyViolations, unexpected, trapsDropped   atomic.Uint64
-	ccKeyViolations                                            atomic.Uint64
+	ccKeyViolations, arRequests, arUpdates                     atomic.Uint64
 }
 
 // Stats returns a snapshot of the agent's counters.
@@ -56,6 +61,8 @@ func (a *Agent) Stats() Stats {
 		MethodUnsupported:   s.methodUnsupported.Load(),
 		MethodAttrUnsupport: s.methodAttrUnsup.Load(),
 		InvalidField:        s.invalidFld.Load(),
+		ARRequests:          s.arRequests.Load(),
+		ARUpdates:           s.arUpdates.Load(),
 		Malformed:           s.malformed.Load(),
 		DRDropped:           s.drDropped.Load(),
 		Misaddressed:        s.misaddressed.Load(),

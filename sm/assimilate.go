@@ -97,6 +97,9 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	if err := s.ccPhase(ctx, res); err != nil {
 		return res, err
 	}
+	if err := s.arPhase(ctx, res); err != nil {
+		return res, err
+	}
 	res.SubnetUp = true
 	return res, nil
 }

@@ -96,6 +96,12 @@ type Config struct {
 	// CC turns the congestion control manager on (ccmgr.go).
 	CC *CCConfig
 
+	// AR turns the adaptive routing manager on (armgr.go), whatever its
+	// mode: it then owns the switches' adaptive routing, and SLtoVL and
+	// VL arbitration are set (SL s on VL s, equal weights) whatever
+	// VLTables says.
+	AR *ARConfig
+
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
 	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it
@@ -171,6 +177,15 @@ func (c *Config) setDefaults() {
 		orDefault(&c.OpVLs, DefaultQoSOpVLs)
 		c.VLTables = VLTablesSet
 	}
+	if c.AR != nil {
+		// A copy: the caller's configuration stays as given.
+		ar := *c.AR
+		orDefault(&ar.Threshold, DefaultARThreshold)
+		c.AR = &ar
+		// The static queuing schemes pick the VL by the SL, and the AFC
+		// is one VL among the others in the arbitration.
+		c.VLTables = VLTablesSet
+	}
 	if c.LMC > 0 {
 		// Multipath's aliases travel on VL layers: SLtoVL must map SL i
 		// to VL i and every VL must be arbitrated.
@@ -219,6 +234,11 @@ func (c *Config) check() error {
 	if err := errors.Join(detectNames.check(uint8(c.Detect)), discoveryNames.check(uint8(c.Discovery)),
 		distributionNames.check(uint8(c.Distribution)), vlTablesNames.check(uint8(c.VLTables))); err != nil {
 		return err
+	}
+	if c.AR != nil {
+		if err := c.AR.check(c.OpVLs); err != nil {
+			return err
+		}
 	}
 	if _, err := NewEngine(c.Routing, c.Options); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -76,6 +76,7 @@ type SM struct {
 	described  map[uint64]string  // NodeDescriptions read, by node GUID
 	qos        *qosState          // nil with QoS off
 	cc         *ccManager         // nil with congestion control off
+	ar         *arManager         // nil with adaptive routing unmanaged
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -129,6 +130,9 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
 	if cfg.CC != nil {
 		s.cc = newCCManager(cfg.CC)
+	}
+	if cfg.AR != nil {
+		s.ar = newARManager(cfg.AR)
 	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
@@ -196,6 +200,8 @@ type Result struct {
 
 	// CC is what the congestion control manager did (Config.CC).
 	CC *CCResult `json:"cc,omitempty"`
+	// AR is what the adaptive routing manager did (Config.AR).
+	AR *ARResult `json:"ar,omitempty"`
 	// Multipath is what multipath routing on the LMC aliases did
 	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
 	Multipath *MultipathStats `json:"multipath,omitempty"`
@@ -323,6 +329,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 			return res, err
 		}
 		if err := s.ccPhase(ctx, res); err != nil {
+			return res, err
+		}
+		if err := s.arPhase(ctx, res); err != nil {
 			return res, err
 		}
 	}
@@ -472,13 +481,14 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// waitServing waits as tx.wait does, and then answers the QoS control
-// calls that came in; a call ends the wait early.
+// waitServing waits as tx.wait does, and then answers the QoS and
+// adaptive routing control calls that came in; a call ends the wait
+// early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 	if due, ok := s.ccLogDue(); ok && (until.IsZero() || due.Before(until)) {
 		until = due // the congestion logs are due first
 	}
-	s.tx.wakeable = s.qos != nil
+	s.tx.wakeable = s.qos != nil || s.ar != nil
 	err := s.tx.wait(ctx, until)
 	s.tx.wakeable = false
 	if err != nil {
@@ -487,7 +497,10 @@ func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 	if err := s.ccPoll(ctx); err != nil {
 		return err
 	}
-	return s.serveQoS(ctx)
+	if err := s.serveQoS(ctx); err != nil {
+		return err
+	}
+	return s.serveAR(ctx)
 }
 
 // TrapCoalesce is how long Serve goes on after a trap, to take in the

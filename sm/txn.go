@@ -82,8 +82,9 @@ type request struct {
 	// tag is the caller's, for cancel to recognize the request by.
 	tag any
 	// class, when not zero, makes the request a GMP of that class, sent
-	// LID-routed to QP1 (only mad.ClassCongestion so far), with ccKey
-	// in its CC_Key field and up to 192 bytes of data.
+	// LID-routed to QP1: mad.ClassCongestion, with ccKey in its CC_Key
+	// field and up to 192 bytes of data, or mad.ClassVendorAR (ibfab's
+	// adaptive routing) with up to 232.
 	class mad.MgmtClass
 	ccKey uint64
 	// probe marks a request to a device that may be gone: one attempt,
@@ -110,7 +111,7 @@ type response struct {
 	req *request
 	// data is the answer's attribute data: an SMP's 64 bytes (buf's), a
 	// CC MAD's 192 bytes of management data, or for CongestionLog its
-	// 224 bytes of log and management data.
+	// 224 bytes of log and management data, an AR MAD's 232 bytes.
 	data []byte
 	err  error
 	buf  [mad.SMPDataSize]byte
@@ -599,7 +600,7 @@ func sortTxns(ts []*txn) {
 // panic.
 func (e *txnLayer) handle(m madport.MAD) {
 	b := m.Data
-	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || mad.MAD(b).MgmtClass() == mad.ClassCongestion) {
+	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || isGMPClass(mad.MAD(b).MgmtClass())) {
 		e.stats.Malformed++
 		return
 	}
@@ -642,7 +643,7 @@ func (e *txnLayer) handle(m madport.MAD) {
 	t := e.pending[seq]
 	if t == nil || h.AttrID() != t.req.attr || h.Method() != mad.MethodGetResp ||
 		(h.MgmtClass() == mad.ClassSubnDirected) != t.req.dr ||
-		(t.req.class != 0) != (h.MgmtClass() == mad.ClassCongestion) ||
+		(t.req.class == 0 && !h.MgmtClass().IsSubn()) || (t.req.class != 0 && h.MgmtClass() != t.req.class) ||
 		(t.req.dr && !mad.DRSMP(b).Direction()) {
 		e.stats.Unexpected++
 		return
@@ -687,10 +688,24 @@ func pathString(p []uint8) string {
 	return s
 }
 
+// isGMPClass reports whether the SM sends requests of class c (and so
+// takes its answers): congestion control and adaptive routing.
+func isGMPClass(c mad.MgmtClass) bool { return c == mad.ClassCongestion || c == mad.ClassVendorAR }
+
 // buildGMP builds a class 0x21 request: the CC_Key in its place, the
-// data in the management data area (IBA A10.4.1).
+// data in the management data area (IBA A10.4.1); or a class 0x0A one,
+// the data behind the header.
 func buildGMP(r *request, tid uint64) ([]byte, error) {
-	if r.class != mad.ClassCongestion {
+	switch r.class {
+	case mad.ClassCongestion:
+	case mad.ClassVendorAR:
+		if len(r.data) > mad.ARDataSize {
+			return nil, fmt.Errorf("sm: AR data of %d bytes", len(r.data))
+		}
+		f := mad.ARMADFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod}
+		copy(f.Data[:], r.data)
+		return mad.AppendARMAD(make([]byte, 0, mad.MADSize), &f), nil
+	default:
 		return nil, fmt.Errorf("sm: GMP class %v", r.class)
 	}
 	if len(r.data) > mad.CCDataSize {
@@ -701,9 +716,13 @@ func buildGMP(r *request, tid uint64) ([]byte, error) {
 	return mad.AppendCCMAD(make([]byte, 0, mad.MADSize), &f), nil
 }
 
-// gmpData copies the attribute data of a CC answer: the log data and
-// the management data for CongestionLog, the management data otherwise.
+// gmpData copies the attribute data of a GMP answer: for congestion
+// control the log data and the management data for CongestionLog, the
+// management data otherwise; for adaptive routing all behind the header.
 func gmpData(b []byte, attr mad.AttrID) []byte {
+	if mad.MAD(b).MgmtClass() == mad.ClassVendorAR {
+		return append([]byte(nil), mad.ARMAD(b).Data()...)
+	}
 	if attr == mad.AttrCongestionLog {
 		return append([]byte(nil), mad.CCMAD(b).LogData()...)
 	}

@@ -1,7 +1,10 @@
 // Command ibsm is ibfab's subnet manager (package sm) on one port:
 //
 //	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F] [--lmc N] [--cc FILE]
+//	     [--ar-mode off|adaptive|adaptive-th|afi [--ar-threshold PCT] [--afc-vl VL]] [--sl2vl identity]
 //	ibsm routes --dump --port SPEC [flags]
+//	ibsm qos add|del|list [flags]
+//	ibsm ar set --mode MODE [--threshold PCT] [--afc-vl VL] | ibsm ar show
 //	ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
 //
 // SPEC names the port: "mem[:TOPOFILE]" (also "fake:") is an in-memory fabric of agents
@@ -24,7 +27,12 @@
 // layer i (SL i maps to VL i on every port), and each sweep reports the
 // fallbacks, path lengths and disjointness. --cc FILE manages congestion
 // control from a file of OpenSM's cc_* options and prints every new
-// CongestionLog entry as a cc_log event (cc.go).
+// CongestionLog entry as a cc_log event (cc.go). --ar-mode manages the
+// switches' adaptive routing through ibfab's vendor class 0x0A (ar.go,
+// docs/adaptive-routing.md) and sets SL s on VL s with equal-weight VL
+// arbitration (--sl2vl identity alone does that without adaptive
+// routing); 'ibsm ar set' changes the mode, threshold or AFC VL of a
+// running ibsm through its control socket, the one 'ibsm qos' uses.
 package main
 
 import (
@@ -69,9 +77,11 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE] [flags]
+const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
+            [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity] [flags]
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
+       ibsm ar set|show [flags]
        ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]`
 
 // options are the command line.
@@ -88,6 +98,7 @@ type options struct {
 	routesCmd bool
 	qos       qosOptions
 	cc        ccOptions
+	ar        arOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -128,6 +139,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	addAssimilationFlags(fs, &o.cfg)
 	addQoSFlags(fs, &o.qos)
 	addCCFlags(fs, &o.cc)
+	addARFlags(fs, &o.ar)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -154,6 +166,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--lmc is 0-7, --priority 0-15, --op-vls 1-5")
 	}
 	o.cfg.LMC, o.cfg.Priority, o.cfg.OpVLs = uint8(o.lmc), uint8(o.priority), uint8(o.vls)
+	if o.cfg.AR, err = o.ar.config(fs, &o.cfg, o.cfg.OpVLs); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.qos.control != "" && o.cfg.QoS == nil && o.cfg.AR == nil:
+		return nil, errors.New("--control serves 'ibsm qos' and 'ibsm ar': say --qos or --ar-mode")
+	case o.qos.control == "":
+		o.qos.control = DefaultControl
+	}
 	o.cfg.Options.Seed = o.seed
 	if o.cfg.Retries == 0 {
 		o.cfg.Retries = -1 // the flag's 0 means none; Config's 0 means the default
@@ -168,6 +189,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "qos" {
 		return runQoS(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "ar" {
+		return runAR(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "arbtable-bench" {
 		return runArbBench(args[1:], stdout, stderr)
@@ -203,6 +227,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.cfg.QoS != nil {
 		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }
 	}
+	if o.cfg.AR != nil {
+		o.cfg.AR.OnEvent = func(e sm.AREvent) { reportAR(stdout, e, o.json) }
+	}
 	if o.cfg.CC != nil {
 		o.cfg.CC.OnEvent = func(e sm.CCLogEvent) { reportCC(stdout, e, o.json) }
 		if !o.cfg.CC.Enabled {
@@ -221,7 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer s.Close()
-	if o.cfg.QoS != nil && !o.once && !o.routesCmd {
+	if (o.cfg.QoS != nil || o.cfg.AR != nil) && !o.once && !o.routesCmd {
 		stopControl, err := serveControl(o.qos.control, s)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibsm: control socket: %v\n", err)
@@ -296,6 +323,9 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	if m := res.Multipath; m != nil {
 		fmt.Fprintf(w, "  multipath: %d LIDs per port in %d layers, %d of %d alias routes fell back (%d up*/down*, %d reserved), mean hops by layer %v, alias paths disjoint from the base %v\n",
 			m.Aliases, m.Layers, m.Fallbacks, m.Trees, m.Updn, m.Reserve, m.MeanHops, m.Disjoint)
+	}
+	if r := res.AR; r != nil {
+		reportARResult(w, r)
 	}
 	if c := res.CC; c != nil {
 		fmt.Fprintf(w, "  cc: %d nodes (%d read), %d Sets, %d keys set, %d key failures, %d failures, %d log entries\n",

@@ -20,7 +20,8 @@ import (
 	"ibfab/sm/qos"
 )
 
-// DefaultControl is the control socket of an ibsm with QoS on.
+// DefaultControl is the control socket of an ibsm with QoS or adaptive
+// routing on.
 const DefaultControl = "/run/ibsm/ibsm.sock"
 
 // Control ops.
@@ -42,7 +43,7 @@ type qosOptions struct {
 func addQoSFlags(fs *flag.FlagSet, q *qosOptions) {
 	fs.BoolVar(&q.on, "qos", false, "manage QoS: admit flows into the VL arbitration tables (seed 002), SL n on VL n")
 	fs.StringVar(&q.flows, "qos-flows", "", "JSON `file` of static flows admitted at start (implies --qos)")
-	fs.StringVar(&q.control, "control", "", "control socket `path` for 'ibsm qos' (default "+DefaultControl+" with --qos)")
+	fs.StringVar(&q.control, "control", "", "control socket `path` for 'ibsm qos' and 'ibsm ar' (default "+DefaultControl+" with --qos or --ar-mode)")
 	fs.UintVar(&q.model, "qos-model", uint(qos.DefaultModel), "arbitration-table maintenance `model`, 1-4")
 	fs.Float64Var(&q.share, "qos-share", qos.DefaultShare, "`fraction` of each link promised to QoS flows; best effort keeps the rest")
 }
@@ -54,10 +55,7 @@ func (q *qosOptions) config() (*sm.QoSConfig, error) {
 		q.on = true
 	}
 	if !q.on {
-		if q.control != "" {
-			return nil, errors.New("--control serves QoS: say --qos")
-		}
-		return nil, nil
+		return nil, nil // --control without --qos may serve 'ibsm ar': parse checks
 	}
 	if q.model < 1 || q.model > uint(len(arbtable.Models)) {
 		return nil, fmt.Errorf("--qos-model %d, want 1-%d", q.model, len(arbtable.Models))
@@ -69,9 +67,6 @@ func (q *qosOptions) config() (*sm.QoSConfig, error) {
 			return nil, err
 		}
 		c.Flows = fl
-	}
-	if q.control == "" {
-		q.control = DefaultControl
 	}
 	return c, nil
 }
@@ -108,8 +103,9 @@ func decodeStrict(b []byte, v any) error {
 	return d.Decode(v)
 }
 
-// serveControl serves the QoS ops on path for s until the returned
-// function is called.
+// serveControl serves the QoS and adaptive routing ops on path for s
+// until the returned function is called: JSON lines of {op, args}, as
+// internal/ctl has them.
 func serveControl(path string, s *sm.SM) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
@@ -124,8 +120,10 @@ func serveControl(path string, s *sm.SM) (func(), error) {
 			code = sm.QoSOpDel
 		case opQoSList:
 			code = sm.QoSOpList
+		case opARSet, opARShow:
+			return serveAROp(ctx, s, op, args)
 		default:
-			return nil, fmt.Errorf("%w %q (qos-add, qos-del, qos-list)", ctl.ErrUnknownOp, op)
+			return nil, fmt.Errorf("%w %q (qos-add, qos-del, qos-list, ar-set, ar-show)", ctl.ErrUnknownOp, op)
 		}
 		if code != sm.QoSOpList {
 			if err := decodeStrict(args, &r); err != nil {

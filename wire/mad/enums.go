@@ -7,13 +7,16 @@ type MgmtClass uint8
 
 // Management classes.
 const (
-	ClassSubnLID      MgmtClass = 0x01 // subnet management, LID-routed
-	ClassSubnAdm      MgmtClass = 0x03 // subnet administration
-	ClassPerfMgt      MgmtClass = 0x04 // performance management
-	ClassBM           MgmtClass = 0x05 // baseboard management
-	ClassDevMgt       MgmtClass = 0x06 // device management
-	ClassCM           MgmtClass = 0x07 // communication management
-	ClassSNMP         MgmtClass = 0x08 // SNMP tunneling
+	ClassSubnLID MgmtClass = 0x01 // subnet management, LID-routed
+	ClassSubnAdm MgmtClass = 0x03 // subnet administration
+	ClassPerfMgt MgmtClass = 0x04 // performance management
+	ClassBM      MgmtClass = 0x05 // baseboard management
+	ClassDevMgt  MgmtClass = 0x06 // device management
+	ClassCM      MgmtClass = 0x07 // communication management
+	ClassSNMP    MgmtClass = 0x08 // SNMP tunneling
+	// ClassVendorAR is ibfab's adaptive routing class, in the first
+	// vendor range (ar.go).
+	ClassVendorAR     MgmtClass = 0x0a
 	ClassCongestion   MgmtClass = 0x21 // congestion control
 	ClassSubnDirected MgmtClass = 0x81 // subnet management, directed route
 )
@@ -35,6 +38,8 @@ func (c MgmtClass) String() string {
 		return "CM"
 	case ClassSNMP:
 		return "SNMP"
+	case ClassVendorAR:
+		return "VendorAR"
 	case ClassCongestion:
 		return "CongestionControl"
 	case ClassSubnDirected:
@@ -181,6 +186,8 @@ func (a AttrID) Name(c MgmtClass) string {
 		names = pmaAttrNames
 	case ClassCongestion:
 		names = ccAttrNames
+	case ClassVendorAR:
+		names = arAttrNames
 	}
 	if s, ok := names[a]; ok {
 		return s
