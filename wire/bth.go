@@ -23,7 +23,12 @@ import (
 // it is replaced by ones when the ICRC is computed. Congestion control
 // (Annex A10) takes its top two bits: F is FECN, set by a congested switch
 // on the way, B is BECN, set in the notification back to the source; being
-// ICRC-masked, a switch that marks a packet reseals only its VCRC.
+// ICRC-masked, a switch that marks a packet reseals only its VCRC. ibfab's
+// adaptive routing takes the next bit, X (0x20): Adapted, set by a switch
+// in AFI mode that routed the packet away from its deterministic port, so
+// that later switches keep it on the Adapted Flow Channel and never adapt
+// it again (docs/adaptive-routing.md). Fields and Encode leave it out, as
+// they do the rest of resv8a.
 const (
 	bthOpCode   = 0
 	bthFlags    = 1
@@ -39,6 +44,7 @@ const (
 	bthAckBit   = 0x80000000
 	bthFECNBit  = 0x80 // in resv8a
 	bthBECNBit  = 0x40
+	bthAdaptBit = 0x20
 	bthQPMask   = 0x00ffffff
 	bthPSNMask  = 0x00ffffff
 
@@ -245,6 +251,13 @@ func (b BTH) BECN() bool { return b[bthResv8a]&bthBECNBit != 0 }
 
 // SetBECN sets the BECN bit.
 func (b BTH) SetBECN(v bool) { b[bthResv8a] = setBit8(b[bthResv8a], bthBECNBit, v) }
+
+// Adapted returns ibfab's adapted bit (resv8a 0x20): adaptive routing sent
+// the packet away from its deterministic path.
+func (b BTH) Adapted() bool { return b[bthResv8a]&bthAdaptBit != 0 }
+
+// SetAdapted sets the adapted bit.
+func (b BTH) SetAdapted(v bool) { b[bthResv8a] = setBit8(b[bthResv8a], bthAdaptBit, v) }
 
 // PSN returns the 24-bit "PSN" (packet sequence number) field.
 func (b BTH) PSN() uint32 { return binary.BigEndian.Uint32(b[bthAckPSN:]) & bthPSNMask }
