@@ -120,6 +120,10 @@ type txVL struct {
 	q     fifo
 	fctbs uint16 // total blocks sent, mod 4096
 	fccl  uint16 // credit limit from the peer
+	// maxWin is the largest credit window (FCCL − FCTBS) the peer's
+	// flow-control packets gave since the link trained: its buffer for
+	// the VL, as far as the port can tell (Downstream).
+	maxWin int
 }
 
 // rxVL is the receive side of one data VL.
@@ -127,6 +131,11 @@ type rxVL struct {
 	abr  uint16 // adjusted blocks received, mod 4096
 	used int    // blocks held by unreleased packets
 	fccl uint16 // the credit limit last advertised
+	// capacity is the VL's buffer in blocks (Config.VLBlocks, RxBlocks,
+	// SetVLBlocks). admit, when above it, is what the port still takes
+	// after SetVLBlocks shrank the buffer: the blocks held then plus the
+	// credit already granted, which the peer may use (credits.go).
+	capacity, admit int
 }
 
 var _ link.Dispatcher = (*Port)(nil)
@@ -160,6 +169,10 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 	p.enW, p.enS = p.supW, p.supS
 	p.txCond.L, p.idleCond.L, p.spaceCond.L = &p.mu, &p.mu, &p.mu
 	p.arb.set(DefaultArbitration(cfg.DataVLs))
+	caps, _ := cfg.vlCapacities(cfg.VLBlocks) // checked by withDefaults
+	for vl, c := range caps {
+		p.rx[vl].capacity, p.rx[vl].admit = c, c
+	}
 
 	p.wg.Add(1)
 	go p.transmit()
