@@ -247,6 +247,18 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// CheckVLBlocks returns the error New, or SetVLBlocks on a port built
+// from c, would give for the per-VL receive buffers blocks, or nil: for a
+// node that sizes the buffers of ports it has not built yet.
+func (c Config) CheckVLBlocks(blocks []int) error {
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = c.vlCapacities(blocks)
+	return err
+}
+
 // vlCapacities returns the receive buffer of every data VL under the
 // per-VL sizes blocks (VLBlocks' meaning), or an error wrapping ErrConfig
 // for a size the port cannot run with.

@@ -121,10 +121,10 @@ func (p *Port) Credits(vl int) VLCredits {
 // Occupancy is used/capacity. active reports whether the port is Active
 // with vl operational, so that a data packet queued here can leave.
 // Capacity 0 means the peer never granted credit on vl (no buffer there,
-// or the link has not trained). A peer that shrinks its buffer at run
-// time keeps its old capacity here until the link retrains or
-// ResetDownstream; growth shows at once. Adaptive routing calls it per
-// packet and alternative: it takes the port's lock once.
+// or the link has not trained). When the peer's limit moves back (it
+// trained again, or SetVLBlocks shrank its buffer) the capacity is learnt
+// afresh from that window on; growth shows at once. Adaptive routing
+// calls it per packet and alternative: it takes the port's lock once.
 func (p *Port) Downstream(vl int) (used, capacity int, active bool) {
 	if vl < 0 || vl >= MaxDataVLs {
 		return 0, 0, false
@@ -140,8 +140,9 @@ func (p *Port) Downstream(vl int) (used, capacity int, active bool) {
 
 // ResetDownstream starts every data VL's downstream capacity (Downstream)
 // afresh from the credit window the peer grants now: on an idle link
-// whose peer has advertised its buffers, their sizes. It is for after the
-// peers' buffers changed at run time (SetVLBlocks on the other end).
+// whose peer has advertised its buffers, their sizes. Downstream follows
+// a peer's SetVLBlocks by itself; this is for a view that a busy link's
+// transient windows left below the peer's size.
 func (p *Port) ResetDownstream() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,13 +155,13 @@ func (p *Port) ResetDownstream() {
 // SetVLBlocks resizes the receive buffers at run time, with
 // Config.VLBlocks' meaning (VLs past the end of blocks get RxBlocks) and
 // checks. What changes is the credit the port advertises from now on:
-// each changed VL's new size goes to the peer in a flow-control packet at
-// once. A buffer that grows is credited at once. One that shrinks drops
-// nothing: the packets it holds stay until released, and credit already
-// granted is honoured (the advertised limit never moves back), so the
-// peer may still fill the old size once; the VL is credited again only
-// when what it holds and the credit outstanding are below the new size.
-// Shrinking to 0 starves the VL the same way, for good.
+// each changed VL's new limit goes to the peer in a flow-control packet
+// at once, so a buffer that grows is credited at once. One that shrinks
+// drops nothing. Its limit moves back (none while it holds more than its
+// new size), which the peer reads as less credit as soon as it hears it;
+// what the peer sent before that against the old credit is still taken
+// in, beyond the new size if need be, and the packets held stay until
+// released. Shrinking to 0 starves the VL for good.
 func (p *Port) SetVLBlocks(blocks []int) error {
 	caps, err := p.cfg.vlCapacities(blocks)
 	if err != nil {
@@ -173,12 +174,10 @@ func (p *Port) SetVLBlocks(blocks []int) error {
 		if r.capacity == c {
 			continue
 		}
-		if c < r.capacity {
-			// Held plus granted, above the new size: the peer may use it.
-			r.admit = max(r.used+available(r.fccl, r.abr), c)
-		} else {
-			r.admit = c
-		}
+		// The old size bounds what was held and granted: the peer may
+		// still fill it until it hears the new limit (rxRelease brings
+		// it down).
+		r.admit = max(r.admit, c)
 		r.capacity = c
 		p.fcDue |= 1 << vl
 	}
@@ -211,12 +210,7 @@ func (p *Port) appendFCLocked(dst []byte, vl int) []byte {
 		op = wire.FlowControlInit
 	}
 	r := &p.rx[vl]
-	lim := CreditLimit(r.abr, r.capacity-r.used)
-	if r.admit > r.capacity && ahead(r.fccl, lim) {
-		// A shrunk buffer takes back no credit it granted (SetVLBlocks).
-		lim = r.fccl
-	}
-	r.fccl = lim
+	r.fccl = CreditLimit(r.abr, r.capacity-r.used)
 	return wire.AppendFlowControl(dst, &wire.FlowControlFields{
 		Op:    op,
 		FCTBS: p.tx[vl].fctbs,
@@ -240,10 +234,10 @@ func (p *Port) receiveFCLocked(fc wire.FlowControl) {
 	t, r := &p.tx[vl], &p.rx[vl]
 	if t.fccl != fc.FCCL() {
 		if ahead(t.fccl, fc.FCCL()) {
-			// A receiver's limit never moves back but when its counters
-			// start over: the peer trained again, and packets it sent
-			// before (with its old ABR) may have arrived after our own
-			// training. Its buffer is learnt afresh.
+			// A receiver's limit moves back only when its counters start
+			// over (the peer trained again: packets it sent before, with
+			// its old ABR, may arrive after our own training) or its
+			// buffer shrank (SetVLBlocks): its buffer is learnt afresh.
 			t.maxWin = 0
 		}
 		t.fccl = fc.FCCL()

@@ -133,8 +133,9 @@ type rxVL struct {
 	fccl uint16 // the credit limit last advertised
 	// capacity is the VL's buffer in blocks (Config.VLBlocks, RxBlocks,
 	// SetVLBlocks). admit, when above it, is what the port still takes
-	// after SetVLBlocks shrank the buffer: the blocks held then plus the
-	// credit already granted, which the peer may use (credits.go).
+	// after SetVLBlocks shrank the buffer: the old size, which bounds the
+	// blocks held and the credit granted then, which the peer may use
+	// until it hears the new limit; releases bring it down to capacity.
 	capacity, admit int
 }
 

@@ -1,12 +1,14 @@
 package port_test
 
 import (
+	"bytes"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/link"
 	"ibfab/link/pipe"
 	"ibfab/port"
 	"ibfab/port/porttest"
@@ -115,9 +117,10 @@ func TestDownstream(t *testing.T) {
 }
 
 // TestSetVLBlocks: a buffer that grows is credited at once; one that
-// shrinks under packets it holds drops nothing, honours the credit it had
-// granted, and is credited only its new size after; Downstream at the
-// sender keeps the old size until ResetDownstream.
+// shrinks under the packets it holds drops nothing, takes the credit back
+// at once, still takes in what the peer sent against the old credit
+// before it heard, and is credited only its new size after. The sender's
+// downstream view follows.
 func TestSetVLBlocks(t *testing.T) {
 	e := newEnv(t, port.Config{DataVLs: 2, MTU: vlMTU, RxBlocks: 200}, nil)
 	e.activate(t)
@@ -130,43 +133,66 @@ func TestSetVLBlocks(t *testing.T) {
 	_, capacity, _ := e.a.Downstream(0)
 	assert.Equal(t, 400, capacity)
 
-	// b holds 10 packets (170 blocks); a holds credit for 230 more.
+	// b holds 10 packets (170 blocks); a holds credit for 230 more, and
+	// sends 13 packets on it that are still on the wire (held back by
+	// the pipe) when b shrinks to 100 blocks.
 	e.rb.setHold(true)
 	for i := range 10 {
 		send(t, e.a, porttest.UD(0, 1, vlPayload, byte(i)))
 	}
 	e.run(t, func() bool { return e.rb.count() == 10 })
-	require.NoError(t, e.b.SetVLBlocks([]int{100}))
-	e.settle()
-	granted := 400 - 10*vlPktBlocks
-	assert.Equal(t, granted, e.a.Credits(0).Available, "credit granted is not taken back")
-	for i := range 20 {
+	var mu sync.Mutex
+	var wire [][]byte
+	e.ea.SetMutate(func(k link.Kind, b []byte) bool {
+		if k != link.KindData {
+			return false
+		}
+		mu.Lock()
+		wire = append(wire, bytes.Clone(b))
+		mu.Unlock()
+		return true
+	})
+	inFlight := (400 - 10*vlPktBlocks) / vlPktBlocks
+	for i := range inFlight {
 		send(t, e.a, porttest.UD(0, 1, vlPayload, byte(10+i)))
 	}
-	fit := 10 + granted/vlPktBlocks
-	e.run(t, func() bool { return e.rb.count() == fit })
 	e.settle()
-	assert.Equal(t, fit, e.rb.count(), "the old size filled once")
-	assert.Equal(t, fit*vlPktBlocks, e.b.Credits(0).RxUsed, "beyond the new size")
+	require.Len(t, wire, inFlight)
+	require.NoError(t, e.b.SetVLBlocks([]int{100}))
+	e.settle()
+	assert.Zero(t, e.a.Credits(0).Available, "the credit is taken back")
+	e.ea.SetMutate(nil)
+	for _, b := range wire {
+		require.NoError(t, e.ea.WritePacket(link.KindData, b))
+	}
+	send(t, e.a, porttest.UD(0, 1, vlPayload, 99))
+	e.settle()
+	assert.Equal(t, 10+inFlight, e.rb.count(), "what was on the wire is taken in")
+	assert.Equal(t, (10+inFlight)*vlPktBlocks, e.b.Credits(0).RxUsed, "beyond the new size")
+	assert.Equal(t, 1, e.a.Queued(0), "the next waits")
 	noDrops(t, e.a, e.b)
 
-	// Released one by one, the buffer grants nothing until it is under
-	// its new size; then at most the new size.
-	e.rb.release(fit - 2)
-	e.run(t, func() bool { return e.a.Credits(0).Available > 0 || e.rb.count() > fit })
-	e.settle()
-	assert.LessOrEqual(t, e.a.Credits(0).Available+e.b.Credits(0).RxUsed, 100+vlPktBlocks)
 	e.rb.setHold(false)
 	e.rb.release(-1)
-	e.run(t, func() bool { return e.rb.count() == 30 })
+	e.run(t, func() bool { return e.rb.count() == 11+inFlight })
 	e.run(t, func() bool { return e.a.Credits(0).Available == 100 })
-	noDrops(t, e.a, e.b)
-
 	_, capacity, _ = e.a.Downstream(0)
-	assert.Equal(t, 400, capacity, "the largest window since training")
+	assert.Equal(t, 100, capacity, "learnt afresh when the limit moved back")
 	e.a.ResetDownstream()
 	_, capacity, _ = e.a.Downstream(0)
-	assert.Equal(t, 100, capacity, "after ResetDownstream on an idle link")
+	assert.Equal(t, 100, capacity, "ResetDownstream on an idle link")
+
+	// Refilled, the buffer takes its new size and no more.
+	e.rb.setHold(true)
+	for i := range 10 {
+		send(t, e.a, porttest.UD(0, 1, vlPayload, byte(i)))
+	}
+	e.run(t, func() bool { return e.rb.count() == 11+inFlight+100/vlPktBlocks })
+	e.settle()
+	assert.Equal(t, 11+inFlight+100/vlPktBlocks, e.rb.count())
+	noDrops(t, e.a, e.b)
+	e.rb.setHold(false)
+	e.rb.release(-1)
 }
 
 // TestVLCongestionLevels: each VL's congestion level is its own buffer's
