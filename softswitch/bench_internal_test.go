@@ -1,6 +1,7 @@
 package softswitch
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"ibfab/link/pipe"
 	"ibfab/port"
 	"ibfab/port/porttest"
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -105,25 +107,92 @@ func benchLine(b *testing.B, cfg Config) (s *Switch, src *port.Port, dst *benchS
 }
 
 // BenchmarkSwitchForward pushes unpaced 256-byte packets through one
-// switch: the port logic of two links and the crossbar between them.
+// switch: the port logic of two links and the crossbar between them, in
+// each architecture (IQ: one packet of the input's VL in the crossbar at
+// a time).
 func BenchmarkSwitchForward(b *testing.B) {
-	_, src, dst := benchLine(b, Config{})
-	pkt := porttest.UD(0, 2, 256, 0)
-	dst.done = make(chan struct{})
-	dst.want.Store(int64(b.N))
-	b.SetBytes(int64(len(pkt)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
-		if err := src.Send(port.NewPacket(pkt)); err != nil {
+	for _, arch := range []Arch{ArchVOQ, ArchIQ} {
+		b.Run(arch.String(), func(b *testing.B) {
+			_, src, dst := benchLine(b, Config{Arch: arch})
+			pkt := porttest.UD(0, 2, 256, 0)
+			dst.done = make(chan struct{})
+			dst.want.Store(int64(b.N))
+			b.SetBytes(int64(len(pkt)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for range b.N {
+				if err := src.Send(port.NewPacket(pkt)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			select {
+			case <-dst.done:
+			case <-time.After(time.Minute):
+				b.Fatalf("%d of %d packets arrived", dst.n.Load(), b.N)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pkts/s")
+		})
+	}
+}
+
+// benchStar is a switch with ports 1-4 each cabled to an Active port on
+// pipes, the switch routing LID 2 to port 2.
+func benchStar(b *testing.B) *Switch {
+	pc := port.Config{Unpaced: true}
+	eps := []link.Endpoint{nil}
+	var ports []*port.Port
+	var ends []*pipe.Endpoint
+	for range 4 {
+		sw, peer := pipe.NewPair()
+		eps = append(eps, sw)
+		p, err := port.New(peer, pc, nil)
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { p.Close() })
+		ports = append(ports, p)
+		ends = append(ends, peer)
 	}
-	select {
-	case <-dst.done:
-	case <-time.After(time.Minute):
-		b.Fatalf("%d of %d packets arrived", dst.n.Load(), b.N)
+	s, err := New(Config{Name: "bench", NumPorts: 4, NodeGUID: 1, Ports: eps, PortConfig: pc})
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pkts/s")
+	b.Cleanup(s.Close)
+	for n := uint8(1); n <= 4; n++ {
+		ports = append(ports, s.Port(n))
+	}
+	porttest.Settle(ports, ends...)
+	for _, p := range ports {
+		activate(b, p)
+	}
+	setLFT(b, s, map[uint16]uint8{1: 1, 2: 2})
+	return s
+}
+
+// BenchmarkRouteDecision is the routing decision of a unicast packet
+// (unicastOutput: LFT, adaptive routing, the output's checks) per mode,
+// with three alternatives for the DLID. The outputs are idle: T = 75
+// keeps adaptive-th and AFI on the LFT port after one look at it, T = 0
+// makes them adapt every packet, the worst case.
+func BenchmarkRouteDecision(b *testing.B) {
+	s := benchStar(b)
+	pkt := port.NewPacket(porttest.UD(0, 2, 256, 0))
+	b.Cleanup(pkt.Release)
+	lrh := wire.LRH(pkt.Bytes)
+	group := []uint16{0, 0, 1}
+	for _, tc := range []struct {
+		mode mad.ARMode
+		thr  uint8
+	}{{mad.AROff, 75}, {mad.ARAdaptive, 75}, {mad.ARAdaptiveTh, 75}, {mad.ARAdaptiveTh, 0}, {mad.ARAFI, 75}, {mad.ARAFI, 0}} {
+		b.Run(fmt.Sprintf("%v/T=%d", tc.mode, tc.thr), func(b *testing.B) {
+			s.agent.SetARTable(agent.NewARTable(tc.mode, tc.thr, 1, group, [][]uint8{nil, {2, 3, 4}}))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, op, _, _, _ := s.unicastOutput(1, 2, pkt, lrh); op == nil {
+					b.Fatal("no output")
+				}
+			}
+		})
+	}
 }
