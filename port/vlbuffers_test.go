@@ -108,7 +108,7 @@ func TestDownstream(t *testing.T) {
 
 	require.NoError(t, e.b.SetState(mad.PortStateDown))
 	e.run(t, func() bool { return e.a.State().Port == mad.PortStateDown })
-	_, capacity, active = e.a.Downstream(0)
+	_, _, active = e.a.Downstream(0)
 	assert.False(t, active, "a port that is not Active")
 	e.run(t, func() bool { return e.a.State().Port == mad.PortStateInit })
 	e.settle()
