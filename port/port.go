@@ -221,7 +221,10 @@ func (p *Port) Close() error {
 // Name returns the endpoint's name.
 func (p *Port) Name() string { return p.ep.Name() }
 
-// Config returns the port's configuration, defaults filled in.
+// Config returns the port's configuration, defaults filled in, as New
+// got it: SetVLBlocks does not change it (Credits reports each VL's
+// buffer). Its VLBlocks is the port's own: do not modify it (senders call
+// Config per packet, so it is not copied).
 func (p *Port) Config() Config { return p.cfg }
 
 // Rate returns the link's data rate in bits per second, at the width and
