@@ -195,9 +195,6 @@ func (s *Switch) unicastOutput(in, det uint8, pkt *port.Packet, lrh wire.LRH) (o
 	}
 	out, vl, mark = decide(t, s, in, det, sl, adapted, alts)
 	op, vl, cause = s.outputOn(out, inVL, vl)
-	if op != nil && (out != det || mark) {
-		s.counts[out].adapted.Add(1)
-	}
 	return out, op, vl, mark, cause
 }
 

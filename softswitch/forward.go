@@ -91,6 +91,9 @@ func (s *Switch) route(in uint8, p *port.Port, pkt *port.Packet) {
 		return
 	}
 	s.ccMark(out, op, vl, pkt)
+	if out != det || mark {
+		s.counts[out].adapted.Add(1)
+	}
 	s.stats.forwarded.Add(1)
 	if op.Send(pkt) != nil {
 		s.stats.sendFailed.Add(1)
