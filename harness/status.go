@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"ibfab/fabricnet"
@@ -123,13 +125,20 @@ func lookupNode(name, node string) (*fabricState, nodeState, error) {
 }
 
 const (
-	statusSynopsis = "status [--name N] [--json]"
+	statusSynopsis = "status [--name N] [--json] [--vls]"
 	statusDesc     = `
 Shows every node of a fabric: its process, and for each port the physical
-and logical state, the LID, the peer and the main counters. With --json the
-output is one object with a stable schema:
-{"fabric":N,"nodes":[{"name","type","guid","pid","alive","ports":[{"port",
-"phys","state","lid","peer","counters":{...},"drops":{...}}]}]}.`
+and logical state, the LID, the peer and the main counters. With --vls it
+adds each switch's architecture, adaptive routing, buffers and watched
+DLIDs, and per port and operational data VL the receive buffer (blocks
+held / size), the downstream buffer as the port's credits show it, the
+packets queued, PortVLXmitWait (µs), the packets received and watched, and
+the port's adapted packets. With --json the output is one object with a
+stable schema:
+{"fabric":N,"nodes":[{"name","type","guid","pid","alive","switch_config",
+"ports":[{"port","phys","state","lid","peer","adapted","counters":{...},
+"drops":{...},"credits":[{"vl","rx_used","rx_capacity","down_used",
+"down_capacity","queued","xmit_wait","rcv_pkts","watched",...}]}]}]}.`
 )
 
 func runStatus(env *Env, args []string) error {
@@ -137,6 +146,7 @@ func runStatus(env *Env, args []string) error {
 	fs := flagSet(cmd)
 	name := fs.String("name", defaultName, "fabric `N`ame")
 	asJSON := fs.Bool("json", false, "print JSON")
+	vls := fs.Bool("vls", false, "add the per-VL buffers, downstream views, waits and adaptive routing counts")
 	if help, err := ParseFlags(env, fs, cmd, statusSynopsis, statusDesc, args, 0); help || err != nil {
 		return err
 	}
@@ -172,5 +182,72 @@ func runStatus(env *Env, args []string) error {
 				p.Phys, p.State, p.LID, peer, p.Counters.PortXmitPkts, p.Counters.PortRcvPkts, drops)
 		}
 	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if *vls {
+		fmt.Fprintln(env.Stdout)
+		return WriteVLStatus(env.Stdout, s)
+	}
+	return nil
+}
+
+// WriteVLStatus writes the data-plane part of a fabric's status as text
+// (ibfab status --vls): each switch's architecture, adaptive routing,
+// buffers and watched DLIDs, then one row per port and operational data
+// VL.
+func WriteVLStatus(out io.Writer, s *FabricStatus) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SWITCH\tARCH\tADAPTIVE_ROUTING\tVL_BLOCKS\tWATCHED")
+	for _, n := range s.Nodes {
+		c := n.SwitchConfig
+		if c == nil {
+			continue
+		}
+		ar := c.ARMode
+		if ar != "off" && ar != "" {
+			ar = fmt.Sprintf("%s T=%d%% AFC=VL%d", ar, c.ARThreshold, c.AFCVL)
+		}
+		blocks := fmt.Sprintf("%d per VL", c.RxBlocks)
+		if len(c.VLBlocks) > 0 {
+			blocks = joinInts(c.VLBlocks)
+		}
+		watched := "-"
+		if len(c.Watched) > 0 {
+			watched = joinInts(c.Watched)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.Name, c.Arch, ar, blocks, watched)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "NODE\tPORT\tVL\tRX_USED/SIZE\tDOWN_USED/SIZE\tQUEUED\tXMIT_WAIT\tRCV_PKTS\tWATCHED\tADAPTED\t")
+	for _, n := range s.Nodes {
+		for _, p := range n.Ports {
+			for i, c := range p.Credits {
+				adapted := ""
+				if i == 0 && n.SwitchConfig != nil {
+					adapted = fmt.Sprint(p.Adapted)
+				}
+				rcv, watched := "", ""
+				if n.SwitchConfig != nil {
+					rcv, watched = fmt.Sprint(c.RcvPkts), fmt.Sprint(c.Watched)
+				}
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s\t%s\t%s\t\n", n.Name, p.Port, c.VL,
+					c.RxUsed, c.RxCapacity, c.DownUsed, c.DownCapacity, c.Queued, c.XmitWait, rcv, watched, adapted)
+			}
+		}
+	}
 	return w.Flush()
+}
+
+// joinInts writes v as "1,2,3".
+func joinInts[T int | uint16](v []T) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -81,6 +81,8 @@ type Options struct {
 	// does this for the timeout each send names; the ibsim protocol has
 	// no field for it).
 	SimTimeout time.Duration
+	// SwitchArch is a switch's architecture (--switch-arch).
+	SwitchArch softswitch.Arch
 }
 
 // Main runs a node process of kind with the command-line arguments args and
@@ -131,11 +133,15 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.Int64Var(&epochNS, "epoch", 0, "shared time origin of the fabric's scaled clocks, Unix `ns` (default now)")
 	fs.IntVar(&o.Port.DataVLs, "data-vls", port.DefaultDataVLs, "data VLs per port (1, 2, 4, 8 or 15)")
 	fs.IntVar(&o.Port.RxBlocks, "rx-blocks", port.DefaultRxBlocks, "receive buffer per data VL in 64-byte `blocks`")
+	fs.Var((*blockList)(&o.Port.VLBlocks), "vl-blocks", "receive buffers of data VLs 0, 1, … in 64-byte blocks, `a,b,...` (VLs past the list: --rx-blocks; 0: no buffer, never credited)")
 	fs.IntVar(&o.Port.MTU, "mtu", port.DefaultMTU, "largest payload in `bytes` (256…4096)")
 	fs.DurationVar(&o.Port.LivenessTimeout, "liveness", DefaultLiveness, "link goes Down after this long without a packet from a peer that hangs (a peer that dies or a veth set down is seen at once)")
 	fs.DurationVar(&o.Port.KeepaliveInterval, "keepalive", DefaultKeepalive, "an idle link sends flow-control packets this often")
 	fs.BoolVar(&o.Port.IgnoreCredits, "no-flow-control", false, "send regardless of the peer's credits (a test node showing what credits prevent)")
 	fs.BoolVar(&o.Port.Unpaced, "unpaced", false, "do not pace transmission to the link rate (measures the machine's limit)")
+	if kind == KindSwitch {
+		fs.Var(archFlag{&o.SwitchArch}, "switch-arch", "switch architecture: `voq` (each packet queued at its output on arrival) or iq (one FIFO per input port and VL, only its head routed)")
+	}
 	if kind == KindHCA {
 		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")
 		fs.IntVar(&o.SimRetries, "sim-retries", 0, "resends of an attach-point request without a response")
@@ -151,6 +157,11 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 		return o, errors.New("--fabric and --node are required")
 	case !(o.TimeScale > 0) || o.TimeScale > 1e6:
 		return o, fmt.Errorf("--time-scale %v: want a positive number", o.TimeScale)
+	}
+	if o.Port.VLBlocks != nil {
+		if err := o.Port.CheckVLBlocks(o.Port.VLBlocks); err != nil {
+			return o, fmt.Errorf("--vl-blocks: %w", err)
+		}
 	}
 	if o.Topology == "" {
 		o.Topology = filepath.Join(RunDir, o.Fabric, "topology.net")
@@ -215,7 +226,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 	}
 	switch kind {
 	case KindSwitch:
-		n.sw, err = softswitch.New(switchConfig(tn, eps, cfgs, clk))
+		n.sw, err = softswitch.New(switchConfig(tn, eps, cfgs, clk, o.SwitchArch))
 	case KindHCA:
 		n.hub = newMADHub()
 		if o.Sim != "none" {
@@ -361,8 +372,11 @@ func (n *Node) Status() Status {
 		for num := 1; num <= int(n.sw.NumPorts()); num++ {
 			st.Ports = append(st.Ports, portStatus(num, n.sw.Port(uint8(num)), lid))
 		}
+		n.switchPortStatus(st.Ports)
 		s := n.sw.Stats()
 		st.Switch = &s
+		sc := n.switchConfigStatus()
+		st.SwitchConfig = &sc
 		a := n.sw.Agent()
 		st.Agent = &AgentStatus{Stats: a.Stats(), PortStateChange: a.PortStateChange(), TrapOutstanding: a.TrapOutstanding()}
 	case n.ca != nil:
@@ -417,8 +431,13 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		}
 		return struct{}{}, nil
 	}
+	if n.sw != nil {
+		if res, ok, err := n.switchOp(op, args); ok {
+			return res, err
+		}
+	}
 	if n.ca == nil {
-		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks and shutdown)", ctl.ErrUnknownOp, op)
+		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks, switch-config, watch and shutdown)", ctl.ErrUnknownOp, op)
 	}
 	if res, ok, err := n.flowOp(op, args); ok {
 		return res, err
@@ -664,10 +683,10 @@ func (n *Node) cable(a CableArgs) error {
 }
 
 // switchConfig is the soft switch a net file's node describes.
-func switchConfig(tn *topologies.Node, eps []link.Endpoint, pc port.Config, clk clock.Clock) softswitch.Config {
+func switchConfig(tn *topologies.Node, eps []link.Endpoint, pc port.Config, clk clock.Clock, arch softswitch.Arch) softswitch.Config {
 	return softswitch.Config{
 		Name: tn.Name, NumPorts: tn.NumPorts, NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID,
 		Description: tn.Description, VendorID: tn.VendorID, DeviceID: uint16(tn.DeviceID), EnhancedPort0: tn.EnhancedPort0,
-		Ports: eps, PortConfig: pc, Clock: clk,
+		Ports: eps, PortConfig: pc, Clock: clk, Arch: arch,
 	}
 }

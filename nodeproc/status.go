@@ -17,6 +17,9 @@ type Status struct {
 	PID    int          `json:"pid"`
 	Ports  []PortStatus `json:"ports"`
 	Switch *SwitchStats `json:"switch,omitempty"`
+	// SwitchConfig is a switch's architecture, buffers, adaptive routing
+	// and watched DLIDs.
+	SwitchConfig *SwitchConfigStatus `json:"switch_config,omitempty"`
 	// Agent is the node's SMA/PMA: what it did with the MADs it got and,
 	// on a switch, its trap state.
 	Agent *AgentStatus `json:"agent,omitempty"`
@@ -61,6 +64,10 @@ type PortStatus struct {
 	Traffic *hca.PortStats `json:"traffic,omitempty"`
 	// Congestion is the port's congestion control counts (IBA A10).
 	Congestion *CongestionStatus `json:"congestion,omitempty"`
+	// Adapted counts, on a switch port, the packets adaptive routing sent
+	// out of it instead of their LFT port, or marked adapted as they left
+	// by it (softswitch.PortCounts).
+	Adapted uint64 `json:"adapted,omitempty"`
 }
 
 // CongestionStatus is a port's congestion control counts since it
@@ -108,7 +115,12 @@ type Counters struct {
 
 // VLCredits is one data VL's flow control (port.VLCredits), in 64-byte
 // blocks: the sender's side (FCTBS, the peer's FCCL, what may be sent
-// now, packets queued) and the receiver's (ABR, blocks held, buffer).
+// now, packets queued) and the receiver's (ABR, blocks held, buffer);
+// with the downstream view adaptive routing reads (port.Downstream: the
+// peer's buffer as the credits show it, occupancy = down_used /
+// down_capacity), the VL's PortVLXmitWait, and on a switch the data
+// packets the port received on the VL and of those the ones for watched
+// DLIDs.
 type VLCredits struct {
 	VL         int    `json:"vl"`
 	FCTBS      uint16 `json:"fctbs"`
@@ -118,6 +130,18 @@ type VLCredits struct {
 	ABR        uint16 `json:"abr"`
 	RxUsed     int    `json:"rx_used"`
 	RxCapacity int    `json:"rx_capacity"`
+	// DownUsed and DownCapacity are the peer's buffer of the VL, blocks
+	// held or in flight and its size, from this port's credits.
+	DownUsed     int `json:"down_used"`
+	DownCapacity int `json:"down_capacity"`
+	// XmitWait is PortVLXmitWaitCounters' count for the VL, in
+	// PortXmitWait ticks (1 µs of emulated time): how long the port
+	// waited, unable to send anything, with data queued on the VL.
+	XmitWait uint64 `json:"xmit_wait"`
+	// RcvPkts (switch) counts the data packets to switch the port
+	// received on the VL, Watched those of them for a watched DLID.
+	RcvPkts uint64 `json:"rcv_pkts,omitempty"`
+	Watched uint64 `json:"watched,omitempty"`
 }
 
 // VLXmit is the packets and bytes (LRH through VCRC) a port sent on one
@@ -142,10 +166,13 @@ func portVLXmit(p *port.Port) []VLXmit {
 func portCredits(p *port.Port) []VLCredits {
 	n := p.OperationalVLs()
 	out := make([]VLCredits, n)
+	wait, _ := p.OptionalCounters(mad.AttrPortVLXmitWaitCounters, 0)
 	for vl := range n {
 		c := p.Credits(vl)
+		used, capacity, _ := p.Downstream(vl)
 		out[vl] = VLCredits{VL: vl, FCTBS: c.FCTBS, FCCL: c.FCCL, Available: c.Available, Queued: c.Queued,
-			ABR: c.ABR, RxUsed: c.RxUsed, RxCapacity: c.RxCapacity}
+			ABR: c.ABR, RxUsed: c.RxUsed, RxCapacity: c.RxCapacity, DownUsed: used, DownCapacity: capacity,
+			XmitWait: wait[vl]}
 	}
 	return out
 }

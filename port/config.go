@@ -3,6 +3,7 @@ package port
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"ibfab/internal/clock"
@@ -92,6 +93,12 @@ type Config struct {
 	// It must hold one packet of the MTU; only 2048 blocks of it can ever
 	// be advertised at once.
 	RxBlocks int
+	// VLBlocks sizes the receive buffers VL by VL: VLBlocks[vl] blocks for
+	// data VL vl, RxBlocks for the VLs past its end; at most DataVLs
+	// entries. 0 leaves the VL without a buffer: it is never credited, so
+	// nothing is ever sent to the port on it. A non-zero entry must hold
+	// one packet of the MTU. SetVLBlocks changes them at run time.
+	VLBlocks []int
 	// VL15Packets is the VL15 receive buffer in packets; SMPs arriving
 	// when it is full are dropped and counted (VL15Dropped).
 	VL15Packets int
@@ -144,6 +151,16 @@ type Config struct {
 	// physical or logical state, one call at a time, in order, without
 	// the port's lock held (it may call the port).
 	OnStateChange func(p *Port, from, to State)
+
+	// OnRelease, when set, is called with each packet the port received
+	// when its last reference is released (Packet.Release), before the
+	// packet goes back to the pool and before its blocks are credited:
+	// a switch learns from it that a packet it handed to an output has
+	// left. The packet must not be kept or read beyond its pointer (it is
+	// recycled right after). It is called without any port's lock held,
+	// from whichever goroutine released the packet, and may call ports
+	// (Send included) and release other packets.
+	OnRelease func(pkt *Packet)
 }
 
 // withDefaults returns c with every zero field set to its default, or an
@@ -211,6 +228,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d receive blocks per VL cannot hold one %d-byte MTU packet (%d blocks)",
 			ErrConfig, c.RxBlocks, c.MTU, need)
 	}
+	if _, err := c.vlCapacities(c.VLBlocks); err != nil {
+		return c, err
+	}
+	c.VLBlocks = slices.Clone(c.VLBlocks) // the caller's slice may change
 	switch {
 	case c.VL15Packets < 0:
 		return c, fmt.Errorf("%w: VL15 buffer of %d packets", ErrConfig, c.VL15Packets)
@@ -224,6 +245,45 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: transmit queue limit %d", ErrConfig, c.TxQueueLimit)
 	}
 	return c, nil
+}
+
+// CheckVLBlocks returns the error New, or SetVLBlocks on a port built
+// from c, would give for the per-VL receive buffers blocks, or nil: for a
+// node that sizes the buffers of ports it has not built yet.
+func (c Config) CheckVLBlocks(blocks []int) error {
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = c.vlCapacities(blocks)
+	return err
+}
+
+// vlCapacities returns the receive buffer of every data VL under the
+// per-VL sizes blocks (VLBlocks' meaning), or an error wrapping ErrConfig
+// for a size the port cannot run with.
+func (c *Config) vlCapacities(blocks []int) ([MaxDataVLs]int, error) {
+	var caps [MaxDataVLs]int
+	if len(blocks) > c.DataVLs {
+		return caps, fmt.Errorf("%w: receive buffers for %d VLs on a port with %d data VLs", ErrConfig, len(blocks), c.DataVLs)
+	}
+	need := Blocks(c.MTU + maxHeaderBytes)
+	for vl := range caps {
+		caps[vl] = c.RxBlocks
+		if vl >= len(blocks) {
+			continue
+		}
+		switch b := blocks[vl]; {
+		case b < 0:
+			return caps, fmt.Errorf("%w: VL%d receive buffer of %d blocks", ErrConfig, vl, b)
+		case b > 0 && b < need:
+			return caps, fmt.Errorf("%w: VL%d's %d receive blocks cannot hold one %d-byte MTU packet (%d blocks)",
+				ErrConfig, vl, b, c.MTU, need)
+		default:
+			caps[vl] = b
+		}
+	}
+	return caps, nil
 }
 
 // validVLCount reports whether n data VLs is a count IBA allows (§7.6.1).

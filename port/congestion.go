@@ -12,8 +12,9 @@ import (
 // PMA and of status.
 //
 // A data VL of the port is congested while the blocks queued for it reach
-// (16 − Threshold)/16 of the VL's receive buffer (Config.RxBlocks), the
-// switch's buffer for that VL; Threshold 0 never. The switch sets the
+// (16 − Threshold)/16 of the VL's receive buffer (Config.RxBlocks, or its
+// VLBlocks entry), the switch's buffer for that VL; Threshold 0 never.
+// The switch sets the
 // Threshold its congestion control agent holds for the port
 // (SetCongestionThreshold) and asks, for each packet it could mark,
 // TxCongestion: congested, and as a root (the port holds credit for the
@@ -26,9 +27,9 @@ import (
 // congestion is a port's congestion state and counters; the Port's mu
 // protects it.
 type congestion struct {
-	level     int    // queued blocks at which a data VL is congested; 0: never
-	threshold uint8  // the Threshold level was derived from
-	vls       uint16 // data VLs congested now, bit per VL
+	level     [MaxDataVLs]int // queued blocks at which each data VL is congested; 0: never
+	threshold uint8           // the Threshold level was derived from; 0: detection off
+	vls       uint16          // data VLs congested now, bit per VL
 
 	vlSince   [numVLs]time.Time     // when each congested VL became so
 	vlTime    [numVLs]time.Duration // time each VL was congested, finished intervals
@@ -80,22 +81,32 @@ func (p *Port) SetCongestionThreshold(t uint8) {
 	if c.threshold == t {
 		return
 	}
-	c.threshold, c.level = t, CongestionLevel(t, p.cfg.RxBlocks)
+	c.threshold = t
+	p.congLevelsLocked()
+}
+
+// congLevelsLocked derives each data VL's congestion level from the
+// Threshold and the VL's buffer, and follows the VLs' congested states
+// to the new levels.
+func (p *Port) congLevelsLocked() {
+	c := &p.cong
 	for vl := range MaxDataVLs {
+		c.level[vl] = CongestionLevel(c.threshold, p.rx[vl].capacity)
 		p.congNoteLocked(vl)
 	}
 }
 
 // congestedLocked reports whether data VL vl is congested.
 func (p *Port) congestedLocked(vl int) bool {
-	return p.cong.level > 0 && p.tx[vl].q.blocks >= p.cong.level
+	lv := p.cong.level[vl]
+	return lv > 0 && p.tx[vl].q.blocks >= lv
 }
 
 // congNoteLocked follows data VL vl's congested state after its queue
 // changed, timing the spells.
 func (p *Port) congNoteLocked(vl int) {
 	c := &p.cong
-	if vl >= MaxDataVLs || (c.level == 0 && c.vls == 0) {
+	if vl >= MaxDataVLs || (c.threshold == 0 && c.vls == 0) {
 		return
 	}
 	bit := uint16(1) << vl

@@ -47,6 +47,12 @@ func CreditLimit(abr uint16, free int) uint16 {
 	return uint16((int(abr) + free) & fcMask)
 }
 
+// ahead reports whether limit a is beyond limit b (by 1 to 2048 blocks).
+func ahead(a, b uint16) bool {
+	d := (int(a) - int(b)) & fcMask
+	return d > 0 && d <= MaxCreditAdvance
+}
+
 // available returns the blocks a sender may still send, 0 when the limit is
 // behind it.
 func available(fccl, fctbs uint16) int {
@@ -102,8 +108,84 @@ func (p *Port) Credits(vl int) VLCredits {
 		return VLCredits{}
 	}
 	c.FCTBS, c.FCCL, c.Available = t.fctbs, t.fccl, available(t.fccl, t.fctbs)
-	c.ABR, c.RxUsed, c.RxCapacity = r.abr, r.used, p.cfg.RxBlocks
+	c.ABR, c.RxUsed, c.RxCapacity = r.abr, r.used, r.capacity
 	return c
+}
+
+// Downstream returns what the port knows, from its credits alone, of the
+// peer's receive buffer of data VL vl: capacity is the largest credit
+// window (FCCL − FCTBS) the peer advertised on vl since the link last
+// trained, which is its buffer (up to the 2048 blocks a window can hold)
+// as soon as one flow-control packet found it empty, and used is what of
+// that window is gone now: blocks in flight and held by the peer.
+// Occupancy is used/capacity. active reports whether the port is Active
+// with vl operational, so that a data packet queued here can leave.
+// Capacity 0 means the peer never granted credit on vl (no buffer there,
+// or the link has not trained). When the peer's limit moves back (it
+// trained again, or SetVLBlocks shrank its buffer) the capacity is learnt
+// afresh from that window on; growth shows at once. Adaptive routing
+// calls it per packet and alternative: it takes the port's lock once.
+func (p *Port) Downstream(vl int) (used, capacity int, active bool) {
+	if vl < 0 || vl >= MaxDataVLs {
+		return 0, 0, false
+	}
+	p.mu.Lock()
+	t := &p.tx[vl]
+	capacity = t.maxWin
+	used = max(capacity-available(t.fccl, t.fctbs), 0)
+	active = vl < p.operVLs && p.sendableLocked(vl)
+	p.mu.Unlock()
+	return used, capacity, active
+}
+
+// ResetDownstream starts every data VL's downstream capacity (Downstream)
+// afresh from the credit window the peer grants now: on an idle link
+// whose peer has advertised its buffers, their sizes. Downstream follows
+// a peer's SetVLBlocks by itself; this is for a view that a busy link's
+// transient windows left below the peer's size.
+func (p *Port) ResetDownstream() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for vl := range MaxDataVLs {
+		t := &p.tx[vl]
+		t.maxWin = available(t.fccl, t.fctbs)
+	}
+}
+
+// SetVLBlocks resizes the receive buffers at run time, with
+// Config.VLBlocks' meaning (VLs past the end of blocks get RxBlocks) and
+// checks. What changes is the credit the port advertises from now on:
+// each changed VL's new limit goes to the peer in a flow-control packet
+// at once, so a buffer that grows is credited at once. One that shrinks
+// drops nothing. Its limit moves back (none while it holds more than its
+// new size), which the peer reads as less credit as soon as it hears it;
+// what the peer sent before that against the old credit is still taken
+// in, beyond the new size if need be, and the packets held stay until
+// released. Shrinking to 0 starves the VL for good.
+func (p *Port) SetVLBlocks(blocks []int) error {
+	caps, err := p.cfg.vlCapacities(blocks)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.unlock()
+	for vl, c := range caps {
+		r := &p.rx[vl]
+		if r.capacity == c {
+			continue
+		}
+		// The old size bounds what was held and granted: the peer may
+		// still fill it until it hears the new limit (rxRelease brings
+		// it down).
+		r.admit = max(r.admit, c)
+		r.capacity = c
+		p.fcDue |= 1 << vl
+	}
+	p.congLevelsLocked()
+	if p.fcDue != 0 && p.linkSendOKLocked() {
+		p.kickLocked()
+	}
+	return nil
 }
 
 // resetCreditsLocked starts the flow-control counters of every VL afresh,
@@ -112,8 +194,10 @@ func (p *Port) Credits(vl int) VLCredits {
 // the node still holds still take their blocks.
 func (p *Port) resetCreditsLocked() {
 	for vl := range p.tx {
-		p.tx[vl].fctbs, p.tx[vl].fccl = 0, 0
-		p.rx[vl].abr = 0
+		p.tx[vl].fctbs, p.tx[vl].fccl, p.tx[vl].maxWin = 0, 0, 0
+		r := &p.rx[vl]
+		r.abr = 0
+		r.admit = r.capacity // nothing is granted before the next training
 	}
 }
 
@@ -126,7 +210,7 @@ func (p *Port) appendFCLocked(dst []byte, vl int) []byte {
 		op = wire.FlowControlInit
 	}
 	r := &p.rx[vl]
-	r.fccl = CreditLimit(r.abr, p.cfg.RxBlocks-r.used)
+	r.fccl = CreditLimit(r.abr, r.capacity-r.used)
 	return wire.AppendFlowControl(dst, &wire.FlowControlFields{
 		Op:    op,
 		FCTBS: p.tx[vl].fctbs,
@@ -149,10 +233,20 @@ func (p *Port) receiveFCLocked(fc wire.FlowControl) {
 	}
 	t, r := &p.tx[vl], &p.rx[vl]
 	if t.fccl != fc.FCCL() {
+		if ahead(t.fccl, fc.FCCL()) {
+			// A receiver's limit moves back only when its counters start
+			// over (the peer trained again: packets it sent before, with
+			// its old ABR, may arrive after our own training) or its
+			// buffer shrank (SetVLBlocks): its buffer is learnt afresh.
+			t.maxWin = 0
+		}
 		t.fccl = fc.FCCL()
 		if t.q.len() > 0 {
 			p.kickLocked()
 		}
+	}
+	if w := available(t.fccl, t.fctbs); w > t.maxWin {
+		t.maxWin = w
 	}
 	if r.abr != fc.FCTBS() {
 		// Blocks the peer sent never made it into our buffer (dropped,
@@ -175,6 +269,10 @@ func (p *Port) rxRelease(vl uint8, blocks int) {
 	}
 	r := &p.rx[vl]
 	r.used = max(r.used-blocks, 0)
+	if r.admit > r.capacity {
+		// What a shrunk buffer still took in beyond its size leaves.
+		r.admit = max(r.admit-blocks, r.capacity)
+	}
 	if p.closed || !p.linkSendOKLocked() || int(vl) >= p.operVLs {
 		return
 	}
@@ -193,7 +291,7 @@ func (p *Port) creditUpdateLocked(vl int) {
 	r := &p.rx[vl]
 	// Never defer below one largest packet: a peer blocked on its head
 	// packet must get the update.
-	keep := max(min(p.cfg.RxBlocks, MaxCreditAdvance)/2, Blocks(p.maxPkt))
+	keep := max(min(r.capacity, MaxCreditAdvance)/2, Blocks(p.maxPkt))
 	if p.fcDue&(1<<vl) == 0 || available(r.fccl, r.abr) > keep {
 		return
 	}

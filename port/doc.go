@@ -26,6 +26,13 @@
 // it); nothing is dropped for lack of buffer. VL15 is not flow controlled:
 // an SMP that finds the VL15 buffer full is dropped (VL15Dropped).
 //
+// Each data VL has its own receive buffer (Config.RxBlocks, or per VL
+// Config.VLBlocks; 0 means none, never credited), which SetVLBlocks
+// resizes at run time. The sender side knows its peer's buffers only from
+// their credits: Downstream gives, per VL, the largest window the peer
+// advertised since the link trained and how much of it is used now, the
+// downstream occupancy a switch's adaptive routing compares.
+//
 // # Receive
 //
 // DeliverPacket verifies each packet (CRCs, lengths), checks it against
@@ -33,7 +40,9 @@
 // and hands it to the Receiver as a pooled Packet. The blocks come back,
 // and the peer gets the credit, when the node calls Packet.Release: a
 // switch releases an input packet only when the output port has sent it,
-// which is what makes backpressure reach the source hop by hop.
+// which is what makes backpressure reach the source hop by hop. The
+// last release also calls Config.OnRelease, which tells an input-queued
+// switch that the head of a FIFO has left.
 //
 // # States
 //

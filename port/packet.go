@@ -74,12 +74,16 @@ func (pkt *Packet) Ref() { pkt.refs.Add(1) }
 
 // Release drops a reference; the last one returns the buffer to the pool
 // and, for a received packet, its blocks to the receiving port's VL buffer,
-// which sends the peer the freed credit.
+// which sends the peer the freed credit. Before that, the receiving port's
+// Config.OnRelease, if any, is told.
 func (pkt *Packet) Release() {
 	if pkt.refs.Add(-1) != 0 {
 		return
 	}
 	owner, vl, blocks := pkt.owner, pkt.vl, pkt.blocks
+	if owner != nil && owner.cfg.OnRelease != nil {
+		owner.cfg.OnRelease(pkt)
+	}
 	pkt.owner, pkt.downs, pkt.vl, pkt.blocks, pkt.arrival = nil, 0, 0, 0, time.Time{}
 	if cap(pkt.Bytes) > cap(pkt.buf) && cap(pkt.Bytes) <= 2*poolBufSize {
 		pkt.buf = pkt.Bytes[:0] // the node grew it: keep the larger array

@@ -120,6 +120,10 @@ type txVL struct {
 	q     fifo
 	fctbs uint16 // total blocks sent, mod 4096
 	fccl  uint16 // credit limit from the peer
+	// maxWin is the largest credit window (FCCL − FCTBS) the peer's
+	// flow-control packets gave since the link trained: its buffer for
+	// the VL, as far as the port can tell (Downstream).
+	maxWin int
 }
 
 // rxVL is the receive side of one data VL.
@@ -127,6 +131,12 @@ type rxVL struct {
 	abr  uint16 // adjusted blocks received, mod 4096
 	used int    // blocks held by unreleased packets
 	fccl uint16 // the credit limit last advertised
+	// capacity is the VL's buffer in blocks (Config.VLBlocks, RxBlocks,
+	// SetVLBlocks). admit, when above it, is what the port still takes
+	// after SetVLBlocks shrank the buffer: the old size, which bounds the
+	// blocks held and the credit granted then, which the peer may use
+	// until it hears the new limit; releases bring it down to capacity.
+	capacity, admit int
 }
 
 var _ link.Dispatcher = (*Port)(nil)
@@ -160,6 +170,10 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 	p.enW, p.enS = p.supW, p.supS
 	p.txCond.L, p.idleCond.L, p.spaceCond.L = &p.mu, &p.mu, &p.mu
 	p.arb.set(DefaultArbitration(cfg.DataVLs))
+	caps, _ := cfg.vlCapacities(cfg.VLBlocks) // checked by withDefaults
+	for vl, c := range caps {
+		p.rx[vl].capacity, p.rx[vl].admit = c, c
+	}
 
 	p.wg.Add(1)
 	go p.transmit()
@@ -207,7 +221,10 @@ func (p *Port) Close() error {
 // Name returns the endpoint's name.
 func (p *Port) Name() string { return p.ep.Name() }
 
-// Config returns the port's configuration, defaults filled in.
+// Config returns the port's configuration, defaults filled in, as New
+// got it: SetVLBlocks does not change it (Credits reports each VL's
+// buffer). Its VLBlocks is the port's own: do not modify it (senders call
+// Config per packet, so it is not copied).
 func (p *Port) Config() Config { return p.cfg }
 
 // Rate returns the link's data rate in bits per second, at the width and

@@ -130,7 +130,7 @@ func (p *Port) admitLocked(b []byte, verr error) (n int, vl uint8, blocks int, c
 		p.vl15Used++
 	} else {
 		r := &p.rx[v]
-		if r.used+blocks > p.cfg.RxBlocks {
+		if r.used+blocks > max(r.capacity, r.admit) {
 			return 0, 0, 0, DropBufferOverrun, false
 		}
 		r.used += blocks

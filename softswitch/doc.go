@@ -17,6 +17,15 @@
 // A forwarded packet is the input port's own buffer: Receive hands it to the
 // output's Send, which releases it after the bytes have left, and only then
 // does the input port get its blocks back and credit the upstream peer.
+// When the crossbar routes a packet depends on the switch architecture
+// (arch.go): at once in the VOQ switch (the default: every packet is queued
+// at its output on arrival), when it reaches the head of its input port's
+// FIFO for its VL in the IQ switch, where the input port's release hook
+// (port.Config.OnRelease) says the head has left. Where it goes is the
+// LFT's port, or, under adaptive routing (adaptive.go; the agent's
+// ARTable), the least occupied downstream among the destination's
+// alternative ports, by the credits each output holds; in AFI mode an
+// adapted packet is marked (BTH adapted bit) and kept on the AFC VL.
 // That is virtual cut-through with backpressure (design §3): a stalled output
 // stops the input, the input's credits stop the upstream sender, and nothing
 // is dropped for lack of space. Multicast takes one reference per extra
@@ -58,5 +67,9 @@
 // another port's Send, and the agent (which never calls out with its lock
 // held) may be called from any of them. Nothing here waits on another port:
 // Send never blocks because the switch runs its ports with an unbounded
-// transmit queue (its input buffers bound what it can queue).
+// transmit queue (its input buffers bound what it can queue). The IQ
+// FIFOs have one small lock per input port, never held while routing: a
+// head is routed by whichever goroutine made it the head (the input's
+// delivery goroutine, or the one whose release let the previous head go),
+// unless another one is routing that input's heads already.
 package softswitch

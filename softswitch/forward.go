@@ -15,7 +15,9 @@ const (
 
 // receive is the crossbar: every packet port in accepts comes here, on the
 // port's delivery goroutine. It either gives the packet to the agent or
-// passes it, still holding the input buffer, to output ports.
+// routes it, still holding the input buffer, to output ports: at once in
+// the VOQ architecture and for VL15, through the input's FIFO of its VL
+// in the IQ architecture (arch.go).
 func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 	lrh := wire.LRH(pkt.Bytes)
 	if !lrh.IsValid() {
@@ -39,23 +41,37 @@ func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 		pkt.Release()
 		return
 	}
+	if vl := pkt.VL(); vl < port.MaxDataVLs {
+		s.countIn(in, vl, lrh.DLID())
+		if s.queueInput(in, pkt) {
+			return
+		}
+	}
+	s.route(in, p, pkt)
+}
+
+// route sends pkt, which came in on port in (p), to its output ports: by
+// the MFT for a multicast DLID; else by the LFT, or where adaptive routing
+// takes it (adaptive.go).
+func (s *Switch) route(in uint8, p *port.Port, pkt *port.Packet) {
+	lrh := wire.LRH(pkt.Bytes)
 	dlid := lrh.DLID()
 	if dlid >= mcastFirst && dlid <= mcastLast {
 		s.multicast(in, p, pkt, dlid)
 		return
 	}
-	out, ok := s.agent.OutPort(dlid)
+	det, ok := s.agent.OutPort(dlid)
 	switch {
-	case !ok || out == 0:
+	case !ok || det == 0:
 		// Port 0 is the switch itself, and what reaches it here is
 		// no MAD the agent takes.
 		s.drop(p, pkt, port.DropUnroutable)
 		return
-	case out == in:
+	case det == in:
 		s.drop(p, pkt, port.DropLoopback)
 		return
 	}
-	op, vl, cause := s.output(in, out, pkt.VL(), lrh.SL())
+	out, op, vl, mark, cause := s.unicastOutput(in, det, pkt, lrh)
 	if op == nil {
 		s.drop(p, pkt, cause)
 		return
@@ -65,11 +81,19 @@ func (s *Switch) receive(in uint8, p *port.Port, pkt *port.Packet) {
 		pkt.Release()
 		return
 	}
-	if !s.retag(pkt, vl) {
+	if mark {
+		if bth, ok := wire.PacketBTH(pkt.Bytes); ok {
+			bth.SetAdapted(true)
+		}
+	}
+	if !s.retag(pkt, vl, mark) {
 		s.drop(p, pkt, port.DropMalformed)
 		return
 	}
 	s.ccMark(out, op, vl, pkt)
+	if out != det || mark {
+		s.counts[out].adapted.Add(1)
+	}
 	s.stats.forwarded.Add(1)
 	if op.Send(pkt) != nil {
 		s.stats.sendFailed.Add(1)
@@ -123,11 +147,11 @@ func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16
 			continue
 		}
 		cp := port.NewPacket(pkt.Bytes)
-		if !s.retag(cp, t.vl) || t.p.Send(cp) != nil {
+		if !s.retag(cp, t.vl, false) || t.p.Send(cp) != nil {
 			s.stats.sendFailed.Add(1)
 		}
 	}
-	if !s.retag(pkt, first) {
+	if !s.retag(pkt, first, false) {
 		// Cannot happen for a verified packet; release every
 		// reference the shared sends would have taken.
 		for _, t := range outs {
@@ -149,6 +173,15 @@ func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16
 // inVL with service level sl, and the VL it leaves on; it returns a nil
 // port and the drop cause when the packet cannot go there.
 func (s *Switch) output(in, o, inVL, sl uint8) (*port.Port, uint8, port.DropCause) {
+	vl := uint8(port.VL15)
+	if inVL != port.VL15 {
+		vl = s.agent.VLFor(in, o, sl)
+	}
+	return s.outputOn(o, inVL, vl)
+}
+
+// outputOn is output for a packet that is to leave by port o on VL vl.
+func (s *Switch) outputOn(o, inVL, vl uint8) (*port.Port, uint8, port.DropCause) {
 	op := s.Port(o)
 	if op == nil {
 		return nil, 0, port.DropLinkDown
@@ -161,7 +194,6 @@ func (s *Switch) output(in, o, inVL, sl uint8) (*port.Port, uint8, port.DropCaus
 		// SMPs stay on VL15 and pass in Init and Armed.
 		return op, port.VL15, 0
 	}
-	vl := s.agent.VLFor(in, o, sl)
 	if vl == port.VL15 {
 		return nil, 0, port.DropVLMapping
 	}
@@ -172,10 +204,11 @@ func (s *Switch) output(in, o, inVL, sl uint8) (*port.Port, uint8, port.DropCaus
 }
 
 // retag sets the packet's LRH VL to vl and reseals its VCRC when that
-// changes it (the ICRC does not cover the VL).
-func (s *Switch) retag(pkt *port.Packet, vl uint8) bool {
+// changes it (the ICRC does not cover the VL), or when dirty says the
+// caller changed another ICRC-masked bit.
+func (s *Switch) retag(pkt *port.Packet, vl uint8, dirty bool) bool {
 	lrh := wire.LRH(pkt.Bytes)
-	if lrh.VL() == vl {
+	if lrh.VL() == vl && !dirty {
 		return true
 	}
 	lrh.SetVL(vl)

@@ -2,6 +2,8 @@ package softswitch_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,6 +73,14 @@ type hca struct {
 	held  []*port.Packet
 	got   int
 	fecn  map[fecnKind]int // packets received with FECN, by kind
+	seen  map[arrival]int  // data packets received, by VL and adapted bit
+	seqs  []byte           // first payload byte of each data packet, in order
+}
+
+// arrival is how a CA tells the data packets it received apart.
+type arrival struct {
+	vl      uint8
+	adapted bool
 }
 
 // fecnKind tells the packets with FECN a CA counts apart.
@@ -129,6 +139,18 @@ func (h *hca) Receive(p *port.Port, pkt *port.Packet) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.got++
+	var a arrival
+	a.vl = wire.LRH(pkt.Bytes).VL()
+	if bth, ok := wire.PacketBTH(pkt.Bytes); ok {
+		a.adapted = bth.Adapted()
+	}
+	if h.seen == nil {
+		h.seen = map[arrival]int{}
+	}
+	h.seen[a]++
+	if off := wire.UDHeaderSize(false); len(pkt.Bytes) > off+wire.ICRCSize+wire.VCRCSize {
+		h.seqs = append(h.seqs, pkt.Bytes[off])
+	}
 	if h.hold {
 		h.held = append(h.held, pkt)
 		return
@@ -147,6 +169,20 @@ func (h *hca) out(outs []agent.Outbound) {
 		}
 		_ = h.port().Send(softswitch.NewOutboundPacket(&o))
 	}
+}
+
+// arrivals returns the data packets received by VL and adapted bit.
+func (h *hca) arrivals() map[arrival]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.seen)
+}
+
+// order returns the first payload byte of each data packet received.
+func (h *hca) order() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.seqs)
 }
 
 func (h *hca) received() int {
@@ -216,6 +252,13 @@ type fabric struct {
 // closed at cleanup, with a goroutine leak check, and lets the links train.
 func newFabric(t *testing.T, topo *topologies.Topology, pc port.Config) *fabric {
 	t.Helper()
+	return newFabricWith(t, topo, pc, nil)
+}
+
+// newFabricWith is newFabric with node's ports configured by per, when
+// set, from pc: buffers that differ from node to node from the start.
+func newFabricWith(t *testing.T, topo *topologies.Topology, pc port.Config, per func(node string, c *port.Config)) *fabric {
+	t.Helper()
 	linktest.LeakCheck(t)
 	f := &fabric{clk: clock.NewManual(epoch), topo: topo, sw: map[string]*softswitch.Switch{},
 		ca: map[string]*hca{}, pipes: map[topologies.PortRef]*pipe.Endpoint{}}
@@ -226,7 +269,12 @@ func newFabric(t *testing.T, topo *topologies.Topology, pc port.Config) *fabric 
 		f.pipes[l.A], f.pipes[l.B] = a, b
 	}
 	pc.Clock = f.clk
+	base := pc
 	for i, n := range topo.Nodes() {
+		pc := base
+		if per != nil {
+			per(n.Name, &pc)
+		}
 		switch n.Type {
 		case topologies.Switch:
 			eps := make([]link.Endpoint, n.NumPorts+1)

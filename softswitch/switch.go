@@ -3,6 +3,7 @@ package softswitch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -37,11 +38,15 @@ type Config struct {
 	// closes them.
 	Ports []link.Endpoint
 	// PortConfig is the template of every port's configuration. Its
-	// Clock, OnStateChange and TxQueueLimit are the switch's own.
+	// Clock, OnStateChange, OnRelease and TxQueueLimit are the switch's
+	// own.
 	PortConfig port.Config
 	// Clock is the time source of the ports and the agent; nil means
 	// clock.Real().
 	Clock clock.Clock
+	// Arch is the switch architecture (arch.go); the zero value is
+	// ArchVOQ. SetArch changes it at run time.
+	Arch Arch
 }
 
 // Stats counts what the crossbar did. Drops are counted on the ports.
@@ -72,6 +77,11 @@ type Switch struct {
 	stats stats
 	cc    ccState // FECN marking (cc.go)
 
+	arch   atomic.Uint32 // Arch
+	iq     []inQueue     // by input port: the IQ architecture's FIFOs (arch.go)
+	counts []portCounts  // by port: adapted, received, watched (adaptive.go)
+	watch  atomic.Pointer[lidSet]
+
 	// mu orders AddPort against Close, so that no port is added to a
 	// closed switch and left running.
 	mu     sync.Mutex
@@ -97,7 +107,12 @@ func New(cfg Config) (*Switch, error) {
 	pc := cfg.PortConfig
 	pc.Clock = cfg.Clock
 	pc.TxQueueLimit = 0
-	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1), pc: pc}
+	pc.VLBlocks = slices.Clone(pc.VLBlocks)
+	s := &Switch{ports: make([]atomic.Pointer[port.Port], n.NumPorts+1), pc: pc,
+		iq: make([]inQueue, n.NumPorts+1), counts: make([]portCounts, n.NumPorts+1)}
+	if err := s.SetArch(cfg.Arch); err != nil {
+		return nil, err
+	}
 	s.cc.seen = make([][port.MaxDataVLs]atomic.Uint64, n.NumPorts+1)
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
@@ -139,10 +154,12 @@ func New(cfg Config) (*Switch, error) {
 func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
 	c.OnStateChange = func(_ *port.Port, from, to port.State) {
 		if to.Port == mad.PortStateDown && from.Port != mad.PortStateDown {
+			s.dropInput(num)
 			s.dropOrphans()
 		}
 		s.agent.PortStateChanged(num)
 	}
+	c.OnRelease = func(pkt *port.Packet) { s.released(num, pkt) }
 	p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
 	if err != nil {
 		return err
@@ -201,6 +218,45 @@ func (s *Switch) AddPort(n uint8, ep link.Endpoint, width mad.LinkWidth, speed m
 	// What the SM programmed on the uncabled port applies now.
 	s.syncArbitration(n)
 	return nil
+}
+
+// SetVLBlocks resizes the receive buffers of every port, cabled now or
+// later, per data VL (port.Config.VLBlocks' meaning; port.SetVLBlocks
+// says what happens to a buffer that holds packets).
+func (s *Switch) SetVLBlocks(blocks []int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.pc.CheckVLBlocks(blocks); err != nil {
+		return err
+	}
+	s.pc.VLBlocks = slices.Clone(blocks)
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			if err := p.SetVLBlocks(blocks); err != nil {
+				return fmt.Errorf("port %d: %w", i, err) // cannot happen: same template
+			}
+		}
+	}
+	return nil
+}
+
+// VLBlocks returns the per-VL receive buffer sizes the ports were last
+// given (nil: RxBlocks on every VL).
+func (s *Switch) VLBlocks() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.pc.VLBlocks)
+}
+
+// ResetDownstream makes every port learn its peer's buffers afresh
+// (port.ResetDownstream): after the buffers of the switch's neighbours
+// changed at run time, on an idle fabric.
+func (s *Switch) ResetDownstream() {
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			p.ResetDownstream()
+		}
+	}
 }
 
 // Close stops the agent's timers and closes every port and its endpoint.
