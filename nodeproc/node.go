@@ -133,6 +133,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.Int64Var(&epochNS, "epoch", 0, "shared time origin of the fabric's scaled clocks, Unix `ns` (default now)")
 	fs.IntVar(&o.Port.DataVLs, "data-vls", port.DefaultDataVLs, "data VLs per port (1, 2, 4, 8 or 15)")
 	fs.IntVar(&o.Port.RxBlocks, "rx-blocks", port.DefaultRxBlocks, "receive buffer per data VL in 64-byte `blocks`")
+	fs.IntVar(&o.Port.CreditSlack, "credit-slack", 0, "freed `blocks` a port may hold back before it sends its peer a credit update (0: until the peer's credit is down to half the buffer; 1: every release)")
 	fs.Var((*blockList)(&o.Port.VLBlocks), "vl-blocks", "receive buffers of data VLs 0, 1, … in 64-byte blocks, `a,b,...` (VLs past the list: --rx-blocks; 0: no buffer, never credited)")
 	fs.IntVar(&o.Port.MTU, "mtu", port.DefaultMTU, "largest payload in `bytes` (256…4096)")
 	fs.DurationVar(&o.Port.LivenessTimeout, "liveness", DefaultLiveness, "link goes Down after this long without a packet from a peer that hangs (a peer that dies or a veth set down is seen at once)")

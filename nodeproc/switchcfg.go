@@ -27,6 +27,11 @@ type SwitchConfigArgs struct {
 	// (port.Port.ResetDownstream), for after the neighbours' buffers
 	// changed, on an idle fabric.
 	ResetDownstream bool `json:"reset_downstream,omitempty"`
+	// CreditSlack, when given, sets every port's port.Config.CreditSlack:
+	// the freed blocks a port may hold back before it tells its peer (0,
+	// the default coalescing; 1, every release at once, what adaptive
+	// routing's view of the downstream buffers wants).
+	CreditSlack *int `json:"credit_slack,omitempty"`
 }
 
 // SwitchConfigStatus is a switch's data-plane configuration: its
@@ -37,6 +42,7 @@ type SwitchConfigStatus struct {
 	Arch        string   `json:"arch"`
 	RxBlocks    int      `json:"rx_blocks"`
 	VLBlocks    []int    `json:"vl_blocks,omitempty"`
+	CreditSlack int      `json:"credit_slack"`
 	ARMode      string   `json:"ar_mode"`
 	ARThreshold uint8    `json:"ar_threshold"`
 	AFCVL       uint8    `json:"afc_vl"`
@@ -84,6 +90,9 @@ func (n *Node) switchConfig(a SwitchConfigArgs) (SwitchConfigStatus, error) {
 			return SwitchConfigStatus{}, fmt.Errorf("switch-config: %w", err)
 		}
 	}
+	if a.CreditSlack != nil && *a.CreditSlack < 0 {
+		return SwitchConfigStatus{}, fmt.Errorf("switch-config: credit slack of %d blocks", *a.CreditSlack)
+	}
 	if a.VLBlocks != nil {
 		if err := n.sw.SetVLBlocks(a.VLBlocks); err != nil {
 			return SwitchConfigStatus{}, fmt.Errorf("switch-config: %w", err)
@@ -91,6 +100,9 @@ func (n *Node) switchConfig(a SwitchConfigArgs) (SwitchConfigStatus, error) {
 	}
 	if err := n.sw.SetArch(arch); err != nil {
 		return SwitchConfigStatus{}, fmt.Errorf("switch-config: %w", err)
+	}
+	if a.CreditSlack != nil {
+		n.sw.SetCreditSlack(*a.CreditSlack)
 	}
 	if a.ResetDownstream {
 		n.sw.ResetDownstream()
@@ -101,7 +113,7 @@ func (n *Node) switchConfig(a SwitchConfigArgs) (SwitchConfigStatus, error) {
 func (n *Node) switchConfigStatus() SwitchConfigStatus {
 	t := n.sw.Agent().ARTable()
 	return SwitchConfigStatus{
-		Arch: n.sw.Arch().String(), RxBlocks: n.rxBlocks(), VLBlocks: n.sw.VLBlocks(),
+		Arch: n.sw.Arch().String(), RxBlocks: n.rxBlocks(), VLBlocks: n.sw.VLBlocks(), CreditSlack: n.sw.CreditSlack(),
 		ARMode: t.Mode.String(), ARThreshold: t.Threshold, AFCVL: t.AFCVL, Watched: n.sw.Watched(),
 	}
 }

@@ -99,8 +99,11 @@ func TestSwitchConfigOp(t *testing.T) {
 		{name: "bad buffers change nothing", args: `{"arch":"voq","vl_blocks":[10]}`, wantErr: "cannot hold"},
 		{name: "too many VLs", args: `{"vl_blocks":[100,100,100,100,100]}`, wantErr: "5 VLs"},
 		{name: "unknown field", args: `{"voq":true}`, wantErr: "unknown field"},
+		{name: "credit slack", args: `{"credit_slack":1}`,
+			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: "off"}},
+		{name: "negative credit slack", args: `{"credit_slack":-1,"arch":"voq"}`, wantErr: "credit slack"},
 		{name: "unchanged by the errors", args: "{}",
-			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, ARMode: "off"}},
+			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: "off"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := call("switch-config", tc.args)
@@ -125,7 +128,7 @@ func TestSwitchConfigOp(t *testing.T) {
 	n.sw.Agent().SetARTable(agent.NewARTable(mad.ARAFI, 75, 3, nil, nil))
 	st := n.Status()
 	require.NotNil(t, st.SwitchConfig)
-	assert.Equal(t, SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0},
+	assert.Equal(t, SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1,
 		ARMode: "afi", ARThreshold: 75, AFCVL: 3, Watched: []uint16{3, 7}}, *st.SwitchConfig)
 	b, err := json.Marshal(st)
 	require.NoError(t, err)

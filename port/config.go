@@ -99,6 +99,14 @@ type Config struct {
 	// nothing is ever sent to the port on it. A non-zero entry must hold
 	// one packet of the MTU. SetVLBlocks changes them at run time.
 	VLBlocks []int
+	// CreditSlack is how many freed blocks of a data VL the port may hold
+	// back before it tells the peer (a flow-control packet): 0 means the
+	// default, an update only once the peer's remaining credit has fallen
+	// to half the buffer, which spares packets and wake-ups; a small
+	// value keeps the peer's view of the buffer (port.Downstream, what
+	// adaptive routing reads) close to the truth. SetCreditSlack changes
+	// it at run time.
+	CreditSlack int
 	// VL15Packets is the VL15 receive buffer in packets; SMPs arriving
 	// when it is full are dropped and counted (VL15Dropped).
 	VL15Packets int
@@ -241,6 +249,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: liveness timeout %v, keepalive %v", ErrConfig, c.LivenessTimeout, c.KeepaliveInterval)
 	case c.XmitWaitTick < 0:
 		return c, fmt.Errorf("%w: PortXmitWait tick %v", ErrConfig, c.XmitWaitTick)
+	case c.CreditSlack < 0:
+		return c, fmt.Errorf("%w: credit slack of %d blocks", ErrConfig, c.CreditSlack)
 	case c.TxQueueLimit < 0:
 		return c, fmt.Errorf("%w: transmit queue limit %d", ErrConfig, c.TxQueueLimit)
 	}

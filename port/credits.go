@@ -1,6 +1,10 @@
 package port
 
-import "ibfab/wire"
+import (
+	"fmt"
+
+	"ibfab/wire"
+)
 
 // Credit arithmetic of IBA §7.9, per data VL, in 64-byte blocks modulo
 // 4096. Each port is the sender on its transmit side and the receiver on
@@ -288,11 +292,7 @@ func (p *Port) rxRelease(vl uint8, blocks int) {
 // arrival, which is when that credit changes. A parked transmitter is
 // spared the wake-up: the caller writes the update itself.
 func (p *Port) creditUpdateLocked(vl int) {
-	r := &p.rx[vl]
-	// Never defer below one largest packet: a peer blocked on its head
-	// packet must get the update.
-	keep := max(min(r.capacity, MaxCreditAdvance)/2, Blocks(p.maxPkt))
-	if p.fcDue&(1<<vl) == 0 || available(r.fccl, r.abr) > keep {
+	if p.fcDue&(1<<vl) == 0 || !p.creditOwedLocked(vl) {
 		return
 	}
 	if p.parked && !p.wake && !p.writing {
@@ -300,6 +300,32 @@ func (p *Port) creditUpdateLocked(vl int) {
 		return
 	}
 	p.kickLocked()
+}
+
+// creditOwedLocked reports whether data VL vl's freed blocks are worth a
+// flow-control packet now: with a CreditSlack, once that many are freed
+// and not yet advertised; by default once the peer's remaining credit has
+// fallen to half the buffer, never deferred below one largest packet (a
+// peer blocked on its head packet must get the update).
+func (p *Port) creditOwedLocked(vl int) bool {
+	r := &p.rx[vl]
+	left := available(r.fccl, r.abr) // the credit the peer still holds
+	if p.slack > 0 {
+		return min(r.capacity, MaxCreditAdvance)-r.used-left >= p.slack
+	}
+	return left <= max(min(r.capacity, MaxCreditAdvance)/2, Blocks(p.maxPkt))
+}
+
+// SetCreditSlack sets Config.CreditSlack at run time; a negative n is
+// refused.
+func (p *Port) SetCreditSlack(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: credit slack of %d blocks", ErrConfig, n)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.slack = n
+	return nil
 }
 
 // allVLsMask returns the fcDue bits of the operational data VLs.

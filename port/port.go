@@ -53,6 +53,7 @@ type Port struct {
 	vl15Used int // VL15 receive buffer slots taken
 	arb      arbiter
 	fcDue    uint16 // data VLs owed a flow-control packet, bit per VL
+	slack    int    // Config.CreditSlack, or as SetCreditSlack set it
 
 	// The transmitter parks on txCond until wake; WaitIdle waits on
 	// idleCond for it to park; Send waits on spaceCond for queue space.
@@ -161,6 +162,7 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 		phys:    physPolling,
 		state:   portDown,
 		operVLs: cfg.DataVLs,
+		slack:   cfg.CreditSlack,
 		pace:    pacer{rate: rate},
 		txOn:    true,
 	}

@@ -277,3 +277,39 @@ func TestOnRelease(t *testing.T) {
 	e.run(t, func() bool { return e.ra.count() == 1 })
 	assert.Len(t, h.packets(), 3)
 }
+
+// TestCreditSlack: by default a receiver that frees a packet tells the
+// peer only once the peer's remaining credit has fallen to half the
+// buffer, so the peer's downstream view stays as full as before; with a
+// CreditSlack of one block every release is advertised at once, and the
+// view follows the buffer. Settle lets the ports work without advancing
+// the clock, so no keepalive carries the update.
+func TestCreditSlack(t *testing.T) {
+	const rx = 400
+	for _, tc := range []struct {
+		name  string
+		slack int
+		want  int // packets the sender sees held after one release
+	}{
+		{"default coalescing", 0, 5},
+		{"slack of one block", 1, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, port.Config{DataVLs: 2, MTU: vlMTU, RxBlocks: rx}, func(c *port.Config) { c.CreditSlack = tc.slack })
+			e.activate(t)
+			e.rb.setHold(true)
+			for i := range 5 {
+				send(t, e.a, porttest.UD(0, 1, vlPayload, byte(i)))
+			}
+			e.run(t, func() bool { return e.rb.count() == 5 })
+			e.rb.release(1)
+			e.settle()
+			used, _, _ := e.a.Downstream(0)
+			assert.Equal(t, tc.want*vlPktBlocks, used)
+		})
+	}
+	e := newEnv(t, port.Config{}, nil)
+	assert.Error(t, e.a.SetCreditSlack(-1))
+	_, err := port.New(nil, port.Config{CreditSlack: -1}, nil)
+	assert.ErrorIs(t, err, port.ErrConfig)
+}

@@ -240,6 +240,26 @@ func (s *Switch) SetVLBlocks(blocks []int) error {
 	return nil
 }
 
+// SetCreditSlack sets every port's credit slack (port.Config.CreditSlack),
+// and the template's for ports cabled later; n must not be negative.
+func (s *Switch) SetCreditSlack(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pc.CreditSlack = max(n, 0)
+	for i := range s.ports {
+		if p := s.ports[i].Load(); p != nil {
+			p.SetCreditSlack(s.pc.CreditSlack) // cannot fail: not negative
+		}
+	}
+}
+
+// CreditSlack returns the ports' credit slack.
+func (s *Switch) CreditSlack() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pc.CreditSlack
+}
+
 // VLBlocks returns the per-VL receive buffer sizes the ports were last
 // given (nil: RxBlocks on every VL).
 func (s *Switch) VLBlocks() []int {

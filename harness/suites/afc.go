@@ -183,12 +183,13 @@ type afcExperiment struct {
 // afcIDs are the experiments in the order they run.
 var afcIDs = []string{"E6", "E1", "E2", "E3", "E4", "E5"}
 
-// afcPlan is a run's experiments: E1-E4 on K=2 and K=3 (K=3 at fewer
-// loads: a point costs three times as long there), E5 on K=3 and E6 on
-// K=2; quick keeps K=2, HS10 and UT, two queuings, two loads.
+// afcPlan is a run's experiments: E1-E4 on K=2 at four loads and on K=3
+// at full load (a point costs three times as long there), E5 on K=3 and E6
+// on K=2; quick keeps K=2, UT and HS10, two queuings, two loads, and E5
+// with two routings.
 func afcPlan(quick bool) []afcExperiment {
-	loads := []float64{20, 40, 60, 80, 100}
-	loads3 := []float64{50, 100}
+	loads := []float64{25, 50, 75, 100}
+	loads3 := []float64{100}
 	all := afcRoutings
 	qs := afcQueuings
 	e := func(id, title string, k int, t AFCTraffic, voq bool, l []float64) afcExperiment {
@@ -246,15 +247,17 @@ func selectAFC(plan []afcExperiment, only []string) ([]afcExperiment, error) {
 	return out, nil
 }
 
-// afcTimeScale is a fabric's time scale: 32 per host (512 for K=2's 16
-// hosts, 1728 for K=3's 54). A 4 KB packet costs the machine about what a
-// 2 KB one does, so this keeps a saturated fat tree's packet rate near
-// the CC experiments' (62.5 per node with 2 KB packets).
+// afcTimeScale is a fabric's time scale: 62.5 per host (1000 for K=2's
+// 16 hosts, 3375 for K=3's 54). Half of it would do for the data packets
+// alone (4 KB cost the machine what the CC experiments' 2 KB do), but the
+// switches advertise every release (afcCreditSlack), a flow-control
+// packet per data packet and hop: at 32 per host K=2 fell behind its
+// links at 30 % of uniform load, its VLs full with no hot spot at all.
 func afcTimeScale(hosts int, override float64) float64 {
 	if override > 0 {
 		return override
 	}
-	return 32 * float64(hosts)
+	return 62.5 * float64(hosts)
 }
 
 // afcWindows are the experiments' durations in emulated time.
@@ -263,20 +266,21 @@ type afcWindows struct {
 	Measure time.Duration `json:"measure_ns"` // one load point
 	Drain   time.Duration `json:"drain_ns"`   // after the flows stop
 	// E6: uniform traffic alone, with the hot spot, and after it, sampled
-	// every Sample.
+	// every Sample; then Tail, the window in which adaptation must have
+	// stopped.
 	Before time.Duration `json:"before_ns"`
 	Hot    time.Duration `json:"hot_ns"`
 	After  time.Duration `json:"after_ns"`
 	Sample time.Duration `json:"sample_ns"`
+	Tail   time.Duration `json:"tail_ns"`
 }
 
-func afcWindowsFor(quick bool) afcWindows {
-	w := afcWindows{Warmup: time.Millisecond, Measure: 2 * time.Millisecond, Drain: time.Millisecond,
-		Before: time.Millisecond, Hot: 4 * time.Millisecond, After: 3 * time.Millisecond, Sample: 500 * time.Microsecond}
-	if quick {
-		w.Measure = 1500 * time.Microsecond
-	}
-	return w
+func afcWindowsFor() afcWindows {
+	// A hot spot's tree fills its dozen 7-10-packet VLs in some 200 µs;
+	// a window of 1 ms carries 240 packets on a saturated link.
+	return afcWindows{Warmup: 500 * time.Microsecond, Measure: time.Millisecond, Drain: 500 * time.Microsecond,
+		Before: time.Millisecond, Hot: 4 * time.Millisecond, After: 4 * time.Millisecond, Sample: 500 * time.Microsecond,
+		Tail: 2 * time.Millisecond}
 }
 
 // Traffic constants.

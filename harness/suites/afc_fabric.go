@@ -51,6 +51,12 @@ func afcSetAR(ctx context.Context, control string, mode mad.ARMode, afcVL uint8)
 // buffer rather than --rx-blocks'.
 const afcDataVLs = 8
 
+// afcCreditSlack makes every switch port advertise each release at once
+// (port.Config.CreditSlack): the upstream switch's view of a buffer is
+// then its occupancy, not the half buffer the default coalescing may hold
+// back, which alone would cross a 75 % threshold on a 7-packet VL.
+const afcCreditSlack = 1
+
 // afcNodeArgs are every node's flags: none, the switches are set per
 // setup at run time (afcConfigureSwitch).
 func afcNodeArgs() []string { return nil }
@@ -61,7 +67,8 @@ func afcNodeArgs() []string { return nil }
 func afcConfigureSwitch(ctx context.Context, fabric, sw string, voq bool, blocks []int) error {
 	all := make([]int, afcDataVLs)
 	copy(all, blocks)
-	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: "iq"}
+	slack := afcCreditSlack
+	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: "iq", CreditSlack: &slack}
 	if voq {
 		a.Arch = "voq"
 	}
@@ -125,13 +132,24 @@ func (s afcSwitches) occupancyByVL() map[string]float64 {
 	return out
 }
 
-// maxOccupancy is the fullest switch input VL.
-func (s afcSwitches) maxOccupancy() float64 {
-	var m float64
-	for _, v := range s.occupancyByVL() {
-		m = max(m, v)
+// fullest is the fullest switch input VL, "switch/port/VLn", and its
+// occupancy.
+func (s afcSwitches) fullest() (string, float64) {
+	name, m := "", -1.0
+	for sw, st := range s {
+		for _, p := range st.Ports {
+			for _, c := range p.Credits {
+				if c.RxCapacity == 0 {
+					continue
+				}
+				q := fmt.Sprintf("%s/%d/VL%d", sw, p.Port, c.VL)
+				if o := float64(c.RxUsed) / float64(c.RxCapacity); o > m || o == m && q < name {
+					name, m = q, o
+				}
+			}
+		}
 	}
-	return m
+	return name, max(m, 0)
 }
 
 // afcQueue is one switch input queue: "switch/port/VLn" and its VL.

@@ -171,6 +171,7 @@ type AFCMechanism struct {
 	// EndOccupancy is the fullest switch input VL at the end, against
 	// the adaptive threshold.
 	EndOccupancy float64 `json:"end_occupancy"`
+	EndFullest   string  `json:"end_fullest"` // "switch/port/VLn
 	Threshold    float64 `json:"threshold"`
 	Error        string  `json:"error,omitempty"`
 }

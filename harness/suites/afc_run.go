@@ -71,7 +71,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 		}
 	}
 	start := time.Now()
-	rep := &AFCReport{Started: start, Quick: o.Quick, Windows: afcWindowsFor(o.Quick)}
+	rep := &AFCReport{Started: start, Quick: o.Quick, Windows: afcWindowsFor()}
 	for _, k := range []int{2, 3} {
 		var exps []afcExperiment
 		for _, e := range plan {
@@ -250,11 +250,11 @@ func (r *afcRun) sl(q AFCQueuing, src, dst int) (uint8, error) {
 // uniformFlows are host src's uniform flows at load percent of its link:
 // one per SL over the destinations the scheme puts on it, each at that
 // share of the load.
-func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64) ([]nodeproc.FlowArgs, error) {
+func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, exclude int) ([]nodeproc.FlowArgs, error) {
 	bySL := map[uint8][]nodeproc.FlowDest{}
 	var sls []uint8
 	for dst := range r.hosts {
-		if dst == src {
+		if dst == src || dst == exclude {
 			continue
 		}
 		sl, err := r.sl(q, src, dst)
@@ -268,7 +268,10 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64) 
 	}
 	slices.Sort(sls)
 	var out []nodeproc.FlowArgs
-	others := float64(len(r.hosts) - 1)
+	others := 0.0
+	for _, sl := range sls {
+		others += float64(len(bySL[sl]))
+	}
 	for _, sl := range sls {
 		d := bySL[sl]
 		rate := load / 100 * float64(linkRate) * float64(len(d)) / others
@@ -299,11 +302,18 @@ func (r *afcRun) hotSpot(t AFCTraffic) (int, []int, error) {
 	return hot, src, err
 }
 
+// afcParts says which flows startTraffic starts.
+type afcParts struct {
+	uniform, hot bool
+	// isolated keeps the uniform flows off the hot destination, so that
+	// every packet for it is a hot-spot packet (E6 counts them by DLID).
+	isolated bool
+}
+
 // startTraffic starts t at load under queuing q: the hot-spot sources'
-// flow to the hot destination, every other host's uniform flows. With
-// uniform false only the hot flows start (E6 adds the hot spot to a
-// running uniform load), with hot false only the uniform ones.
-func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, load float64, uniform, hot bool) error {
+// flow to the hot destination, every other host's uniform flows, as parts
+// says (E6 adds the hot spot to a running uniform load).
+func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, load float64, parts afcParts) error {
 	hotDst, srcs, err := r.hotSpot(t)
 	if err != nil {
 		return err
@@ -311,17 +321,21 @@ func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, l
 	return forEach(r.hosts, func(h string) error {
 		i := slices.Index(r.hosts, h)
 		var flows []nodeproc.FlowArgs
+		exclude := -1
+		if parts.isolated {
+			exclude = hotDst
+		}
 		switch {
 		case slices.Contains(srcs, i):
-			if hot {
+			if parts.hot {
 				f, err := r.hotFlow(q, i, hotDst)
 				if err != nil {
 					return err
 				}
 				flows = append(flows, f)
 			}
-		case uniform:
-			flows, err = r.uniformFlows(q, i, load, uint64(i+1)+uint64(load)*1000)
+		case parts.uniform:
+			flows, err = r.uniformFlows(q, i, load, uint64(i+1)+uint64(load)*1000, exclude)
 			if err != nil {
 				return err
 			}
@@ -393,7 +407,7 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 		return err
 	}
 	defer r.stopTraffic(ctx)
-	if err := r.startTraffic(ctx, p.Traffic, p.Queuing, p.Load, true, true); err != nil {
+	if err := r.startTraffic(ctx, p.Traffic, p.Queuing, p.Load, afcParts{uniform: true, hot: true}); err != nil {
 		return err
 	}
 	sleep(ctx, atScale(r.w.Warmup, r.scale))
@@ -526,8 +540,12 @@ func (r *afcRun) mechanisms(ctx context.Context, e afcExperiment) []AFCMechanism
 		} else if err := r.mechanism(ctx, e.Traffics[0], &m); err != nil {
 			m.Error = err.Error()
 		}
-		r.note("%s %s: hot-spot packets in %d SQS VL queues and %d AFC queues, %d adapted while hot, %d at the end, fullest VL %.0f %%%s",
-			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, 100*m.EndOccupancy, errSuffix(m.Error))
+		if st, err := r.readSwitches(ctx); err == nil {
+			q, o := st.fullest()
+			r.note("%s %s drained: fullest VL %s %.0f %%", e.ID, rt, q, 100*o)
+		}
+		r.note("%s %s: hot-spot packets in %d SQS VL queues and %d AFC queues, %d adapted while hot, %d at the end, fullest VL %s %.0f %%%s",
+			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, m.EndFullest, 100*m.EndOccupancy, errSuffix(m.Error))
 		out = append(out, m)
 	}
 	return out
@@ -552,7 +570,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 		return err
 	}
 	defer r.stopTraffic(ctx)
-	if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, true, false); err != nil {
+	if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, afcParts{uniform: true, isolated: true}); err != nil {
 		return err
 	}
 	sleep(ctx, atScale(r.w.Warmup, r.scale))
@@ -564,12 +582,11 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	every := atScale(r.w.Sample, r.scale)
 	hotOn, hotOff := atScale(r.w.Before, r.scale), atScale(r.w.Before+r.w.Hot, r.scale)
 	end := atScale(r.w.Before+r.w.Hot+r.w.After, r.scale)
-	tail := atScale(r.w.After*2/5, r.scale) // the end of the after phase adaptation must have stopped in
 	var started, stopped bool
 	sqs, afc := map[string]bool{}, map[string]bool{}
 	for el := time.Duration(0); el < end && ctx.Err() == nil; el = time.Since(t0) {
 		if !started && el >= hotOn {
-			if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, false, true); err != nil {
+			if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, afcParts{hot: true, isolated: true}); err != nil {
 				return err
 			}
 			started = true
@@ -611,18 +628,23 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 				}
 			}
 		}
-		switch {
-		case phase == phaseBurst:
+		if phase == phaseBurst {
 			m.AdaptedHot += smp.Adapted
-		case phase == phaseAfter && at >= end-tail:
-			m.AdaptedTail += smp.Adapted
 		}
 		m.Samples = append(m.Samples, smp)
-		m.EndOccupancy = cur.maxOccupancy()
 		prev = cur
 	}
-	m.TailMs = emuSeconds(tail, r.scale) * 1e3
 	m.HotSQS, m.HotAFC = sortedKeys(sqs), sortedKeys(afc)
+	// The tail: a window of its own once the hot spot and the backlog it
+	// left at the sources have drained, in which the uniform load alone
+	// keeps every VL below the threshold and nothing may be adapted.
+	sleep(ctx, atScale(r.w.Tail, r.scale))
+	last, err := r.readSwitches(ctx)
+	if err != nil {
+		return err
+	}
+	m.AdaptedTail, m.TailMs = last.adapted()-prev.adapted(), float64(r.w.Tail)/float64(time.Millisecond)
+	m.EndFullest, m.EndOccupancy = last.fullest()
 	return ctx.Err()
 }
 
@@ -682,7 +704,7 @@ HS10, HS25 without VOQs, load sweep; E4: the same with VOQs; E5: an all-to-all
 exchange standing in for the PTRANS trace (execution time); E6: the mechanism
 on K=2 (occupancy, adapted packets, SQS VLs holding hot-spot packets).
 --quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
-minutes). The time scale is 32 per host unless --time-scale sets one. The
+minutes). The time scale is 62.5 per host unless --time-scale sets one. The
 report (index.md with the paper's claims beside ours, figure grids like the
 paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
 )
@@ -693,7 +715,7 @@ func runAFCCmd(env *harness.Env, args []string) error {
 	fs := flag.NewFlagSet("ibfab run afc", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	quick := fs.Bool("quick", false, "K=2, fewer setups and loads (under 10 minutes)")
-	scale := fs.Float64("time-scale", 0, "time scale of every fabric (default 32 per host)")
+	scale := fs.Float64("time-scale", 0, "time scale of every fabric (default 62.5 per host)")
 	out := fs.String("out", "out/afc", "write the report to `DIR`")
 	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(afcIDs, ",")+")")
 	name := fs.String("name", "afc", "fabric name prefix")

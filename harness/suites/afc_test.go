@@ -189,7 +189,7 @@ func TestAFCReportFiles(t *testing.T) {
 	if d := os.Getenv("AFC_FIG_DIR"); d != "" {
 		dir = d
 	}
-	rep := &AFCReport{Points: paperPoints(2), Windows: afcWindowsFor(true),
+	rep := &AFCReport{Points: paperPoints(2), Windows: afcWindowsFor(),
 		Exchanges: []AFCExchange{{K: 2, Routing: AFCDModK, Queuing: AFC1VC, ExecUs: 100}, {K: 2, Routing: AFCAFI, Queuing: AFCFlow2SL, VOQ: true, ExecUs: 90}},
 		Mechanism: []AFCMechanism{{Routing: AFCAFI, Queuing: AFCFlow2SL, Threshold: 0.75,
 			Samples: []AFCMechSample{{TMs: 0.5, Occupancy: map[string]float64{"VL0": 0.2, "VL3": 0.1}}, {TMs: 1, Adapted: 4, HotAFC: 2, Occupancy: map[string]float64{"VL0": 0.8, "VL3": 0.5}}}}}}

@@ -152,7 +152,8 @@ func (p *smProc) read(r io.Reader) {
 // thousands over a run.
 const maxCCLogs = 4096
 
-// event keeps one of ibsm's events ("qos", "cc_log"), and reports
+// event keeps one of ibsm's events ("qos", "cc_log"; "ar" is only
+// recognised: the suites read its outcome from the control call), and reports
 // whether line was one; results carry an event field too, naming the
 // sweep or assimilation.
 func (p *smProc) event(line []byte) bool {
@@ -175,6 +176,7 @@ func (p *smProc) event(line []byte) bool {
 		if json.Unmarshal(line, &ev) == nil && len(p.ccLogs) < maxCCLogs {
 			p.ccLogs = append(p.ccLogs, ev)
 		}
+	case "ar":
 	default:
 		return false // a result: its event names the sweep or assimilation
 	}
