@@ -36,10 +36,15 @@ const (
 // count as equal: the spread of repeated points at the quick windows.
 const afcNoise = 0.02
 
+// afcCollapsed is the normalized throughput below which a scheme counts
+// as collapsed (the paper's "almost 0").
+const afcCollapsed = 0.1
+
 // afcScaleWhy is the reason common to the claims that need deep,
 // persistent congestion trees.
-const afcScaleWhy = "our fat trees have 16 or 54 hosts where the paper's has 11,664: a hot spot has 2-14 sources instead of 1,166, " +
-	"the trees are three switches deep with 4 or 9 paths per pair instead of 324, so congestion spreads less far and HoL blocking costs less"
+const afcScaleWhy = "likely the scale: our fat trees have 16 or 54 hosts where the paper's has 11,664, so a hot spot has 2-14 sources " +
+	"instead of 1,166 and 4 or 9 paths per pair instead of 324; the tree it grows is smaller and the HoL blocking it causes weaker, " +
+	"and the differences between schemes shrink toward the noise of one 1 ms window (about 0.02)"
 
 // afcClaims evaluates every claim on each K the points cover.
 func afcClaims(ps []AFCPoint, ex []AFCExchange, mech []AFCMechanism) []AFCClaim {
@@ -185,28 +190,39 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 	out = append(out, c.claim("UT-routing", "UT: the routing algorithm hardly matters (congestion is sporadic and short)", ours, v,
 		"sporadic contention costs more in our small switches, whose VLs hold 7-31 packets"))
 
-	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
-		var lowest []bool
-		var texts []string
+	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive: agree when it
+	// is the lowest scheme and near 0 under both, partly when only the
+	// lowest.
+	var texts []string
+	lowest, near, meas := 0, 0, 0
+	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
 		for _, r := range []AFCRouting{AFCDModK, AFCAdaptive} {
 			one, ok := c.top(t, r, AFC1VC, false)
 			if !ok {
-				return false, "", false
+				continue
 			}
+			meas++
 			low := true
 			for _, q := range afcQueuings[1:] {
 				if x, ok := c.top(t, r, q, false); ok && x < one-afcNoise {
 					low = false
 				}
 			}
-			lowest = append(lowest, low)
-			texts = append(texts, fmt.Sprintf("%s %.2f", r, one))
+			if low {
+				lowest++
+				if one <= afcCollapsed {
+					near++
+				}
+			}
+			texts = append(texts, fmt.Sprintf("%s %s 1VC %.2f%s", t, r, one, map[bool]string{true: " (lowest)", false: ""}[low]))
 		}
-		return !slices.Contains(lowest, false), "1VC " + strings.Join(texts, ", "), true
-	})
+	}
+	v = countVerdict(near, meas)
+	if v != verdictAgree && lowest == meas && meas > 0 {
+		v = verdictPartly
+	}
 	out = append(out, c.claim("HS-1VC-collapse", "HS10/HS25: 1VC throughput collapses to almost 0 with D-mod-K and Adaptive",
-		ours, v, "we check that 1VC is the lowest scheme, not that it reaches 0: "+afcScaleWhy))
+		strings.Join(texts, "; "), v, afcScaleWhy))
 
 	// HS, no VOQ: Flow2SL and DBBM cope better than 1VC and vFtree.
 	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
@@ -266,7 +282,7 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 	out = append(out, c.claim("HS-Flow2SL-AFI-best", "HS10/HS25: Flow2SL + AFI gives the best results", ours, v, afcScaleWhy))
 
 	// HS25 better than HS10 under Adaptive-th and AFI.
-	var texts []string
+	texts = nil
 	n, meas := 0, 0
 	for _, r := range []AFCRouting{AFCAdaptiveTh, AFCAFI} {
 		var s10, s25 float64
@@ -344,6 +360,11 @@ func fmtQ(x map[AFCQueuing]float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// afcExchangeWhy is what we know of E5's disagreements.
+const afcExchangeWhy = "our stand-in is not the trace: every host sends a few packets to each partner in turn at its full rate, " +
+	"so the exchange is a drifting sequence of permutations, not PTRANS's compute-separated bursts; each setup ran once, " +
+	"and one process late on the CPU moves the last packet, a spread we have not measured"
+
 // exchangeClaims checks E5's claims on the execution times.
 func exchangeClaims(ex []AFCExchange) []AFCClaim {
 	ok := slices.DeleteFunc(slices.Clone(ex), func(e AFCExchange) bool { return e.Error != "" || e.ExecUs <= 0 })
@@ -376,8 +397,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 			v = verdictAgree
 		}
 	}
-	out = append(out, c.claim("E5-VOQ", "PTRANS: configurations with VOQs beat those without", ours, v,
-		"our exchange is a sequence of permutations with little low-order HoL for VOQs to remove"))
+	out = append(out, c.claim("E5-VOQ", "PTRANS: configurations with VOQs beat those without", ours, v, afcExchangeWhy))
 
 	ours, v = "", verdictNone
 	if len(ok) > 0 {
@@ -388,8 +408,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 			v = verdictAgree
 		}
 	}
-	out = append(out, c.claim("E5-best", "PTRANS: best overall is 1VC with VOQs", ours, v,
-		"with VOQs every scheme removes the same low-order HoL, so the schemes finish within the spread of one run"))
+	out = append(out, c.claim("E5-best", "PTRANS: best overall is 1VC with VOQs", ours, v, afcExchangeWhy))
 
 	afi, o1 := mean(func(e AFCExchange) bool { return e.Routing == AFCAFI })
 	det, o2 := mean(func(e AFCExchange) bool { return e.Routing == AFCDModK })
@@ -403,8 +422,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 			v = verdictPartly // better, but by more than slightly
 		}
 	}
-	out = append(out, c.claim("E5-AFI", "PTRANS: AFI is slightly better than deterministic routing", ours, v,
-		"an exchange phase's few flows rarely fill a VL to the threshold, so AFI seldom adapts"))
+	out = append(out, c.claim("E5-AFI", "PTRANS: AFI is slightly better than deterministic routing", ours, v, afcExchangeWhy))
 	return out
 }
 
