@@ -700,9 +700,10 @@ at most once) under the static queuing schemes 1VC, DBBM-3VC, Flow2SL-3VC and
 vFtree-3VC, in input-queued switches without and with VOQs, on RLFT(2,3) (16
 hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), ibsm as SM with
 --routing dmodk and adaptive routing set through its vendor class. E1-E3: UT,
-HS10, HS25 without VOQs, load sweep; E4: the same with VOQs; E5: an all-to-all
-exchange standing in for the PTRANS trace (execution time); E6: the mechanism
-on K=2 (occupancy, adapted packets, SQS VLs holding hot-spot packets).
+HS10, HS25 without VOQs, load sweep on K=2 (and HS10, HS25 at full load on
+K=3); E4: the same with VOQs on K=2; E5: an all-to-all exchange standing in for
+the PTRANS trace (execution time) on K=3; E6: the mechanism on K=2 (occupancy,
+adapted packets, SQS VLs holding hot-spot packets).
 --quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
 minutes). The time scale is 62.5 per host unless --time-scale sets one. The
 report (index.md with the paper's claims beside ours, figure grids like the
