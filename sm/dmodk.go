@@ -58,17 +58,16 @@ func (e dmodk) Route(f *Fabric) (*Routes, error) {
 	r := newRoutes(e.Name(), f)
 	r.SwitchLIDsExempt = true
 	r.Up = ft.up
-	n := f.Topo.NumNodes()
-	x := &ftreeDest{f: f, r: r, order: ft.order, below: make([]bool, n), upDist: make([]int, n)}
+	x := newFtreeDest(f, r, ft.order)
 	key := 0
 	for i, dst := range f.ends {
 		if dst.Switch < 0 {
 			continue
 		}
 		if d := ft.dest[i]; d >= 0 {
-			ft.route(x, i, dst, d)
+			x.route(i, dst, ft.pick(x, d))
 		} else {
-			x.route(i, dst, key) // a switch LID: ftree's route
+			x.route(i, dst, spread(key)) // a switch LID: ftree's route
 		}
 		key += dst.NumLIDs()
 	}
@@ -192,33 +191,15 @@ func (ft *fatTree) upIndex(r, d int) int {
 	return d / ft.divisor[r] % ft.arity[r]
 }
 
-// route fills every switch's entries for the CA end port dst, the i-th
-// of f.ends, whose host index is d.
-func (ft *fatTree) route(x *ftreeDest, i int, dst EndPort, d int) {
-	f, r, t := x.f, x.r, dst.Switch
-	x.markBelow(t)
-	x.settleUpDist()
-	for _, s := range f.Switches() {
-		if x.upDist[s] < 0 {
-			continue // no up*/down* route: the verifier reports it
+// pick is D-mod-K's choice for the CA port whose host index is d, its
+// k-th LID numbered d+k: going down, the one way on an RLFT (else the
+// ports in turn); going up, upChoice's.
+func (ft *fatTree) pick(x *ftreeDest, d int) pickPort {
+	return func(s, k int, cands []int) int {
+		if x.below[s] {
+			return cands[(d+k)%len(cands)]
 		}
-		cands := x.candidates(s)
-		if s != t && len(cands) == 0 {
-			continue
-		}
-		r.Computed++
-		r.PerStep[i]++
-		for k := range dst.NumLIDs() {
-			port := dst.SwitchPort
-			switch {
-			case s == t:
-			case x.below[s]:
-				port = cands[(d+k)%len(cands)] // one way down on an RLFT
-			default:
-				port = ft.upChoice(s, d+k, cands)
-			}
-			r.LFT[s][int(dst.LID)+k] = uint8(port)
-		}
+		return ft.upChoice(s, d+k, cands)
 	}
 }
 
