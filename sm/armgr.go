@@ -546,21 +546,11 @@ func (s *SM) ARCall(ctx context.Context, set *ARSetting) (ARReply, error) {
 		return ARReply{}, ErrNoAR
 	}
 	c := arCall{set: set, reply: make(chan ARReply, 1)}
-	select {
-	case s.ar.inbox <- c:
-	case <-ctx.Done():
-		return ARReply{}, ctx.Err()
+	r, err := handOff(ctx, s, s.ar.inbox, c, c.reply)
+	if err == nil && r.Event != nil && r.Event.Action == ARActionReject {
+		return r, errors.New(r.Event.Reason)
 	}
-	s.tx.wake()
-	select {
-	case r := <-c.reply:
-		if r.Event != nil && r.Event.Action == ARActionReject {
-			return r, errors.New(r.Event.Reason)
-		}
-		return r, nil
-	case <-ctx.Done():
-		return ARReply{}, ctx.Err()
-	}
+	return r, err
 }
 
 // serveAR answers the control calls that came in.
@@ -568,16 +558,7 @@ func (s *SM) serveAR(ctx context.Context) error {
 	if s.ar == nil {
 		return nil
 	}
-	for {
-		select {
-		case c := <-s.ar.inbox:
-			if err := s.arServe(ctx, c); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-	}
+	return serveInbox(ctx, s.ar.inbox, s.arServe)
 }
 
 // arServe carries out one call.
