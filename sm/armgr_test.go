@@ -12,30 +12,11 @@ import (
 
 	"ibfab/agent"
 	"ibfab/madport"
-	"ibfab/madport/memport"
 	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-// arEvents collects the AR manager's events from the SM's goroutine.
-type arEvents struct {
-	mu  sync.Mutex
-	all []sm.AREvent
-}
-
-func (e *arEvents) add(ev sm.AREvent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *arEvents) list() []sm.AREvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.all)
-}
 
 // fatTreeView is what the test expects of adaptive routing on a fat
 // tree, from the cabling alone: each switch's up ports (to a switch
@@ -194,7 +175,7 @@ func TestARManager(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
 	sends := arSends(b)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{Routing: "ftree", LMC: 1,
 		AR: &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3, OnEvent: ev.add}})
 	res := b.sweep(t, s)
@@ -280,7 +261,7 @@ func TestARManagerDiffers(t *testing.T) {
 func TestARControl(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{Routing: "ftree", Detect: sm.DetectSweep, AR: &sm.ARConfig{OnEvent: ev.add}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -348,7 +329,7 @@ func TestARControl(t *testing.T) {
 // the subnet still comes up.
 func TestARNotFatTree(t *testing.T) {
 	b := newBench(t, grid(t, false, 2, 2), 0, 1)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{AR: &sm.ARConfig{Mode: mad.ARAdaptive, OnEvent: ev.add}})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
@@ -383,31 +364,6 @@ func TestARConfigCheck(t *testing.T) {
 	}
 }
 
-// arGarblePort replaces the attribute data of the adaptive routing
-// answers whose attribute which picks (bit 0 ARInfo, 1 ARGroupTable, 2
-// ARLIDTable) with data, as a switch with a strange agent would answer.
-type arGarblePort struct {
-	*memport.Port
-	data  []byte
-	which uint8
-}
-
-func (p *arGarblePort) Recv(ctx context.Context) (madport.MAD, error) {
-	m, err := p.Port.Recv(ctx)
-	if err != nil || len(m.Data) < mad.MADSize {
-		return m, err
-	}
-	h := mad.MAD(m.Data)
-	if h.MgmtClass() != mad.ClassVendorAR || !h.Method().IsResponse() ||
-		p.which&(1<<(h.AttrID()-mad.AttrARInfo)) == 0 {
-		return m, nil
-	}
-	d := mad.ARMAD(m.Data).Data()
-	clear(d)
-	copy(d, p.data)
-	return m, nil
-}
-
 // FuzzARAnswers brings a fat tree up with adaptive routing while the
 // switches' answers of some AR attributes carry fuzzed data (caps of 0
 // or 64K, masks naming any port): the sweep ends with the subnet up,
@@ -419,32 +375,16 @@ func FuzzARAnswers(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint8(7))
 	f.Add([]byte{}, uint8(4))
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
-		topo, err := topologies.KAryNTree(2, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fab, err := memfabric.NewFabric(topo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fab.Close()
-		mp, err := memport.New(fab, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := sm.New(&arGarblePort{Port: mp, data: data, which: which},
-			sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := newBench(t, mustGen(t)(topologies.KAryNTree(2, 2)), 0, 1)
+		p := &garblePort{Port: b.port, data: data, on: true, garble: func(h mad.MAD) bool {
+			return h.MgmtClass() == mad.ClassVendorAR && which&(1<<(h.AttrID()-mad.AttrARInfo)) != 0
+		}}
+		s, err := sm.New(p, sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
+		require.NoError(t, err)
 		for range 2 {
-			res, err := s.Sweep(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.SubnetUp || res.AR == nil {
-				t.Fatalf("subnet not up, or no AR result: %+v", res)
-			}
+			res := b.sweep(t, s)
+			require.True(t, res.SubnetUp, "%+v", res)
+			require.NotNil(t, res.AR)
 		}
 	})
 }
