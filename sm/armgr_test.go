@@ -263,13 +263,7 @@ func TestARControl(t *testing.T) {
 	b := newBench(t, topo, 0, 1)
 	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{Routing: "ftree", Detect: sm.DetectSweep, AR: &sm.ARConfig{OnEvent: ev.add}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	ctx := runSM(t, s)
 	call := func(set *sm.ARSetting) (sm.ARReply, error) {
 		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
 		defer ccancel()

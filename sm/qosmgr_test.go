@@ -108,13 +108,7 @@ func TestQoSControl(t *testing.T) {
 	var ev events
 	sent := countAttrs(b)
 	s := b.newSM(t, sm.Config{QoS: &sm.QoSConfig{OnEvent: ev.add}, Detect: sm.DetectSweep})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	ctx := runSM(t, s)
 	call := func(op sm.QoSOp, r qos.Request) sm.QoSReply {
 		t.Helper()
 		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)

@@ -53,6 +53,19 @@ func (b *bench) sweep(t *testing.T, s *sm.SM) *sm.Result {
 	return res
 }
 
+// runSM runs s (Run, watching the subnet and serving control calls)
+// until the test ends, and returns the context it runs in.
+func runSM(t *testing.T, s *sm.SM) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ctx
+}
+
 // recorder collects what an SM hands a callback (the managers' events,
 // the congestion logs) on its goroutine, for the test's to read.
 type recorder[E any] struct {
