@@ -80,16 +80,9 @@ func (a *Agent) receiveAR(in Inbound, m []byte) []Outbound {
 // serveAR serves an adaptive routing request in place and returns its
 // status.
 func (a *Agent) serveAR(h mad.MAD) mad.Status {
-	if h.BaseVersion() != mad.BaseVersion || h.ClassVersion() != mad.ARVersion {
-		return mad.StatusBadVersion
-	}
-	var set bool
-	switch h.Method() {
-	case mad.MethodGet:
-	case mad.MethodSet:
-		set = true
-	default:
-		return mad.StatusMethodUnsupported
+	set, st := getOrSet(h, mad.ARVersion)
+	if st != mad.StatusOK {
+		return st
 	}
 	attr, ok := arAttrs[h.AttrID()]
 	if !a.isSwitch() || !ok || set && !attr.set {

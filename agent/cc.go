@@ -108,16 +108,9 @@ func (a *Agent) receiveCC(in Inbound, m []byte) []Outbound {
 // serveCC serves a CC request in place and returns its status, or false
 // when the CC_Key check drops it.
 func (a *Agent) serveCC(h mad.MAD, cc mad.CCMAD, sma uint8) (mad.Status, bool) {
-	if h.BaseVersion() != mad.BaseVersion || h.ClassVersion() != mad.CCVersion {
-		return mad.StatusBadVersion, true
-	}
-	var set bool
-	switch h.Method() {
-	case mad.MethodGet:
-	case mad.MethodSet:
-		set = true
-	default:
-		return mad.StatusMethodUnsupported, true
+	set, st := getOrSet(h, mad.CCVersion)
+	if st != mad.StatusOK {
+		return st, true
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -139,7 +132,7 @@ func (a *Agent) serveCC(h mad.MAD, cc mad.CCMAD, sma uint8) (mad.Status, bool) {
 	if h.AttrID() == mad.AttrCongestionLog {
 		data = cc.LogData()
 	}
-	st := attr.serve(a, c, sma, set, h.AttrModifier(), data)
+	st = attr.serve(a, c, sma, set, h.AttrModifier(), data)
 	if hideKey && h.AttrID() == mad.AttrCongestionKeyInfo {
 		k := mad.CongestionKeyInfo(data).Fields()
 		k.CCKey = 0

@@ -87,3 +87,45 @@ func unexpected(s agent.Stats) uint64 { return s.Unexpected }
 
 func withPKey(in agent.Inbound, p mad.PKey) agent.Inbound { in.PKey = p; return in }
 func withDLID(in agent.Inbound, l uint16) agent.Inbound   { in.DLID = l; return in }
+
+// TestGMPVersionAndMethod: the classes the agent serves itself (PMA, CC,
+// AR) answer a request of another base or class version BadVersion, and
+// one that is neither Get nor Set MethodUnsupported, before looking at
+// the attribute.
+func TestGMPVersionAndMethod(t *testing.T) {
+	classes := []struct {
+		name string
+		get  func(m mad.Method) []byte // a request of an attribute the switch has
+	}{
+		{"PMA", func(m mad.Method) []byte { return pma(m, mad.AttrPortCounters, nil) }},
+		{"CC", func(m mad.Method) []byte { return ccMAD(m, mad.AttrCongestionInfo, 0, 0, nil) }},
+		{"AR", func(m mad.Method) []byte { return arMAD(m, mad.AttrARInfo, 0, nil) }},
+	}
+	tests := []struct {
+		name   string
+		method mad.Method
+		change func(b []byte)
+		want   mad.Status
+	}{
+		{"Get", mad.MethodGet, nil, mad.StatusOK},
+		{"GetTable", mad.MethodGetTable, nil, mad.StatusMethodUnsupported},
+		{"Send", mad.MethodSend, nil, mad.StatusMethodUnsupported},
+		{"base version 2", mad.MethodGet, func(b []byte) { b[0] = 2 }, mad.StatusBadVersion},
+		{"next class version", mad.MethodGet, func(b []byte) { b[2]++ }, mad.StatusBadVersion},
+		{"base version 2, GetTable", mad.MethodGetTable, func(b []byte) { b[0] = 2 }, mad.StatusBadVersion},
+	}
+	for _, c := range classes {
+		for _, tt := range tests {
+			t.Run(c.name+" "+tt.name, func(t *testing.T) {
+				nd := newNode(t, mad.NodeTypeSwitch, 4)
+				b := c.get(tt.method)
+				if tt.change != nil {
+					tt.change(b)
+				}
+				o := one(t, nd.a.HandleMAD(gmp(b)))
+				assert.Equal(t, tt.want, mad.MAD(o.MAD).Status())
+				assert.Equal(t, mad.MethodGetResp, mad.MAD(o.MAD).Method())
+			})
+		}
+	}
+}

@@ -90,6 +90,22 @@ func (a *Agent) respondGMP(m []byte, st mad.Status) {
 	a.stats.countStatus(st)
 }
 
+// getOrSet checks the base and class version and the method of a request
+// to one of the agent's GMP classes (PMA, CC, AR), which serve Get and
+// Set only: set says which, or st says what to answer (not StatusOK).
+func getOrSet(h mad.MAD, classVersion uint8) (set bool, st mad.Status) {
+	if h.BaseVersion() != mad.BaseVersion || h.ClassVersion() != classVersion {
+		return false, mad.StatusBadVersion
+	}
+	switch h.Method() {
+	case mad.MethodGet:
+		return false, mad.StatusOK
+	case mad.MethodSet:
+		return true, mad.StatusOK
+	}
+	return false, mad.StatusMethodUnsupported
+}
+
 // gmpReply addresses the response m to the requester of in.
 func (a *Agent) gmpReply(in Inbound, m []byte) []Outbound {
 	out, local, ok := a.routeTo(in.Port, in.SLID)
@@ -124,16 +140,9 @@ func (a *Agent) gmpOut(sma, out uint8, slid, dlid uint16, sl uint8, srcQP, dstQP
 // servePMA serves a PMA request and returns the status; the response data
 // is written into h in place.
 func (a *Agent) servePMA(h mad.MAD) mad.Status {
-	if h.BaseVersion() != mad.BaseVersion || h.ClassVersion() != mad.PerfMgtVersion {
-		return mad.StatusBadVersion
-	}
-	set := false
-	switch h.Method() {
-	case mad.MethodGet:
-	case mad.MethodSet:
-		set = true
-	default:
-		return mad.StatusMethodUnsupported
+	set, st := getOrSet(h, mad.PerfMgtVersion)
+	if st != mad.StatusOK {
+		return st
 	}
 	data := mad.PMA(h).Data()
 	serve, ok := a.pmaDispatch[h.AttrID()]

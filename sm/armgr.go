@@ -18,9 +18,10 @@ import (
 //   - ARGroupTable: group 1 is all the switch's up ports (the fat-tree
 //     ranks of ftree.go: a port to a switch one rank higher); a further
 //     group only where, on a fat tree with links missing, a destination
-//     is reached minimally through some of them alone (ftree's
-//     candidates), so an adapted packet never goes where it cannot
-//     arrive. On an RLFT or a k-ary n-tree group 1 is the only one.
+//     is reached minimally through some of them alone, so an adapted
+//     packet never goes where it cannot arrive: the groups are the
+//     alternatives of FatTreeUpPorts. On an RLFT or a k-ary n-tree group
+//     1 is the only one.
 //   - ARLIDTable: every CA LID, base and LMC aliases, whose leaf is not
 //     below the switch → its group; LIDs below it (one way down) and
 //     switch LIDs → 0, forwarded by the LFT alone.
@@ -422,14 +423,10 @@ type arPlan struct {
 	lids   [][]uint16       // by node, indexed by LID
 }
 
-// newARPlan builds the plan on f's fat-tree ranks; an error for a fabric
-// that is not a fat tree.
+// newARPlan builds the plan from the fat tree's up ports
+// (FatTreeUpPorts); an error for a fabric that is not a fat tree.
 func newARPlan(f *Fabric) (*arPlan, error) {
-	rank, err := ftreeRanks(f)
-	if err != nil {
-		return nil, err
-	}
-	up, err := ftreeDirections(f, rank)
+	u, err := FatTreeUpPorts(f)
 	if err != nil {
 		return nil, err
 	}
@@ -437,57 +434,40 @@ func newARPlan(f *Fabric) (*arPlan, error) {
 	p := &arPlan{groups: make([][]mad.PortMask, n), lids: make([][]uint16, n)}
 	top := int(f.MaxLID())
 	for _, s := range f.Switches() {
-		var all mad.PortMask
-		for _, a := range f.arcs(s) {
-			if up[s][a.Port] && f.IsSwitch(a.Peer) {
-				all.Add(uint8(a.Port))
-			}
-		}
 		p.groups[s] = []mad.PortMask{{}}
-		if !all.IsZero() {
+		if all := portMask(u.Up(s)); !all.IsZero() {
 			p.groups[s] = append(p.groups[s], all)
 		}
 		p.lids[s] = make([]uint16, top+1)
 	}
-	// ftreeDest reads only the directions of the route set.
-	x := &ftreeDest{f: f, r: &Routes{Up: up}, order: rankOrder(f, rank), below: make([]bool, n), upDist: make([]int, n)}
-	byLeaf := map[int][]uint16{}
-	for _, e := range f.ends {
-		if e.Switch < 0 || f.IsSwitch(e.Node) {
+	// The CA ports of one leaf have the same alternatives everywhere:
+	// their groups are found once, leaf by leaf in the order the ports
+	// come, which numbers the further groups.
+	byLeaf := make([][]uint16, len(u.ft.leaves))
+	for i, e := range f.ends {
+		li := u.leaf(i)
+		if li < 0 {
 			continue
 		}
-		g, ok := byLeaf[e.Switch]
-		if !ok {
-			g = p.leafGroups(x, e.Switch)
-			byLeaf[e.Switch] = g
+		if byLeaf[li] == nil {
+			byLeaf[li] = p.leafGroups(u, li)
 		}
 		for _, s := range f.Switches() {
 			for k := range e.NumLIDs() {
-				if lid := int(e.LID) + k; lid <= top {
-					p.lids[s][lid] = g[s]
-				}
+				p.lids[s][int(e.LID)+k] = byLeaf[li][s]
 			}
 		}
 	}
 	return p, nil
 }
 
-// leafGroups returns, per switch node, the group of the CA ports on leaf
-// t: 0 where t is below the switch, else the group of the up ports that
-// reach t minimally, added to the switch's groups when new.
-func (p *arPlan) leafGroups(x *ftreeDest, t int) []uint16 {
-	f := x.f
-	x.markBelow(t)
-	x.settleUpDist()
-	g := make([]uint16, f.Topo.NumNodes())
-	for _, s := range f.Switches() {
-		if x.below[s] || x.upDist[s] <= 0 {
-			continue
-		}
-		var m mad.PortMask
-		for _, port := range x.candidates(s) {
-			m.Add(uint8(port))
-		}
+// leafGroups returns, per switch node, the group of the CA ports on the
+// leaf of index li: 0 where they have no alternatives, else the group of
+// their alternatives, added to the switch's groups when new.
+func (p *arPlan) leafGroups(u *UpPorts, li int) []uint16 {
+	g := make([]uint16, len(p.groups))
+	for _, s := range u.f.Switches() {
+		m := portMask(u.alts[s][li])
 		if m.IsZero() {
 			continue
 		}
@@ -499,6 +479,15 @@ func (p *arPlan) leafGroups(x *ftreeDest, t int) []uint16 {
 		g[s] = uint16(i)
 	}
 	return g
+}
+
+// portMask returns the mask of ports.
+func portMask(ports []int) mad.PortMask {
+	var m mad.PortMask
+	for _, p := range ports {
+		m.Add(uint8(p))
+	}
+	return m
 }
 
 // blocks returns the group and LID blocks the plan fills on switch s.
@@ -557,21 +546,11 @@ func (s *SM) ARCall(ctx context.Context, set *ARSetting) (ARReply, error) {
 		return ARReply{}, ErrNoAR
 	}
 	c := arCall{set: set, reply: make(chan ARReply, 1)}
-	select {
-	case s.ar.inbox <- c:
-	case <-ctx.Done():
-		return ARReply{}, ctx.Err()
+	r, err := handOff(ctx, s, s.ar.inbox, c, c.reply)
+	if err == nil && r.Event != nil && r.Event.Action == ARActionReject {
+		return r, errors.New(r.Event.Reason)
 	}
-	s.tx.wake()
-	select {
-	case r := <-c.reply:
-		if r.Event != nil && r.Event.Action == ARActionReject {
-			return r, errors.New(r.Event.Reason)
-		}
-		return r, nil
-	case <-ctx.Done():
-		return ARReply{}, ctx.Err()
-	}
+	return r, err
 }
 
 // serveAR answers the control calls that came in.
@@ -579,16 +558,7 @@ func (s *SM) serveAR(ctx context.Context) error {
 	if s.ar == nil {
 		return nil
 	}
-	for {
-		select {
-		case c := <-s.ar.inbox:
-			if err := s.arServe(ctx, c); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-	}
+	return serveInbox(ctx, s.ar.inbox, s.arServe)
 }
 
 // arServe carries out one call.

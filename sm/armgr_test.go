@@ -12,30 +12,11 @@ import (
 
 	"ibfab/agent"
 	"ibfab/madport"
-	"ibfab/madport/memport"
 	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-// arEvents collects the AR manager's events from the SM's goroutine.
-type arEvents struct {
-	mu  sync.Mutex
-	all []sm.AREvent
-}
-
-func (e *arEvents) add(ev sm.AREvent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *arEvents) list() []sm.AREvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.all)
-}
 
 // fatTreeView is what the test expects of adaptive routing on a fat
 // tree, from the cabling alone: each switch's up ports (to a switch
@@ -194,7 +175,7 @@ func TestARManager(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
 	sends := arSends(b)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{Routing: "ftree", LMC: 1,
 		AR: &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3, OnEvent: ev.add}})
 	res := b.sweep(t, s)
@@ -280,15 +261,9 @@ func TestARManagerDiffers(t *testing.T) {
 func TestARControl(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{Routing: "ftree", Detect: sm.DetectSweep, AR: &sm.ARConfig{OnEvent: ev.add}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	ctx := runSM(t, s)
 	call := func(set *sm.ARSetting) (sm.ARReply, error) {
 		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
 		defer ccancel()
@@ -348,7 +323,7 @@ func TestARControl(t *testing.T) {
 // the subnet still comes up.
 func TestARNotFatTree(t *testing.T) {
 	b := newBench(t, grid(t, false, 2, 2), 0, 1)
-	var ev arEvents
+	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{AR: &sm.ARConfig{Mode: mad.ARAdaptive, OnEvent: ev.add}})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
@@ -383,31 +358,6 @@ func TestARConfigCheck(t *testing.T) {
 	}
 }
 
-// arGarblePort replaces the attribute data of the adaptive routing
-// answers whose attribute which picks (bit 0 ARInfo, 1 ARGroupTable, 2
-// ARLIDTable) with data, as a switch with a strange agent would answer.
-type arGarblePort struct {
-	*memport.Port
-	data  []byte
-	which uint8
-}
-
-func (p *arGarblePort) Recv(ctx context.Context) (madport.MAD, error) {
-	m, err := p.Port.Recv(ctx)
-	if err != nil || len(m.Data) < mad.MADSize {
-		return m, err
-	}
-	h := mad.MAD(m.Data)
-	if h.MgmtClass() != mad.ClassVendorAR || !h.Method().IsResponse() ||
-		p.which&(1<<(h.AttrID()-mad.AttrARInfo)) == 0 {
-		return m, nil
-	}
-	d := mad.ARMAD(m.Data).Data()
-	clear(d)
-	copy(d, p.data)
-	return m, nil
-}
-
 // FuzzARAnswers brings a fat tree up with adaptive routing while the
 // switches' answers of some AR attributes carry fuzzed data (caps of 0
 // or 64K, masks naming any port): the sweep ends with the subnet up,
@@ -419,32 +369,101 @@ func FuzzARAnswers(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint8(7))
 	f.Add([]byte{}, uint8(4))
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
-		topo, err := topologies.KAryNTree(2, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fab, err := memfabric.NewFabric(topo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fab.Close()
-		mp, err := memport.New(fab, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := sm.New(&arGarblePort{Port: mp, data: data, which: which},
-			sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := newBench(t, mustGen(t)(topologies.KAryNTree(2, 2)), 0, 1)
+		p := &garblePort{Port: b.port, data: data, on: true, garble: func(h mad.MAD) bool {
+			return h.MgmtClass() == mad.ClassVendorAR && which&(1<<(h.AttrID()-mad.AttrARInfo)) != 0
+		}}
+		s, err := sm.New(p, sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
+		require.NoError(t, err)
 		for range 2 {
-			res, err := s.Sweep(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.SubnetUp || res.AR == nil {
-				t.Fatalf("subnet not up, or no AR result: %+v", res)
-			}
+			res := b.sweep(t, s)
+			require.True(t, res.SubnetUp, "%+v", res)
+			require.NotNil(t, res.AR)
 		}
 	})
+}
+
+// TestARPlan: the AR manager's plan is the fat tree's up ports
+// (FatTreeUpPorts): on every switch group 1 is all its up ports, every
+// CA LID adapts over the group whose ports are its alternatives (group 0
+// when it has none: below the switch) and switch LIDs over none; where a
+// link is missing, a destination reached minimally through some up
+// ports alone gets a further group of just those.
+func TestARPlan(t *testing.T) {
+	tp, err := topologies.RLFT(2, 3)
+	require.NoError(t, err)
+	leaf, _ := tp.Lookup("s1-3")
+	top, _ := tp.Lookup("s3-1")
+	for _, tc := range []struct {
+		name string
+		cut  *topologies.PortRef
+		// groups is how many groups, "none" not counted, the switches
+		// named have; the others have 1, or 0 at the top.
+		groups map[string]int
+	}{
+		{name: "complete"},
+		// s1-3 keeps port 4 alone, its group 1; the other leaves
+		// reach it through port 4 only.
+		{name: "leaf up link", cut: &topologies.PortRef{Node: leaf, Port: 3},
+			groups: map[string]int{"s1-0": 2, "s1-1": 2, "s1-2": 2, "s1-4": 2, "s1-5": 2, "s1-6": 2, "s1-7": 2}},
+		// s3-1 no longer reaches pod 1 (s2-3): the other pods'
+		// switches up to s3-1 reach pod 1 through their other up port.
+		{name: "top down link", cut: &topologies.PortRef{Node: top, Port: 2},
+			groups: map[string]int{"s2-1": 2, "s2-5": 2, "s2-7": 2}},
+		{name: "top cut from pod 0", cut: &topologies.PortRef{Node: top, Port: 1},
+			groups: map[string]int{"s2-3": 2, "s2-5": 2, "s2-7": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topo := tp
+			if tc.cut != nil {
+				topo = without(t, tp, *tc.cut)
+			}
+			f, err := sm.NewFabric(topo, 0, 1, 1)
+			require.NoError(t, err)
+			up, err := sm.FatTreeUpPorts(f)
+			require.NoError(t, err)
+			groups, lids, err := sm.ARPlan(f)
+			require.NoError(t, err)
+			mask := func(ports []int) mad.PortMask {
+				var m mad.PortMask
+				for _, p := range ports {
+					m.Add(uint8(p))
+				}
+				return m
+			}
+			for _, s := range f.Switches() {
+				name := topo.Node(s).Name
+				require.NotEmpty(t, groups[s], name)
+				assert.True(t, groups[s][0].IsZero(), "%s: group 0 is empty", name)
+				want, ok := tc.groups[name]
+				if !ok && up.Stage(s) < 3 {
+					want = 1
+				}
+				assert.Len(t, groups[s], want+1, "%s: %v", name, groups[s])
+				if len(up.Up(s)) > 0 {
+					assert.Equal(t, mask(up.Up(s)), groups[s][1], "%s: group 1 is all its up ports", name)
+				}
+				require.Len(t, lids[s], int(f.MaxLID())+1, name)
+				for _, e := range f.EndPorts() {
+					for k := range e.NumLIDs() {
+						lid := e.LID + uint16(k)
+						g := lids[s][lid]
+						alts := up.Alternatives(s, lid)
+						if alts == nil {
+							assert.Zero(t, g, "%s: LID %d has no alternatives", name, lid)
+							continue
+						}
+						require.Less(t, int(g), len(groups[s]), name)
+						assert.NotZero(t, g, "%s: LID %d", name, lid)
+						assert.Equal(t, mask(alts), groups[s][g], "%s: LID %d's group is its alternatives", name, lid)
+					}
+				}
+			}
+		})
+	}
+	f, err := sm.NewFabric(grid(t, false, 2, 2), 0, 1, 0)
+	require.NoError(t, err)
+	_, _, err = sm.ARPlan(f)
+	assert.ErrorIs(t, err, sm.ErrRouting, "not a fat tree")
+	assert.ErrorContains(t, err, "not a fat tree")
 }

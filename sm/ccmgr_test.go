@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,22 +43,7 @@ cc_cct ` + strings.Join(cct, ",") + "\n"
 }
 
 // ccLogs collects the CongestionLog events from the SM's goroutine.
-type ccLogs struct {
-	mu  sync.Mutex
-	all []sm.CCLogEvent
-}
-
-func (l *ccLogs) add(e sm.CCLogEvent) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, e)
-}
-
-func (l *ccLogs) events() []sm.CCLogEvent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]sm.CCLogEvent(nil), l.all...)
-}
+type ccLogs = recorder[sm.CCLogEvent]
 
 func ccConfig(t *testing.T, key string, logs *ccLogs) *sm.CCConfig {
 	t.Helper()
@@ -204,7 +188,7 @@ func TestCCManagerLogs(t *testing.T) {
 	ca.Agent.CCLogCA(1, agent.CCCAEvent{LocalQP: 0x101, SL: 3, ServiceType: 3, RemoteQP: 0x202, RemoteLID: 7})
 	res = b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
-	ev := logs.events()
+	ev := logs.list()
 	require.Len(t, ev, 2)
 	assert.Equal(t, 2, res.CC.LogEntries)
 	for _, e := range ev {
@@ -228,5 +212,5 @@ func TestCCManagerLogs(t *testing.T) {
 	res = b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Zero(t, res.CC.LogEntries, "each entry once")
-	assert.Len(t, logs.events(), 2)
+	assert.Len(t, logs.list(), 2)
 }

@@ -1,9 +1,10 @@
 package sm
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
+
+	"ibfab/topologies"
 )
 
 // dmodk routes fat trees by D-mod-K, the deterministic routing of seed
@@ -28,8 +29,9 @@ import (
 // names (readFatTree): leaves in the order a walk down from the top
 // switch with the lowest GUID meets them, each switch's down ports in
 // port order, so that the leaves below one switch are consecutive; on
-// an RLFT it is the generator's order (topologies.LayoutFatTree, which
-// the harness numbers hosts by, walks the same way). When the formula's
+// an RLFT it is the generator's order. The walk is the one of
+// topologies.LayoutFatTree, which the harness numbers hosts by
+// (topologies.FatTreeLeaves), so the two cannot drift. When the formula's
 // port is not a minimal one (a link of the tree is missing), the
 // destination takes the minimal up port the same number selects among
 // those left, so routes stay minimal and connected. The 2^LMC LIDs of a
@@ -58,17 +60,16 @@ func (e dmodk) Route(f *Fabric) (*Routes, error) {
 	r := newRoutes(e.Name(), f)
 	r.SwitchLIDsExempt = true
 	r.Up = ft.up
-	n := f.Topo.NumNodes()
-	x := &ftreeDest{f: f, r: r, order: ft.order, below: make([]bool, n), upDist: make([]int, n)}
+	x := newFtreeDest(f, r, ft.order)
 	key := 0
 	for i, dst := range f.ends {
 		if dst.Switch < 0 {
 			continue
 		}
 		if d := ft.dest[i]; d >= 0 {
-			ft.route(x, i, dst, d)
+			x.route(i, dst, ft.pick(x, d))
 		} else {
-			x.route(i, dst, key) // a switch LID: ftree's route
+			x.route(i, dst, spread(key)) // a switch LID: ftree's route
 		}
 		key += dst.NumLIDs()
 	}
@@ -149,37 +150,20 @@ func readFatTree(f *Fabric) (*fatTree, error) {
 	return ft, nil
 }
 
-// orderLeaves puts the leaves in host order: walking down from the
-// switches of the highest rank (lowest GUID first), then from the others
-// rank by rank, through down ports in port order, depth first.
+// orderLeaves puts the leaves in host order: topologies.FatTreeLeaves's,
+// whose stages are the ranks plus one, so that dmodk and the layout the
+// experiments number hosts by agree.
 func (ft *fatTree) orderLeaves() {
-	f := ft.f
-	starts := slices.Clone(f.Switches())
-	slices.SortStableFunc(starts, func(a, b int) int {
-		return cmp.Or(cmp.Compare(ft.rank[b], ft.rank[a]), cmp.Compare(f.Topo.Node(a).GUID, f.Topo.Node(b).GUID))
-	})
+	stage := make([]int, len(ft.rank))
+	for i, r := range ft.rank {
+		stage[i] = r + 1 // 0 for a CA, as FatTreeLeaves wants
+	}
+	ft.leaves = topologies.FatTreeLeaves(ft.f.Topo, stage)
 	for i := range ft.leafIdx {
 		ft.leafIdx[i] = -1
 	}
-	seen := make([]bool, f.Topo.NumNodes())
-	var walk func(s int)
-	walk = func(s int) {
-		seen[s] = true
-		if ft.rank[s] == 0 {
-			ft.leafIdx[s] = len(ft.leaves)
-			ft.leaves = append(ft.leaves, s)
-			return
-		}
-		for _, a := range f.arcs(s) {
-			if f.IsSwitch(a.Peer) && !seen[a.Peer] && ft.rank[a.Peer] == ft.rank[s]-1 {
-				walk(a.Peer)
-			}
-		}
-	}
-	for _, s := range starts {
-		if !seen[s] {
-			walk(s)
-		}
+	for i, s := range ft.leaves {
+		ft.leafIdx[s] = i
 	}
 }
 
@@ -192,33 +176,15 @@ func (ft *fatTree) upIndex(r, d int) int {
 	return d / ft.divisor[r] % ft.arity[r]
 }
 
-// route fills every switch's entries for the CA end port dst, the i-th
-// of f.ends, whose host index is d.
-func (ft *fatTree) route(x *ftreeDest, i int, dst EndPort, d int) {
-	f, r, t := x.f, x.r, dst.Switch
-	x.markBelow(t)
-	x.settleUpDist()
-	for _, s := range f.Switches() {
-		if x.upDist[s] < 0 {
-			continue // no up*/down* route: the verifier reports it
+// pick is D-mod-K's choice for the CA port whose host index is d, its
+// k-th LID numbered d+k: going down, the one way on an RLFT (else the
+// ports in turn); going up, upChoice's.
+func (ft *fatTree) pick(x *ftreeDest, d int) pickPort {
+	return func(s, k int, cands []int) int {
+		if x.below[s] {
+			return cands[(d+k)%len(cands)]
 		}
-		cands := x.candidates(s)
-		if s != t && len(cands) == 0 {
-			continue
-		}
-		r.Computed++
-		r.PerStep[i]++
-		for k := range dst.NumLIDs() {
-			port := dst.SwitchPort
-			switch {
-			case s == t:
-			case x.below[s]:
-				port = cands[(d+k)%len(cands)] // one way down on an RLFT
-			default:
-				port = ft.upChoice(s, d+k, cands)
-			}
-			r.LFT[s][int(dst.LID)+k] = uint8(port)
-		}
+		return ft.upChoice(s, d+k, cands)
 	}
 }
 

@@ -35,17 +35,23 @@ func (e ftree) Route(f *Fabric) (*Routes, error) {
 	if r.Up, err = ftreeDirections(f, rank); err != nil {
 		return nil, err
 	}
-	n := f.Topo.NumNodes()
-	x := &ftreeDest{f: f, r: r, order: rankOrder(f, rank), below: make([]bool, n), upDist: make([]int, n)}
+	x := newFtreeDest(f, r, rankOrder(f, rank))
 	key := 0
 	for i, dst := range f.ends {
 		if dst.Switch < 0 {
 			continue
 		}
-		x.route(i, dst, key)
+		x.route(i, dst, spread(key))
 		key += dst.NumLIDs()
 	}
 	return r, nil
+}
+
+// spread is ftree's choice among equally good ports: a LID's index among
+// all destination LIDs (key for the end port's first) modulo their
+// number.
+func spread(key int) pickPort {
+	return func(_, k int, cands []int) int { return cands[(key+k)%len(cands)] }
 }
 
 // ftreeRanks returns each switch's rank: 0 for a leaf switch (one with a
@@ -120,9 +126,21 @@ type ftreeDest struct {
 	queue  []int
 }
 
-// route fills every switch's entries for the end port dst, the i-th, whose
-// first LID is the key-th of all destination LIDs.
-func (x *ftreeDest) route(i int, dst EndPort, key int) {
+// newFtreeDest returns the search over r's directions (r.Up), order the
+// switches from the highest rank down (rankOrder).
+func newFtreeDest(f *Fabric, r *Routes, order []int) *ftreeDest {
+	n := f.Topo.NumNodes()
+	return &ftreeDest{f: f, r: r, order: order, below: make([]bool, n), upDist: make([]int, n)}
+}
+
+// pickPort chooses the port of switch s for the k-th LID of a
+// destination among cands, its equally good ports (never empty): ftree
+// spreads LIDs over them, dmodk follows D-mod-K.
+type pickPort func(s, k int, cands []int) int
+
+// route fills every switch's entries for the end port dst, the i-th, each
+// LID's port chosen by pick where the switch has a choice.
+func (x *ftreeDest) route(i int, dst EndPort, pick pickPort) {
 	f, r, t := x.f, x.r, dst.Switch
 	x.markBelow(t)
 	x.settleUpDist()
@@ -146,7 +164,7 @@ func (x *ftreeDest) route(i int, dst EndPort, key int) {
 				if len(cands) == 0 {
 					continue
 				}
-				port = cands[(key+k)%len(cands)]
+				port = pick(s, k, cands)
 			}
 			r.LFT[s][int(dst.LID)+k] = uint8(port)
 		}

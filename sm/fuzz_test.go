@@ -92,11 +92,13 @@ func FuzzSweepAnswers(f *testing.F) {
 }
 
 // garblePort passes MADs to and from a fake fabric, replacing the
-// attribute data of the answers garble picks with data.
+// attribute data of the answers garble picks with data, as a node with a
+// strange agent would answer: SMPs, LID-routed or directed, and the
+// adaptive routing class.
 type garblePort struct {
 	*memport.Port
 	data   []byte
-	garble func(attr mad.AttrID) bool
+	garble func(h mad.MAD) bool
 	on     bool
 }
 
@@ -106,13 +108,16 @@ func (p *garblePort) Recv(ctx context.Context) (madport.MAD, error) {
 		return m, err
 	}
 	h := mad.MAD(m.Data)
-	if !h.Method().IsResponse() || !p.garble(h.AttrID()) {
+	if !h.Method().IsResponse() || !p.garble(h) {
 		return m, nil
 	}
 	var d []byte
-	if h.MgmtClass() == mad.ClassSubnDirected {
+	switch h.MgmtClass() {
+	case mad.ClassSubnDirected:
 		d = mad.DRSMP(m.Data).Data()
-	} else {
+	case mad.ClassVendorAR:
+		d = mad.ARMAD(m.Data).Data()
+	default:
 		d = mad.SMP(m.Data).Data()
 	}
 	clear(d)
@@ -142,7 +147,8 @@ func FuzzAssimilateAnswers(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &garblePort{Port: mp, data: data, garble: func(a mad.AttrID) bool {
+		p := &garblePort{Port: mp, data: data, garble: func(h mad.MAD) bool {
+			a := h.AttrID()
 			return (which&1 != 0 && a == mad.AttrSwitchInfo) || (which&2 != 0 && a == mad.AttrPortInfo) ||
 				(which&4 != 0 && a == mad.AttrNodeInfo)
 		}}

@@ -395,21 +395,11 @@ func (s *SM) QoSCall(ctx context.Context, op QoSOp, req qos.Request) (QoSReply, 
 		return QoSReply{}, ErrNoQoS
 	}
 	c := qosCall{op: op, req: req, reply: make(chan QoSReply, 1)}
-	select {
-	case s.qos.inbox <- c:
-	case <-ctx.Done():
-		return QoSReply{}, ctx.Err()
+	r, err := handOff(ctx, s, s.qos.inbox, c, c.reply)
+	if err == nil && r.Event != nil && r.Event.Action == QoSReject && op != QoSOpAdd {
+		return r, errors.New(r.Event.Reason)
 	}
-	s.tx.wake()
-	select {
-	case r := <-c.reply:
-		if r.Event != nil && r.Event.Action == QoSReject && op != QoSOpAdd {
-			return r, errors.New(r.Event.Reason)
-		}
-		return r, nil
-	case <-ctx.Done():
-		return QoSReply{}, ctx.Err()
-	}
+	return r, err
 }
 
 // serveQoS answers the control calls that came in.
@@ -417,16 +407,7 @@ func (s *SM) serveQoS(ctx context.Context) error {
 	if s.qos == nil {
 		return nil
 	}
-	for {
-		select {
-		case c := <-s.qos.inbox:
-			if err := s.qosServe(ctx, c); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-	}
+	return serveInbox(ctx, s.qos.inbox, s.qosServe)
 }
 
 // qosServe carries out one call.

@@ -2,7 +2,6 @@ package sm_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,22 +15,12 @@ import (
 )
 
 // events collects QoS events from the SM's goroutine.
-type events struct {
-	mu  sync.Mutex
-	all []sm.QoSEvent
-}
+type events struct{ recorder[sm.QoSEvent] }
 
-func (e *events) add(ev sm.QoSEvent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
+// of returns the events of one action.
 func (e *events) of(action sm.QoSAction) []sm.QoSEvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var out []sm.QoSEvent
-	for _, ev := range e.all {
+	for _, ev := range e.list() {
 		if ev.Action == action {
 			out = append(out, ev)
 		}
@@ -119,13 +108,7 @@ func TestQoSControl(t *testing.T) {
 	var ev events
 	sent := countAttrs(b)
 	s := b.newSM(t, sm.Config{QoS: &sm.QoSConfig{OnEvent: ev.add}, Detect: sm.DetectSweep})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	ctx := runSM(t, s)
 	call := func(op sm.QoSOp, r qos.Request) sm.QoSReply {
 		t.Helper()
 		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
@@ -197,7 +180,8 @@ func TestQoSReroute(t *testing.T) {
 	// flow's route (moved back or not) puts there.
 	require.NoError(t, b.port.SetLink("sw1", uint8(cut.Port), true))
 	assimilate(t, s, sm.TriggerSweep)
-	list := ev.all[len(ev.all)-1]
+	all := ev.list()
+	list := all[len(all)-1]
 	f := nf
 	if list.Action == sm.QoSReroute {
 		f = list.Flow

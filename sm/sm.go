@@ -503,6 +503,41 @@ func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 	return s.serveAR(ctx)
 }
 
+// handOff gives a control call to the SM's goroutine through its
+// manager's inbox, wakes the SM should it be waiting, and waits for the
+// reply (QoSCall, ARCall): the calls are served between sweeps
+// (waitServing), never beside one.
+func handOff[C, R any](ctx context.Context, s *SM, inbox chan<- C, c C, reply <-chan R) (R, error) {
+	var none R
+	select {
+	case inbox <- c:
+	case <-ctx.Done():
+		return none, ctx.Err()
+	}
+	s.tx.wake()
+	select {
+	case r := <-reply:
+		return r, nil
+	case <-ctx.Done():
+		return none, ctx.Err()
+	}
+}
+
+// serveInbox serves the calls in inbox, in the order they came, until
+// none is left or serving one fails.
+func serveInbox[C any](ctx context.Context, inbox <-chan C, serve func(context.Context, C) error) error {
+	for {
+		select {
+		case c := <-inbox:
+			if err := serve(ctx, c); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
 // TrapCoalesce is how long Serve goes on after a trap, to take in the
 // other traps of the same change.
 const TrapCoalesce = 50 * time.Millisecond

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +51,39 @@ func (b *bench) sweep(t *testing.T, s *sm.SM) *sm.Result {
 	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
 	return res
+}
+
+// runSM runs s (Run, watching the subnet and serving control calls)
+// until the test ends, and returns the context it runs in.
+func runSM(t *testing.T, s *sm.SM) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ctx
+}
+
+// recorder collects what an SM hands a callback (the managers' events,
+// the congestion logs) on its goroutine, for the test's to read.
+type recorder[E any] struct {
+	mu  sync.Mutex
+	all []E
+}
+
+func (r *recorder[E]) add(e E) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.all = append(r.all, e)
+}
+
+// list returns a copy of what came in so far.
+func (r *recorder[E]) list() []E {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.all)
 }
 
 // mustGen returns a function that takes a generator's results and fails

@@ -35,8 +35,7 @@ func FatTreeUpPorts(f *Fabric) (*UpPorts, error) {
 	for _, s := range f.Switches() {
 		u.alts[s] = make([][]int, len(ft.leaves))
 	}
-	r := &Routes{Up: ft.up} // ftreeDest reads only the directions
-	x := &ftreeDest{f: f, r: r, order: ft.order, below: make([]bool, n), upDist: make([]int, n)}
+	x := newFtreeDest(f, &Routes{Up: ft.up}, ft.order) // it reads only the directions
 	for li, t := range ft.leaves {
 		x.markBelow(t)
 		x.settleUpDist()
@@ -67,14 +66,22 @@ func (u *UpPorts) Alternatives(s int, lid uint16) []int {
 		return nil
 	}
 	i, ok := u.f.Owner(lid)
-	if !ok || u.ft.dest[i] < 0 {
+	if !ok {
 		return nil
 	}
-	li := u.ft.leafIdx[u.f.ends[i].Switch]
-	if li < 0 {
-		return nil
+	if li := u.leaf(i); li >= 0 {
+		return u.alts[s][li]
 	}
-	return u.alts[s][li]
+	return nil
+}
+
+// leaf returns the index (in fatTree.leaves) of the leaf that end port i
+// hangs off when it is a CA port, else -1.
+func (u *UpPorts) leaf(i int) int {
+	if u.ft.dest[i] < 0 {
+		return -1
+	}
+	return u.ft.leafIdx[u.f.ends[i].Switch]
 }
 
 // Stage returns the stage of switch node s, 1 for a leaf (ftree's rank

@@ -18,25 +18,14 @@ import (
 // LFT takes port 2.
 func twoPath(t *testing.T) *topologies.Topology {
 	t.Helper()
-	topo := topologies.New()
-	add := func(typ topologies.NodeType, name string, ports int, guid uint64) int {
-		i, err := topo.AddNode(topologies.Node{Type: typ, Name: name, NumPorts: ports, GUID: guid})
-		require.NoError(t, err)
-		return i
-	}
-	ca1 := add(topologies.CA, "ca1", 1, 0x0200)
-	sw1 := add(topologies.Switch, "sw1", 4, 0x0100)
-	sw2 := add(topologies.Switch, "sw2", 4, 0x0110)
-	ca2 := add(topologies.CA, "ca2", 1, 0x0210)
-	for _, l := range [][2]topologies.PortRef{
-		{{Node: ca1, Port: 1}, {Node: sw1, Port: 1}},
-		{{Node: sw1, Port: 2}, {Node: sw2, Port: 1}},
-		{{Node: sw1, Port: 3}, {Node: sw2, Port: 2}},
-		{{Node: sw2, Port: 3}, {Node: ca2, Port: 1}},
-	} {
-		require.NoError(t, topo.Connect(l[0], l[1], topologies.Width4x, topologies.SpeedSDR))
-	}
-	return topo
+	return twoSwitches(t, func(ca1, sw1, sw2, ca2 int) [][2]topologies.PortRef {
+		return [][2]topologies.PortRef{
+			{{Node: ca1, Port: 1}, {Node: sw1, Port: 1}},
+			{{Node: sw1, Port: 2}, {Node: sw2, Port: 1}},
+			{{Node: sw1, Port: 3}, {Node: sw2, Port: 2}},
+			{{Node: sw2, Port: 3}, {Node: ca2, Port: 1}},
+		}
+	})
 }
 
 // configureTwoPath does what an SM does to twoPath(): LIDs as line()'s,
@@ -57,6 +46,27 @@ func (f *fabric) configureTwoPath(t *testing.T) {
 		}
 		f.setState(t, 1, s, toCA2...)
 	}
+}
+
+// floodTwoPath sets adaptive routing in mode (threshold 75 %, AFC VL afc)
+// on twoPath's switches, sw1 adapting ca2's LID over ports 2 and 3, sw2
+// with no alternatives, then sends n packets from ca1 to ca2 on VL0 while
+// ca2 holds them, until ca1 has sent them all or stalls, and lets them
+// all arrive.
+func (f *fabric) floodTwoPath(t *testing.T, mode mad.ARMode, afc uint8, n int) {
+	t.Helper()
+	group := make([]uint16, lidCA2+1)
+	group[lidCA2] = 1
+	f.sw["sw1"].Agent().SetARTable(agent.NewARTable(mode, 75, afc, group, [][]uint8{nil, {2, 3}}))
+	f.sw["sw2"].Agent().SetARTable(agent.NewARTable(mode, 75, afc, nil, nil))
+	ca2 := f.ca["ca2"]
+	ca2.setHold(true)
+	for i := range n {
+		f.ca["ca1"].sendAll(t, udOn(lidCA1, lidCA2, 0, 1000, byte(i)))
+	}
+	f.run(t, func() bool { return stalledOrDone(f.ca["ca1"].port()) })
+	ca2.setHold(false)
+	f.run(t, func() bool { return ca2.received() == n })
 }
 
 // stalledOrDone reports whether p has sent all it queued on VL0, or is
@@ -92,21 +102,10 @@ func TestAdaptiveRouting(t *testing.T) {
 			f := newFabric(t, twoPath(t), port.Config{RxBlocks: 100})
 			f.configureTwoPath(t)
 			sw1, sw2 := f.sw["sw1"], f.sw["sw2"]
-			group := make([]uint16, lidCA2+1)
-			group[lidCA2] = 1
-			sw1.Agent().SetARTable(agent.NewARTable(tc.mode, 75, afc, group, [][]uint8{nil, {2, 3}}))
-			sw2.Agent().SetARTable(agent.NewARTable(tc.mode, 75, afc, nil, nil))
 			sw2.Watch([]uint16{lidCA2})
+			f.floodTwoPath(t, tc.mode, afc, n)
 
 			ca2 := f.ca["ca2"]
-			ca2.setHold(true)
-			for i := range n {
-				f.ca["ca1"].sendAll(t, udOn(lidCA1, lidCA2, 0, 1000, byte(i)))
-			}
-			f.run(t, func() bool { return stalledOrDone(f.ca["ca1"].port()) })
-			ca2.setHold(false)
-			f.run(t, func() bool { return ca2.received() == n })
-
 			got := ca2.arrivals()
 			marked := got[arrival{vl: afc, adapted: true}]
 			assert.Equal(t, n, got[arrival{vl: 0}]+marked, "on VL0, or adapted on the AFC: %v", got)
@@ -156,19 +155,8 @@ func TestAdaptiveRoutingIQ(t *testing.T) {
 	for _, s := range []*softswitch.Switch{sw1, sw2} {
 		require.NoError(t, s.SetArch(softswitch.ArchIQ))
 	}
-	group := make([]uint16, lidCA2+1)
-	group[lidCA2] = 1
-	sw1.Agent().SetARTable(agent.NewARTable(mad.ARAFI, 75, 1, group, [][]uint8{nil, {2, 3}}))
-	sw2.Agent().SetARTable(agent.NewARTable(mad.ARAFI, 75, 1, nil, nil))
-	ca2 := f.ca["ca2"]
-	ca2.setHold(true)
-	for i := range n {
-		f.ca["ca1"].sendAll(t, udOn(lidCA1, lidCA2, 0, 1000, byte(i)))
-	}
-	f.run(t, func() bool { return stalledOrDone(f.ca["ca1"].port()) })
-	ca2.setHold(false)
-	f.run(t, func() bool { return ca2.received() == n })
-	got := ca2.arrivals()
+	f.floodTwoPath(t, mad.ARAFI, 1, n)
+	got := f.ca["ca2"].arrivals()
 	assert.Positive(t, got[arrival{vl: 1, adapted: true}], "%v", got)
 	assert.Equal(t, n, got[arrival{vl: 0}]+got[arrival{vl: 1, adapted: true}])
 	f.noDrops(t)

@@ -90,6 +90,18 @@ func (f *fabric) blockCA2(t *testing.T) {
 	})
 }
 
+// blockedStar4 returns star4() configured, with 100-block buffers, sw1
+// in arch and ca2 blocked (blockCA2).
+func blockedStar4(t *testing.T, arch softswitch.Arch) (*fabric, *softswitch.Switch) {
+	t.Helper()
+	f := newFabric(t, star4(t), port.Config{RxBlocks: 100})
+	sw := f.sw["sw1"]
+	require.NoError(t, sw.SetArch(arch))
+	f.configureStar4(t)
+	f.blockCA2(t)
+	return f, sw
+}
+
 var udSize1000 = len(udOn(1, 2, 0, 1000, 0))
 
 // TestArchHeadOfLine: in the VOQ switch a packet waits only for its own
@@ -107,11 +119,7 @@ func TestArchHeadOfLine(t *testing.T) {
 		{softswitch.ArchIQ, 1},
 	} {
 		t.Run(tc.arch.String(), func(t *testing.T) {
-			f := newFabric(t, star4(t), port.Config{RxBlocks: 100})
-			sw := f.sw["sw1"]
-			require.NoError(t, sw.SetArch(tc.arch))
-			f.configureStar4(t)
-			f.blockCA2(t)
+			f, sw := blockedStar4(t, tc.arch)
 			ca2, ca3 := f.ca["ca2"], f.ca["ca3"]
 
 			f.ca["ca1"].sendAll(t, udOn(lidCA1, lidCA3, 0, 1000, 100)) // behind ca2's on VL0
@@ -143,11 +151,7 @@ func TestArchHeadOfLine(t *testing.T) {
 // TestArchChangeKeepsOrder: switching IQ to VOQ while a FIFO holds
 // packets queues the VL's new packets behind them, so nothing overtakes.
 func TestArchChangeKeepsOrder(t *testing.T) {
-	f := newFabric(t, star4(t), port.Config{RxBlocks: 100})
-	sw := f.sw["sw1"]
-	require.NoError(t, sw.SetArch(softswitch.ArchIQ))
-	f.configureStar4(t)
-	f.blockCA2(t)
+	f, sw := blockedStar4(t, softswitch.ArchIQ)
 	f.ca["ca1"].sendAll(t, udOn(lidCA1, lidCA3, 0, 1000, 100))
 	f.settle()
 	require.NoError(t, sw.SetArch(softswitch.ArchVOQ))
@@ -175,11 +179,7 @@ func TestArchChangeKeepsOrder(t *testing.T) {
 // TestIQInputDown: the FIFOs of an input that goes Down are dropped with
 // its buffer, counted as input_port_down, the head handed on with them.
 func TestIQInputDown(t *testing.T) {
-	f := newFabric(t, star4(t), port.Config{RxBlocks: 100})
-	sw := f.sw["sw1"]
-	require.NoError(t, sw.SetArch(softswitch.ArchIQ))
-	f.configureStar4(t)
-	f.blockCA2(t)
+	f, sw := blockedStar4(t, softswitch.ArchIQ)
 	in := sw.Port(1)
 	f.pipes[topologies.PortRef{Node: 1, Port: 1}].SetCarrier(false) // ca1's cable (star: sw1 is node 0)
 	f.settle()

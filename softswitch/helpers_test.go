@@ -36,6 +36,19 @@ const (
 // line is ca1 - sw1 - sw2 - ca2: every port 1 faces ca1, port 2 faces ca2.
 func line(t *testing.T) *topologies.Topology {
 	t.Helper()
+	return twoSwitches(t, func(ca1, sw1, sw2, ca2 int) [][2]topologies.PortRef {
+		return [][2]topologies.PortRef{
+			{{Node: ca1, Port: 1}, {Node: sw1, Port: 1}},
+			{{Node: sw1, Port: 2}, {Node: sw2, Port: 1}},
+			{{Node: sw2, Port: 2}, {Node: ca2, Port: 1}},
+		}
+	})
+}
+
+// twoSwitches returns the nodes of line() (ca1, 4-port sw1 and sw2, ca2,
+// with its GUIDs) joined by the cables cabling gives for their indexes.
+func twoSwitches(t *testing.T, cabling func(ca1, sw1, sw2, ca2 int) [][2]topologies.PortRef) *topologies.Topology {
+	t.Helper()
 	topo := topologies.New()
 	add := func(typ topologies.NodeType, name string, ports int, guid uint64) int {
 		i, err := topo.AddNode(topologies.Node{Type: typ, Name: name, NumPorts: ports, GUID: guid})
@@ -48,11 +61,7 @@ func line(t *testing.T) *topologies.Topology {
 	sw1 := add(topologies.Switch, "sw1", 4, 0x0100)
 	sw2 := add(topologies.Switch, "sw2", 4, 0x0110)
 	ca2 := add(topologies.CA, "ca2", 1, 0x0210)
-	for _, l := range [][2]topologies.PortRef{
-		{{Node: ca1, Port: 1}, {Node: sw1, Port: 1}},
-		{{Node: sw1, Port: 2}, {Node: sw2, Port: 1}},
-		{{Node: sw2, Port: 2}, {Node: ca2, Port: 1}},
-	} {
+	for _, l := range cabling(ca1, sw1, sw2, ca2) {
 		if err := topo.Connect(l[0], l[1], topologies.Width4x, topologies.SpeedSDR); err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 // ibnetdiscover printed lays out as the generator's topology does): the
 // stage of every switch, the leaves in order and the hosts in order. The
 // experiments of seed 003 number hosts by it (the static queuing schemes'
-// groups, hot spots) and ibsm's dmodk engine numbers destinations the
-// same way, so the two agree on what host i is.
+// groups, hot spots) and ibsm's dmodk engine orders leaves with the same
+// walk (FatTreeLeaves), so the two agree on what host i is.
 //
 // Leaves are the switches with a CA; a switch's stage is 1 plus its
 // distance to the nearest leaf. The leaf order walks the tree down from
@@ -80,7 +80,6 @@ func LayoutFatTree(t *Topology) (*FatTreeLayout, error) {
 			}
 		}
 	}
-	var switches []int
 	for i, node := range t.nodes {
 		if node.Type != Switch {
 			continue
@@ -96,32 +95,8 @@ func LayoutFatTree(t *Topology) (*FatTreeLayout, error) {
 					node.Name, l.stage[i], t.nodes[j].Name, l.stage[j])
 			}
 		}
-		switches = append(switches, i)
 	}
-
-	// Walk down from the top stage, lowest GUID first.
-	slices.SortStableFunc(switches, func(a, b int) int {
-		return cmp.Or(cmp.Compare(l.stage[b], l.stage[a]), cmp.Compare(t.nodes[a].GUID, t.nodes[b].GUID))
-	})
-	seen := make([]bool, n)
-	var walk func(s int)
-	walk = func(s int) {
-		seen[s] = true
-		if l.stage[s] == 1 {
-			l.Leaves = append(l.Leaves, s)
-			return
-		}
-		for p := 1; p <= t.nodes[s].NumPorts; p++ {
-			if peer, ok := t.Peer(PortRef{Node: s, Port: p}); ok && !seen[peer.Node] && l.stage[peer.Node] == l.stage[s]-1 {
-				walk(peer.Node)
-			}
-		}
-	}
-	for _, s := range switches {
-		if !seen[s] {
-			walk(s)
-		}
-	}
+	l.Leaves = FatTreeLeaves(t, l.stage)
 	for li, s := range l.Leaves {
 		for p := 1; p <= t.nodes[s].NumPorts; p++ {
 			if peer, ok := t.Peer(PortRef{Node: s, Port: p}); ok && t.nodes[peer.Node].Type == CA {
@@ -132,6 +107,46 @@ func LayoutFatTree(t *Topology) (*FatTreeLayout, error) {
 		}
 	}
 	return l, nil
+}
+
+// FatTreeLeaves returns the leaf switches of fat tree t in leaf order
+// (FatTreeLayout's): walking down from the switches of the top stage,
+// lowest GUID first, then from the others stage by stage, through every
+// port in port order, depth first. stage holds every node's stage: 1 for
+// a leaf, one more per stage up, 0 for a node that is no switch. ibsm's
+// dmodk orders its destinations by it too, so that the experiments and
+// the routing agree on what host i is.
+func FatTreeLeaves(t *Topology, stage []int) []int {
+	var switches []int
+	for i, node := range t.nodes {
+		if node.Type == Switch {
+			switches = append(switches, i)
+		}
+	}
+	slices.SortStableFunc(switches, func(a, b int) int {
+		return cmp.Or(cmp.Compare(stage[b], stage[a]), cmp.Compare(t.nodes[a].GUID, t.nodes[b].GUID))
+	})
+	var leaves []int
+	seen := make([]bool, t.NumNodes())
+	var walk func(s int)
+	walk = func(s int) {
+		seen[s] = true
+		if stage[s] == 1 {
+			leaves = append(leaves, s)
+			return
+		}
+		for p := 1; p <= t.nodes[s].NumPorts; p++ {
+			if peer, ok := t.Peer(PortRef{Node: s, Port: p}); ok && !seen[peer.Node] && stage[peer.Node] == stage[s]-1 {
+				walk(peer.Node)
+			}
+		}
+	}
+	for _, s := range switches {
+		if !seen[s] {
+			walk(s)
+		}
+	}
+	return leaves
 }
 
 // Stage returns the stage of switch node (1 for a leaf), 0 for a node

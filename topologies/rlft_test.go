@@ -281,6 +281,41 @@ func TestLayoutFatTree(t *testing.T) {
 	assert.Len(t, l.Leaves, 4)
 }
 
+// TestFatTreeLeaves: the walk goes down from the top switch of the
+// lowest GUID, through its ports in port order (not the leaves' GUIDs),
+// then from the next top switch for the leaves the first misses; a CA
+// cabled to two leaves, which LayoutFatTree refuses, plays no part.
+func TestFatTreeLeaves(t *testing.T) {
+	tp := topologies.New()
+	add := func(typ topologies.NodeType, name string, ports int, guid uint64) int {
+		i, err := tp.AddNode(topologies.Node{Type: typ, Name: name, NumPorts: ports, GUID: guid})
+		require.NoError(t, err)
+		return i
+	}
+	spA := add(topologies.Switch, "spA", 4, 0x100)
+	spB := add(topologies.Switch, "spB", 4, 0x200)
+	l0 := add(topologies.Switch, "l0", 4, 0x30)
+	l1 := add(topologies.Switch, "l1", 4, 0x20)
+	l2 := add(topologies.Switch, "l2", 4, 0x10)
+	ca0 := add(topologies.CA, "ca0", 1, 0x1000)
+	dual := add(topologies.CA, "dual", 2, 0x2000)
+	for _, l := range [][2]topologies.PortRef{
+		{ref(spA, 1), ref(l1, 1)}, {ref(spA, 2), ref(l0, 1)},
+		{ref(spB, 1), ref(l2, 1)}, {ref(spB, 2), ref(l0, 2)},
+		{ref(l0, 3), ref(ca0, 1)}, {ref(l1, 3), ref(dual, 1)}, {ref(l2, 3), ref(dual, 2)},
+	} {
+		require.NoError(t, tp.Connect(l[0], l[1], 0, 0))
+	}
+	_, err := topologies.LayoutFatTree(tp)
+	require.ErrorIs(t, err, topologies.ErrInvalid, "a two-port CA")
+	stage := make([]int, tp.NumNodes())
+	for _, s := range []int{l0, l1, l2} {
+		stage[s] = 1
+	}
+	stage[spA], stage[spB] = 2, 2
+	assert.Equal(t, []int{l1, l0, l2}, topologies.FatTreeLeaves(tp, stage))
+}
+
 func TestLayoutNotFatTree(t *testing.T) {
 	torus, err := topologies.Torus(3, 3)
 	require.NoError(t, err)

@@ -3,11 +3,6 @@ package mad_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"ibfab/capture"
-	"ibfab/internal/testsupport/tsharktest"
 	"ibfab/wire/mad"
 )
 
@@ -29,27 +24,14 @@ func TestTsharkAR(t *testing.T) {
 		copy(f.Data[:], data)
 		return mad.AppendARMAD(nil, &f)
 	}
-	cases := []struct {
-		pkt       []byte
-		tid, attr uint64
-	}{
-		{madQP1(build(mad.MethodGet, 0x1, mad.AttrARInfo, 0, 0, nil), 4, 1), 0x1, uint64(mad.AttrARInfo)},
-		{madQP1(build(mad.MethodGetResp, 0x1, mad.AttrARInfo, 0, 0, mad.AppendARInfo(nil, &info)), 1, 4), 0x1, uint64(mad.AttrARInfo)},
-		{madQP1(build(mad.MethodSet, 0x2, mad.AttrARGroupTable, 0, 0, mad.AppendARGroupTable(nil, &groups)), 4, 1), 0x2, uint64(mad.AttrARGroupTable)},
-		{madQP1(build(mad.MethodSet, 0x3, mad.AttrARLIDTable, 2, 0, mad.AppendARLIDTable(nil, &lids)), 4, 1), 0x3, uint64(mad.AttrARLIDTable)},
-		{madQP1(build(mad.MethodGetResp, 0x4, mad.AttrARLIDTable, 9, mad.StatusInvalidField, nil), 1, 4), 0x4, uint64(mad.AttrARLIDTable)},
+	ar := func(pkt []byte, tid uint64, attr mad.AttrID) tsharkHeaderCase {
+		return tsharkHeaderCase{pkt, uint64(mad.ClassVendorAR), mad.ARVersion, tid, uint64(attr)}
 	}
-	recs := make([]capture.Record, len(cases))
-	for i, c := range cases {
-		recs[i] = capture.Record{Type: capture.TypeInfiniBand, Data: c.pkt}
-	}
-	pkts := tsharktest.Decode(t, recs)
-	require.Len(t, pkts, len(cases))
-	for i, c := range cases {
-		assert.Empty(t, pkts[i].Problems(), "packet %d", i)
-		assert.Equal(t, uint64(mad.ClassVendorAR), pkts[i].Uint(t, "infiniband.mad.mgmtclass"))
-		assert.Equal(t, uint64(mad.ARVersion), pkts[i].Uint(t, "infiniband.mad.classversion"))
-		assert.Equal(t, c.tid, pkts[i].Uint(t, "infiniband.mad.transactionid"))
-		assert.Equal(t, c.attr, pkts[i].Uint(t, "infiniband.mad.attributeid"))
-	}
+	checkTsharkHeaders(t, []tsharkHeaderCase{
+		ar(madQP1(build(mad.MethodGet, 0x1, mad.AttrARInfo, 0, 0, nil), 4, 1), 0x1, mad.AttrARInfo),
+		ar(madQP1(build(mad.MethodGetResp, 0x1, mad.AttrARInfo, 0, 0, mad.AppendARInfo(nil, &info)), 1, 4), 0x1, mad.AttrARInfo),
+		ar(madQP1(build(mad.MethodSet, 0x2, mad.AttrARGroupTable, 0, 0, mad.AppendARGroupTable(nil, &groups)), 4, 1), 0x2, mad.AttrARGroupTable),
+		ar(madQP1(build(mad.MethodSet, 0x3, mad.AttrARLIDTable, 2, 0, mad.AppendARLIDTable(nil, &lids)), 4, 1), 0x3, mad.AttrARLIDTable),
+		ar(madQP1(build(mad.MethodGetResp, 0x4, mad.AttrARLIDTable, 9, mad.StatusInvalidField, nil), 1, 4), 0x4, mad.AttrARLIDTable),
+	})
 }

@@ -35,17 +35,27 @@ func TestTsharkCCAndPMAOptional(t *testing.T) {
 	cong := mad.PMAFields{Method: mad.MethodGetResp, TransactionID: 0x32, AttrID: mad.AttrPortSLRcvFECN}
 	mad.PMAOptionalLayouts[mad.AttrPortSLRcvFECN].Encode(cong.Data[:], &mad.PMACounterSetFields{PortSelect: 1,
 		Counters: [mad.PMAMaxCounters]uint64{3: 5}})
-	cases := []struct {
-		pkt            []byte
-		class, version uint64
-		tid, attr      uint64
-	}{
+	checkTsharkHeaders(t, []tsharkHeaderCase{
 		{madQP1(mad.AppendCCMAD(nil, &cc), 4, 1), uint64(mad.ClassCongestion), mad.CCVersion, 0x21, uint64(mad.AttrCACongestionSetting)},
 		{madQP1(mad.AppendPMA(nil, &p), 4, 1), uint64(mad.ClassPerfMgt), mad.PerfMgtVersion, 0x19, uint64(mad.AttrPortVLOpPackets)},
 		{madQP1(logMAD(0x13, &swLog), 4, 1), uint64(mad.ClassCongestion), mad.CCVersion, 0x13, uint64(mad.AttrCongestionLog)},
 		{madQP1(logMAD(0x14, &caLog), 4, 1), uint64(mad.ClassCongestion), mad.CCVersion, 0x14, uint64(mad.AttrCongestionLog)},
 		{madQP1(mad.AppendPMA(nil, &cong), 4, 1), uint64(mad.ClassPerfMgt), mad.PerfMgtVersion, 0x32, uint64(mad.AttrPortSLRcvFECN)},
-	}
+	})
+}
+
+// tsharkHeaderCase is a MAD whose class or attribute tshark cannot
+// dissect, and the header it must show.
+type tsharkHeaderCase struct {
+	pkt            []byte
+	class, version uint64
+	tid, attr      uint64
+}
+
+// checkTsharkHeaders has tshark dissect the cases' packets: each must
+// show the MAD header we wrote, with nothing malformed.
+func checkTsharkHeaders(t *testing.T, cases []tsharkHeaderCase) {
+	t.Helper()
 	recs := make([]capture.Record, len(cases))
 	for i, c := range cases {
 		recs[i] = capture.Record{Type: capture.TypeInfiniBand, Data: c.pkt}
@@ -53,10 +63,10 @@ func TestTsharkCCAndPMAOptional(t *testing.T) {
 	pkts := tsharktest.Decode(t, recs)
 	require.Len(t, pkts, len(cases))
 	for i, c := range cases {
-		assert.Empty(t, pkts[i].Problems())
-		assert.Equal(t, c.class, pkts[i].Uint(t, "infiniband.mad.mgmtclass"))
-		assert.Equal(t, c.version, pkts[i].Uint(t, "infiniband.mad.classversion"))
-		assert.Equal(t, c.tid, pkts[i].Uint(t, "infiniband.mad.transactionid"))
-		assert.Equal(t, c.attr, pkts[i].Uint(t, "infiniband.mad.attributeid"))
+		assert.Empty(t, pkts[i].Problems(), "packet %d", i)
+		assert.Equal(t, c.class, pkts[i].Uint(t, "infiniband.mad.mgmtclass"), "packet %d", i)
+		assert.Equal(t, c.version, pkts[i].Uint(t, "infiniband.mad.classversion"), "packet %d", i)
+		assert.Equal(t, c.tid, pkts[i].Uint(t, "infiniband.mad.transactionid"), "packet %d", i)
+		assert.Equal(t, c.attr, pkts[i].Uint(t, "infiniband.mad.attributeid"), "packet %d", i)
 	}
 }
