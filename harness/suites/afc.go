@@ -141,9 +141,9 @@ func afcVLBlocks(q AFCQueuing, afc bool) []int {
 // afcSetup is one configuration of the fabric: what the switches and the
 // SM are set to before a measurement.
 type afcSetup struct {
-	Routing AFCRouting
-	Queuing AFCQueuing
-	VOQ     bool
+	Routing AFCRouting `json:"routing"`
+	Queuing AFCQueuing `json:"queuing"`
+	VOQ     bool       `json:"voq"`
 }
 
 // afcVL is the AFC's VL: the one after the SQS VLs.

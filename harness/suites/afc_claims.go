@@ -402,7 +402,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 	ours, v = "", verdictNone
 	if len(ok) > 0 {
 		best := slices.MinFunc(ok, func(a, b AFCExchange) int { return cmpFloat(a.ExecUs, b.ExecUs) })
-		ours = fmt.Sprintf("best %s %.0f µs", best.setup(), best.ExecUs)
+		ours = fmt.Sprintf("best %s %.0f µs", best.afcSetup, best.ExecUs)
 		v = verdictDisagree
 		if best.Queuing == AFC1VC && best.VOQ {
 			v = verdictAgree

@@ -12,10 +12,8 @@ import (
 type AFCPoint struct {
 	K       int        `json:"k"`
 	Traffic AFCTraffic `json:"traffic"`
-	Routing AFCRouting `json:"routing"`
-	Queuing AFCQueuing `json:"queuing"`
-	VOQ     bool       `json:"voq"`
-	Load    float64    `json:"load_pct"` // the uniform sources' offered load
+	afcSetup
+	Load float64 `json:"load_pct"` // the uniform sources' offered load
 	// Accepted is what every destination received, and Offered what
 	// every source generated, normalized to the hosts' links (1 = every
 	// host receiving at its link's rate); HotAccepted is the hot-spot
@@ -29,11 +27,6 @@ type AFCPoint struct {
 	Adapted     uint64 `json:"adapted"`
 	SourceDrops uint64 `json:"source_drops"`
 	Error       string `json:"error,omitempty"`
-}
-
-// setup is the point's configuration.
-func (p AFCPoint) setup() afcSetup {
-	return afcSetup{Routing: p.Routing, Queuing: p.Queuing, VOQ: p.VOQ}
 }
 
 // afcFlows is every host's flow report at one moment.
@@ -134,10 +127,8 @@ func afcMean(ps []AFCPoint, k int, t AFCTraffic, r AFCRouting, q AFCQueuing, voq
 
 // AFCExchange is one run of E5's all-to-all exchange.
 type AFCExchange struct {
-	K       int        `json:"k"`
-	Routing AFCRouting `json:"routing"`
-	Queuing AFCQueuing `json:"queuing"`
-	VOQ     bool       `json:"voq"`
+	K int `json:"k"`
+	afcSetup
 	// ExecUs is the exchange's execution time in emulated µs: from the
 	// flows' start to the last packet received anywhere.
 	ExecUs float64 `json:"exec_us"`
@@ -146,10 +137,6 @@ type AFCExchange struct {
 	Received uint64 `json:"received"`
 	Expected uint64 `json:"expected"`
 	Error    string `json:"error,omitempty"`
-}
-
-func (e AFCExchange) setup() afcSetup {
-	return afcSetup{Routing: e.Routing, Queuing: e.Queuing, VOQ: e.VOQ}
 }
 
 // AFCMechanism is E6 under one routing: the fabric sampled before, during

@@ -397,10 +397,10 @@ func afcPointsMarkdown(b *strings.Builder, rep *AFCReport) {
 		b.WriteString("\n## Load sweeps (E1-E4)\n\n| K | traffic | setup | load % | offered | accepted | hot | adapted | dropped at source |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range rep.Points {
 			if p.Error != "" {
-				fmt.Fprintf(b, "| %d | %s | %s | %.0f | error: %s |||||\n", p.K, p.Traffic, p.setup(), p.Load, p.Error)
+				fmt.Fprintf(b, "| %d | %s | %s | %.0f | error: %s |||||\n", p.K, p.Traffic, p.afcSetup, p.Load, p.Error)
 				continue
 			}
-			fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.3f | %.3f | %.3f | %d | %d |\n", p.K, p.Traffic, p.setup(), p.Load,
+			fmt.Fprintf(b, "| %d | %s | %s | %.0f | %.3f | %.3f | %.3f | %d | %d |\n", p.K, p.Traffic, p.afcSetup, p.Load,
 				p.Offered, p.Accepted, p.HotAccepted, p.Adapted, p.SourceDrops)
 		}
 	}
@@ -408,10 +408,10 @@ func afcPointsMarkdown(b *strings.Builder, rep *AFCReport) {
 		b.WriteString("\n## E5: all-to-all exchange\n\n| K | setup | execution µs | packets received / expected |\n|---|---|---|---|\n")
 		for _, e := range rep.Exchanges {
 			if e.Error != "" {
-				fmt.Fprintf(b, "| %d | %s | error: %s | %d / %d |\n", e.K, e.setup(), e.Error, e.Received, e.Expected)
+				fmt.Fprintf(b, "| %d | %s | error: %s | %d / %d |\n", e.K, e.afcSetup, e.Error, e.Received, e.Expected)
 				continue
 			}
-			fmt.Fprintf(b, "| %d | %s | %.0f | %d / %d |\n", e.K, e.setup(), e.ExecUs, e.Received, e.Expected)
+			fmt.Fprintf(b, "| %d | %s | %.0f | %d / %d |\n", e.K, e.afcSetup, e.ExecUs, e.Received, e.Expected)
 		}
 	}
 	if len(rep.Mechanism) > 0 {

@@ -2,14 +2,11 @@ package suites
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -198,18 +195,7 @@ func (r *afcRun) note(format string, args ...any) {
 // bringUp starts ibsm, waits for the subnet and every port, and reads the
 // LIDs.
 func (r *afcRun) bringUp(ctx context.Context) error {
-	r.start()
-	p, err := r.startSM()
-	if err != nil {
-		return err
-	}
-	if _, _, err := p.waitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
-		return fmt.Errorf("subnet not up: %w", err)
-	}
-	if err := r.waitPorts(ctx, 120*time.Second); err != nil {
-		return err
-	}
-	_, lids, err := r.hostLIDs(ctx)
+	lids, err := r.bringUpSM(ctx)
 	if err != nil {
 		return err
 	}
@@ -375,6 +361,17 @@ func (r *afcRun) readFlows(ctx context.Context, reset bool) (afcFlows, error) {
 	return s, err
 }
 
+// snapshot reads every host's flows (resetting them with reset), then
+// every switch.
+func (r *afcRun) snapshot(ctx context.Context, reset bool) (afcFlows, afcSwitches, error) {
+	f, err := r.readFlows(ctx, reset)
+	if err != nil {
+		return f, nil, err
+	}
+	s, err := r.readSwitches(ctx)
+	return f, s, err
+}
+
 // sweep measures every point of e.
 func (r *afcRun) sweep(ctx context.Context, e afcExperiment) []AFCPoint {
 	var out []AFCPoint
@@ -383,13 +380,13 @@ func (r *afcRun) sweep(ctx context.Context, e afcExperiment) []AFCPoint {
 			for _, q := range e.Queuings {
 				for _, t := range e.Traffics {
 					for _, load := range e.Loads {
-						p := AFCPoint{K: r.k, Traffic: t, Routing: rt, Queuing: q, VOQ: voq, Load: load}
+						p := AFCPoint{K: r.k, Traffic: t, afcSetup: afcSetup{Routing: rt, Queuing: q, VOQ: voq}, Load: load}
 						if ctx.Err() != nil {
 							p.Error = ctx.Err().Error()
 						} else if err := r.point(ctx, &p); err != nil {
 							p.Error = err.Error()
 						}
-						r.note("%s %s %s at %.0f %%: offered %.3f, accepted %.3f (hot %.3f), %d adapted%s", e.ID, t, p.setup(), load,
+						r.note("%s %s %s at %.0f %%: offered %.3f, accepted %.3f (hot %.3f), %d adapted%s", e.ID, t, p.afcSetup, load,
 							p.Offered, p.Accepted, p.HotAccepted, p.Adapted, errSuffix(p.Error))
 						out = append(out, p)
 					}
@@ -403,7 +400,7 @@ func (r *afcRun) sweep(ctx context.Context, e afcExperiment) []AFCPoint {
 // point measures one load: the fabric set up, the traffic started,
 // warm-up, a window between two readings, the traffic stopped.
 func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
-	if err := r.apply(ctx, p.setup()); err != nil {
+	if err := r.apply(ctx, p.afcSetup); err != nil {
 		return err
 	}
 	defer r.stopTraffic(ctx)
@@ -411,20 +408,12 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 		return err
 	}
 	sleep(ctx, atScale(r.w.Warmup, r.scale))
-	a, err := r.readFlows(ctx, true)
-	if err != nil {
-		return err
-	}
-	sa, err := r.readSwitches(ctx)
+	a, sa, err := r.snapshot(ctx, true)
 	if err != nil {
 		return err
 	}
 	sleep(ctx, atScale(r.w.Measure, r.scale))
-	b, err := r.readFlows(ctx, false)
-	if err != nil {
-		return err
-	}
-	sb, err := r.readSwitches(ctx)
+	b, sb, err := r.snapshot(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -440,13 +429,13 @@ func (r *afcRun) exchanges(ctx context.Context, e afcExperiment) []AFCExchange {
 	for _, voq := range e.VOQ {
 		for _, rt := range e.Routings {
 			for _, q := range e.Queuings {
-				x := AFCExchange{K: r.k, Routing: rt, Queuing: q, VOQ: voq}
+				x := AFCExchange{K: r.k, afcSetup: afcSetup{Routing: rt, Queuing: q, VOQ: voq}}
 				if ctx.Err() != nil {
 					x.Error = ctx.Err().Error()
 				} else if err := r.exchange(ctx, &x); err != nil {
 					x.Error = err.Error()
 				}
-				r.note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.setup(), x.ExecUs, x.Received, x.Expected, errSuffix(x.Error))
+				r.note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.afcSetup, x.ExecUs, x.Received, x.Expected, errSuffix(x.Error))
 				out = append(out, x)
 			}
 		}
@@ -459,7 +448,7 @@ func (r *afcRun) exchanges(ctx context.Context, e afcExperiment) []AFCExchange {
 // phases, at its link's rate, and the run waits until every packet has
 // arrived.
 func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
-	s := x.setup()
+	s := x.afcSetup
 	if err := r.apply(ctx, s); err != nil {
 		return err
 	}
@@ -712,43 +701,18 @@ paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
 
 // runAFCCmd is `ibfab run afc`.
 func runAFCCmd(env *harness.Env, args []string) error {
-	const cmd = "run afc"
-	fs := flag.NewFlagSet("ibfab run afc", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	quick := fs.Bool("quick", false, "K=2, fewer setups and loads (under 10 minutes)")
-	scale := fs.Float64("time-scale", 0, "time scale of every fabric (default 62.5 per host)")
-	out := fs.String("out", "out/afc", "write the report to `DIR`")
-	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(afcIDs, ",")+")")
-	name := fs.String("name", "afc", "fabric name prefix")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: afcSynopsis, Err: err} }
-	if help, err := harness.ParseFlags(env, fs, cmd, afcSynopsis, afcDesc, args, 0); help || err != nil {
-		return err
-	}
-	if *scale < 0 || *scale > 1e6 {
-		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
-	}
-	if !fabricNameRE.MatchString(*name) || len(*name) > 9 {
-		return usage(fmt.Errorf("--name %q: want 1-9 of [a-z0-9_]", *name))
-	}
-	o := AFCOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
-	if *only != "" {
-		o.Only = strings.Split(*only, ",")
-		if _, err := selectAFC(afcPlan(*quick), o.Only); err != nil {
-			return usage(err)
-		}
-	}
-	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*AFCReport, error) {
-		o.Log = log
-		return RunAFC(ctx, o)
-	}, func(rep *AFCReport) { printAFC(env.Stdout, rep, filepath.Join(*out, "index.md")) })
-	if err != nil {
-		return err
-	}
-	if !rep.Passed {
-		return &harness.CommandError{Cmd: cmd, Err: errors.New("a check failed or a measurement did not complete")}
-	}
-	return nil
+	return experimentCmd[*AFCReport]{cmd: "run afc", synopsis: afcSynopsis, desc: afcDesc,
+		quickUsage: "K=2, fewer setups and loads (under 10 minutes)",
+		scaleUsage: "time scale of every fabric (default 62.5 per host)", defOut: "out/afc", defName: "afc", maxName: 9, ids: afcIDs,
+		validate: func(quick bool, only []string) error {
+			_, err := selectAFC(afcPlan(quick), only)
+			return err
+		},
+		run: func(ctx context.Context, o experimentOptions, log io.Writer) (*AFCReport, error) {
+			return RunAFC(ctx, AFCOptions{Out: o.Out, Fabric: o.Fabric, Quick: o.Quick, TimeScale: o.TimeScale, Only: o.Only, Log: log})
+		},
+		print: printAFC, passed: func(r *AFCReport) bool { return r.Passed },
+	}.main(env, args)
 }
 
 // printAFC is the command's summary: the verdict, the claims and the

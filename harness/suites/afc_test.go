@@ -89,7 +89,7 @@ func paperPoints(k int) []AFCPoint {
 			for _, r := range afcRoutings {
 				for _, q := range afcQueuings {
 					for _, load := range []float64{50, 100} {
-						p := AFCPoint{K: k, Traffic: tr, Routing: r, Queuing: q, VOQ: voq, Load: load, Offered: load / 100}
+						p := AFCPoint{K: k, Traffic: tr, afcSetup: afcSetup{Routing: r, Queuing: q, VOQ: voq}, Load: load, Offered: load / 100}
 						switch {
 						case tr == AFCUniform:
 							p.Accepted = load / 100
@@ -124,10 +124,10 @@ func paperPoints(k int) []AFCPoint {
 
 func TestAFCClaimsAgree(t *testing.T) {
 	ex := []AFCExchange{
-		{K: 3, Routing: AFCDModK, Queuing: AFC1VC, VOQ: true, ExecUs: 900},
-		{K: 3, Routing: AFCAFI, Queuing: AFC1VC, VOQ: true, ExecUs: 880},
-		{K: 3, Routing: AFCDModK, Queuing: AFCFlow2SL, VOQ: false, ExecUs: 1000},
-		{K: 3, Routing: AFCAFI, Queuing: AFCFlow2SL, VOQ: false, ExecUs: 990},
+		{K: 3, afcSetup: afcSetup{Routing: AFCDModK, Queuing: AFC1VC, VOQ: true}, ExecUs: 900},
+		{K: 3, afcSetup: afcSetup{Routing: AFCAFI, Queuing: AFC1VC, VOQ: true}, ExecUs: 880},
+		{K: 3, afcSetup: afcSetup{Routing: AFCDModK, Queuing: AFCFlow2SL, VOQ: false}, ExecUs: 1000},
+		{K: 3, afcSetup: afcSetup{Routing: AFCAFI, Queuing: AFCFlow2SL, VOQ: false}, ExecUs: 990},
 	}
 	mech := []AFCMechanism{
 		{Routing: AFCDModK, HotSQS: []string{"a", "b"}},
@@ -190,7 +190,7 @@ func TestAFCReportFiles(t *testing.T) {
 		dir = d
 	}
 	rep := &AFCReport{Points: paperPoints(2), Windows: afcWindowsFor(),
-		Exchanges: []AFCExchange{{K: 2, Routing: AFCDModK, Queuing: AFC1VC, ExecUs: 100}, {K: 2, Routing: AFCAFI, Queuing: AFCFlow2SL, VOQ: true, ExecUs: 90}},
+		Exchanges: []AFCExchange{{K: 2, afcSetup: afcSetup{Routing: AFCDModK, Queuing: AFC1VC}, ExecUs: 100}, {K: 2, afcSetup: afcSetup{Routing: AFCAFI, Queuing: AFCFlow2SL, VOQ: true}, ExecUs: 90}},
 		Mechanism: []AFCMechanism{{Routing: AFCAFI, Queuing: AFCFlow2SL, Threshold: 0.75,
 			Samples: []AFCMechSample{{TMs: 0.5, Occupancy: map[string]float64{"VL0": 0.2, "VL3": 0.1}}, {TMs: 1, Adapted: 4, HotAFC: 2, Occupancy: map[string]float64{"VL0": 0.8, "VL3": 0.5}}}}}}
 	rep.Claims = afcClaims(rep.Points, rep.Exchanges, rep.Mechanism)

@@ -2,12 +2,9 @@ package suites
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -352,43 +349,18 @@ a must-show check fails or an experiment did not complete.`
 
 // runCCCmd is `ibfab run cc`.
 func runCCCmd(env *harness.Env, args []string) error {
-	const cmd = "run cc"
-	fs := flag.NewFlagSet("ibfab run cc", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	quick := fs.Bool("quick", false, "4x4 fabrics, three loads, shorter windows (under 5 minutes)")
-	scale := fs.Float64("time-scale", 0, "time scale of every fabric (default 62.5 per node)")
-	out := fs.String("out", "out/cc", "write the report to `DIR`")
-	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(ccIDs, ",")+")")
-	name := fs.String("name", "cc", "fabric name prefix")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: ccSynopsis, Err: err} }
-	if help, err := harness.ParseFlags(env, fs, cmd, ccSynopsis, ccDesc, args, 0); help || err != nil {
-		return err
-	}
-	if *scale < 0 || *scale > 1e6 {
-		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
-	}
-	if !fabricNameRE.MatchString(*name) || len(*name) > 12 {
-		return usage(fmt.Errorf("--name %q: want 1-12 of [a-z0-9_]", *name))
-	}
-	o := CCOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
-	if *only != "" {
-		o.Only = strings.Split(*only, ",")
-		if _, err := selectExperiments(ccPlan(*quick), o.Only); err != nil {
-			return usage(err)
-		}
-	}
-	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*CCReport, error) {
-		o.Log = log
-		return RunCC(ctx, o)
-	}, func(rep *CCReport) { printCC(env.Stdout, rep, filepath.Join(*out, "index.md")) })
-	if err != nil {
-		return err
-	}
-	if !rep.Passed {
-		return &harness.CommandError{Cmd: cmd, Err: errors.New("a check failed or an experiment did not complete")}
-	}
-	return nil
+	return experimentCmd[*CCReport]{cmd: "run cc", synopsis: ccSynopsis, desc: ccDesc,
+		quickUsage: "4x4 fabrics, three loads, shorter windows (under 5 minutes)",
+		scaleUsage: "time scale of every fabric (default 62.5 per node)", defOut: "out/cc", defName: "cc", maxName: 12, ids: ccIDs,
+		validate: func(quick bool, only []string) error {
+			_, err := selectExperiments(ccPlan(quick), only)
+			return err
+		},
+		run: func(ctx context.Context, o experimentOptions, log io.Writer) (*CCReport, error) {
+			return RunCC(ctx, CCOptions{Out: o.Out, Fabric: o.Fabric, Quick: o.Quick, TimeScale: o.TimeScale, Only: o.Only, Log: log})
+		},
+		print: printCC, passed: func(r *CCReport) bool { return r.Passed },
+	}.main(env, args)
 }
 
 // printCC is the command's summary: the verdict, the comparison with the

@@ -166,20 +166,7 @@ func (r *ccRun) note(format string, args ...any) {
 // bringUp starts ibsm and waits for the subnet and every port, then
 // reads the LIDs.
 func (r *ccRun) bringUp(ctx context.Context) error {
-	r.start()
-	p, err := r.startSM()
-	if err != nil {
-		return err
-	}
-	// The first sweep of a 64-switch torus with four LIDs a port and the
-	// CC MADs takes a while at a time scale in the thousands.
-	if _, _, err := p.waitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
-		return fmt.Errorf("subnet not up: %w", err)
-	}
-	if err := r.waitPorts(ctx, 120*time.Second); err != nil {
-		return err
-	}
-	_, lids, err := r.hostLIDs(ctx)
+	lids, err := r.bringUpSM(ctx)
 	if err != nil {
 		return err
 	}

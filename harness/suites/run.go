@@ -335,6 +335,26 @@ func (r *run) up() (down func() error, err error) {
 	}, nil
 }
 
+// bringUpSM starts the timeline and the run's SM, waits for the subnet
+// and for every port, and returns the LIDs by node name. The first sweep
+// of a fabric of some hundred ports with LMC aliases and CC or AR MADs
+// takes a while at a time scale in the thousands.
+func (r *run) bringUpSM(ctx context.Context) (map[string]int, error) {
+	r.start()
+	p, err := r.startSM()
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := p.waitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+		return nil, fmt.Errorf("subnet not up: %w", err)
+	}
+	if err := r.waitPorts(ctx, 120*time.Second); err != nil {
+		return nil, err
+	}
+	_, lids, err := r.hostLIDs(ctx)
+	return lids, err
+}
+
 // smResults returns what every SM the run started reported.
 func (r *run) smResults() []SMResult {
 	r.mu.Lock()
