@@ -33,8 +33,11 @@ const (
 )
 
 // afcNoise is how far apart two normalized throughputs may be and still
-// count as equal: the spread of repeated points at the quick windows.
-const afcNoise = 0.02
+// count as equal: two runs of the same 16 K=2 points (UT and HS10, four
+// routings, 1VC and Flow2SL, full load, 2 ms windows) differed by 0.10 on
+// average and 0.32 at most (2026-11-27). Differences below it are not
+// evidence either way; the orderings the claims test mostly are.
+const afcNoise = 0.10
 
 // afcCollapsed is the normalized throughput below which a scheme counts
 // as collapsed (the paper's "almost 0").
@@ -181,9 +184,9 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		ours = fmt.Sprintf("largest spread between routings %.3f (%s)", spread, where)
 		v = verdictDisagree
 		switch {
-		case spread <= 2*afcNoise:
+		case spread <= afcNoise:
 			v = verdictAgree
-		case spread <= 5*afcNoise:
+		case spread <= 2*afcNoise:
 			v = verdictPartly
 		}
 	}
