@@ -91,10 +91,6 @@ func TestARStatus(t *testing.T) {
 		{"LID block 1", false, arMAD(mad.MethodSet, mad.AttrARLIDTable, 1, arLIDs(map[int]uint16{0: 1, 63: 9})), mad.StatusOK},
 		{"LID group 10", false, arMAD(mad.MethodSet, mad.AttrARLIDTable, 0, arLIDs(map[int]uint16{5: 10})), mad.StatusInvalidField},
 		{"LID block 2 of 128 LIDs", false, arMAD(mad.MethodGet, mad.AttrARLIDTable, 2, nil), mad.StatusInvalidField},
-		{"CA Get ARInfo", true, arMAD(mad.MethodGet, mad.AttrARInfo, 0, nil), mad.StatusMethodAttrUnsupported},
-		{"CA Set ARLIDTable", true, arMAD(mad.MethodSet, mad.AttrARLIDTable, 0, nil), mad.StatusMethodAttrUnsupported},
-		{"CA Get ClassPortInfo", true, arMAD(mad.MethodGet, mad.AttrClassPortInfo, 0, nil), mad.StatusMethodAttrUnsupported},
-		{"CA class version 2", true, badVersion, mad.StatusBadVersion},
 	}
 	counter := map[mad.Status]func(agent.Stats) uint64{
 		mad.StatusBadVersion:            func(s agent.Stats) uint64 { return s.BadVersion },
@@ -108,8 +104,6 @@ func TestARStatus(t *testing.T) {
 			if tt.ca {
 				typ = mad.NodeTypeCA
 			}
-			// LocalGMP on the CA: the class is still the agent's, not
-			// the MAD client's.
 			nd := newNode(t, typ, 4, func(c *agent.Config) {
 				c.LinearFDBCap, c.ARGroupCap, c.LocalGMP = 128, 10, tt.ca
 			})
@@ -200,4 +194,14 @@ func TestARTablePublished(t *testing.T) {
 	assert.Nil(t, nd.a.ARTable().Alternatives(66), "cleared")
 	lids := mad.ARLIDTable(doAR(t, nd, arMAD(mad.MethodGet, mad.AttrARLIDTable, 1, nil)).Data()).Fields()
 	assert.Equal(t, mad.ARLIDTableFields{}, lids)
+}
+
+// TestARClassOnCA: a CA has no adaptive routing agent; class 0x0A, which
+// is also Mellanox's vendor class (vendstat), goes to its MAD client like
+// any class without an agent.
+func TestARClassOnCA(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeCA, 1, func(c *agent.Config) { c.LocalGMP = true })
+	o := one(t, nd.a.HandleMAD(gmp(arMAD(mad.MethodGet, mad.AttrARInfo, 0, nil))))
+	assert.True(t, o.Local, "handed to the MAD client")
+	assert.Zero(t, nd.a.Stats().ARRequests)
 }

@@ -35,7 +35,10 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 	if h.MgmtClass() == mad.ClassCongestion && isAgentRequest(h.Method()) {
 		return a.receiveCC(in, m)
 	}
-	if h.MgmtClass() == mad.ClassVendorAR && isAgentRequest(h.Method()) {
+	// Only a switch serves the adaptive routing class. Class 0x0A is
+	// also Mellanox's vendor class (vendstat), which a CA hands to its MAD
+	// client like any class it has no agent for.
+	if h.MgmtClass() == mad.ClassVendorAR && a.isSwitch() && isAgentRequest(h.Method()) {
 		return a.receiveAR(in, m)
 	}
 	if a.cfg.LocalGMP && (h.Method().IsResponse() || h.MgmtClass() != mad.ClassPerfMgt) {
