@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"ibfab/internal/ctl"
 	"ibfab/sm"
 	"ibfab/wire/mad"
 )
@@ -132,11 +130,8 @@ func runAR(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("ibsm ar "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, arSynopsis); fs.PrintDefaults() }
-	control := fs.String("control", DefaultControl, "the SM's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the SM's answer as JSON")
+	c := newControlClient("ar", arSynopsis, verb, stdout, stderr)
+	fs := c.fs
 	var mode string
 	var threshold uint
 	var afcVL int
@@ -145,16 +140,10 @@ func runAR(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.UintVar(&threshold, "threshold", 0, "threshold `percent`, 1-100 (default: as it is)")
 		fs.IntVar(&afcVL, "afc-vl", afcVLDefault, "AFC `VL` (default: as it is)")
 	}
-	usage := func(err error) int {
-		fmt.Fprintf(stderr, "ibsm ar: %v\n%s\n", err, arSynopsis)
-		return exitUsage
-	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	usage := c.usage
+	pos, code, ok := c.parse(args[1:])
+	if !ok {
+		return code
 	}
 	var op string
 	var set sm.ARSetting
@@ -190,21 +179,17 @@ func runAR(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		return usage(fmt.Errorf("unknown verb %q", verb))
 	}
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	var rep sm.ARReply
-	if err := ctl.Call(cctx, *control, op, set, &rep); err != nil {
-		fmt.Fprintf(stderr, "ibsm ar: %v\n", err)
+	if !c.call(ctx, op, set, &rep) {
 		return exitFailure
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-	} else if rep.Event != nil {
-		reportAR(stdout, *rep.Event, false)
-	} else {
-		printARShow(stdout, rep)
-	}
+	c.print(rep, func(w io.Writer) {
+		if rep.Event != nil {
+			reportAR(w, *rep.Event, false)
+		} else {
+			printARShow(w, rep)
+		}
+	})
 	if rep.Event != nil && rep.Event.Action == sm.ARActionReject {
 		return exitFailure
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"ibfab/internal/ctl"
 	"ibfab/sm"
@@ -171,11 +169,8 @@ func runQoS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("ibsm qos "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, qosSynopsis); fs.PrintDefaults() }
-	control := fs.String("control", DefaultControl, "the SM's control socket `path`")
-	asJSON := fs.Bool("json", false, "print the SM's answer as JSON")
+	c := newControlClient("qos", qosSynopsis, verb, stdout, stderr)
+	fs := c.fs
 	var r qos.Request
 	if verb == "add" {
 		fs.StringVar(&r.ID, "id", "", "flow `id`")
@@ -186,48 +181,37 @@ func runQoS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.TextVar(&r.Scope, "scope", qos.EndToEnd, "what the latency bounds: e2e or hop")
 		fs.IntVar(&r.Payload, "payload", qos.DefaultPayload, "UD payload `bytes` of the flow's packets")
 	}
-	usage := func(err error) int {
-		fmt.Fprintf(stderr, "ibsm qos: %v\n%s\n", err, qosSynopsis)
-		return exitUsage
-	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := c.parse(args[1:])
+	if !ok {
+		return code
 	}
 	var op string
 	switch {
 	case verb == "add" && len(pos) == 0:
 		op = opQoSAdd
 		if err := r.Normalize(); err != nil {
-			return usage(err)
+			return c.usage(err)
 		}
 	case verb == "del" && len(pos) == 1:
 		op, r.ID = opQoSDel, pos[0]
 	case verb == "list" && len(pos) == 0:
 		op = opQoSList
 	case verb == "add" || verb == "del" || verb == "list":
-		return usage(fmt.Errorf("%s: unexpected arguments %q", verb, pos))
+		return c.usage(fmt.Errorf("%s: unexpected arguments %q", verb, pos))
 	default:
-		return usage(fmt.Errorf("unknown verb %q", verb))
+		return c.usage(fmt.Errorf("unknown verb %q", verb))
 	}
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	var rep sm.QoSReply
-	if err := ctl.Call(cctx, *control, op, r, &rep); err != nil {
-		fmt.Fprintf(stderr, "ibsm qos: %v\n", err)
+	if !c.call(ctx, op, r, &rep) {
 		return exitFailure
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-	} else if rep.Event != nil {
-		reportQoS(stdout, *rep.Event, false)
-	} else {
-		printFlows(stdout, rep)
-	}
+	c.print(rep, func(w io.Writer) {
+		if rep.Event != nil {
+			reportQoS(w, *rep.Event, false)
+		} else {
+			printFlows(w, rep)
+		}
+	})
 	if rep.Event != nil && (rep.Event.Action == sm.QoSReject || rep.Event.Action == sm.QoSLost) {
 		return exitFailure
 	}
