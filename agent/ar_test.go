@@ -47,8 +47,8 @@ func arLIDs(groups map[int]uint16) []byte {
 }
 
 // TestARStatus: what a switch (4 ports, 8 data VLs, LFT of 128 LIDs, 10
-// groups) and a CA answer to each kind of request, and the counter the
-// error lands in.
+// groups) answers each kind of request, and the counter the error lands
+// in.
 func TestARStatus(t *testing.T) {
 	good := mad.ARInfoFields{Enable: true, Mode: mad.ARAFI, Threshold: 75, AFCVL: 3, GroupTop: 1}
 	with := func(f func(*mad.ARInfoFields)) []byte {
@@ -60,37 +60,36 @@ func TestARStatus(t *testing.T) {
 	badVersion[2] = 2
 	tests := []struct {
 		name string
-		ca   bool
 		req  []byte
 		want mad.Status
 	}{
-		{"Get ARInfo", false, arMAD(mad.MethodGet, mad.AttrARInfo, 0, nil), mad.StatusOK},
-		{"Set ARInfo", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, arInfoData(good)), mad.StatusOK},
-		{"Get ClassPortInfo", false, arMAD(mad.MethodGet, mad.AttrClassPortInfo, 0, nil), mad.StatusOK},
-		{"Set ClassPortInfo", false, arMAD(mad.MethodSet, mad.AttrClassPortInfo, 0, nil), mad.StatusMethodAttrUnsupported},
-		{"unknown attribute", false, arMAD(mad.MethodGet, 0x0013, 0, nil), mad.StatusMethodAttrUnsupported},
-		{"GetTable", false, arMAD(mad.MethodGetTable, mad.AttrARInfo, 0, nil), mad.StatusMethodUnsupported},
-		{"class version 2", false, badVersion, mad.StatusBadVersion},
-		{"ARInfo modifier 1", false, arMAD(mad.MethodGet, mad.AttrARInfo, 1, nil), mad.StatusInvalidField},
-		{"mode 4", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Mode = 4 })), mad.StatusInvalidField},
-		{"threshold 0", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 0 })), mad.StatusInvalidField},
-		{"threshold 101", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 101 })), mad.StatusInvalidField},
-		{"threshold 100", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 100 })), mad.StatusOK},
-		{"AFC VL 7", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.AFCVL = 7 })), mad.StatusOK},
-		{"AFC VL 8", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.AFCVL = 8 })), mad.StatusInvalidField},
-		{"group top 9", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.GroupTop = 9 })), mad.StatusOK},
-		{"group top 10", false, arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.GroupTop = 10 })), mad.StatusInvalidField},
-		{"groups 1-2", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{1: {1, 4}, 2: {2}})), mad.StatusOK},
-		{"group 0 is ignored", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{0: {0, 200}})), mad.StatusOK},
-		{"port 5 of 4", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{1: {5}})), mad.StatusInvalidField},
-		{"port 0", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{3: {0, 1}})), mad.StatusInvalidField},
-		{"group block 1 (groups 7-13)", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{2: {1}})), mad.StatusOK},
-		{"group 10 of 10", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{3: {1}})), mad.StatusInvalidField},
-		{"group 10 empty", false, arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{3: nil})), mad.StatusOK},
-		{"group block 2", false, arMAD(mad.MethodGet, mad.AttrARGroupTable, 2, nil), mad.StatusInvalidField},
-		{"LID block 1", false, arMAD(mad.MethodSet, mad.AttrARLIDTable, 1, arLIDs(map[int]uint16{0: 1, 63: 9})), mad.StatusOK},
-		{"LID group 10", false, arMAD(mad.MethodSet, mad.AttrARLIDTable, 0, arLIDs(map[int]uint16{5: 10})), mad.StatusInvalidField},
-		{"LID block 2 of 128 LIDs", false, arMAD(mad.MethodGet, mad.AttrARLIDTable, 2, nil), mad.StatusInvalidField},
+		{"Get ARInfo", arMAD(mad.MethodGet, mad.AttrARInfo, 0, nil), mad.StatusOK},
+		{"Set ARInfo", arMAD(mad.MethodSet, mad.AttrARInfo, 0, arInfoData(good)), mad.StatusOK},
+		{"Get ClassPortInfo", arMAD(mad.MethodGet, mad.AttrClassPortInfo, 0, nil), mad.StatusOK},
+		{"Set ClassPortInfo", arMAD(mad.MethodSet, mad.AttrClassPortInfo, 0, nil), mad.StatusMethodAttrUnsupported},
+		{"unknown attribute", arMAD(mad.MethodGet, 0x0013, 0, nil), mad.StatusMethodAttrUnsupported},
+		{"GetTable", arMAD(mad.MethodGetTable, mad.AttrARInfo, 0, nil), mad.StatusMethodUnsupported},
+		{"class version 2", badVersion, mad.StatusBadVersion},
+		{"ARInfo modifier 1", arMAD(mad.MethodGet, mad.AttrARInfo, 1, nil), mad.StatusInvalidField},
+		{"mode 4", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Mode = 4 })), mad.StatusInvalidField},
+		{"threshold 0", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 0 })), mad.StatusInvalidField},
+		{"threshold 101", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 101 })), mad.StatusInvalidField},
+		{"threshold 100", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.Threshold = 100 })), mad.StatusOK},
+		{"AFC VL 7", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.AFCVL = 7 })), mad.StatusOK},
+		{"AFC VL 8", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.AFCVL = 8 })), mad.StatusInvalidField},
+		{"group top 9", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.GroupTop = 9 })), mad.StatusOK},
+		{"group top 10", arMAD(mad.MethodSet, mad.AttrARInfo, 0, with(func(f *mad.ARInfoFields) { f.GroupTop = 10 })), mad.StatusInvalidField},
+		{"groups 1-2", arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{1: {1, 4}, 2: {2}})), mad.StatusOK},
+		{"group 0 is ignored", arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{0: {0, 200}})), mad.StatusOK},
+		{"port 5 of 4", arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{1: {5}})), mad.StatusInvalidField},
+		{"port 0", arMAD(mad.MethodSet, mad.AttrARGroupTable, 0, arGroups(map[int][]uint8{3: {0, 1}})), mad.StatusInvalidField},
+		{"group block 1 (groups 7-13)", arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{2: {1}})), mad.StatusOK},
+		{"group 10 of 10", arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{3: {1}})), mad.StatusInvalidField},
+		{"group 10 empty", arMAD(mad.MethodSet, mad.AttrARGroupTable, 1, arGroups(map[int][]uint8{3: nil})), mad.StatusOK},
+		{"group block 2", arMAD(mad.MethodGet, mad.AttrARGroupTable, 2, nil), mad.StatusInvalidField},
+		{"LID block 1", arMAD(mad.MethodSet, mad.AttrARLIDTable, 1, arLIDs(map[int]uint16{0: 1, 63: 9})), mad.StatusOK},
+		{"LID group 10", arMAD(mad.MethodSet, mad.AttrARLIDTable, 0, arLIDs(map[int]uint16{5: 10})), mad.StatusInvalidField},
+		{"LID block 2 of 128 LIDs", arMAD(mad.MethodGet, mad.AttrARLIDTable, 2, nil), mad.StatusInvalidField},
 	}
 	counter := map[mad.Status]func(agent.Stats) uint64{
 		mad.StatusBadVersion:            func(s agent.Stats) uint64 { return s.BadVersion },
@@ -100,12 +99,8 @@ func TestARStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			typ := mad.NodeTypeSwitch
-			if tt.ca {
-				typ = mad.NodeTypeCA
-			}
-			nd := newNode(t, typ, 4, func(c *agent.Config) {
-				c.LinearFDBCap, c.ARGroupCap, c.LocalGMP = 128, 10, tt.ca
+			nd := newNode(t, mad.NodeTypeSwitch, 4, func(c *agent.Config) {
+				c.LinearFDBCap, c.ARGroupCap = 128, 10
 			})
 			before := nd.a.Stats()
 			r := doAR(t, nd, tt.req)
