@@ -123,12 +123,12 @@ func TestQoSControl(t *testing.T) {
 	require.Contains(t, []sm.QoSAction{sm.QoSAdmit, sm.QoSPending}, rep.Event.Action, rep.Event.Reason)
 	require.Eventually(t, func() bool { return len(call(sm.QoSOpList, qos.Request{}).Flows) == 1 }, 10*time.Second, 10*time.Millisecond)
 
-	arbBefore := sent[mad.AttrVLArbitration]
+	arbBefore := sent(mad.AttrVLArbitration)
 	rep = call(sm.QoSOpAdd, qos.Request{ID: "b", Src: "ca7", Dst: "ca13", Mbps: 2000, LatencyUs: 2000})
 	require.Equal(t, sm.QoSAdmit, rep.Event.Action, rep.Event.Reason)
 	assert.NotZero(t, rep.Event.Blocks)
 	assert.EqualValues(t, rep.Event.SMPs, rep.Event.Blocks, "only the changed blocks")
-	assert.Equal(t, rep.Event.Blocks, sent[mad.AttrVLArbitration]-arbBefore)
+	assert.Equal(t, rep.Event.Blocks, sent(mad.AttrVLArbitration)-arbBefore)
 
 	rep = call(sm.QoSOpAdd, qos.Request{ID: "huge", Src: "ca11", Dst: "ca13", Mbps: 6000, LatencyUs: 2000})
 	assert.Equal(t, sm.QoSReject, rep.Event.Action)

@@ -2,6 +2,7 @@ package sm_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,14 +34,23 @@ func (p plainPort) Recv(ctx context.Context) (madport.MAD, error) {
 	return m, nil
 }
 
-// countAttrs makes b's port count the SMPs it sends by attribute.
-func countAttrs(b *bench) map[mad.AttrID]int {
+// countAttrs makes b's port count the SMPs it sends by attribute; the
+// returned function reads the count of one attribute so far, safely while
+// the SM is still sending.
+func countAttrs(b *bench) func(mad.AttrID) int {
+	var mu sync.Mutex
 	sent := map[mad.AttrID]int{}
 	b.port.SetFilter(func(m madport.MAD) bool {
+		mu.Lock()
 		sent[mad.MAD(m.Data).AttrID()]++
+		mu.Unlock()
 		return true
 	})
-	return sent
+	return func(a mad.AttrID) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return sent[a]
+	}
 }
 
 // cabledPorts returns the ports of node i that have a cable.
@@ -106,8 +116,8 @@ func TestVLTables(t *testing.T) {
 			if tc.tables == sm.VLTablesKeep {
 				wantSL2VL, wantArb = 0, 0
 			}
-			assert.Equal(t, wantSL2VL, sent[mad.AttrSLtoVLMapping], "SLtoVL Sets")
-			assert.Equal(t, wantArb, sent[mad.AttrVLArbitration], "VLArbitration Sets")
+			assert.Equal(t, wantSL2VL, sent(mad.AttrSLtoVLMapping), "SLtoVL Sets")
+			assert.Equal(t, wantArb, sent(mad.AttrVLArbitration), "VLArbitration Sets")
 			dist, _ := res.Phase(sm.PhaseDistribution)
 			assert.EqualValues(t, topo.NumNodes()+res.Switches+res.LFTBlocks+wantSL2VL+wantArb, dist.SMPs,
 				"NodeDescription, SwitchInfo, LFT blocks and the VL tables")
@@ -159,7 +169,7 @@ func TestCutDepsKeep(t *testing.T) {
 	sent := countAttrs(b)
 	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Distribution: sm.DistCutDeps,
 		VLTables: sm.VLTablesKeep, OpVLs: 3})
-	require.Zero(t, sent[mad.AttrSLtoVLMapping])
+	require.Zero(t, sent(mad.AttrSLtoVLMapping))
 	sw6, _ := b.topo.Lookup("sw6")
 	a := b.f.Node(sw6).Agent
 	reset := make([]uint8, mad.NumSLs)
@@ -170,13 +180,13 @@ func TestCutDepsKeep(t *testing.T) {
 	require.NoError(t, b.port.SetLink("ca13", 1, false))
 	res := assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 4, res.SL2VLSets)
-	assert.Equal(t, 8, sent[mad.AttrSLtoVLMapping], "a Get and a Set per forbidden turn")
+	assert.Equal(t, 8, sent(mad.AttrSLtoVLMapping), "a Get and a Set per forbidden turn")
 	assert.EqualValues(t, 15, a.VLFor(2, 1, 7))
 
 	require.NoError(t, b.port.SetLink("sw1", 2, false)) // sw6 is no cut node any more
 	res = assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 2, res.SL2VLSets, "sw6's two blocks undone")
-	assert.Equal(t, 10, sent[mad.AttrSLtoVLMapping])
+	assert.Equal(t, 10, sent(mad.AttrSLtoVLMapping))
 	for sl, vl := range reset {
 		assert.Equal(t, vl, a.VLFor(2, 1, uint8(sl)), "SL %d from port 2 to 1 of sw6 back on its own VL", sl)
 	}
