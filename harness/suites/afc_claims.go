@@ -8,10 +8,13 @@ import (
 )
 
 // The paper's qualitative claims (the figures' numbers did not survive in
-// its text), each checked against our points by a pure function. A claim
-// about HS10 and HS25 agrees when it holds under both, partly under one;
-// a claim about an ordering holds within afcNoise, the spread two runs of
-// one point show.
+// its text), each checked against our points by a pure function. An
+// ordering the paper states holds when our points show it by more than
+// afcNoise, the spread two runs of one point show, fails when they show
+// the reverse by as much, and is a tie in between: no evidence either
+// way. A claim agrees when every case it covers (HS10 and HS25, say)
+// holds, is within noise when every case ties, partly when some hold or
+// the rest tie, and disagrees when no case holds and some fail.
 
 // AFCClaim is one claim of the paper beside what we measured.
 type AFCClaim struct {
@@ -19,7 +22,7 @@ type AFCClaim struct {
 	K       int    `json:"k"`
 	Paper   string `json:"paper"`
 	Ours    string `json:"ours"`
-	Verdict string `json:"verdict"` // agree, partly, disagree, not measured
+	Verdict string `json:"verdict"` // agree, partly, within noise, disagree, not measured
 	// Why explains a verdict other than agree.
 	Why string `json:"why,omitempty"`
 }
@@ -28,9 +31,53 @@ type AFCClaim struct {
 const (
 	verdictAgree    = "agree"
 	verdictPartly   = "partly"
+	verdictTie      = "within noise"
 	verdictDisagree = "disagree"
 	verdictNone     = "not measured"
 )
+
+// afcOutcome is what our points say of one case of a claim.
+type afcOutcome int
+
+const (
+	outcomeFails afcOutcome = iota - 1 // the reverse, by more than afcNoise
+	outcomeTie                         // within afcNoise either way
+	outcomeHolds                       // by more than afcNoise
+)
+
+// above is whether a exceeds b by more than afcNoise.
+func above(a, b float64) afcOutcome {
+	switch {
+	case a > b+afcNoise:
+		return outcomeHolds
+	case a < b-afcNoise:
+		return outcomeFails
+	}
+	return outcomeTie
+}
+
+// both is the outcome of a case that needs every one of os: the weakest.
+func both(os ...afcOutcome) afcOutcome { return slices.Min(os) }
+
+// verdictOf turns the outcomes of a claim's cases into its verdict.
+func verdictOf(os []afcOutcome) string {
+	var n [3]int
+	for _, o := range os {
+		n[o+1]++
+	}
+	fails, ties, holds := n[0], n[1], n[2]
+	switch {
+	case len(os) == 0:
+		return verdictNone
+	case holds == len(os):
+		return verdictAgree
+	case ties == len(os):
+		return verdictTie
+	case holds > 0 || fails == 0:
+		return verdictPartly
+	}
+	return verdictDisagree
+}
 
 // afcNoise is how far apart two normalized throughputs may be and still
 // count as equal: two runs of the same 16 K=2 points (UT and HS10, four
@@ -47,7 +94,7 @@ const afcCollapsed = 0.1
 // persistent congestion trees.
 const afcScaleWhy = "likely the scale: our fat trees have 16 or 54 hosts where the paper's has 11,664, so a hot spot has 2-14 sources " +
 	"instead of 1,166 and 4 or 9 paths per pair instead of 324; the tree it grows is smaller and the HoL blocking it causes weaker, " +
-	"and the differences between schemes shrink toward the noise of one 1 ms window (about 0.02)"
+	"and the differences between schemes shrink toward the run-to-run spread of a point"
 
 // afcClaims evaluates every claim on each K the points cover.
 func afcClaims(ps []AFCPoint, ex []AFCExchange, mech []AFCMechanism) []AFCClaim {
@@ -84,46 +131,37 @@ func (c afcClaimSet) top(t AFCTraffic, r AFCRouting, q AFCQueuing, voq bool) (fl
 	return afcMean(c.ps, c.k, t, r, q, voq, hi/2)
 }
 
-// perTraffic evaluates holds on HS10 and HS25: agree when it holds on
-// both, partly on one; the texts of both go into Ours.
-func (c afcClaimSet) perTraffic(holds func(t AFCTraffic) (bool, string, bool)) (string, string) {
+// perTraffic evaluates a case on HS10 and on HS25, and joins the texts of
+// both into Ours.
+func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, bool)) (string, string) {
 	var texts []string
-	n, measured := 0, 0
+	var os []afcOutcome
 	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
-		ok, text, m := holds(t)
+		o, text, m := eval(t)
 		if !m {
 			continue
 		}
-		measured++
-		if ok {
-			n++
-		}
+		os = append(os, o)
 		texts = append(texts, string(t)+": "+text)
 	}
-	return strings.Join(texts, "; "), countVerdict(n, measured)
+	return strings.Join(texts, "; "), verdictOf(os)
 }
 
-// countVerdict is agree when every measured case holds, partly when some
-// do, disagree when none, not measured without a case.
-func countVerdict(n, measured int) string {
-	switch {
-	case measured == 0:
-		return verdictNone
-	case n == measured:
-		return verdictAgree
-	case n > 0:
-		return verdictPartly
-	}
-	return verdictDisagree
-}
+// afcTieWhy explains a verdict within noise.
+var afcTieWhy = fmt.Sprintf("the differences the claim rests on are within the run-to-run spread of a point (%.2f): "+
+	"our runs neither confirm nor refute it", afcNoise)
 
 func (c afcClaimSet) claim(id, paper, ours, verdict, why string) AFCClaim {
 	cl := AFCClaim{ID: id, K: c.k, Paper: paper, Ours: ours, Verdict: verdict}
-	if verdict != verdictAgree && verdict != verdictNone {
+	switch verdict {
+	case verdictAgree, verdictNone:
+	case verdictTie:
+		cl.Why = afcTieWhy
+	default:
 		cl.Why = why
 	}
 	if ours == "" {
-		cl.Ours, cl.Verdict = "—", verdictNone
+		cl.Ours, cl.Verdict, cl.Why = "—", verdictNone, ""
 	}
 	return cl
 }
@@ -142,11 +180,10 @@ func (c afcClaimSet) gains(t AFCTraffic, from, to AFCRouting, voq bool) (map[AFC
 	return g, true
 }
 
-// twoLargest reports whether 1VC and vFtree have the two largest gains
-// (within afcNoise of the third).
-func oneVCAndVFtreeLead(g map[AFCQueuing]float64) bool {
-	lead := min(g[AFC1VC], g[AFCVFtree])
-	return lead+afcNoise >= max(g[AFCDBBM], g[AFCFlow2SL])
+// oneVCAndVFtreeLead is whether 1VC and vFtree both gain more than DBBM
+// and Flow2SL.
+func oneVCAndVFtreeLead(g map[AFCQueuing]float64) afcOutcome {
+	return above(min(g[AFC1VC], g[AFCVFtree]), max(g[AFCDBBM], g[AFCFlow2SL]))
 }
 
 func fmtGains(g map[AFCQueuing]float64) string {
@@ -160,7 +197,8 @@ func fmtGains(g map[AFCQueuing]float64) string {
 func (c afcClaimSet) sweepClaims() []AFCClaim {
 	var out []AFCClaim
 
-	// UT, no VOQ: the routing hardly matters.
+	// UT, no VOQ: the routing hardly matters, a claim of equality: agree
+	// within the noise.
 	spread, where, m := 0.0, "", false
 	for _, q := range afcQueuings {
 		for _, p := range c.ps {
@@ -193,60 +231,63 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 	out = append(out, c.claim("UT-routing", "UT: the routing algorithm hardly matters (congestion is sporadic and short)", ours, v,
 		"sporadic contention costs more in our small switches, whose VLs hold 7-31 packets"))
 
-	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive: agree when it
-	// is the lowest scheme and near 0 under both, partly when only the
-	// lowest.
+	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive. Partly when it
+	// does not collapse but is the lowest scheme by more than the noise
+	// in every case.
 	var texts []string
-	lowest, near, meas := 0, 0, 0
+	var os []afcOutcome
+	lowest := 0
 	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
 		for _, r := range []AFCRouting{AFCDModK, AFCAdaptive} {
 			one, ok := c.top(t, r, AFC1VC, false)
 			if !ok {
 				continue
 			}
-			meas++
-			low := true
+			o := outcomeFails
+			if one <= afcCollapsed {
+				o = outcomeHolds
+			}
+			os = append(os, o)
+			next := math.Inf(1)
 			for _, q := range afcQueuings[1:] {
-				if x, ok := c.top(t, r, q, false); ok && x < one-afcNoise {
-					low = false
+				if x, ok := c.top(t, r, q, false); ok {
+					next = min(next, x)
 				}
 			}
-			if low {
+			note := ""
+			if above(next, one) == outcomeHolds {
 				lowest++
-				if one <= afcCollapsed {
-					near++
-				}
+				note = " (lowest)"
 			}
-			texts = append(texts, fmt.Sprintf("%s %s 1VC %.2f%s", t, r, one, map[bool]string{true: " (lowest)", false: ""}[low]))
+			texts = append(texts, fmt.Sprintf("%s %s 1VC %.2f%s", t, r, one, note))
 		}
 	}
-	v = countVerdict(near, meas)
-	if v != verdictAgree && lowest == meas && meas > 0 {
+	v = verdictOf(os)
+	if v == verdictDisagree && lowest == len(os) {
 		v = verdictPartly
 	}
 	out = append(out, c.claim("HS-1VC-collapse", "HS10/HS25: 1VC throughput collapses to almost 0 with D-mod-K and Adaptive",
 		strings.Join(texts, "; "), v, afcScaleWhy))
 
 	// HS, no VOQ: Flow2SL and DBBM cope better than 1VC and vFtree.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		x := map[AFCQueuing]float64{}
 		for _, q := range afcQueuings {
 			y, ok := c.top(t, AFCDModK, q, false)
 			if !ok {
-				return false, "", false
+				return outcomeTie, "", false
 			}
 			x[q] = y
 		}
-		ok := min(x[AFCFlow2SL], x[AFCDBBM])+afcNoise >= max(x[AFC1VC], x[AFCVFtree])
-		return ok, fmt.Sprintf("D-mod-K %s", fmtQ(x)), true
+		return above(min(x[AFCFlow2SL], x[AFCDBBM]), max(x[AFC1VC], x[AFCVFtree])), fmt.Sprintf("D-mod-K %s", fmtQ(x)), true
 	})
 	out = append(out, c.claim("HS-SQS-order", "HS10/HS25: Flow2SL and DBBM cope better than 1VC and vFtree", ours, v, afcScaleWhy))
 
 	// HS, no VOQ: AFI helps 1VC and vFtree most.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCDModK, AFCAFI, false)
 		if !ok {
-			return false, "", false
+			return outcomeTie, "", false
 		}
 		return oneVCAndVFtreeLead(g), "AFI − D-mod-K: " + fmtGains(g), true
 	})
@@ -257,36 +298,32 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 	b, ok2 := c.top(AFCHS10, AFCAFI, AFCDBBM, false)
 	ours, v = "", verdictNone
 	if ok1 && ok2 {
-		ours = fmt.Sprintf("DBBM Adaptive %.2f, AFI %.2f", a, b)
-		v = verdictDisagree
-		if a+afcNoise >= b {
-			v = verdictAgree
-		}
+		ours, v = fmt.Sprintf("DBBM Adaptive %.2f, AFI %.2f", a, b), verdictOf([]afcOutcome{above(a, b)})
 	}
 	out = append(out, c.claim("HS10-DBBM-adaptive", "HS10: DBBM does not combine well with AFI; it does better with pure Adaptive", ours, v,
 		"DBBM spreads the few destinations of a small tree over its 3 VLs, so the AFC's extra VL helps it as much as the others"))
 
-	// HS: Flow2SL + AFI is best.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+	// HS: Flow2SL + AFI is best: above every other setup.
+	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+		f, ok := c.top(t, AFCAFI, AFCFlow2SL, false)
+		if !ok {
+			return outcomeTie, "", false
+		}
 		best, bestName := math.Inf(-1), ""
 		for _, r := range afcRoutings {
 			for _, q := range afcQueuings {
-				if x, ok := c.top(t, r, q, false); ok && x > best {
+				if x, ok := c.top(t, r, q, false); ok && x > best && (r != AFCAFI || q != AFCFlow2SL) {
 					best, bestName = x, string(q)+"+"+string(r)
 				}
 			}
 		}
-		f, ok := c.top(t, AFCAFI, AFCFlow2SL, false)
-		if !ok {
-			return false, "", false
-		}
-		return f+afcNoise >= best, fmt.Sprintf("Flow2SL+AFI %.2f, best %s %.2f", f, bestName, best), true
+		return above(f, best), fmt.Sprintf("Flow2SL+AFI %.2f, best other %s %.2f", f, bestName, best), true
 	})
 	out = append(out, c.claim("HS-Flow2SL-AFI-best", "HS10/HS25: Flow2SL + AFI gives the best results", ours, v, afcScaleWhy))
 
-	// HS25 better than HS10 under Adaptive-th and AFI.
-	texts = nil
-	n, meas := 0, 0
+	// HS25 better than HS10 under Adaptive-th and AFI (means over the
+	// queuings).
+	texts, os = nil, nil
 	for _, r := range []AFCRouting{AFCAdaptiveTh, AFCAFI} {
 		var s10, s25 float64
 		ok := true
@@ -299,14 +336,12 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		if !ok {
 			continue
 		}
-		meas++
-		if s25 >= s10-afcNoise*4 {
-			n++
-		}
-		texts = append(texts, fmt.Sprintf("%s mean HS10 %.2f, HS25 %.2f", r, s10/4, s25/4))
+		n := float64(len(afcQueuings))
+		os = append(os, above(s25/n, s10/n))
+		texts = append(texts, fmt.Sprintf("%s mean HS10 %.2f, HS25 %.2f", r, s10/n, s25/n))
 	}
 	out = append(out, c.claim("HS25-above-HS10", "HS25: under Adaptive-th and AFI results are generally better than under HS10 (unexplained in the paper)",
-		strings.Join(texts, "; "), countVerdict(n, meas), "with a quarter of our few hosts on the hot spot, the rest share less of the fabric with the tree; the paper gives no cause to compare with"))
+		strings.Join(texts, "; "), verdictOf(os), "with a quarter of our few hosts on the hot spot, the rest share less of the fabric with the tree; the paper gives no cause to compare with"))
 
 	// VOQ, UT: optimal whatever the routing.
 	worst, where, m := math.Inf(1), "", false
@@ -334,22 +369,22 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		"at full load a uniform pattern still collides at the destinations' links, which VOQs do not remove"))
 
 	// VOQ, HS: adaptive routing is counter-productive for 1VC and vFtree.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCDModK, AFCAdaptive, true)
 		if !ok {
-			return false, "", false
+			return outcomeTie, "", false
 		}
-		return g[AFC1VC] < afcNoise && g[AFCVFtree] < afcNoise, "Adaptive − D-mod-K: " + fmtGains(g), true
+		return both(above(0, g[AFC1VC]), above(0, g[AFCVFtree])), "Adaptive − D-mod-K: " + fmtGains(g), true
 	})
 	out = append(out, c.claim("VOQ-HS-adaptive-hurts", "VOQ, HS10/HS25: adaptive routing is counter-productive for 1VC and vFtree", ours, v, afcScaleWhy))
 
 	// VOQ, HS: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less.
-	ours, v = c.perTraffic(func(t AFCTraffic) (bool, string, bool) {
+	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCAdaptive, AFCAFI, true)
 		if !ok {
-			return false, "", false
+			return outcomeTie, "", false
 		}
-		return oneVCAndVFtreeLead(g) && min(g[AFC1VC], g[AFCVFtree]) > 0, "AFI − Adaptive: " + fmtGains(g), true
+		return both(above(min(g[AFC1VC], g[AFCVFtree]), 0), oneVCAndVFtreeLead(g)), "AFI − Adaptive: " + fmtGains(g), true
 	})
 	out = append(out, c.claim("VOQ-HS-AFI-gain", "VOQ, HS10/HS25: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less", ours, v, afcScaleWhy))
 	return out

@@ -497,8 +497,10 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	x.Expected = per * uint64(len(r.hosts))
 	err = forEach(r.hosts, func(h string) error {
 		i := slices.Index(r.hosts, h)
+		// The whole exchange may wait at its source: an application's
+		// sends wait, they are not dropped as an open-loop source's are.
 		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: "in-turn", Burst: afcExchangeMessages,
-			Messages: per, RateBPS: linkRate, Payload: afcPayload, Pattern: "cbr", MaxBacklog: afcMaxBacklog}
+			Messages: per, RateBPS: linkRate, Payload: afcPayload, Pattern: "cbr", MaxBacklog: int(per)}
 		_, err := harness.StartFlows(ctx, r.fabric, h, []nodeproc.FlowArgs{f})
 		return err
 	})
@@ -714,7 +716,7 @@ hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), ibsm as SM with
 --routing dmodk and adaptive routing set through its vendor class. E1-E3: UT,
 HS10, HS25 without VOQs, load sweep on K=2 (and HS10 at full load on K=3);
 E4: the same with VOQs on K=2; E5: an all-to-all exchange standing in for
-the PTRANS trace (execution time) on K=3; E6: the mechanism on K=2 (occupancy,
+the PTRANS trace (execution time) on K=2; E6: the mechanism on K=2 (occupancy,
 adapted packets, SQS VLs holding hot-spot packets).
 --quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
 minutes). The time scale is 62.5 per host on K=2, 125 on K=3, unless

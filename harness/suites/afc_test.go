@@ -80,38 +80,21 @@ func TestAFCAccepted(t *testing.T) {
 	assert.Zero(t, all)
 }
 
-// paperPoints builds a sweep on which every claim of the paper holds.
+// paperPoints builds a sweep on which every claim of the paper holds, each
+// ordering by more than afcNoise.
 func paperPoints(k int) []AFCPoint {
 	var ps []AFCPoint
-	base := map[AFCQueuing]float64{AFC1VC: 0.05, AFCDBBM: 0.5, AFCFlow2SL: 0.55, AFCVFtree: 0.06}
+	base := map[AFCQueuing]float64{AFC1VC: 0.05, AFCDBBM: 0.4, AFCFlow2SL: 0.45, AFCVFtree: 0.06}
+	afi := map[AFCQueuing]float64{AFC1VC: 0.5, AFCVFtree: 0.6, AFCDBBM: 0.05, AFCFlow2SL: 0.35}
 	for _, voq := range []bool{false, true} {
 		for _, tr := range []AFCTraffic{AFCUniform, AFCHS10, AFCHS25} {
 			for _, r := range afcRoutings {
 				for _, q := range afcQueuings {
 					for _, load := range []float64{50, 100} {
 						p := AFCPoint{K: k, Traffic: tr, afcSetup: afcSetup{Routing: r, Queuing: q, VOQ: voq}, Load: load, Offered: load / 100}
-						switch {
-						case tr == AFCUniform:
-							p.Accepted = load / 100
-						default:
-							x := base[q]
-							switch r {
-							case AFCAdaptiveTh:
-								x += 0.05
-							case AFCAFI:
-								x += map[AFCQueuing]float64{AFC1VC: 0.2, AFCVFtree: 0.3, AFCDBBM: 0.05, AFCFlow2SL: 0.1}[q]
-							case AFCAdaptive:
-								if q == AFCDBBM && !voq {
-									x += 0.1
-								}
-								if voq && (q == AFC1VC || q == AFCVFtree) {
-									x -= 0.03
-								}
-							}
-							if tr == AFCHS25 && (r == AFCAdaptiveTh || r == AFCAFI) {
-								x += 0.03
-							}
-							p.Accepted = x
+						p.Accepted = load / 100
+						if tr != AFCUniform {
+							p.Accepted = hsAccepted(base[q], afi[q], tr, r, q, voq)
 						}
 						ps = append(ps, p)
 					}
@@ -120,6 +103,30 @@ func paperPoints(k int) []AFCPoint {
 		}
 	}
 	return ps
+}
+
+// hsAccepted is paperPoints' throughput of a setup under a hot spot.
+func hsAccepted(x, afiGain float64, tr AFCTraffic, r AFCRouting, q AFCQueuing, voq bool) float64 {
+	if voq {
+		x += 0.1
+	}
+	switch r {
+	case AFCAdaptiveTh:
+		x += 0.05
+	case AFCAFI:
+		x += afiGain
+	case AFCAdaptive:
+		if q == AFCDBBM && !voq {
+			x += 0.2
+		}
+		if voq && (q == AFC1VC || q == AFCVFtree) {
+			x -= 0.15
+		}
+	}
+	if tr == AFCHS25 && (r == AFCAdaptiveTh || r == AFCAFI) {
+		x += 0.15
+	}
+	return x
 }
 
 func TestAFCClaimsAgree(t *testing.T) {
@@ -180,6 +187,52 @@ func TestAFCClaimsDisagree(t *testing.T) {
 			assert.NotEmpty(t, c.Why, "%s explains its disagreement", id)
 		}
 	}
+}
+
+// TestAFCClaimsWithinNoise: when every scheme under a hot spot is within
+// the noise of every other, no ordering claim agrees or disagrees.
+func TestAFCClaimsWithinNoise(t *testing.T) {
+	ps := paperPoints(2)
+	for i := range ps {
+		if ps[i].Traffic != AFCUniform {
+			ps[i].Accepted = 0.4 + 0.01*float64(i%5)
+		}
+	}
+	byID := map[string]AFCClaim{}
+	for _, c := range afcClaims(ps, nil, nil) {
+		byID[c.ID] = c
+	}
+	for _, id := range []string{"HS-SQS-order", "HS-AFI-gain", "HS10-DBBM-adaptive", "HS-Flow2SL-AFI-best", "HS25-above-HS10",
+		"VOQ-HS-adaptive-hurts", "VOQ-HS-AFI-gain"} {
+		c, ok := byID[id]
+		require.True(t, ok, id)
+		assert.Equal(t, verdictTie, c.Verdict, "%s: %s", id, c.Ours)
+		assert.Contains(t, c.Why, "spread", id)
+	}
+	assert.Equal(t, verdictDisagree, byID["HS-1VC-collapse"].Verdict, "0.4 is no collapse")
+}
+
+func TestVerdictOf(t *testing.T) {
+	h, e, f := outcomeHolds, outcomeTie, outcomeFails
+	for _, c := range []struct {
+		os   []afcOutcome
+		want string
+	}{
+		{nil, verdictNone},
+		{[]afcOutcome{h, h}, verdictAgree},
+		{[]afcOutcome{e, e}, verdictTie},
+		{[]afcOutcome{h, e}, verdictPartly},
+		{[]afcOutcome{h, f}, verdictPartly},
+		{[]afcOutcome{e, f}, verdictDisagree},
+		{[]afcOutcome{f}, verdictDisagree},
+	} {
+		assert.Equal(t, c.want, verdictOf(c.os), "%v", c.os)
+	}
+	assert.Equal(t, outcomeHolds, above(0.5, 0.3))
+	assert.Equal(t, outcomeTie, above(0.35, 0.3))
+	assert.Equal(t, outcomeFails, above(0.1, 0.3))
+	assert.Equal(t, outcomeFails, both(h, f, e))
+	assert.Equal(t, outcomeTie, both(h, e))
 }
 
 // TestAFCReportFiles: the report writes every figure, the JSON and an
