@@ -69,9 +69,9 @@ type resolver struct {
 	f       Fabric
 	ports   map[uint64]int // GUID → index in f.Ports
 	parts   map[mad.PKey]*part
-	counter mad.PKey       // the last P_Key generated
+	counter mad.PKey            // the last P_Key generated
 	indx0   map[uint64]mad.PKey // per port GUID, the key its index 0 is for (0: Default's)
-	absent  map[uint64]bool // GUIDs named that the fabric lacks
+	absent  map[uint64]bool     // GUIDs named that the fabric lacks
 }
 
 // walkOrder sorts P_Keys in the order OpenSM walks its partition map:
