@@ -120,7 +120,7 @@ func Compute(c *Config, f Fabric, e Enforce, mem *Memory) (*Plan, error) {
 		}
 		var used int
 		pp.Table, used = place(pp.Keys, r.indx0[p.GUID], p.Cap, blocks(p.Table, p.Cap), a, func(k mad.PKey) {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("port %#016x: P_Key table full (%d entries), %#04x left out", p.GUID, p.Cap, uint16(k)))
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("port 0x%016x: P_Key table full (%d entries), 0x%04x left out", p.GUID, p.Cap, uint16(k)))
 		})
 		if p.Peer == nil || p.Peer.Cap == 0 {
 			continue
@@ -133,7 +133,7 @@ func Compute(c *Config, f Fabric, e Enforce, mem *Memory) (*Plan, error) {
 		pp.Peer, fits = peerTable(pp.Table, used, blocks(p.Peer.Table, p.Peer.Cap))
 		if !fits {
 			pp.PeerEnforce = EnforceOff
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("port %#016x: its switch port's P_Key table (%d entries) cannot hold its keys: no enforcement there",
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("port 0x%016x: its switch port's P_Key table (%d entries) cannot hold its keys: no enforcement there",
 				p.GUID, p.Peer.Cap))
 		}
 	}
