@@ -259,3 +259,40 @@ func TestPartitionManagerConfig(t *testing.T) {
 	_, err := sm.New(b.port, sm.Config{Partitions: &sm.PartitionConfig{Enforce: partition.Enforce(7)}})
 	assert.ErrorIs(t, err, sm.ErrConfig)
 }
+
+// TestPartitionManagerSwitchLinks: a switch port cabled to a switch that
+// enforces (set behind the SM's back) has its enforcement cleared.
+func TestPartitionManagerSwitchLinks(t *testing.T) {
+	b := partBench(t)
+	sw1, ok := b.f.Lookup("sw1")
+	require.True(t, ok)
+	var link uint8
+	for p := 1; p <= b.topo.Node(sw1.Index).NumPorts; p++ {
+		peer, ok := b.topo.Peer(topologies.PortRef{Node: sw1.Index, Port: p})
+		if ok && b.topo.Node(peer.Node).Type == topologies.Switch {
+			link = uint8(p)
+		}
+	}
+	require.NotZero(t, link)
+	// The switch's own driver sets the bits: a Set from its port 0,
+	// hop count 0.
+	data, err := sw1.Agent.LocalGet(0, mad.AttrPortInfo, uint32(link))
+	require.NoError(t, err)
+	pi := mad.PortInfo(data).Fields()
+	pi.PortState, pi.PortPhysicalState, pi.LinkDownDefaultState = mad.PortStateNoChange, mad.PhysStateNoChange, mad.PhysStateNoChange
+	pi.LinkWidthEnabled, pi.LinkSpeedEnabled = mad.LinkWidthNoChange, mad.LinkSpeedNoChange
+	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = true, true
+	m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrPortInfo,
+		AttrModifier: uint32(link), Data: mad.AppendPortInfo(nil, &pi)})
+	require.NoError(t, err)
+	out := sw1.Agent.Send(agent.Request{Port: 0, MAD: m})
+	require.Len(t, out, 1)
+	require.Equal(t, mad.StatusOK, mad.DRSMP(out[0].MAD).Status())
+	require.True(t, sw1.Agent.PortConfig(link).PartitionEnforcementInbound)
+
+	s := b.newSM(t, sm.Config{Partitions: &sm.PartitionConfig{File: partFile(t, b)}})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	assert.Equal(t, 4+1, res.Partitions.Enforcement, "four switch ports to hosts, one to a switch")
+	checkPartitions(t, b, partWant, partition.EnforceBoth, true)
+}
