@@ -205,6 +205,7 @@ func partTraffic(t *testing.T, f *fabrictest.Fabric, flows []partFlow) {
 	for _, tc := range flows {
 		t.Run(tc.name, func(t *testing.T) {
 			in, out := facing(tc.src), facing(tc.dst)
+			partQuiet(t, f, tc.dst)
 			rx0 := portStatus(t, f, tc.dst, 1).Traffic.RxPackets
 			drop0 := portStatus(t, f, tc.dst, 1).Drops["pkey_violation"]
 			rcv0 := portStatus(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
@@ -256,4 +257,23 @@ func partTraffic(t *testing.T, f *fabrictest.Fabric, flows []partFlow) {
 			}
 		})
 	}
+}
+
+// partQuiet waits until host's port 1 has received nothing (delivered or
+// dropped) for 200 ms: the packets of the flow before, which a loaded
+// machine may still be moving after its source stopped, are not counted
+// for the next.
+func partQuiet(t *testing.T, f *fabrictest.Fabric, host string) {
+	t.Helper()
+	seen := func() uint64 {
+		st := portStatus(t, f, host, 1)
+		return st.Traffic.RxPackets + st.Drops["pkey_violation"]
+	}
+	last, since := seen(), time.Now()
+	fabrictest.Wait(t, 10*time.Second, host+" quiet", func() bool {
+		if n := seen(); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= 200*time.Millisecond
+	})
 }
