@@ -89,6 +89,12 @@ func TestPartitionsIBSM(t *testing.T) {
 		assert.Equal(t, 7, up.Partitions.Partitions)
 		assert.Zero(t, up.Partitions.Failures, "ibsm:\n%s", d.Output())
 		assert.Equal(t, 4, up.Partitions.Enforcement, "the four switch ports facing hosts")
+		// Every table read whole (2 blocks of 64 entries) once; block 0
+		// set where it differs from the reset table: the 4 hosts', the 2
+		// switches' port 0, the 4 switch ports facing hosts. No block 1.
+		assert.Equal(t, 20, up.Partitions.BlocksRead)
+		assert.Equal(t, 10, up.Partitions.BlocksSet)
+		assert.EqualValues(t, 10, up.SMPsByAttr["Set P_KeyTable"])
 		underIBSM = partRecords(t, f)
 		for host, keys := range map[string][]mad.PKey{
 			"ca1-1": {0xffff, 0x8100, 0x0030},
