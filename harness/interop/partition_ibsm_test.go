@@ -133,6 +133,7 @@ func TestPartitionsIBSM(t *testing.T) {
 	if underIBSM == nil || underOpenSM == nil {
 		t.Fatal("a subtest did not read the tables")
 	}
+	t.Logf("%d records compared (P_Key table blocks and enforcement bits)", len(underOpenSM))
 	assert.Equal(t, len(underOpenSM), len(underIBSM), "records")
 	for _, k := range slices.Sorted(maps.Keys(underOpenSM)) {
 		assert.Equal(t, underOpenSM[k], underIBSM[k], "%s: OpenSM's, ibsm's", k)
