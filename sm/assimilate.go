@@ -91,6 +91,9 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 			return res, err
 		}
 	}
+	if err := s.partitionPhase(ctx, res); err != nil {
+		return res, err
+	}
 	if err := s.qosPhase(ctx, res); err != nil {
 		return res, err
 	}
@@ -376,6 +379,7 @@ func (s *SM) forget(guid uint64) {
 		}
 	}
 	delete(s.described, guid)
+	s.partForget(guid)
 }
 
 // forgetResets forgets what the SM wrote to the devices of sn that lost

@@ -102,6 +102,11 @@ type Config struct {
 	// VLTables says.
 	AR *ARConfig
 
+	// Partitions turns the partition manager on (partmgr.go): P_Key
+	// tables from a partitions.conf, and partition enforcement at the
+	// switch ports cabled to CAs.
+	Partitions *PartitionConfig
+
 	// SMInfo.
 	Priority uint8  // 0..15; higher wins the election
 	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it

@@ -443,6 +443,9 @@ type Subnet struct {
 	SMLID     uint16                 // the SM's own LID
 	Problems  []string               // fatal: the subnet cannot be brought up as found
 	Warnings  []string
+	// PartitionCap is each node's NodeInfo.PartitionCap: the P_Key
+	// table size of its CA ports and switch port 0.
+	PartitionCap []uint16
 }
 
 // subnet builds the Subnet: a topology of the nodes in discovery order
@@ -473,6 +476,7 @@ func (d *discovery) subnet() (*Subnet, error) {
 		}
 		sn.Paths = append(sn.Paths, n.path)
 		sn.Switch = append(sn.Switch, n.si)
+		sn.PartitionCap = append(sn.PartitionCap, n.ni.PartitionCap)
 		pp, pi, have := make([][]uint8, len(n.ports)), make([]mad.PortInfoFields, len(n.ports)), make([]bool, len(n.ports))
 		lids, lmcs := make([]uint16, len(n.ports)), make([]uint8, len(n.ports))
 		for p := range n.ports {

@@ -191,6 +191,9 @@ func dbFromSubnet(s *SM, sn *Subnet) *discovery {
 	for i, tn := range t.Nodes() {
 		ni := mad.NodeInfoFields{NodeType: mad.NodeType(tn.Type), NumPorts: uint8(tn.NumPorts), NodeGUID: tn.GUID,
 			SystemImageGUID: tn.SystemImageGUID, VendorID: tn.VendorID, DeviceID: uint16(tn.DeviceID)}
+		if i < len(sn.PartitionCap) {
+			ni.PartitionCap = sn.PartitionCap[i]
+		}
 		n := &dnode{idx: i, ni: ni, path: sn.Paths[i], rt: drRoute(sn.Paths[i]), ports: make([]dport, tn.NumPorts+1),
 			si: sn.Switch[i], haveSI: tn.Type == topologies.Switch, desc: tn.Description}
 		for q := range n.ports {

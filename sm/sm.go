@@ -77,6 +77,7 @@ type SM struct {
 	qos        *qosState          // nil with QoS off
 	cc         *ccManager         // nil with congestion control off
 	ar         *arManager         // nil with adaptive routing unmanaged
+	part       *partManager       // nil with partitions unmanaged
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -133,6 +134,11 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	}
 	if cfg.AR != nil {
 		s.ar = newARManager(cfg.AR)
+	}
+	if cfg.Partitions != nil {
+		if s.part, err = newPartManager(cfg.Partitions); err != nil {
+			return nil, err
+		}
 	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.onUnsoli = s.unsolicited
@@ -202,6 +208,8 @@ type Result struct {
 	CC *CCResult `json:"cc,omitempty"`
 	// AR is what the adaptive routing manager did (Config.AR).
 	AR *ARResult `json:"ar,omitempty"`
+	// Partitions is what the partition manager did (Config.Partitions).
+	Partitions *PartitionResult `json:"partitions,omitempty"`
 	// Multipath is what multipath routing on the LMC aliases did
 	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
 	Multipath *MultipathStats `json:"multipath,omitempty"`
@@ -319,6 +327,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	// of each tells them apart.
 	if len(res.Problems) > 0 {
 		return res, nil
+	}
+	if err := s.partitionPhase(ctx, res); err != nil {
+		return res, err
 	}
 	if err := s.phase(res, PhaseActivation, func() error { return s.activate(ctx, sn, plan, res) }); err != nil {
 		return res, err

@@ -56,6 +56,9 @@ func reportAssimilation(w io.Writer, res *sm.Result) {
 		fmt.Fprintf(w, ", %d SLtoVL sets, %d ports deactivated", res.SL2VLSets, res.PortsDeactivated)
 	}
 	fmt.Fprintln(w)
+	if r := res.Partitions; r != nil {
+		reportPartitionResult(w, r)
+	}
 	for _, p := range res.Phases {
 		fmt.Fprintf(w, "  %-23s %10.3f ms %7d SMPs", p.Name, p.Ms, p.SMPs)
 		if p.Retries > 0 || p.Timeouts > 0 {

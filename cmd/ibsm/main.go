@@ -2,6 +2,7 @@
 //
 //	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F] [--lmc N] [--cc FILE]
 //	     [--ar-mode off|adaptive|adaptive-th|afi [--ar-threshold PCT] [--afc-vl VL]] [--sl2vl identity]
+//	     [--partitions FILE] [--part-enforce in|out|both|off]
 //	ibsm routes --dump --port SPEC [flags]
 //	ibsm qos add|del|list [flags]
 //	ibsm ar set --mode MODE [--threshold PCT] [--afc-vl VL] | ibsm ar show
@@ -33,6 +34,11 @@
 // arbitration (--sl2vl identity alone does that without adaptive
 // routing); 'ibsm ar set' changes the mode, threshold or AFC VL of a
 // running ibsm through its control socket, the one 'ibsm qos' uses.
+// --partitions FILE manages partitions from an OpenSM partitions.conf
+// (package sm/partition): the P_Key tables of the end ports, placed as
+// OpenSM places them, and with --part-enforce (default both) the tables
+// and enforcement of the switch ports facing CAs; every port whose table
+// or enforcement changes is printed as a partition event (partitions.go).
 package main
 
 import (
@@ -78,7 +84,8 @@ func main() {
 }
 
 const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
-            [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity] [flags]
+            [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity]
+            [--partitions FILE] [--part-enforce in|out|both|off] [flags]
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
@@ -99,6 +106,7 @@ type options struct {
 	qos       qosOptions
 	cc        ccOptions
 	ar        arOptions
+	part      partOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -140,6 +148,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	addQoSFlags(fs, &o.qos)
 	addCCFlags(fs, &o.cc)
 	addARFlags(fs, &o.ar)
+	addPartitionFlags(fs, &o.part)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -148,6 +157,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	if o.cfg.CC, err = o.cc.config(); err != nil {
+		return nil, err
+	}
+	if o.cfg.Partitions, err = o.part.config(fs, stderr); err != nil {
 		return nil, err
 	}
 	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
@@ -229,6 +241,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.cfg.AR != nil {
 		o.cfg.AR.OnEvent = func(e sm.AREvent) { reportAR(stdout, e, o.json) }
+	}
+	if o.cfg.Partitions != nil {
+		o.cfg.Partitions.OnEvent = func(e sm.PartitionEvent) { reportPartition(stdout, e, o.json) }
 	}
 	if o.cfg.CC != nil {
 		o.cfg.CC.OnEvent = func(e sm.CCLogEvent) { reportCC(stdout, e, o.json) }
@@ -326,6 +341,9 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	}
 	if r := res.AR; r != nil {
 		reportARResult(w, r)
+	}
+	if r := res.Partitions; r != nil {
+		reportPartitionResult(w, r)
 	}
 	if c := res.CC; c != nil {
 		fmt.Fprintf(w, "  cc: %d nodes (%d read), %d Sets, %d keys set, %d key failures, %d failures, %d log entries\n",

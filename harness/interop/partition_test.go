@@ -57,16 +57,7 @@ func TestPartitions(t *testing.T) {
 	osm := f.StartOpenSM("ca1-1", "-P", conf, "-Z", "both")
 	osm.WaitLog(t, 60*time.Second, 0, "SUBNET UP")
 
-	facing := func(host string) partSwPort {
-		i, _ := topo.Lookup(host)
-		p, ok := topo.Peer(topologies.PortRef{Node: i, Port: 1})
-		if !ok {
-			t.Fatalf("%s is not cabled", host)
-		}
-		sw := topo.Node(p.Node).Name
-		return partSwPort{sw: sw, lid: portStatus(t, f, sw, p.Port).LID, port: p.Port}
-	}
-	lid := func(host string) uint16 { return portStatus(t, f, host, 1).LID }
+	facing := func(host string) partSwPort { return partFacing(t, f, host) }
 
 	t.Run("switch tables", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -109,25 +100,112 @@ func TestPartitions(t *testing.T) {
 	// ca2-2 also claims partition 0x0030, which OpenSM gave nobody: its
 	// switch port does not hold it.
 	partAddPKey(t, f, "ca2-2", 0x8030)
+	partTraffic(t, f, partFlows)
+}
 
-	for _, tc := range []struct {
-		name     string
-		src, dst string
-		pkey     uint16
-		// where the flow must end: "delivered", "receiver" (the
-		// destination CA drops it), "ingress" (the source's switch
-		// port), "egress" (the destination's switch port).
-		want string
-	}{
-		{"full members of pfull", "ca1-2", "ca2-1", 0x8010, "delivered"},
-		{"limited to full member of plim", "ca1-2", "ca2-2", 0x8020, "delivered"},
-		{"full to limited member of plim", "ca2-2", "ca2-1", 0x8020, "delivered"},
-		{"two limited members of plim", "ca1-2", "ca2-1", 0x8020, "receiver"},
-		{"a key the source's switch port lacks", "ca2-2", "ca1-2", 0x8030, "ingress"},
-		{"a key the destination's switch port lacks", "ca2-2", "ca1-1", 0x8020, "egress"},
-	} {
+// partSwPort is a switch port: the switch's name and LID, the port number.
+type partSwPort struct {
+	sw   string
+	lid  uint16
+	port int
+}
+
+// partFacing returns the switch port host's port 1 is cabled to.
+func partFacing(t *testing.T, f *fabrictest.Fabric, host string) partSwPort {
+	t.Helper()
+	i, _ := f.Topo.Lookup(host)
+	p, ok := f.Topo.Peer(topologies.PortRef{Node: i, Port: 1})
+	if !ok {
+		t.Fatalf("%s is not cabled", host)
+	}
+	sw := f.Topo.Node(p.Node).Name
+	return partSwPort{sw: sw, lid: portStatus(t, f, sw, p.Port).LID, port: p.Port}
+}
+
+// partPerfCounter checks with perfquery, from OpenSM's host, that counter
+// of switch port sp is not 0.
+func partPerfCounter(t *testing.T, f *fabrictest.Fabric, sp partSwPort, counter string) {
+	t.Helper()
+	out := f.For(t).MustUMAD("ca1-1", "perfquery", strconv.Itoa(int(sp.lid)), strconv.Itoa(sp.port))
+	m := regexp.MustCompile(counter + `:\.*(\d+)`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Errorf("perfquery %s port %d: %s not counted:\n%s", sp.sw, sp.port, counter, out)
+	}
+	t.Logf("perfquery %s port %d: %s", sp.sw, sp.port, m[0])
+}
+
+// partStatusDrops checks that ibfab status shows P_Key violations among
+// the drops of switch port sp.
+func partStatusDrops(t *testing.T, f *fabrictest.Fabric, sp partSwPort) {
+	t.Helper()
+	if d := portStatus(t, f, sp.sw, sp.port).Drops; d["pkey_violation"] == 0 {
+		t.Errorf("ibfab status: %s port %d drops %v, want pkey_violation", sp.sw, sp.port, d)
+	}
+}
+
+// partAddPKey puts k into the first free entry of block 0 of host's own
+// P_Key table, as a hostile or misconfigured host would: a directed-route
+// Get and Set of hop count 0 from the host's own SMI (the node's "mad"
+// op), which its switch port knows nothing of.
+func partAddPKey(t *testing.T, f *fabrictest.Fabric, host string, k mad.PKey) {
+	t.Helper()
+	dr := func(m mad.Method, data []byte) []byte {
+		b, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: m, TransactionID: uint64(0x9a7) << 32,
+			AttrID: mad.AttrPKeyTable, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r nodeproc.ReceivedMAD
+		f.For(t).MustCall(host, "mad", nodeproc.MADArgs{Port: 1, DLID: mad.PermissiveLID, MAD: b, TimeoutMS: 2000}, &r)
+		d := mad.DRSMP(r.MAD)
+		if !d.IsValid() || d.Status() != mad.StatusOK {
+			t.Fatalf("%s: %v P_KeyTable: % x", host, m, r.MAD)
+		}
+		return append([]byte(nil), d.Data()...)
+	}
+	tbl := dr(mad.MethodGet, nil)
+	for i := 0; i < mad.PKeysPerBlock; i++ {
+		if mad.PKeyTable(tbl).PKey(i).Base() == 0 {
+			mad.PKeyTable(tbl).SetPKey(i, k)
+			dr(mad.MethodSet, tbl)
+			return
+		}
+	}
+	t.Fatalf("%s: block 0 of the P_Key table is full", host)
+}
+
+// partFlow is a flow sent with a P_Key, and where it must end:
+// "delivered", "receiver" (the destination CA drops it), "ingress" (the
+// source's switch port), "egress" (the destination's switch port).
+type partFlow struct {
+	name     string
+	src, dst string
+	pkey     uint16
+	want     string
+}
+
+// partFlows are the flows of TestPartitions' file (and of
+// TestPartitionsIBSM's, which has its partitions and more), with ca2-2
+// claiming 0x0030, which its switch port does not hold.
+var partFlows = []partFlow{
+	{"full members of pfull", "ca1-2", "ca2-1", 0x8010, "delivered"},
+	{"limited to full member of plim", "ca1-2", "ca2-2", 0x8020, "delivered"},
+	{"full to limited member of plim", "ca2-2", "ca2-1", 0x8020, "delivered"},
+	{"two limited members of plim", "ca1-2", "ca2-1", 0x8020, "receiver"},
+	{"a key the source's switch port lacks", "ca2-2", "ca1-2", 0x8030, "ingress"},
+	{"a key the destination's switch port lacks", "ca2-2", "ca1-1", 0x8020, "egress"},
+}
+
+// partTraffic sends each flow and checks where it ends, with the
+// switches' PortRcvConstraintErrors and PortXmitConstraintErrors read by
+// perfquery from ca1-1 where a switch drops it.
+func partTraffic(t *testing.T, f *fabrictest.Fabric, flows []partFlow) {
+	facing := func(host string) partSwPort { return partFacing(t, f, host) }
+	lid := func(host string) uint16 { return portStatus(t, f, host, 1).LID }
+	for _, tc := range flows {
 		t.Run(tc.name, func(t *testing.T) {
 			in, out := facing(tc.src), facing(tc.dst)
+			partQuiet(t, f, tc.dst)
 			rx0 := portStatus(t, f, tc.dst, 1).Traffic.RxPackets
 			drop0 := portStatus(t, f, tc.dst, 1).Drops["pkey_violation"]
 			rcv0 := portStatus(t, f, in.sw, in.port).Counters.PortRcvConstraintErrors
@@ -181,61 +259,21 @@ func TestPartitions(t *testing.T) {
 	}
 }
 
-// partSwPort is a switch port: the switch's name and LID, the port number.
-type partSwPort struct {
-	sw   string
-	lid  uint16
-	port int
-}
-
-// partPerfCounter checks with perfquery, from OpenSM's host, that counter
-// of switch port sp is not 0.
-func partPerfCounter(t *testing.T, f *fabrictest.Fabric, sp partSwPort, counter string) {
+// partQuiet waits until host's port 1 has received nothing (delivered or
+// dropped) for 200 ms: the packets of the flow before, which a loaded
+// machine may still be moving after its source stopped, are not counted
+// for the next.
+func partQuiet(t *testing.T, f *fabrictest.Fabric, host string) {
 	t.Helper()
-	out := f.For(t).MustUMAD("ca1-1", "perfquery", strconv.Itoa(int(sp.lid)), strconv.Itoa(sp.port))
-	m := regexp.MustCompile(counter + `:\.*(\d+)`).FindStringSubmatch(out)
-	if m == nil || m[1] == "0" {
-		t.Errorf("perfquery %s port %d: %s not counted:\n%s", sp.sw, sp.port, counter, out)
+	seen := func() uint64 {
+		st := portStatus(t, f, host, 1)
+		return st.Traffic.RxPackets + st.Drops["pkey_violation"]
 	}
-	t.Logf("perfquery %s port %d: %s", sp.sw, sp.port, m[0])
-}
-
-// partStatusDrops checks that ibfab status shows P_Key violations among
-// the drops of switch port sp.
-func partStatusDrops(t *testing.T, f *fabrictest.Fabric, sp partSwPort) {
-	t.Helper()
-	if d := portStatus(t, f, sp.sw, sp.port).Drops; d["pkey_violation"] == 0 {
-		t.Errorf("ibfab status: %s port %d drops %v, want pkey_violation", sp.sw, sp.port, d)
-	}
-}
-
-// partAddPKey puts k into the first free entry of block 0 of host's own
-// P_Key table, as a hostile or misconfigured host would: a directed-route
-// Get and Set of hop count 0 from the host's own SMI (the node's "mad"
-// op), which its switch port knows nothing of.
-func partAddPKey(t *testing.T, f *fabrictest.Fabric, host string, k mad.PKey) {
-	t.Helper()
-	dr := func(m mad.Method, data []byte) []byte {
-		b, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: m, TransactionID: uint64(0x9a7) << 32,
-			AttrID: mad.AttrPKeyTable, Data: data})
-		if err != nil {
-			t.Fatal(err)
+	last, since := seen(), time.Now()
+	fabrictest.Wait(t, 10*time.Second, host+" quiet", func() bool {
+		if n := seen(); n != last {
+			last, since = n, time.Now()
 		}
-		var r nodeproc.ReceivedMAD
-		f.For(t).MustCall(host, "mad", nodeproc.MADArgs{Port: 1, DLID: mad.PermissiveLID, MAD: b, TimeoutMS: 2000}, &r)
-		d := mad.DRSMP(r.MAD)
-		if !d.IsValid() || d.Status() != mad.StatusOK {
-			t.Fatalf("%s: %v P_KeyTable: % x", host, m, r.MAD)
-		}
-		return append([]byte(nil), d.Data()...)
-	}
-	tbl := dr(mad.MethodGet, nil)
-	for i := 0; i < mad.PKeysPerBlock; i++ {
-		if mad.PKeyTable(tbl).PKey(i).Base() == 0 {
-			mad.PKeyTable(tbl).SetPKey(i, k)
-			dr(mad.MethodSet, tbl)
-			return
-		}
-	}
-	t.Fatalf("%s: block 0 of the P_Key table is full", host)
+		return time.Since(since) >= 200*time.Millisecond
+	})
 }

@@ -1,0 +1,408 @@
+package sm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"ibfab/sm/partition"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// The partition manager, as OpenSM's P_Key manager: every end port (CA
+// and router ports, switch port 0) gets the P_Keys of the partitions a
+// partitions.conf (package partition) gives it, placed where OpenSM would
+// place them, and with enforcement on, the switch port cabled to a CA or
+// router port gets that port's keys and PartitionEnforcementInbound/
+// Outbound; switch ports cabled to switches have their enforcement
+// cleared. A port's table is read, all its blocks, the first time the
+// manager meets the port; after that the manager keeps a shadow of what
+// the port holds (what it read, and what its Sets' answers said) and
+// sends only the blocks that differ, which on an unchanged subnet is
+// nothing. A device that leaves, or is reset, is forgotten (forget), and
+// read again when it comes back.
+//
+// A sweep runs the phase after distribution, before activation, so that
+// ports come up partitioned, as under OpenSM; an assimilation runs it
+// after the change is installed, with the other managers, so that the
+// ports a change brings in get their tables in the same assimilation
+// without delaying connectivity.
+
+// PhasePartition is the phase that reads and writes P_Key tables and
+// partition enforcement.
+const PhasePartition = "partition"
+
+// PartitionConfig turns the partition manager on.
+type PartitionConfig struct {
+	// File is the partitions.conf, parsed; nil, or one that defines
+	// nothing, is OpenSM without a file: every end port a full member
+	// of the Default partition.
+	File *partition.Config
+	// Enforce is the switch ports' enforcement (OpenSM's part_enforce);
+	// the zero value is OpenSM's default, both.
+	Enforce partition.Enforce
+	// OnEvent hears of every port whose table or enforcement the
+	// manager changed, on the SM's goroutine.
+	OnEvent func(PartitionEvent)
+}
+
+// PartitionResult is what the manager did in a sweep or assimilation.
+type PartitionResult struct {
+	Partitions  int `json:"partitions"`   // in effect
+	Ports       int `json:"ports"`        // end ports managed
+	SwitchPorts int `json:"switch_ports"` // switch ports cabled to them that enforce
+	BlocksRead  int `json:"blocks_read"`  // P_KeyTable blocks read (ports met for the first time)
+	BlocksSet   int `json:"blocks_set"`   // P_KeyTable blocks that differed and were set
+	Enforcement int `json:"enforcement"`  // PortInfo Sets of enforcement bits
+	Failures    int `json:"failures"`     // requests that failed (warnings say which)
+}
+
+// PartitionEvent is a port whose P_Key table or enforcement the manager
+// changed.
+type PartitionEvent struct {
+	Event string `json:"event"` // "partition"
+	Port  string `json:"port"`  // as the QoS manager names ports: "node[port]"
+	GUID  string `json:"guid"`  // the end port's GUID; a switch port's switch's
+	// Type is "ca", "router", "switch" (port 0) or "switch-port" (an
+	// external port cabled to an end port).
+	Type string `json:"type"`
+	// Blocks are the blocks set; Table the table now, its entries up to
+	// the last key, "0x0000" for a free one.
+	Blocks []int    `json:"blocks,omitempty"`
+	Table  []string `json:"table,omitempty"`
+	// Enforce is a switch port's enforcement when it was set: "in",
+	// "out", "both" or "off".
+	Enforce string `json:"enforce,omitempty"`
+}
+
+// partKey names a port's table: its node's GUID and the port number.
+type partKey struct {
+	node uint64
+	port int
+}
+
+// partManager is the manager's state.
+type partManager struct {
+	cfg PartitionConfig
+	// tables are what the ports hold, as read or set: whole blocks.
+	tables map[partKey][]mad.PKey
+	mem    *partition.Memory
+	// portGUIDs are the end port GUIDs met on each node, for forget.
+	portGUIDs map[uint64][]uint64
+}
+
+func newPartManager(c *PartitionConfig) (*partManager, error) {
+	if !c.Enforce.Valid() {
+		return nil, fmt.Errorf("%w: partition enforcement %d", ErrConfig, c.Enforce)
+	}
+	// What fails for the file alone (no P_Key left to generate) fails
+	// now, not at the first sweep.
+	if _, err := partition.Compute(c.File, partition.Fabric{}, c.Enforce, nil); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &partManager{cfg: *c, tables: map[partKey][]mad.PKey{}, mem: &partition.Memory{},
+		portGUIDs: map[uint64][]uint64{}}, nil
+}
+
+// partForget drops what the manager knows of node guid's ports.
+func (s *SM) partForget(guid uint64) {
+	if s.part == nil {
+		return
+	}
+	for k := range s.part.tables {
+		if k.node == guid {
+			delete(s.part.tables, k)
+		}
+	}
+	for _, g := range s.part.portGUIDs[guid] {
+		s.part.mem.Forget(g)
+	}
+	delete(s.part.portGUIDs, guid)
+}
+
+// partPort addresses one P_Key table: an end port's or a switch port's.
+type partPort struct {
+	key  partKey
+	node int
+	port int
+	cap  int
+	path []uint8
+	mod  uint32 // the block number's high bits: port<<16 on a switch's external port
+	typ  string // PartitionEvent.Type
+	guid uint64 // the end port's GUID (the switch's for a switch port)
+}
+
+// partEnd is an end port and the switch port it is cabled to, if that
+// one enforces.
+type partEnd struct {
+	self partPort
+	peer *partPort
+}
+
+// partTargets returns the subnet's end ports as the manager addresses
+// them.
+func (s *SM) partTargets(sn *Subnet) []partEnd {
+	var out []partEnd
+	t := sn.Topo
+	for _, e := range sn.EndPorts() {
+		n := t.Node(e.Node)
+		var capacity uint16
+		if e.Node < len(sn.PartitionCap) {
+			capacity = sn.PartitionCap[e.Node]
+		}
+		end := partEnd{self: partPort{key: partKey{n.GUID, e.Port}, node: e.Node, port: e.Port, cap: int(capacity),
+			path: sn.path(e.Node, e.Port), guid: n.GUID, typ: map[topologies.NodeType]string{
+				topologies.CA: "ca", topologies.Router: "router", topologies.Switch: "switch"}[n.Type]}}
+		if n.Type != topologies.Switch {
+			end.self.guid = n.Ports[e.Port].GUID
+		}
+		s.part.portGUIDs[n.GUID] = appendNew(s.part.portGUIDs[n.GUID], end.self.guid)
+		if n.Type != topologies.Switch && e.Switch >= 0 {
+			sw := t.Node(e.Switch)
+			end.peer = &partPort{key: partKey{sw.GUID, e.SwitchPort}, node: e.Switch, port: e.SwitchPort,
+				cap: int(sn.Switch[e.Switch].PartitionEnforcementCap), path: sn.Paths[e.Switch],
+				mod: uint32(e.SwitchPort) << 16, typ: "switch-port", guid: sw.GUID}
+		}
+		out = append(out, end)
+	}
+	return out
+}
+
+func appendNew(s []uint64, g uint64) []uint64 {
+	if slices.Contains(s, g) {
+		return s
+	}
+	return append(s, g)
+}
+
+// partitionPhase brings every end port's P_Key table, and the tables and
+// enforcement of the switch ports cabled to them, to what the file says.
+// What fails is a warning: the subnet is up without it, and the next
+// sweep tries again.
+func (s *SM) partitionPhase(ctx context.Context, res *Result) error {
+	if s.part == nil || s.subnet == nil {
+		return nil
+	}
+	return s.phase(res, PhasePartition, func() error {
+		r := &PartitionResult{}
+		res.Partitions = r
+		warn := func(format string, args ...any) {
+			res.Warnings = append(res.Warnings, "partitions: "+fmt.Sprintf(format, args...))
+		}
+		sn := s.subnet
+		ends := s.partTargets(sn)
+		// With enforcement off the switch ports' tables are left alone:
+		// not even read.
+		peers := s.part.cfg.Enforce != partition.EnforceOff
+		for _, e := range ends {
+			s.partRead(&e.self, r, warn)
+			if peers && e.peer != nil && e.peer.cap > 0 {
+				s.partRead(e.peer, r, warn)
+			}
+		}
+		if err := s.tx.run(ctx); err != nil {
+			return err
+		}
+		f := partition.Fabric{SM: s.guid}
+		for _, e := range ends {
+			p := partition.Port{GUID: e.self.guid, Type: sn.Topo.Node(e.self.node).Type, Cap: e.self.cap,
+				Table: s.part.tables[e.self.key]}
+			if e.peer != nil {
+				p.Peer = &partition.SwitchPort{Cap: e.peer.cap, Table: s.part.tables[e.peer.key]}
+				if peers && p.Peer.Table == nil && p.Peer.Cap > 0 {
+					p.Peer = nil // not read: left alone until the next sweep reads it
+				}
+			}
+			f.Ports = append(f.Ports, p)
+		}
+		plan, err := partition.Compute(s.part.cfg.File, f, s.part.cfg.Enforce, s.part.mem)
+		if err != nil {
+			warn("%v", err)
+			return nil
+		}
+		s.part.mem = plan.Memory
+		r.Partitions = len(plan.Partitions)
+		for _, w := range plan.Warnings {
+			warn("%s", w)
+		}
+		events := map[partKey]*PartitionEvent{}
+		event := func(p *partPort) *PartitionEvent {
+			if e := events[p.key]; e != nil {
+				return e
+			}
+			e := &PartitionEvent{Event: "partition", Port: portName(sn.Topo, portRef(p.node, p.port)),
+				GUID: fmt.Sprintf("0x%016x", p.guid), Type: p.typ}
+			events[p.key] = e
+			return e
+		}
+		var order []partKey
+		for i, e := range ends {
+			pp := plan.Ports[i]
+			if pp.Table == nil {
+				continue
+			}
+			r.Ports++
+			order = append(order, e.self.key)
+			s.partWrite(&e.self, pp.Table, r, warn, event)
+			if !pp.PeerManaged {
+				continue
+			}
+			r.SwitchPorts++
+			order = append(order, e.peer.key)
+			if pp.Peer != nil {
+				s.partWrite(e.peer, pp.Peer, r, warn, event)
+			}
+			s.partEnforce(e.peer, pp.PeerEnforce, r, warn, event)
+		}
+		for _, p := range s.partSwitchLinks(sn) {
+			order = append(order, p.key)
+			s.partEnforce(&p, partition.EnforceOff, r, warn, event)
+		}
+		if err := s.tx.run(ctx); err != nil {
+			return err
+		}
+		for _, k := range order {
+			if e := events[k]; e != nil && s.part.cfg.OnEvent != nil {
+				if len(e.Blocks) > 0 {
+					e.Table = pkeyStrings(s.part.tables[k])
+				}
+				s.part.cfg.OnEvent(*e)
+				delete(events, k)
+			}
+		}
+		return nil
+	})
+}
+
+// partRead reads all the blocks of p's table unless the manager knows
+// them; the table is known once every block came in.
+func (s *SM) partRead(p *partPort, r *PartitionResult, warn func(string, ...any)) {
+	if _, ok := s.part.tables[p.key]; ok {
+		return
+	}
+	n := (p.cap + mad.PKeysPerBlock - 1) / mad.PKeysPerBlock
+	if n == 0 {
+		warn("%s: no P_Key table (capacity 0)", portName(s.subnet.Topo, portRef(p.node, p.port)))
+		return
+	}
+	table := make([]mad.PKey, n*mad.PKeysPerBlock)
+	pending, failed := n, false
+	for b := range n {
+		r.BlocksRead++
+		s.tx.get(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b)}, func(resp *response) {
+			pending--
+			if resp.err != nil {
+				if !failed {
+					r.Failures++
+					warn("reading block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+				}
+				failed = true
+				return
+			}
+			blk := mad.PKeyTable(resp.data)
+			for i := range mad.PKeysPerBlock {
+				table[b*mad.PKeysPerBlock+i] = blk.PKey(i)
+			}
+			if pending == 0 && !failed {
+				s.part.tables[p.key] = table
+			}
+		})
+	}
+}
+
+// partWrite sets the blocks of p's table that differ from what p holds.
+func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn func(string, ...any),
+	event func(*partPort) *PartitionEvent) {
+	cur := s.part.tables[p.key]
+	for b := 0; b*mad.PKeysPerBlock < len(want) && b*mad.PKeysPerBlock < len(cur); b++ {
+		lo, hi := b*mad.PKeysPerBlock, (b+1)*mad.PKeysPerBlock
+		if slices.Equal(cur[lo:hi], want[lo:hi]) {
+			continue
+		}
+		var f mad.PKeyTableFields
+		copy(f.PKeys[:], want[lo:hi])
+		s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b), data: mad.AppendPKeyTable(nil, &f)},
+			func(resp *response) {
+				if resp.err != nil {
+					r.Failures++
+					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+					delete(s.part.tables, p.key) // what it holds is not known: read it again
+					return
+				}
+				r.BlocksSet++
+				t := s.part.tables[p.key]
+				if t == nil {
+					return
+				}
+				blk := mad.PKeyTable(resp.data)
+				for i := range mad.PKeysPerBlock {
+					t[lo+i] = blk.PKey(i)
+				}
+				e := event(p)
+				e.Blocks = append(e.Blocks, b)
+			})
+	}
+}
+
+// partEnforce sets switch port p's PartitionEnforcementInbound and
+// Outbound to e's, unless it has them.
+func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, warn func(string, ...any),
+	event func(*partPort) *PartitionEvent) {
+	sn := s.subnet
+	cur := sn.PortInfo[p.node][p.port]
+	if !sn.Have[p.node][p.port] || (cur.PartitionEnforcementInbound == e.Inbound() && cur.PartitionEnforcementOutbound == e.Outbound()) {
+		return
+	}
+	pi := forSet(cur)
+	pi.MKey = s.cfg.MKey // a protected port may have read it back as 0
+	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = e.Inbound(), e.Outbound()
+	s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPortInfo, mod: uint32(p.port), data: mad.AppendPortInfo(nil, &pi)},
+		func(resp *response) {
+			name := portName(sn.Topo, portRef(p.node, p.port))
+			if resp.err != nil {
+				r.Failures++
+				warn("setting %s's partition enforcement to %v: %v", name, e, resp.err)
+				return
+			}
+			r.Enforcement++
+			got := mad.PortInfo(resp.data).Fields()
+			sn.PortInfo[p.node][p.port] = got
+			if got.PartitionEnforcementInbound != e.Inbound() || got.PartitionEnforcementOutbound != e.Outbound() {
+				r.Failures++
+				warn("%s did not take partition enforcement %v", name, e)
+				return
+			}
+			event(p).Enforce = e.String()
+		})
+}
+
+// partSwitchLinks returns the switch ports cabled to switches.
+func (s *SM) partSwitchLinks(sn *Subnet) []partPort {
+	var out []partPort
+	t := sn.Topo
+	for _, l := range t.Links() {
+		if !sn.IsSwitch(l.A.Node) || !sn.IsSwitch(l.B.Node) {
+			continue
+		}
+		for _, end := range []topologies.PortRef{l.A, l.B} {
+			n := t.Node(end.Node)
+			out = append(out, partPort{key: partKey{n.GUID, end.Port}, node: end.Node, port: end.Port,
+				path: sn.Paths[end.Node], typ: "switch-port", guid: n.GUID})
+		}
+	}
+	return out
+}
+
+// pkeyStrings writes a table's entries up to its last key.
+func pkeyStrings(t []mad.PKey) []string {
+	n := len(t)
+	for n > 0 && t[n-1].Base() == 0 {
+		n--
+	}
+	out := make([]string, n)
+	for i, k := range t[:n] {
+		out[i] = fmt.Sprintf("0x%04x", uint16(k))
+	}
+	return out
+}
