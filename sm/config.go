@@ -33,7 +33,7 @@ const (
 	// polling_retry_number (4).
 	DefaultPollInterval = 10 * time.Second
 	DefaultPollRetries  = 4
-	DefaultVLArbWeight    = 64 // 64 × 64 bytes per low-priority turn
+	DefaultVLArbWeight  = 64 // 64 × 64 bytes per low-priority turn
 	// DefaultVLTables leaves SLtoVL and VL arbitration as the devices
 	// hold them, as OpenSM does with QoS off; QoS sets them.
 	DefaultVLTables = VLTablesKeep

@@ -70,10 +70,10 @@ type SM struct {
 	repressed    uint64 // TrapRepresses of our Trap 144
 	refused      uint64 // SMInfo Sets refused
 	mkeyDrops    uint64 // SMInfo requests dropped by the M_Key check
-	sweeps   int
-	dirty    bool // an SMInfo Set asks for a full sweep
-	trapped  bool // a trap came in: Check whether something changed
-	shadow   map[shadowKey][]byte
+	sweeps       int
+	dirty        bool // an SMInfo Set asks for a full sweep
+	trapped      bool // a trap came in: Check whether something changed
+	shadow       map[shadowKey][]byte
 
 	subnet    *Subnet
 	routes    *Routes

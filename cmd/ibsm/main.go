@@ -100,22 +100,22 @@ const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [
 
 // options are the command line.
 type options struct {
-	port      string
-	once      bool
-	json      bool
-	dump      bool
-	profile   string
-	cfg       sm.Config
-	seed      uint64
-	lmc, vls  uint
-	priority  uint
+	port     string
+	once     bool
+	json     bool
+	dump     bool
+	profile  string
+	cfg      sm.Config
+	seed     uint64
+	lmc, vls uint
+	priority uint
 	// pollRetries is --polling-retries, whose 0 means none (Config's
 	// means the default).
 	pollRetries int
-	routesCmd bool
-	qos       qosOptions
-	cc        ccOptions
-	ar        arOptions
+	routesCmd   bool
+	qos         qosOptions
+	cc          ccOptions
+	ar          arOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
