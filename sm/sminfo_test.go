@@ -338,3 +338,87 @@ func TestElection(t *testing.T) {
 		})
 	}
 }
+
+// drRoute returns a directed route (initial path, [0] unused) from CA
+// node from to node to through switches, shortest first.
+func drRoute(t *testing.T, topo *topologies.Topology, from, to int) []uint8 {
+	t.Helper()
+	paths := map[int][]uint8{from: {0}}
+	queue := []int{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == to {
+			return paths[n]
+		}
+		if n != from && topo.Node(n).Type != topologies.Switch {
+			continue
+		}
+		for p := 1; p <= topo.Node(n).NumPorts; p++ {
+			peer, ok := topo.Peer(topologies.PortRef{Node: n, Port: p})
+			if _, seen := paths[peer.Node]; !ok || seen {
+				continue
+			}
+			paths[peer.Node] = append(append([]uint8(nil), paths[n]...), uint8(p))
+			queue = append(queue, peer.Node)
+		}
+	}
+	t.Fatalf("no route from %d to %d", from, to)
+	return nil
+}
+
+// TestSMInfoSetStandby moves a standby SM through the Sets a master may
+// send it (IBA 14.4.1, OpenSM's legality checks): STANDBY is no Set for a
+// standby, DISABLE makes it NotActive, where only STANDBY is taken, an
+// ACKNOWLEDGE is heard, DISCOVER has it sweep.
+func TestSMInfoSetStandby(t *testing.T) {
+	const key = 1
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca7, _ := topo.Lookup("ca7")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	theirs := mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: key, Priority: 3, SMState: mad.SMStateMaster}
+	port := &otherSM{Port: b.port, other: op, info: theirs}
+	var events recorder[sm.SMEvent]
+	s, err := sm.New(port, sm.Config{SMKey: key, OnSMEvent: events.add})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "Standby", res.SMState)
+
+	asStandby := theirs
+	asStandby.SMState = mad.SMStateStandby
+	path := drRoute(t, topo, ca7, ca15)
+	for i, st := range []struct {
+		mod    uint32
+		from   mad.SMInfoFields
+		ok     bool
+		state  mad.SMState
+		action string
+	}{
+		{mad.SMInfoStandby, theirs, false, mad.SMStateStandby, sm.SMActionRefused},
+		{mad.SMInfoDisable, theirs, true, mad.SMStateNotActive, sm.SMActionDisable},
+		{mad.SMInfoHandover, theirs, false, mad.SMStateNotActive, sm.SMActionRefused},
+		{mad.SMInfoStandby, theirs, true, mad.SMStateStandby, sm.SMActionStandby},
+		{mad.SMInfoAcknowledge, asStandby, true, mad.SMStateStandby, sm.SMActionAcknowledge},
+		{mad.SMInfoDiscover, theirs, true, mad.SMStateDiscovering, sm.SMActionDiscover},
+	} {
+		before := len(events.list())
+		req, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrSMInfo,
+			AttrModifier: st.mod, Path: path, Data: mad.AppendSMInfo(nil, &st.from)})
+		require.NoError(t, err)
+		got, ok := askSMInfo(t, b, s, ca7, agent.Request{Port: 1, MAD: req})
+		require.True(t, ok, "step %d: no answer", i)
+		assert.Equal(t, st.ok, got.status == mad.StatusOK, "step %d: %v", i, got.status)
+		assert.Equal(t, st.state, s.State(), "step %d", i)
+		evs := events.list()[before:]
+		require.Len(t, evs, 1, "step %d", i)
+		assert.Equal(t, st.action, evs[0].Action, "step %d", i)
+	}
+	assert.True(t, s.Pending(), "DISCOVER asks for a sweep")
+	assert.EqualValues(t, 2, s.Stats().Refused)
+}

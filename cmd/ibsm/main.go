@@ -249,7 +249,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			f.Close()
 		}()
 	}
-	o.cfg.OnSMEvent = func(e sm.SMEvent) { reportSM(stdout, e, o.json) }
+	if !o.once && !o.routesCmd {
+		// With --once the sweep's sm_state says it all: one line, as
+		// the bench and the harness read it.
+		o.cfg.OnSMEvent = func(e sm.SMEvent) { reportSM(stdout, e, o.json) }
+	}
 	if o.cfg.QoS != nil {
 		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }
 	}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"ibfab/sm"
 )
@@ -21,27 +22,29 @@ func addSMInfoFlags(fs *flag.FlagSet, o *options) {
 		"polls in a row that may go unanswered: the standby takes over at the one after N+1 misses (OpenSM's polling_retry_number)")
 }
 
-// reportSM prints one SM state event.
+// reportSM prints one SM state event, as one write.
 func reportSM(w io.Writer, e sm.SMEvent, asJSON bool) {
 	if asJSON {
 		printJSONLine(w, e)
 		return
 	}
-	fmt.Fprintf(w, "sm %s: %s", e.Action, e.State)
+	var b strings.Builder
+	fmt.Fprintf(&b, "sm %s: %s", e.Action, e.State)
 	if e.Previous != "" {
-		fmt.Fprintf(w, " (was %s)", e.Previous)
+		fmt.Fprintf(&b, " (was %s)", e.Previous)
 	}
 	if p := e.Peer; p != nil {
-		fmt.Fprintf(w, ", peer %s", p.GUID)
+		fmt.Fprintf(&b, ", peer %s", p.GUID)
 		if p.LID != 0 {
-			fmt.Fprintf(w, " at LID %d", p.LID)
+			fmt.Fprintf(&b, " at LID %d", p.LID)
 		}
 		if p.State != "" {
-			fmt.Fprintf(w, " priority %d %s", p.Priority, p.State)
+			fmt.Fprintf(&b, " priority %d %s", p.Priority, p.State)
 		}
 	}
 	if e.Reason != "" {
-		fmt.Fprintf(w, ": %s", e.Reason)
+		fmt.Fprintf(&b, ": %s", e.Reason)
 	}
-	fmt.Fprintln(w)
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
 }

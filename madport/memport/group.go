@@ -19,8 +19,9 @@ import (
 //     other SM's wait lets time pass, and no timeout fires early;
 //   - once it has moved, every port's Recv looks again.
 //
-// A port of a group that its goroutine no longer reads must be closed, or
-// time stops for the others. The ports share one lock: the fabric is used
+// A port of a group counts as waiting until its goroutine first sends; one
+// that its goroutine no longer reads must be closed, or time stops for the
+// others. The ports share one lock: the fabric is used
 // by one of them at a time.
 type Group struct {
 	mu    sync.Mutex
@@ -48,15 +49,19 @@ func NewGroup(ports ...*Port) (*Group, error) {
 		}
 	}
 	for _, p := range ports {
-		p.group, p.mu = g, &g.mu
+		// Not read yet: nothing holds time back until its goroutine
+		// starts (with a Send).
+		p.group, p.mu, p.idle = g, &g.mu, true
 	}
 	return g, nil
 }
 
-// wakeLocked makes every open port of the group look again; mu held.
+// wakeLocked makes every Recv waiting in the group look again before the
+// clock may move once more (a timer of its may just have fired); mu held.
+// A port nobody reads stays as it is.
 func (g *Group) wakeLocked() {
 	for _, p := range g.ports {
-		if !p.closed {
+		if !p.closed && p.waiting {
 			p.idle = false
 			p.wakeLocked()
 		}

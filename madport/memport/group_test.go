@@ -49,22 +49,31 @@ func TestGroupSharesTime(t *testing.T) {
 	require.NoError(t, err)
 	b, err := memport.New(f, ca7, 1)
 	require.NoError(t, err)
-	_, err = memport.NewGroup(a, b)
+	ca13, _ := f.Topology().Lookup("ca13")
+	unused, err := memport.New(f, ca13, 1)
+	require.NoError(t, err)
+	_, err = memport.NewGroup(a, b, unused)
 	require.NoError(t, err)
 	start := f.Clock().Now()
 
-	// a waits for a second; b is busy (not in Recv): no time passes.
+	// b starts work (its first Send, whose answer it has not read); a
+	// waits for a second: no time passes. The port nobody uses holds
+	// nothing back.
+	require.NoError(t, b.Send(nodeInfo(t)))
 	aDone := recvWithin(a, time.Second)
 	select {
 	case r := <-aDone:
 		t.Fatalf("a's timer fired at %v while b was busy", r.at.Sub(start))
 	case <-time.After(50 * time.Millisecond):
 	}
+	r := <-recvWithin(b, 5*time.Second)
+	require.NoError(t, r.err, "b's answer")
+	assert.Equal(t, start, r.at)
 
 	// b waits too: a's timer, the earlier, fires first.
 	require.NoError(t, b.SetIsSM(true))
 	bDone := recvWithin(b, 5*time.Second)
-	r := <-aDone
+	r = <-aDone
 	assert.ErrorIs(t, r.err, context.Canceled)
 	assert.Equal(t, time.Second, r.at.Sub(start))
 

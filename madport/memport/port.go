@@ -26,9 +26,11 @@ type Port struct {
 	inbox  []madport.MAD
 	closed bool
 	wake   chan struct{} // closed and replaced when inbox grows, on Close, or (in a group) when time passes
-	// idle: Recv waits with nothing queued (a group moves the clock only
-	// when all its open ports are idle).
-	idle   bool
+	// idle: Recv waits with nothing queued, or (in a group) no goroutine
+	// has used the port yet; a group moves the clock only when all its
+	// open ports are idle. waiting: a Recv is blocked on wake.
+	idle    bool
+	waiting bool
 	filter func(madport.MAD) bool
 	stats  Stats
 }
@@ -97,6 +99,7 @@ func (p *Port) Send(m madport.MAD) error {
 	if len(m.Data) != madport.MADSize {
 		return fmt.Errorf("memport: MAD of %d bytes, want %d", len(m.Data), madport.MADSize)
 	}
+	p.idle = false // its goroutine is at work
 	if p.filter != nil && !p.filter(m) {
 		p.stats.Filtered++
 		return nil
@@ -125,6 +128,10 @@ func (p *Port) collectLocked() {
 // its inbox, and wakes its Recv; mu held. Deliveries for another port of
 // the node are dropped.
 func (p *Port) collectOwnLocked() {
+	if p.closed {
+		p.f.Received(p.node) // nobody reads there any more
+		return
+	}
 	got := false
 	for _, d := range p.f.Received(p.node) {
 		if d.Port != p.port {
@@ -190,14 +197,18 @@ func (p *Port) Recv(ctx context.Context) (madport.MAD, error) {
 			continue
 		}
 		wake := p.wake
+		p.waiting = true
 		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			p.mu.Lock()
-			p.idle = false
+			p.idle, p.waiting = false, false
 			p.mu.Unlock()
 			return madport.MAD{}, ctx.Err()
 		case <-wake:
+			p.mu.Lock()
+			p.waiting = false
+			p.mu.Unlock()
 		}
 	}
 }
