@@ -121,10 +121,10 @@ type Config struct {
 	// like any other here; ibsm's --sm-key defaults to DefaultSMKey.
 	SMKey uint64
 	// PollInterval is how often a standby SM asks the master for its
-	// SMInfo; PollRetries how many polls in a row may go unanswered: at
-	// the poll after PollRetries+1 misses it takes over (OpenSM's
+	// SMInfo; PollRetries how many polls in a row may go unanswered: when
+	// the PollRetries+1-th times out it takes over (OpenSM's
 	// sminfo_polling_timeout and polling_retry_number; -1 for none).
-	// PollingBound is the time that takes.
+	// PollingBound bounds the time that takes.
 	PollInterval time.Duration
 	PollRetries  int
 	// OnSMEvent, when set, hears of every change of the SM's state and
@@ -282,9 +282,12 @@ func (c *Config) check() error {
 }
 
 // PollingBound is the longest a standby SM polling every interval, with
-// retries polls allowed to go unanswered, takes to see the master gone:
-// the master may die just after answering a poll, then retries+1 polls go
-// unanswered, and the poll after them is the one that gives up.
+// retries polls allowed to go unanswered, takes to see the master gone,
+// as OpenSM counts (osm_sm_state_mgr.c): the master may die just after
+// answering a poll, then retries+1 polls go unanswered, and OpenSM gives
+// up at the poll after them. ibsm gives up when the last of those times
+// out, a poll's Config.Timeout after it went: within this bound as long as
+// that timeout is shorter than interval.
 func PollingBound(interval time.Duration, retries int) time.Duration {
 	return time.Duration(retries+2) * interval
 }

@@ -10,9 +10,12 @@ import (
 
 // A standby SM (IBA 14.4.1, OpenSM's osm_sm_state_mgr.c): it polls the
 // master's SMInfo every Config.PollInterval and counts the polls that go
-// unanswered since the last answer; at a poll when more than
-// Config.PollRetries have, it gives the master up, becomes Discovering and
-// sweeps (Run). An answer counts when the SM polled is Master, or Standby
+// unanswered in a row; when the Config.PollRetries+1-th times out, it
+// gives the master up, becomes Discovering and sweeps (Run). OpenSM gives
+// up at its next poll after those; ibsm does not wait for it, so it sees
+// a master gone within (PollRetries+1) × PollInterval + Config.Timeout of
+// the master's last answer, a poll's timeout less than OpenSM's bound
+// (PollingBound). An answer counts when the SM polled is Master, or Standby
 // of higher precedence (handing over to another); if it is a Master of
 // lower precedence, the poll also sends it a Trap 144 so that it hands
 // over. A standby sends nothing else: no sweep, no light sweep.
@@ -32,7 +35,11 @@ func (s *SM) standby(ctx context.Context) error {
 	next := s.clk.Now()
 	for s.state == mad.SMStateStandby {
 		if now := s.clk.Now(); !now.Before(next) {
-			if s.misses > s.cfg.PollRetries {
+			s.misses++
+			if err := s.poll(ctx); err != nil {
+				return err
+			}
+			if s.state == mad.SMStateStandby && s.misses > s.cfg.PollRetries {
 				var peer *SMPeer
 				if r := s.remotes[s.master]; r != nil {
 					peer = r.peer()
@@ -42,10 +49,6 @@ func (s *SM) standby(ctx context.Context) error {
 				s.setState(mad.SMStateDiscovering, SMActionPollingTimeout, peer,
 					fmt.Sprintf("%d polls unanswered", missed))
 				return nil
-			}
-			s.misses++
-			if err := s.poll(ctx); err != nil {
-				return err
 			}
 			next = next.Add(s.cfg.PollInterval)
 			if n := s.clk.Now(); next.Before(n) {

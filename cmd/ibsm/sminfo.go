@@ -19,7 +19,7 @@ func addSMInfoFlags(fs *flag.FlagSet, o *options) {
 	fs.DurationVar(&o.cfg.PollInterval, "polling-interval", sm.DefaultPollInterval,
 		"how often a standby asks the master for its SMInfo (OpenSM's sminfo_polling_timeout)")
 	fs.IntVar(&o.pollRetries, "polling-retries", sm.DefaultPollRetries,
-		"polls in a row that may go unanswered: the standby takes over at the one after N+1 misses (OpenSM's polling_retry_number)")
+		"polls in a row that may go unanswered: the standby takes over when the N+1-th times out (OpenSM's polling_retry_number)")
 }
 
 // reportSM prints one SM state event, as one write.

@@ -32,9 +32,10 @@ import (
 )
 
 // How the SMs of these tests poll: every second, giving the master up
-// once two polls in a row go unanswered (ibsm takes over at the third
-// miss, within PollingBound of the master's death); the master sweeps
-// every 2 s. OpenSM gets the same through its options.
+// once three polls in a row go unanswered (ibsm as the third times out,
+// OpenSM at its poll after; both within PollingBound of the master's
+// death); the master sweeps every 2 s. OpenSM gets the same through its
+// options.
 const (
 	smhaPollInterval = time.Second
 	smhaPollRetries  = 2
@@ -125,6 +126,7 @@ type smhaSampler struct {
 
 	mu      sync.Mutex
 	samples []map[string]string // SM node → state ("" no answer)
+	reread  int                 // reads taken again, not one Master at first
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -170,6 +172,9 @@ func (s *smhaSampler) take() map[string]string {
 		if masters == 1 {
 			break
 		}
+		s.mu.Lock()
+		s.reread++
+		s.mu.Unlock()
 	}
 	return st
 }
@@ -212,7 +217,7 @@ func (s *smhaSampler) finish(t *testing.T) []map[string]string {
 		}
 		assert.Equal(t, 1, masters, "sample %d of %d: %v", i, len(s.samples), st)
 	}
-	t.Logf("%d samples, first %v, last %v", len(s.samples), s.samples[0], s.samples[len(s.samples)-1])
+	t.Logf("%d samples (%d reads taken again), first %v, last %v", len(s.samples), s.reread, s.samples[0], s.samples[len(s.samples)-1])
 	return s.samples
 }
 
@@ -232,7 +237,7 @@ func sminfoNames(t *testing.T, f *fabrictest.Fabric, node, master string) {
 	t.Helper()
 	guid := f.Topo.Node(f.Index(master)).Ports[1].GUID
 	out := f.For(t).MustUMAD(node, "sminfo")
-	assert.Contains(t, out, fmt.Sprintf("sm guid %#016x", guid), "sminfo on %s: %s", node, out)
+	assert.Contains(t, out, fmt.Sprintf("sm guid %#x,", guid), "sminfo on %s: %s", node, out)
 	assert.Contains(t, out, "SMINFO_MASTER", out)
 }
 
@@ -291,6 +296,7 @@ func TestSMFailoverOpenSMToIbsm(t *testing.T) {
 	_, gone := ib.wait(t, "polling timeout", i, smhaEvent(sm.SMActionPollingTimeout, "Discovering"))
 	bound := sm.PollingBound(smhaPollInterval, smhaPollRetries)
 	assert.LessOrEqual(t, gone.Sub(dead), bound, "ibsm gave the master up after %v", gone.Sub(dead))
+	t.Logf("OpenSM dead, ibsm gave it up %v later (bound %v)", gone.Sub(dead), bound)
 	j, _ := ib.wait(t, "master", i, smhaEvent(sm.SMActionElection, "Master"))
 	k, _ := ib.wait(t, "subnet up", j, smhaUp)
 	assert.True(t, ib.lines()[k].RoutesKept, "OpenSM's tables kept")
@@ -329,6 +335,7 @@ func TestSMIbsmPair(t *testing.T) {
 	dead := time.Now()
 	_, gone := a.wait(t, "polling timeout", i, smhaEvent(sm.SMActionPollingTimeout, "Discovering"))
 	assert.LessOrEqual(t, gone.Sub(dead), sm.PollingBound(smhaPollInterval, smhaPollRetries))
+	t.Logf("b dead, a gave it up %v later", gone.Sub(dead))
 	k, _ := a.wait(t, "master", i, smhaEvent(sm.SMActionElection, "Master"))
 	k, _ = a.wait(t, "subnet up", k, smhaUp)
 	assert.True(t, a.lines()[k].RoutesKept, "the tables b left kept")
