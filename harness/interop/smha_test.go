@@ -111,7 +111,9 @@ func (s *smhaIbsm) wait(t *testing.T, what string, from int, want func(smhaLine)
 }
 
 func smhaEvent(action, state string) func(smhaLine) bool {
-	return func(l smhaLine) bool { return l.Event == "sm" && l.Action == action && (state == "" || l.State == state) }
+	return func(l smhaLine) bool {
+		return l.Event == "sm" && l.Action == action && (state == "" || l.State == state)
+	}
 }
 
 func smhaUp(l smhaLine) bool { return l.Event == "sweep" && l.SubnetUp }

@@ -31,8 +31,8 @@ type Port struct {
 	// open ports are idle. waiting: a Recv is blocked on wake.
 	idle    bool
 	waiting bool
-	filter func(madport.MAD) bool
-	stats  Stats
+	filter  func(madport.MAD) bool
+	stats   Stats
 }
 
 var _ madport.Port = (*Port)(nil)
