@@ -191,24 +191,28 @@ func smPorts(sn *Subnet) [][2]int {
 	return out
 }
 
+// portGUID returns the GUID of end port p of node i of sn.
+func portGUID(sn *Subnet, i, p int) uint64 {
+	if sn.IsSwitch(i) {
+		return sn.Topo.Node(i).GUID
+	}
+	return sn.Topo.Node(i).Ports[p].GUID
+}
+
 // askSM queues a Get of the SMInfo of the SM at port p of node i, carrying
 // ours; done hears of a valid answer (from the port's GUID), fail of
-// anything else.
-func (s *SM) askSM(sn *Subnet, i, p int, done func(*remoteSM), fail func(error)) {
-	guid := sn.Topo.Node(i).GUID
-	if !sn.IsSwitch(i) {
-		guid = sn.Topo.Node(i).Ports[p].GUID
-	}
+// anything else. once sends it one time only.
+func (s *SM) askSM(sn *Subnet, i, p int, once bool, done func(*remoteSM), fail func(error)) {
 	r := &remoteSM{lid: sn.LID[i][p], path: sn.path(i, p)}
-	s.askRemote(r, guid, false, done, fail)
+	s.askRemote(r, portGUID(sn, i, p), false, once, done, fail)
 }
 
 // askRemote queues a Get of the SMInfo of the SM at r, whose port GUID is
 // guid: LID-routed when poll says so and both ends have LIDs, else
-// directed; a poll is sent once.
-func (s *SM) askRemote(r *remoteSM, guid uint64, poll bool, done func(*remoteSM), fail func(error)) {
+// directed; a poll, and a request once, are sent one time only.
+func (s *SM) askRemote(r *remoteSM, guid uint64, poll, once bool, done func(*remoteSM), fail func(error)) {
 	me := s.mySMInfo(true)
-	req := request{dr: true, path: r.path, attr: mad.AttrSMInfo, data: mad.AppendSMInfo(nil, &me), once: poll}
+	req := request{dr: true, path: r.path, attr: mad.AttrSMInfo, data: mad.AppendSMInfo(nil, &me), once: poll || once}
 	if (poll && r.lid != 0 && s.subnet != nil && s.subnet.SMLID != 0) || r.path == nil {
 		req.dr, req.path, req.lid = false, nil, r.lid
 	}
@@ -241,7 +245,7 @@ func (s *SM) querySMs(ctx context.Context, sn *Subnet, res *Result) error {
 	found := map[uint64]*remoteSM{}
 	for _, ip := range smPorts(sn) {
 		i, p := ip[0], ip[1]
-		s.askSM(sn, i, p, func(r *remoteSM) { found[r.info.GUID] = r }, func(err error) {
+		s.askSM(sn, i, p, false, func(r *remoteSM) { found[r.info.GUID] = r }, func(err error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("SM at %s port %d: %v", sn.Topo.Node(i).Name, p, err))
 		})
 	}
@@ -369,7 +373,11 @@ func (s *SM) reviewSMs(ctx context.Context, lids map[uint16]bool) error {
 		}
 	}
 	for _, ip := range ports {
-		s.askSM(sn, ip[0], ip[1], func(r *remoteSM) { s.remotes[r.info.GUID] = r }, func(error) {})
+		// Once: a sweep for changes does not wait on an SM that is gone,
+		// which is forgotten until it answers again.
+		guid := portGUID(sn, ip[0], ip[1])
+		s.askSM(sn, ip[0], ip[1], true, func(r *remoteSM) { s.remotes[r.info.GUID] = r },
+			func(error) { delete(s.remotes, guid) })
 	}
 	if err := s.tx.run(ctx); err != nil {
 		return err

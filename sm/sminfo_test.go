@@ -214,6 +214,7 @@ type otherSM struct {
 	silent bool
 	asked  int
 	sets   []uint32 // the attribute modifiers of the Sets received
+	keys   []uint64 // the SM_Key each carried
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
@@ -234,6 +235,7 @@ func (o *otherSM) Send(m madport.MAD) error {
 		o.asked++
 		if h.Method() == mad.MethodSet {
 			o.sets = append(o.sets, h.AttrModifier())
+			o.keys = append(o.keys, mad.SMInfo(mad.DRSMP(r.Data).Data()).SMKey())
 		}
 		resp := append([]byte(nil), r.Data...)
 		b := mad.DRSMP(resp)
@@ -421,4 +423,47 @@ func TestSMInfoSetStandby(t *testing.T) {
 	}
 	assert.True(t, s.Pending(), "DISCOVER asks for a sweep")
 	assert.EqualValues(t, 2, s.Stats().Refused)
+}
+
+// TestHandoverAtSweep: a master's full sweep finds an SM of higher
+// priority (a standby whose priority rose, played by the test) and hands
+// the subnet over with SMInfo Set(HANDOVER), carrying its SM_Key, then
+// goes Standby; a lower one it leaves alone.
+func TestHandoverAtSweep(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	guid := topo.Node(ca4).Ports[1].GUID
+	port := &otherSM{Port: b.port, other: op, info: mad.SMInfoFields{GUID: guid, SMKey: 3, Priority: 2, SMState: mad.SMStateStandby}}
+	var events recorder[sm.SMEvent]
+	s, err := sm.New(port, sm.Config{Priority: 5, SMKey: 3, OnSMEvent: events.add})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp)
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, "a lower standby changes nothing")
+	assert.Empty(t, port.sets)
+
+	port.info.Priority = 9
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.False(t, res.SubnetUp)
+	assert.Equal(t, "Standby", res.SMState)
+	assert.Contains(t, res.Reason, fmt.Sprintf("handed over to SM %#x", guid))
+	assert.Equal(t, []uint32{mad.SMInfoHandover}, port.sets)
+	assert.Equal(t, []uint64{3}, port.keys)
+	assert.Equal(t, mad.SMStateStandby, s.State())
+	evs := events.list()
+	last := evs[len(evs)-1]
+	assert.Equal(t, sm.SMActionHandoverSent, last.Action)
+	assert.Equal(t, "Master", last.Previous)
+	assert.Equal(t, "Standby", last.State)
+	_, routed := res.Phase(sm.PhaseRouting)
+	assert.False(t, routed, "the handing-over sweep configures nothing")
 }

@@ -75,7 +75,7 @@ func (s *SM) poll(ctx context.Context) error {
 	}
 	s.polls++
 	s.tx.setPhase(PhaseWatch)
-	s.askRemote(r, r.info.GUID, true, func(got *remoteSM) {
+	s.askRemote(r, r.info.GUID, true, true, func(got *remoteSM) {
 		r.info = got.info
 		me := s.mySMInfo(false)
 		switch {
