@@ -462,6 +462,13 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 		if err != nil {
 			return err
 		}
+		if s.state == mad.SMStateDiscovering {
+			// The sweep decided nothing (discovery failed): the next
+			// one after SweepInterval.
+			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
+				return err
+			}
+		}
 		if s.state != mad.SMStateMaster {
 			continue
 		}

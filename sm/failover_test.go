@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/madport"
 	"ibfab/madport/memport"
 	"ibfab/memfabric"
 	"ibfab/sm"
@@ -403,5 +404,28 @@ func TestFailoverLIDCache(t *testing.T) {
 			}
 			assert.Equal(t, want, agentLIDs(g.f)[x], "%s had %d, %s %d", x, lids[x], y, lids[y])
 		})
+	}
+}
+
+// TestRunUndecided: a sweep whose discovery fails leaves the SM
+// Discovering; Run sweeps again only after SweepInterval, not at once.
+func TestRunUndecided(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	b.port.SetFilter(func(madport.MAD) bool { return false }) // nothing gets out
+	s := b.newSM(t, sm.Config{Retries: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var at []time.Time
+	err := s.Run(ctx, func(res *sm.Result) {
+		assert.False(t, res.SubnetUp)
+		assert.Equal(t, "Discovering", res.SMState)
+		at = append(at, b.f.Clock().Now())
+		if len(at) == 3 {
+			cancel()
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	for i := 1; i < len(at); i++ {
+		assert.GreaterOrEqual(t, at[i].Sub(at[i-1]), sm.DefaultSweepInterval)
 	}
 }
