@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -436,11 +437,28 @@ func (s *SM) sweepPeriod() time.Duration {
 // traps, and assimilates every change it detects (Config.Detect: by
 // sweeps every sweepPeriod, by traps as they come, or both), giving each
 // full sweep's result and each assimilation's to each. When a sweep or an
-// assimilation leaves the subnet not up, an SMInfo Set asks for it, or
-// this SM is not master, it falls back to light sweeps every
-// SweepInterval and full sweeps. Run returns ctx's error or the port's.
+// assimilation leaves the subnet not up, or an SMInfo Set asks for it, it
+// falls back to light sweeps every SweepInterval and full sweeps. A
+// standby SM polls the master instead (standby.go) and sweeps again only
+// when it gives the master up or is handed the subnet; a NotActive one
+// only answers SMInfo. Run returns ctx's error or the port's.
 func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 	for {
+		if err := s.sendPending(ctx); err != nil {
+			return err
+		}
+		switch s.state {
+		case mad.SMStateStandby:
+			if err := s.standby(ctx); err != nil {
+				return err
+			}
+			continue
+		case mad.SMStateNotActive:
+			if err := s.notActive(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		res, err := s.Sweep(ctx)
 		if res != nil && each != nil {
 			each(res)
@@ -448,15 +466,25 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 		if err != nil {
 			return err
 		}
+		if s.state == mad.SMStateDiscovering {
+			// The sweep decided nothing (discovery failed): the next
+			// one after SweepInterval.
+			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
+				return err
+			}
+		}
+		if s.state != mad.SMStateMaster {
+			continue
+		}
 		s.lastSweep = s.clk.Now()
-		up := res.SubnetUp
+		up := res.SubnetUp && !s.waitHandover
 		for {
 			trigger, err := s.awaitChange(ctx, up)
 			if err != nil {
 				return err
 			}
-			if trigger == fullSweep {
-				break // a full sweep
+			if trigger == fullSweep || s.state != mad.SMStateMaster {
+				break // a full sweep, or what the new state does
 			}
 			a, err := s.Assimilate(ctx, trigger)
 			if errors.Is(err, ErrNoChange) {
@@ -483,15 +511,23 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 const fullSweep Trigger = 0
 
 // awaitChange serves until a change may have happened: it returns the
-// trigger of an assimilation, or fullSweep.
+// trigger of an assimilation, or fullSweep (also when the SM is no
+// longer master). Trap 144s and each sweep for changes have the other
+// SMs asked for their SMInfo (reviewSMs), as OpenSM's light sweep does.
 func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 	for {
-		if !up || s.dirty || s.state != mad.SMStateMaster || !s.installed {
+		if s.state != mad.SMStateMaster {
+			return fullSweep, nil
+		}
+		if !up || s.dirty || !s.installed {
 			// As before assimilation: wait, then a light sweep decides.
 			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
 				return fullSweep, err
 			}
-			if !up || s.dirty {
+			if err := s.reviewSMs(ctx, s.takeSMTraps(true)); err != nil || s.state != mad.SMStateMaster {
+				return fullSweep, err
+			}
+			if !up || s.dirty || s.waitHandover {
 				return fullSweep, nil
 			}
 			changed, err := s.Check(ctx)
@@ -508,11 +544,19 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 		s.tx.setPhase(PhaseWatch)
 		for {
 			switch {
-			case s.dirty:
+			case s.dirty || s.state != mad.SMStateMaster:
 				return fullSweep, nil
+			case len(s.smTraps) > 0:
+				if err := s.reviewSMs(ctx, s.takeSMTraps(false)); err != nil {
+					return fullSweep, err
+				}
+				continue
 			case traps && len(s.trapLIDs) > 0:
 				return TriggerTrap, nil
 			case !until.IsZero() && !s.clk.Now().Before(until):
+				if err := s.reviewSMs(ctx, nil); err != nil || s.state != mad.SMStateMaster {
+					return fullSweep, err
+				}
 				return TriggerSweep, nil
 			}
 			if err := s.waitServing(ctx, until); err != nil {
@@ -520,4 +564,15 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 			}
 		}
 	}
+}
+
+// takeSMTraps returns the LIDs whose Trap 144 came in, and forgets them;
+// with none, nil (every SM) when all says so, else an empty set.
+func (s *SM) takeSMTraps(all bool) map[uint16]bool {
+	if len(s.smTraps) == 0 && all {
+		return nil
+	}
+	out := maps.Clone(s.smTraps)
+	clear(s.smTraps)
+	return out
 }

@@ -24,7 +24,16 @@ const (
 	DefaultOpVLs          = 3  // VL0-VL3
 	DefaultSubnetTimeOut  = 18 // 4.096 µs × 2^18 ≈ 1 s
 	DefaultPriority       = 0
-	DefaultVLArbWeight    = 64 // 64 × 64 bytes per low-priority turn
+	// DefaultSMKey is ibsm's SM_Key unless told otherwise, OpenSM's
+	// default (its sm_key option): two SMs cooperate only when their keys
+	// match. Config.SMKey itself takes 0 as a key.
+	DefaultSMKey = 1
+	// DefaultPollInterval and DefaultPollRetries are how a standby SM
+	// watches the master: OpenSM's sminfo_polling_timeout (10000 ms) and
+	// polling_retry_number (4).
+	DefaultPollInterval = 10 * time.Second
+	DefaultPollRetries  = 4
+	DefaultVLArbWeight  = 64 // 64 × 64 bytes per low-priority turn
 	// DefaultVLTables leaves SLtoVL and VL arbitration as the devices
 	// hold them, as OpenSM does with QoS off; QoS sets them.
 	DefaultVLTables = VLTablesKeep
@@ -107,9 +116,26 @@ type Config struct {
 	// switch ports cabled to CAs.
 	Partitions *PartitionConfig
 
-	// SMInfo.
-	Priority uint8  // 0..15; higher wins the election
-	SMKey    uint64 // SMInfo.SM_Key, shown only to requesters that know it
+	// SMInfo (sminfo.go).
+	Priority uint8 // 0..15; higher wins the election
+	// SMKey is SMInfo.SM_Key: this SM's SMInfo Sets carry it, another
+	// SM's Set without it changes nothing, and another SM whose SMInfo
+	// shows a different key takes no part in the election (unless this
+	// key is 0, which trusts every SM, as OpenSM does). A requester that
+	// fails the M_Key check of the SM's port sees it as 0. 0 is a key
+	// like any other here; ibsm's --sm-key defaults to DefaultSMKey.
+	SMKey uint64
+	// PollInterval is how often a standby SM asks the master for its
+	// SMInfo; PollRetries how many polls in a row may go unanswered: when
+	// the PollRetries+1-th times out it takes over (OpenSM's
+	// sminfo_polling_timeout and polling_retry_number; -1 for none).
+	// PollingBound bounds the time that takes.
+	PollInterval time.Duration
+	PollRetries  int
+	// OnSMEvent, when set, hears of every change of the SM's state and
+	// every SMInfo exchange with another SM (SMEvent). It runs on the
+	// SM's goroutine.
+	OnSMEvent func(SMEvent)
 
 	// SweepInterval is the period of the light sweeps Run makes, and of
 	// sweeps for changes when SweepFactor is 0.
@@ -178,6 +204,13 @@ func (c *Config) setDefaults() {
 	}
 	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
 	orDefault(&c.Routing, DefaultRouting)
+	orDefault(&c.PollInterval, DefaultPollInterval)
+	switch {
+	case c.PollRetries == 0:
+		c.PollRetries = DefaultPollRetries
+	case c.PollRetries < 0:
+		c.PollRetries = 0
+	}
 	if c.QoS != nil {
 		orDefault(&c.OpVLs, DefaultQoSOpVLs)
 		c.VLTables = VLTablesSet
@@ -233,6 +266,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: priority %d, want 0 to 15", ErrConfig, c.Priority)
 	case c.SweepInterval < 0:
 		return fmt.Errorf("%w: sweep interval %v", ErrConfig, c.SweepInterval)
+	case c.PollInterval < 0:
+		return fmt.Errorf("%w: polling interval %v", ErrConfig, c.PollInterval)
 	case c.SweepFactor < 0 || c.SweepFactor != c.SweepFactor:
 		return fmt.Errorf("%w: sweep factor %v", ErrConfig, c.SweepFactor)
 	}
@@ -249,4 +284,15 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+// PollingBound is the longest a standby SM polling every interval, with
+// retries polls allowed to go unanswered, takes to see the master gone,
+// as OpenSM counts (osm_sm_state_mgr.c): the master may die just after
+// answering a poll, then retries+1 polls go unanswered, and OpenSM gives
+// up at the poll after them. ibsm gives up when the last of those times
+// out, a poll's Config.Timeout after it went: within this bound as long as
+// that timeout is shorter than interval.
+func PollingBound(interval time.Duration, retries int) time.Duration {
+	return time.Duration(retries+2) * interval
 }

@@ -33,7 +33,8 @@
 //
 //   - detection (Config.Detect, partial.go): a sweep reads SwitchInfo of
 //     every switch, LID-routed, every SweepFactor × the last sweep's
-//     duration (or SweepInterval); a switch with PortStateChange set is
+//     duration (or SweepInterval), the other SMs asked for their SMInfo
+//     at the same time; a switch with PortStateChange set is
 //     cleared and its ports read. A Trap 128 has its switch cleared and
 //     read at once, back along the route the trap came (traproute.go). A port Down where a link was is a deactivation, one
 //     up where none was an activation; everything a sweep (and the traps
@@ -57,8 +58,17 @@
 //     deactivation it takes back the traps and PortStateChange the
 //     deactivation caused, when the switches' ports are as expected.
 //
-// A subnet that fails to come up, a standby SM or an SMInfo Set fall back
-// to light sweeps every SweepInterval and full sweeps.
+// A subnet that fails to come up, or an SMInfo Set, fall back to light
+// sweeps every SweepInterval and full sweeps.
+//
+// # Other SMs
+//
+// The election, handover and failover of IBA 14.4, as OpenSM behaves
+// (sminfo.go, standby.go): a standby SM polls the master's SMInfo and
+// sends nothing else; when the master stops answering it takes the subnet
+// over keeping LIDs and, when they verify, the forwarding tables; a master
+// hands over to a higher SM it finds, at a sweep or by that SM's Trap
+// 144. Config.OnSMEvent hears of every transition.
 //
 // # Transactions
 //

@@ -184,8 +184,9 @@ func FuzzAssimilateAnswers(f *testing.F) {
 	})
 }
 
-// FuzzTrap feeds a running SM unsolicited MADs: traps, requests, junk.
-// Nothing may panic, and a trap naming no switch must not start a change.
+// FuzzTrap feeds a running SM unsolicited MADs: traps (128, 144),
+// requests (SMInfo Get and Set), junk. Nothing may panic, and a trap
+// naming no switch must not start a change.
 func FuzzTrap(f *testing.F) {
 	n := mad.Trap128(2)
 	tr := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
@@ -194,6 +195,14 @@ func FuzzTrap(f *testing.F) {
 	n = mad.Trap128(200)
 	mad.Notice(tr.Data[:]).Encode(&n)
 	f.Add(mad.AppendSMP(nil, &tr))
+	n = mad.Trap144(mad.NodeTypeCA, 5, mad.PortCapIsSM, mad.Trap144SMPriority)
+	mad.Notice(tr.Data[:]).Encode(&n)
+	f.Add(mad.AppendSMP(nil, &tr))
+	for _, method := range []mad.Method{mad.MethodGet, mad.MethodSet} {
+		smi := mad.SMPFields{Method: method, AttrID: mad.AttrSMInfo, AttrModifier: mad.SMInfoHandover}
+		mad.SMInfo(smi.Data[:]).Encode(&mad.SMInfoFields{GUID: 9, Priority: 15, SMState: mad.SMStateMaster})
+		f.Add(mad.AppendSMP(nil, &smi))
+	}
 	f.Add(make([]byte, 256))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, m []byte) {

@@ -49,10 +49,31 @@ type SM struct {
 
 	state    mad.SMState
 	actCount uint32
-	sweeps   int
-	dirty    bool // an SMInfo Set asks for a full sweep
-	trapped  bool // a trap came in: Check whether something changed
-	shadow   map[shadowKey][]byte
+	// The other SMs and this one's dealings with them (sminfo.go,
+	// standby.go): remotes by port GUID as they last answered; master,
+	// the SM a standby polls, and misses, its polls unanswered in a row;
+	// waitHandover, a master waiting for a lower master to hand over;
+	// comingOut, the SM leaves standby (a takeover or a handover): its
+	// next sweep reloads the LID file and reads the forwarding tables
+	// back; toSend, SMInfo Sets to send (ACKNOWLEDGE); smTraps, the LIDs
+	// whose Trap 144 came in.
+	remotes      map[uint64]*remoteSM
+	master       uint64
+	misses       int
+	waitHandover bool
+	comingOut    bool
+	toSend       []smInfoSet
+	smTraps      map[uint16]bool
+	polls        uint64 // polls of the master sent
+	traps144     uint64 // Trap 144 sent
+	trapSeq      uint32
+	repressed    uint64 // TrapRepresses of our Trap 144
+	refused      uint64 // SMInfo Sets refused
+	mkeyDrops    uint64 // SMInfo requests dropped by the M_Key check
+	sweeps       int
+	dirty        bool // an SMInfo Set asks for a full sweep
+	trapped      bool // a trap came in: Check whether something changed
+	shadow       map[shadowKey][]byte
 
 	subnet    *Subnet
 	routes    *Routes
@@ -128,6 +149,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	}
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
+		remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{},
 		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
 	if cfg.CC != nil {
 		s.cc = newCCManager(cfg.CC)
@@ -152,7 +174,8 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 func (s *SM) Close() error { return s.port.SetIsSM(false) }
 
 // State returns the SM's state: Discovering until a sweep decides, then
-// Master or Standby.
+// Master or Standby, and as the other SMs and the polls make it. Not safe
+// while Run runs: Config.OnSMEvent hears of every change.
 func (s *SM) State() mad.SMState { return s.state }
 
 // Subnet returns what the last sweep discovered, nil before one.
@@ -203,6 +226,10 @@ type Result struct {
 	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
 	// the terms another SM's trace has (assimilations leave it out).
 	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
+
+	// RoutesKept: the sweep took a subnet over from another master and
+	// kept the forwarding tables the switches held (routing "kept").
+	RoutesKept bool `json:"routes_kept,omitempty"`
 
 	// CC is what the congestion control manager did (Config.CC).
 	CC *CCResult `json:"cc,omitempty"`
@@ -271,6 +298,19 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
 	start := time.Now()
 	s.installed = false
+	if s.comingOut {
+		s.forgetWritten()
+	}
+	if s.comingOut && s.cfg.LIDFile != "" {
+		// Out of standby: the LIDs the master kept, when it wrote them
+		// where this SM reads (OpenSM's guid2lid when honoured); the
+		// ports' own LIDs come first all the same.
+		if lids, err := LoadLIDMap(s.cfg.LIDFile); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading LIDs: %v", err))
+		} else {
+			s.lids = lids
+		}
+	}
 	s.tx.resetWindowMin()
 	attrs := maps.Clone(s.tx.attrs)
 	defer func() {
@@ -297,14 +337,35 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	if sn == nil || len(res.Problems) > 0 {
 		return res, nil
 	}
-	if s.state == mad.SMStateStandby {
-		res.Reason = "standby: " + res.Reason
+	if s.state != mad.SMStateMaster {
+		res.Reason = strings.ToLower(s.state.String()) + ": " + res.Reason
+		return res, nil
+	}
+	if s.waitHandover {
 		return res, nil
 	}
 
 	// Routing. The route set is kept, and reported, even when it is
-	// refused: Routes and Verification show what was wrong with it.
-	rt, rep := s.computeRoutes(res, PhaseRouting, s.engine, sn)
+	// refused: Routes and Verification show what was wrong with it. Out
+	// of standby, the tables the switches hold, when they do.
+	var rt *Routes
+	var rep *Report
+	if s.comingOut {
+		var err error
+		if err := s.phase(res, PhaseRouting, func() error {
+			rt, rep, err = s.keptRoutes(ctx, sn, res)
+			return err
+		}); err != nil {
+			return res, err
+		}
+		res.RoutesKept = rt != nil
+		if rt != nil {
+			res.Routing = KeptRoutes
+		}
+	}
+	if rt == nil {
+		rt, rep = s.computeRoutes(res, PhaseRouting, s.engine, sn)
+	}
 	if rt == nil {
 		return res, nil
 	}
@@ -336,6 +397,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	}
 	res.SubnetUp = len(res.Problems) == 0
 	if res.SubnetUp {
+		s.comingOut = false
 		if err := s.qosPhase(ctx, res); err != nil {
 			return res, err
 		}
@@ -443,11 +505,6 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 	if err := d.run(ctx); err != nil {
 		return err
 	}
-	if s.cfg.LIDFile != "" {
-		if err := s.lids.Save(s.cfg.LIDFile); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
-		}
-	}
 	sn, err := d.subnet()
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
@@ -466,7 +523,17 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 	if len(res.Problems) > 0 {
 		return nil
 	}
-	return s.elect(ctx, sn, res)
+	if err := s.elect(ctx, sn, res); err != nil {
+		return err
+	}
+	if s.cfg.LIDFile != "" && s.state == mad.SMStateMaster && !s.waitHandover {
+		// Only the master writes the cache: a standby's would be what
+		// another SM assigned.
+		if err := s.lids.Save(s.cfg.LIDFile); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
+		}
+	}
+	return nil
 }
 
 // Serve answers SMInfo requests and represses traps for d on the SM's
@@ -478,7 +545,7 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 	s.trapped = false
 	until := s.clk.Now().Add(d)
 	coalescing := false
-	for !s.dirty && s.clk.Now().Before(until) {
+	for !s.dirty && len(s.smTraps) == 0 && s.clk.Now().Before(until) {
 		if s.trapped && !coalescing {
 			coalescing = true
 			if u := s.clk.Now().Add(TrapCoalesce); u.Before(until) {
@@ -496,13 +563,16 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 // adaptive routing control calls that came in; a call ends the wait
 // early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
-	if due, ok := s.ccLogDue(); ok && (until.IsZero() || due.Before(until)) {
+	master := s.state == mad.SMStateMaster
+	if due, ok := s.ccLogDue(); master && ok && (until.IsZero() || due.Before(until)) {
 		until = due // the congestion logs are due first
 	}
-	s.tx.wakeable = s.qos != nil || s.ar != nil
+	s.tx.wakeable = master && (s.qos != nil || s.ar != nil)
 	err := s.tx.wait(ctx, until)
 	s.tx.wakeable = false
-	if err != nil {
+	if err != nil || !master {
+		// Only a master reads logs and changes tables: a control call
+		// waits until this SM is master.
 		return err
 	}
 	if err := s.ccPoll(ctx); err != nil {
@@ -585,13 +655,17 @@ type Stats struct {
 	Received  EngineStats           // what arrived that answered nothing
 	Represses uint64                // TrapRepresses sent
 	SMInfo    uint64                // SMInfo requests answered
-	BadTraps  uint64                // traps repressed that were no Trap 128 naming a LID
+	BadTraps  uint64                // traps repressed that were no Trap 128 or 144 naming a LID
+	// Dealings with other SMs: polls of the master sent as a standby,
+	// Trap 144 sent to it, SMInfo Sets refused, SMInfo requests dropped
+	// by the M_Key check.
+	Polls, Traps144, Refused, MKeyDrops uint64
 }
 
 // Stats returns the SM's counters.
 func (s *SM) Stats() Stats {
 	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos,
-		BadTraps: s.badTraps}
+		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops}
 	for k, v := range s.tx.phases {
 		st.Phases[k] = *v
 	}

@@ -2,6 +2,7 @@ package sm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,14 +12,21 @@ import (
 	"ibfab/agent"
 	"ibfab/madport"
 	"ibfab/madport/memport"
+	"ibfab/memfabric"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
+// smInfoAnswer is an SMInfo GetResp as a requester sees it.
+type smInfoAnswer struct {
+	info   mad.SMInfoFields
+	status mad.Status
+}
+
 // askSMInfo sends r from CA node from's port 1, lets the SM serve, and
-// returns the SMInfo that came back.
-func askSMInfo(t *testing.T, b *bench, s *sm.SM, from int, r agent.Request) (mad.SMInfoFields, bool) {
+// returns the SMInfo that came back, if any.
+func askSMInfo(t *testing.T, b *bench, s *sm.SM, from int, r agent.Request) (smInfoAnswer, bool) {
 	t.Helper()
 	b.f.Send(from, r)
 	require.NoError(t, s.Serve(context.Background(), time.Millisecond))
@@ -28,56 +36,185 @@ func askSMInfo(t *testing.T, b *bench, s *sm.SM, from int, r agent.Request) (mad
 			continue
 		}
 		if m.MgmtClass() == mad.ClassSubnDirected {
-			return mad.SMInfo(mad.DRSMP(d.MAD).Data()).Fields(), true
+			return smInfoAnswer{mad.SMInfo(mad.DRSMP(d.MAD).Data()).Fields(), mad.DRSMP(d.MAD).Status()}, true
 		}
-		return mad.SMInfo(mad.SMP(d.MAD).Data()).Fields(), true
+		return smInfoAnswer{mad.SMInfo(mad.SMP(d.MAD).Data()).Fields(), m.Status()}, true
 	}
-	return mad.SMInfoFields{}, false
+	return smInfoAnswer{}, false
+}
+
+// lidSMInfo is an SMInfo request LID-routed to dlid, with mkey in its
+// M_Key and info in its data.
+func lidSMInfo(method mad.Method, mod uint32, dlid uint16, mkey uint64, info mad.SMInfoFields) agent.Request {
+	f := mad.SMPFields{Method: method, TransactionID: 78, AttrID: mad.AttrSMInfo, AttrModifier: mod, MKey: mkey}
+	mad.SMInfo(f.Data[:]).Encode(&info)
+	return agent.Request{Port: 1, DLID: dlid, MAD: mad.AppendSMP(nil, &f)}
+}
+
+// protectOwnPort gives the port of CA node i M_Key key with protection
+// bits, as an SM would have set them, before any SM runs there.
+func protectOwnPort(t *testing.T, f *memfabric.Fabric, i int, key uint64, bits uint8) {
+	t.Helper()
+	local := func(method mad.Method, data []byte) mad.PortInfoFields {
+		b, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: method, AttrID: mad.AttrPortInfo, AttrModifier: 1,
+			Path: []uint8{0}, Data: data})
+		require.NoError(t, err)
+		f.Send(i, agent.Request{Port: 1, MAD: b})
+		f.Run()
+		for _, d := range f.Received(i) {
+			if mad.MAD(d.MAD).Method() == mad.MethodGetResp {
+				require.Equal(t, mad.StatusOK, mad.DRSMP(d.MAD).Status())
+				return mad.PortInfo(mad.DRSMP(d.MAD).Data()).Fields()
+			}
+		}
+		t.Fatal("no PortInfo answer")
+		return mad.PortInfoFields{}
+	}
+	pi := local(mad.MethodGet, nil)
+	pi.PortState, pi.PortPhysicalState, pi.LinkDownDefaultState = mad.PortStateNoChange, mad.PhysStateNoChange, mad.PhysStateNoChange
+	pi.LinkWidthEnabled, pi.LinkSpeedEnabled = mad.LinkWidthNoChange, mad.LinkSpeedNoChange
+	pi.MKey, pi.MKeyProtectBits = key, bits
+	got := local(mad.MethodSet, mad.AppendPortInfo(nil, &pi))
+	require.Equal(t, bits, got.MKeyProtectBits)
 }
 
 // TestServeSMInfo asks the master SM for its SMInfo, directed-route and
-// LID-routed, with and without its SM_Key.
+// LID-routed, as OpenSM answers it: the SM_Key is hidden only from a
+// requester that fails the M_Key check of the SM's port at protection
+// level 1; at 2 such a request goes unanswered.
 func TestServeSMInfo(t *testing.T) {
-	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := b.newSM(t, sm.Config{Priority: 7, SMKey: 0x5ec7})
-	require.True(t, b.sweep(t, s).SubnetUp)
-	ca7, _ := b.topo.Lookup("ca7")
-
-	dr, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: 77, AttrID: mad.AttrSMInfo,
-		Path: []uint8{0, 1, 1, 3}}) // ca7 → sw2 → sw1 → ca4
-	require.NoError(t, err)
-	got, ok := askSMInfo(t, b, s, ca7, agent.Request{Port: 1, MAD: dr})
-	require.True(t, ok, "no directed-route answer")
-	assert.Equal(t, b.topo.Node(0).Ports[1].GUID, got.GUID)
-	assert.Equal(t, mad.SMStateMaster, got.SMState)
-	assert.EqualValues(t, 7, got.Priority)
-	assert.Zero(t, got.SMKey, "SM_Key only for who knows it")
-	assert.Positive(t, got.ActCount)
-
-	lidReq := func(key uint64) agent.Request {
-		f := mad.SMPFields{Method: mad.MethodGet, TransactionID: 78, AttrID: mad.AttrSMInfo}
-		mad.SMInfo(f.Data[:]).Encode(&mad.SMInfoFields{SMKey: key})
-		return agent.Request{Port: 1, DLID: 1, MAD: mad.AppendSMP(nil, &f)}
+	const key, mkey = 0x5ec7, 0xabc
+	tests := []struct {
+		name      string
+		mkey      uint64 // of the SM's port; 0 none
+		bits      uint8
+		requester uint64 // the M_Key the request carries
+		answered  bool
+		showsKey  bool
+	}{
+		{"no M_Key", 0, 0, 0, true, true},
+		{"protection 0, wrong M_Key", mkey, 0, 7, true, true},
+		{"protection 1, wrong M_Key", mkey, 1, 7, true, false},
+		{"protection 1, right M_Key", mkey, 1, mkey, true, true},
+		{"protection 2, wrong M_Key", mkey, 2, 7, false, false},
+		{"protection 3, right M_Key", mkey, 3, mkey, true, true},
 	}
-	got, ok = askSMInfo(t, b, s, ca7, lidReq(0))
-	require.True(t, ok, "no LID-routed answer")
-	assert.Equal(t, mad.SMStateMaster, got.SMState)
-	assert.Zero(t, got.SMKey)
-	got, ok = askSMInfo(t, b, s, ca7, lidReq(0x5ec7))
-	require.True(t, ok)
-	assert.EqualValues(t, 0x5ec7, got.SMKey)
-	assert.EqualValues(t, 3, s.Stats().SMInfo)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench(t, topologies.Thesis8(), 0, 1)
+			if tt.mkey != 0 {
+				protectOwnPort(t, b.f, 0, tt.mkey, tt.bits)
+			}
+			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey})
+			res := b.sweep(t, s)
+			require.True(t, res.SubnetUp, res.Reason)
+			ca7, _ := b.topo.Lookup("ca7")
+			got, ok := askSMInfo(t, b, s, ca7, lidSMInfo(mad.MethodGet, 0, res.SMLID, tt.requester, mad.SMInfoFields{}))
+			require.Equal(t, tt.answered, ok)
+			assert.EqualValues(t, boolTo(tt.answered, 1), s.Stats().SMInfo)
+			assert.EqualValues(t, boolTo(!tt.answered, 1), s.Stats().MKeyDrops)
+			if !ok {
+				return
+			}
+			assert.Equal(t, b.topo.Node(0).Ports[1].GUID, got.info.GUID)
+			assert.Equal(t, mad.SMStateMaster, got.info.SMState)
+			assert.EqualValues(t, 7, got.info.Priority)
+			assert.Positive(t, got.info.ActCount)
+			assert.EqualValues(t, boolTo(tt.showsKey, key), got.info.SMKey)
+		})
+	}
+	t.Run("directed route", func(t *testing.T) {
+		b := newBench(t, topologies.Thesis8(), 0, 1)
+		s := b.newSM(t, sm.Config{SMKey: key})
+		require.True(t, b.sweep(t, s).SubnetUp)
+		ca7, _ := b.topo.Lookup("ca7")
+		dr, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: 77, AttrID: mad.AttrSMInfo,
+			Path: []uint8{0, 1, 1, 3}}) // ca7 → sw2 → sw1 → ca4
+		require.NoError(t, err)
+		got, ok := askSMInfo(t, b, s, ca7, agent.Request{Port: 1, MAD: dr})
+		require.True(t, ok, "no directed-route answer")
+		assert.Equal(t, mad.SMStateMaster, got.info.SMState)
+		assert.EqualValues(t, key, got.info.SMKey)
+	})
+}
+
+func boolTo[T ~uint64 | ~int](b bool, v T) T {
+	if b {
+		return v
+	}
+	return 0
+}
+
+// TestSMInfoSet sends SMInfo Sets to an SM: those that are not legal in
+// its state, or from the sender's, and those without its SM_Key, change
+// nothing and are answered "invalid field" with SM_Key 0; the legal ones
+// move it as IBA 14.4 and OpenSM say, one event each.
+func TestSMInfoSet(t *testing.T) {
+	const key = 0x77
+	master := func(k uint64) mad.SMInfoFields {
+		return mad.SMInfoFields{GUID: 0x1234, SMKey: k, Priority: 9, SMState: mad.SMStateMaster}
+	}
+	standby := func(k uint64) mad.SMInfoFields {
+		return mad.SMInfoFields{GUID: 0x1234, SMKey: k, Priority: 9, SMState: mad.SMStateStandby}
+	}
+	type step struct {
+		mod    uint32
+		from   mad.SMInfoFields
+		ok     bool
+		state  mad.SMState // after
+		action string      // the event, "" none
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"wrong SM_Key", []step{{mad.SMInfoHandover, master(key + 1), false, mad.SMStateMaster, sm.SMActionRefused}}},
+		{"from a standby", []step{{mad.SMInfoHandover, standby(key), false, mad.SMStateMaster, sm.SMActionRefused}}},
+		{"DISABLE to a master", []step{{mad.SMInfoDisable, master(key), false, mad.SMStateMaster, sm.SMActionRefused}}},
+		{"ACKNOWLEDGE to a master", []step{{mad.SMInfoAcknowledge, standby(key), false, mad.SMStateMaster, sm.SMActionRefused}}},
+		{"unknown modifier", []step{{9, master(key), false, mad.SMStateMaster, sm.SMActionRefused}}},
+		{"HANDOVER to a master: a sweep decides", []step{{mad.SMInfoHandover, master(key), true, mad.SMStateMaster, sm.SMActionHandover}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench(t, topologies.Thesis8(), 0, 1)
+			var events recorder[sm.SMEvent]
+			s := b.newSM(t, sm.Config{SMKey: key, OnSMEvent: events.add})
+			res := b.sweep(t, s)
+			require.True(t, res.SubnetUp)
+			ca7, _ := b.topo.Lookup("ca7")
+			for i, st := range tt.steps {
+				before := len(events.list())
+				got, ok := askSMInfo(t, b, s, ca7, lidSMInfo(mad.MethodSet, st.mod, res.SMLID, 0, st.from))
+				require.True(t, ok, "step %d: no answer", i)
+				if st.ok {
+					assert.Equal(t, mad.StatusOK, got.status, "step %d", i)
+					assert.EqualValues(t, key, got.info.SMKey, "step %d", i)
+				} else {
+					assert.Equal(t, mad.StatusInvalidField, got.status, "step %d", i)
+					assert.Zero(t, got.info.SMKey, "step %d", i)
+				}
+				assert.Equal(t, st.state, s.State(), "step %d", i)
+				evs := events.list()[before:]
+				require.Len(t, evs, 1, "step %d: %+v", i, evs)
+				assert.Equal(t, st.action, evs[0].Action)
+				assert.Equal(t, "0x0000000000001234", evs[0].Peer.GUID)
+			}
+		})
+	}
 }
 
 // otherSM is the port of an SM under test that also plays a second SM on
 // another CA: after each of its sends it answers, with info, the SMInfo
-// requests that reached the other CA.
+// requests that reached the other CA, and records the Sets.
 type otherSM struct {
 	*memport.Port
 	other  *memport.Port
 	info   mad.SMInfoFields
 	silent bool
 	asked  int
+	sets   []uint32 // the attribute modifiers of the Sets received
+	keys   []uint64 // the SM_Key each carried
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
@@ -91,10 +228,15 @@ func (o *otherSM) Send(m madport.MAD) error {
 		if err != nil {
 			return nil
 		}
-		if mad.MAD(r.Data).AttrID() != mad.AttrSMInfo || o.silent {
+		h := mad.MAD(r.Data)
+		if h.AttrID() != mad.AttrSMInfo || o.silent || h.Method().IsResponse() {
 			continue
 		}
 		o.asked++
+		if h.Method() == mad.MethodSet {
+			o.sets = append(o.sets, h.AttrModifier())
+			o.keys = append(o.keys, mad.SMInfo(mad.DRSMP(r.Data).Data()).SMKey())
+		}
 		resp := append([]byte(nil), r.Data...)
 		b := mad.DRSMP(resp)
 		b.MAD().SetMethod(mad.MethodGetResp)
@@ -107,59 +249,221 @@ func (o *otherSM) Send(m madport.MAD) error {
 	}
 }
 
-// TestElection runs the SM on CA 15 while CA 4 holds another SM.
+// TestElection runs the SM on CA 15 while CA 4 holds another SM, played
+// by the test: the SM is Master or Standby as IBA 14.4.1 says, an SM
+// with another SM_Key or a GUID not its port's takes no part, and a
+// standby SM handed the subnet over sweeps again and takes it.
 func TestElection(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	theirGUID, ourGUID := topo.Node(ca4).Ports[1].GUID, topo.Node(ca15).Ports[1].GUID
+	sameWins := ourGUID < theirGUID // at equal priority
+	other := func(prio uint8, state mad.SMState) mad.SMInfoFields {
+		return mad.SMInfoFields{GUID: theirGUID, SMKey: 1, Priority: prio, SMState: state}
+	}
 	tests := []struct {
-		name   string
-		prio   uint8
-		other  mad.SMInfoFields
-		silent bool
-		master bool
+		name    string
+		prio    uint8
+		other   mad.SMInfoFields
+		silent  bool
+		master  bool
+		ignored bool
 	}{
-		{"other is master", 15, mad.SMInfoFields{GUID: 0x99, Priority: 0, SMState: mad.SMStateMaster}, false, false},
-		{"other has higher priority", 3, mad.SMInfoFields{GUID: 0x99, Priority: 9, SMState: mad.SMStateStandby}, false, false},
-		{"other has lower priority", 3, mad.SMInfoFields{GUID: 0x1, Priority: 2, SMState: mad.SMStateDiscovering}, false, true},
-		{"same priority, lower GUID wins", 3, mad.SMInfoFields{GUID: 0x1, Priority: 3, SMState: mad.SMStateStandby}, false, false},
-		{"same priority, higher GUID loses", 3, mad.SMInfoFields{GUID: 1 << 62, Priority: 3, SMState: mad.SMStateStandby}, false, true},
-		{"other does not answer", 0, mad.SMInfoFields{}, true, true},
+		{"other is master, lower", 15, other(0, mad.SMStateMaster), false, false, false},
+		{"other has higher priority", 3, other(9, mad.SMStateStandby), false, false, false},
+		{"other discovering, higher", 3, other(9, mad.SMStateDiscovering), false, false, false},
+		{"other has lower priority", 3, other(2, mad.SMStateDiscovering), false, true, false},
+		{"same priority, GUID decides", 3, other(3, mad.SMStateStandby), false, sameWins, false},
+		{"other is NotActive, higher", 3, other(9, mad.SMStateNotActive), false, true, false},
+		{"other has another SM_Key", 3, mad.SMInfoFields{GUID: theirGUID, SMKey: 2, Priority: 9, SMState: mad.SMStateMaster}, false, true, true},
+		{"other names another GUID", 3, mad.SMInfoFields{GUID: 0x99, SMKey: 1, Priority: 9, SMState: mad.SMStateMaster}, false, true, false},
+		{"other does not answer", 0, mad.SMInfoFields{}, true, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			topo := topologies.Thesis8()
-			ca15, _ := topo.Lookup("ca15")
 			b := newBench(t, topo, ca15, 1)
-			require.NoError(t, b.f.Node(0).Agent.SetIsSM(1, true))
-			other, err := memport.New(b.f, 0, 1)
+			require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+			op, err := memport.New(b.f, ca4, 1)
 			require.NoError(t, err)
-			port := &otherSM{Port: b.port, other: other, info: tt.other, silent: tt.silent}
-			s, err := sm.New(port, sm.Config{Priority: tt.prio})
+			port := &otherSM{Port: b.port, other: op, info: tt.other, silent: tt.silent}
+			var events recorder[sm.SMEvent]
+			s, err := sm.New(port, sm.Config{Priority: tt.prio, SMKey: 1, OnSMEvent: events.add})
 			require.NoError(t, err)
 			res, err := s.Sweep(context.Background())
 			require.NoError(t, err)
 			if !tt.silent {
 				assert.Equal(t, 1, port.asked)
 			}
+			evs := events.list()
+			require.NotEmpty(t, evs)
+			last := evs[len(evs)-1]
+			assert.Equal(t, sm.SMActionElection, last.Action)
+			assert.Equal(t, "Discovering", last.Previous)
+			if tt.ignored {
+				assert.Equal(t, sm.SMActionIgnored, evs[0].Action)
+			}
 			if tt.master {
 				assert.True(t, res.SubnetUp, res.Reason)
 				assert.Equal(t, mad.SMStateMaster, s.State())
+				assert.Equal(t, "Master", last.State)
+				assert.Nil(t, last.Peer)
 				return
 			}
 			assert.False(t, res.SubnetUp)
 			assert.Equal(t, "Standby", res.SMState)
 			assert.Contains(t, res.Reason, "standby: SM 0x")
 			assert.Contains(t, res.Reason, "wins the election")
+			assert.Equal(t, "Standby", last.State)
+			require.NotNil(t, last.Peer)
+			assert.Equal(t, fmt.Sprintf("%#016x", theirGUID), last.Peer.GUID)
 			_, done := res.Phase(sm.PhaseRouting)
 			assert.False(t, done, "a standby SM does not route")
 
-			// Handed over, it sweeps again and takes the subnet.
-			// Directed-route: a standby SM set up no forwarding tables.
+			// Handed over, it answers, acknowledges once it runs, and
+			// sweeps again to take the subnet. Directed-route: a standby
+			// SM set up no forwarding tables.
+			payload := mad.AppendSMInfo(nil, &mad.SMInfoFields{GUID: theirGUID, SMKey: 1, Priority: tt.other.Priority,
+				SMState: mad.SMStateMaster})
 			hand, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrSMInfo,
-				AttrModifier: mad.SMInfoHandover, Path: []uint8{0, 1, 2, 4, 3, 3}}) // ca4 → sw1 → sw3 → sw6 → sw10 → ca15
+				AttrModifier: mad.SMInfoHandover, Path: []uint8{0, 1, 2, 4, 3, 3}, Data: payload}) // ca4 → sw1 → sw3 → sw6 → sw10 → ca15
 			require.NoError(t, err)
-			b.f.Send(0, agent.Request{Port: 1, MAD: hand})
+			b.f.Send(ca4, agent.Request{Port: 1, MAD: hand})
 			require.NoError(t, s.Serve(context.Background(), time.Second))
 			assert.True(t, s.Pending())
 			assert.Equal(t, mad.SMStateMaster, s.State())
+			evs = events.list()
+			last = evs[len(evs)-1]
+			assert.Equal(t, sm.SMActionHandover, last.Action)
+			assert.Equal(t, "Standby", last.Previous)
+			assert.Equal(t, "Master", last.State)
 		})
 	}
+}
+
+// drRoute returns a directed route (initial path, [0] unused) from CA
+// node from to node to through switches, shortest first.
+func drRoute(t *testing.T, topo *topologies.Topology, from, to int) []uint8 {
+	t.Helper()
+	paths := map[int][]uint8{from: {0}}
+	queue := []int{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == to {
+			return paths[n]
+		}
+		if n != from && topo.Node(n).Type != topologies.Switch {
+			continue
+		}
+		for p := 1; p <= topo.Node(n).NumPorts; p++ {
+			peer, ok := topo.Peer(topologies.PortRef{Node: n, Port: p})
+			if _, seen := paths[peer.Node]; !ok || seen {
+				continue
+			}
+			paths[peer.Node] = append(append([]uint8(nil), paths[n]...), uint8(p))
+			queue = append(queue, peer.Node)
+		}
+	}
+	t.Fatalf("no route from %d to %d", from, to)
+	return nil
+}
+
+// TestSMInfoSetStandby moves a standby SM through the Sets a master may
+// send it (IBA 14.4.1, OpenSM's legality checks): STANDBY is no Set for a
+// standby, DISABLE makes it NotActive, where only STANDBY is taken, an
+// ACKNOWLEDGE is heard, DISCOVER has it sweep.
+func TestSMInfoSetStandby(t *testing.T) {
+	const key = 1
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca7, _ := topo.Lookup("ca7")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	theirs := mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: key, Priority: 3, SMState: mad.SMStateMaster}
+	port := &otherSM{Port: b.port, other: op, info: theirs}
+	var events recorder[sm.SMEvent]
+	s, err := sm.New(port, sm.Config{SMKey: key, OnSMEvent: events.add})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "Standby", res.SMState)
+
+	asStandby := theirs
+	asStandby.SMState = mad.SMStateStandby
+	path := drRoute(t, topo, ca7, ca15)
+	for i, st := range []struct {
+		mod    uint32
+		from   mad.SMInfoFields
+		ok     bool
+		state  mad.SMState
+		action string
+	}{
+		{mad.SMInfoStandby, theirs, false, mad.SMStateStandby, sm.SMActionRefused},
+		{mad.SMInfoDisable, theirs, true, mad.SMStateNotActive, sm.SMActionDisable},
+		{mad.SMInfoHandover, theirs, false, mad.SMStateNotActive, sm.SMActionRefused},
+		{mad.SMInfoStandby, theirs, true, mad.SMStateStandby, sm.SMActionStandby},
+		{mad.SMInfoAcknowledge, asStandby, true, mad.SMStateStandby, sm.SMActionAcknowledge},
+		{mad.SMInfoDiscover, theirs, true, mad.SMStateDiscovering, sm.SMActionDiscover},
+	} {
+		before := len(events.list())
+		req, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrSMInfo,
+			AttrModifier: st.mod, Path: path, Data: mad.AppendSMInfo(nil, &st.from)})
+		require.NoError(t, err)
+		got, ok := askSMInfo(t, b, s, ca7, agent.Request{Port: 1, MAD: req})
+		require.True(t, ok, "step %d: no answer", i)
+		assert.Equal(t, st.ok, got.status == mad.StatusOK, "step %d: %v", i, got.status)
+		assert.Equal(t, st.state, s.State(), "step %d", i)
+		evs := events.list()[before:]
+		require.Len(t, evs, 1, "step %d", i)
+		assert.Equal(t, st.action, evs[0].Action, "step %d", i)
+	}
+	assert.True(t, s.Pending(), "DISCOVER asks for a sweep")
+	assert.EqualValues(t, 2, s.Stats().Refused)
+}
+
+// TestHandoverAtSweep: a master's full sweep finds an SM of higher
+// priority (a standby whose priority rose, played by the test) and hands
+// the subnet over with SMInfo Set(HANDOVER), carrying its SM_Key, then
+// goes Standby; a lower one it leaves alone.
+func TestHandoverAtSweep(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	guid := topo.Node(ca4).Ports[1].GUID
+	port := &otherSM{Port: b.port, other: op, info: mad.SMInfoFields{GUID: guid, SMKey: 3, Priority: 2, SMState: mad.SMStateStandby}}
+	var events recorder[sm.SMEvent]
+	s, err := sm.New(port, sm.Config{Priority: 5, SMKey: 3, OnSMEvent: events.add})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp)
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, "a lower standby changes nothing")
+	assert.Empty(t, port.sets)
+
+	port.info.Priority = 9
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.False(t, res.SubnetUp)
+	assert.Equal(t, "Standby", res.SMState)
+	assert.Contains(t, res.Reason, fmt.Sprintf("handed over to SM %#x", guid))
+	assert.Equal(t, []uint32{mad.SMInfoHandover}, port.sets)
+	assert.Equal(t, []uint64{3}, port.keys)
+	assert.Equal(t, mad.SMStateStandby, s.State())
+	evs := events.list()
+	last := evs[len(evs)-1]
+	assert.Equal(t, sm.SMActionHandoverSent, last.Action)
+	assert.Equal(t, "Master", last.Previous)
+	assert.Equal(t, "Standby", last.State)
+	_, routed := res.Phase(sm.PhaseRouting)
+	assert.False(t, routed, "the handing-over sweep configures nothing")
 }

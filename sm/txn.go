@@ -91,6 +91,10 @@ type request struct {
 	// timed out after Config.ProbeTimeout, and its timeout is no loss
 	// for the window. The caller checks another way before trying again.
 	probe bool
+	// once marks a request sent one time only, timed out after
+	// Config.Timeout, its timeout no loss for the window: a standby's poll
+	// of the master, whose silence is what it watches for.
+	once bool
 }
 
 // String names the request for problem reports.
@@ -559,7 +563,7 @@ func (e *txnLayer) expire(now time.Time) error {
 			continue
 		}
 		e.inflight--
-		if t.req.probe {
+		if t.req.probe || t.req.once {
 			delete(e.pending, seq)
 			failed = append(failed, t)
 			continue

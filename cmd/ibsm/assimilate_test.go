@@ -42,8 +42,9 @@ func init() {
 	})
 }
 
-// lines is ibsm's stdout: after the first line it kills a switch (from
-// ibsm's own goroutine, between its sweeps), after n it cancels.
+// lines is ibsm's stdout but its SM state events: after the first line
+// (the first sweep) it kills a switch (from ibsm's own goroutine, between
+// its sweeps), after n it cancels.
 type lines struct {
 	b      bytes.Buffer
 	n      int
@@ -52,7 +53,15 @@ type lines struct {
 	err    error
 }
 
+// smEvent reports whether line is an SM state event, as JSON or text.
+func smEvent(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"event":"sm",`)) || bytes.HasPrefix(line, []byte("sm "))
+}
+
 func (w *lines) Write(p []byte) (int, error) {
+	if smEvent(p) {
+		return len(p), nil
+	}
 	w.b.Write(p)
 	switch strings.Count(w.b.String(), "\n") {
 	case 1:

@@ -3,6 +3,7 @@
 //	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F] [--lmc N] [--cc FILE]
 //	     [--ar-mode off|adaptive|adaptive-th|afi [--ar-threshold PCT] [--afc-vl VL]] [--sl2vl identity]
 //	     [--partitions FILE] [--part-enforce in|out|both|off]
+//	     [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N]
 //	ibsm routes --dump --port SPEC [flags]
 //	ibsm qos add|del|list [flags]
 //	ibsm ar set --mode MODE [--threshold PCT] [--afc-vl VL] | ibsm ar show
@@ -22,6 +23,18 @@
 // and OpenSM bringing the same simulated fabrics up, counts their SMPs,
 // and times the routing engines against each other; it prints one JSON
 // object (bench.go).
+//
+// Beside other SMs (ibsm or OpenSM) ibsm holds the election of IBA 14.4
+// after its first discovery (--priority, then the lowest port GUID; only
+// with SMs of the same --sm-key, 1 by default as OpenSM's): as master it
+// runs the subnet and hands it over to a higher SM it finds (at a sweep,
+// or when that SM's Trap 144 comes); as standby it only polls the master's
+// SMInfo every --polling-interval and takes the subnet over, LIDs and
+// routes kept, once more than --polling-retries polls in a row went
+// unanswered. --lid-file is the cache of GUID→LID that only the master
+// writes, and that a standby reloads when it takes over. Every change of
+// its state, and every HANDOVER, ACKNOWLEDGE, DISCOVER, DISABLE and
+// STANDBY it sends or gets, is an "sm" event (sminfo.go).
 //
 // --lmc N gives every CA port 2^N LIDs and routes them apart (multipath):
 // the base LID keeps the engine's route, alias i takes its own in VL
@@ -85,7 +98,8 @@ func main() {
 
 const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
             [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity]
-            [--partitions FILE] [--part-enforce in|out|both|off] [flags]
+            [--partitions FILE] [--part-enforce in|out|both|off]
+            [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N] [flags]
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
@@ -93,20 +107,23 @@ const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [
 
 // options are the command line.
 type options struct {
-	port      string
-	once      bool
-	json      bool
-	dump      bool
-	profile   string
-	cfg       sm.Config
-	seed      uint64
-	lmc, vls  uint
-	priority  uint
-	routesCmd bool
-	qos       qosOptions
-	cc        ccOptions
-	ar        arOptions
-	part      partOptions
+	port     string
+	once     bool
+	json     bool
+	dump     bool
+	profile  string
+	cfg      sm.Config
+	seed     uint64
+	lmc, vls uint
+	priority uint
+	// pollRetries is --polling-retries, whose 0 means none (Config's
+	// means the default).
+	pollRetries int
+	routesCmd   bool
+	qos         qosOptions
+	cc          ccOptions
+	ar          arOptions
+	part        partOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -127,7 +144,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
 	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")
-	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts")
+	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts: written by the master, reloaded by a standby that takes over (OpenSM's guid2lid)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	fs.BoolVar(&o.dump, "dump", false, "routes: print every switch's forwarding table as ibroute does")
 	fs.UintVar(&o.lmc, "lmc", 0, "LMC of CA ports: 2^LMC LIDs each, routed apart (multipath): alias i on its own route in VL layer i, SL i on VL i")
@@ -137,7 +154,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.ProbeTimeout, "probe-timeout", sm.DefaultProbeTimeout, "time to wait, once, for a switch that may be gone before reading the port to it again (partial discovery; at most --timeout)")
 	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
-	fs.UintVar(&o.priority, "priority", sm.DefaultPriority, "SM priority, 0-15")
+	addSMInfoFlags(fs, o)
 	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
 	fs.TextVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables `mode`: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
@@ -191,6 +208,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.cfg.Retries == 0 {
 		o.cfg.Retries = -1 // the flag's 0 means none; Config's 0 means the default
 	}
+	switch {
+	case o.pollRetries < 0 || o.cfg.PollInterval <= 0:
+		return nil, errors.New("--polling-retries is 0 or more, --polling-interval more than 0")
+	case o.pollRetries == 0:
+		o.cfg.PollRetries = -1
+	default:
+		o.cfg.PollRetries = o.pollRetries
+	}
 	return o, nil
 }
 
@@ -235,6 +260,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			pprof.StopCPUProfile()
 			f.Close()
 		}()
+	}
+	if !o.once && !o.routesCmd {
+		// With --once the sweep's sm_state says it all: one line, as
+		// the bench and the harness read it.
+		o.cfg.OnSMEvent = func(e sm.SMEvent) { reportSM(stdout, e, o.json) }
 	}
 	if o.cfg.QoS != nil {
 		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }
@@ -288,7 +318,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if !res.SubnetUp {
-			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
+			what := "subnet not up"
+			if res.SMState != "Master" && res.SMState != "Discovering" {
+				what = "not master" // another SM runs the subnet
+			}
+			fmt.Fprintf(stderr, "ibsm: %s: %s\n", what, res.Reason)
 			return exitFailure
 		}
 		return exitOK
@@ -296,7 +330,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	up := false
 	err = s.Run(ctx, func(res *sm.Result) {
 		report(stdout, res, o.json)
-		up = res.SubnetUp
+		// A standby (or disabled) SM's sweep brings nothing up, and
+		// needs not: only a master's failure is one.
+		up = res.SubnetUp || res.SMState == "Standby" || res.SMState == "NotActive"
 		if !up {
 			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
 		}
@@ -323,7 +359,10 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 		return
 	}
 	state := "subnet up"
-	if !res.SubnetUp {
+	switch {
+	case res.SMState == "Standby" || res.SMState == "NotActive":
+		state = "SM " + res.SMState
+	case !res.SubnetUp:
 		state = "subnet NOT up"
 	}
 	fmt.Fprintf(w, "sweep %d: %s: %d switches, %d CAs, %d links, SM %s at LID %d\n",
@@ -360,7 +399,7 @@ func report(w io.Writer, res *sm.Result, asJSON bool) {
 	for _, x := range res.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", x)
 	}
-	if !res.SubnetUp {
+	if !res.SubnetUp && res.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", res.Reason)
 	}
 }

@@ -127,6 +127,10 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"--port", "fake", "--fera-ties", "coin"}, exitUsage, `FERa tie-break "coin", want keep-old or random`},
 		{[]string{"--port", "fake", "--vl-tables", "spread"}, exitUsage, `VL tables "spread", want set or keep`},
 		{[]string{"-h"}, exitOK, "usage: ibsm --port SPEC"},
+		{[]string{"--port", "fake", "--polling-retries", "-1"}, exitUsage, "--polling-retries is 0 or more"},
+		{[]string{"--port", "fake", "--polling-interval", "0s"}, exitUsage, "--polling-interval more than 0"},
+		{[]string{"--port", "fake", "--sm-key", "key"}, exitUsage, `invalid value "key" for flag -sm-key`},
+		{[]string{"--port", "fake", "--priority", "16"}, exitUsage, "--priority 0-15"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -159,11 +163,13 @@ func (w *cancelAfter) Write(p []byte) (int, error) {
 func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &cancelAfter{n: 1, cancel: cancel}
+	out := &cancelAfter{n: 2, cancel: cancel}
 	var errs bytes.Buffer
 	code := run(ctx, []string{"--port", "fake", "--json"}, out, &errs)
 	assert.Equal(t, exitOK, code, errs.String())
-	assert.Contains(t, out.b.String(), `"subnet_up":true`)
+	lines := strings.Split(out.b.String(), "\n")
+	assert.Equal(t, `{"event":"sm","action":"election","state":"Master","previous":"Discovering"}`, lines[0])
+	assert.Contains(t, lines[1], `"subnet_up":true`)
 }
 
 // TestCPUOf reads a process's CPU time from /proc: this one's grows as it

@@ -44,6 +44,7 @@ type smProc struct {
 	results []SMResult
 	qos     []sm.QoSEvent   // ibsm's QoS decisions (event "qos")
 	ccLogs  []sm.CCLogEvent // CongestionLog entries ibsm read (event "cc_log"), the first maxCCLogs
+	states  []sm.SMEvent    // ibsm's state changes and SMInfo exchanges (event "sm")
 	stderr  bytes.Buffer
 	done    chan struct{}
 	err     error
@@ -152,7 +153,7 @@ func (p *smProc) read(r io.Reader) {
 // thousands over a run.
 const maxCCLogs = 4096
 
-// event keeps one of ibsm's events ("qos", "cc_log"; "ar" is only
+// event keeps one of ibsm's events ("qos", "cc_log", "sm"; "ar" is only
 // recognised: the suites read its outcome from the control call), and reports
 // whether line was one; results carry an event field too, naming the
 // sweep or assimilation.
@@ -176,11 +177,24 @@ func (p *smProc) event(line []byte) bool {
 		if json.Unmarshal(line, &ev) == nil && len(p.ccLogs) < maxCCLogs {
 			p.ccLogs = append(p.ccLogs, ev)
 		}
+	case "sm":
+		var ev sm.SMEvent
+		if json.Unmarshal(line, &ev) == nil {
+			p.states = append(p.states, ev)
+		}
 	case "ar":
 	default:
 		return false // a result: its event names the sweep or assimilation
 	}
 	return true
+}
+
+// SMEvents returns ibsm's SM state events so far (election, handover,
+// polling timeout, …).
+func (p *smProc) SMEvents() []sm.SMEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]sm.SMEvent(nil), p.states...)
 }
 
 // CCLogEvents returns the CongestionLog entries ibsm reported so far (at

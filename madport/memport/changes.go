@@ -77,5 +77,10 @@ func (p *Port) change(names []string, fn func(i int) error) error {
 	}
 	p.f.Run()
 	p.collectLocked()
+	if p.group != nil {
+		// The change may have set timers (trap repeats) that no delivery
+		// announces: the group's ports look again.
+		p.group.wakeLocked()
+	}
 	return err
 }

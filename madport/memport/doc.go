@@ -14,6 +14,11 @@
 // Clock therefore sees lost requests time out at once and in a fixed
 // order, with no sleeping; Recv blocks only when no timer is left.
 //
+// Several ports of one fabric, each read by a goroutine of its own (two
+// subnet managers electing a master), join a Group: what one sends wakes
+// the other's Recv at once, and the clock moves only when all of them
+// wait with nothing queued (group.go).
+//
 // The fabric changes at run time through the port (changes.go): nodes
 // lose power and get it back (PowerOff, PowerOn), links go down and up
 // (SetLink), pieces are cabled in (AddPiece). The neighbours' agents see

@@ -19,13 +19,20 @@ type Port struct {
 	node int
 	port uint8
 
-	// mu serializes the fabric's use and protects everything below.
-	mu     sync.Mutex
+	// mu serializes the fabric's use and protects everything below: the
+	// port's own, or its Group's, shared by every port of the group.
+	mu     *sync.Mutex
+	group  *Group
 	inbox  []madport.MAD
 	closed bool
-	wake   chan struct{} // closed and replaced when inbox grows or on Close
-	filter func(madport.MAD) bool
-	stats  Stats
+	wake   chan struct{} // closed and replaced when inbox grows, on Close, or (in a group) when time passes
+	// idle: Recv waits with nothing queued, or (in a group) no goroutine
+	// has used the port yet; a group moves the clock only when all its
+	// open ports are idle. waiting: a Recv is blocked on wake.
+	idle    bool
+	waiting bool
+	filter  func(madport.MAD) bool
+	stats   Stats
 }
 
 var _ madport.Port = (*Port)(nil)
@@ -53,7 +60,7 @@ func New(f *memfabric.Fabric, node int, port uint8) (*Port, error) {
 	case n.Type != topologies.Switch && n.Type != topologies.CA:
 		return nil, fmt.Errorf("memport: %s is a %v", n.Name, n.Type)
 	}
-	return &Port{f: f, node: node, port: port, wake: make(chan struct{})}, nil
+	return &Port{f: f, node: node, port: port, mu: new(sync.Mutex), wake: make(chan struct{})}, nil
 }
 
 // Fabric returns the fabric the port belongs to.
@@ -92,6 +99,7 @@ func (p *Port) Send(m madport.MAD) error {
 	if len(m.Data) != madport.MADSize {
 		return fmt.Errorf("memport: MAD of %d bytes, want %d", len(m.Data), madport.MADSize)
 	}
+	p.idle = false // its goroutine is at work
 	if p.filter != nil && !p.filter(m) {
 		p.stats.Filtered++
 		return nil
@@ -104,9 +112,26 @@ func (p *Port) Send(m madport.MAD) error {
 	return nil
 }
 
-// collectLocked moves what the fabric delivered to the node into the
-// inbox; mu held. Deliveries for another port of the node are dropped.
+// collectLocked moves what the fabric delivered into the inbox of the
+// port, and in a group of every port of it; mu held.
 func (p *Port) collectLocked() {
+	if p.group == nil {
+		p.collectOwnLocked()
+		return
+	}
+	for _, q := range p.group.ports {
+		q.collectOwnLocked()
+	}
+}
+
+// collectOwnLocked moves what the fabric delivered to the port's node into
+// its inbox, and wakes its Recv; mu held. Deliveries for another port of
+// the node are dropped.
+func (p *Port) collectOwnLocked() {
+	if p.closed {
+		p.f.Received(p.node) // nobody reads there any more
+		return
+	}
 	got := false
 	for _, d := range p.f.Received(p.node) {
 		if d.Port != p.port {
@@ -117,16 +142,23 @@ func (p *Port) collectLocked() {
 		got = true
 	}
 	if got {
-		close(p.wake)
-		p.wake = make(chan struct{})
+		p.idle = false
+		p.wakeLocked()
 	}
+}
+
+// wakeLocked wakes a Recv waiting on the port; mu held.
+func (p *Port) wakeLocked() {
+	close(p.wake)
+	p.wake = make(chan struct{})
 }
 
 // Recv implements madport.Port. It returns a queued MAD even when ctx has
 // ended, so a Recv with an ended context polls. With nothing queued it
-// advances the fabric's clock to the next timer and looks again; it blocks
-// only when no timer is pending, until a Send from another goroutine,
-// ctx's end or Close.
+// advances the fabric's clock to the next timer and looks again (in a
+// Group, only once every open port of the group waits so); it blocks only
+// when no timer is pending, until a Send from another goroutine, ctx's end
+// or Close.
 func (p *Port) Recv(ctx context.Context) (madport.MAD, error) {
 	advances := 0
 	for {
@@ -142,14 +174,17 @@ func (p *Port) Recv(ctx context.Context) (madport.MAD, error) {
 			m := p.inbox[0]
 			p.inbox = p.inbox[1:]
 			p.stats.Received++
+			p.idle = false
 			p.mu.Unlock()
 			return m, nil
 		}
 		if err := ctx.Err(); err != nil {
+			p.idle = false
 			p.mu.Unlock()
 			return madport.MAD{}, err
 		}
-		if advances < maxAdvances && p.f.Clock().AdvanceToNext() {
+		p.idle = true
+		if advances < maxAdvances && p.mayAdvanceLocked() && p.f.Clock().AdvanceToNext() {
 			advances++
 			// Time passes only while the fabric is idle: timers fire (the
 			// caller's timeouts, agents' trap repeats), then the fabric
@@ -157,15 +192,23 @@ func (p *Port) Recv(ctx context.Context) (madport.MAD, error) {
 			p.stats.Advances++
 			p.f.Run()
 			p.collectLocked()
+			p.timePassedLocked()
 			p.mu.Unlock()
 			continue
 		}
 		wake := p.wake
+		p.waiting = true
 		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.idle, p.waiting = false, false
+			p.mu.Unlock()
 			return madport.MAD{}, ctx.Err()
 		case <-wake:
+			p.mu.Lock()
+			p.waiting = false
+			p.mu.Unlock()
 		}
 	}
 }
@@ -210,6 +253,10 @@ func (p *Port) Close() error {
 	if !p.closed {
 		p.closed = true
 		close(p.wake)
+		if p.group != nil {
+			// The others may now be all that is left waiting.
+			p.group.wakeLocked()
+		}
 	}
 	return nil
 }

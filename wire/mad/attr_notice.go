@@ -307,3 +307,69 @@ func PortTrap(trap uint16, producer NodeType, lid uint16, port uint8) NoticeFiel
 	f.DataDetails[ntPortTrapPort-ntDataDetails] = port
 	return f
 }
+
+// The DataDetails of a trap 144 (IBA 14.2.5.1, "local changes"): the LID
+// of the port whose attributes changed, a flag for changes other than the
+// capability mask, the new CapabilityMask, which other attributes
+// changed, and the new CapabilityMask2.
+const (
+	nt144LID          = ntDataDetails + 2
+	nt144LocalChanges = ntDataDetails + 5
+	nt144CapMask      = ntDataDetails + 6
+	nt144ChangeFlags  = ntDataDetails + 10
+	nt144CapMask2     = ntDataDetails + 12
+	nt144OtherLocal   = 0x01 // in LocalChanges
+)
+
+// The ChangeFlags of a trap 144: what changed besides the capability
+// mask.
+const (
+	Trap144NodeDescription  uint16 = 0x0001
+	Trap144LinkWidthEnabled uint16 = 0x0002
+	Trap144LinkSpeedEnabled uint16 = 0x0004
+	Trap144SMPriority       uint16 = 0x0008 // an SM's priority (a standby SM announcing itself)
+	Trap144HierarchyInfo    uint16 = 0x0010
+	Trap144CapabilityMask2  uint16 = 0x0020
+)
+
+// Trap144LID returns LIDADDR of a trap 144: the port whose attributes
+// changed.
+func (b Notice) Trap144LID() uint16 { return binary.BigEndian.Uint16(b[nt144LID:]) }
+
+// Trap144OtherLocalChanges reports the trap 144 flag that something other
+// than the capability mask changed (ChangeFlags says what).
+func (b Notice) Trap144OtherLocalChanges() bool { return b[nt144LocalChanges]&nt144OtherLocal != 0 }
+
+// Trap144CapabilityMask returns the port's new CapabilityMask in a trap
+// 144.
+func (b Notice) Trap144CapabilityMask() uint32 { return binary.BigEndian.Uint32(b[nt144CapMask:]) }
+
+// Trap144ChangeFlags returns the ChangeFlags of a trap 144 (Trap144…).
+func (b Notice) Trap144ChangeFlags() uint16 { return binary.BigEndian.Uint16(b[nt144ChangeFlags:]) }
+
+// Trap144CapabilityMask2 returns the port's new CapabilityMask2 in a trap
+// 144.
+func (b Notice) Trap144CapabilityMask2() uint16 { return binary.BigEndian.Uint16(b[nt144CapMask2:]) }
+
+// Trap144 returns the Notice a port raises when its CapabilityMask or
+// another local attribute changes: generic, informational, produced by a
+// node of type producer, trap 144, with the port's LID as issuer and as
+// LIDADDR. changeFlags (Trap144…) set the "other local changes" bit: an
+// SM announcing its priority sends Trap144SMPriority.
+func Trap144(producer NodeType, lid uint16, capMask uint32, changeFlags uint16) NoticeFields {
+	f := NoticeFields{
+		IsGeneric:    true,
+		Type:         NoticeInfo,
+		ProducerType: uint32(producer),
+		TrapNumber:   TrapCapabilityMaskChange,
+		IssuerLID:    lid,
+	}
+	d := f.DataDetails[:]
+	binary.BigEndian.PutUint16(d[nt144LID-ntDataDetails:], lid)
+	if changeFlags != 0 {
+		d[nt144LocalChanges-ntDataDetails] = nt144OtherLocal
+	}
+	binary.BigEndian.PutUint32(d[nt144CapMask-ntDataDetails:], capMask)
+	binary.BigEndian.PutUint16(d[nt144ChangeFlags-ntDataDetails:], changeFlags)
+	return f
+}

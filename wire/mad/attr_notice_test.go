@@ -110,4 +110,36 @@ func TestTrapBuilders(t *testing.T) {
 	assert.ErrorIs(t, err, mad.ErrTruncated)
 }
 
+// TestTrap144 checks the trap 144 an SM announcing its priority sends,
+// against the layout of IBA 14.2.5.1 as OpenSM fills it: LIDADDR at
+// bytes 2-3 of the details, the "other local changes" bit at byte 5,
+// the CapabilityMask at 6-9, the change flags at 10-11.
+func TestTrap144(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   uint16
+		local   bool
+		details []byte
+	}{
+		{"capability mask only", 0, false, []byte{0, 0, 0x12, 0x34, 0, 0, 0x00, 0x01, 0x02, 0x0a, 0, 0, 0, 0}},
+		{"SM priority", mad.Trap144SMPriority, true, []byte{0, 0, 0x12, 0x34, 0, 1, 0x00, 0x01, 0x02, 0x0a, 0, 8, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := mad.Notice(mad.AppendNotice(nil, noticePtr(mad.Trap144(mad.NodeTypeCA, 0x1234, 0x0001020a, tt.flags))))
+			assert.True(t, n.IsGeneric())
+			assert.Equal(t, mad.NoticeInfo, n.Type())
+			assert.Equal(t, mad.ProducerCA, n.ProducerType())
+			assert.Equal(t, mad.TrapCapabilityMaskChange, n.TrapNumber())
+			assert.EqualValues(t, 0x1234, n.IssuerLID())
+			assert.Equal(t, tt.details, n.DataDetails()[:len(tt.details)])
+			assert.EqualValues(t, 0x1234, n.Trap144LID())
+			assert.Equal(t, tt.local, n.Trap144OtherLocalChanges())
+			assert.EqualValues(t, 0x0001020a, n.Trap144CapabilityMask())
+			assert.Equal(t, tt.flags, n.Trap144ChangeFlags())
+			assert.Zero(t, n.Trap144CapabilityMask2())
+		})
+	}
+}
+
 func noticePtr[T any](v T) *T { return &v }

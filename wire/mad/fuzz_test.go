@@ -19,12 +19,15 @@ func fuzzSeeds() [][]byte {
 		NodeType: mad.NodeTypeSwitch, NumPorts: 8, NodeGUID: 0x0002c90300000001, VendorID: 0x2c9})
 	trap := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
 	mad.Notice(trap.Data[:]).Encode(noticePtr(mad.Trap128(5)))
+	trap144 := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
+	mad.Notice(trap144.Data[:]).Encode(noticePtr(mad.Trap144(mad.NodeTypeCA, 3, 0x0251086a, mad.Trap144SMPriority)))
 	dr, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: mad.AttrSwitchInfo,
 		Path: []uint8{0, 1, 2}})
 	pma := mad.AppendPMA(nil, &mad.PMAFields{Method: mad.MethodGet, AttrID: mad.AttrPortCounters})
 	return [][]byte{
 		mad.AppendSMP(nil, &ni),
 		mad.AppendSMP(nil, &trap),
+		mad.AppendSMP(nil, &trap144),
 		dr,
 		pma,
 		nil,
@@ -171,6 +174,8 @@ func fuzzAttributes(t *testing.T, b []byte) {
 		fuzzSame(t, "Notice", b[:mad.NoticeSize], mad.AppendNotice(nil, &f), nil)
 		n := mad.Notice(b)
 		_, _, _ = n.Trap128LID(), n.PortTrapLID(), n.PortTrapPort()
+		_, _, _ = n.Trap144LID(), n.Trap144OtherLocalChanges(), n.Trap144CapabilityMask()
+		_, _ = n.Trap144ChangeFlags(), n.Trap144CapabilityMask2()
 	}
 }
 
