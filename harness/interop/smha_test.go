@@ -293,17 +293,44 @@ func TestSMFailoverOpenSMToIbsm(t *testing.T) {
 	assert.GreaterOrEqual(t, sent, uint64(watch/smhaPollInterval)-1, "the polls")
 	assert.LessOrEqual(t, sent, uint64(watch/smhaPollInterval+watch/(2*time.Second)+2), "polls and answers only")
 
-	require.NoError(t, o.D.Stop())
-	dead := time.Now() // OpenSM has exited: it died no later than this
-	_, gone := ib.wait(t, "polling timeout", i, smhaEvent(sm.SMActionPollingTimeout, "Discovering"))
-	bound := sm.PollingBound(smhaPollInterval, smhaPollRetries)
-	assert.LessOrEqual(t, gone.Sub(dead), bound, "ibsm gave the master up after %v", gone.Sub(dead))
-	t.Logf("OpenSM dead, ibsm gave it up %v later (bound %v)", gone.Sub(dead), bound)
-	j, _ := ib.wait(t, "master", i, smhaEvent(sm.SMActionElection, "Master"))
-	k, _ := ib.wait(t, "subnet up", j, smhaUp)
-	assert.True(t, ib.lines()[k].RoutesKept, "OpenSM's tables kept")
-	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs")
+	takeOver(t, f, o.D.Stop, ib, i, lids, "ca2")
+}
+
+// handedOver checks that ibsm on ca2, of a higher priority than the
+// master on ca0, goes Standby first, is handed the subnet, acknowledges
+// and brings it up, with one master at every sample of smp (which it
+// finishes) and the LIDs kept.
+func handedOver(t *testing.T, f *fabrictest.Fabric, smp *smhaSampler, ib *smhaIbsm, lids map[string]uint16) {
+	t.Helper()
+	ib.wait(t, "standby first", 0, smhaEvent(sm.SMActionElection, "Standby"))
+	j, _ := ib.wait(t, "handover", 0, smhaEvent(sm.SMActionHandover, "Master"))
+	ib.wait(t, "acknowledged", j, smhaEvent(sm.SMActionAcknowledgeSent, "Master"))
+	ib.wait(t, "subnet up", j, smhaUp)
+	time.Sleep(2 * time.Second)
+	samples := smp.finish(t)
+	assert.Equal(t, "ca0", masterOf(samples[0]))
+	assert.Equal(t, "ca2", masterOf(samples[len(samples)-1]))
+	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the handover")
 	sminfoNames(t, f, "ca1", "ca2")
+}
+
+// takeOver stops the master with stop and checks that standby, whose
+// events from line from on follow, gives it up within the polling bound
+// and becomes master (named so by SMInfo from ca1) with the LIDs and the
+// forwarding tables kept, every pair of hosts reaching each other.
+func takeOver(t *testing.T, f *fabrictest.Fabric, stop func() error, standby *smhaIbsm, from int, lids map[string]uint16, name string) {
+	t.Helper()
+	require.NoError(t, stop())
+	dead := time.Now() // the master has exited: it died no later than this
+	_, gone := standby.wait(t, "polling timeout", from, smhaEvent(sm.SMActionPollingTimeout, "Discovering"))
+	bound := sm.PollingBound(smhaPollInterval, smhaPollRetries)
+	assert.LessOrEqual(t, gone.Sub(dead), bound, "the standby gave the master up after %v", gone.Sub(dead))
+	t.Logf("master dead, the standby gave it up %v later (bound %v)", gone.Sub(dead), bound)
+	j, _ := standby.wait(t, "master", from, smhaEvent(sm.SMActionElection, "Master"))
+	k, _ := standby.wait(t, "subnet up", j, smhaUp)
+	assert.True(t, standby.lines()[k].RoutesKept, "the dead master's tables kept")
+	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the failover")
+	sminfoNames(t, f, "ca1", name)
 	f.CheckAllPairs(f.Hosts())
 }
 
@@ -321,29 +348,10 @@ func TestSMIbsmPair(t *testing.T) {
 	smp := newSampler(f, "ca1", "ca0", "ca2")
 	smp.start()
 	b := startIbsm(t, f, "ca2", 5, "--lid-file", lidFile)
-	b.wait(t, "standby first", 0, smhaEvent(sm.SMActionElection, "Standby"))
-	j, _ := b.wait(t, "handover", 0, smhaEvent(sm.SMActionHandover, "Master"))
-	b.wait(t, "acknowledged", j, smhaEvent(sm.SMActionAcknowledgeSent, "Master"))
-	b.wait(t, "subnet up", j, smhaUp)
+	handedOver(t, f, smp, b, lids)
 	i, _ := a.wait(t, "acknowledge", 0, smhaEvent(sm.SMActionAcknowledge, "Standby"))
-	time.Sleep(2 * time.Second)
-	samples := smp.finish(t)
-	assert.Equal(t, "ca0", masterOf(samples[0]))
-	assert.Equal(t, "ca2", masterOf(samples[len(samples)-1]))
-	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the handover")
-	sminfoNames(t, f, "ca1", "ca2")
 
-	require.NoError(t, b.d.Stop())
-	dead := time.Now()
-	_, gone := a.wait(t, "polling timeout", i, smhaEvent(sm.SMActionPollingTimeout, "Discovering"))
-	assert.LessOrEqual(t, gone.Sub(dead), sm.PollingBound(smhaPollInterval, smhaPollRetries))
-	t.Logf("b dead, a gave it up %v later", gone.Sub(dead))
-	k, _ := a.wait(t, "master", i, smhaEvent(sm.SMActionElection, "Master"))
-	k, _ = a.wait(t, "subnet up", k, smhaUp)
-	assert.True(t, a.lines()[k].RoutesKept, "the tables b left kept")
-	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the failover")
-	sminfoNames(t, f, "ca1", "ca0")
-	f.CheckAllPairs(f.Hosts())
+	takeOver(t, f, b.d.Stop, a, i, lids, "ca0")
 }
 
 // TestSMHandoverOpenSMToIbsm: OpenSM runs the subnet; ibsm of higher
@@ -360,17 +368,8 @@ func TestSMHandoverOpenSMToIbsm(t *testing.T) {
 	smp := newSampler(f, "ca1", "ca0", "ca2")
 	smp.start()
 	ib := startIbsm(t, f, "ca2", 15)
-	ib.wait(t, "standby first", 0, smhaEvent(sm.SMActionElection, "Standby"))
-	j, _ := ib.wait(t, "handover", 0, smhaEvent(sm.SMActionHandover, "Master"))
-	ib.wait(t, "acknowledged", j, smhaEvent(sm.SMActionAcknowledgeSent, "Master"))
-	ib.wait(t, "subnet up", j, smhaUp)
+	handedOver(t, f, smp, ib, lids)
 	standby := o.WaitLog(t, madrouteWait, 0, "Entering STANDBY state")
-	time.Sleep(2 * time.Second)
-	samples := smp.finish(t)
-	assert.Equal(t, "ca0", masterOf(samples[0]))
-	assert.Equal(t, "ca2", masterOf(samples[len(samples)-1]))
-	assert.Equal(t, lids, madrouteLIDsNow(f), "LIDs after the handover")
-	sminfoNames(t, f, "ca1", "ca2")
 	for _, l := range ib.lines() {
 		if l.Action == sm.SMActionAcknowledgeSent {
 			assert.Empty(t, l.Reason, "OpenSM answered the ACKNOWLEDGE")
