@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,15 +42,8 @@ import (
 // Last, ibsm started on the fabric OpenSM configured finds nothing to
 // set.
 func TestPartitionsIBSM(t *testing.T) {
-	topo, err := topologies.Irregular(2, 4, 2, 1)
-	require.NoError(t, err)
-	guid := func(name string) uint64 {
-		i, ok := topo.Lookup(name)
-		require.True(t, ok, name)
-		return topo.Node(i).Ports[1].GUID
-	}
-	conf := filepath.Join(t.TempDir(), "partitions.conf")
-	text := fmt.Sprintf("# one file for both SMs\n"+
+	topo, guid := partTopo(t)
+	conf := writePartConf(t, fmt.Sprintf("# one file for both SMs\n"+
 		"Default=0x7fff, ipoib : ALL=full, ALL_SWITCHES=limited ;\n"+
 		"pfull=0x0010 : 0x%016x=full, 0x%016x=full ;\n"+
 		"plim=0x0020 :\n  0x%016x=limited, 0x%016x=limited,\n  0x%016x=full ;\n"+
@@ -61,9 +52,7 @@ func TestPartitionsIBSM(t *testing.T) {
 		"sw=0x0030 : ALL_SWITCHES=full, SELF=limited ;\n"+
 		"idx=0x0040, indx0 : 0x%016x=full ;\n",
 		guid("ca1-2"), guid("ca2-1"), guid("ca1-2"), guid("ca2-1"), guid("ca2-2"),
-		guid("ca1-1"), guid("ca2-2"), guid("ca1-2"), guid("ca2-1"))
-	require.NoError(t, os.WriteFile(conf, []byte(text), 0o644))
-	t.Logf("partitions.conf:\n%s", text)
+		guid("ca1-1"), guid("ca2-2"), guid("ca1-2"), guid("ca2-1")))
 
 	var underIBSM, underOpenSM map[string]string
 	t.Run("ibsm", func(t *testing.T) {

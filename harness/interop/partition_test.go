@@ -34,26 +34,12 @@ import (
 // (PortRcvConstraintErrors), one the receiver's switch port does not hold
 // on the way out (PortXmitConstraintErrors), both read with perfquery.
 func TestPartitions(t *testing.T) {
-	topo, err := topologies.Irregular(2, 4, 2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, guid := partTopo(t)
 	f := fabrictest.Up(t, "part", topo, harness.UpOptions{})
-	guid := func(name string) uint64 {
-		i, ok := topo.Lookup(name)
-		if !ok {
-			t.Fatalf("no node %s", name)
-		}
-		return topo.Node(i).Ports[1].GUID
-	}
-	conf := filepath.Join(t.TempDir(), "partitions.conf")
-	text := fmt.Sprintf("Default=0x7fff, ipoib : ALL=full ;\n"+
+	conf := writePartConf(t, fmt.Sprintf("Default=0x7fff, ipoib : ALL=full ;\n"+
 		"pfull=0x0010 : 0x%016x=full, 0x%016x=full ;\n"+
 		"plim=0x0020 : 0x%016x=limited, 0x%016x=limited, 0x%016x=full ;\n",
-		guid("ca1-2"), guid("ca2-1"), guid("ca1-2"), guid("ca2-1"), guid("ca2-2"))
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		guid("ca1-2"), guid("ca2-1"), guid("ca1-2"), guid("ca2-1"), guid("ca2-2")))
 	osm := f.StartOpenSM("ca1-1", "-P", conf, "-Z", "both")
 	osm.WaitLog(t, 60*time.Second, 0, "SUBNET UP")
 
@@ -276,4 +262,33 @@ func partQuiet(t *testing.T, f *fabrictest.Fabric, host string) {
 		}
 		return time.Since(since) >= 200*time.Millisecond
 	})
+}
+
+// partTopo is the partition tests' fabric, two switches with two hosts
+// each, and the port GUID of a host by name.
+func partTopo(t *testing.T) (*topologies.Topology, func(string) uint64) {
+	t.Helper()
+	topo, err := topologies.Irregular(2, 4, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo, func(name string) uint64 {
+		i, ok := topo.Lookup(name)
+		if !ok {
+			t.Fatalf("no node %s", name)
+		}
+		return topo.Node(i).Ports[1].GUID
+	}
+}
+
+// writePartConf writes text to a partitions.conf of the test's and
+// returns its path.
+func writePartConf(t *testing.T, text string) string {
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "partitions.conf")
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("partitions.conf:\n%s", text)
+	return conf
 }
