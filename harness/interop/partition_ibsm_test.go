@@ -16,6 +16,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -42,6 +43,7 @@ import (
 // Last, ibsm started on the fabric OpenSM configured finds nothing to
 // set.
 func TestPartitionsIBSM(t *testing.T) {
+	testenv.RequireRoot(t) // the subtests' reason, not "a subtest did not read the tables"
 	topo, guid := partTopo(t)
 	conf := writePartConf(t, fmt.Sprintf("# one file for both SMs\n"+
 		"Default=0x7fff, ipoib : ALL=full, ALL_SWITCHES=limited ;\n"+
