@@ -282,27 +282,21 @@ func DecodeNotice(b []byte) (NoticeFields, error) {
 // its ports changes: generic, urgent, produced by a switch, trap 128, with
 // the switch's LID as issuer and as LIDADDR.
 func Trap128(switchLID uint16) NoticeFields {
-	f := NoticeFields{
-		IsGeneric:    true,
-		Type:         NoticeUrgent,
-		ProducerType: ProducerSwitch,
-		TrapNumber:   TrapLinkStateChange,
-		IssuerLID:    switchLID,
-	}
+	f := genericTrap(NoticeUrgent, ProducerSwitch, TrapLinkStateChange, switchLID)
 	binary.BigEndian.PutUint16(f.DataDetails[nt128LID-ntDataDetails:], switchLID)
 	return f
+}
+
+// genericTrap is the header of a generic Notice: its type, producer type,
+// trap number and issuer; the builders below fill in the details.
+func genericTrap(typ NoticeType, producer uint32, trap, issuer uint16) NoticeFields {
+	return NoticeFields{IsGeneric: true, Type: typ, ProducerType: producer, TrapNumber: trap, IssuerLID: issuer}
 }
 
 // PortTrap returns the urgent generic Notice of trap 129, 130 or 131 for
 // port of the node at lid, produced by a node of type producer.
 func PortTrap(trap uint16, producer NodeType, lid uint16, port uint8) NoticeFields {
-	f := NoticeFields{
-		IsGeneric:    true,
-		Type:         NoticeUrgent,
-		ProducerType: uint32(producer),
-		TrapNumber:   trap,
-		IssuerLID:    lid,
-	}
+	f := genericTrap(NoticeUrgent, uint32(producer), trap, lid)
 	binary.BigEndian.PutUint16(f.DataDetails[ntPortTrapLID-ntDataDetails:], lid)
 	f.DataDetails[ntPortTrapPort-ntDataDetails] = port
 	return f
@@ -357,13 +351,7 @@ func (b Notice) Trap144CapabilityMask2() uint16 { return binary.BigEndian.Uint16
 // LIDADDR. changeFlags (Trap144…) set the "other local changes" bit: an
 // SM announcing its priority sends Trap144SMPriority.
 func Trap144(producer NodeType, lid uint16, capMask uint32, changeFlags uint16) NoticeFields {
-	f := NoticeFields{
-		IsGeneric:    true,
-		Type:         NoticeInfo,
-		ProducerType: uint32(producer),
-		TrapNumber:   TrapCapabilityMaskChange,
-		IssuerLID:    lid,
-	}
+	f := genericTrap(NoticeInfo, uint32(producer), TrapCapabilityMaskChange, lid)
 	d := f.DataDetails[:]
 	binary.BigEndian.PutUint16(d[nt144LID-ntDataDetails:], lid)
 	if changeFlags != 0 {

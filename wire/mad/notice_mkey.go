@@ -54,13 +54,7 @@ type BadMKey struct {
 // Trap256 returns the Bad M_Key notice (a generic Security notice) the SMA
 // at lid of a node of type producer sends about b.
 func Trap256(producer NodeType, lid uint16, b *BadMKey) NoticeFields {
-	f := NoticeFields{
-		IsGeneric:    true,
-		Type:         NoticeSecurity,
-		ProducerType: uint32(producer),
-		TrapNumber:   TrapBadMKey,
-		IssuerLID:    lid,
-	}
+	f := genericTrap(NoticeSecurity, uint32(producer), TrapBadMKey, lid)
 	d := Notice(make([]byte, NoticeSize))
 	d.SetBadMKey(b)
 	copy(f.DataDetails[:], d.DataDetails())
