@@ -1,0 +1,419 @@
+package suites
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"ibfab/sm"
+	"ibfab/topologies"
+)
+
+// The SM failover suite (`ibfab run sm-failover`, issue 21 part 4): two
+// subnet managers on two HCAs of one fabric, ibsm or Debian's OpenSM, in
+// every pairing (ibsm with ibsm, ibsm master with OpenSM beside it,
+// OpenSM master with ibsm beside it), each in two scenarios:
+//
+//   - FailoverKill: the master runs with a standby of lower priority
+//     polling it; the master is killed (SIGKILL) and the standby must give
+//     it up within its polling bound and take the subnet over, every
+//     port's LID kept and no packet lost among the hosts that are not SM
+//     hosts (traffic runs across the failover);
+//   - FailoverHandover: an SM of higher priority starts while the master
+//     runs; it must be handed the subnet with exactly one Master at every
+//     200 ms reading of both SMs' SMInfo, the subnet up throughout
+//     (traffic loses nothing) and the LIDs kept.
+//
+// In both, `sminfo` from an HCA that runs no SM must name the SM that is
+// Master whenever it is asked. Both SMs poll every second and give the
+// master up after two polls more go unanswered (OpenSM's
+// sminfo_polling_timeout and polling_retry_number), so each case takes
+// seconds.
+
+// FailoverScenario is what happens to the master.
+type FailoverScenario string
+
+// The scenarios of a pairing.
+const (
+	FailoverKill     FailoverScenario = "master-killed"
+	FailoverHandover FailoverScenario = "handover"
+)
+
+// FailoverPairing is which SM runs the subnet first (First) and which
+// joins it (Second): the standby that takes over when First is killed,
+// or the SM of higher priority First hands over to.
+type FailoverPairing struct {
+	First  string `json:"first"`
+	Second string `json:"second"`
+}
+
+func (p FailoverPairing) String() string { return p.First + "/" + p.Second }
+
+// FailoverPairings are the pairings the suite runs, in order.
+var FailoverPairings = []FailoverPairing{{SMIbsm, SMIbsm}, {SMIbsm, SMOpenSM}, {SMOpenSM, SMIbsm}}
+
+// failoverCase is one case of the plan.
+type failoverCase struct {
+	Pairing  FailoverPairing
+	Scenario FailoverScenario
+}
+
+func (c failoverCase) String() string { return fmt.Sprintf("%s %s", c.Pairing, c.Scenario) }
+
+// id names the case in file and directory names.
+func (c failoverCase) id() string {
+	return c.Pairing.First + "-" + c.Pairing.Second + "-" + string(c.Scenario)
+}
+
+// failoverPlan returns the cases to run: all six, or with quick the two
+// that cross the SMs' kinds in both roles (OpenSM killed under an ibsm
+// standby; ibsm handing over to OpenSM), which exercise the most of the
+// interplay in the least time.
+func failoverPlan(quick bool) []failoverCase {
+	if quick {
+		return []failoverCase{
+			{FailoverPairing{SMOpenSM, SMIbsm}, FailoverKill},
+			{FailoverPairing{SMIbsm, SMOpenSM}, FailoverHandover},
+		}
+	}
+	var out []failoverCase
+	for _, p := range FailoverPairings {
+		out = append(out, failoverCase{p, FailoverKill}, failoverCase{p, FailoverHandover})
+	}
+	return out
+}
+
+// The suite's polling: both SMs poll every FailoverPollInterval and give
+// the master up once FailoverPollRetries more polls have gone unanswered;
+// the master sweeps every FailoverSweepInterval.
+const (
+	FailoverPollInterval  = time.Second
+	FailoverPollRetries   = 2
+	FailoverSweepInterval = 2 * time.Second
+	// FailoverSampleEvery is the issue's period of the SMInfo readings.
+	FailoverSampleEvery = 200 * time.Millisecond
+)
+
+// failoverOpenSMConf is OpenSM's configuration for the suite's polling
+// (the log flushed line by line comes with startOpenSM).
+func failoverOpenSMConf() string {
+	return fmt.Sprintf("sweep_interval %d\nsminfo_polling_timeout %d\npolling_retry_number %d\n",
+		int(FailoverSweepInterval/time.Second), FailoverPollInterval.Milliseconds(), FailoverPollRetries)
+}
+
+// failoverIbsmArgs are ibsm's flags with priority prio.
+func failoverIbsmArgs(prio int) []string {
+	return []string{"--priority", fmt.Sprint(prio), "--sweep-interval", FailoverSweepInterval.String(),
+		"--polling-interval", FailoverPollInterval.String(), "--polling-retries", fmt.Sprint(FailoverPollRetries)}
+}
+
+// failoverTopology is the suite's fabric: a 2×3 mesh of switches with a
+// host on each, six hosts, loops among the switches. The SMs run on the
+// first host and the last; the other four carry the traffic, and the
+// first of them reads the SMs' states and runs sminfo.
+func failoverTopology() (*topologies.Topology, error) { return topologies.Mesh(2, 3) }
+
+// failoverRoles picks the SM hosts, the observer and the traffic hosts of
+// topo: the first and last CA run the SMs.
+func failoverRoles(topo *topologies.Topology) (smA, smB, observer string, hosts []string, err error) {
+	var cas []string
+	for _, n := range topo.Nodes() {
+		if n.Type == topologies.CA {
+			cas = append(cas, n.Name)
+		}
+	}
+	if len(cas) < 4 {
+		return "", "", "", nil, fmt.Errorf("the fabric has %d hosts; the suite wants at least 4 (two SMs, two talking)", len(cas))
+	}
+	hosts = cas[1 : len(cas)-1]
+	return cas[0], cas[len(cas)-1], hosts[0], hosts, nil
+}
+
+// FailoverOptions tune RunFailover.
+type FailoverOptions struct {
+	Out    string    // report directory; "" writes none
+	Fabric string    // fabric name; default "smfo"
+	Log    io.Writer // progress lines
+	Quick  bool      // the quick plan (failoverPlan)
+}
+
+// FailoverSMInfo is one `sminfo` run from the observer and its verdict.
+type FailoverSMInfo struct {
+	T      float64 `json:"t"` // seconds since the case started, when it was run
+	Want   string  `json:"want"`
+	Named  string  `json:"named,omitempty"` // the SM node whose port GUID it printed
+	State  string  `json:"state,omitempty"`
+	OK     bool    `json:"ok"`
+	Output string  `json:"output,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// FailoverSample is one SMInfo reading of a case.
+type FailoverSample struct {
+	T      float64 `json:"t"` // seconds since the case started
+	States SMState `json:"states"`
+}
+
+// FailoverCase is one case's run: what it measured and its checks.
+type FailoverCase struct {
+	Pairing    FailoverPairing  `json:"pairing"`
+	Scenario   FailoverScenario `json:"scenario"`
+	FirstNode  string           `json:"first_node"`
+	SecondNode string           `json:"second_node"`
+	// BoundMs is the second SM's polling bound (sm.PollingBound).
+	BoundMs float64 `json:"bound_ms"`
+	// From the kill (the master's process gone) or the second SM's start
+	// (a handover): until the second SM left Standby (kill: gave the
+	// master up), was Master, and reported the subnet up.
+	DetectMs *float64 `json:"detect_ms,omitempty"`
+	MasterMs *float64 `json:"master_ms,omitempty"`
+	UpMs     *float64 `json:"up_ms,omitempty"`
+	// MasterFrom says where MasterMs comes from: ibsm's event or the
+	// SMInfo readings.
+	MasterFrom string `json:"master_from,omitempty"`
+	// Every port's LID before and after; the ports whose LID changed.
+	PortsRead   int      `json:"ports_read"`
+	LIDsChanged []string `json:"lids_changed"`
+	// The traffic among the non-SM hosts: packets sent, received, sent
+	// minus received, and refused at the source (port not Active, backlog
+	// full).
+	Flows    int    `json:"flows"`
+	Sent     uint64 `json:"sent"`
+	Received uint64 `json:"received"`
+	Lost     int64  `json:"lost"`
+	Refused  uint64 `json:"refused"`
+	// The SMInfo readings; those that found other than one Master outside
+	// the window in which none can be (from the kill until the standby is
+	// Master); readings taken again.
+	Samples      []FailoverSample `json:"samples"`
+	NotOneMaster int              `json:"not_one_master"`
+	Rereads      int              `json:"rereads"`
+	FinalMaster  string           `json:"final_master"`
+	SMInfo       []FailoverSMInfo `json:"sminfo"`
+	Events       []Event          `json:"events"`
+	Checks       []Check          `json:"checks"`
+	Passed       bool             `json:"passed"`
+	DurationS    float64          `json:"duration_s"`
+	Error        string           `json:"error,omitempty"`
+	Files        []string         `json:"files,omitempty"`
+}
+
+// FailoverReport is the suite's run.
+type FailoverReport struct {
+	Suite        string         `json:"suite"`
+	Started      time.Time      `json:"started"`
+	Fabric       string         `json:"fabric"`
+	Topology     string         `json:"topology"`
+	Quick        bool           `json:"quick"`
+	PollInterval float64        `json:"poll_interval_s"`
+	PollRetries  int            `json:"poll_retries"`
+	BoundMs      float64        `json:"bound_ms"`
+	SMNodes      []string       `json:"sm_nodes"`
+	Observer     string         `json:"observer"`
+	Hosts        []string       `json:"traffic_hosts"`
+	Cases        []FailoverCase `json:"cases"`
+	Passed       bool           `json:"passed"`
+	DurationS    float64        `json:"duration_s"`
+	Files        []string       `json:"files,omitempty"`
+	Error        string         `json:"error,omitempty"`
+}
+
+// notOneMaster counts the readings that found other than one Master,
+// leaving out those taken in [from, to), when there can be none (zero
+// times: none left out).
+func notOneMaster(ss []SMSample, from, to time.Time) int {
+	n := 0
+	for _, s := range ss {
+		if !from.IsZero() && !s.At.Before(from) && (to.IsZero() || s.At.Before(to)) {
+			continue
+		}
+		if len(s.States.Masters()) != 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// firstState returns the first reading at or after from in which node is
+// in state, and whether there is one.
+func firstState(ss []SMSample, from time.Time, node, state string) (time.Time, bool) {
+	for _, s := range ss {
+		if !s.At.Before(from) && s.States[node] == state {
+			return s.At, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// firstLeft returns the first reading at or after from in which node is
+// neither Standby nor unread, and whether there is one.
+func firstLeft(ss []SMSample, from time.Time, node string) (time.Time, bool) {
+	for _, s := range ss {
+		if st, ok := s.States[node]; ok && !s.At.Before(from) && st != "Standby" && st != "" {
+			return s.At, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// mastersAround returns the SM nodes Master in the last reading before
+// from and in the first after to: those an `sminfo` run between them may
+// rightly name.
+func mastersAround(ss []SMSample, from, to time.Time) map[string]bool {
+	out := map[string]bool{}
+	before, after := -1, -1
+	for i, s := range ss {
+		if s.At.Before(from) {
+			before = i
+		}
+		if after < 0 && s.At.After(to) {
+			after = i
+		}
+	}
+	for _, i := range []int{before, after} {
+		if i >= 0 {
+			for _, m := range ss[i].States.Masters() {
+				out[m] = true
+			}
+		}
+	}
+	return out
+}
+
+// judgeSMInfo decides one sminfo run: it must have printed the port GUID
+// of an SM node in masters as SMINFO_MASTER. guids maps port GUIDs to SM
+// nodes.
+func judgeSMInfo(out string, runErr error, guids map[uint64]string, masters map[string]bool) FailoverSMInfo {
+	var v FailoverSMInfo
+	var want []string
+	for m := range masters {
+		want = append(want, m)
+	}
+	v.Want = strings.Join(sortedStrings(want), " or ")
+	if runErr != nil {
+		v.Error = runErr.Error()
+		return v
+	}
+	a, err := ParseSMInfo(out)
+	if err != nil {
+		v.Error = err.Error()
+		return v
+	}
+	v.Named, v.State = guids[a.GUID], a.State
+	if v.Named == "" {
+		v.Named = fmt.Sprintf("%#x", a.GUID)
+	}
+	v.OK = a.State == "SMINFO_MASTER" && masters[guids[a.GUID]]
+	return v
+}
+
+func sortedStrings(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// lidChanges lists the ports whose LID differs between before and after
+// (a port missing from either counts as changed).
+func lidChanges(before, after map[string]uint16) []string {
+	var out []string
+	for p, l := range before {
+		if a, ok := after[p]; !ok || a != l {
+			out = append(out, fmt.Sprintf("%s %d→%d", p, l, after[p]))
+		}
+	}
+	for p, a := range after {
+		if _, ok := before[p]; !ok {
+			out = append(out, fmt.Sprintf("%s new %d", p, a))
+		}
+	}
+	return sortedStrings(out)
+}
+
+// failoverChecks are the verdicts on one case's measurements.
+func failoverChecks(c *FailoverCase) []Check {
+	var cs []Check
+	add := func(name string, ok bool, format string, args ...any) {
+		cs = append(cs, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	ms := func(p *float64) string {
+		if p == nil {
+			return "never"
+		}
+		return fmt.Sprintf("%.0f ms", *p)
+	}
+	switch c.Scenario {
+	case FailoverKill:
+		add("master given up within bound", c.DetectMs != nil && *c.DetectMs <= c.BoundMs,
+			"%s (%s) left Standby %s after %s (%s) died; bound %.0f ms", c.SecondNode, c.Pairing.Second, ms(c.DetectMs), c.FirstNode, c.Pairing.First, c.BoundMs)
+		add("standby became Master", c.MasterMs != nil && c.FinalMaster == c.SecondNode,
+			"Master %s after the kill (%s), subnet up %s; last reading's master: %s", ms(c.MasterMs), c.MasterFrom, ms(c.UpMs), orNone(c.FinalMaster))
+	case FailoverHandover:
+		add("handed over", c.MasterMs != nil && c.FinalMaster == c.SecondNode,
+			"%s (%s, higher priority) Master %s after it started, subnet up %s; last reading's master: %s", c.SecondNode, c.Pairing.Second, ms(c.MasterMs), ms(c.UpMs), orNone(c.FinalMaster))
+	}
+	window := ""
+	if c.Scenario == FailoverKill {
+		window = ", leaving out those from the kill until the standby was Master"
+	}
+	add("one Master at every reading", len(c.Samples) > 0 && c.NotOneMaster == 0,
+		"%d of %d readings every %v found other than one Master%s (%d taken again)", c.NotOneMaster, len(c.Samples), FailoverSampleEvery, window, c.Rereads)
+	add("LIDs unchanged", c.PortsRead > 0 && len(c.LIDsChanged) == 0,
+		"%d ports read before and after; changed: %s", c.PortsRead, orNone(strings.Join(c.LIDsChanged, ", ")))
+	add("no packet lost", c.Flows > 0 && c.Received > 0 && c.Lost == 0 && c.Refused == 0,
+		"%d flows among the non-SM hosts: %d sent, %d received, %d lost, %d refused at the source", c.Flows, c.Sent, c.Received, c.Lost, c.Refused)
+	right := 0
+	var wrong []string
+	for _, s := range c.SMInfo {
+		if s.OK {
+			right++
+			continue
+		}
+		got := s.Named + " " + s.State
+		if s.Error != "" {
+			got = s.Error
+		}
+		wrong = append(wrong, fmt.Sprintf("at %.1f s want %s, got %s", s.T, s.Want, got))
+	}
+	add("sminfo names the master", len(c.SMInfo) > 0 && right == len(c.SMInfo),
+		"%d of %d runs right%s", right, len(c.SMInfo), prefixed("; ", strings.Join(wrong, "; ")))
+	return cs
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+// failoverMasterEvent returns when ibsm's events (evs, read at ats) first
+// show it Master by action after from, and whether they do.
+func failoverMasterEvent(evs []sm.SMEvent, ats []time.Time, from time.Time, actions ...string) (time.Time, bool) {
+	for i, e := range evs {
+		if i >= len(ats) || ats[i].Before(from) || e.State != "Master" {
+			continue
+		}
+		for _, a := range actions {
+			if e.Action == a {
+				return ats[i], true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// msSince is d in ms, as a pointer for the report's optional times.
+func msSince(t, from time.Time) *float64 {
+	v := float64(t.Sub(from).Microseconds()) / 1000
+	return &v
+}
