@@ -105,12 +105,11 @@ type failoverRun struct {
 	tmp                     string // OpenSM's and libumad2sim's files when dir is ""
 	logf                    func(string, ...any)
 
-	t0   time.Time
-	rep  *FailoverCase
-	mu   sync.Mutex
-	sms  []*smProc
-	smp  *SMInfoSampler
-	lids map[uint16]string // SM port LIDs, for the logs
+	t0  time.Time
+	rep *FailoverCase
+	mu  sync.Mutex
+	sms []*smProc
+	smp *SMInfoSampler
 }
 
 func (r *failoverRun) event(format string, args ...any) {
