@@ -137,6 +137,38 @@ type FailoverOptions struct {
 	Fabric string    // fabric name; default "smfo"
 	Log    io.Writer // progress lines
 	Quick  bool      // the quick plan (failoverPlan)
+	Only   []string  // run only these cases of the plan (failoverCase.id)
+}
+
+// selectFailover keeps the cases of plan that only names (all of them
+// when only is empty); a name not in the plan is an error.
+func selectFailover(plan []failoverCase, only []string) ([]failoverCase, error) {
+	if len(only) == 0 {
+		return plan, nil
+	}
+	want := map[string]bool{}
+	for _, id := range only {
+		want[strings.TrimSpace(id)] = true
+	}
+	var out []failoverCase
+	for _, c := range plan {
+		if want[c.id()] {
+			out = append(out, c)
+			delete(want, c.id())
+		}
+	}
+	if len(want) > 0 {
+		var ids []string
+		for _, c := range plan {
+			ids = append(ids, c.id())
+		}
+		var bad []string
+		for id := range want {
+			bad = append(bad, id)
+		}
+		return nil, fmt.Errorf("no case %s in the plan; cases: %s", strings.Join(sortedStrings(bad), ", "), strings.Join(ids, ", "))
+	}
+	return out, nil
 }
 
 // FailoverSMInfo is one `sminfo` run from the observer and its verdict.
@@ -184,6 +216,11 @@ type FailoverCase struct {
 	Received uint64 `json:"received"`
 	Lost     int64  `json:"lost"`
 	Refused  uint64 `json:"refused"`
+	// Short lists the flows that received less than they sent.
+	Short []string `json:"short,omitempty"`
+	// Drops is what the fabric's ports dropped during the case, by
+	// "node[port] cause" (every port, SM hosts' too).
+	Drops map[string]uint64 `json:"drops,omitempty"`
 	// The SMInfo readings; those that found other than one Master outside
 	// the window in which none can be (from the kill until the standby is
 	// Master); readings taken again.
@@ -330,6 +367,17 @@ func lidChanges(before, after map[string]uint16) []string {
 		}
 	}
 	return sortedStrings(out)
+}
+
+// dropChanges returns the counters of after that grew since before.
+func dropChanges(before, after map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range after {
+		if v > before[k] {
+			out[k] = v - before[k]
+		}
+	}
+	return out
 }
 
 // failoverChecks are the verdicts on one case's measurements.

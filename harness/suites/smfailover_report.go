@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,6 +102,12 @@ func failoverMarkdown(rep *FailoverReport) string {
 		for _, ch := range c.Checks {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", ch.Name, mark(ch), mdCell(ch.Detail))
 		}
+		if len(c.Short) > 0 {
+			fmt.Fprintf(&b, "\nFlows short: %s.\n", strings.Join(c.Short, "; "))
+		}
+		if len(c.Drops) > 0 {
+			fmt.Fprintf(&b, "\nDropped in the fabric: %s.\n", fmtDrops(c.Drops))
+		}
 		b.WriteString("\nTimeline (s since the case started):\n\n")
 		for _, e := range c.Events {
 			fmt.Fprintf(&b, "- %.2f %s\n", e.T, e.What)
@@ -127,13 +134,42 @@ func failoverMarkdown(rep *FailoverReport) string {
 	return b.String()
 }
 
+// fmtDrops lists drop counters, most first.
+func fmtDrops(d map[string]uint64) string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if d[a] != d[b] {
+			return cmpDesc(d[a], d[b])
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, d[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cmpDesc(a, b uint64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
 // mdCell keeps a table cell on one line.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
 
 const (
-	failoverSynopsis = "run sm-failover [--quick] [--out DIR] [--json] [--name N]"
+	failoverSynopsis = "run sm-failover [--quick] [--only CASE,...] [--out DIR] [--json] [--name N]"
 	failoverDesc     = `The SM failover suite (issue 21): on a 2x3 mesh of switches with a host on
 each, two subnet managers on the first host and the last, in every pairing
 (ibsm with ibsm, ibsm master with OpenSM, OpenSM master with ibsm), each in two
@@ -144,7 +180,9 @@ and must be handed the subnet. Throughout, a third host reads both SMs'
 SMInfo every 200 ms (exactly one Master outside a kill's gap) and runs
 sminfo (it must name the Master); flows among the four non-SM hosts must lose
 no packet; every port's LID must stay. --quick runs two cases (OpenSM killed
-under an ibsm standby; ibsm handing over to OpenSM). The report (index.md,
+under an ibsm standby; ibsm handing over to OpenSM); --only runs the cases
+named FIRST-SECOND-SCENARIO (ibsm-opensm-handover, opensm-ibsm-master-killed,
+...). The report (index.md,
 report.json, each SM's log) goes to DIR. The exit status is 1 when a check
 fails.`
 )
@@ -158,6 +196,7 @@ func runFailoverCmd(env *harness.Env, args []string) error {
 	out := fs.String("out", "out/sm-failover", "write the report to `DIR`")
 	name := fs.String("name", "smfo", "fabric name")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of the table")
+	only := fs.String("only", "", "run only these cases (comma-separated FIRST-SECOND-SCENARIO, e.g. ibsm-opensm-handover)")
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: failoverSynopsis, Err: err} }
 	if help, err := harness.ParseFlags(env, fs, cmd, failoverSynopsis, failoverDesc, args, 0); help || err != nil {
 		return err
@@ -166,6 +205,12 @@ func runFailoverCmd(env *harness.Env, args []string) error {
 		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
 	o := FailoverOptions{Out: *out, Fabric: *name, Quick: *quick}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
+		if _, err := selectFailover(failoverPlan(*quick), o.Only); err != nil {
+			return usage(err)
+		}
+	}
 	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*FailoverReport, error) {
 		o.Log = log
 		return RunFailover(ctx, o)

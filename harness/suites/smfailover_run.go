@@ -48,6 +48,10 @@ func RunFailover(ctx context.Context, o FailoverOptions) (rep *FailoverReport, e
 	if err != nil {
 		return nil, err
 	}
+	plan, err := selectFailover(failoverPlan(o.Quick), o.Only)
+	if err != nil {
+		return nil, err
+	}
 	bound := sm.PollingBound(FailoverPollInterval, FailoverPollRetries)
 	rep = &FailoverReport{Suite: "sm-failover", Started: time.Now(), Fabric: o.Fabric, Topology: "mesh 2x3, one host per switch",
 		Quick: o.Quick, PollInterval: FailoverPollInterval.Seconds(), PollRetries: FailoverPollRetries,
@@ -75,7 +79,7 @@ func RunFailover(ctx context.Context, o FailoverOptions) (rep *FailoverReport, e
 			err = writeFailoverReport(o.Out, rep)
 		}
 	}()
-	for _, c := range failoverPlan(o.Quick) {
+	for _, c := range plan {
 		if ctx.Err() != nil {
 			rep.Error = ctx.Err().Error()
 			break
@@ -86,7 +90,7 @@ func RunFailover(ctx context.Context, o FailoverOptions) (rep *FailoverReport, e
 		}
 		rep.Cases = append(rep.Cases, fr.run(ctx))
 	}
-	rep.Passed = rep.Error == "" && len(rep.Cases) == len(failoverPlan(o.Quick))
+	rep.Passed = rep.Error == "" && len(rep.Cases) == len(plan)
 	for _, c := range rep.Cases {
 		rep.Passed = rep.Passed && c.Passed
 	}
@@ -268,25 +272,36 @@ func waitReading(ctx context.Context, s *SMInfoSampler, from time.Time, timeout 
 
 // portLIDs reads every port's LID, by "node[port]".
 func (r *failoverRun) portLIDs(ctx context.Context) (map[string]uint16, error) {
+	lids, _, err := r.readPorts(ctx)
+	return lids, err
+}
+
+// readPorts reads every port's LID and its drops by cause, both by
+// "node[port]" (drops: "node[port] cause").
+func (r *failoverRun) readPorts(ctx context.Context) (map[string]uint16, map[string]uint64, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	st, err := harness.Status(cctx, r.o.Fabric)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[string]uint16{}
+	lids, drops := map[string]uint16{}, map[string]uint64{}
 	for _, n := range st.Nodes {
 		if n.Error != "" {
-			return nil, fmt.Errorf("%s: %s", n.Name, n.Error)
+			return nil, nil, fmt.Errorf("%s: %s", n.Name, n.Error)
 		}
 		for _, p := range n.Ports {
 			if n.Type == "hca" && p.Peer == "" {
 				continue
 			}
-			out[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.LID
+			port := fmt.Sprintf("%s[%d]", n.Name, p.Port)
+			lids[port] = p.LID
+			for cause, v := range p.Drops {
+				drops[port+" "+cause] = v
+			}
 		}
 	}
-	return out, nil
+	return lids, drops, nil
 }
 
 // execute is the case's sequence.
@@ -345,7 +360,7 @@ func (r *failoverRun) execute(ctx context.Context) error {
 		return err
 	}
 	defer tr.stopIfRunning(ctx)
-	before, err := r.portLIDs(ctx)
+	before, dropsBefore, err := r.readPorts(ctx)
 	if err != nil {
 		return err
 	}
@@ -418,11 +433,15 @@ func (r *failoverRun) execute(ctx context.Context) error {
 		return err
 	}
 	samples := r.smp.Stop()
-	after, err := r.portLIDs(ctx)
+	after, dropsAfter, err := r.readPorts(ctx)
 	if err != nil {
 		return err
 	}
 	r.rep.LIDsChanged = lidChanges(before, after)
+	r.rep.Drops = dropChanges(dropsBefore, dropsAfter)
+	if len(r.rep.Drops) > 0 {
+		r.event("dropped in the fabric: %s", fmtDrops(r.rep.Drops))
+	}
 	if !kill {
 		excludeFrom, excludeTo = time.Time{}, time.Time{}
 	}
@@ -632,6 +651,7 @@ func (t *failoverTraffic) stop(ctx context.Context, c *FailoverCase) error {
 		}
 	}
 	sort.Strings(short)
+	c.Short = short
 	c.Lost = int64(c.Sent) - int64(c.Received)
 	t.r.event("traffic stopped: %d sent, %d received, %d refused at the source%s", c.Sent, c.Received, c.Refused, prefixed("; short: ", strings.Join(short, ", ")))
 	if c.Sent == 0 {
