@@ -97,15 +97,35 @@ const (
 )
 
 // failoverOpenSMConf is OpenSM's configuration for the suite's polling
-// (the log flushed line by line comes with startOpenSM).
+// (the log flushed line by line comes with startOpenSM), and what an
+// OpenSM beside ibsm needs so that taking over from it costs no packet:
+//
+//   - qos TRUE: OpenSM then sets every switch's SLtoVL tables. ibsm's
+//     default table distribution (cut-deps, pre-blocked) maps every SL to
+//     VL15, where data is dropped, on the forbidden turns of its
+//     up*/down* graph's cut nodes, and those blocks stay in the switches
+//     when ibsm dies; OpenSM without QoS never touches SLtoVL, and its
+//     min-hop routes take some of those turns (a 2×3 mesh lost 5 of its
+//     12 flows entirely);
+//   - max_op_vls 3 (VL0-VL3), ibsm's OperationalVLs: OpenSM's default (as
+//     many as the ports have, VL0-VL7 here) differs, and OpenSM takes
+//     every port whose OperationalVLs it must change through Init, which
+//     refuses the hosts' packets for most of a second.
 func failoverOpenSMConf() string {
-	return fmt.Sprintf("sweep_interval %d\nsminfo_polling_timeout %d\npolling_retry_number %d\n",
-		int(FailoverSweepInterval/time.Second), FailoverPollInterval.Milliseconds(), FailoverPollRetries)
+	return fmt.Sprintf("sweep_interval %d\nsminfo_polling_timeout %d\npolling_retry_number %d\nqos TRUE\nmax_op_vls %d\n",
+		int(FailoverSweepInterval/time.Second), FailoverPollInterval.Milliseconds(), FailoverPollRetries, sm.DefaultOpVLs)
 }
 
-// failoverIbsmArgs are ibsm's flags with priority prio.
+// failoverIbsmArgs are ibsm's flags with priority prio. --pre-block=false:
+// ibsm's default blocks the forbidden turns of its up*/down* graph's cut
+// nodes (every SL to VL15 there) once the subnet is up, and the blocks
+// stay when ibsm dies; an OpenSM taking over routes through some of them
+// until its QoS setup rewrites the SLtoVL tables, after its new LFTs (on
+// the suite's mesh about 200 ms, some 40 packets of each of 5 flows).
+// Without pre-blocking a sweep leaves no block; a change still may, until
+// a later graph makes its turns legal.
 func failoverIbsmArgs(prio int) []string {
-	return []string{"--priority", fmt.Sprint(prio), "--sweep-interval", FailoverSweepInterval.String(),
+	return []string{"--priority", fmt.Sprint(prio), "--pre-block=false", "--sweep-interval", FailoverSweepInterval.String(),
 		"--polling-interval", FailoverPollInterval.String(), "--polling-retries", fmt.Sprint(FailoverPollRetries)}
 }
 
@@ -173,13 +193,18 @@ func selectFailover(plan []failoverCase, only []string) ([]failoverCase, error) 
 
 // FailoverSMInfo is one `sminfo` run from the observer and its verdict.
 type FailoverSMInfo struct {
-	T      float64 `json:"t"` // seconds since the case started, when it was run
-	Want   string  `json:"want"`
-	Named  string  `json:"named,omitempty"` // the SM node whose port GUID it printed
-	State  string  `json:"state,omitempty"`
-	OK     bool    `json:"ok"`
-	Output string  `json:"output,omitempty"`
-	Error  string  `json:"error,omitempty"`
+	T     float64 `json:"t"` // seconds since the case started, when it was run
+	Want  string  `json:"want"`
+	Named string  `json:"named,omitempty"` // the SM node whose port GUID it printed
+	State string  `json:"state,omitempty"`
+	OK    bool    `json:"ok"`
+	// Transition marks a run during a handover, from the new master's
+	// state change until it has the subnet up (and every port's
+	// MasterSMLID names it): one that named the old master as Standby then
+	// told the truth of the moment, and is not counted wrong.
+	Transition bool   `json:"transition,omitempty"`
+	Output     string `json:"output,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // FailoverSample is one SMInfo reading of a case.
@@ -346,6 +371,17 @@ func judgeSMInfo(out string, runErr error, guids map[uint64]string, masters map[
 	return v
 }
 
+// inTransition decides whether a run from from to to that judgeSMInfo
+// found wrong (v) was a handover's truthful answer: it overlaps the
+// window [wFrom, wTo], named one of the SM nodes and printed it Master or
+// Standby.
+func inTransition(v FailoverSMInfo, from, to, wFrom, wTo time.Time, sms map[string]bool) bool {
+	if v.OK || v.Error != "" || wFrom.IsZero() || to.Before(wFrom) || from.After(wTo) || !sms[v.Named] {
+		return false
+	}
+	return v.State == "SMINFO_STANDBY" || v.State == "SMINFO_MASTER"
+}
+
 func sortedStrings(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
@@ -412,11 +448,15 @@ func failoverChecks(c *FailoverCase) []Check {
 		"%d ports read before and after; changed: %s", c.PortsRead, orNone(strings.Join(c.LIDsChanged, ", ")))
 	add("no packet lost", c.Flows > 0 && c.Received > 0 && c.Lost == 0 && c.Refused == 0,
 		"%d flows among the non-SM hosts: %d sent, %d received, %d lost, %d refused at the source", c.Flows, c.Sent, c.Received, c.Lost, c.Refused)
-	right := 0
+	right, transition := 0, 0
 	var wrong []string
 	for _, s := range c.SMInfo {
 		if s.OK {
 			right++
+			continue
+		}
+		if s.Transition {
+			transition++
 			continue
 		}
 		got := s.Named + " " + s.State
@@ -425,8 +465,12 @@ func failoverChecks(c *FailoverCase) []Check {
 		}
 		wrong = append(wrong, fmt.Sprintf("at %.1f s want %s, got %s", s.T, s.Want, got))
 	}
-	add("sminfo names the master", len(c.SMInfo) > 0 && right == len(c.SMInfo),
-		"%d of %d runs right%s", right, len(c.SMInfo), prefixed("; ", strings.Join(wrong, "; ")))
+	tr := ""
+	if transition > 0 {
+		tr = fmt.Sprintf(", %d more during the handover (the old master, Standby by then, before the new one's sweep named itself to the ports)", transition)
+	}
+	add("sminfo names the master", len(c.SMInfo) > 0 && right+transition == len(c.SMInfo) && right > 0,
+		"%d of %d runs right%s%s", right, len(c.SMInfo), tr, prefixed("; ", strings.Join(wrong, "; ")))
 	return cs
 }
 

@@ -59,11 +59,17 @@ func failoverTime(c FailoverCase) string {
 
 // sminfoRight is "right of runs".
 func sminfoRight(c FailoverCase) string {
-	n := 0
+	n, tr := 0, 0
 	for _, s := range c.SMInfo {
-		if s.OK {
+		switch {
+		case s.OK:
 			n++
+		case s.Transition:
+			tr++
 		}
+	}
+	if tr > 0 {
+		return fmt.Sprintf("%d/%d (+%d in the handover)", n, len(c.SMInfo), tr)
 	}
 	return fmt.Sprintf("%d/%d", n, len(c.SMInfo))
 }
@@ -119,7 +125,11 @@ func failoverMarkdown(rep *FailoverReport) string {
 				if s.Error != "" {
 					got = "error"
 				}
-				fmt.Fprintf(&b, " %.1f s %s (%s);", s.T, got, mark(Check{OK: s.OK}))
+				verdict := mark(Check{OK: s.OK})
+				if s.Transition {
+					verdict = "in the handover"
+				}
+				fmt.Fprintf(&b, " %.1f s %s (%s);", s.T, got, verdict)
 			}
 			b.WriteString("\n")
 		}

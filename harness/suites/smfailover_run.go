@@ -420,6 +420,10 @@ func (r *failoverRun) execute(ctx context.Context) error {
 		return fmt.Errorf("%s at %s: subnet not up: %w", r.c.Pairing.Second, r.second, err)
 	}
 	r.rep.UpMs = msSince(upAt, from)
+	if !kill {
+		// A reading shows the change up to a period late, ibsm's event not.
+		sminfo.windowFrom, sminfo.windowTo = masterAt.Add(-FailoverSampleEvery), upAt
+	}
 	if err := pause(ctx, 2*time.Second); err != nil {
 		return err
 	}
@@ -483,6 +487,9 @@ func failoverPollingTimeout(evs []sm.SMEvent, ats []time.Time, from time.Time) (
 type sminfoRunner struct {
 	r     *failoverRun
 	guids map[uint64]string
+	// windowFrom and windowTo are a handover's transition: from the new
+	// master's state change until it reported the subnet up.
+	windowFrom, windowTo time.Time
 
 	mu   sync.Mutex
 	runs []sminfoRun
@@ -541,6 +548,7 @@ func (s *sminfoRunner) results() []FailoverSMInfo {
 	for _, run := range s.runs {
 		v := judgeSMInfo(run.out, run.err, s.guids, mastersAround(samples, run.from, run.to))
 		v.T = run.from.Sub(s.r.t0).Seconds()
+		v.Transition = inTransition(v, run.from, run.to, s.windowFrom, s.windowTo, map[string]bool{s.r.first: true, s.r.second: true})
 		if !v.OK {
 			v.Output = lastLines(run.out, 3)
 		}
