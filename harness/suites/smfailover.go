@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/opensmrun"
 	"ibfab/sm"
 	"ibfab/topologies"
 )
@@ -499,6 +500,39 @@ func failoverMasterEvent(evs []sm.SMEvent, ats []time.Time, from time.Time, acti
 			if e.Action == a {
 				return ats[i], true
 			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// osmStates returns the state changes OpenSM logged ("Entering MASTER
+// state" and the like) at or after from, in order: each state's name
+// ("MASTER", "DISCOVERING", …) and its time. Lines whose time does not
+// parse are skipped.
+func osmStates(log string, from time.Time) (states []string, ats []time.Time) {
+	for _, line := range strings.Split(log, "\n") {
+		_, msg, ok := strings.Cut(line, "-> Entering ")
+		if !ok {
+			continue
+		}
+		state, ok := strings.CutSuffix(strings.TrimSpace(msg), " state")
+		if !ok {
+			continue
+		}
+		t, err := opensmrun.LineTime(line, from)
+		if err != nil || t.Before(from) {
+			continue
+		}
+		states, ats = append(states, state), append(ats, t)
+	}
+	return states, ats
+}
+
+// firstOSMState returns when OpenSM's log (osmStates) first shows state.
+func firstOSMState(states []string, ats []time.Time, state string) (time.Time, bool) {
+	for i, s := range states {
+		if s == state {
+			return ats[i], true
 		}
 	}
 	return time.Time{}, false

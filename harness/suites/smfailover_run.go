@@ -404,6 +404,18 @@ func (r *failoverRun) execute(ctx context.Context) error {
 			r.rep.DetectMs = msSince(t, from)
 		}
 	}
+	if second.kind == SMOpenSM {
+		// Its log times its state changes to the µs; the readings only
+		// to their period.
+		b, _ := os.ReadFile(filepath.Join(r.workDir(), "opensm-"+r.second, "opensm.log"))
+		states, ats := osmStates(string(b), from)
+		if t, ok := firstOSMState(states, ats, "MASTER"); ok {
+			masterAt, r.rep.MasterFrom = t, "OpenSM's log"
+		}
+		if t, ok := firstOSMState(states, ats, "DISCOVERING"); ok && kill {
+			r.rep.DetectMs = msSince(t, from)
+		}
+	}
 	if kill && r.rep.DetectMs == nil {
 		if t, ok := firstLeft(r.smp.Samples(), from, r.second); ok {
 			r.rep.DetectMs = msSince(t, from)

@@ -317,3 +317,40 @@ func TestInTransition(t *testing.T) {
 		}
 	}
 }
+
+func TestOSMStates(t *testing.T) {
+	log := "Nov 28 01:07:45 113275 [A775D740] 0x80 -> Entering DISCOVERING state\n" +
+		"***************** ENTERING SM DISCOVERING STATE ******************\n" +
+		"Nov 28 01:07:45 225104 [A47566C0] 0x80 -> Entering STANDBY state\n" +
+		"Nov 28 01:07:49 230473 [A775C6C0] 0x04 -> osm_sm_state_mgr_polling_callback: SM State 2 (STANDBY), Retry number:2\n" +
+		"Nov 28 01:07:50 240673 [A775C6C0] 0x80 -> Entering DISCOVERING state\n" +
+		"garbage -> Entering MASTER state\n" +
+		"Nov 28 01:07:51 023198 [A47566C0] 0x80 -> Entering MASTER state\n"
+	at := func(s string) time.Time {
+		tm, err := time.ParseInLocation("2006 Jan 2 15:04:05.000000", "2026 "+s, time.Local)
+		require.NoError(t, err)
+		return tm
+	}
+	states, ats := osmStates(log, at("Nov 28 01:07:45.000000"))
+	assert.Equal(t, []string{"DISCOVERING", "STANDBY", "DISCOVERING", "MASTER"}, states)
+	require.Len(t, ats, 4)
+	assert.Equal(t, at("Nov 28 01:07:50.240673"), ats[2])
+	states, ats = osmStates(log, at("Nov 28 01:07:46.000000"))
+	assert.Equal(t, []string{"DISCOVERING", "MASTER"}, states, "only those after from")
+	m, ok := firstOSMState(states, ats, "MASTER")
+	require.True(t, ok)
+	assert.Equal(t, at("Nov 28 01:07:51.023198"), m)
+	_, ok = firstOSMState(states, ats, "STANDBY")
+	assert.False(t, ok)
+}
+
+func FuzzOSMStates(f *testing.F) {
+	f.Add("Nov 28 01:07:51 023198 [A47566C0] 0x80 -> Entering MASTER state\n")
+	f.Add("x -> Entering  state")
+	f.Fuzz(func(t *testing.T, log string) {
+		states, ats := osmStates(log, time.Unix(0, 0))
+		if len(states) != len(ats) {
+			t.Fatalf("%d states, %d times", len(states), len(ats))
+		}
+	})
+}
