@@ -354,3 +354,17 @@ func FuzzOSMStates(f *testing.F) {
 		}
 	})
 }
+
+func TestSelectFailover(t *testing.T) {
+	plan := failoverPlan(false)
+	got, err := selectFailover(plan, nil)
+	require.NoError(t, err)
+	assert.Equal(t, plan, got)
+	got, err = selectFailover(plan, []string{"opensm-ibsm-handover", " ibsm-ibsm-master-killed"})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "ibsm-ibsm-master-killed", got[0].id(), "in the plan's order")
+	assert.Equal(t, "opensm-ibsm-handover", got[1].id())
+	_, err = selectFailover(failoverPlan(true), []string{"ibsm-ibsm-handover"})
+	assert.ErrorContains(t, err, "no case ibsm-ibsm-handover")
+}
