@@ -265,22 +265,26 @@ type FailoverCase struct {
 
 // FailoverReport is the suite's run.
 type FailoverReport struct {
-	Suite        string         `json:"suite"`
-	Started      time.Time      `json:"started"`
-	Fabric       string         `json:"fabric"`
-	Topology     string         `json:"topology"`
-	Quick        bool           `json:"quick"`
-	PollInterval float64        `json:"poll_interval_s"`
-	PollRetries  int            `json:"poll_retries"`
-	BoundMs      float64        `json:"bound_ms"`
-	SMNodes      []string       `json:"sm_nodes"`
-	Observer     string         `json:"observer"`
-	Hosts        []string       `json:"traffic_hosts"`
-	Cases        []FailoverCase `json:"cases"`
-	Passed       bool           `json:"passed"`
-	DurationS    float64        `json:"duration_s"`
-	Files        []string       `json:"files,omitempty"`
-	Error        string         `json:"error,omitempty"`
+	Suite        string    `json:"suite"`
+	Started      time.Time `json:"started"`
+	Fabric       string    `json:"fabric"`
+	Topology     string    `json:"topology"`
+	Quick        bool      `json:"quick"`
+	PollInterval float64   `json:"poll_interval_s"`
+	PollRetries  int       `json:"poll_retries"`
+	BoundMs      float64   `json:"bound_ms"`
+	SMNodes      []string  `json:"sm_nodes"`
+	// OpenSMConf is OpenSM's configuration, IbsmArgs ibsm's flags (the
+	// priority aside).
+	OpenSMConf string         `json:"opensm_conf"`
+	IbsmArgs   []string       `json:"ibsm_args"`
+	Observer   string         `json:"observer"`
+	Hosts      []string       `json:"traffic_hosts"`
+	Cases      []FailoverCase `json:"cases"`
+	Passed     bool           `json:"passed"`
+	DurationS  float64        `json:"duration_s"`
+	Files      []string       `json:"files,omitempty"`
+	Error      string         `json:"error,omitempty"`
 }
 
 // notOneMaster counts the readings that found other than one Master,

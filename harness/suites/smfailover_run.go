@@ -55,7 +55,8 @@ func RunFailover(ctx context.Context, o FailoverOptions) (rep *FailoverReport, e
 	bound := sm.PollingBound(FailoverPollInterval, FailoverPollRetries)
 	rep = &FailoverReport{Suite: "sm-failover", Started: time.Now(), Fabric: o.Fabric, Topology: "mesh 2x3, one host per switch",
 		Quick: o.Quick, PollInterval: FailoverPollInterval.Seconds(), PollRetries: FailoverPollRetries,
-		BoundMs: float64(bound.Milliseconds()), SMNodes: []string{smA, smB}, Observer: observer, Hosts: hosts}
+		BoundMs: float64(bound.Milliseconds()), SMNodes: []string{smA, smB}, Observer: observer, Hosts: hosts,
+		OpenSMConf: failoverOpenSMConf(), IbsmArgs: failoverIbsmArgs(0)[2:]}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, err

@@ -368,3 +368,10 @@ func TestSelectFailover(t *testing.T) {
 	_, err = selectFailover(failoverPlan(true), []string{"ibsm-ibsm-handover"})
 	assert.ErrorContains(t, err, "no case ibsm-ibsm-handover")
 }
+
+func TestFailoverMarkdownSettings(t *testing.T) {
+	rep := &FailoverReport{SMNodes: []string{"ca0", "ca5"}, OpenSMConf: failoverOpenSMConf(), IbsmArgs: failoverIbsmArgs(0)[2:]}
+	md := failoverMarkdown(rep)
+	assert.Contains(t, md, "`ibsm --port sim --json --priority P --pre-block=false --sweep-interval 2s")
+	assert.Contains(t, md, "qos TRUE; max_op_vls 3`")
+}
