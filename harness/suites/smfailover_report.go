@@ -84,7 +84,7 @@ func failoverMarkdown(rep *FailoverReport) string {
 		strings.Join(rep.Hosts, ", "), rep.PollInterval, rep.PollRetries, rep.BoundMs, rep.Started.UTC().Format(time.RFC3339),
 		rep.DurationS, map[bool]string{true: ", quick plan", false: ""}[rep.Quick])
 	fmt.Fprintf(&b, "ibsm: `ibsm --port sim --json --priority P %s`; OpenSM: `opensm -p P` with `%s`.\n\n",
-		strings.Join(rep.IbsmArgs, " "), strings.TrimSpace(strings.ReplaceAll(rep.OpenSMConf, "\n", "; ")))
+		strings.Join(rep.IbsmArgs, " "), strings.ReplaceAll(strings.TrimSpace(rep.OpenSMConf), "\n", "; "))
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "**Run ended early:** %s\n\n", rep.Error)
 	}
