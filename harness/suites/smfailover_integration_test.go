@@ -19,8 +19,9 @@ import (
 // Master, and no LID changes and no packet among the other hosts is
 // lost; when OpenSM of higher priority joins ibsm's subnet, ibsm hands it
 // over with exactly one Master at every 200 ms reading and the traffic
-// loses nothing; `sminfo` names the master every time it is asked. The
-// fabric is gone afterwards.
+// loses nothing; `sminfo` names the master every time it is asked (or,
+// during the handover, the old master as Standby). The fabric is gone
+// afterwards.
 func TestFailoverQuick(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireProgram(t, "opensm", "opensm")
@@ -57,7 +58,7 @@ func TestFailoverQuick(t *testing.T) {
 		assert.Zero(t, c.NotOneMaster, "%s %s: readings with other than one Master", c.Pairing, c.Scenario)
 		require.NotEmpty(t, c.SMInfo)
 		for _, s := range c.SMInfo {
-			assert.True(t, s.OK, "%s %s: sminfo at %.1f s: want %s, got %s %s %s", c.Pairing, c.Scenario, s.T, s.Want, s.Named, s.State, s.Error)
+			assert.True(t, s.OK || s.Transition, "%s %s: sminfo at %.1f s: want %s, got %s %s %s", c.Pairing, c.Scenario, s.T, s.Want, s.Named, s.State, s.Error)
 		}
 		assert.True(t, c.Passed, "%s %s", c.Pairing, c.Scenario)
 	}
