@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -28,8 +29,17 @@ func TestFailoverQuick(t *testing.T) {
 	testenv.RequireProgram(t, "sminfo", "infiniband-diags")
 	fabrictest.UMAD2Sim(t)
 	fabrictest.BuildBinaries(t)
-	dir := t.TempDir()
 	name := fabrictest.Name("smfo")
+	// The report and the SMs' logs stay when the test fails.
+	dir, err := os.MkdirTemp("", "ibfab-"+name+"-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("report and SM logs kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	rep, err := RunFailover(context.Background(), FailoverOptions{Out: dir, Fabric: name, Quick: true, Log: tlog{t}})
 	require.NoError(t, err)
 	left, _ := fabricnet.Namespaces(name)
