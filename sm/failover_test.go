@@ -165,7 +165,7 @@ func (g *smGroup) waitUntil(t *testing.T, at time.Time) {
 	}
 }
 
-func isAction(action, state string) func(timedEvent) bool {
+func isAction(action sm.SMAction, state string) func(timedEvent) bool {
 	return func(e timedEvent) bool { return e.Action == action && (state == "" || e.State == state) }
 }
 
@@ -245,7 +245,7 @@ func lftSnapshot(f *memfabric.Fabric, top uint16) map[string][]uint8 {
 func actions(l *liveSM) []string {
 	var out []string
 	for _, e := range l.events.list() {
-		out = append(out, e.Action+":"+e.State)
+		out = append(out, e.Action.String()+":"+e.State)
 	}
 	return out
 }

@@ -56,12 +56,12 @@ import (
 // SMEvent is a change of the SM's state, or an SMInfo exchange with
 // another SM; ibsm prints it as a JSON line.
 type SMEvent struct {
-	Event    string  `json:"event"`  // "sm"
-	Action   string  `json:"action"` // one of the SMAction constants
-	State    string  `json:"state"`  // this SM's state after it
-	Previous string  `json:"previous,omitempty"`
-	Peer     *SMPeer `json:"peer,omitempty"` // the other SM
-	Reason   string  `json:"reason,omitempty"`
+	Event    string   `json:"event"` // "sm"
+	Action   SMAction `json:"action"`
+	State    string   `json:"state"` // this SM's state after it
+	Previous string   `json:"previous,omitempty"`
+	Peer     *SMPeer  `json:"peer,omitempty"` // the other SM
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // SMPeer is another SM as an SMEvent names it.
@@ -72,39 +72,51 @@ type SMPeer struct {
 	State    string `json:"state"`
 }
 
+// SMAction is what an SMEvent reports; JSON spells it by name.
+type SMAction uint8
+
 // The actions of an SMEvent.
 const (
 	// SMActionElection: discovery is done and the SM is Master, or
 	// Standby under the SM that Peer names.
-	SMActionElection = "election"
+	SMActionElection SMAction = iota + 1
 	// SMActionHandoverSent: this master handed the subnet to Peer, a
 	// higher SM, and went Standby (with Reason: the handover failed, and
 	// it stays Master).
-	SMActionHandoverSent = "handover-sent"
+	SMActionHandoverSent
 	// SMActionHandover: Peer, the master, handed the subnet to this SM.
-	SMActionHandover = "handover"
+	SMActionHandover
 	// SMActionAcknowledgeSent: this SM acknowledged Peer's handover.
-	SMActionAcknowledgeSent = "acknowledge-sent"
+	SMActionAcknowledgeSent
 	// SMActionAcknowledge: Peer acknowledged this SM's handover.
-	SMActionAcknowledge = "acknowledge"
+	SMActionAcknowledge
 	// SMActionDiscover, SMActionDisable, SMActionStandby: Peer, the
 	// master, set this SM Discovering, NotActive, Standby.
-	SMActionDiscover = "discover"
-	SMActionDisable  = "disable"
-	SMActionStandby  = "standby"
+	SMActionDiscover
+	SMActionDisable
+	SMActionStandby
 	// SMActionPollingTimeout: the master stopped answering this standby's
 	// polls, which takes the subnet over.
-	SMActionPollingTimeout = "polling-timeout"
+	SMActionPollingTimeout
 	// SMActionTrap144: Peer's port reported a change of its capabilities
 	// or of its SM's priority (Trap 144).
-	SMActionTrap144 = "trap144"
+	SMActionTrap144
 	// SMActionRefused: an SMInfo Set of Peer's changed nothing (Reason
 	// says why).
-	SMActionRefused = "refused"
+	SMActionRefused
 	// SMActionIgnored: Peer shows another SM_Key and takes no part in the
 	// election.
-	SMActionIgnored = "ignored"
+	SMActionIgnored
 )
+
+var smActionNames = modeNames{kind: "SM action", names: []string{"", "election", "handover-sent", "handover",
+	"acknowledge-sent", "acknowledge", "discover", "disable", "standby", "polling-timeout", "trap144", "refused", "ignored"}}
+
+func (a SMAction) String() string               { return smActionNames.String(uint8(a)) }
+func (a SMAction) MarshalText() ([]byte, error) { return smActionNames.marshal(uint8(a)) }
+func (a *SMAction) UnmarshalText(text []byte) error {
+	return smActionNames.unmarshal((*uint8)(a), text)
+}
 
 // remoteSM is another SM of the subnet, as it last answered.
 type remoteSM struct {
@@ -149,7 +161,7 @@ func higher(a, b mad.SMInfoFields) bool {
 func (s *SM) keyOK(key uint64) bool { return s.cfg.SMKey == 0 || key == s.cfg.SMKey }
 
 // emit reports an event to Config.OnSMEvent.
-func (s *SM) emit(action string, prev mad.SMState, peer *SMPeer, reason string) {
+func (s *SM) emit(action SMAction, prev mad.SMState, peer *SMPeer, reason string) {
 	if s.cfg.OnSMEvent == nil {
 		return
 	}
@@ -161,14 +173,14 @@ func (s *SM) emit(action string, prev mad.SMState, peer *SMPeer, reason string) 
 }
 
 // setState moves the SM to st and reports it.
-func (s *SM) setState(st mad.SMState, action string, peer *SMPeer, reason string) {
+func (s *SM) setState(st mad.SMState, action SMAction, peer *SMPeer, reason string) {
 	prev := s.state
 	s.state = st
 	s.emit(action, prev, peer, reason)
 }
 
 // becomeStandby makes the SM Standby, polling r.
-func (s *SM) becomeStandby(r *remoteSM, action, reason string) {
+func (s *SM) becomeStandby(r *remoteSM, action SMAction, reason string) {
 	s.master, s.misses = r.info.GUID, 0
 	s.setState(mad.SMStateStandby, action, r.peer(), reason)
 }

@@ -162,7 +162,7 @@ func TestSMInfoSet(t *testing.T) {
 		from   mad.SMInfoFields
 		ok     bool
 		state  mad.SMState // after
-		action string      // the event, "" none
+		action sm.SMAction // the event, 0 none
 	}
 	tests := []struct {
 		name  string
@@ -400,7 +400,7 @@ func TestSMInfoSetStandby(t *testing.T) {
 		from   mad.SMInfoFields
 		ok     bool
 		state  mad.SMState
-		action string
+		action sm.SMAction
 	}{
 		{mad.SMInfoStandby, theirs, false, mad.SMStateStandby, sm.SMActionRefused},
 		{mad.SMInfoDisable, theirs, true, mad.SMStateNotActive, sm.SMActionDisable},
