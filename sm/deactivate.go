@@ -193,7 +193,7 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 	}
 	pi := forSet(sn.PortInfo[i][p])
 	pi.PortState = mad.PortStateDown
-	pi.MKey = s.cfg.MKey
+	s.keyFields(sn, i, p, &pi)
 	s.tx.set(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p),
 		data: mad.AppendPortInfo(nil, &pi)}, func(rsp *response) {
 		if rsp.err != nil {

@@ -42,7 +42,7 @@ import (
 //   - Trap 144 from another port is repressed, and its SM's SMInfo read:
 //     a master hands over to it when it is higher.
 //   - SMInfo Get and Set as the SM serves them: the M_Key check of the
-//     SM's own port first, as OpenSM does (Config.MKey, with the port's
+//     SM's own port first, as OpenSM does (the key the port holds, with its
 //     protection bits as discovery read them): a Get that fails it at
 //     protection 1 sees SM_Key 0, at 2 and 3 goes unanswered, a Set that
 //     fails it goes unanswered. A Set whose SM_Key is not ours (when ours
@@ -422,7 +422,7 @@ const smpMKeyOffset = 24
 // request, as OpenSM does: whether to answer it, and whether the answer
 // may show the SM_Key.
 func (s *SM) mkeyCheck(m []byte, get bool) (answer, showKey bool) {
-	mine := s.cfg.MKey
+	mine := s.portKey(s.guid)
 	if mine == 0 || binary.BigEndian.Uint64(m[smpMKeyOffset:]) == mine {
 		return true, true
 	}
@@ -634,7 +634,7 @@ func (s *SM) sendTrap144(r *remoteSM) {
 	n := mad.Trap144(producer, info.LID, capMask, mad.Trap144SMPriority)
 	s.trapSeq++
 	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: s.tx.tidHigh | 0x8000_0000 | uint64(s.trapSeq&0x7fff_ffff),
-		AttrID: mad.AttrNotice, MKey: s.cfg.MKey}
+		AttrID: mad.AttrNotice, MKey: s.portKey(s.guid)}
 	mad.Notice(f.Data[:]).Encode(&n)
 	s.traps144++
 	s.tx.phaseStats(PhaseWatch).SMPs++
@@ -645,7 +645,12 @@ func (s *SM) sendTrap144(r *remoteSM) {
 // repeating it, and notes it: a Trap 128 for Check and assimilation, a
 // Trap 144 for reviewSMs.
 func (s *SM) repress(m madport.MAD) {
+	was := s.trapped
 	s.trapped = true
+	if n, ok := badMKeyTrap(m.Data); ok {
+		s.trapped = was // no link changed
+		defer s.trap256(m, n)
+	}
 	switch lid, kind := trapLID(m.Data); kind {
 	case mad.TrapLinkStateChange:
 		s.trapLIDs[lid] = true
@@ -665,7 +670,9 @@ func (s *SM) repress(m madport.MAD) {
 		reason := fmt.Sprintf("capability mask %#x, change flags %#x", n.Trap144CapabilityMask(), n.Trap144ChangeFlags())
 		defer s.emit(SMActionTrap144, s.state, peer, reason)
 	default:
-		s.badTraps++
+		if _, ok := badMKeyTrap(m.Data); !ok {
+			s.badTraps++
+		}
 	}
 	b := append([]byte(nil), m.Data...)
 	mad.MAD(b).SetMethod(mad.MethodTrapRepress)
@@ -701,4 +708,17 @@ func trapLID(b []byte) (uint16, uint16) {
 		return 0, 0
 	}
 	return lid, n.TrapNumber()
+}
+
+// badMKeyTrap returns the notice of a Trap 256 (Bad M_Key): a LID-routed
+// SubnTrap of a generic Notice with that number.
+func badMKeyTrap(b []byte) (mad.Notice, bool) {
+	if len(b) < mad.MADSize || mad.MAD(b).MgmtClass() != mad.ClassSubnLID {
+		return nil, false
+	}
+	n := mad.Notice(mad.SMP(b).Data())
+	if !n.IsValid() || !n.IsGeneric() || n.TrapNumber() != mad.TrapBadMKey {
+		return nil, false
+	}
+	return n, true
 }

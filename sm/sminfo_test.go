@@ -105,7 +105,7 @@ func TestServeSMInfo(t *testing.T) {
 			if tt.mkey != 0 {
 				protectOwnPort(t, b.f, 0, tt.mkey, tt.bits)
 			}
-			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey})
+			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey, MKeyProtect: tt.bits})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			ca7, _ := b.topo.Lookup("ca7")
