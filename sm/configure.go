@@ -105,8 +105,16 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []port
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	s.readDescriptions(sn, false, res)
 	vlsOf := vlsByPort(plan)
+	// Port 0 first, in a round of its own: a Set that changes a switch's
+	// M_Key must be answered before any other SMP to it is built, with
+	// the new key.
 	for _, sw := range sn.Switches() {
 		s.fixPort0(sn, sw, problem)
+	}
+	if err := s.tx.run(ctx); err != nil {
+		return err
+	}
+	for _, sw := range sn.Switches() {
 		s.switchTables(sn, rt, sw, res, problem, nil)
 		s.switchSL2VL(sn, sw, vlsOf, problem)
 	}

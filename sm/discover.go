@@ -413,7 +413,9 @@ func (d *discovery) setLID(n *dnode, p int) {
 	pi := forSet(pt.pi)
 	pi.LID, pi.LMC, pi.MasterSMLID = pt.lid, pt.lmc, smLID
 	pi.SubnetTimeOut = d.sm.cfg.SubnetTimeOut
-	d.sm.setKeyFields(pt.guid, &pi)
+	// The M_Key fields stay as read: a port keyed now would not answer
+	// discovery's SMPs through the routes not met yet (whose target, and
+	// so key, is not known); activation keys it.
 	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *response) {
 		if r.err != nil {
 			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)

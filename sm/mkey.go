@@ -165,14 +165,18 @@ func (s *SM) MKeyOf(guid uint64) (uint64, bool) {
 	return k, ok
 }
 
-// metAt notes that the directed route path leads to management port guid.
+// metAt notes that the directed route path leads to management port
+// guid. A port met by several routes keeps the first as its own (paths),
+// unless that one leads elsewhere now.
 func (s *SM) metAt(path []uint8, guid uint64) {
 	p := pathString(path)
-	if old, ok := s.mk.paths[guid]; ok && old != p {
-		delete(s.mk.byPath, old)
+	if other, ok := s.mk.byPath[p]; ok && other != guid && s.mk.paths[other] == p {
+		delete(s.mk.paths, other)
 	}
 	s.mk.byPath[p] = guid
-	s.mk.paths[guid] = p
+	if old, ok := s.mk.paths[guid]; !ok || s.mk.byPath[old] != guid {
+		s.mk.paths[guid] = p
+	}
 }
 
 // target returns the port GUID an SMP goes to, 0 when unknown.
@@ -300,7 +304,8 @@ func (s *SM) saveKeys() error {
 	if s.cfg.LIDFile == "" || !s.mk.dirty {
 		return nil
 	}
-	if err := SaveMKeys(MKeyFile(s.cfg.LIDFile), s.mk.keys); err != nil {
+	c := &MKeyCache{SMPort: s.guid, Keys: s.mk.keys, Paths: s.mk.paths}
+	if err := c.Save(MKeyFile(s.cfg.LIDFile)); err != nil {
 		return err
 	}
 	s.mk.dirty = false
@@ -308,17 +313,24 @@ func (s *SM) saveKeys() error {
 }
 
 // loadKeys reads the cache, the keys it holds replacing those the SM had
-// for the same ports.
+// for the same ports; the routes too when they are this SM's port's.
 func (s *SM) loadKeys() error {
 	if s.cfg.LIDFile == "" {
 		return nil
 	}
-	keys, err := LoadMKeys(MKeyFile(s.cfg.LIDFile))
+	c, err := LoadMKeyCache(MKeyFile(s.cfg.LIDFile))
 	if err != nil {
 		return err
 	}
-	for g, k := range keys {
+	for g, k := range c.Keys {
 		s.mk.keys[g] = k
+	}
+	if c.SMPort == s.guid {
+		for g, p := range c.Paths {
+			if _, met := s.mk.paths[g]; !met {
+				s.mk.byPath[p], s.mk.paths[g] = g, p
+			}
+		}
 	}
 	return nil
 }
@@ -329,16 +341,33 @@ var ErrMKeyFile = errors.New("sm: bad M_Key file")
 // MKeyFile is the M_Key cache kept beside the LID file lidFile.
 func MKeyFile(lidFile string) string { return lidFile + ".mkey" }
 
-// ReadMKeys parses an M_Key cache: one line per port GUID, the GUID and
-// the M_Key the port holds, both in hex as OpenSM's guid2mkey file,
+// MKeyCache is what the M_Key cache file holds: the key each port holds,
+// by port GUID, and the directed route the SM at port SMPort reached it
+// by (an SMP to a port not met yet since a restart carries its key).
 //
-//	0x0002fab000000400 0x00000000000c0ffe
+// The file has a line "smport" and the SM's port GUID, then one line per
+// port: its GUID, its M_Key, both in hex as OpenSM's guid2mkey file, and
+// the route, as ibnetdiscover spells it, when known:
 //
-// blank lines and lines starting with '#' ignored. Errors name the line.
-func ReadMKeys(r io.Reader) (map[uint64]uint64, error) {
-	out := map[uint64]uint64{}
+//	smport 0x0002fab000000400
+//	0x0002fab000000401 0x00000000000c0ffe 0,1,3
+//
+// Blank lines and lines starting with '#' are ignored. Errors name the
+// line.
+type MKeyCache struct {
+	SMPort uint64
+	Keys   map[uint64]uint64
+	Paths  map[uint64]string
+}
+
+// ReadMKeyCache parses an M_Key cache file.
+func ReadMKeyCache(r io.Reader) (*MKeyCache, error) {
+	c := &MKeyCache{Keys: map[uint64]uint64{}, Paths: map[uint64]string{}}
 	sc := bufio.NewScanner(r)
 	line := 0
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: line %d: %s", ErrMKeyFile, line, fmt.Sprintf(format, args...))
+	}
 	for sc.Scan() {
 		line++
 		s := strings.TrimSpace(sc.Text())
@@ -346,68 +375,112 @@ func ReadMKeys(r io.Reader) (map[uint64]uint64, error) {
 			continue
 		}
 		fields := strings.Fields(s)
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("%w: line %d: want port GUID and M_Key, got %q", ErrMKeyFile, line, s)
+		if fields[0] == "smport" {
+			g, err := strconv.ParseUint(fields[len(fields)-1], 0, 64)
+			if len(fields) != 2 || err != nil || g == 0 {
+				return nil, bad("want smport and the SM's port GUID, got %q", s)
+			}
+			c.SMPort = g
+			continue
+		}
+		if len(fields) != 2 && len(fields) != 3 {
+			return nil, bad("want port GUID, M_Key and maybe a route, got %q", s)
 		}
 		guid, err := strconv.ParseUint(fields[0], 0, 64)
 		if err != nil || guid == 0 {
-			return nil, fmt.Errorf("%w: line %d: bad GUID %q", ErrMKeyFile, line, fields[0])
+			return nil, bad("bad GUID %q", fields[0])
 		}
 		key, err := strconv.ParseUint(fields[1], 0, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: bad M_Key %q", ErrMKeyFile, line, fields[1])
+			return nil, bad("bad M_Key %q", fields[1])
 		}
-		if _, dup := out[guid]; dup {
-			return nil, fmt.Errorf("%w: line %d: GUID %#x listed twice", ErrMKeyFile, line, guid)
+		if _, dup := c.Keys[guid]; dup {
+			return nil, bad("GUID %#x listed twice", guid)
 		}
-		out[guid] = key
+		c.Keys[guid] = key
+		if len(fields) == 3 {
+			path, err := parsePath(fields[2])
+			if err != nil {
+				return nil, bad("route %q: %v", fields[2], err)
+			}
+			c.Paths[guid] = pathString(path)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: line %d: %w", ErrMKeyFile, line+1, err)
 	}
-	return out, nil
+	return c, nil
 }
 
-// WriteMKeys writes keys in the file format, sorted by GUID.
-func WriteMKeys(w io.Writer, keys map[uint64]uint64) error {
-	guids := make([]uint64, 0, len(keys))
-	for g := range keys {
+// parsePath reads a directed route as pathString spells it: "0", then
+// the ports out of which it leaves each switch.
+func parsePath(s string) ([]uint8, error) {
+	parts := strings.Split(s, ",")
+	if parts[0] != "0" {
+		return nil, errors.New("a route starts at 0")
+	}
+	if len(parts)-1 > mad.MaxHopCount {
+		return nil, fmt.Errorf("%d hops, at most %d", len(parts)-1, mad.MaxHopCount)
+	}
+	path := []uint8{0}
+	for _, p := range parts[1:] {
+		n, err := strconv.ParseUint(p, 10, 8)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("bad port %q", p)
+		}
+		path = append(path, uint8(n))
+	}
+	return path, nil
+}
+
+// WriteTo writes c in the file format, sorted by GUID.
+func (c *MKeyCache) WriteTo(w io.Writer) (int64, error) {
+	guids := make([]uint64, 0, len(c.Keys))
+	for g := range c.Keys {
 		guids = append(guids, g)
 	}
 	slices.Sort(guids)
 	var b bytes.Buffer
-	b.WriteString("# ibsm M_Key cache: port GUID, the M_Key the port holds\n")
-	for _, g := range guids {
-		fmt.Fprintf(&b, "0x%016x 0x%016x\n", g, keys[g])
+	b.WriteString("# ibsm M_Key cache: port GUID, the M_Key the port holds, the route to it from smport\n")
+	if c.SMPort != 0 {
+		fmt.Fprintf(&b, "smport 0x%016x\n", c.SMPort)
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	for _, g := range guids {
+		fmt.Fprintf(&b, "0x%016x 0x%016x", g, c.Keys[g])
+		if p, ok := c.Paths[g]; ok {
+			b.WriteString(" " + p)
+		}
+		b.WriteString("\n")
+	}
+	n, err := w.Write(b.Bytes())
+	return int64(n), err
 }
 
-// LoadMKeys reads the M_Key file at path; a missing file holds no keys.
-func LoadMKeys(path string) (map[uint64]uint64, error) {
+// LoadMKeyCache reads the M_Key file at path; a missing file holds no
+// keys.
+func LoadMKeyCache(path string) (*MKeyCache, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[uint64]uint64{}, nil
+		return &MKeyCache{Keys: map[uint64]uint64{}, Paths: map[uint64]string{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	keys, err := ReadMKeys(bytes.NewReader(b))
+	c, err := ReadMKeyCache(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return keys, nil
+	return c, nil
 }
 
-// SaveMKeys writes keys to path atomically, readable by its owner only:
-// the keys are secrets.
-func SaveMKeys(path string, keys map[uint64]uint64) error {
+// Save writes c to path atomically, readable by its owner only (a
+// temporary file's mode): the keys are secrets.
+func (c *MKeyCache) Save(path string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	err = WriteMKeys(tmp, keys)
+	_, err = c.WriteTo(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -153,6 +153,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{},
 		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q,
 		mk: newMKeyState()}
+	s.metAt([]uint8{0}, s.guid) // the SM's own port
 	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
