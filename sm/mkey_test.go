@@ -3,6 +3,7 @@ package sm_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -290,4 +291,33 @@ func TestMKeySMPort(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Zero(t, violations(b.f))
+}
+
+// FuzzReadMKeyCache: any input parses or fails with ErrMKeyFile, never a
+// panic; what parses writes back to a file that parses to the same.
+func FuzzReadMKeyCache(f *testing.F) {
+	f.Add("smport 0x10\n0x11 0xabc 0,1,3\n# c\n\n0x12 0\n")
+	f.Add("0x12 1 0,0")
+	f.Add("smport")
+	f.Add("0x12 1 0," + strings.Repeat("1,", 70) + "1")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := sm.ReadMKeyCache(strings.NewReader(text))
+		if err != nil {
+			if !errors.Is(err, sm.ErrMKeyFile) {
+				t.Fatalf("error %v is no ErrMKeyFile", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		back, err := sm.ReadMKeyCache(&b)
+		if err != nil {
+			t.Fatalf("%q wrote %q: %v", text, b.String(), err)
+		}
+		assert.Equal(t, c.Keys, back.Keys)
+		assert.Equal(t, c.Paths, back.Paths)
+		assert.Equal(t, c.SMPort, back.SMPort)
+	})
 }
