@@ -202,6 +202,9 @@ func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dno
 	if r.err != nil {
 		if from == nil {
 			d.problem("the SM's own node does not answer NodeInfo: %v", r.err)
+			if errors.Is(r.err, ErrTimeout) {
+				d.sm.unreadable(pure, r.err) // its own port protected by another SM's key
+			}
 		} else {
 			d.warn("no NodeInfo through path %s: %v", where, r.err)
 			if d.partial == nil && errors.Is(r.err, ErrTimeout) {

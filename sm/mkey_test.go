@@ -243,7 +243,7 @@ func setLease(t *testing.T, f *memfabric.Fabric, i int, key uint64, secs uint16)
 func TestMKeyTrap256(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	var events recorder[sm.MKeyEvent]
-	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 2, OnMKeyEvent: events.add})
+	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 2, MKeyLease: 5, OnMKeyEvent: events.add})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	ca4, _ := b.topo.Lookup("ca4")
@@ -268,10 +268,13 @@ func TestMKeyTrap256(t *testing.T) {
 	assert.Zero(t, s.Stats().BadTraps)
 	assert.False(t, s.Pending(), "no link changed")
 
-	// Repressed: no repeat comes in.
+	// Repressed: no repeat comes in. The TrapRepress carries the port's
+	// key (the trap's), which stops the lease countdown the bad SMP
+	// started: the port stays protected past the lease.
 	b.f.Advance(10 * time.Second)
 	require.NoError(t, s.Serve(context.Background(), 10*time.Millisecond))
 	assert.EqualValues(t, 1, s.Stats().MKey.Traps256)
+	assert.EqualValues(t, 2, heldPortInfo(t, b.f.Node(ca4)).MKeyProtectBits, "the lease refreshed")
 }
 
 // TestMKeySMPort: an SM on a switch keys it like any other.
