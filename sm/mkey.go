@@ -135,6 +135,9 @@ type mkeyState struct {
 	paths  map[uint64]string
 	dirty  bool // keys changed since the cache was written
 	stats  MKeyStats
+	// unreadable counts the ports the last full discovery found
+	// protected (Run sweeps again for them).
+	unreadable int
 }
 
 func newMKeyState() *mkeyState {
@@ -269,6 +272,7 @@ func (s *SM) setKey(guid uint64, got *mad.PortInfoFields) {
 
 // unreadable reports a port that did not answer through a live link.
 func (s *SM) unreadable(path []uint8, err error) {
+	s.mk.unreadable++
 	s.mk.stats.Protected++
 	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: pathString(path), MKey: fmt.Sprintf("%#x", s.cfg.MKey),
 		Reason: fmt.Sprintf("no answer through a live link (%v): protected by an M_Key this SM does not hold, or dead", err)})

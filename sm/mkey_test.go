@@ -324,3 +324,28 @@ func FuzzReadMKeyCache(f *testing.F) {
 		assert.Equal(t, c.SMPort, back.SMPort)
 	})
 }
+
+// TestMKeyRunRecovers: a running SM sweeps again while ports it found
+// protected remain; each sweep's SMP keeps their lease running out, and
+// the sweep after it takes them: the port ends with the SM's key, without
+// any change of the fabric to set a sweep off.
+func TestMKeyRunRecovers(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	ca7, _ := b.topo.Lookup("ca7")
+	protectOwnPort(t, b.f, ca7, 0xbad, 2)
+	setLease(t, b.f, ca7, 0xbad, 5)
+	var events recorder[sm.MKeyEvent]
+	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 2, SweepInterval: 2 * time.Second, OnMKeyEvent: events.add})
+	runSM(t, s)
+	n := b.f.Node(ca7)
+	require.Eventually(t, func() bool {
+		for _, e := range events.list() {
+			if e.Action == sm.MKeyRecovered {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "recovered")
+	require.Eventually(t, func() bool { return heldPortInfo(t, n).MKey == 0xabc }, 10*time.Second, 10*time.Millisecond)
+	assert.EqualValues(t, 2, heldPortInfo(t, n).MKeyProtectBits)
+}

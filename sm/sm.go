@@ -516,6 +516,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (s *SM) discover(ctx context.Context, res *Result) error {
 	prev := s.subnet
 	s.subnet, s.routes, s.report = nil, nil, nil
+	s.mk.unreadable = 0
 	d := &discovery{sm: s, tx: s.tx}
 	if err := d.run(ctx); err != nil {
 		return err

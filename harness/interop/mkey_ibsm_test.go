@@ -126,7 +126,7 @@ func TestMKeyIBSM(t *testing.T) {
 	t.Run("ibsm protects, OpenSM waits for the lease", func(t *testing.T) {
 		ib := startIbsm(t, f, "ca0", 1, ibsmMKey...)
 		defer ib.d.Stop()
-		ib.wait(t, "subnet up", 0, smhaUp)
+		fabrictest.Wait(t, madrouteWait, "ibsm brings the whole subnet up", func() bool { return mkeyWholeSubnet(ib) >= 0 })
 		held := mkeyPorts(t, f, mkeyIbsmKey)
 		require.Len(t, held, 6, "every port read with the key")
 		for n, p := range held {
@@ -151,14 +151,19 @@ func TestMKeyIBSM(t *testing.T) {
 		t.Logf("OpenSM without the key: SUBNET UP %v after ibsm died (lease %v)", took.Round(100*time.Millisecond), mkeyLease)
 		assert.Greater(t, took, mkeyLease, "not before the lease ran out")
 		var now map[string]mkeyPort
+		caLID := strconv.Itoa(int(f.Node("ca2").Ports[0].LID))
 		fabrictest.Wait(t, madrouteWait, "OpenSM reprograms every port", func() bool {
 			now = mkeyPorts(t, f, "0")
+			for _, p := range now {
+				if p.smLID != caLID {
+					return false
+				}
+			}
 			return len(now) == 6
 		})
 		t.Logf("OpenSM reprogrammed every port %v after ibsm died", time.Since(dead).Round(100*time.Millisecond))
-		caLID := strconv.Itoa(int(f.Node("ca2").Ports[0].LID))
 		for n, p := range now {
-			assert.Equal(t, caLID, p.smLID, "%s: OpenSM's port is its SM", n)
+			assert.Equal(t, "0", p.bits, "%s: OpenSM without a key protects nothing", n)
 			assert.Equal(t, held[n].lid, p.lid, "%s keeps its LID", n)
 		}
 		require.NoError(t, o.D.Stop())
@@ -223,15 +228,16 @@ func TestMKeyIBSM(t *testing.T) {
 	t.Run("Trap 256 reaches ibsm", func(t *testing.T) {
 		ib := startIbsm(t, f, "ca0", 1, ibsmMKey...)
 		defer ib.d.Stop()
-		ib.wait(t, "subnet up", 0, smhaUp)
+		fabrictest.Wait(t, madrouteWait, "ibsm brings the whole subnet up", func() bool { return mkeyWholeSubnet(ib) >= 0 })
 		lid := f.Node("ca2").Ports[0].LID
 		out, _, err := f.For(t).UMAD("ca1", "smpquery", "-y", mkeyWrongKey, "portinfo", strconv.Itoa(int(lid)), "1")
 		require.Error(t, err, "a wrong key at level 2 is answered: %s", out)
 		req := f.Node("ca1").Ports[0].LID
 		var got sm.MKeyEvent
+		wrong := fmt.Sprintf("%#x", mustHex(t, mkeyWrongKey))
 		fabrictest.Wait(t, 20*time.Second, "ibsm's trap256 event", func() bool {
 			for _, e := range mkeyEvents(ib) {
-				if e.Action == sm.MKeyTrap256 {
+				if e.Action == sm.MKeyTrap256 && e.MKey == wrong {
 					got = e
 					return true
 				}
@@ -248,7 +254,7 @@ func TestMKeyIBSM(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		n := 0
 		for _, e := range mkeyEvents(ib) {
-			if e.Action == sm.MKeyTrap256 {
+			if e.Action == sm.MKeyTrap256 && e.MKey == wrong {
 				n++
 			}
 		}
