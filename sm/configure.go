@@ -222,6 +222,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrPortInfo, data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
 		if r.err != nil {
 			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.err)
+			s.setRefused(sn.Paths[sw], &cur, r.err)
 			return
 		}
 		got := mad.PortInfo(r.data).Fields()
@@ -427,6 +428,9 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			s.tx.set(req, func(r *response) {
 				if r.err != nil {
 					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.err)
+					if mgmt {
+						s.setRefused(sn.path(p.node, p.port), &cur, r.err)
+					}
 					return
 				}
 				got := mad.PortInfo(r.data).Fields()

@@ -422,6 +422,9 @@ func (d *discovery) setLID(n *dnode, p int) {
 	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *response) {
 		if r.err != nil {
 			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)
+			if d.partial == nil {
+				d.sm.setRefused(r.req.path, &pt.pi, r.err)
+			}
 			return
 		}
 		got := mad.PortInfo(r.data).Fields()

@@ -278,6 +278,20 @@ func (s *SM) unreadable(path []uint8, err error) {
 		Reason: fmt.Sprintf("no answer through a live link (%v): protected by an M_Key this SM does not hold, or dead", err)})
 }
 
+// setRefused reports a PortInfo Set to a management port that went
+// unanswered while the port, as read, is protected (level 1: its Gets
+// answer, its Sets need its key): a key this SM does not hold.
+func (s *SM) setRefused(path []uint8, pi *mad.PortInfoFields, err error) {
+	if pi.MKeyProtectBits == 0 || !errors.Is(err, ErrTimeout) {
+		return
+	}
+	s.mk.unreadable++
+	s.mk.stats.Protected++
+	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: pathString(path), Protect: pi.MKeyProtectBits,
+		MKey:   fmt.Sprintf("%#x", s.cfg.MKey),
+		Reason: fmt.Sprintf("a PortInfo Set went unanswered (%v): protected by an M_Key this SM does not hold", err)})
+}
+
 // trap256 handles a Bad M_Key trap: an event naming the port and the
 // requester.
 func (s *SM) trap256(m madport.MAD, n mad.Notice) {

@@ -349,3 +349,33 @@ func TestMKeyRunRecovers(t *testing.T) {
 	require.Eventually(t, func() bool { return heldPortInfo(t, n).MKey == 0xabc }, 10*time.Second, 10*time.Millisecond)
 	assert.EqualValues(t, 2, heldPortInfo(t, n).MKeyProtectBits)
 }
+
+// TestMKeyProtectedLevel1: a port another SM protected at level 1
+// answers Gets but not Sets: the Set that would give it its LID goes
+// unanswered, an event; once the lease has run out the SM takes the key
+// and configures the port.
+func TestMKeyProtectedLevel1(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	ca7, _ := b.topo.Lookup("ca7")
+	protectOwnPort(t, b.f, ca7, 0xbad, 1)
+	setLease(t, b.f, ca7, 0xbad, 5)
+	var events recorder[sm.MKeyEvent]
+	s := b.newSM(t, sm.Config{MKey: 0xabc, OnMKeyEvent: events.add})
+	res := b.sweep(t, s)
+	require.False(t, res.SubnetUp, "ca7 cannot be given its LID")
+	evs := events.list()
+	require.Len(t, evs, 1)
+	assert.Equal(t, sm.MKeyProtected, evs[0].Action)
+	assert.EqualValues(t, 1, evs[0].Protect)
+
+	b.f.Advance(6 * time.Second)
+	res = b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	evs = events.list()
+	require.Len(t, evs, 2)
+	assert.Equal(t, sm.MKeyRecovered, evs[1].Action)
+	pi := heldPortInfo(t, b.f.Node(ca7))
+	assert.EqualValues(t, 0xabc, pi.MKey)
+	assert.Zero(t, pi.MKeyProtectBits)
+	checkUp(t, b.f)
+}
