@@ -201,6 +201,9 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 			return
 		}
 		got := mad.PortInfo(rsp.data).Fields()
+		if !sn.IsSwitch(i) {
+			s.setKey(portGUID(sn, i, p), &got)
+		}
 		sn.PortInfo[i][p] = got
 		r.ready[np] = retrained(&got) // a port that retrains at once
 		res.PortsDeactivated++
