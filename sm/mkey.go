@@ -30,15 +30,22 @@ import (
 //     GUID (keys), and every SMP to a port carries that port's key: the
 //     target is known by the SMP's directed route, through the routes
 //     discovery met each GUID on, or by its LID; an SMP to a port not
-//     known yet carries Config.MKey, as OpenSM's does.
+//     known yet carries Config.MKey, as OpenSM's does. Keys change only
+//     once discovery is over (switch port 0 in a round of its own at the
+//     start of distribution, CA ports at activation): a port keyed during
+//     discovery would not answer an SMP along a route not met yet.
 //   - Cache. With Config.LIDFile the keys are kept in the sibling file
-//     MKeyFile names, written by the master with the LIDs and reloaded,
-//     as they are, by a restarted SM and by a standby that takes over.
+//     MKeyFile names (MKeyCache), written by the master with the LIDs and
+//     reloaded, as they are, by a restarted SM and by a standby that takes
+//     over; the routes to the ports only by an SM on the same port.
 //   - Protected ports. A NodeInfo that goes unanswered through a live
-//     link, in a full discovery, is a port protected by an M_Key this SM
-//     does not hold (or a dead device: the SMA drops an SMP that fails
-//     its check silently): an MKeyEvent "protected", counted. The port
-//     is left out of the subnet.
+//     link in a full discovery (or at the SM's own port), or a PortInfo
+//     Set a port at protection 1 leaves unanswered, is a port protected by
+//     an M_Key this SM does not hold (or a dead device: the SMA drops an
+//     SMP that fails its check silently): an MKeyEvent "protected",
+//     counted. The port is left out of the subnet, and Run sweeps again
+//     every SweepInterval while such ports remain, so that the SMPs run
+//     their lease out and a sweep after that takes them.
 //   - Recovery. A port whose lease ran out falls back to protection 0,
 //     where a Get shows its key: a PortInfo read showing a key other than
 //     the one the SM holds for the port is taken ("recovered"), carried by
