@@ -379,3 +379,21 @@ func TestMKeyProtectedLevel1(t *testing.T) {
 	assert.Zero(t, pi.MKeyProtectBits)
 	checkUp(t, b.f)
 }
+
+// TestMKeySMInfoOwnKey: SMInfo's M_Key check takes the key the SM's own
+// port holds: with a key per port, a request carrying the base key fails
+// it at protection 2, one with the port's key passes.
+func TestMKeySMInfoOwnKey(t *testing.T) {
+	const base = 0xabc
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := b.newSM(t, sm.Config{SMKey: 9, MKey: base, MKeyProtect: 2, MKeyPerPort: true})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	own := sm.PerPortMKey(base, b.topo.Node(0).Ports[1].GUID)
+	ca7, _ := b.topo.Lookup("ca7")
+	_, ok := askSMInfo(t, b, s, ca7, lidSMInfo(mad.MethodGet, 0, res.SMLID, base, mad.SMInfoFields{}))
+	assert.False(t, ok, "the base key is not the port's")
+	got, ok := askSMInfo(t, b, s, ca7, lidSMInfo(mad.MethodGet, 0, res.SMLID, own, mad.SMInfoFields{}))
+	require.True(t, ok)
+	assert.EqualValues(t, 9, got.info.SMKey)
+}
