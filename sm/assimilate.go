@@ -519,7 +519,12 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 		if s.state != mad.SMStateMaster {
 			return fullSweep, nil
 		}
-		if !up || s.dirty || !s.installed {
+		// Ports found protected by a key this SM does not hold are swept
+		// for again every SweepInterval: each of those SMPs keeps their
+		// lease running out, and once it has, the next sweep takes them
+		// (and reaches what lies behind them).
+		protected := s.mk.unreadable > 0
+		if !up || s.dirty || !s.installed || protected {
 			// As before assimilation: wait, then a light sweep decides.
 			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
 				return fullSweep, err
@@ -527,7 +532,7 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 			if err := s.reviewSMs(ctx, s.takeSMTraps(true)); err != nil || s.state != mad.SMStateMaster {
 				return fullSweep, err
 			}
-			if !up || s.dirty || s.waitHandover {
+			if !up || s.dirty || s.waitHandover || protected {
 				return fullSweep, nil
 			}
 			changed, err := s.Check(ctx)

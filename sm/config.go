@@ -65,8 +65,18 @@ type Config struct {
 	// Down to come back in Init (deactivate.go); past it the assimilation
 	// fails, for a full sweep.
 	RetrainTimeout time.Duration
-	MKey           uint64 // M_Key carried by every SMP
-	TIDHigh        uint32 // the upper half of every TID (0: a fixed value)
+	// M_Key (mkey.go): MKey is the key the SM gives every management
+	// port (0: none), or with MKeyPerPort the base of a key per port
+	// (PerPortMKey); MKeyProtect the M_KeyProtectBits (0-3) and
+	// MKeyLease the M_KeyLeasePeriod in seconds (0: the lease never runs
+	// out) it sets with it. OnMKeyEvent, when set, hears of ports found
+	// protected, keys recovered and Trap 256, on the SM's goroutine.
+	MKey        uint64
+	MKeyProtect uint8
+	MKeyLease   uint16
+	MKeyPerPort bool
+	OnMKeyEvent func(MKeyEvent)
+	TIDHigh     uint32 // the upper half of every TID (0: a fixed value)
 
 	// Clock schedules timeouts and the sweep interval; nil means the
 	// port's own clock when it has one (see ClockPort), else the wall
@@ -262,6 +272,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: OperationalVLs code %d, want 1 to 5", ErrConfig, c.OpVLs)
 	case c.SubnetTimeOut > 31:
 		return fmt.Errorf("%w: SubnetTimeOut %d, want 0 to 31", ErrConfig, c.SubnetTimeOut)
+	case c.MKeyProtect > MaxMKeyProtect:
+		return fmt.Errorf("%w: M_Key protection level %d, want 0 to %d", ErrConfig, c.MKeyProtect, MaxMKeyProtect)
+	case c.MKey == 0 && (c.MKeyProtect != 0 || c.MKeyLease != 0 || c.MKeyPerPort):
+		return fmt.Errorf("%w: M_Key protection, lease or per-port keys without an M_Key", ErrConfig)
 	case c.Priority > 15:
 		return fmt.Errorf("%w: priority %d, want 0 to 15", ErrConfig, c.Priority)
 	case c.SweepInterval < 0:

@@ -105,8 +105,16 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []port
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	s.readDescriptions(sn, false, res)
 	vlsOf := vlsByPort(plan)
+	// Port 0 first, in a round of its own: a Set that changes a switch's
+	// M_Key must be answered before any other SMP to it is built, with
+	// the new key.
 	for _, sw := range sn.Switches() {
 		s.fixPort0(sn, sw, problem)
+	}
+	if err := s.tx.run(ctx); err != nil {
+		return err
+	}
+	for _, sw := range sn.Switches() {
 		s.switchTables(sn, rt, sw, res, problem, nil)
 		s.switchSL2VL(sn, sw, vlsOf, problem)
 	}
@@ -214,22 +222,39 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrPortInfo, data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
 		if r.err != nil {
 			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.err)
+			s.setRefused(sn.Paths[sw], &cur, r.err)
 			return
 		}
-		sn.PortInfo[sw][0] = mad.PortInfo(r.data).Fields()
+		got := mad.PortInfo(r.data).Fields()
+		s.setKey(sn.Topo.Node(sw).GUID, &got)
+		sn.PortInfo[sw][0] = got
 	})
 }
 
-// mgmtOK reports whether end port p of node i holds its LID and this SM's.
+// mgmtOK reports whether end port p of node i holds its LID and this
+// SM's, and the M_Key fields the SM wants.
 func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
 	return pi.LID == sn.LID[i][p] && pi.LMC == sn.LMC[i][p] && pi.MasterSMLID == sn.SMLID &&
-		pi.SubnetTimeOut == s.cfg.SubnetTimeOut
+		pi.SubnetTimeOut == s.cfg.SubnetTimeOut && s.keyFieldsOK(portGUID(sn, i, p), pi)
 }
 
-// setMgmt writes the LID fields of end port p of node i into pi.
+// setMgmt writes the LID and M_Key fields of end port p of node i into
+// pi.
 func (s *SM) setMgmt(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 	pi.LID, pi.LMC, pi.MasterSMLID = sn.LID[i][p], sn.LMC[i][p], sn.SMLID
 	pi.SubnetTimeOut = s.cfg.SubnetTimeOut
+	s.setKeyFields(portGUID(sn, i, p), pi)
+}
+
+// keyFields writes into pi, a PortInfo Set to port p of node i, the
+// M_Key fields of the node's management port: a switch's external ports
+// carry its port 0's (which they do not hold), so that no Set asks a
+// change of them.
+func (s *SM) keyFields(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
+	if sn.IsSwitch(i) {
+		p = 0
+	}
+	s.setKeyFields(portGUID(sn, i, p), pi)
 }
 
 // sl2vl returns the SLtoVL table spreading the 16 SLs over the data VLs
@@ -375,10 +400,11 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			pi := forSet(cur)
 			pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
 			pi.VLHighLimit = s.qosHighLimit(p.mtu)
-			pi.MKey = s.cfg.MKey // a protected port may have read it back as 0
 			mgmt := !sn.IsSwitch(p.node)
 			if mgmt {
 				s.setMgmt(sn, p.node, p.port, &pi)
+			} else {
+				s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
 			}
 			state := cur.PortState
 			if state == mad.PortStateDown {
@@ -402,9 +428,15 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			s.tx.set(req, func(r *response) {
 				if r.err != nil {
 					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.err)
+					if mgmt {
+						s.setRefused(sn.path(p.node, p.port), &cur, r.err)
+					}
 					return
 				}
 				got := mad.PortInfo(r.data).Fields()
+				if mgmt {
+					s.setKey(portGUID(sn, p.node, p.port), &got)
+				}
 				if pi.PortState != mad.PortStateNoChange && got.PortState != pi.PortState {
 					problem("%s port %d is %v, asked for %v", t.Node(p.node).Name, p.port, got.PortState, pi.PortState)
 				}

@@ -193,7 +193,7 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 	}
 	pi := forSet(sn.PortInfo[i][p])
 	pi.PortState = mad.PortStateDown
-	pi.MKey = s.cfg.MKey
+	s.keyFields(sn, i, p, &pi)
 	s.tx.set(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p),
 		data: mad.AppendPortInfo(nil, &pi)}, func(rsp *response) {
 		if rsp.err != nil {
@@ -201,6 +201,9 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 			return
 		}
 		got := mad.PortInfo(rsp.data).Fields()
+		if !sn.IsSwitch(i) {
+			s.setKey(portGUID(sn, i, p), &got)
+		}
 		sn.PortInfo[i][p] = got
 		r.ready[np] = retrained(&got) // a port that retrains at once
 		res.PortsDeactivated++

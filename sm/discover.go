@@ -202,12 +202,23 @@ func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dno
 	if r.err != nil {
 		if from == nil {
 			d.problem("the SM's own node does not answer NodeInfo: %v", r.err)
+			if errors.Is(r.err, ErrTimeout) {
+				d.sm.unreadable(pure, r.err) // its own port protected by another SM's key
+			}
 		} else {
 			d.warn("no NodeInfo through path %s: %v", where, r.err)
+			if d.partial == nil && errors.Is(r.err, ErrTimeout) {
+				d.sm.unreadable(pure, r.err)
+			}
 		}
 		return
 	}
 	ni := mad.NodeInfo(r.data).Fields()
+	if ni.NodeType == mad.NodeTypeSwitch {
+		d.sm.metAt(pure, ni.NodeGUID)
+	} else if ni.PortGUID != 0 {
+		d.sm.metAt(pure, ni.PortGUID)
+	}
 	switch {
 	case ni.NodeType != mad.NodeTypeCA && ni.NodeType != mad.NodeTypeSwitch && ni.NodeType != mad.NodeTypeRouter,
 		ni.NumPorts == 0 || ni.NumPorts > topologies.MaxPorts, ni.NodeGUID == 0,
@@ -356,6 +367,7 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 	pt := &n.ports[p]
 	pt.takePortInfo(r.data)
 	if p == 0 || !n.isSwitch() {
+		d.sm.readKey(pt.guid, r.req.path, pt.pi.LID, &pt.pi)
 		d.giveLID(n, p)
 		if pt.lid != 0 && !configured(&pt.pi) {
 			d.setLID(n, p)
@@ -404,13 +416,19 @@ func (d *discovery) setLID(n *dnode, p int) {
 	pi := forSet(pt.pi)
 	pi.LID, pi.LMC, pi.MasterSMLID = pt.lid, pt.lmc, smLID
 	pi.SubnetTimeOut = d.sm.cfg.SubnetTimeOut
-	pi.MKey = d.sm.cfg.MKey
+	// The M_Key fields stay as read: a port keyed now would not answer
+	// discovery's SMPs through the routes not met yet (whose target, and
+	// so key, is not known); activation keys it.
 	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *response) {
 		if r.err != nil {
 			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)
+			if d.partial == nil {
+				d.sm.setRefused(r.req.path, &pt.pi, r.err)
+			}
 			return
 		}
 		got := mad.PortInfo(r.data).Fields()
+		d.sm.setKey(pt.guid, &got)
 		if got.LID != pt.lid || got.MasterSMLID != smLID {
 			d.problem("%#x port %d took LID %d, SM LID %d; asked for %d, %d", n.ni.NodeGUID, p, got.LID, got.MasterSMLID, pt.lid, smLID)
 			return

@@ -11,3 +11,7 @@ func ARPlan(f *Fabric) (groups [][]mad.PortMask, lids [][]uint16, err error) {
 	}
 	return p.groups, p.lids, nil
 }
+
+// ComeOut marks s as leaving standby, as a takeover or a handover does:
+// its next sweep forgets what it wrote and reads the devices back.
+func ComeOut(s *SM) { s.comingOut = true }

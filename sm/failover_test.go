@@ -165,7 +165,7 @@ func (g *smGroup) waitUntil(t *testing.T, at time.Time) {
 	}
 }
 
-func isAction(action, state string) func(timedEvent) bool {
+func isAction(action sm.SMAction, state string) func(timedEvent) bool {
 	return func(e timedEvent) bool { return e.Action == action && (state == "" || e.State == state) }
 }
 
@@ -245,7 +245,7 @@ func lftSnapshot(f *memfabric.Fabric, top uint16) map[string][]uint8 {
 func actions(l *liveSM) []string {
 	var out []string
 	for _, e := range l.events.list() {
-		out = append(out, e.Action+":"+e.State)
+		out = append(out, e.Action.String()+":"+e.State)
 	}
 	return out
 }
@@ -427,5 +427,36 @@ func TestRunUndecided(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	for i := 1; i < len(at); i++ {
 		assert.GreaterOrEqual(t, at[i].Sub(at[i-1]), sm.DefaultSweepInterval)
+	}
+}
+
+// TestFailoverMKey: two SMs of one M_Key configuration (protection 2)
+// and one cache: the standby, started once the ports are keyed, polls the
+// master with the key of the master's port, takes the subnet over when it
+// dies, and runs it with the keys the ports hold; no SMP fails a check.
+// (With a key per port a standby started after the ports were keyed
+// cannot discover them: an SMP along a route it never met carries the
+// base key, as OpenSM's does.)
+func TestFailoverMKey(t *testing.T) {
+	topo := topologies.Thesis8()
+	g := newSMGroup(t, topo, "ca4", "ca15")
+	file := filepath.Join(t.TempDir(), "guid2lid")
+	mk := sm.Config{MKey: 0x5ec, MKeyProtect: 2, MKeyLease: 30, LIDFile: file}
+	cfg := mk
+	cfg.Priority = 5
+	a := g.run(t, "ca4", cfg)
+	a.waitResult(t, "subnet up", 0, subnetUp)
+	cfg = mk
+	cfg.Priority, cfg.PollInterval, cfg.PollRetries = 1, time.Second, 1
+	b := g.run(t, "ca15", cfg)
+	b.waitEvent(t, "standby", isAction(sm.SMActionElection, "Standby"))
+	g.kill(a)
+	b.waitEvent(t, "master", isAction(sm.SMActionElection, "Master"))
+	r := b.waitResult(t, "subnet up", 1, subnetUp)
+	assert.Equal(t, 7, r.HCAs)
+	g.stop(b)
+	assert.Zero(t, violations(g.f), "every SMP carried its port's key")
+	for _, n := range g.f.Nodes() {
+		assert.EqualValues(t, 0x5ec, heldPortInfo(t, n).MKey, n.Name)
 	}
 }

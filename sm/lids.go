@@ -156,6 +156,12 @@ func (m *LIDMap) Lookup(guid uint64) (base uint16, n int, ok bool) {
 	return b.base, b.n, ok
 }
 
+// ownerOf returns the GUID that holds lid.
+func (m *LIDMap) ownerOf(lid uint16) (uint64, bool) {
+	g, ok := m.owner[lid]
+	return g, ok
+}
+
 // Len returns the number of GUIDs in the map.
 func (m *LIDMap) Len() int { return len(m.byGUID) }
 

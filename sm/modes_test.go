@@ -119,3 +119,25 @@ func TestModeFlags(t *testing.T) {
 	err := fs.Parse([]string{"--distribution", "magic"})
 	assert.ErrorContains(t, err, `distribution "magic", want full-deactivation, cut-ports, cut-deps or none`)
 }
+
+// TestSMActionJSON: an SMEvent's action is a typed enum whose JSON is
+// the name it always had.
+func TestSMActionJSON(t *testing.T) {
+	names := map[sm.SMAction]string{
+		sm.SMActionElection: "election", sm.SMActionHandoverSent: "handover-sent", sm.SMActionHandover: "handover",
+		sm.SMActionAcknowledgeSent: "acknowledge-sent", sm.SMActionAcknowledge: "acknowledge",
+		sm.SMActionDiscover: "discover", sm.SMActionDisable: "disable", sm.SMActionStandby: "standby",
+		sm.SMActionPollingTimeout: "polling-timeout", sm.SMActionTrap144: "trap144", sm.SMActionRefused: "refused",
+		sm.SMActionIgnored: "ignored",
+	}
+	for a, name := range names {
+		b, err := json.Marshal(sm.SMEvent{Event: "sm", Action: a, State: "Master"})
+		require.NoError(t, err)
+		assert.Equal(t, `{"event":"sm","action":"`+name+`","state":"Master"}`, string(b))
+		var back sm.SMEvent
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, a, back.Action)
+	}
+	var e sm.SMEvent
+	assert.ErrorIs(t, json.Unmarshal([]byte(`{"action":"coup"}`), &e), sm.ErrConfig)
+}

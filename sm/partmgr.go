@@ -355,7 +355,7 @@ func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, w
 		return
 	}
 	pi := forSet(cur)
-	pi.MKey = s.cfg.MKey // a protected port may have read it back as 0
+	s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
 	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = e.Inbound(), e.Outbound()
 	s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPortInfo, mod: uint32(p.port), data: mad.AppendPortInfo(nil, &pi)},
 		func(resp *response) {

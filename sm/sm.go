@@ -99,6 +99,7 @@ type SM struct {
 	cc         *ccManager         // nil with congestion control off
 	ar         *arManager         // nil with adaptive routing unmanaged
 	part       *partManager       // nil with partitions unmanaged
+	mk         *mkeyState         // the M_Key manager's keys (mkey.go)
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -150,7 +151,12 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
 		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
 		remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{},
-		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q}
+		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q,
+		mk: newMKeyState()}
+	s.metAt([]uint8{0}, s.guid) // the SM's own port
+	if err := s.loadKeys(); err != nil {
+		return nil, err
+	}
 	if cfg.CC != nil {
 		s.cc = newCCManager(cfg.CC)
 	}
@@ -163,6 +169,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		}
 	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
+	s.tx.keyOf = s.smpKey
 	s.tx.onUnsoli = s.unsolicited
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
@@ -310,6 +317,9 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		} else {
 			s.lids = lids
 		}
+		if err := s.loadKeys(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading M_Keys: %v", err))
+		}
 	}
 	s.tx.resetWindowMin()
 	attrs := maps.Clone(s.tx.attrs)
@@ -324,6 +334,11 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 			res.Timeouts += p.Timeouts
 		}
 		res.SMState = s.state.String()
+		if s.state == mad.SMStateMaster && !s.waitHandover {
+			if err := s.saveKeys(); err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
+			}
+		}
 		if !res.SubnetUp && res.Reason == "" {
 			res.Reason = strings.Join(res.Problems, "; ")
 		}
@@ -501,6 +516,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (s *SM) discover(ctx context.Context, res *Result) error {
 	prev := s.subnet
 	s.subnet, s.routes, s.report = nil, nil, nil
+	s.mk.unreadable = 0
 	d := &discovery{sm: s, tx: s.tx}
 	if err := d.run(ctx); err != nil {
 		return err
@@ -531,6 +547,9 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 		// another SM assigned.
 		if err := s.lids.Save(s.cfg.LIDFile); err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("saving LIDs: %v", err))
+		}
+		if err := s.saveKeys(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
 		}
 	}
 	return nil
@@ -660,12 +679,16 @@ type Stats struct {
 	// Trap 144 sent to it, SMInfo Sets refused, SMInfo requests dropped
 	// by the M_Key check.
 	Polls, Traps144, Refused, MKeyDrops uint64
+	// MKey is what the M_Key manager counted.
+	MKey MKeyStats
 }
 
 // Stats returns the SM's counters.
 func (s *SM) Stats() Stats {
 	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos,
-		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops}
+		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops,
+		MKey: s.mk.stats}
+	st.MKey.Keys = len(s.mk.keys)
 	for k, v := range s.tx.phases {
 		st.Phases[k] = *v
 	}

@@ -42,7 +42,7 @@ import (
 //   - Trap 144 from another port is repressed, and its SM's SMInfo read:
 //     a master hands over to it when it is higher.
 //   - SMInfo Get and Set as the SM serves them: the M_Key check of the
-//     SM's own port first, as OpenSM does (Config.MKey, with the port's
+//     SM's own port first, as OpenSM does (the key the port holds, with its
 //     protection bits as discovery read them): a Get that fails it at
 //     protection 1 sees SM_Key 0, at 2 and 3 goes unanswered, a Set that
 //     fails it goes unanswered. A Set whose SM_Key is not ours (when ours
@@ -56,12 +56,12 @@ import (
 // SMEvent is a change of the SM's state, or an SMInfo exchange with
 // another SM; ibsm prints it as a JSON line.
 type SMEvent struct {
-	Event    string  `json:"event"`  // "sm"
-	Action   string  `json:"action"` // one of the SMAction constants
-	State    string  `json:"state"`  // this SM's state after it
-	Previous string  `json:"previous,omitempty"`
-	Peer     *SMPeer `json:"peer,omitempty"` // the other SM
-	Reason   string  `json:"reason,omitempty"`
+	Event    string   `json:"event"` // "sm"
+	Action   SMAction `json:"action"`
+	State    string   `json:"state"` // this SM's state after it
+	Previous string   `json:"previous,omitempty"`
+	Peer     *SMPeer  `json:"peer,omitempty"` // the other SM
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // SMPeer is another SM as an SMEvent names it.
@@ -72,39 +72,51 @@ type SMPeer struct {
 	State    string `json:"state"`
 }
 
+// SMAction is what an SMEvent reports; JSON spells it by name.
+type SMAction uint8
+
 // The actions of an SMEvent.
 const (
 	// SMActionElection: discovery is done and the SM is Master, or
 	// Standby under the SM that Peer names.
-	SMActionElection = "election"
+	SMActionElection SMAction = iota + 1
 	// SMActionHandoverSent: this master handed the subnet to Peer, a
 	// higher SM, and went Standby (with Reason: the handover failed, and
 	// it stays Master).
-	SMActionHandoverSent = "handover-sent"
+	SMActionHandoverSent
 	// SMActionHandover: Peer, the master, handed the subnet to this SM.
-	SMActionHandover = "handover"
+	SMActionHandover
 	// SMActionAcknowledgeSent: this SM acknowledged Peer's handover.
-	SMActionAcknowledgeSent = "acknowledge-sent"
+	SMActionAcknowledgeSent
 	// SMActionAcknowledge: Peer acknowledged this SM's handover.
-	SMActionAcknowledge = "acknowledge"
+	SMActionAcknowledge
 	// SMActionDiscover, SMActionDisable, SMActionStandby: Peer, the
 	// master, set this SM Discovering, NotActive, Standby.
-	SMActionDiscover = "discover"
-	SMActionDisable  = "disable"
-	SMActionStandby  = "standby"
+	SMActionDiscover
+	SMActionDisable
+	SMActionStandby
 	// SMActionPollingTimeout: the master stopped answering this standby's
 	// polls, which takes the subnet over.
-	SMActionPollingTimeout = "polling-timeout"
+	SMActionPollingTimeout
 	// SMActionTrap144: Peer's port reported a change of its capabilities
 	// or of its SM's priority (Trap 144).
-	SMActionTrap144 = "trap144"
+	SMActionTrap144
 	// SMActionRefused: an SMInfo Set of Peer's changed nothing (Reason
 	// says why).
-	SMActionRefused = "refused"
+	SMActionRefused
 	// SMActionIgnored: Peer shows another SM_Key and takes no part in the
 	// election.
-	SMActionIgnored = "ignored"
+	SMActionIgnored
 )
+
+var smActionNames = modeNames{kind: "SM action", names: []string{"", "election", "handover-sent", "handover",
+	"acknowledge-sent", "acknowledge", "discover", "disable", "standby", "polling-timeout", "trap144", "refused", "ignored"}}
+
+func (a SMAction) String() string               { return smActionNames.String(uint8(a)) }
+func (a SMAction) MarshalText() ([]byte, error) { return smActionNames.marshal(uint8(a)) }
+func (a *SMAction) UnmarshalText(text []byte) error {
+	return smActionNames.unmarshal((*uint8)(a), text)
+}
 
 // remoteSM is another SM of the subnet, as it last answered.
 type remoteSM struct {
@@ -149,7 +161,7 @@ func higher(a, b mad.SMInfoFields) bool {
 func (s *SM) keyOK(key uint64) bool { return s.cfg.SMKey == 0 || key == s.cfg.SMKey }
 
 // emit reports an event to Config.OnSMEvent.
-func (s *SM) emit(action string, prev mad.SMState, peer *SMPeer, reason string) {
+func (s *SM) emit(action SMAction, prev mad.SMState, peer *SMPeer, reason string) {
 	if s.cfg.OnSMEvent == nil {
 		return
 	}
@@ -161,14 +173,14 @@ func (s *SM) emit(action string, prev mad.SMState, peer *SMPeer, reason string) 
 }
 
 // setState moves the SM to st and reports it.
-func (s *SM) setState(st mad.SMState, action string, peer *SMPeer, reason string) {
+func (s *SM) setState(st mad.SMState, action SMAction, peer *SMPeer, reason string) {
 	prev := s.state
 	s.state = st
 	s.emit(action, prev, peer, reason)
 }
 
 // becomeStandby makes the SM Standby, polling r.
-func (s *SM) becomeStandby(r *remoteSM, action, reason string) {
+func (s *SM) becomeStandby(r *remoteSM, action SMAction, reason string) {
 	s.master, s.misses = r.info.GUID, 0
 	s.setState(mad.SMStateStandby, action, r.peer(), reason)
 }
@@ -410,7 +422,7 @@ const smpMKeyOffset = 24
 // request, as OpenSM does: whether to answer it, and whether the answer
 // may show the SM_Key.
 func (s *SM) mkeyCheck(m []byte, get bool) (answer, showKey bool) {
-	mine := s.cfg.MKey
+	mine := s.portKey(s.guid)
 	if mine == 0 || binary.BigEndian.Uint64(m[smpMKeyOffset:]) == mine {
 		return true, true
 	}
@@ -622,7 +634,7 @@ func (s *SM) sendTrap144(r *remoteSM) {
 	n := mad.Trap144(producer, info.LID, capMask, mad.Trap144SMPriority)
 	s.trapSeq++
 	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: s.tx.tidHigh | 0x8000_0000 | uint64(s.trapSeq&0x7fff_ffff),
-		AttrID: mad.AttrNotice, MKey: s.cfg.MKey}
+		AttrID: mad.AttrNotice, MKey: s.portKey(s.guid)}
 	mad.Notice(f.Data[:]).Encode(&n)
 	s.traps144++
 	s.tx.phaseStats(PhaseWatch).SMPs++
@@ -633,7 +645,12 @@ func (s *SM) sendTrap144(r *remoteSM) {
 // repeating it, and notes it: a Trap 128 for Check and assimilation, a
 // Trap 144 for reviewSMs.
 func (s *SM) repress(m madport.MAD) {
+	was := s.trapped
 	s.trapped = true
+	if n, ok := badMKeyTrap(m.Data); ok {
+		s.trapped = was // no link changed
+		defer s.trap256(m, n)
+	}
 	switch lid, kind := trapLID(m.Data); kind {
 	case mad.TrapLinkStateChange:
 		s.trapLIDs[lid] = true
@@ -653,7 +670,9 @@ func (s *SM) repress(m madport.MAD) {
 		reason := fmt.Sprintf("capability mask %#x, change flags %#x", n.Trap144CapabilityMask(), n.Trap144ChangeFlags())
 		defer s.emit(SMActionTrap144, s.state, peer, reason)
 	default:
-		s.badTraps++
+		if _, ok := badMKeyTrap(m.Data); !ok {
+			s.badTraps++
+		}
 	}
 	b := append([]byte(nil), m.Data...)
 	mad.MAD(b).SetMethod(mad.MethodTrapRepress)
@@ -689,4 +708,17 @@ func trapLID(b []byte) (uint16, uint16) {
 		return 0, 0
 	}
 	return lid, n.TrapNumber()
+}
+
+// badMKeyTrap returns the notice of a Trap 256 (Bad M_Key): a LID-routed
+// SubnTrap of a generic Notice with that number.
+func badMKeyTrap(b []byte) (mad.Notice, bool) {
+	if len(b) < mad.MADSize || mad.MAD(b).MgmtClass() != mad.ClassSubnLID {
+		return nil, false
+	}
+	n := mad.Notice(mad.SMP(b).Data())
+	if !n.IsValid() || !n.IsGeneric() || n.TrapNumber() != mad.TrapBadMKey {
+		return nil, false
+	}
+	return n, true
 }

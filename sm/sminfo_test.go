@@ -105,7 +105,7 @@ func TestServeSMInfo(t *testing.T) {
 			if tt.mkey != 0 {
 				protectOwnPort(t, b.f, 0, tt.mkey, tt.bits)
 			}
-			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey})
+			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey, MKeyProtect: tt.bits})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			ca7, _ := b.topo.Lookup("ca7")
@@ -162,7 +162,7 @@ func TestSMInfoSet(t *testing.T) {
 		from   mad.SMInfoFields
 		ok     bool
 		state  mad.SMState // after
-		action string      // the event, "" none
+		action sm.SMAction // the event, 0 none
 	}
 	tests := []struct {
 		name  string
@@ -400,7 +400,7 @@ func TestSMInfoSetStandby(t *testing.T) {
 		from   mad.SMInfoFields
 		ok     bool
 		state  mad.SMState
-		action string
+		action sm.SMAction
 	}{
 		{mad.SMInfoStandby, theirs, false, mad.SMStateStandby, sm.SMActionRefused},
 		{mad.SMInfoDisable, theirs, true, mad.SMStateNotActive, sm.SMActionDisable},

@@ -115,11 +115,33 @@ func (s *SM) serveUntil(ctx context.Context, until time.Time) error {
 }
 
 // forgetWritten forgets what the SM wrote to the devices: out of standby,
-// another master may have written anything since.
+// another master may have written anything since. Every manager forgets
+// its records too, so that the first sweep reads the devices again: the
+// partition manager its P_Key tables, congestion control and adaptive
+// routing their targets (read again as new ones). The QoS manager's VL
+// arbitration tables are in the shadow.
 func (s *SM) forgetWritten() {
 	clear(s.shadow)
 	clear(s.blocked)
 	clear(s.kept)
+	if s.part != nil {
+		guids := map[uint64]bool{}
+		for k := range s.part.tables {
+			guids[k.node] = true
+		}
+		for g := range s.part.portGUIDs {
+			guids[g] = true
+		}
+		for g := range guids {
+			s.partForget(g)
+		}
+	}
+	if s.cc != nil {
+		clear(s.cc.targets)
+	}
+	if s.ar != nil {
+		clear(s.ar.targets)
+	}
 }
 
 // keptRoutes is the first routing out of standby (a takeover or a

@@ -198,6 +198,9 @@ type txnLayer struct {
 	wakeup   chan struct{}
 	stats    EngineStats
 	onUnsoli func(m madport.MAD) // requests and traps for the SM
+	// keyOf, when set, gives the M_Key an SMP carries (its target
+	// port's); else every SMP carries mkey.
+	keyOf func(r *request) uint64
 }
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
@@ -420,16 +423,20 @@ func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
 	if r.class != 0 {
 		return buildGMP(r, tid)
 	}
+	mkey := e.mkey
+	if e.keyOf != nil {
+		mkey = e.keyOf(r)
+	}
 	if r.dr {
 		return mad.AppendDRRequest(make([]byte, 0, mad.MADSize), &mad.DRRequest{
 			Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod,
-			MKey: e.mkey, Path: r.path, Data: r.data, DrSLID: r.drslid,
+			MKey: mkey, Path: r.path, Data: r.data, DrSLID: r.drslid,
 		})
 	}
 	if len(r.data) > mad.SMPDataSize {
 		return nil, fmt.Errorf("sm: SMP data of %d bytes", len(r.data))
 	}
-	f := mad.SMPFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, MKey: e.mkey}
+	f := mad.SMPFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, MKey: mkey}
 	copy(f.Data[:], r.data)
 	return mad.AppendSMP(make([]byte, 0, mad.MADSize), &f), nil
 }

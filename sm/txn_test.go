@@ -453,10 +453,15 @@ func FuzzHandle(f *testing.F) {
 	f.Add(lid, false)
 	sminfo, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: mad.AttrSMInfo, Path: []uint8{0, 1, 2}})
 	f.Add(sminfo, false)
+	t256 := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
+	n256 := mad.Trap256(mad.NodeTypeCA, 5, &mad.BadMKey{LID: 9, Method: mad.MethodGet, AttrID: mad.AttrPortInfo, DR: true, HopCount: 2})
+	mad.Notice(t256.Data[:]).Encode(&n256)
+	f.Add(mad.AppendSMP(nil, &t256), false)
 	f.Fuzz(func(t *testing.T, b []byte, matchTID bool) {
 		clk := clock.NewManual(time.Unix(0, 0))
 		p := &silentPort{clk: clk}
-		s := &SM{cfg: Config{}, port: p, clk: clk, shadow: map[shadowKey][]byte{}}
+		s := &SM{cfg: Config{}, port: p, clk: clk, shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap(),
+			trapLIDs: map[uint16]bool{}, smTraps: map[uint16]bool{}}
 		require.NoError(t, s.cfg.normalize())
 		s.tx = newTxnLayer(p, clk, &s.cfg)
 		s.tx.onUnsoli = s.unsolicited

@@ -4,6 +4,7 @@
 //	     [--ar-mode off|adaptive|adaptive-th|afi [--ar-threshold PCT] [--afc-vl VL]] [--sl2vl identity]
 //	     [--partitions FILE] [--part-enforce in|out|both|off]
 //	     [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N]
+//	     [--m-key K [--m-key-protect 0-3] [--m-key-lease D] [--m-key-per-port]]
 //	ibsm routes --dump --port SPEC [flags]
 //	ibsm qos add|del|list [flags]
 //	ibsm ar set --mode MODE [--threshold PCT] [--afc-vl VL] | ibsm ar show
@@ -52,6 +53,13 @@
 // OpenSM places them, and with --part-enforce (default both) the tables
 // and enforcement of the switch ports facing CAs; every port whose table
 // or enforcement changes is printed as a partition event (partitions.go).
+//
+// --m-key K protects the subnet's management ports (mkey.go, sm/mkey.go):
+// every port gets the key (or with --m-key-per-port one derived from it),
+// --m-key-protect's level and --m-key-lease's lease period, and every SMP
+// carries its port's key; the keys are cached beside --lid-file. Ports
+// found protected by a key ibsm does not hold, keys taken back from ports
+// whose lease ran out, and Trap 256 (Bad M_Key) are "mkey" events.
 package main
 
 import (
@@ -99,7 +107,8 @@ func main() {
 const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
             [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity]
             [--partitions FILE] [--part-enforce in|out|both|off]
-            [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N] [flags]
+            [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N]
+            [--m-key K [--m-key-protect 0-3] [--m-key-lease D] [--m-key-per-port]] [flags]
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
@@ -124,6 +133,7 @@ type options struct {
 	cc          ccOptions
 	ar          arOptions
 	part        partOptions
+	mkey        mkeyOptions
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -166,6 +176,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	addCCFlags(fs, &o.cc)
 	addARFlags(fs, &o.ar)
 	addPartitionFlags(fs, &o.part)
+	addMKeyFlags(fs, &o.mkey)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -177,6 +188,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	if o.cfg.Partitions, err = o.part.config(fs, stderr); err != nil {
+		return nil, err
+	}
+	if err := o.mkey.apply(&o.cfg); err != nil {
 		return nil, err
 	}
 	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
@@ -265,6 +279,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// With --once the sweep's sm_state says it all: one line, as
 		// the bench and the harness read it.
 		o.cfg.OnSMEvent = func(e sm.SMEvent) { reportSM(stdout, e, o.json) }
+		o.cfg.OnMKeyEvent = func(e sm.MKeyEvent) { reportMKey(stdout, e, o.json) }
 	}
 	if o.cfg.QoS != nil {
 		o.cfg.QoS.OnEvent = func(e sm.QoSEvent) { reportQoS(stdout, e, o.json) }

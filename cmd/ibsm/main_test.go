@@ -131,6 +131,16 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"--port", "fake", "--polling-interval", "0s"}, exitUsage, "--polling-interval more than 0"},
 		{[]string{"--port", "fake", "--sm-key", "key"}, exitUsage, `invalid value "key" for flag -sm-key`},
 		{[]string{"--port", "fake", "--priority", "16"}, exitUsage, "--priority 0-15"},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-protect", "4"}, exitUsage, "--m-key-protect is 0-3, not 4"},
+		{[]string{"--port", "fake", "--m-key-protect", "2"}, exitUsage, "need an --m-key other than 0"},
+		{[]string{"--port", "fake", "--m-key-lease", "5"}, exitUsage, "need an --m-key other than 0"},
+		{[]string{"--port", "fake", "--m-key-per-port"}, exitUsage, "need an --m-key other than 0"},
+		{[]string{"--port", "fake", "--m-key", "0xg"}, exitUsage, `invalid value "0xg" for flag -m-key`},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-lease", "1.5s"}, exitUsage, "1.5s is not a whole number of seconds"},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-lease", "65536"}, exitUsage, "65536 seconds is more than 65535"},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-lease", "19h"}, exitUsage, "19h0m0s is more than 65535 seconds"},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-lease", "soon"}, exitUsage, "want a duration (5s) or a number of seconds"},
+		{[]string{"--port", "fake", "--m-key", "1", "--m-key-lease", "-5s"}, exitUsage, "-5s is not a whole number of seconds"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -107,7 +107,7 @@ func (s *smhaIbsm) wait(t *testing.T, what string, from int, want func(smhaLine)
 	return at, time.Now()
 }
 
-func smhaEvent(action, state string) func(smhaLine) bool {
+func smhaEvent(action sm.SMAction, state string) func(smhaLine) bool {
 	return func(l smhaLine) bool {
 		return l.Event == "sm" && l.Action == action && (state == "" || l.State == state)
 	}
