@@ -495,7 +495,7 @@ func prefixed(p, s string) string {
 
 // failoverMasterEvent returns when ibsm's events (evs, read at ats) first
 // show it Master by action after from, and whether they do.
-func failoverMasterEvent(evs []sm.SMEvent, ats []time.Time, from time.Time, actions ...string) (time.Time, bool) {
+func failoverMasterEvent(evs []sm.SMEvent, ats []time.Time, from time.Time, actions ...sm.SMAction) (time.Time, bool) {
 	for i, e := range evs {
 		if i >= len(ats) || ats[i].Before(from) || e.State != "Master" {
 			continue
