@@ -647,6 +647,8 @@ func (t *failoverTraffic) stop(ctx context.Context, c *FailoverCase) error {
 			sent[pair{t.lids[h], f.ID}] += f.Sent
 			c.Sent += f.Sent
 			c.Refused += f.Failed + f.Dropped
+			c.RefusedPort += f.Failed
+			c.RefusedBacklog += f.Dropped
 		}
 	}
 	if err := pause(ctx, 500*time.Millisecond); err != nil {
