@@ -247,6 +247,8 @@ type FailoverCase struct {
 	// of CPU, or its port stalled).
 	RefusedPort    uint64 `json:"refused_port"`
 	RefusedBacklog uint64 `json:"refused_backlog"`
+	// MaxBacklog is the most packets any flow's source held at once.
+	MaxBacklog int `json:"max_backlog"`
 	// Short lists the flows that received less than they sent.
 	Short []string `json:"short,omitempty"`
 	// Drops is what the fabric's ports dropped during the case, by
@@ -457,8 +459,8 @@ func failoverChecks(c *FailoverCase) []Check {
 	add("LIDs unchanged", c.PortsRead > 0 && len(c.LIDsChanged) == 0,
 		"%d ports read before and after; changed: %s", c.PortsRead, orNone(strings.Join(c.LIDsChanged, ", ")))
 	add("no packet lost", c.Flows > 0 && c.Received > 0 && c.Lost == 0 && c.Refused == 0,
-		"%d flows among the non-SM hosts: %d sent, %d received, %d lost, %d refused at the source (%d by the port, %d with the backlog full)",
-		c.Flows, c.Sent, c.Received, c.Lost, c.Refused, c.RefusedPort, c.RefusedBacklog)
+		"%d flows among the non-SM hosts: %d sent, %d received, %d lost, %d refused at the source (%d by the port, %d with the backlog full); largest source backlog %d packets",
+		c.Flows, c.Sent, c.Received, c.Lost, c.Refused, c.RefusedPort, c.RefusedBacklog, c.MaxBacklog)
 	right, transition := 0, 0
 	var wrong []string
 	for _, s := range c.SMInfo {

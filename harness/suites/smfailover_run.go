@@ -27,9 +27,16 @@ const (
 // failoverFlowPPS is each flow's packet rate, failoverFlowPayload its
 // packets' payload: light traffic that crosses every switch path among
 // the hosts while costing the machine little.
+//
+// failoverFlowBacklog is how many packets a flow's source holds while it
+// cannot send: some 20 s of its arrivals. A sender starved of the CPU on
+// a loaded machine, or held back by its link, then delays its packets
+// rather than refusing them; what the network drops still shows as lost.
+// The report gives the largest backlog any flow reached.
 const (
 	failoverFlowPPS     = 200
 	failoverFlowPayload = 256
+	failoverFlowBacklog = 4096
 )
 
 // RunFailover runs the SM failover suite on one fabric and, with o.Out,
@@ -600,7 +607,7 @@ func (r *failoverRun) startTraffic(ctx context.Context) (*failoverTraffic, error
 				continue
 			}
 			fs = append(fs, nodeproc.FlowArgs{ID: uint32(j + 1), DLID: t.lids[d], Payload: failoverFlowPayload,
-				RateBPS: failoverFlowPPS * 8 * (failoverFlowPayload + 64)})
+				RateBPS: failoverFlowPPS * 8 * (failoverFlowPayload + 64), MaxBacklog: failoverFlowBacklog})
 		}
 		if _, err := harness.StartFlows(ctx, r.o.Fabric, h, fs); err != nil {
 			t.stopIfRunning(ctx)
@@ -649,6 +656,7 @@ func (t *failoverTraffic) stop(ctx context.Context, c *FailoverCase) error {
 			c.Refused += f.Failed + f.Dropped
 			c.RefusedPort += f.Failed
 			c.RefusedBacklog += f.Dropped
+			c.MaxBacklog = max(c.MaxBacklog, f.MaxBacklog)
 		}
 	}
 	if err := pause(ctx, 500*time.Millisecond); err != nil {
