@@ -16,8 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,10 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/harness/suites"
 	"ibfab/internal/testsupport/fabrictest"
-	"ibfab/nodeproc"
 	"ibfab/sm"
-	"ibfab/wire/mad"
 )
 
 // How the SMs of these tests poll: every second, giving the master up
@@ -119,119 +116,34 @@ func smhaEvent(action sm.SMAction, state string) func(smhaLine) bool {
 func smhaUp(l smhaLine) bool { return l.Event == "sweep" && l.SubnetUp }
 
 // smhaSampler reads the SMInfo of the SMs at their HCAs' LIDs from one
-// HCA, through its control socket, as a diagnostic tool would.
-type smhaSampler struct {
-	f    *fabrictest.Fabric
-	from string
-	sms  map[string]uint16 // SM node → its port's LID
-	tid  atomic.Uint64
-
-	mu      sync.Mutex
-	samples []map[string]string // SM node → state ("" no answer)
-	reread  int                 // reads taken again, not one Master at first
-	stop    chan struct{}
-	done    chan struct{}
-}
+// HCA every smhaSampleEvery (the failover suite's reader).
+type smhaSampler struct{ *suites.SMInfoSampler }
 
 func newSampler(f *fabrictest.Fabric, from string, sms ...string) *smhaSampler {
-	s := &smhaSampler{f: f, from: from, sms: map[string]uint16{}}
-	s.tid.Store(0x5a3a << 32)
+	lids := map[string]uint16{}
 	for _, n := range sms {
-		s.sms[n] = f.Node(n).Ports[0].LID
+		lids[n] = f.Node(n).Ports[0].LID
 	}
-	return s
+	return &smhaSampler{suites.NewSMInfoSampler(f.Name, from, lids)}
 }
 
-// state reads the SMInfo of the SM at lid.
-func (s *smhaSampler) state(lid uint16) string {
-	b := mad.AppendSMP(nil, &mad.SMPFields{Method: mad.MethodGet, TransactionID: s.tid.Add(1), AttrID: mad.AttrSMInfo})
-	var r nodeproc.ReceivedMAD
-	if err := s.f.Call(s.from, "mad", nodeproc.MADArgs{Port: 1, DLID: lid, MAD: b, TimeoutMS: 150}, &r); err != nil {
-		return ""
-	}
-	m := mad.SMP(r.MAD)
-	if !m.IsValid() || m.MAD().Status() != mad.StatusOK {
-		return ""
-	}
-	return mad.SMInfo(m.Data()).SMState().String()
-}
-
-// take reads every SM's state. A read that finds other than one Master
-// is read again at once, up to twice: a read of two SMs is not one
-// instant, and a handover switches them one SMP apart; a state that
-// persists over three reads is no such straddle.
-func (s *smhaSampler) take() map[string]string {
-	var st map[string]string
-	for range 3 {
-		st = map[string]string{}
-		masters := 0
-		for n, lid := range s.sms {
-			st[n] = s.state(lid)
-			if st[n] == "Master" {
-				masters++
-			}
-		}
-		if masters == 1 {
-			break
-		}
-		s.mu.Lock()
-		s.reread++
-		s.mu.Unlock()
-	}
-	return st
-}
-
-// start samples every smhaSampleEvery until stop.
-func (s *smhaSampler) start() {
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(s.done)
-		tk := time.NewTicker(smhaSampleEvery)
-		defer tk.Stop()
-		for {
-			st := s.take()
-			s.mu.Lock()
-			s.samples = append(s.samples, st)
-			s.mu.Unlock()
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-			}
-		}
-	}()
-}
+func (s *smhaSampler) start() { s.Start(smhaSampleEvery) }
 
 // finish stops sampling, checks that every sample had exactly one Master
 // and returns the samples.
-func (s *smhaSampler) finish(t *testing.T) []map[string]string {
+func (s *smhaSampler) finish(t *testing.T) []suites.SMSample {
 	t.Helper()
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, st := range s.samples {
-		masters := 0
-		for _, v := range st {
-			if v == "Master" {
-				masters++
-			}
-		}
-		assert.Equal(t, 1, masters, "sample %d of %d: %v", i, len(s.samples), st)
+	samples := s.Stop()
+	require.NotEmpty(t, samples)
+	for i, st := range samples {
+		assert.Len(t, st.States.Masters(), 1, "sample %d of %d: %v", i, len(samples), st.States)
 	}
-	t.Logf("%d samples (%d reads taken again), first %v, last %v", len(s.samples), s.reread, s.samples[0], s.samples[len(s.samples)-1])
-	return s.samples
+	t.Logf("%d samples (%d reads taken again), first %v, last %v", len(samples), s.Rereads(), samples[0].States, samples[len(samples)-1].States)
+	return samples
 }
 
 // masterOf returns the SM node a sample finds Master.
-func masterOf(st map[string]string) string {
-	for n, v := range st {
-		if v == "Master" {
-			return n
-		}
-	}
-	return ""
-}
+func masterOf(st suites.SMSample) string { return st.States.Master() }
 
 // sminfoNames checks that `sminfo` on node names the SM whose port is
 // port 1 of master as the master.

@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	runSynopsis = "run SUITE|all|thesis|qos|cc|afc [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+	runSynopsis = "run SUITE|all|thesis|qos|cc|afc|sm-failover [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
 	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
 starts the subnet manager on an HCA, runs uniform traffic between the hosts,
 applies the suite's timed faults, waits until the fabric is whole again,
@@ -32,10 +32,12 @@ instead of ibsm (libumad2sim preloaded, as exec --umad does); checks that
 need ibsm's reports (its verifier) are skipped, with the reason in the
 report.
 
-"all" runs every suite; "thesis" runs the joint evaluation of the thesis's
+"all" runs every suite and then the SM failover suite (sm-failover, its
+report in DIR/sm-failover); "thesis" runs the joint evaluation of the thesis's
 chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h);
 "cc" the congestion-control experiments (ibfab run cc -h); "afc" the
-adaptive-routing experiments (ibfab run afc -h).
+adaptive-routing experiments (ibfab run afc -h); "sm-failover" the SM
+failover and handover cases between ibsm and OpenSM (ibfab run sm-failover -h).
 
 suites:
 `
@@ -71,6 +73,9 @@ func runCmd(env *harness.Env, args []string) error {
 	if len(args) > 0 && args[0] == "afc" {
 		return runAFCCmd(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "sm-failover" {
+		return runFailoverCmd(env, args[1:])
+	}
 	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "out/suites", "write each suite's report to `DIR`/SUITE")
@@ -92,7 +97,7 @@ func runCmd(env *harness.Env, args []string) error {
 	} else if s, ok := Lookup(pos[0]); ok {
 		list = []Suite{s}
 	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos, cc", pos[0], strings.Join(Names(), ", ")))
+		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos, cc, afc, sm-failover", pos[0], strings.Join(Names(), ", ")))
 	}
 	switch *smKind {
 	case SMIbsm:
@@ -156,8 +161,34 @@ func runCmd(env *harness.Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "  %s %-32s %s\n", mark, c.Name, c.Detail)
 		}
 	}
+	total := len(list)
+	if pos[0] == "all" {
+		// The failover suite runs both SMs itself, with its own flags:
+		// --sm and --mechanism do not apply.
+		total++
+		o := FailoverOptions{Out: filepath.Join(*out, "sm-failover")}
+		if !*asJSON {
+			o.Log = env.Stderr
+		}
+		rep, err := RunFailover(ctx, o)
+		if err != nil {
+			return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
+		}
+		if !rep.Passed {
+			failed++
+		}
+		if *asJSON {
+			b, err := json.Marshal(rep)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "%s\n", b)
+		} else {
+			printFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
+		}
+	}
 	if failed > 0 {
-		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d of %d suites failed", failed, len(list))}
+		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d of %d suites failed", failed, total)}
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ type smProc struct {
 	qos     []sm.QoSEvent   // ibsm's QoS decisions (event "qos")
 	ccLogs  []sm.CCLogEvent // CongestionLog entries ibsm read (event "cc_log"), the first maxCCLogs
 	states  []sm.SMEvent    // ibsm's state changes and SMInfo exchanges (event "sm")
+	stateAt []time.Time     // when each of states was read
 	stderr  bytes.Buffer
 	done    chan struct{}
 	err     error
@@ -181,6 +182,7 @@ func (p *smProc) event(line []byte) bool {
 		var ev sm.SMEvent
 		if json.Unmarshal(line, &ev) == nil {
 			p.states = append(p.states, ev)
+			p.stateAt = append(p.stateAt, time.Now())
 		}
 	case "ar":
 	default:
@@ -195,6 +197,14 @@ func (p *smProc) SMEvents() []sm.SMEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]sm.SMEvent(nil), p.states...)
+}
+
+// SMEventsAt returns ibsm's SM state events so far and when each was
+// read.
+func (p *smProc) SMEventsAt() ([]sm.SMEvent, []time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]sm.SMEvent(nil), p.states...), append([]time.Time(nil), p.stateAt...)
 }
 
 // CCLogEvents returns the CongestionLog entries ibsm reported so far (at
