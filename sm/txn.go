@@ -198,6 +198,7 @@ type txnLayer struct {
 	wakeup   chan struct{}
 	stats    EngineStats
 	onUnsoli func(m madport.MAD) // requests and traps for the SM
+	onSA     func(m madport.MAD) // SubnAdm MADs, for the SA
 }
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
@@ -604,6 +605,11 @@ func sortTxns(ts []*txn) {
 // panic.
 func (e *txnLayer) handle(m madport.MAD) {
 	b := m.Data
+	if len(b) >= mad.MADSize && mad.MAD(b).MgmtClass() == mad.ClassSubnAdm && m.Status == 0 && e.onSA != nil {
+		e.stats.Requests++
+		e.onSA(m) // the SA's: requests, and answers to its Reports
+		return
+	}
 	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || isGMPClass(mad.MAD(b).MgmtClass())) {
 		e.stats.Malformed++
 		return
