@@ -136,3 +136,6 @@ func (s *SM) serveSA(ctx context.Context) error {
 	}
 	return s.tx.run(ctx)
 }
+
+// View returns what the SM knows now, as the SA is given it.
+func (s *SM) View() *View { return s.view() }

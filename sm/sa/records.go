@@ -1,0 +1,301 @@
+package sa
+
+import (
+	"ibfab/sm"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// index is a View with the lookups the SA needs: end ports by LID and by
+// GID, and the records built so far (each table is built at its first
+// query and kept until the next Update).
+type index struct {
+	v      *sm.View
+	sn     *sm.Subnet
+	ends   []sm.EndPort
+	byGID  map[mad.GID]int // end port index by port GID
+	tables map[mad.AttrID][][]byte
+}
+
+func newIndex(v *sm.View) *index {
+	x := &index{v: v, sn: v.Subnet, byGID: map[mad.GID]int{}, tables: map[mad.AttrID][][]byte{}}
+	if x.sn == nil {
+		return x
+	}
+	x.ends = x.sn.EndPorts()
+	for i, e := range x.ends {
+		x.byGID[x.gid(e.Node, e.Port)] = i
+	}
+	return x
+}
+
+// portGUID returns the GUID of port p of node i: a CA port's own, a
+// switch's node GUID for every port.
+func (x *index) portGUID(i, p int) uint64 {
+	n := x.sn.Topo.Node(i)
+	if n.Type != topologies.Switch && p < len(n.Ports) && n.Ports[p].GUID != 0 {
+		return n.Ports[p].GUID
+	}
+	return n.GUID
+}
+
+// gid returns the default GID of port p of node i: its subnet prefix and
+// port GUID.
+func (x *index) gid(i, p int) mad.GID {
+	prefix := mad.DefaultGIDPrefix
+	if pi, ok := x.portInfo(i, p); ok && pi.GIDPrefix != 0 {
+		prefix = pi.GIDPrefix
+	}
+	return mad.MakeGID(prefix, x.portGUID(i, p))
+}
+
+// portInfo returns what the SM knows of port p of node i.
+func (x *index) portInfo(i, p int) (mad.PortInfoFields, bool) {
+	if i < 0 || i >= len(x.sn.Have) || p < 0 || p >= len(x.sn.Have[i]) || !x.sn.Have[i][p] {
+		return mad.PortInfoFields{}, false
+	}
+	return x.sn.PortInfo[i][p], true
+}
+
+// lidOf returns the LID that names port p of node i in records: a
+// switch's port 0 LID for each of its ports.
+func (x *index) lidOf(i, p int) uint16 {
+	if x.sn.IsSwitch(i) {
+		p = 0
+	}
+	if p < len(x.sn.LID[i]) {
+		return x.sn.LID[i][p]
+	}
+	return 0
+}
+
+// owner returns the end port that answers to lid.
+func (x *index) owner(lid uint16) (sm.EndPort, bool) {
+	i, ok := x.sn.Owner(lid)
+	if !ok {
+		return sm.EndPort{}, false
+	}
+	return x.ends[i], true
+}
+
+// tables returns the record builders, by attribute.
+func (s *SA) tables() map[mad.AttrID]func(*request) [][]byte {
+	return map[mad.AttrID]func(*request) [][]byte{
+		mad.AttrSANodeRecord:       s.cached(mad.AttrSANodeRecord, (*index).nodeRecords),
+		mad.AttrSAPortInfoRecord:   s.portInfoRecords,
+		mad.AttrSASwitchInfoRecord: s.cached(mad.AttrSASwitchInfoRecord, (*index).switchInfoRecords),
+		mad.AttrSALFTRecord:        s.cached(mad.AttrSALFTRecord, (*index).lftRecords),
+		mad.AttrSAMFTRecord:        func(*request) [][]byte { return s.mc.mftRecords() },
+		mad.AttrSALinkRecord:       s.cached(mad.AttrSALinkRecord, (*index).linkRecords),
+		mad.AttrSASMInfoRecord:     s.smInfoRecords,
+		mad.AttrSAGUIDInfoRecord:   s.cached(mad.AttrSAGUIDInfoRecord, (*index).guidInfoRecords),
+		mad.AttrSAPKeyTableRecord:  s.cached(mad.AttrSAPKeyTableRecord, (*index).pkeyRecords),
+		// The SM keeps no SL2VL or VLArbitration tables in its view:
+		// these queries find no records.
+		mad.AttrSASLtoVLRecord:     func(*request) [][]byte { return nil },
+		mad.AttrSAVLArbRecord:      func(*request) [][]byte { return nil },
+		mad.AttrSAInformInfoRecord: s.informInfoRecords,
+	}
+}
+
+// cached builds a table once per view.
+func (s *SA) cached(attr mad.AttrID, build func(*index) [][]byte) func(*request) [][]byte {
+	return func(*request) [][]byte {
+		if s.view == nil || s.view.sn == nil {
+			return nil
+		}
+		t, ok := s.view.tables[attr]
+		if !ok {
+			t = build(s.view)
+			s.view.tables[attr] = t
+		}
+		return t
+	}
+}
+
+// trusted reports whether the request carries the SM_Key, which shows
+// M_Keys and SM_Keys.
+func (s *SA) trusted(r *request) bool { return s.cfg.SMKey != 0 && r.hdr.SMKey() == s.cfg.SMKey }
+
+// nodeRecords: one per end port, as OpenSM gives them: a CA's per port
+// with a LID, a switch's once (port 0).
+func (x *index) nodeRecords() [][]byte {
+	var out [][]byte
+	for _, e := range x.ends {
+		n := x.sn.Topo.Node(e.Node)
+		ni := mad.NodeInfoFields{BaseVersion: 1, ClassVersion: 1, NodeType: mad.NodeType(n.Type),
+			NumPorts: uint8(n.NumPorts), SystemImageGUID: n.SystemImageGUID, NodeGUID: n.GUID,
+			PortGUID: x.portGUID(e.Node, e.Port), DeviceID: uint16(n.DeviceID), LocalPortNum: uint8(e.Port),
+			VendorID: n.VendorID}
+		if e.Node < len(x.sn.PartitionCap) {
+			ni.PartitionCap = x.sn.PartitionCap[e.Node]
+		}
+		out = append(out, mad.AppendNodeRecord(nil, &mad.NodeRecordFields{LID: e.LID, NodeInfo: ni,
+			NodeDescription: n.Description}))
+	}
+	return out
+}
+
+// portInfoRecords: every port whose PortInfo the SM holds, a switch's
+// under its port 0 LID; M_Keys hidden from untrusted requesters.
+func (s *SA) portInfoRecords(r *request) [][]byte {
+	if s.view == nil || s.view.sn == nil {
+		return nil
+	}
+	x := s.view
+	trusted := s.trusted(r)
+	var out [][]byte
+	for i, n := range x.sn.Topo.Nodes() {
+		for p := 0; p <= n.NumPorts; p++ {
+			pi, ok := x.portInfo(i, p)
+			if !ok || (p == 0 && !x.sn.IsSwitch(i)) {
+				continue
+			}
+			lid := x.lidOf(i, p)
+			if lid == 0 {
+				continue
+			}
+			if !trusted {
+				pi.MKey = 0
+			}
+			out = append(out, mad.AppendPortInfoRecord(nil, &mad.PortInfoRecordFields{EndportLID: lid,
+				PortNum: uint8(p), PortInfo: pi}))
+		}
+	}
+	return out
+}
+
+func (x *index) switchInfoRecords() [][]byte {
+	var out [][]byte
+	for _, i := range x.sn.Switches() {
+		si := x.sn.Switch[i]
+		if rt := x.v.Routes; rt != nil && i < len(rt.LFT) && rt.LFT[i] != nil {
+			si.LinearFDBTop = rt.MaxLID
+		}
+		out = append(out, mad.AppendSwitchInfoRecord(nil, &mad.SwitchInfoRecordFields{LID: x.lidOf(i, 0), SwitchInfo: si}))
+	}
+	return out
+}
+
+// lftRecords: every block of every switch's LFT up to the routes'
+// MaxLID.
+func (x *index) lftRecords() [][]byte {
+	rt := x.v.Routes
+	if rt == nil {
+		return nil
+	}
+	var out [][]byte
+	for _, i := range x.sn.Switches() {
+		if i >= len(rt.LFT) || rt.LFT[i] == nil {
+			continue
+		}
+		lft := rt.LFT[i]
+		for blk := 0; blk*mad.LFTEntriesPerBlock <= int(rt.MaxLID); blk++ {
+			f := mad.LFTRecordFields{LID: x.lidOf(i, 0), BlockNum: uint16(blk)}
+			for k := range f.LFT.Ports {
+				lid := blk*mad.LFTEntriesPerBlock + k
+				f.LFT.Ports[k] = mad.LFTNoPort
+				if lid < len(lft) && lid <= int(rt.MaxLID) {
+					f.LFT.Ports[k] = lft[lid]
+				}
+			}
+			out = append(out, mad.AppendLFTRecord(nil, &f))
+		}
+	}
+	return out
+}
+
+// linkRecords: both directions of every cable, by the LIDs of the two
+// ends' nodes (a switch's port 0 LID, a CA port's LID).
+func (x *index) linkRecords() [][]byte {
+	var out [][]byte
+	t := x.sn.Topo
+	for i, n := range t.Nodes() {
+		for p := 1; p <= n.NumPorts; p++ {
+			peer, ok := t.Peer(topologies.PortRef{Node: i, Port: p})
+			if !ok {
+				continue
+			}
+			from, to := x.lidOf(i, p), x.lidOf(peer.Node, peer.Port)
+			if from == 0 || to == 0 {
+				continue
+			}
+			out = append(out, mad.AppendLinkRecord(nil, &mad.LinkRecordFields{FromLID: from, FromPort: uint8(p),
+				ToPort: uint8(peer.Port), ToLID: to}))
+		}
+	}
+	return out
+}
+
+// smInfoRecords: this SM and those it met; SM_Keys for trusted
+// requesters only.
+func (s *SA) smInfoRecords(r *request) [][]byte {
+	if s.view == nil {
+		return nil
+	}
+	var out [][]byte
+	for _, m := range s.view.v.SMs {
+		info := m.Info
+		if !s.trusted(r) {
+			info.SMKey = 0
+		}
+		out = append(out, mad.AppendSMInfoRecord(nil, &mad.SMInfoRecordFields{LID: m.LID, SMInfo: info}))
+	}
+	return out
+}
+
+// guidInfoRecords: block 0 of every end port, its port GUID at index 0
+// (ibfab ports have one GUID).
+func (x *index) guidInfoRecords() [][]byte {
+	var out [][]byte
+	for _, e := range x.ends {
+		f := mad.GUIDInfoRecordFields{LID: e.LID}
+		f.GUIDInfo.GUIDs[0] = x.portGUID(e.Node, e.Port)
+		out = append(out, mad.AppendGUIDInfoRecord(nil, &f))
+	}
+	return out
+}
+
+// pkeyTable returns the P_Key table of port p of node i as the SM wrote
+// it, or the default partition's full member alone.
+func (x *index) pkeyTable(i, p int) []mad.PKey {
+	if x.v.PKeys != nil {
+		if t, ok := x.v.PKeys[sm.PortKey{NodeGUID: x.sn.Topo.Node(i).GUID, Port: p}]; ok {
+			return t
+		}
+	}
+	return []mad.PKey{0xffff}
+}
+
+// pkeyRecords: the P_Key table blocks of every end port (a switch's port
+// 0 only), trailing empty blocks left out.
+func (x *index) pkeyRecords() [][]byte {
+	var out [][]byte
+	for _, e := range x.ends {
+		t := x.pkeyTable(e.Node, e.Port)
+		for blk := 0; blk == 0 || blk*mad.PKeysPerBlock < len(t); blk++ {
+			f := mad.PKeyTableRecordFields{LID: e.LID, BlockNum: uint16(blk), PortNum: uint8(e.Port)}
+			if !x.sn.IsSwitch(e.Node) {
+				f.PortNum = 0 // reserved for CAs
+			}
+			for k := range f.PKeys.PKeys {
+				if j := blk*mad.PKeysPerBlock + k; j < len(t) {
+					f.PKeys.PKeys[k] = t[j]
+				}
+			}
+			out = append(out, mad.AppendPKeyTableRecord(nil, &f))
+		}
+	}
+	return out
+}
+
+// hasPKey reports whether port p of node i holds pkey (either
+// membership, or full membership when full).
+func (x *index) hasPKey(i, p int, pkey uint16, full bool) bool {
+	for _, k := range x.pkeyTable(i, p) {
+		if uint16(k)&0x7fff == pkey&0x7fff && (!full || uint16(k)&0x8000 != 0) {
+			return true
+		}
+	}
+	return false
+}
