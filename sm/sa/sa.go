@@ -7,7 +7,6 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm"
-	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -128,6 +127,10 @@ func (s *SA) HandleMAD(m madport.MAD) {
 		return
 	}
 	h := b.MAD()
+	if ah, ok := s.cfg.Sender.(AckHandler); ok && b.RMPPVersion() != 0 &&
+		mad.RMPPType(b.RMPPType()) != mad.RMPPTypeData && ah.HandleRMPP(m) {
+		return // an ACK, STOP or ABORT of one of our transfers
+	}
 	if h.Method().IsResponse() {
 		if h.Method() == mad.MethodReportResp {
 			s.stats.ReportAck++
@@ -283,33 +286,6 @@ type Sender interface {
 	SendSA(r Response) error
 }
 
-// PortSender sends answers on a madport.Port. A payload that fits one MAD
-// goes as one MAD, a GetTableResp with an RMPP header saying so
-// (Active|First|Last, segment 1), as an SA's single segment goes. A
-// longer payload needs the RMPP sender's window and ACKs, which this
-// sender does not run: it sends the first segment only, with the whole
-// payload length (what libumad2sim clients see of any SA today).
-type PortSender struct {
-	Port madport.Port
-	// Truncated counts answers cut to their first segment.
-	Truncated uint64
-}
-
-// SendSA implements Sender.
-func (p *PortSender) SendSA(r Response) error {
-	for _, b := range Segments(&r) {
-		m := madport.MAD{LID: r.To.LID, QP: r.To.QP, QKey: wire.QP1QKey, SL: r.To.SL, PKey: r.To.PKey, Data: b}
-		if err := p.Port.Send(m); err != nil {
-			return err
-		}
-		if len(r.Payload) > mad.SADataSize {
-			p.Truncated++
-			break
-		}
-	}
-	return nil
-}
-
 // Segments builds the MADs of r: one when the payload fits, else the RMPP
 // DATA segments (each with the SA header repeated, as OpenSM's segments
 // carry it) in order.
@@ -325,14 +301,14 @@ func Segments(r *Response) [][]byte {
 		chunk := r.Payload[min(i*mad.SADataSize, len(r.Payload)):min((i+1)*mad.SADataSize, len(r.Payload))]
 		copy(g.Data[:], chunk)
 		if rmpp {
-			g.RMPPVersion, g.RMPPType, g.SegmentNumber = mad.RMPPVersion1, mad.RMPPTypeData, uint32(i+1)
-			g.RMPPFlags = mad.RMPPFlagActive
+			g.RMPPVersion, g.RMPPType, g.SegmentNumber = mad.RMPPVersion1, uint8(mad.RMPPTypeData), uint32(i+1)
+			g.RMPPFlags = uint8(mad.RMPPFlagActive)
 			if i == 0 {
-				g.RMPPFlags |= mad.RMPPFlagFirst
+				g.RMPPFlags |= uint8(mad.RMPPFlagFirst)
 				g.PayloadLength = uint32(mad.SAHeaderSize + len(r.Payload))
 			}
 			if i == n-1 {
-				g.RMPPFlags |= mad.RMPPFlagLast
+				g.RMPPFlags |= uint8(mad.RMPPFlagLast)
 				g.PayloadLength = uint32(mad.SAHeaderSize + len(chunk))
 			}
 		}

@@ -47,19 +47,6 @@ const (
 	SARMPPSegmentSize = MADSize - saSMKey
 )
 
-// RMPP header values an SA uses (IBA 13.6.2.1).
-const (
-	RMPPVersion1 = 1
-	RMPPTypeData = 1
-	RMPPTypeAck  = 2
-	RMPPTypeStop = 3
-	RMPPTypeAbrt = 4
-
-	RMPPFlagActive = 1 << 0
-	RMPPFlagFirst  = 1 << 1
-	RMPPFlagLast   = 1 << 2
-)
-
 // SA class methods beyond the common ones (IBA 15.2.2).
 const (
 	MethodGetTableResp Method = 0x92

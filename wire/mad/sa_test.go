@@ -154,7 +154,7 @@ func TestSAMatch(t *testing.T) {
 func TestSAMAD(t *testing.T) {
 	f := mad.SAMADFields{MAD: mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: 2,
 		Method: mad.MethodGetTableResp, Status: mad.StatusSANoRecords, TransactionID: 77, AttrID: mad.AttrSAPathRecord},
-		RMPPVersion: 1, RMPPType: mad.RMPPTypeData, RMPPFlags: 7, RMPPRespTime: 0x1f, SegmentNumber: 1,
+		RMPPVersion: 1, RMPPType: uint8(mad.RMPPTypeData), RMPPFlags: 7, RMPPRespTime: 0x1f, SegmentNumber: 1,
 		PayloadLength: 84, SMKey: 0x1234, AttributeOffset: 8, ComponentMask: 0x30}
 	f.Data[0] = 0xaa
 	b := mad.AppendSAMAD(nil, &f)
