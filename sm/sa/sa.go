@@ -112,9 +112,6 @@ type request struct {
 type reply struct {
 	status  mad.Status
 	records [][]byte
-	// one: the method answers with exactly one record (Get, Set,
-	// Delete), else a table.
-	one bool
 }
 
 func fail(st mad.Status) reply { return reply{status: st} }
