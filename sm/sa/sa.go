@@ -191,11 +191,23 @@ func (s *SA) serve(r *request) reply {
 	if s.view == nil {
 		return fail(mad.StatusSANoResources)
 	}
+	mask := r.mask
+	capBit := mad.SAPortInfoRecordLayout.Bit("CapabilityMask")
+	capMatch := r.attr == mad.AttrSAPortInfoRecord && mask&capBit != 0
+	if capMatch {
+		// CapabilityMask matches when the record has every bit the query
+		// has (capPortInfoCapMaskMatch), as saquery -s asks.
+		mask &^= capBit
+	}
 	var out [][]byte
 	for _, rec := range build(r) {
-		if l.Match(r.data, rec, r.mask) {
-			out = append(out, rec)
+		if !l.Match(r.data, rec, mask) {
+			continue
 		}
+		if c := mad.SAPortInfoRecordLayout.Components[7]; capMatch && c.Uint(rec)&c.Uint(r.data) != c.Uint(r.data) {
+			continue
+		}
+		out = append(out, rec)
 	}
 	return reply{records: out}
 }
@@ -257,8 +269,8 @@ func (s *SA) respond(r *request, rep reply) {
 // classPortInfo answers ClassPortInfo: the SA's capabilities.
 func (s *SA) classPortInfo() reply {
 	f := mad.ClassPortInfoFields{BaseVersion: 1, ClassVersion: ClassVersion,
-		CapabilityMask: capTrapSupported | capOptionalRecords | capMulticastSupported,
-		RespTimeValue:  18}
+		CapabilityMask:  capTrapSupported | capOptionalRecords | capMulticastSupported | capPortInfoCapMaskMatch,
+		CapabilityMask2: cap2MulticastTopSupported, RespTimeValue: 18}
 	return reply{records: [][]byte{mad.AppendClassPortInfo(nil, &f)}}
 }
 
@@ -268,6 +280,13 @@ const (
 	capTrapSupported      = 1 << 0 // IsSubnetTrapSupported: Reports are sent
 	capOptionalRecords    = 1 << 8 // IsSubnetOptionalRecordsSupported
 	capMulticastSupported = 1 << 9 // IsUDMulticastSupported
+	// IsPortInfoCapMaskMatchSupported: a PortInfoRecord query's
+	// CapabilityMask matches records with all its bits.
+	capPortInfoCapMaskMatch = 1 << 13
+
+	// CapabilityMask2: IsMulticastFDBTopSupported (saquery then shows
+	// SwitchInfo's MulticastFDBTop).
+	cap2MulticastTopSupported = 1 << 3
 )
 
 // Response is one SA answer or Report: the MAD and SA headers and the
