@@ -48,6 +48,20 @@ type View struct {
 	// SMs are the SMInfo of this SM (first, SM_Key shown) and of the
 	// others, with their port's LID.
 	SMs []SMRecord
+	// Blocks are the SLtoVLMappingTable and VLArbitrationTable blocks the
+	// SM wrote (with QoS, adaptive routing or --vl-tables set), by port
+	// and attribute modifier as sent (an SLtoVL modifier may name all
+	// input or output ports). Tables the SM left alone are not in it.
+	Blocks map[BlockKey][]byte
+}
+
+// BlockKey names a block the SM wrote: node GUID, port (0 for a switch's
+// SLtoVL, which its modifier places), attribute and modifier.
+type BlockKey struct {
+	NodeGUID uint64
+	Port     int
+	Attr     mad.AttrID
+	Mod      uint32
 }
 
 // PortKey names a port by its node's GUID and number.
@@ -76,6 +90,12 @@ func (s *SM) view() *View {
 		v.PKeys = map[PortKey][]mad.PKey{}
 		for k, t := range s.part.tables {
 			v.PKeys[PortKey{k.node, k.port}] = t
+		}
+	}
+	v.Blocks = map[BlockKey][]byte{}
+	for k, b := range s.shadow {
+		if k.attr == mad.AttrSLtoVLMapping || k.attr == mad.AttrVLArbitration {
+			v.Blocks[BlockKey{k.guid, k.port, k.attr, k.mod}] = b
 		}
 	}
 	v.SMs = append(v.SMs, SMRecord{LID: s.lidOfSM(), Info: s.mySMInfo(true)})

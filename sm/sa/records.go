@@ -1,6 +1,9 @@
 package sa
 
 import (
+	"cmp"
+	"slices"
+
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -10,11 +13,13 @@ import (
 // GID, and the records built so far (each table is built at its first
 // query and kept until the next Update).
 type index struct {
-	v      *sm.View
-	sn     *sm.Subnet
-	ends   []sm.EndPort
-	byGID  map[mad.GID]int // end port index by port GID
-	tables map[mad.AttrID][][]byte
+	v     *sm.View
+	sn    *sm.Subnet
+	ends  []sm.EndPort
+	byGID map[mad.GID]int // end port index by port GID
+	// byNodeGUID is the node index by GUID, built at its first use.
+	byNodeGUID map[uint64]int
+	tables     map[mad.AttrID][][]byte
 }
 
 func newIndex(v *sm.View) *index {
@@ -90,10 +95,8 @@ func (s *SA) tables() map[mad.AttrID]func(*request) [][]byte {
 		mad.AttrSASMInfoRecord:     s.smInfoRecords,
 		mad.AttrSAGUIDInfoRecord:   s.cached(mad.AttrSAGUIDInfoRecord, (*index).guidInfoRecords),
 		mad.AttrSAPKeyTableRecord:  s.cached(mad.AttrSAPKeyTableRecord, (*index).pkeyRecords),
-		// The SM keeps no SL2VL or VLArbitration tables in its view:
-		// these queries find no records.
-		mad.AttrSASLtoVLRecord:     func(*request) [][]byte { return nil },
-		mad.AttrSAVLArbRecord:      func(*request) [][]byte { return nil },
+		mad.AttrSASLtoVLRecord:     s.cached(mad.AttrSASLtoVLRecord, (*index).sl2vlRecords),
+		mad.AttrSAVLArbRecord:      s.cached(mad.AttrSAVLArbRecord, (*index).vlArbRecords),
 		mad.AttrSAInformInfoRecord: s.informInfoRecords,
 	}
 }
@@ -298,4 +301,116 @@ func (x *index) hasPKey(i, p int, pkey uint16, full bool) bool {
 		}
 	}
 	return false
+}
+
+// nodeByGUID returns the index of the node with GUID guid.
+func (x *index) nodeByGUID(guid uint64) (int, bool) {
+	if x.byNodeGUID == nil {
+		x.byNodeGUID = map[uint64]int{}
+		for i, n := range x.sn.Topo.Nodes() {
+			x.byNodeGUID[n.GUID] = i
+		}
+	}
+	i, ok := x.byNodeGUID[guid]
+	return i, ok
+}
+
+// sl2vlRecords: the SLtoVL tables the SM wrote. A switch's, written with
+// modifiers that name all input or output ports, are given per (input,
+// output) pair, the most specific block written for it; a CA port's has
+// no ports in its record.
+func (x *index) sl2vlRecords() [][]byte {
+	type pair struct{ in, out int }
+	tables := map[uint64]map[pair][]byte{} // switch GUID -> resolved table
+	rank := map[uint64]map[pair]int{}
+	var out [][]byte
+	keys := make([]sm.BlockKey, 0, len(x.v.Blocks))
+	for k := range x.v.Blocks {
+		if k.Attr == mad.AttrSLtoVLMapping {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b sm.BlockKey) int {
+		return cmp.Or(cmp.Compare(a.NodeGUID, b.NodeGUID), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Mod, b.Mod))
+	})
+	for _, k := range keys {
+		i, ok := x.nodeByGUID(k.NodeGUID)
+		if !ok {
+			continue
+		}
+		data := x.v.Blocks[k]
+		if !x.sn.IsSwitch(i) {
+			f := mad.SLtoVLRecordFields{LID: x.lidOf(i, k.Port), Table: mad.SLtoVLMappingTable(data).Fields()}
+			out = append(out, mad.AppendSLtoVLRecord(nil, &f))
+			continue
+		}
+		m, err := mad.ParseSLtoVLModifier(k.Mod)
+		if err != nil {
+			continue
+		}
+		n := x.sn.Topo.Node(i).NumPorts
+		if tables[k.NodeGUID] == nil {
+			tables[k.NodeGUID], rank[k.NodeGUID] = map[pair][]byte{}, map[pair]int{}
+		}
+		for in := 0; in <= n; in++ {
+			for o := 1; o <= n; o++ {
+				if (!m.AllInPorts && in != int(m.InPort)) || (!m.AllOutPorts && o != int(m.OutPort)) {
+					continue
+				}
+				r := 0
+				if !m.AllInPorts {
+					r += 2
+				}
+				if !m.AllOutPorts {
+					r++
+				}
+				p := pair{in, o}
+				if old, ok := rank[k.NodeGUID][p]; !ok || r >= old {
+					tables[k.NodeGUID][p], rank[k.NodeGUID][p] = data, r
+				}
+			}
+		}
+	}
+	for _, i := range x.sn.Switches() {
+		t := tables[x.sn.Topo.Node(i).GUID]
+		pairs := make([]pair, 0, len(t))
+		for p := range t {
+			pairs = append(pairs, p)
+		}
+		slices.SortFunc(pairs, func(a, b pair) int { return cmp.Or(cmp.Compare(a.in, b.in), cmp.Compare(a.out, b.out)) })
+		for _, p := range pairs {
+			f := mad.SLtoVLRecordFields{LID: x.lidOf(i, 0), InputPortNum: uint8(p.in), OutputPortNum: uint8(p.out),
+				Table: mad.SLtoVLMappingTable(t[p]).Fields()}
+			out = append(out, mad.AppendSLtoVLRecord(nil, &f))
+		}
+	}
+	return out
+}
+
+// vlArbRecords: the VLArbitration blocks the SM wrote.
+func (x *index) vlArbRecords() [][]byte {
+	var out [][]byte
+	keys := make([]sm.BlockKey, 0, len(x.v.Blocks))
+	for k := range x.v.Blocks {
+		if k.Attr == mad.AttrVLArbitration {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b sm.BlockKey) int {
+		return cmp.Or(cmp.Compare(a.NodeGUID, b.NodeGUID), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Mod, b.Mod))
+	})
+	for _, k := range keys {
+		i, ok := x.nodeByGUID(k.NodeGUID)
+		if !ok {
+			continue
+		}
+		blk, port, err := mad.ParseVLArbModifier(k.Mod)
+		if err != nil {
+			continue
+		}
+		f := mad.VLArbRecordFields{LID: x.lidOf(i, k.Port), OutputPortNum: port, BlockNum: uint8(blk),
+			Table: mad.VLArbitrationTable(x.v.Blocks[k]).Fields()}
+		out = append(out, mad.AppendVLArbRecord(nil, &f))
+	}
+	return out
 }

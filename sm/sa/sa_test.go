@@ -42,7 +42,9 @@ type env struct {
 	smNod int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, sm.Config{}) }
+
+func newEnvWith(t *testing.T, cfg sm.Config) *env {
 	t.Helper()
 	topo, err := topologies.FatTree(2, 2, 2)
 	require.NoError(t, err)
@@ -59,7 +61,7 @@ func newEnv(t *testing.T) *env {
 	p, err := memport.New(f, ca, 1)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
-	s, err := sm.New(p, sm.Config{})
+	s, err := sm.New(p, cfg)
 	require.NoError(t, err)
 	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
@@ -518,4 +520,34 @@ func getMFT(t *testing.T, e *env, i int) []byte {
 			return append([]byte(nil), mad.DRSMP(m.Data).Data()...)
 		}
 	}
+}
+
+// TestVLTableRecords: the SLtoVL and VLArbitration tables an SM with
+// --vl-tables set wrote are the records; without, there are none.
+func TestVLTableRecords(t *testing.T) {
+	e := newEnvWith(t, sm.Config{VLTables: sm.VLTablesKeep})
+	for _, attr := range []mad.AttrID{mad.AttrSASLtoVLRecord, mad.AttrSAVLArbRecord} {
+		r := e.ask(t, 0, mad.MethodGetTable, attr, 0, nil)
+		require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+		assert.Empty(t, r.Payload, "%v: the SM wrote none", attr)
+	}
+	e = newEnvWith(t, sm.Config{VLTables: sm.VLTablesSet})
+	r := e.ask(t, 0, mad.MethodGetTable, mad.AttrSASLtoVLRecord, 0, nil)
+	recs := records(t, r)
+	// Each switch of n ports per input 0-n and output 1-n, and each HCA.
+	want := 4
+	for _, i := range e.sn.Switches() {
+		n := e.sn.Topo.Node(i).NumPorts
+		want += (n + 1) * n
+	}
+	assert.Len(t, recs, want)
+	l := mad.SASLtoVLRecordLayout
+	q := mad.AppendSLtoVLRecord(nil, &mad.SLtoVLRecordFields{LID: e.lid(2)})
+	r = e.ask(t, 0, mad.MethodGet, mad.AttrSASLtoVLRecord, l.Bit("LID"), q)
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	f, err := mad.DecodeSLtoVLRecord(r.Payload)
+	require.NoError(t, err)
+	assert.Equal(t, e.lid(2), f.LID)
+	r = e.ask(t, 0, mad.MethodGetTable, mad.AttrSAVLArbRecord, 0, nil)
+	assert.NotEmpty(t, records(t, r))
 }
