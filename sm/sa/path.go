@@ -295,7 +295,17 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort
 			return nil, false
 		}
 	}
-	if has("SL") {
+	if rt := x.v.Routes; rt != nil && rt.Layers > 1 {
+		// Alias i of a CA port travels on SL i: the VL layer its
+		// routes were made deadlock-free in (sm.Routes.Layers).
+		f.SL = uint8(dlid - dst.LID)
+		if dst.Port == 0 && x.sn.IsSwitch(dst.Node) {
+			f.SL = 0
+		}
+		if has("SL") && q.SL != f.SL {
+			return nil, false
+		}
+	} else if has("SL") {
 		f.SL = q.SL
 	}
 	if has("TClass") {
@@ -325,4 +335,59 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort
 		return nil, false
 	}
 	return rec, true
+}
+
+// multiPathRecords answers a MultiPathRecord GetMulti: the PathRecords
+// from each of its source GIDs to each of its destination GIDs, each
+// (SLID, DLID) alias pair once, under the path properties it asks, at
+// most NumbPath of them. The records go in a GetMultiResp table of
+// PathRecords.
+func (s *SA) multiPathRecords(r *request) reply {
+	if s.view == nil || s.view.sn == nil {
+		return fail(mad.StatusSANoResources)
+	}
+	ml, pl := mad.SAMultiPathRecordLayout, mad.SAPathRecordLayout
+	q, err := mad.DecodeMultiPathRecord(r.data)
+	if err != nil || int(q.SGIDCount)+int(q.DGIDCount) > mad.MultiPathMaxGIDs {
+		return fail(mad.StatusSAReqInvalid)
+	}
+	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount") | ml.Bit("NumbPath")
+	if r.mask&need != need || q.SGIDCount == 0 || q.DGIDCount == 0 || q.NumbPath == 0 {
+		return fail(mad.StatusSAReqInsufficient)
+	}
+	for _, g := range q.GIDs {
+		if _, ok := s.view.byGID[g]; !ok {
+			return fail(mad.StatusSAReqInvalidGID)
+		}
+	}
+	// The path properties asked carry over to a PathRecord query.
+	pr := mad.PathRecordFields{RawTraffic: q.RawTraffic, FlowLabel: q.FlowLabel, HopLimit: q.HopLimit, TClass: q.TClass,
+		Reversible: q.Reversible, PKey: q.PKey, QoSClass: q.QoSClass, SL: q.SL, MTUSelector: q.MTUSelector, MTU: q.MTU,
+		RateSelector: q.RateSelector, Rate: q.Rate, PacketLifeTimeSelector: q.PacketLifeTimeSelector,
+		PacketLifeTime: q.PacketLifeTime, ServiceID: q.ServiceID}
+	var mask uint64
+	for _, name := range []string{"RawTraffic", "FlowLabel", "HopLimit", "TClass", "Reversible", "P_Key", "QoSClass",
+		"SL", "MTUSelector", "MTU", "RateSelector", "Rate", "PacketLifeTimeSelector", "PacketLifeTime"} {
+		if r.mask&ml.Bit(name) != 0 {
+			mask |= pl.Bit(name)
+		}
+	}
+	var out [][]byte
+	for _, sg := range q.GIDs[:q.SGIDCount] {
+		for _, dg := range q.GIDs[q.SGIDCount:] {
+			p := pr
+			p.SGID, p.DGID = sg, dg
+			sub := &request{from: r.from, hdr: r.hdr, method: mad.MethodGetTable, attr: mad.AttrSAPathRecord,
+				mask: mask | pl.Bit("SGID") | pl.Bit("DGID"), data: mad.AppendPathRecord(nil, &p)}
+			rep := s.pathRecords(sub)
+			if rep.status != mad.StatusOK {
+				return rep
+			}
+			out = append(out, rep.records...)
+		}
+	}
+	if len(out) > int(q.NumbPath) {
+		out = out[:q.NumbPath]
+	}
+	return reply{records: out, size: pl.Size}
 }

@@ -112,6 +112,9 @@ type request struct {
 type reply struct {
 	status  mad.Status
 	records [][]byte
+	// size is the size of one record of a table, when it is not the
+	// requested attribute's (a MultiPathRecord query's PathRecords).
+	size int
 }
 
 func fail(st mad.Status) reply { return reply{status: st} }
@@ -175,7 +178,7 @@ func (s *SA) serve(r *request) reply {
 		if r.method != mad.MethodGetMulti {
 			return fail(mad.StatusMethodAttrUnsupported)
 		}
-		return fail(mad.StatusMethodAttrUnsupported)
+		return s.multiPathRecords(r)
 	}
 	l, ok := mad.SALayout(r.attr)
 	if !ok || !get {
@@ -226,7 +229,7 @@ func (s *SA) respond(r *request, rep reply) {
 	case mad.MethodGetMulti:
 		method = mad.MethodGetMultiResp
 	}
-	table := r.method == mad.MethodGetTable
+	table := r.method == mad.MethodGetTable || r.method == mad.MethodGetMulti
 	st := rep.status
 	if st == mad.StatusOK && !table {
 		switch {
@@ -245,8 +248,8 @@ func (s *SA) respond(r *request, rep reply) {
 		// A failed Get, Set or Delete returns the request's record.
 		f.Payload = append([]byte(nil), r.data...)
 	case table:
-		size := 0
-		if l, ok := mad.SALayout(r.attr); ok {
+		size := rep.size
+		if l, ok := mad.SALayout(r.attr); ok && size == 0 {
 			size = l.Size
 		}
 		f.Header.AttributeOffset = uint16(size / 8)

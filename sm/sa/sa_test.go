@@ -551,3 +551,55 @@ func TestVLTableRecords(t *testing.T) {
 	r = e.ask(t, 0, mad.MethodGetTable, mad.AttrSAVLArbRecord, 0, nil)
 	assert.NotEmpty(t, records(t, r))
 }
+
+// TestMultiPath asks for paths from one port to two others.
+func TestMultiPath(t *testing.T) {
+	e := newEnv(t)
+	l := mad.SAMultiPathRecordLayout
+	q := mad.MultiPathRecordFields{NumbPath: 10, SGIDCount: 1, DGIDCount: 2, GIDs: []mad.GID{e.gid(0), e.gid(2), e.gid(3)}}
+	mask := l.Bit("NumbPath") | l.Bit("SGIDCount") | l.Bit("DGIDCount")
+	r := e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, mask, mad.AppendMultiPathRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	assert.Equal(t, mad.MethodGetMultiResp, r.Header.MAD.Method)
+	recs := records(t, r)
+	require.Len(t, recs, 2)
+	for i, b := range recs {
+		f, err := mad.DecodePathRecord(b)
+		require.NoError(t, err)
+		assert.Equal(t, e.lid(0), f.SLID)
+		assert.Equal(t, e.lid(2+i), f.DLID)
+	}
+	q.NumbPath = 1
+	r = e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, mask, mad.AppendMultiPathRecord(nil, &q))
+	assert.Len(t, records(t, r), 1, "NumbPath bounds the answer")
+	r = e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, l.Bit("NumbPath"), mad.AppendMultiPathRecord(nil, &q))
+	assert.Equal(t, mad.StatusSAReqInsufficient, r.Header.MAD.Status)
+	r = e.ask(t, 0, mad.MethodGet, mad.AttrSAMultiPathRecord, mask, mad.AppendMultiPathRecord(nil, &q))
+	assert.Equal(t, mad.StatusMethodAttrUnsupported, r.Header.MAD.Status, "MultiPathRecord takes GetMulti")
+}
+
+// TestPathRecordsLMC: with LMC 1 a pair of ports has four paths, one per
+// (SLID, DLID) alias pair, and each the routes of its DLID.
+func TestPathRecordsLMC(t *testing.T) {
+	e := newEnvWith(t, sm.Config{LMC: 1})
+	l := mad.SAPathRecordLayout
+	q := mad.PathRecordFields{SGID: e.gid(0), DGID: e.gid(3)}
+	r := e.ask(t, 0, mad.MethodGetTable, mad.AttrSAPathRecord, l.Bit("SGID")|l.Bit("DGID"), mad.AppendPathRecord(nil, &q))
+	recs := records(t, r)
+	require.Len(t, recs, 4)
+	pairs := map[[2]uint16]bool{}
+	for _, b := range recs {
+		f, _ := mad.DecodePathRecord(b)
+		pairs[[2]uint16{f.SLID, f.DLID}] = true
+		if rt := e.sm.Routes(); rt.Layers > 1 {
+			assert.Equal(t, uint8(f.DLID-e.lid(3)), f.SL, "alias i on SL i")
+		}
+	}
+	assert.Len(t, pairs, 4)
+	q = mad.PathRecordFields{SLID: e.lid(0) + 1, DLID: e.lid(3) + 1}
+	r = e.ask(t, 0, mad.MethodGet, mad.AttrSAPathRecord, l.Bit("SLID")|l.Bit("DLID"), mad.AppendPathRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	f, _ := mad.DecodePathRecord(r.Payload)
+	assert.Equal(t, e.lid(3)+1, f.DLID)
+	assert.Equal(t, e.gid(3), f.DGID)
+}
