@@ -102,6 +102,14 @@ func (s *SA) mcMemberRecord(r *request) reply {
 	case mad.MethodGet, mad.MethodGetTable:
 		var out [][]byte
 		for _, mg := range s.mc.sorted() {
+			if len(mg.members) == 0 {
+				// A group with no member is one record, PortGID zero
+				// and no join state, as OpenSM lists it.
+				if rec := mg.recordOf(mad.GID{}); l.Match(r.data, rec, r.mask) {
+					out = append(out, rec)
+				}
+				continue
+			}
 			for _, gid := range sortedGIDs(mg.members) {
 				if rec := mg.recordOf(gid); l.Match(r.data, rec, r.mask) {
 					out = append(out, rec)

@@ -94,7 +94,7 @@ func (s *SA) tables() map[mad.AttrID]func(*request) [][]byte {
 		mad.AttrSALinkRecord:       s.cached(mad.AttrSALinkRecord, (*index).linkRecords),
 		mad.AttrSASMInfoRecord:     s.smInfoRecords,
 		mad.AttrSAGUIDInfoRecord:   s.cached(mad.AttrSAGUIDInfoRecord, (*index).guidInfoRecords),
-		mad.AttrSAPKeyTableRecord:  s.cached(mad.AttrSAPKeyTableRecord, (*index).pkeyRecords),
+		mad.AttrSAPKeyTableRecord:  s.pkeyTableRecords,
 		mad.AttrSASLtoVLRecord:     s.cached(mad.AttrSASLtoVLRecord, (*index).sl2vlRecords),
 		mad.AttrSAVLArbRecord:      s.cached(mad.AttrSAVLArbRecord, (*index).vlArbRecords),
 		mad.AttrSAInformInfoRecord: s.informInfoRecords,
@@ -117,8 +117,9 @@ func (s *SA) cached(attr mad.AttrID, build func(*index) [][]byte) func(*request)
 }
 
 // trusted reports whether the request carries the SM_Key, which shows
-// M_Keys and SM_Keys.
-func (s *SA) trusted(r *request) bool { return s.cfg.SMKey != 0 && r.hdr.SMKey() == s.cfg.SMKey }
+// M_Keys and SM_Keys and P_Key tables (as OpenSM's sa_key, an SM_Key of 0
+// trusts every requester).
+func (s *SA) trusted(r *request) bool { return r.hdr.SMKey() == s.cfg.SMKey }
 
 // nodeRecords: one per end port, as OpenSM gives them: a CA's per port
 // with a LID, a switch's once (port 0).
@@ -270,23 +271,37 @@ func (x *index) pkeyTable(i, p int) []mad.PKey {
 	return []mad.PKey{0xffff}
 }
 
+// pkeyTableRecords builds the P_KeyTableRecords; serve answers them to
+// trusted requesters only (OpenSM answers others ReqInvalid).
+func (s *SA) pkeyTableRecords(r *request) [][]byte {
+	return s.cached(mad.AttrSAPKeyTableRecord, (*index).pkeyRecords)(r)
+}
+
 // pkeyRecords: the P_Key table blocks of every end port (a switch's port
-// 0 only), trailing empty blocks left out.
+// 0 only), as many as its NodeInfo's PartitionCap holds, as OpenSM gives
+// them.
 func (x *index) pkeyRecords() [][]byte {
 	var out [][]byte
 	for _, e := range x.ends {
 		t := x.pkeyTable(e.Node, e.Port)
-		for blk := 0; blk == 0 || blk*mad.PKeysPerBlock < len(t); blk++ {
+		n := len(t)
+		if e.Node < len(x.sn.PartitionCap) {
+			n = max(n, int(x.sn.PartitionCap[e.Node]))
+		}
+		for blk := 0; blk == 0 || blk*mad.PKeysPerBlock < n; blk++ {
 			f := mad.PKeyTableRecordFields{LID: e.LID, BlockNum: uint16(blk), PortNum: uint8(e.Port)}
-			if !x.sn.IsSwitch(e.Node) {
-				f.PortNum = 0 // reserved for CAs
-			}
 			for k := range f.PKeys.PKeys {
 				if j := blk*mad.PKeysPerBlock + k; j < len(t) {
 					f.PKeys.PKeys[k] = t[j]
 				}
 			}
-			out = append(out, mad.AppendPKeyTableRecord(nil, &f))
+			rec := mad.AppendPKeyTableRecord(nil, &f)
+			// OpenSM puts BlockNum on the wire in the host's (little-
+			// endian) order, and saquery reads it so, and writes its
+			// queries' so: answer as they expect (the spec's order would
+			// show block 1 as 256).
+			rec[2], rec[3] = rec[3], rec[2]
+			out = append(out, rec)
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm"
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -187,6 +188,9 @@ func (s *SA) serve(r *request) reply {
 	if r.attr == mad.AttrSAPathRecord {
 		return s.pathRecords(r)
 	}
+	if r.attr == mad.AttrSAPKeyTableRecord && !s.trusted(r) {
+		return fail(mad.StatusSAReqInvalid) // P_Key tables are for the SM_Key's holders
+	}
 	build := s.tables()[r.attr]
 	if build == nil {
 		return fail(mad.StatusMethodAttrUnsupported)
@@ -271,18 +275,23 @@ func (s *SA) respond(r *request, rep reply) {
 
 // classPortInfo answers ClassPortInfo: the SA's capabilities.
 func (s *SA) classPortInfo() reply {
+	// No redirection: the SA answers at QP1 itself, as OpenSM's
+	// ClassPortInfo says it (QP 1, the QP1 Q_Key).
 	f := mad.ClassPortInfoFields{BaseVersion: 1, ClassVersion: ClassVersion,
-		CapabilityMask:  capTrapSupported | capOptionalRecords | capMulticastSupported | capPortInfoCapMaskMatch,
-		CapabilityMask2: cap2MulticastTopSupported, RespTimeValue: 18}
+		CapabilityMask: capTrapSupported | capOptionalRecords | capMulticastSupported | capMultiPathSupported |
+			capPortInfoCapMaskMatch,
+		CapabilityMask2: cap2MulticastTopSupported, RespTimeValue: 18,
+		Redirect: mad.ClassPortInfoAddr{QP: 1, QKey: wire.QP1QKey}, Trap: mad.ClassPortInfoAddr{QKey: wire.QP1QKey}}
 	return reply{records: [][]byte{mad.AppendClassPortInfo(nil, &f)}}
 }
 
 // SA ClassPortInfo CapabilityMask bits (IBA 15.2.5.1; OpenSM's
 // osm_base.h names them the same way).
 const (
-	capTrapSupported      = 1 << 0 // IsSubnetTrapSupported: Reports are sent
-	capOptionalRecords    = 1 << 8 // IsSubnetOptionalRecordsSupported
-	capMulticastSupported = 1 << 9 // IsUDMulticastSupported
+	capTrapSupported      = 1 << 0  // IsSubnetTrapSupported: Reports are sent
+	capOptionalRecords    = 1 << 8  // IsSubnetOptionalRecordsSupported
+	capMulticastSupported = 1 << 9  // IsUDMulticastSupported
+	capMultiPathSupported = 1 << 10 // IsMultiPathSupported
 	// IsPortInfoCapMaskMatchSupported: a PortInfoRecord query's
 	// CapabilityMask matches records with all its bits.
 	capPortInfoCapMaskMatch = 1 << 13

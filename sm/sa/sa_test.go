@@ -306,11 +306,26 @@ func TestTablesMatchFabric(t *testing.T) {
 	assert.Equal(t, e.sn.SMLID, smi.LID)
 	assert.Equal(t, mad.SMStateMaster, smi.SMInfo.SMState)
 
-	for _, attr := range []mad.AttrID{mad.AttrSASwitchInfoRecord, mad.AttrSAGUIDInfoRecord, mad.AttrSAPKeyTableRecord} {
+	for _, attr := range []mad.AttrID{mad.AttrSASwitchInfoRecord, mad.AttrSAGUIDInfoRecord} {
 		r = e.ask(t, 0, mad.MethodGetTable, attr, 0, nil)
 		require.Equal(t, mad.StatusOK, r.Header.MAD.Status, "%v", attr)
 		assert.NotEmpty(t, records(t, r), "%v", attr)
 	}
+	// P_Key tables only for a requester with the SM_Key, as OpenSM.
+	r = e.ask(t, 0, mad.MethodGetTable, mad.AttrSAPKeyTableRecord, 0, nil)
+	assert.Equal(t, mad.StatusSAReqInvalid, r.Header.MAD.Status)
+	f := mad.SAMADFields{MAD: mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: sa.ClassVersion,
+		Method: mad.MethodGetTable, TransactionID: 0x1234, AttrID: mad.AttrSAPKeyTableRecord}, SMKey: 0x5eed}
+	r = e.askMAD(t, 0, mad.AppendSAMAD(nil, &f))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	pk := records(t, r)
+	n := 0
+	for _, ep := range e.sn.EndPorts() {
+		n += max(1, (int(e.sn.PartitionCap[ep.Node])+31)/32)
+	}
+	assert.Len(t, pk, n, "the blocks PartitionCap holds, of every end port")
+	p0, _ := mad.DecodePKeyTableRecord(pk[0])
+	assert.Equal(t, mad.PKey(0xffff), p0.PKeys.PKeys[0])
 }
 
 func TestServiceRecords(t *testing.T) {
@@ -478,7 +493,10 @@ func TestReportsPortGone(t *testing.T) {
 	copy(g[:], n.DataDetails[6:])
 	assert.Equal(t, gone, g)
 	r = e.ask(t, 0, mad.MethodGetTable, mad.AttrSAMCMemberRecord, 0, nil)
-	assert.Empty(t, r.Payload, "the member left with its port")
+	recs := records(t, r)
+	require.Len(t, recs, 1, "the broadcast group, no member left")
+	mc, _ := mad.DecodeMCMemberRecord(recs[0])
+	assert.True(t, mc.PortGID.IsZero(), "the member left with its port")
 }
 
 // TestThroughSM runs the SA inside the SM: requests reach it only while
