@@ -16,6 +16,13 @@ const (
 	TrapLinkStateChange = 128 // a switch port changed state
 )
 
+// MaxSubscriptions and MaxServices bound what requesters can make the SA
+// keep; past them a Set gets NoResources.
+const (
+	MaxSubscriptions = 4096
+	MaxServices      = 16384
+)
+
 // subscription is one InformInfo Set that subscribed, and where Reports
 // go.
 type subscription struct {
@@ -42,6 +49,14 @@ func (s *SA) informInfo(r *request) reply {
 	}
 	echo := [][]byte{mad.AppendInformInfo(nil, &f)}
 	if f.Subscribe {
+		for _, sub := range s.informs {
+			if sub.rec.SubscriberGID == subscriber && sub.rec.InformInfo == f {
+				return reply{records: echo} // already subscribed
+			}
+		}
+		if len(s.informs) >= MaxSubscriptions {
+			return fail(mad.StatusSANoResources)
+		}
 		s.nextEnum++
 		sub := &subscription{rec: mad.InformInfoRecordFields{SubscriberGID: subscriber, Enum: s.nextEnum, InformInfo: f},
 			to: madport.MAD{LID: r.from.LID, QP: f.QPN, PKey: r.from.PKey, SL: r.from.SL}}

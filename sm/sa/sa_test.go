@@ -42,9 +42,9 @@ type env struct {
 	smNod int
 }
 
-func newEnv(t *testing.T) *env { return newEnvWith(t, sm.Config{}) }
+func newEnv(t testing.TB) *env { return newEnvWith(t, sm.Config{}) }
 
-func newEnvWith(t *testing.T, cfg sm.Config) *env {
+func newEnvWith(t testing.TB, cfg sm.Config) *env {
 	t.Helper()
 	topo, err := topologies.FatTree(2, 2, 2)
 	require.NoError(t, err)

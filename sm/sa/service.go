@@ -81,6 +81,9 @@ func (s *SA) serviceRecord(r *request) reply {
 			}
 		}
 		if !replaced {
+			if len(s.services) >= MaxServices {
+				return fail(mad.StatusSANoResources)
+			}
 			s.services = append(s.services, sv)
 		}
 		return reply{records: [][]byte{s.current(sv)}}
