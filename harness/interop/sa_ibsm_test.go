@@ -62,7 +62,7 @@ func TestSAIBSM(t *testing.T) {
 	lid := madrouteLIDs(t, topo, osm.GUID2LID(t))
 	underOpenSM := map[string]string{}
 	for _, q := range saIBSMQueries(lid) {
-		underOpenSM[strings.Join(q, " ")] = saquery(t, f, q)
+		underOpenSM[strings.Join(q, " ")] = saquery(t, f, "ca2", q)
 	}
 	require.NoError(t, osm.D.Stop())
 
@@ -79,37 +79,39 @@ func TestSAIBSM(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(time.Second) // the ports learn the new SM's LID
-	for _, q := range saIBSMQueries(lid) {
-		name := strings.Join(q, " ")
-		t.Run(name, func(t *testing.T) {
-			got := saquery(t, f, q)
-			t.Logf("OpenSM:\n%s\nibsm:\n%s", underOpenSM[name], got)
-			if strings.HasPrefix(underOpenSM[name], "error: ") || strings.HasPrefix(got, "error: ") {
-				assert.Equal(t, underOpenSM[name], got, "both SAs fail the query alike")
-				return
-			}
-			w, g := madrouteRecords(underOpenSM[name]), madrouteRecords(got)
-			if q[0] == "-c" {
-				w, g = saClassPortInfo(underOpenSM[name]), saClassPortInfo(got)
-				require.Len(t, w, 1, "OpenSM's ClassPortInfo")
-			}
-			require.Len(t, g, len(w), "records")
-			for i := range w {
-				for k := range union(w[i], g[i]) {
-					if w[i][k] == g[i][k] {
-						continue
-					}
-					why, ok := saIBSMDiffer[k]
-					if !ok && madrouteDeviceFields[k] {
-						why, ok = "the simulated device", true
-					}
-					if assert.True(t, ok, "record %d field %s: OpenSM %q, ibsm %q", i, k, w[i][k], g[i][k]) {
-						t.Logf("record %d field %s differs (%s): OpenSM %q, ibsm %q", i, k, why, w[i][k], g[i][k])
+	time.Sleep(time.Second)                     // the ports learn the new SM's LID
+	for _, at := range []string{"ca2", "ca0"} { // another HCA, and ibsm's own
+		for _, q := range saIBSMQueries(lid) {
+			name := strings.Join(q, " ")
+			t.Run(at+" "+name, func(t *testing.T) {
+				got := saquery(t, f, at, q)
+				t.Logf("OpenSM:\n%s\nibsm:\n%s", underOpenSM[name], got)
+				if strings.HasPrefix(underOpenSM[name], "error: ") || strings.HasPrefix(got, "error: ") {
+					assert.Equal(t, underOpenSM[name], got, "both SAs fail the query alike")
+					return
+				}
+				w, g := madrouteRecords(underOpenSM[name]), madrouteRecords(got)
+				if q[0] == "-c" {
+					w, g = saClassPortInfo(underOpenSM[name]), saClassPortInfo(got)
+					require.Len(t, w, 1, "OpenSM's ClassPortInfo")
+				}
+				require.Len(t, g, len(w), "records")
+				for i := range w {
+					for k := range union(w[i], g[i]) {
+						if w[i][k] == g[i][k] {
+							continue
+						}
+						why, ok := saIBSMDiffer[k]
+						if !ok && madrouteDeviceFields[k] {
+							why, ok = "the simulated device", true
+						}
+						if assert.True(t, ok, "record %d field %s: OpenSM %q, ibsm %q", i, k, w[i][k], g[i][k]) {
+							t.Logf("record %d field %s differs (%s): OpenSM %q, ibsm %q", i, k, why, w[i][k], g[i][k])
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -125,11 +127,11 @@ func union(a, b map[string]string) map[string]bool {
 	return u
 }
 
-// saquery runs saquery q at ca2: its output, or "error: " and the SA
+// saquery runs saquery q at node: its output, or "error: " and the SA
 // status it reported.
-func saquery(t *testing.T, f *fabrictest.Fabric, q []string) string {
+func saquery(t *testing.T, f *fabrictest.Fabric, node string, q []string) string {
 	t.Helper()
-	stdout, stderr, err := f.UMAD("ca2", append([]string{"saquery"}, q...)...)
+	stdout, stderr, err := f.UMAD(node, append([]string{"saquery"}, q...)...)
 	if err == nil {
 		return stdout
 	}
