@@ -27,8 +27,14 @@ func saIBSMQueries(lid func(string) uint16) [][]string {
 	q := append([][]string{{"NR", s("ca1")}, {"NR", s("sw1")}}, madrouteSAQueries(lid)...)
 	return append(q, []string{"-g"}, []string{"-m"}, []string{"-S"}, []string{"-I"}, []string{"GIR", s("ca1")},
 		[]string{"GIR", s("sw1")}, []string{"MFTR"}, []string{"PKTR", s("ca1")},
-		[]string{"--smkey", "1", "PKTR", s("ca1")}, []string{"--smkey", "1", "PKTR", s("sw1")}, []string{"-c"})
+		[]string{"--smkey", "1", "PKTR", s("ca1")}, []string{"--smkey", "1", "PKTR", s("sw1")}, []string{"-c"},
+		[]string{"PR"}, []string{"NR"})
 }
+
+// saIBSMTruncated are the queries whose answer does not fit one MAD:
+// libumad2sim hands saquery the first segment, whose first records are
+// compared (the rest of the buffer is not the SA's).
+var saIBSMTruncated = map[string]int{"PR": 2, "NR": 1}
 
 // saIBSMDiffer are the record fields that differ between OpenSM's SA and
 // ibsm's on this fabric, and why; every other field must be equal (the
@@ -94,6 +100,11 @@ func TestSAIBSM(t *testing.T) {
 				if q[0] == "-c" {
 					w, g = saClassPortInfo(underOpenSM[name]), saClassPortInfo(got)
 					require.Len(t, w, 1, "OpenSM's ClassPortInfo")
+				}
+				if n, ok := saIBSMTruncated[name]; ok {
+					require.GreaterOrEqual(t, len(w), n)
+					require.GreaterOrEqual(t, len(g), n)
+					w, g = w[:n], g[:n]
 				}
 				require.Len(t, g, len(w), "records")
 				for i := range w {

@@ -188,7 +188,7 @@ func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp in
 		}
 		return []sm.EndPort{e}, lid, mad.StatusOK
 	}
-	return x.ends, 0, mad.StatusOK
+	return x.byPort, 0, mad.StatusOK
 }
 
 // pathRecords answers PathRecord Get and GetTable: for each source and
@@ -215,8 +215,10 @@ func (s *SA) pathRecords(r *request) reply {
 		return fail(mad.StatusSAReqInvalid) // multicast paths: MCMemberRecord gives them
 	}
 	var out [][]byte
-	for _, src := range srcs {
-		for _, dst := range dsts {
+	// Destinations outside, sources inside: the order OpenSM lists a
+	// table of paths in.
+	for _, dst := range dsts {
+		for _, src := range srcs {
 			for sk := range src.NumLIDs() {
 				sl := src.LID + uint16(sk)
 				if slid != 0 && sl != slid {
@@ -264,6 +266,9 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort
 		Reversible: reversible, PKey: pkey, MTUSelector: mad.SelectorExactly, MTU: mtu,
 		RateSelector: mad.SelectorExactly, Rate: rate, PacketLifeTimeSelector: mad.SelectorExactly,
 		PacketLifeTime: s.cfg.PacketLifeTime}
+	if dst.Node == src.Node && dst.Port == src.Port {
+		f.PacketLifeTime = 0 // a port to itself crosses no link (OpenSM gives 0 too)
+	}
 	if has("MTU") {
 		sel := uint8(mad.SelectorExactly)
 		if has("MTUSelector") {

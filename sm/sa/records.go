@@ -2,6 +2,7 @@ package sa
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"ibfab/sm"
@@ -19,7 +20,11 @@ type index struct {
 	byGID map[mad.GID]int // end port index by port GID
 	// byNodeGUID is the node index by GUID, built at its first use.
 	byNodeGUID map[uint64]int
-	tables     map[mad.AttrID][][]byte
+	// nodeOrder is the nodes, byNode the end ports by node and byPort
+	// by port GUID, in the order OpenSM lists them (newIndex).
+	nodeOrder      []int
+	byNode, byPort []sm.EndPort
+	tables         map[mad.AttrID][][]byte
 }
 
 func newIndex(v *sm.View) *index {
@@ -31,7 +36,40 @@ func newIndex(v *sm.View) *index {
 	for i, e := range x.ends {
 		x.byGID[x.gid(e.Node, e.Port)] = i
 	}
+	// OpenSM walks its node and port tables in the order of their
+	// GUIDs as the host reads the network-order bytes (byte-swapped on
+	// x86); so do the tables here, so that a truncated answer starts
+	// with the same records.
+	for i := range x.sn.Topo.Nodes() {
+		x.nodeOrder = append(x.nodeOrder, i)
+	}
+	slices.SortStableFunc(x.nodeOrder, func(a, b int) int {
+		return cmp.Compare(bits.ReverseBytes64(x.sn.Topo.Node(a).GUID), bits.ReverseBytes64(x.sn.Topo.Node(b).GUID))
+	})
+	rank := make([]int, len(x.nodeOrder))
+	for r, i := range x.nodeOrder {
+		rank[i] = r
+	}
+	x.byNode = slices.Clone(x.ends)
+	slices.SortStableFunc(x.byNode, func(a, b sm.EndPort) int {
+		return cmp.Or(cmp.Compare(rank[a.Node], rank[b.Node]), cmp.Compare(a.Port, b.Port))
+	})
+	x.byPort = slices.Clone(x.ends)
+	slices.SortStableFunc(x.byPort, func(a, b sm.EndPort) int {
+		return cmp.Compare(bits.ReverseBytes64(x.portGUID(a.Node, a.Port)), bits.ReverseBytes64(x.portGUID(b.Node, b.Port)))
+	})
 	return x
+}
+
+// switches returns the switches in node order.
+func (x *index) switches() []int {
+	var out []int
+	for _, i := range x.nodeOrder {
+		if x.sn.IsSwitch(i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // portGUID returns the GUID of port p of node i: a CA port's own, a
@@ -125,7 +163,7 @@ func (s *SA) trusted(r *request) bool { return r.hdr.SMKey() == s.cfg.SMKey }
 // with a LID, a switch's once (port 0).
 func (x *index) nodeRecords() [][]byte {
 	var out [][]byte
-	for _, e := range x.ends {
+	for _, e := range x.byNode {
 		n := x.sn.Topo.Node(e.Node)
 		ni := mad.NodeInfoFields{BaseVersion: 1, ClassVersion: 1, NodeType: mad.NodeType(n.Type),
 			NumPorts: uint8(n.NumPorts), SystemImageGUID: n.SystemImageGUID, NodeGUID: n.GUID,
@@ -149,7 +187,8 @@ func (s *SA) portInfoRecords(r *request) [][]byte {
 	x := s.view
 	trusted := s.trusted(r)
 	var out [][]byte
-	for i, n := range x.sn.Topo.Nodes() {
+	for _, i := range x.nodeOrder {
+		n := x.sn.Topo.Node(i)
 		for p := 0; p <= n.NumPorts; p++ {
 			pi, ok := x.portInfo(i, p)
 			if !ok || (p == 0 && !x.sn.IsSwitch(i)) {
@@ -171,7 +210,7 @@ func (s *SA) portInfoRecords(r *request) [][]byte {
 
 func (x *index) switchInfoRecords() [][]byte {
 	var out [][]byte
-	for _, i := range x.sn.Switches() {
+	for _, i := range x.switches() {
 		si := x.sn.Switch[i]
 		if rt := x.v.Routes; rt != nil && i < len(rt.LFT) && rt.LFT[i] != nil {
 			si.LinearFDBTop = rt.MaxLID
@@ -189,7 +228,7 @@ func (x *index) lftRecords() [][]byte {
 		return nil
 	}
 	var out [][]byte
-	for _, i := range x.sn.Switches() {
+	for _, i := range x.switches() {
 		if i >= len(rt.LFT) || rt.LFT[i] == nil {
 			continue
 		}
@@ -214,7 +253,8 @@ func (x *index) lftRecords() [][]byte {
 func (x *index) linkRecords() [][]byte {
 	var out [][]byte
 	t := x.sn.Topo
-	for i, n := range t.Nodes() {
+	for _, i := range x.nodeOrder {
+		n := t.Node(i)
 		for p := 1; p <= n.NumPorts; p++ {
 			peer, ok := t.Peer(topologies.PortRef{Node: i, Port: p})
 			if !ok {
@@ -252,7 +292,7 @@ func (s *SA) smInfoRecords(r *request) [][]byte {
 // (ibfab ports have one GUID).
 func (x *index) guidInfoRecords() [][]byte {
 	var out [][]byte
-	for _, e := range x.ends {
+	for _, e := range x.byNode {
 		f := mad.GUIDInfoRecordFields{LID: e.LID}
 		f.GUIDInfo.GUIDs[0] = x.portGUID(e.Node, e.Port)
 		out = append(out, mad.AppendGUIDInfoRecord(nil, &f))
@@ -282,7 +322,7 @@ func (s *SA) pkeyTableRecords(r *request) [][]byte {
 // them.
 func (x *index) pkeyRecords() [][]byte {
 	var out [][]byte
-	for _, e := range x.ends {
+	for _, e := range x.byNode {
 		t := x.pkeyTable(e.Node, e.Port)
 		n := len(t)
 		if e.Node < len(x.sn.PartitionCap) {
