@@ -2,6 +2,9 @@ package sa
 
 import (
 	"encoding/binary"
+	"maps"
+	"slices"
+	"time"
 
 	"ibfab/madport"
 	"ibfab/wire/mad"
@@ -114,12 +117,61 @@ func (s *SA) notify(n mad.NoticeFields, gid mad.GID) {
 		rep := Response{To: sub.to, Header: mad.SAMADFields{MAD: mad.MADFields{BaseVersion: 1,
 			MgmtClass: mad.ClassSubnAdm, ClassVersion: ClassVersion, Method: mad.MethodReport,
 			TransactionID: s.reportTID, AttrID: mad.AttrNotice}}, Payload: b}
-		if err := s.cfg.Sender.SendSA(rep); err != nil {
-			s.stats.SendFails++
+		sub.sent++
+		s.reports[s.reportTID] = &pendingReport{rep: rep, due: s.now().Add(ReportTimeout), tries: 1}
+		s.sendReport(rep)
+	}
+}
+
+// ReportTimeout is how long a Report waits for its ReportResponse before
+// it is sent again; ReportTries bounds the sends.
+const (
+	ReportTimeout = time.Second
+	ReportTries   = 4
+)
+
+// pendingReport is a Report not yet answered.
+type pendingReport struct {
+	rep   Response
+	due   time.Time
+	tries int
+}
+
+func (s *SA) sendReport(rep Response) {
+	if err := s.cfg.Sender.SendSA(rep); err != nil {
+		s.stats.SendFails++
+		return
+	}
+	s.stats.Reports++
+}
+
+// reportAnswered takes a ReportResponse: its Report is done.
+func (s *SA) reportAnswered(m madport.MAD) {
+	tid := mad.MAD(m.Data).TransactionID()
+	if p, ok := s.reports[tid]; ok && p.rep.To.LID == m.LID {
+		delete(s.reports, tid)
+		s.stats.ReportAck++
+	}
+}
+
+// resendReports sends again the Reports whose ReportResponse is late,
+// and gives up on those sent ReportTries times.
+func (s *SA) resendReports() {
+	now := s.now()
+	tids := slices.Sorted(maps.Keys(s.reports))
+	for _, tid := range tids {
+		p := s.reports[tid]
+		if now.Before(p.due) {
 			continue
 		}
-		sub.sent++
-		s.stats.Reports++
+		if p.tries >= ReportTries {
+			delete(s.reports, tid)
+			s.stats.ReportsLost++
+			continue
+		}
+		p.tries++
+		p.due = now.Add(ReportTimeout)
+		s.sendReport(p.rep)
 	}
 }
 

@@ -316,6 +316,27 @@ func (m *mcast) leave(r *request, q *mad.MCMemberRecordFields) reply {
 	return reply{records: [][]byte{rec}}
 }
 
+// forgetSwitches forgets what was written to the switches that are not
+// in both views: one that left may come back reset, with an empty MFT,
+// and gets its blocks again.
+func (m *mcast) forgetSwitches(old, cur *index) {
+	in := func(x *index) map[uint64]bool {
+		set := map[uint64]bool{}
+		if x != nil && x.sn != nil {
+			for _, i := range x.sn.Switches() {
+				set[x.sn.Topo.Node(i).GUID] = true
+			}
+		}
+		return set
+	}
+	was, is := in(old), in(cur)
+	for k := range m.written {
+		if !was[k.guid] || !is[k.guid] {
+			delete(m.written, k)
+		}
+	}
+}
+
 // rebuild drops members whose port left the subnet, recomputes every
 // group's tree and the MFT blocks they need, and marks those that differ
 // from what the switches hold.
@@ -492,6 +513,7 @@ func (m *mcast) mftRecords() [][]byte {
 // TakeSets returns the MFT blocks to write: those that differ from what
 // the switches hold and are not already on their way.
 func (s *SA) TakeSets() []sm.SASet {
+	s.resendReports() // the SM calls TakeSets between sweeps: the SA's tick
 	m := s.mc
 	x := s.view
 	if x == nil || x.sn == nil || len(m.pending) == 0 {

@@ -44,18 +44,20 @@ type SA struct {
 	nextEnum  uint16
 	mc        *mcast
 	stats     Stats
-	reportTID uint64 // the last Report's TID
+	reportTID uint64                    // the last Report's TID
+	reports   map[uint64]*pendingReport // Reports awaiting their ReportResponse, by TID
 }
 
 // Stats counts what the SA did.
 type Stats struct {
-	Requests  uint64            // SubnAdm requests taken
-	Answered  map[string]uint64 // answers by status name ("OK", "NoRecords" …)
-	Reports   uint64            // Reports sent
-	ReportAck uint64            // ReportResponses received
-	SendFails uint64
-	MFTSets   uint64 // MFT blocks sent
-	MFTFails  uint64
+	Requests    uint64            // SubnAdm requests taken
+	Answered    map[string]uint64 // answers by status name ("OK", "NoRecords" …)
+	Reports     uint64            // Reports sent, resends included
+	ReportAck   uint64            // ReportResponses received
+	ReportsLost uint64            // Reports never answered
+	SendFails   uint64
+	MFTSets     uint64 // MFT blocks sent
+	MFTFails    uint64
 }
 
 // New returns an SA.
@@ -66,7 +68,7 @@ func New(cfg Config) (*SA, error) {
 	if cfg.PacketLifeTime == 0 {
 		cfg.PacketLifeTime = 18
 	}
-	s := &SA{cfg: cfg, clk: cfg.Clock, stats: Stats{Answered: map[string]uint64{}}}
+	s := &SA{cfg: cfg, clk: cfg.Clock, stats: Stats{Answered: map[string]uint64{}}, reports: map[uint64]*pendingReport{}}
 	if s.clk == nil {
 		s.clk = clock.Real()
 	}
@@ -96,6 +98,7 @@ func (s *SA) Update(v *sm.View) {
 	old := s.view
 	s.view = newIndex(v)
 	s.reportChanges(old, s.view)
+	s.mc.forgetSwitches(old, s.view)
 	s.mc.rebuild()
 }
 
@@ -134,7 +137,7 @@ func (s *SA) HandleMAD(m madport.MAD) {
 	}
 	if h.Method().IsResponse() {
 		if h.Method() == mad.MethodReportResp {
-			s.stats.ReportAck++
+			s.reportAnswered(m)
 		}
 		return
 	}

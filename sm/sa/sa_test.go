@@ -621,3 +621,84 @@ func TestPathRecordsLMC(t *testing.T) {
 	assert.Equal(t, e.lid(3)+1, f.DLID)
 	assert.Equal(t, e.gid(3), f.DGID)
 }
+
+// TestReportsComeBack: a port that comes back is trap 64, a link between
+// switches that goes down trap 128; a Report is sent again until its
+// ReportResponse comes.
+func TestReportsComeBack(t *testing.T) {
+	e := newEnv(t)
+	ii := mad.InformInfoFields{LIDRangeBegin: 0xffff, IsGeneric: true, Subscribe: true, Type: 0xffff,
+		TrapNumber: 0xffff, QPN: 1}
+	r := e.ask(t, 0, mad.MethodSet, mad.AttrSAInformInfo, 0, mad.AppendInformInfo(nil, &ii))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	name := func(i int) string {
+		for _, n := range e.topo.Nodes() {
+			if n.GUID == e.sn.Topo.Node(i).GUID {
+				return n.Name
+			}
+		}
+		return ""
+	}
+	traps := func(from int) []uint16 {
+		var out []uint16
+		for _, s := range e.out.all[from:] {
+			if s.Header.MAD.Method == mad.MethodReport {
+				n, _ := mad.DecodeNotice(s.Payload)
+				out = append(out, n.TrapNumber)
+			}
+		}
+		return out
+	}
+	sweep := func() {
+		_, err := e.sm.Sweep(context.Background())
+		require.NoError(t, err)
+		e.sa.Update(e.sm.View())
+	}
+	require.NoError(t, e.port.PowerOff(name(e.hcas[3])))
+	sweep()
+	before := len(e.out.all)
+	require.NoError(t, e.port.PowerOn(name(e.hcas[3])))
+	sweep()
+	assert.Contains(t, traps(before), uint16(sa.TrapGIDInService))
+
+	// A spine's link to a leaf goes down.
+	var sw, port int
+	for _, s := range e.sn.Switches() {
+		for p := 1; p <= e.sn.Topo.Node(s).NumPorts; p++ {
+			if peer, ok := e.sn.Topo.Peer(topologies.PortRef{Node: s, Port: p}); ok && e.sn.IsSwitch(peer.Node) {
+				sw, port = s, p
+			}
+		}
+	}
+	before = len(e.out.all)
+	require.NoError(t, e.port.SetLink(name(sw), uint8(port), false))
+	sweep()
+	assert.Contains(t, traps(before), uint16(sa.TrapLinkStateChange))
+
+	// Unanswered, a Report goes again after ReportTimeout, up to
+	// ReportTries times; answered, no more.
+	before = len(e.out.all)
+	last := e.out.all[before-1]
+	require.Equal(t, mad.MethodReport, last.Header.MAD.Method, "%+v", last.Header.MAD)
+	e.f.Advance(sa.ReportTimeout + time.Millisecond)
+	e.sa.TakeSets()
+	require.Greater(t, len(e.out.all), before, "resent")
+	var resent []uint64
+	for _, rep := range e.out.all[before:] {
+		resent = append(resent, rep.Header.MAD.TransactionID)
+	}
+	assert.Contains(t, resent, last.Header.MAD.TransactionID)
+	for _, rep := range e.out.all {
+		if rep.Header.MAD.Method != mad.MethodReport {
+			continue
+		}
+		f := rep.Header
+		f.MAD.Method = mad.MethodReportResp
+		e.sa.HandleMAD(madport.MAD{LID: rep.To.LID, QP: 1, Data: mad.AppendSAMAD(nil, &f)})
+	}
+	before = len(e.out.all)
+	e.f.Advance(sa.ReportTimeout + time.Millisecond)
+	e.sa.TakeSets()
+	assert.Len(t, e.out.all, before, "every Report answered: nothing resent")
+	assert.NotZero(t, e.sa.Stats().ReportAck)
+}
