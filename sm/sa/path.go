@@ -206,13 +206,13 @@ func (s *SA) pathRecords(r *request) reply {
 	if st != mad.StatusOK {
 		return fail(st)
 	}
+	q, _ := mad.DecodePathRecord(r.data)
+	if r.mask&c("DGID") != 0 && q.DGID.IsMulticast() {
+		return s.multicastPaths(r, &q, srcs, slid)
+	}
 	dsts, dlid, st := x.endpoints(r, c("DGID"), c("DLID"), 2, 4)
 	if st != mad.StatusOK {
 		return fail(st)
-	}
-	q, _ := mad.DecodePathRecord(r.data)
-	if r.mask&c("DGID") != 0 && q.DGID.IsMulticast() {
-		return fail(mad.StatusSAReqInvalid) // multicast paths: MCMemberRecord gives them
 	}
 	var out [][]byte
 	// Destinations outside, sources inside: the order OpenSM lists a
@@ -395,4 +395,38 @@ func (s *SA) multiPathRecords(r *request) reply {
 		out = out[:q.NumbPath]
 	}
 	return reply{records: out, size: pl.Size}
+}
+
+// multicastPaths answers a PathRecord query whose DGID is a multicast
+// group's: from each source port asked, the group's path (its MLID, SL,
+// MTU, rate, P_Key and lifetime); not reversible. An unknown group has no
+// paths.
+func (s *SA) multicastPaths(r *request, q *mad.PathRecordFields, srcs []sm.EndPort, slid uint16) reply {
+	g := s.mc.groups[q.DGID]
+	if g == nil {
+		return reply{}
+	}
+	l := mad.SAPathRecordLayout
+	var out [][]byte
+	for _, src := range srcs {
+		for k := range src.NumLIDs() {
+			sl := src.LID + uint16(k)
+			if slid != 0 && sl != slid {
+				continue
+			}
+			f := mad.PathRecordFields{DGID: g.rec.MGID, SGID: s.view.gid(src.Node, src.Port), DLID: g.rec.MLID, SLID: sl,
+				FlowLabel: g.rec.FlowLabel, HopLimit: g.rec.HopLimit, TClass: g.rec.TClass, PKey: g.rec.PKey, SL: g.rec.SL,
+				MTUSelector: mad.SelectorExactly, MTU: g.rec.MTU, RateSelector: mad.SelectorExactly, Rate: g.rec.Rate,
+				PacketLifeTimeSelector: mad.SelectorExactly, PacketLifeTime: g.rec.PacketLifeTime}
+			rec := mad.AppendPathRecord(nil, &f)
+			// Everything asked must match what the group is, selectors
+			// read as exact.
+			mask := r.mask &^ (l.Bit("SGID") | l.Bit("DGID") | l.Bit("SLID") | l.Bit("MTUSelector") |
+				l.Bit("RateSelector") | l.Bit("PacketLifeTimeSelector") | l.Bit("NumbPath"))
+			if l.Match(r.data, rec, mask) {
+				out = append(out, rec)
+			}
+		}
+	}
+	return reply{records: out}
 }

@@ -702,3 +702,21 @@ func TestReportsComeBack(t *testing.T) {
 	assert.Len(t, e.out.all, before, "every Report answered: nothing resent")
 	assert.NotZero(t, e.sa.Stats().ReportAck)
 }
+
+// TestMulticastPathRecord: a PathRecord to a group's MGID is the group's
+// path from the source.
+func TestMulticastPathRecord(t *testing.T) {
+	e := newEnv(t)
+	l := mad.SAPathRecordLayout
+	q := mad.PathRecordFields{SGID: e.gid(1), DGID: broadcast}
+	r := e.ask(t, 1, mad.MethodGet, mad.AttrSAPathRecord, l.Bit("SGID")|l.Bit("DGID"), mad.AppendPathRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	f, _ := mad.DecodePathRecord(r.Payload)
+	assert.Equal(t, uint16(0xc000), f.DLID)
+	assert.Equal(t, e.lid(1), f.SLID)
+	assert.Equal(t, uint8(mad.MTU2048), f.MTU)
+	assert.False(t, f.Reversible)
+	q.DGID[15] = 1 // no such group
+	r = e.ask(t, 1, mad.MethodGet, mad.AttrSAPathRecord, l.Bit("SGID")|l.Bit("DGID"), mad.AppendPathRecord(nil, &q))
+	assert.Equal(t, mad.StatusSANoRecords, r.Header.MAD.Status)
+}
