@@ -115,20 +115,17 @@ func (x *index) walk(src sm.EndPort, dlid uint16) ([]hop, bool) {
 		}
 		hops = append(hops, hop{node, out})
 		peer, ok := t.Peer(topologies.PortRef{Node: node, Port: out})
-		if !ok {
+		switch {
+		case !ok:
 			return nil, false
-		}
-		if peer.Node == dst.Node && (peer.Port == dst.Port || x.sn.IsSwitch(peer.Node)) {
-			if x.sn.IsSwitch(peer.Node) {
-				node = peer.Node
-				continue // the switch itself: its LFT says port 0
+		case !x.sn.IsSwitch(peer.Node):
+			// A CA (or router) port: the destination, or a dead end.
+			if peer.Node == dst.Node && peer.Port == dst.Port {
+				return hops, true
 			}
-			return hops, true
-		}
-		if !x.sn.IsSwitch(peer.Node) {
 			return nil, false
 		}
-		node = peer.Node
+		node = peer.Node // a switch, the destination's own included: its LFT says port 0
 	}
 	return nil, false // a loop
 }
