@@ -126,9 +126,10 @@ func (s *SM) subnAdm(m madport.MAD) {
 }
 
 // serveSAView gives the SA a new View when the subnet or routes changed
-// since the last.
+// since the last, once they are installed (mid-sweep the SA keeps the
+// last installed one).
 func (s *SM) serveSAView() {
-	if s.subnet == nil || (s.subnet == s.saSubnet && s.routes == s.saRoutes) {
+	if s.subnet == nil || !s.installed || (s.subnet == s.saSubnet && s.routes == s.saRoutes) {
 		return
 	}
 	s.saSubnet, s.saRoutes = s.subnet, s.routes
