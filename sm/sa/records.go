@@ -469,3 +469,15 @@ func (x *index) vlArbRecords() [][]byte {
 	}
 	return out
 }
+
+// sharePKey reports whether end ports a and b hold a P_Key in common
+// (either membership; two limited members do not communicate, but may
+// ask for each other).
+func (x *index) sharePKey(a, b sm.EndPort) bool {
+	for _, k := range x.pkeyTable(a.Node, a.Port) {
+		if uint16(k)&0x7fff != 0 && x.hasPKey(b.Node, b.Port, uint16(k), false) {
+			return true
+		}
+	}
+	return false
+}
