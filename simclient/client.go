@@ -287,6 +287,7 @@ func (c *Client) Send(m madport.MAD) error {
 	if !h.MgmtClass().IsSubn() {
 		f.SrcQP = 1
 	}
+	f.Length = oneSegmentLength(m.Data)
 	if !h.IsResponse() {
 		c.tids.Remember(h.TransactionID())
 	}
@@ -482,4 +483,23 @@ func (c *Client) Stats() Stats {
 		Sent: c.sent.Load(), Received: c.received.Load(), TimedOut: c.timedOut.Load(),
 		BadMessages: c.bad.Load(), StaleCtl: c.staleCtl.Load(),
 	}
+}
+
+// oneSegmentLength returns the length to tell the server a MAD has: for a
+// one-segment RMPP DATA transfer (Active, First and Last, a PayloadLength
+// that fits), the common and RMPP headers and PayloadLength, what a
+// client of the kernel's MAD layer gives as the length of a short
+// answer; else 0 (a whole MAD). The server seals such a MAD's RMPP
+// header with the length it is told, and reports it to the receiver.
+func oneSegmentLength(b []byte) uint64 {
+	r := mad.RMPP(b)
+	if !r.IsValid() || !mad.RMPPClass(r.MAD().MgmtClass()) || r.Version() != mad.RMPPVersion1 ||
+		r.Type() != mad.RMPPTypeData {
+		return 0
+	}
+	all := mad.RMPPFlagActive | mad.RMPPFlagFirst | mad.RMPPFlagLast
+	if r.Flags()&all != all || r.PayloadLength() > mad.RMPPSegmentSize {
+		return 0
+	}
+	return uint64(mad.RMPPHeaderEnd) + uint64(r.PayloadLength())
 }

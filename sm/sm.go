@@ -112,6 +112,11 @@ type SM struct {
 	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
 	lastSweep time.Time
 	sweepDur  time.Duration
+	// sa is the Subnet Administrator beside the SM (subnadm.go), nil
+	// without one; saSubnet and saRoutes what its View was made of.
+	sa       SubnetAdmin
+	saSubnet *Subnet
+	saRoutes *Routes
 }
 
 // New returns an SM on port. It reads Config.LIDFile, if any, and sets
@@ -171,6 +176,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s.tx = newTxnLayer(port, clk, &s.cfg)
 	s.tx.keyOf = s.smpKey
 	s.tx.onUnsoli = s.unsolicited
+	s.tx.onSA = s.subnAdm
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
 	}
@@ -595,6 +601,9 @@ func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 		return err
 	}
 	if err := s.ccPoll(ctx); err != nil {
+		return err
+	}
+	if err := s.serveSA(ctx); err != nil {
 		return err
 	}
 	if err := s.serveQoS(ctx); err != nil {

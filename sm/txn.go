@@ -201,6 +201,7 @@ type txnLayer struct {
 	// keyOf, when set, gives the M_Key an SMP carries (its target
 	// port's); else every SMP carries mkey.
 	keyOf func(r *request) uint64
+	onSA  func(m madport.MAD) // SubnAdm MADs, for the SA
 }
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
@@ -611,6 +612,11 @@ func sortTxns(ts []*txn) {
 // panic.
 func (e *txnLayer) handle(m madport.MAD) {
 	b := m.Data
+	if len(b) >= mad.MADSize && mad.MAD(b).MgmtClass() == mad.ClassSubnAdm && m.Status == 0 && e.onSA != nil {
+		e.stats.Requests++
+		e.onSA(m) // the SA's: requests, and answers to its Reports
+		return
+	}
 	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || isGMPClass(mad.MAD(b).MgmtClass())) {
 		e.stats.Malformed++
 		return

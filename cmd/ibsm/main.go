@@ -77,6 +77,7 @@ import (
 	"syscall"
 
 	"ibfab/sm"
+	"ibfab/sm/sa"
 )
 
 // Exit statuses.
@@ -104,7 +105,7 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
+const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--sa=false] [--json] [--lid-file F] [--lmc N] [--qos] [--qos-flows F] [--cc FILE]
             [--ar-mode MODE] [--ar-threshold PCT] [--afc-vl VL] [--sl2vl identity]
             [--partitions FILE] [--part-enforce in|out|both|off]
             [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N]
@@ -134,6 +135,8 @@ type options struct {
 	ar          arOptions
 	part        partOptions
 	mkey        mkeyOptions
+	// sa is --sa: serve Subnet Administration while master.
+	sa bool
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -153,6 +156,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT)")
 	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
+	fs.BoolVar(&o.sa, "sa", true, "serve Subnet Administration (SA class 0x03: records, PathRecords, services, events, multicast groups) at the SM's port while master")
 	fs.BoolVar(&o.json, "json", false, "print each sweep as one JSON object on a line")
 	fs.StringVar(&o.cfg.LIDFile, "lid-file", "", "GUID to LID `file` that keeps LIDs across restarts: written by the master, reloaded by a standby that takes over (OpenSM's guid2lid)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
@@ -308,6 +312,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer s.Close()
+	if o.sa && !o.once && !o.routesCmd {
+		admin, err := sa.New(sa.Config{Sender: &sa.PortSender{Port: port}, SMKey: o.cfg.SMKey})
+		if err != nil {
+			fmt.Fprintf(stderr, "ibsm: %v\n", err)
+			return exitFailure
+		}
+		s.SetSubnetAdmin(admin)
+	}
 	if (o.cfg.QoS != nil || o.cfg.AR != nil) && !o.once && !o.routesCmd {
 		stopControl, err := serveControl(o.qos.control, s)
 		if err != nil {

@@ -1,0 +1,429 @@
+package sa
+
+import (
+	"ibfab/sm"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16), with
+// their data rate in units of 0.5 Gb/s (the codes are not ordered by
+// rate).
+var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240}
+
+// rateCode returns the code of a link of width w and speed s, 0 when
+// neither is known.
+func rateCode(w mad.LinkWidth, s mad.LinkSpeed) uint8 {
+	lanes := map[mad.LinkWidth]int{mad.LinkWidth1X: 1, mad.LinkWidth4X: 4, mad.LinkWidth8X: 8, mad.LinkWidth12X: 12}[w]
+	per := map[mad.LinkSpeed]int{mad.LinkSpeedSDR: 5, mad.LinkSpeedDDR: 10, mad.LinkSpeedQDR: 20}[s] // half Gb/s signalling
+	v := lanes * per
+	best := uint8(0)
+	for c, r := range rateHalfGbps {
+		if r <= v && (best == 0 || r > rateHalfGbps[best]) {
+			best = c
+		}
+	}
+	return best
+}
+
+// select applies a selector (mad.SelectorGreater …) to what a path
+// offers, have, given the value asked, want, under the order less: ok
+// and the value the answer carries. Less than picks the largest value
+// below want the path also carries (any smaller MTU or rate does).
+func selectValue(sel uint8, want, have uint8, values []uint8, less func(a, b uint8) bool) (uint8, bool) {
+	switch sel {
+	case mad.SelectorGreater:
+		return have, less(want, have)
+	case mad.SelectorLess:
+		best, ok := uint8(0), false
+		for _, v := range values {
+			if less(v, want) && !less(have, v) && (!ok || less(best, v)) {
+				best, ok = v, true
+			}
+		}
+		return best, ok
+	case mad.SelectorExactly:
+		return want, !less(have, want) && containsU8(values, want)
+	}
+	return have, true // largest available
+}
+
+func containsU8(s []uint8, v uint8) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+var mtuCodes = []uint8{1, 2, 3, 4, 5}
+
+func mtuLess(a, b uint8) bool  { return a < b }
+func rateLess(a, b uint8) bool { return rateHalfGbps[a] < rateHalfGbps[b] }
+
+func rateCodes() []uint8 {
+	out := make([]uint8, 0, len(rateHalfGbps))
+	for c := range rateHalfGbps {
+		out = append(out, c)
+	}
+	return out
+}
+
+// hop is one link a path crosses: out of port Port of node Node.
+type hop struct{ Node, Port int }
+
+// walk follows the LFTs from end port src to LID dlid and returns the
+// ports the packet leaves by (the source's first), or false when the
+// tables do not deliver it.
+func (x *index) walk(src sm.EndPort, dlid uint16) ([]hop, bool) {
+	dst, ok := x.owner(dlid)
+	if !ok {
+		return nil, false
+	}
+	if dst.Node == src.Node && dst.Port == src.Port {
+		return nil, true // a port to itself: loopback
+	}
+	rt := x.v.Routes
+	t := x.sn.Topo
+	var hops []hop
+	node := src.Node
+	if !x.sn.IsSwitch(node) {
+		hops = append(hops, hop{src.Node, src.Port})
+		peer, ok := t.Peer(topologies.PortRef{Node: src.Node, Port: src.Port})
+		if !ok {
+			return nil, false
+		}
+		if peer.Node == dst.Node && peer.Port == dst.Port {
+			return hops, true // cabled back to back
+		}
+		if !x.sn.IsSwitch(peer.Node) {
+			return nil, false
+		}
+		node = peer.Node
+	}
+	for range t.NumNodes() + 1 {
+		if rt == nil || node >= len(rt.LFT) || int(dlid) >= len(rt.LFT[node]) {
+			return nil, false
+		}
+		out := int(rt.LFT[node][dlid])
+		if out == 0 {
+			return hops, dst.Node == node
+		}
+		if out == mad.LFTNoPort || out > t.Node(node).NumPorts {
+			return nil, false
+		}
+		hops = append(hops, hop{node, out})
+		peer, ok := t.Peer(topologies.PortRef{Node: node, Port: out})
+		switch {
+		case !ok:
+			return nil, false
+		case !x.sn.IsSwitch(peer.Node):
+			// A CA (or router) port: the destination, or a dead end.
+			if peer.Node == dst.Node && peer.Port == dst.Port {
+				return hops, true
+			}
+			return nil, false
+		}
+		node = peer.Node // a switch, the destination's own included: its LFT says port 0
+	}
+	return nil, false // a loop
+}
+
+// pathProps returns the MTU and rate codes a path offers: the least over
+// its links (a port's NeighborMTU is the link's active MTU).
+func (x *index) pathProps(src sm.EndPort, hops []hop) (mtu, rate uint8) {
+	mtu, rate = uint8(mad.MTU4096), 0
+	ports := hops
+	if len(hops) == 0 {
+		ports = []hop{{src.Node, src.Port}}
+	}
+	for _, h := range ports {
+		pi, ok := x.portInfo(h.Node, h.Port)
+		if !ok {
+			continue
+		}
+		if m := uint8(pi.NeighborMTU); m != 0 && m < mtu {
+			mtu = m
+		}
+		if r := rateCode(pi.LinkWidthActive, pi.LinkSpeedActive); r != 0 && (rate == 0 || rateLess(r, rate)) {
+			rate = r
+		}
+	}
+	if rate == 0 {
+		rate = 3 // 10 Gb/s: 4x SDR, what an unknown link is taken for
+	}
+	return mtu, rate
+}
+
+// endpoints returns the end ports a PathRecord query names on one side
+// (by GID and/or LID components), all when it names none; status
+// ReqInvalidGID for a GID or LID that names no port.
+func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp int) ([]sm.EndPort, uint16, mad.Status) {
+	l := mad.SAPathRecordLayout
+	var lid uint16
+	if r.mask&lidBit != 0 {
+		lid = uint16(l.Components[lidComp].Uint(r.data))
+	}
+	if r.mask&gidBit != 0 {
+		var g mad.GID
+		copy(g[:], r.data[l.Components[gidComp].Bit/8:])
+		i, ok := x.byGID[g]
+		if !ok {
+			return nil, 0, mad.StatusSAReqInvalidGID
+		}
+		e := x.ends[i]
+		if lid != 0 && (lid < e.LID || int(lid) >= int(e.LID)+e.NumLIDs()) {
+			return nil, 0, mad.StatusOK // a GID and a LID of different ports: nothing matches
+		}
+		return []sm.EndPort{e}, lid, mad.StatusOK
+	}
+	if lid != 0 {
+		e, ok := x.owner(lid)
+		if !ok {
+			return nil, 0, mad.StatusOK // no such LID: no records
+		}
+		return []sm.EndPort{e}, lid, mad.StatusOK
+	}
+	return x.byPort, 0, mad.StatusOK
+}
+
+// pathRecords answers PathRecord Get and GetTable: for each source and
+// destination end port the query names (all when it names none), one
+// record per (SLID, DLID) pair of their LMC aliases (the LIDs asked, when
+// asked), following the LFTs.
+func (s *SA) pathRecords(r *request) reply {
+	if s.view == nil || s.view.sn == nil {
+		return fail(mad.StatusSANoResources)
+	}
+	x := s.view
+	l := mad.SAPathRecordLayout
+	c := func(name string) uint64 { return l.Bit(name) }
+	srcs, slid, st := x.endpoints(r, c("SGID"), c("SLID"), 3, 5)
+	if st != mad.StatusOK {
+		return fail(st)
+	}
+	q, _ := mad.DecodePathRecord(r.data)
+	if r.mask&c("DGID") != 0 && q.DGID.IsMulticast() {
+		return s.multicastPaths(r, &q, srcs, slid)
+	}
+	dsts, dlid, st := x.endpoints(r, c("DGID"), c("DLID"), 2, 4)
+	if st != mad.StatusOK {
+		return fail(st)
+	}
+	var out [][]byte
+	// Destinations outside, sources inside: the order OpenSM lists a
+	// table of paths in.
+	for _, dst := range dsts {
+		for _, src := range srcs {
+			for sk := range src.NumLIDs() {
+				sl := src.LID + uint16(sk)
+				if slid != 0 && sl != slid {
+					continue
+				}
+				for dk := range dst.NumLIDs() {
+					dl := dst.LID + uint16(dk)
+					if dlid != 0 && dl != dlid {
+						continue
+					}
+					if rec, ok := s.pathRecord(r, &q, src, dst, sl, dl); ok {
+						out = append(out, rec)
+					}
+				}
+			}
+		}
+	}
+	return reply{records: out}
+}
+
+// pathRecord builds the record of one (SLID, DLID) pair and checks it
+// against the query's other components.
+func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort, slid, dlid uint16) ([]byte, bool) {
+	x := s.view
+	l := mad.SAPathRecordLayout
+	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
+	hops, ok := x.walk(src, dlid)
+	if !ok {
+		return nil, false
+	}
+	back, _ := x.walk(dst, slid)
+	reversible := back != nil || (dst.Node == src.Node && dst.Port == src.Port)
+	if has("Reversible") && q.Reversible && !reversible {
+		return nil, false
+	}
+	mtu, rate := x.pathProps(src, hops)
+	pkey := uint16(0xffff)
+	if has("P_Key") {
+		pkey = q.PKey | 0x8000
+		if !x.hasPKey(src.Node, src.Port, q.PKey, false) || !x.hasPKey(dst.Node, dst.Port, q.PKey, false) {
+			return nil, false
+		}
+	}
+	f := mad.PathRecordFields{DGID: x.gid(dst.Node, dst.Port), SGID: x.gid(src.Node, src.Port), DLID: dlid, SLID: slid,
+		Reversible: reversible, PKey: pkey, MTUSelector: mad.SelectorExactly, MTU: mtu,
+		RateSelector: mad.SelectorExactly, Rate: rate, PacketLifeTimeSelector: mad.SelectorExactly,
+		PacketLifeTime: s.cfg.PacketLifeTime}
+	if dst.Node == src.Node && dst.Port == src.Port {
+		f.PacketLifeTime = 0 // a port to itself crosses no link (OpenSM gives 0 too)
+	}
+	if has("MTU") {
+		sel := uint8(mad.SelectorExactly)
+		if has("MTUSelector") {
+			sel = q.MTUSelector
+		}
+		if f.MTU, ok = selectValue(sel, q.MTU, mtu, mtuCodes, mtuLess); !ok {
+			return nil, false
+		}
+	}
+	if has("Rate") {
+		sel := uint8(mad.SelectorExactly)
+		if has("RateSelector") {
+			sel = q.RateSelector
+		}
+		if f.Rate, ok = selectValue(sel, q.Rate, rate, rateCodes(), rateLess); !ok {
+			return nil, false
+		}
+	}
+	if has("PacketLifeTime") {
+		sel := uint8(mad.SelectorExactly)
+		if has("PacketLifeTimeSelector") {
+			sel = q.PacketLifeTimeSelector
+		}
+		plt := f.PacketLifeTime
+		switch {
+		case sel == mad.SelectorGreater && !(plt > q.PacketLifeTime),
+			sel == mad.SelectorLess && !(plt < q.PacketLifeTime),
+			sel == mad.SelectorExactly && plt != q.PacketLifeTime:
+			return nil, false
+		}
+	}
+	if rt := x.v.Routes; rt != nil && rt.Layers > 1 {
+		// Alias i of a CA port travels on SL i: the VL layer its
+		// routes were made deadlock-free in (sm.Routes.Layers).
+		f.SL = uint8(dlid - dst.LID)
+		if dst.Port == 0 && x.sn.IsSwitch(dst.Node) {
+			f.SL = 0
+		}
+		if has("SL") && q.SL != f.SL {
+			return nil, false
+		}
+	} else if has("SL") {
+		f.SL = q.SL
+	}
+	if has("TClass") {
+		f.TClass = q.TClass
+	}
+	if has("FlowLabel") {
+		f.FlowLabel = q.FlowLabel
+	}
+	if has("HopLimit") {
+		f.HopLimit = q.HopLimit
+	}
+	if has("ServiceID_MSB") || has("ServiceID_LSB") {
+		f.ServiceID = q.ServiceID
+	}
+	if has("QoSClass") {
+		f.QoSClass = q.QoSClass
+	}
+	rec := mad.AppendPathRecord(nil, &f)
+	// What the query asks of the rest (RawTraffic, Preference …) must
+	// match as it is.
+	rest := r.mask &^ (l.Bit("SGID") | l.Bit("DGID") | l.Bit("SLID") | l.Bit("DLID") | l.Bit("MTU") |
+		l.Bit("MTUSelector") | l.Bit("Rate") | l.Bit("RateSelector") | l.Bit("PacketLifeTime") |
+		l.Bit("PacketLifeTimeSelector") | l.Bit("P_Key") | l.Bit("Reversible") | l.Bit("NumbPath") |
+		l.Bit("SL") | l.Bit("TClass") | l.Bit("FlowLabel") | l.Bit("HopLimit") | l.Bit("ServiceID_MSB") |
+		l.Bit("ServiceID_LSB") | l.Bit("QoSClass"))
+	if !l.Match(r.data, rec, rest) {
+		return nil, false
+	}
+	return rec, true
+}
+
+// multiPathRecords answers a MultiPathRecord GetMulti: the PathRecords
+// from each of its source GIDs to each of its destination GIDs, each
+// (SLID, DLID) alias pair once, under the path properties it asks, at
+// most NumbPath of them. The records go in a GetMultiResp table of
+// PathRecords.
+func (s *SA) multiPathRecords(r *request) reply {
+	if s.view == nil || s.view.sn == nil {
+		return fail(mad.StatusSANoResources)
+	}
+	ml, pl := mad.SAMultiPathRecordLayout, mad.SAPathRecordLayout
+	q, err := mad.DecodeMultiPathRecord(r.data)
+	if err != nil || int(q.SGIDCount)+int(q.DGIDCount) > mad.MultiPathMaxGIDs {
+		return fail(mad.StatusSAReqInvalid)
+	}
+	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount") | ml.Bit("NumbPath")
+	if r.mask&need != need || q.SGIDCount == 0 || q.DGIDCount == 0 || q.NumbPath == 0 {
+		return fail(mad.StatusSAReqInsufficient)
+	}
+	for _, g := range q.GIDs {
+		if _, ok := s.view.byGID[g]; !ok {
+			return fail(mad.StatusSAReqInvalidGID)
+		}
+	}
+	// The path properties asked carry over to a PathRecord query.
+	pr := mad.PathRecordFields{RawTraffic: q.RawTraffic, FlowLabel: q.FlowLabel, HopLimit: q.HopLimit, TClass: q.TClass,
+		Reversible: q.Reversible, PKey: q.PKey, QoSClass: q.QoSClass, SL: q.SL, MTUSelector: q.MTUSelector, MTU: q.MTU,
+		RateSelector: q.RateSelector, Rate: q.Rate, PacketLifeTimeSelector: q.PacketLifeTimeSelector,
+		PacketLifeTime: q.PacketLifeTime, ServiceID: q.ServiceID}
+	var mask uint64
+	for _, name := range []string{"RawTraffic", "FlowLabel", "HopLimit", "TClass", "Reversible", "P_Key", "QoSClass",
+		"SL", "MTUSelector", "MTU", "RateSelector", "Rate", "PacketLifeTimeSelector", "PacketLifeTime"} {
+		if r.mask&ml.Bit(name) != 0 {
+			mask |= pl.Bit(name)
+		}
+	}
+	var out [][]byte
+	for _, sg := range q.GIDs[:q.SGIDCount] {
+		for _, dg := range q.GIDs[q.SGIDCount:] {
+			p := pr
+			p.SGID, p.DGID = sg, dg
+			sub := &request{from: r.from, hdr: r.hdr, method: mad.MethodGetTable, attr: mad.AttrSAPathRecord,
+				mask: mask | pl.Bit("SGID") | pl.Bit("DGID"), data: mad.AppendPathRecord(nil, &p)}
+			rep := s.pathRecords(sub)
+			if rep.status != mad.StatusOK {
+				return rep
+			}
+			out = append(out, rep.records...)
+		}
+	}
+	if len(out) > int(q.NumbPath) {
+		out = out[:q.NumbPath]
+	}
+	return reply{records: out, size: pl.Size}
+}
+
+// multicastPaths answers a PathRecord query whose DGID is a multicast
+// group's: from each source port asked, the group's path (its MLID, SL,
+// MTU, rate, P_Key and lifetime); not reversible. An unknown group has no
+// paths.
+func (s *SA) multicastPaths(r *request, q *mad.PathRecordFields, srcs []sm.EndPort, slid uint16) reply {
+	g := s.mc.groups[q.DGID]
+	if g == nil {
+		return reply{}
+	}
+	l := mad.SAPathRecordLayout
+	var out [][]byte
+	for _, src := range srcs {
+		for k := range src.NumLIDs() {
+			sl := src.LID + uint16(k)
+			if slid != 0 && sl != slid {
+				continue
+			}
+			f := mad.PathRecordFields{DGID: g.rec.MGID, SGID: s.view.gid(src.Node, src.Port), DLID: g.rec.MLID, SLID: sl,
+				FlowLabel: g.rec.FlowLabel, HopLimit: g.rec.HopLimit, TClass: g.rec.TClass, PKey: g.rec.PKey, SL: g.rec.SL,
+				MTUSelector: mad.SelectorExactly, MTU: g.rec.MTU, RateSelector: mad.SelectorExactly, Rate: g.rec.Rate,
+				PacketLifeTimeSelector: mad.SelectorExactly, PacketLifeTime: g.rec.PacketLifeTime}
+			rec := mad.AppendPathRecord(nil, &f)
+			// Everything asked must match what the group is, selectors
+			// read as exact.
+			mask := r.mask &^ (l.Bit("SGID") | l.Bit("DGID") | l.Bit("SLID") | l.Bit("MTUSelector") |
+				l.Bit("RateSelector") | l.Bit("PacketLifeTimeSelector") | l.Bit("NumbPath"))
+			if l.Match(r.data, rec, mask) {
+				out = append(out, rec)
+			}
+		}
+	}
+	return reply{records: out}
+}

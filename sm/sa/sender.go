@@ -1,0 +1,122 @@
+package sa
+
+import (
+	"sync"
+	"time"
+
+	"ibfab/internal/clock"
+	"ibfab/madport"
+	"ibfab/rmpp"
+	"ibfab/wire"
+	"ibfab/wire/mad"
+)
+
+// AckHandler is a Sender that runs RMPP transfers and takes the ACKs,
+// STOPs and ABORTs of their receivers; HandleRMPP reports whether m was
+// one of its transfers'.
+type AckHandler interface {
+	HandleRMPP(m madport.MAD) bool
+}
+
+// PortSender sends answers on a madport.Port. A payload that fits one MAD
+// goes as one MAD, a GetTableResp with an RMPP header saying so
+// (Active|First|Last, segment 1) as an SA's single segment goes. A longer
+// one is an RMPP transfer (package rmpp): a window at a time, resent
+// until its receiver has acknowledged every segment. Its methods are safe
+// for concurrent use (the transfers' timers send from their own
+// goroutines).
+type PortSender struct {
+	Port  madport.Port
+	Clock clock.Clock // nil: the real clock
+	// Timeout and Retries of a window (rmpp.SenderConfig); 0: the
+	// package's defaults.
+	Timeout time.Duration
+	Retries int
+
+	mu        sync.Mutex
+	transfers map[xferKey]*rmpp.Sender
+	stats     SenderStats
+}
+
+// SenderStats counts a PortSender's transfers.
+type SenderStats struct {
+	Single, Transfers, Completed, Failed uint64
+}
+
+type xferKey struct {
+	lid uint16
+	tid uint64
+}
+
+// Stats returns the sender's counters.
+func (p *PortSender) Stats() SenderStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+func (p *PortSender) send(to madport.MAD, b []byte) error {
+	return p.Port.Send(madport.MAD{LID: to.LID, QP: to.QP, QKey: wire.QP1QKey, SL: to.SL, PKey: to.PKey, Data: b})
+}
+
+// SendSA implements Sender.
+func (p *PortSender) SendSA(r Response) error {
+	if len(r.Payload) <= mad.SADataSize {
+		p.mu.Lock()
+		p.stats.Single++
+		p.mu.Unlock()
+		return p.send(r.To, Segments(&r)[0])
+	}
+	first := Segments(&Response{Header: r.Header})[0]
+	msg := append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...)
+	key := xferKey{r.To.LID, r.Header.MAD.TransactionID}
+	to := r.To
+	s, err := rmpp.NewSender(rmpp.SenderConfig{Clock: p.Clock, Timeout: p.Timeout, Retries: p.Retries,
+		Send: func(m []byte) error { return p.send(to, m) },
+		Done: func(err error) {
+			// Called with the transfer's lock held; p.mu is never held
+			// while calling into a transfer.
+			go p.done(key, err)
+		}}, msg)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.transfers == nil {
+		p.transfers = map[xferKey]*rmpp.Sender{}
+	}
+	if old := p.transfers[key]; old != nil {
+		old.Cancel()
+	}
+	p.transfers[key] = s
+	p.stats.Transfers++
+	p.mu.Unlock()
+	s.Start()
+	return nil
+}
+
+func (p *PortSender) done(key xferKey, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.transfers, key)
+	if err != nil {
+		p.stats.Failed++
+	} else {
+		p.stats.Completed++
+	}
+}
+
+// HandleRMPP implements AckHandler.
+func (p *PortSender) HandleRMPP(m madport.MAD) bool {
+	if len(m.Data) < mad.MADSize {
+		return false
+	}
+	p.mu.Lock()
+	s := p.transfers[xferKey{m.LID, mad.MAD(m.Data).TransactionID()}]
+	p.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	_ = s.Handle(m.Data)
+	return true
+}
