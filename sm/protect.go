@@ -292,7 +292,26 @@ func blockTable(layers int) []byte {
 // two of the six SLtoVL Sets of its cut); it is undone once a link is
 // there again, if that graph does not forbid it.
 func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
-	want := forbidden(sn, rt)
+	s.keepBlocks(sn, forbidden(sn, rt), vlsOf, res, problem)
+}
+
+// liftBlocks undoes every cut-node block on a linked turn, as
+// reconcileBlocks does for a graph that forbids none. Another SM taking
+// the subnet over would not undo them: OpenSM without QoS never writes
+// SLtoVL, and its routes may take those turns.
+func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
+	if len(s.blocked) == 0 {
+		return nil
+	}
+	s.keepBlocks(sn, nil, nil, res, func(format string, args ...any) {
+		res.Warnings = append(res.Warnings, "lifting a cut-node block: "+fmt.Sprintf(format, args...))
+	})
+	return s.tx.run(ctx)
+}
+
+// keepBlocks undoes the blocks not in want (on linked turns) and forgets
+// those of switches that are gone.
+func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
 	linked := func(sw, p int) bool {
 		_, ok := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
 		return ok

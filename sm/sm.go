@@ -429,7 +429,15 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 			return res, err
 		}
 	}
-	if res.SubnetUp && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil {
+	switch {
+	case res.SubnetUp && len(s.remotes) > 0 && res.LFTBlocks == 0:
+		// Another SM may take over, and it would keep the blocks. A
+		// sweep that sent no tables follows the last change by a sweep
+		// interval at least: its packets have long left the fabric.
+		if err := s.phase(res, PhaseProtection, func() error { return s.liftBlocks(ctx, sn, res) }); err != nil {
+			return res, err
+		}
+	case res.SubnetUp && len(s.remotes) == 0 && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil:
 		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
 			return res, err
 		}

@@ -340,6 +340,16 @@ func (s *SM) elect(ctx context.Context, sn *Subnet, res *Result) error {
 // answers; when it does not, this SM stays Master (res, if any, and the
 // event say why).
 func (s *SM) handOver(ctx context.Context, r *remoteSM, res *Result) error {
+	if sn := s.subnet; sn != nil {
+		// The new master may not undo them (see liftBlocks).
+		lifted := res
+		if lifted == nil {
+			lifted = &Result{}
+		}
+		if err := s.liftBlocks(ctx, sn, lifted); err != nil {
+			return err
+		}
+	}
 	me := s.mySMInfo(true)
 	failed := fmt.Errorf("no route to it")
 	if r.path != nil || r.lid != 0 {

@@ -467,3 +467,59 @@ func TestHandoverAtSweep(t *testing.T) {
 	_, routed := res.Phase(sm.PhaseRouting)
 	assert.False(t, routed, "the handing-over sweep configures nothing")
 }
+
+// TestBlocksLiftedBesideAnotherSM: an SM alone pre-blocks its cut nodes'
+// forbidden turns; once another SM answers, a sweep that sends no tables
+// lifts them, and so does a handover, because the SM that takes over may
+// never write SLtoVL (OpenSM without QoS) while its routes take those
+// turns.
+func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	guid := topo.Node(ca4).Ports[1].GUID
+	for _, tc := range []struct {
+		name  string
+		prio  uint8 // the other SM's, once it answers
+		state mad.SMState
+	}{
+		{"lower standby", 2, mad.SMStateStandby},
+		{"handover", 9, mad.SMStateStandby},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(t, topo, ca15, 1)
+			require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+			op, err := memport.New(b.f, ca4, 1)
+			require.NoError(t, err)
+			port := &otherSM{Port: b.port, other: op, silent: true,
+				info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: tc.prio, SMState: tc.state}}
+			s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, PreBlock: true, Priority: 5, SMKey: 1})
+			require.NoError(t, err)
+			res, err := s.Sweep(context.Background())
+			require.NoError(t, err)
+			require.True(t, res.SubnetUp, res.Reason)
+			require.Len(t, s.Blocked(), 4, "alone, the SM pre-blocks")
+			turn := s.Blocked()[0]
+			sw, ok := topo.LookupGUID(turn[0])
+			require.True(t, ok)
+			vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
+			require.EqualValues(t, 15, vl())
+
+			port.silent = false
+			res, err = s.Sweep(context.Background())
+			require.NoError(t, err)
+			assert.Empty(t, s.Blocked())
+			assert.Equal(t, 4, res.SL2VLSets, "one SLtoVL Set per block")
+			assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
+			if tc.prio > 5 {
+				assert.Equal(t, mad.SMStateStandby, s.State(), "handed over")
+				return
+			}
+			res, err = s.Sweep(context.Background())
+			require.NoError(t, err)
+			assert.True(t, res.SubnetUp)
+			assert.Empty(t, s.Blocked(), "beside another SM, nothing is pre-blocked again")
+			assert.Zero(t, res.SL2VLSets)
+		})
+	}
+}
