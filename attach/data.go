@@ -248,6 +248,13 @@ func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 	}
 	m := o.MAD // a fresh buffer we own
 	hdr := mad.MAD(m)
+	if rm := rmppMAD(m); rm.isActive() && !rm.isActiveData() {
+		// An RMPP ACK, STOP or ABORT of a transfer the umad endpoint does
+		// not know: on a host the kernel's MAD layer consumes these, and
+		// a libumad2sim client would take an ACK for a new request.
+		s.drop(DropRMPPControl)
+		return
+	}
 	var c *client
 	if isResponse(hdr) {
 		s.mu.Lock()
