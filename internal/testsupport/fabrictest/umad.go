@@ -3,7 +3,10 @@ package fabrictest
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +18,67 @@ import (
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/testenv"
 )
+
+var (
+	shimOnce sync.Once
+	shimPath string
+	shimErr  error
+)
+
+// ShimLibrary returns the umad shim's path (harness.ShimLibrary); when
+// there is none, it builds it once from umadshim/ with gcc into a
+// temporary directory and points $IBFAB_UMAD_SHIM at it for the rest of
+// the test binary. Without gcc, tb skips or fails through testenv.
+func ShimLibrary(tb testing.TB) string {
+	tb.Helper()
+	shimOnce.Do(func() {
+		if shimPath, shimErr = harness.ShimLibrary(); shimErr == nil {
+			return
+		}
+		if _, err := exec.LookPath("gcc"); err != nil {
+			shimErr = errors.New("gcc not found (apt-get install gcc libc6-dev): cannot build the umad shim")
+			return
+		}
+		src, err := shimSource()
+		if err != nil {
+			shimErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "ibfab-shim-")
+		if err != nil {
+			shimErr = err
+			return
+		}
+		out := filepath.Join(dir, harness.ShimLibraryName)
+		if b, err := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-o", out, src, "-ldl", "-lpthread").CombinedOutput(); err != nil {
+			shimErr = fmt.Errorf("building the umad shim: %v\n%s", err, b)
+			return
+		}
+		shimPath = out
+		os.Setenv(harness.EnvShimLibrary, out)
+	})
+	if shimErr != nil {
+		testenv.Skip(tb, shimErr.Error())
+	}
+	return shimPath
+}
+
+// shimSource finds umadshim/ibfabumad.c above the working directory.
+func shimSource() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "umadshim", "ibfabumad.c")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("umadshim/ibfabumad.c not found above " + wd)
+		}
+	}
+}
 
 // UMAD2Sim returns the path of libumad2sim.so (ibsimrun.UMAD2Sim); when the
 // Debian package is missing, tb skips or fails through testenv.
@@ -52,15 +116,40 @@ func (f *Fabric) requireUMAD(argv []string) {
 	}
 }
 
-// UMAD runs argv in node's namespace as `ibfab exec --umad` does, through
-// harness.Main in this process, and returns its standard output and error;
-// err is non-nil when it exits non-zero. A missing libumad2sim or program
-// skips or fails f's test through testenv: call it on the test's goroutine.
+// UMAD runs argv in node's namespace as `ibfab exec --umad=sim` does
+// (libumad2sim), through harness.Main in this process, and returns its
+// standard output and error; err is non-nil when it exits non-zero. A
+// missing libumad2sim or program skips or fails f's test through testenv:
+// call it on the test's goroutine.
 func (f *Fabric) UMAD(node string, argv ...string) (stdout, stderr string, err error) {
 	f.tb.Helper()
 	f.requireUMAD(argv)
+	return f.exec("--umad=sim", node, argv)
+}
+
+// Shim runs argv in node's namespace as `ibfab exec --umad` does: through
+// ibfab's umad shim (built from source when bin/ has none, see
+// ShimLibrary). Otherwise as UMAD.
+func (f *Fabric) Shim(node string, argv ...string) (stdout, stderr string, err error) {
+	f.tb.Helper()
+	f.requireUMAD(argv)
+	ShimLibrary(f.tb)
+	return f.exec("--umad", node, argv)
+}
+
+// MustShim is Shim failing the test on a non-zero exit.
+func (f *Fabric) MustShim(node string, argv ...string) string {
+	f.tb.Helper()
+	out, errOut, err := f.Shim(node, argv...)
+	if err != nil {
+		f.tb.Fatalf("ibfab exec --umad %s %s -- %v: %v\nstdout:\n%s\nstderr:\n%s", f.Name, node, argv, err, out, errOut)
+	}
+	return out
+}
+
+func (f *Fabric) exec(flag, node string, argv []string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
-	args := append([]string{"exec", "--umad", f.Name, node, "--"}, argv...)
+	args := append([]string{"exec", flag, f.Name, node, "--"}, argv...)
 	if code := harness.Main(args, &o, &e); code != harness.ExitOK {
 		err = &harness.ExitCodeError{Code: code}
 	}
@@ -97,7 +186,7 @@ type Daemon struct {
 }
 
 // StartUMAD starts argv in node's namespace with the environment of exec
-// --umad (harness.UMADEnv). The test's cleanup stops it (SIGTERM, then
+// --umad=sim (harness.UMADEnv). The test's cleanup stops it (SIGTERM, then
 // SIGKILL), by its PID.
 func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	f.tb.Helper()
@@ -106,6 +195,23 @@ func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	if err != nil {
 		f.tb.Fatal(err)
 	}
+	return f.start(node, argv, env)
+}
+
+// StartShim is StartUMAD through ibfab's umad shim (exec --umad).
+func (f *Fabric) StartShim(node string, argv ...string) *Daemon {
+	f.tb.Helper()
+	f.requireUMAD(argv)
+	ShimLibrary(f.tb)
+	env, err := harness.ShimEnv("")
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	return f.start(node, argv, env)
+}
+
+func (f *Fabric) start(node string, argv, env []string) *Daemon {
+	f.tb.Helper()
 	d := &Daemon{done: make(chan struct{})}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = append(d.cmd.Environ(), env...)
