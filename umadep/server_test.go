@@ -3,6 +3,7 @@ package umadep_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -476,4 +477,80 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not met")
+}
+
+// TestBadInput sends the endpoint what a broken client might: it refuses,
+// counts, and keeps serving.
+func TestBadInput(t *testing.T) {
+	e := start(t)
+	raw := func(b []byte) []byte {
+		c, err := net.DialUnix("unixpacket", nil, umadproto.Addr(e.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(b)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 64)
+		n, _ := c.Read(buf)
+		return buf[:n]
+	}
+	tests := []struct {
+		name  string
+		hello []byte
+		errno syscall.Errno // 0: the connection is closed without a reply
+	}{
+		{"short", []byte{1, 2, 3}, 0},
+		{"bad magic", append([]byte{0, 0, 0, 0}, umadproto.AppendHello(nil, umadproto.Hello{Role: umadproto.RoleUMAD, Port: 1})[4:]...), 0},
+		{"unknown role", umadproto.AppendHello(nil, umadproto.Hello{Role: 9, Port: 1}), syscall.EINVAL},
+		{"port 0", umadproto.AppendHello(nil, umadproto.Hello{Role: umadproto.RoleUMAD}), syscall.ENODEV},
+		{"issm port 9", umadproto.AppendHello(nil, umadproto.Hello{Role: umadproto.RoleISSM, Port: 9}), syscall.ENODEV},
+		{"unknown token", umadproto.AppendHello(nil, umadproto.Hello{Role: umadproto.RoleControl, Token: 999}), syscall.EBADF},
+	}
+	for _, tt := range tests {
+		got := raw(tt.hello)
+		if tt.errno == 0 {
+			if len(got) != 0 {
+				t.Errorf("%s: reply % x, want none", tt.name, got)
+			}
+			continue
+		}
+		h, err := umadproto.DecodeHello(got)
+		if err != nil || syscall.Errno(h.Errno) != tt.errno {
+			t.Errorf("%s: reply %+v %v, want errno %v", tt.name, h, err, tt.errno)
+		}
+	}
+	// A control connection with no umad may read sysfs only.
+	c, err := net.DialUnix("unixpacket", nil, umadproto.Addr(e.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(umadproto.AppendHello(nil, umadproto.Hello{Role: umadproto.RoleControl}))
+	buf := make([]byte, umadproto.MaxControl)
+	c.Read(buf)
+	for _, req := range [][]byte{
+		umadproto.AppendRequest(nil, umadproto.OpRegister, make([]byte, umadproto.RegistrationSize)),
+		umadproto.AppendRequest(nil, umadproto.OpEnablePKey, nil),
+		umadproto.AppendRequest(nil, 77, nil),
+		{1},
+	} {
+		c.Write(req)
+		n, _ := c.Read(buf)
+		if errno, _, err := umadproto.DecodeReply(buf[:n]); err != nil || errno == 0 {
+			t.Errorf("request % x: errno %d, %v", req, errno, err)
+		}
+	}
+	// Garbage on a umad connection is counted, not sent.
+	u := e.dial(t, 1)
+	id, _ := u.Register(reg(0x32, 1, 1, 0, ouiOpenIB))
+	u.Send(umadproto.UserMAD{AgentID: id}, []byte{1, 2})
+	e.port.none(t)
+	if st := e.srv.Stats(); st.BadMessages == 0 {
+		t.Errorf("stats %+v", st)
+	}
+	// And it still serves.
+	if _, err := umadproto.ReadSysfs(e.name, "infiniband_mad/abi_version"); err != nil {
+		t.Fatal(err)
+	}
 }
