@@ -41,17 +41,18 @@ func dial(name string, h Hello) (*net.UnixConn, Hello, error) {
 	return c, r, nil
 }
 
-// Conn is a Go client's open umad device: one port of the HCA, with the
-// pkey_index ABI enabled.
-type Conn struct {
+// Device is an open umad device as a file descriptor gives it: Read and
+// Write move one datagram each, a UserMAD header (HeaderSizeOld until
+// EnablePKey, then HeaderSize) and a MAD; the ioctls are methods.
+type Device struct {
 	data *net.UnixConn
 	ctl  *net.UnixConn
 	mu   sync.Mutex // one control request at a time
 }
 
-// Dial opens port (1-based) of the HCA whose endpoint listens at the
-// abstract socket name.
-func Dial(name string, port uint8) (*Conn, error) {
+// OpenDevice opens port (1-based) of the HCA whose endpoint listens at
+// the abstract socket name, as open(2) of /dev/infiniband/umad<port-1>.
+func OpenDevice(name string, port uint8) (*Device, error) {
 	d, h, err := dial(name, Hello{Role: RoleUMAD, Port: port})
 	if err != nil {
 		return nil, err
@@ -61,45 +62,31 @@ func Dial(name string, port uint8) (*Conn, error) {
 		d.Close()
 		return nil, err
 	}
-	conn := &Conn{data: d, ctl: c}
-	if _, err := conn.call(OpEnablePKey, nil); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	return &Device{data: d, ctl: c}, nil
 }
 
-// call makes one control request.
-func (c *Conn) call(op Op, arg []byte) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return call(c.ctl, op, arg)
+// Read reads one datagram; a b too small for it gets its first len(b)
+// bytes.
+func (d *Device) Read(b []byte) (int, error) { return d.data.Read(b) }
+
+// Write writes one datagram.
+func (d *Device) Write(b []byte) (int, error) { return d.data.Write(b) }
+
+// SetReadDeadline bounds the next Reads.
+func (d *Device) SetReadDeadline(t time.Time) error { return d.data.SetReadDeadline(t) }
+
+// Close closes the device: its agents go away.
+func (d *Device) Close() error { return errors.Join(d.ctl.Close(), d.data.Close()) }
+
+func (d *Device) call(op Op, arg []byte) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return call(d.ctl, op, arg)
 }
 
-func call(ctl *net.UnixConn, op Op, arg []byte) ([]byte, error) {
-	ctl.SetDeadline(time.Now().Add(5 * time.Second))
-	defer ctl.SetDeadline(time.Time{})
-	if _, err := ctl.Write(AppendRequest(nil, op, arg)); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, MaxControl)
-	n, err := ctl.Read(buf)
-	if err != nil {
-		return nil, err
-	}
-	errno, res, err := DecodeReply(buf[:n])
-	if err != nil {
-		return nil, err
-	}
-	if errno != 0 {
-		return nil, syscall.Errno(errno)
-	}
-	return res, nil
-}
-
-// Register registers an agent and returns its id.
-func (c *Conn) Register(r Registration) (uint32, error) {
-	res, err := c.call(OpRegister, AppendRegistration(nil, &r))
+// Register registers an agent and returns its id (the register ioctls).
+func (d *Device) Register(r Registration) (uint32, error) {
+	res, err := d.call(OpRegister, AppendRegistration(nil, &r))
 	if err != nil {
 		return 0, err
 	}
@@ -110,16 +97,42 @@ func (c *Conn) Register(r Registration) (uint32, error) {
 }
 
 // Unregister removes agent id.
-func (c *Conn) Unregister(id uint32) error {
-	_, err := c.call(OpUnregister, []byte{byte(id), byte(id >> 8), byte(id >> 16), byte(id >> 24)})
+func (d *Device) Unregister(id uint32) error {
+	_, err := d.call(OpUnregister, []byte{byte(id), byte(id >> 8), byte(id >> 16), byte(id >> 24)})
 	return err
+}
+
+// EnablePKey switches the device to the header with pkey_index.
+func (d *Device) EnablePKey() error {
+	_, err := d.call(OpEnablePKey, nil)
+	return err
+}
+
+// Conn is a Go client's open umad device, with the pkey_index header, in
+// typed form.
+type Conn struct {
+	*Device
+}
+
+// Dial opens port (1-based) of the HCA whose endpoint listens at the
+// abstract socket name, with the pkey_index header.
+func Dial(name string, port uint8) (*Conn, error) {
+	d, err := OpenDevice(name, port)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.EnablePKey(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &Conn{d}, nil
 }
 
 // Send sends the MAD m (any length for an RMPP transfer) as u says:
 // agent, address, P_Key index, timeout and retries.
 func (c *Conn) Send(u UserMAD, m []byte) error {
 	b := AppendUserMAD(nil, &u, HeaderSize)
-	_, err := c.data.Write(append(b, m...))
+	_, err := c.Write(append(b, m...))
 	return err
 }
 
@@ -127,19 +140,14 @@ func (c *Conn) Send(u UserMAD, m []byte) error {
 // connection's agents: a request, a response, or a send handed back
 // (Status StatusTimedOut).
 func (c *Conn) Recv(deadline time.Time) (UserMAD, []byte, error) {
-	c.data.SetReadDeadline(deadline)
+	c.SetReadDeadline(deadline)
 	buf := make([]byte, 1<<20)
-	n, err := c.data.Read(buf)
+	n, err := c.Read(buf)
 	if err != nil {
 		return UserMAD{}, nil, err
 	}
 	u, m, err := DecodeUserMAD(buf[:n], HeaderSize)
 	return u, append([]byte(nil), m...), err
-}
-
-// Close closes the device: its agents go away.
-func (c *Conn) Close() error {
-	return errors.Join(c.ctl.Close(), c.data.Close())
 }
 
 // ReadSysfs returns the content of a file of the port's sysfs tree, path
@@ -172,4 +180,27 @@ func ListSysfs(name string) ([]SysfsEntry, error) {
 func OpenISSM(name string, port uint8) (net.Conn, error) {
 	c, _, err := dial(name, Hello{Role: RoleISSM, Port: port})
 	return c, err
+}
+
+// call makes one control request on ctl and returns its result, or the
+// errno it failed with as a syscall.Errno.
+func call(ctl *net.UnixConn, op Op, arg []byte) ([]byte, error) {
+	ctl.SetDeadline(time.Now().Add(5 * time.Second))
+	defer ctl.SetDeadline(time.Time{})
+	if _, err := ctl.Write(AppendRequest(nil, op, arg)); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, MaxControl)
+	n, err := ctl.Read(buf)
+	if err != nil {
+		return nil, err
+	}
+	errno, res, err := DecodeReply(buf[:n])
+	if err != nil {
+		return nil, err
+	}
+	if errno != 0 {
+		return nil, syscall.Errno(errno)
+	}
+	return res, nil
 }
