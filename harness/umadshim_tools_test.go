@@ -1,0 +1,207 @@
+package harness_test
+
+// Unmodified tools through the umad shim with no fabric: two endpoints
+// wired back to back in this process (A at LID 1, B at LID 2), and the
+// tools as child processes with the shim preloaded. The fabric tests
+// (umadshim_integration_test.go) do the same on real nodes, as root.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ibfab/agent"
+	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
+	"ibfab/umadep"
+	"ibfab/umadproto"
+	"ibfab/wire/mad"
+)
+
+// wirePort is a one-port HCA at lid whose MADs go to its peer's endpoint
+// as if across one link.
+type wirePort struct {
+	lid  uint16
+	ep   *umadep.Server
+	peer *wirePort
+	mu   sync.Mutex
+	sent []agent.Request
+}
+
+func (p *wirePort) SendMAD(r agent.Request) error {
+	p.mu.Lock()
+	p.sent = append(p.sent, agent.Request{DLID: r.DLID, PKey: r.PKey, MAD: append([]byte(nil), r.MAD[:24]...)})
+	p.mu.Unlock()
+	if r.DLID != p.peer.lid {
+		return nil
+	}
+	o := agent.Outbound{Local: true, Port: 1, SLID: p.lid, DLID: r.DLID, SL: r.SL, SrcQP: r.DestQP, PKey: r.PKey,
+		MAD: append([]byte(nil), r.MAD...)}
+	go p.peer.ep.Claim(1, o)
+	return nil
+}
+func (p *wirePort) NumPorts() uint8        { return 1 }
+func (p *wirePort) PKeys(uint8) []mad.PKey { return []mad.PKey{0xffff, 0x8001} }
+func (p *wirePort) LocalGet(_ uint8, attr mad.AttrID, _ uint32) ([]byte, error) {
+	switch attr {
+	case mad.AttrNodeInfo:
+		return mad.AppendNodeInfo(nil, &mad.NodeInfoFields{NodeGUID: 0x100 + uint64(p.lid), PortGUID: 0x200 + uint64(p.lid), NumPorts: 1}), nil
+	case mad.AttrPortInfo:
+		pi := mad.PortInfo(make([]byte, 64))
+		pi.SetLID(p.lid)
+		pi.SetMasterSMLID(2) // B plays the SA
+		pi.SetPortState(mad.PortStateActive)
+		pi.SetPortPhysicalState(mad.PhysStateLinkUp)
+		pi.SetLinkWidthActive(mad.LinkWidth4X)
+		pi.SetLinkSpeedActive(mad.LinkSpeedSDR)
+		pi.SetGIDPrefix(0xfe80_0000_0000_0000)
+		return pi, nil
+	}
+	return make([]byte, 64), nil
+}
+func (p *wirePort) SetIsSM(uint8, bool) error { return nil }
+
+type wiredPair struct {
+	a, b         *wirePort
+	nameA, nameB string
+	lib          string
+}
+
+func wirePair(t *testing.T) *wiredPair {
+	t.Helper()
+	w := &wiredPair{a: &wirePort{lid: 1}, b: &wirePort{lid: 2}, lib: fabrictest.ShimLibrary(t)}
+	w.a.peer, w.b.peer = w.b, w.a
+	for _, x := range []struct {
+		p    *wirePort
+		name *string
+	}{{w.a, &w.nameA}, {w.b, &w.nameB}} {
+		*x.name = fmt.Sprintf("ibfab-umad-tools-%d-%d", os.Getpid(), x.p.lid)
+		x.p.ep = umadep.New(umadep.Config{Name: *x.name})
+		x.p.ep.Attach(x.p)
+		require.NoError(t, x.p.ep.Start())
+		t.Cleanup(func() { x.p.ep.Close() })
+	}
+	return w
+}
+
+// cmd returns argv as a command at the endpoint name, the shim preloaded.
+func (w *wiredPair) cmd(name string, argv ...string) *exec.Cmd {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = append(os.Environ(), "LD_PRELOAD="+w.lib, umadproto.EnvSocket+"="+name)
+	return c
+}
+
+// server starts argv at name until the test ends.
+func (w *wiredPair) server(t *testing.T, name string, argv ...string) {
+	t.Helper()
+	c := w.cmd(name, argv...)
+	var out strings.Builder
+	c.Stdout, c.Stderr = &out, &out
+	require.NoError(t, c.Start())
+	t.Cleanup(func() {
+		c.Process.Kill()
+		c.Wait()
+		t.Logf("%v: %s", argv, out.String())
+	})
+	time.Sleep(300 * time.Millisecond) // it registers its agent
+}
+
+func TestShimTools(t *testing.T) {
+	for _, p := range [][2]string{{"ibping", "infiniband-diags"}, {"saquery", "infiniband-diags"}, {"ibsysstat", "infiniband-diags"}, {"ibstat", "infiniband-diags"}} {
+		testenv.RequireProgram(t, p[0], p[1])
+	}
+	w := wirePair(t)
+
+	t.Run("ibstat", func(t *testing.T) {
+		out, err := w.cmd(w.nameA, "ibstat").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, want := range []string{"CA 'ibfab0'", "State: Active", "Base lid: 1", "SM lid: 2", "Rate: 10", "Port GUID: 0x0000000000000201"} {
+			assert.Contains(t, string(out), want)
+		}
+	})
+
+	t.Run("ibping", func(t *testing.T) {
+		w.server(t, w.nameB, "ibping", "-S")
+		out, err := w.cmd(w.nameA, "ibping", "-c", "5", "-L", "2").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "5 packets transmitted, 5 received, 0% packet loss")
+		// No server at A: the client's requests time out (ETIMEDOUT from
+		// the endpoint), 100 % loss, and ibping says so.
+		out, _ = w.cmd(w.nameB, "ibping", "-c", "2", "-t", "200", "-L", "1").CombinedOutput()
+		assert.Contains(t, string(out), "100% packet loss", "%s", out)
+	})
+
+	t.Run("ibsysstat", func(t *testing.T) {
+		w.server(t, w.nameB, "ibsysstat", "-S")
+		host, _ := os.Hostname()
+		out, err := w.cmd(w.nameA, "ibsysstat", "2", "host").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), host)
+	})
+
+	t.Run("saquery RMPP", func(t *testing.T) {
+		const records = 40 // 40 × 112 bytes: 23 segments
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go miniSA(t, ctx, w.nameB, records)
+		time.Sleep(100 * time.Millisecond)
+		out, err := w.cmd(w.nameA, "saquery", "NR").CombinedOutput()
+		require.NoError(t, err, "%s", fabrictest.Tail(string(out), 20))
+		assert.Equal(t, records, strings.Count(string(out), "NodeRecord dump:"), fabrictest.Tail(string(out), 20))
+		assert.Contains(t, string(out), fmt.Sprintf("%#016x", uint64(0x5000+records-1)))
+	})
+}
+
+// miniSA answers every SA GetTable at name with n NodeRecords, as one
+// RMPP transfer.
+func miniSA(t *testing.T, ctx context.Context, name string, n int) {
+	c, err := umadproto.Dial(name, 1)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer c.Close()
+	r := umadproto.Registration{QPN: 1, MgmtClass: uint8(mad.ClassSubnAdm), ClassVersion: 2, RMPPVersion: 1}
+	r.SetMethod(uint8(mad.MethodGetTable))
+	r.SetMethod(uint8(mad.MethodGet))
+	id, err := c.Register(r)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for ctx.Err() == nil {
+		u, m, err := c.Recv(time.Now().Add(200 * time.Millisecond))
+		if err != nil {
+			continue
+		}
+		const recSize = 112 // NodeRecord 108 bytes, padded to 8
+		resp := make([]byte, 56+n*recSize)
+		copy(resp, m[:24])
+		h := mad.MAD(resp)
+		h.SetMethod(mad.MethodGetTable | 0x80)
+		h.SetStatus(0)
+		mad.RMPP(resp[:256:256]).SetVersion(1)
+		mad.RMPP(resp[:256:256]).SetFlags(mad.RMPPFlagActive)
+		binary.BigEndian.PutUint16(resp[44:], recSize/8) // SA AttributeOffset
+		for i := range n {
+			rec := resp[56+i*recSize:]
+			binary.BigEndian.PutUint16(rec, uint16(100+i)) // LID
+			mad.NodeInfo(rec[4:]).Encode(&mad.NodeInfoFields{BaseVersion: 1, ClassVersion: 1, NodeType: 1, NumPorts: 1,
+				NodeGUID: 0x5000 + uint64(i), PortGUID: 0x6000 + uint64(i), PartitionCap: 1, LocalPortNum: 1})
+			copy(rec[44:], fmt.Sprintf("node %d", i))
+		}
+		u.AgentID, u.TimeoutMS, u.Retries = id, 0, 0
+		if err := c.Send(u, resp); err != nil {
+			t.Error(err)
+		}
+	}
+}
