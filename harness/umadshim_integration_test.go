@@ -20,6 +20,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 	"ibfab/umadproto"
 	"ibfab/wire/mad"
@@ -60,6 +61,14 @@ func TestShim(t *testing.T) {
 		return true
 	})
 	client, server := hosts[len(hosts)-1], hosts[len(hosts)/2]
+
+	t.Run("smpquery and perfquery", func(t *testing.T) {
+		out := f.For(t).MustShim(client, "smpquery", "nodeinfo", strconv.Itoa(int(lid[server])))
+		assert.Contains(t, out, fmt.Sprintf("%#016x", topo.Node(f.Index(server)).GUID))
+		// An HCA's PMA has no port 0, perfquery's default: port 1.
+		out = f.For(t).MustShim(client, "perfquery", strconv.Itoa(int(lid[server])), "1")
+		assert.Contains(t, out, "PortXmitData")
+	})
 
 	t.Run("saquery NR", func(t *testing.T) {
 		for _, at := range []string{client, smNode} {
@@ -105,11 +114,17 @@ func TestShim(t *testing.T) {
 		testPKeyIndex(t, f, client, server, lid[server])
 	})
 
-	t.Run("smpquery and perfquery", func(t *testing.T) {
-		out := f.For(t).MustShim(client, "smpquery", "nodeinfo", strconv.Itoa(int(lid[server])))
-		assert.Contains(t, out, fmt.Sprintf("%#016x", topo.Node(f.Index(server)).GUID))
-		out = f.For(t).MustShim(client, "perfquery", strconv.Itoa(int(lid[server])))
-		assert.Contains(t, out, "PortXmitData")
+	t.Run("osmtest inventory", func(t *testing.T) {
+		testenv.RequireProgram(t, "osmtest", "opensm")
+		inv := t.TempDir() + "/inventory"
+		out, errOut, err := f.Shim(client, "osmtest", "-f", "c", "-i", inv)
+		require.NoError(t, err, "osmtest -f c:\n%s\n%s", fabrictest.Tail(out, 20), errOut)
+		b, err := os.ReadFile(inv)
+		require.NoError(t, err)
+		assert.Equal(t, topo.NumNodes(), strings.Count(string(b), "DEFINE_NODE"), "nodes in the inventory")
+		out, errOut, err = f.Shim(client, "osmtest", "-f", "v", "-i", inv)
+		assert.NoError(t, err, "osmtest -f v:\n%s\n%s", fabrictest.Tail(out, 20), errOut)
+		t.Logf("osmtest -f v: %s", fabrictest.Tail(out, 4))
 	})
 
 	if !t.Failed() {
