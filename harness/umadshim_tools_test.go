@@ -28,13 +28,27 @@ import (
 )
 
 // wirePort is a one-port HCA at lid whose MADs go to its peer's endpoint
-// as if across one link.
+// as if across one link: in order, from a goroutine of the link's (the
+// endpoint sends from its own).
 type wirePort struct {
 	lid  uint16
 	ep   *umadep.Server
 	peer *wirePort
+	link chan agent.Outbound // to the peer
 	mu   sync.Mutex
 	sent []agent.Request
+}
+
+// run delivers what the peer sent, in order, until done closes.
+func (p *wirePort) run(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case o := <-p.peer.link:
+			p.ep.Claim(1, o)
+		}
+	}
 }
 
 func (p *wirePort) SendMAD(r agent.Request) error {
@@ -46,7 +60,7 @@ func (p *wirePort) SendMAD(r agent.Request) error {
 	}
 	o := agent.Outbound{Local: true, Port: 1, SLID: p.lid, DLID: r.DLID, SL: r.SL, SrcQP: r.DestQP, PKey: r.PKey,
 		MAD: append([]byte(nil), r.MAD...)}
-	go p.peer.ep.Claim(1, o)
+	p.link <- o
 	return nil
 }
 func (p *wirePort) NumPorts() uint8        { return 1 }
@@ -78,8 +92,13 @@ type wiredPair struct {
 
 func wirePair(t *testing.T) *wiredPair {
 	t.Helper()
-	w := &wiredPair{a: &wirePort{lid: 1}, b: &wirePort{lid: 2}, lib: fabrictest.ShimLibrary(t)}
+	w := &wiredPair{a: &wirePort{lid: 1, link: make(chan agent.Outbound, 1024)}, b: &wirePort{lid: 2, link: make(chan agent.Outbound, 1024)},
+		lib: fabrictest.ShimLibrary(t)}
 	w.a.peer, w.b.peer = w.b, w.a
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go w.a.run(done)
+	go w.b.run(done)
 	for _, x := range []struct {
 		p    *wirePort
 		name *string
@@ -100,10 +119,12 @@ func (w *wiredPair) cmd(name string, argv ...string) *exec.Cmd {
 	return c
 }
 
-// server starts argv at name until the test ends.
-func (w *wiredPair) server(t *testing.T, name string, argv ...string) {
+// server starts argv at the endpoint of p until the test ends, and waits
+// until it has registered its agent.
+func (w *wiredPair) server(t *testing.T, p *wirePort, argv ...string) {
 	t.Helper()
-	c := w.cmd(name, argv...)
+	before := p.ep.Stats().Agents
+	c := w.cmd(w.name(p), argv...)
 	var out strings.Builder
 	c.Stdout, c.Stderr = &out, &out
 	require.NoError(t, c.Start())
@@ -112,7 +133,14 @@ func (w *wiredPair) server(t *testing.T, name string, argv ...string) {
 		c.Wait()
 		t.Logf("%v: %s", argv, out.String())
 	})
-	time.Sleep(300 * time.Millisecond) // it registers its agent
+	fabrictest.Wait(t, 10*time.Second, fmt.Sprintf("%v registering", argv), func() bool { return p.ep.Stats().Agents > before })
+}
+
+func (w *wiredPair) name(p *wirePort) string {
+	if p == w.a {
+		return w.nameA
+	}
+	return w.nameB
 }
 
 func TestShimTools(t *testing.T) {
@@ -130,7 +158,7 @@ func TestShimTools(t *testing.T) {
 	})
 
 	t.Run("ibping", func(t *testing.T) {
-		w.server(t, w.nameB, "ibping", "-S")
+		w.server(t, w.b, "ibping", "-S")
 		out, err := w.cmd(w.nameA, "ibping", "-c", "5", "-L", "2").CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		assert.Contains(t, string(out), "5 packets transmitted, 5 received, 0% packet loss")
@@ -141,7 +169,7 @@ func TestShimTools(t *testing.T) {
 	})
 
 	t.Run("ibsysstat", func(t *testing.T) {
-		w.server(t, w.nameB, "ibsysstat", "-S")
+		w.server(t, w.b, "ibsysstat", "-S")
 		host, _ := os.Hostname()
 		out, err := w.cmd(w.nameA, "ibsysstat", "2", "host").CombinedOutput()
 		require.NoError(t, err, "%s", out)
@@ -151,9 +179,10 @@ func TestShimTools(t *testing.T) {
 	t.Run("saquery RMPP", func(t *testing.T) {
 		const records = 40 // 40 × 112 bytes: 23 segments
 		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go miniSA(t, ctx, w.nameB, records)
-		time.Sleep(100 * time.Millisecond)
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		sa := dialSA(t, w.nameB)
+		go func() { defer close(done); serveSA(t, ctx, sa, records) }()
 		out, err := w.cmd(w.nameA, "saquery", "NR").CombinedOutput()
 		require.NoError(t, err, "%s", fabrictest.Tail(string(out), 20))
 		assert.Equal(t, records, strings.Count(string(out), "NodeRecord dump:"), fabrictest.Tail(string(out), 20))
@@ -161,23 +190,30 @@ func TestShimTools(t *testing.T) {
 	})
 }
 
-// miniSA answers every SA GetTable at name with n NodeRecords, as one
-// RMPP transfer.
-func miniSA(t *testing.T, ctx context.Context, name string, n int) {
+// miniSA is a Go client of an endpoint playing an SA: its agent takes
+// SubnAdm Get and GetTable with RMPP.
+type miniSA struct {
+	c  *umadproto.Conn
+	id uint32
+}
+
+func dialSA(t *testing.T, name string) miniSA {
+	t.Helper()
 	c, err := umadproto.Dial(name, 1)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	defer c.Close()
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
 	r := umadproto.Registration{QPN: 1, MgmtClass: uint8(mad.ClassSubnAdm), ClassVersion: 2, RMPPVersion: 1}
 	r.SetMethod(uint8(mad.MethodGetTable))
 	r.SetMethod(uint8(mad.MethodGet))
 	id, err := c.Register(r)
-	if err != nil {
-		t.Error(err)
-		return
-	}
+	require.NoError(t, err)
+	return miniSA{c: c, id: id}
+}
+
+// serveSA answers every SA request with n NodeRecords, as one RMPP
+// transfer, until ctx ends.
+func serveSA(t *testing.T, ctx context.Context, sa miniSA, n int) {
+	c, id := sa.c, sa.id
 	for ctx.Err() == nil {
 		u, m, err := c.Recv(time.Now().Add(200 * time.Millisecond))
 		if err != nil {
