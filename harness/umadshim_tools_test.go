@@ -6,13 +6,17 @@ package harness_test
 // (umadshim_integration_test.go) do the same on real nodes, as root.
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,4 +244,88 @@ func serveSA(t *testing.T, ctx context.Context, sa miniSA, n int) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestShimBadInput runs a C program that calls the device and sysfs
+// functions libibumad calls, with bad arguments among them, through the
+// shim: each gets the errno the kernel gives (a write of garbage excepted:
+// the kernel fails it, the shim passes it to the endpoint, which drops
+// it), nothing crashes, and an RMPP transfer too long for the reader's
+// buffer is read as the kernel hands it over (ENOSPC with its length,
+// then whole).
+func TestShimBadInput(t *testing.T) {
+	testenv.RequireProgram(t, "gcc", "gcc")
+	w := wirePair(t)
+	probe := filepath.Join(t.TempDir(), "probe")
+	src, err := filepath.Abs("../umadshim/testdata/probe.c")
+	require.NoError(t, err)
+	out, err := exec.Command("gcc", "-O2", "-o", probe, src).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	// A's Go client sends B's probe a GetTable of 600 bytes, as RMPP.
+	cl, err := umadproto.Dial(w.nameA, 1)
+	require.NoError(t, err)
+	defer cl.Close()
+	id, err := cl.Register(umadproto.Registration{QPN: 1, MgmtClass: uint8(mad.ClassSubnAdm), ClassVersion: 2, RMPPVersion: 1})
+	require.NoError(t, err)
+	const size = 600
+	req := make([]byte, size)
+	h := mad.MAD(req)
+	h.SetBaseVersion(1)
+	h.SetMgmtClass(mad.ClassSubnAdm)
+	h.SetClassVersion(2)
+	h.SetMethod(mad.MethodGetTable)
+	h.SetTransactionID(0x99)
+	mad.RMPP(req[:256:256]).SetVersion(1)
+	mad.RMPP(req[:256:256]).SetFlags(mad.RMPPFlagActive)
+
+	c := w.cmd(w.nameB, probe)
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	defer c.Wait()
+	got := map[string][2]int64{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 1 && f[0] == "READY" {
+			require.NoError(t, cl.Send(umadproto.UserMAD{AgentID: id, LID: 2, QPN: 1, QKey: 0x80010000, TimeoutMS: 2000}, req))
+			continue
+		}
+		require.Len(t, f, 3, "probe line %q", sc.Text())
+		rc, _ := strconv.ParseInt(f[1], 10, 64)
+		e, _ := strconv.ParseInt(f[2], 10, 64)
+		got[f[0]] = [2]int64{rc, e}
+	}
+	neg := func(e syscall.Errno) [2]int64 { return [2]int64{-1, int64(e)} }
+	want := map[string][2]int64{
+		"open_umad9":          neg(syscall.ENODEV),
+		"open_sys_escape":     neg(syscall.ENOENT),
+		"opendir_cas":         {1, 0},
+		"open_umad0":          {0, 0},
+		"ioctl_null_reg":      neg(syscall.EFAULT),
+		"ioctl_null_unreg":    neg(syscall.EFAULT),
+		"ioctl_unknown":       neg(syscall.ENOTTY),
+		"ioctl_bad_qpn":       neg(syscall.EINVAL),
+		"ioctl_bad_flags":     neg(syscall.EINVAL),
+		"ioctl_bad_flags_cap": {1, 0},
+		"read_empty":          neg(syscall.EAGAIN),
+		"enable_pkey":         {0, 0},
+		"register_sa":         {0, 0},
+		"unregister_bad":      neg(syscall.EINVAL),
+		"poll":                {1, 0},
+		"read_enospc":         neg(syscall.ENOSPC),
+		"enospc_length":       {64 + size, 0},
+		"read_short":          neg(syscall.EINVAL),
+		"read_null":           neg(syscall.EFAULT),
+		"read_whole":          {64 + size, 0},
+		"read_after":          neg(syscall.EAGAIN),
+		"write_garbage":       {7, 0},
+		"close":               {0, 0},
+		"close_again":         neg(syscall.EBADF),
+	}
+	for k, v := range want {
+		assert.Equal(t, v, got[k], k)
+	}
+	require.NoError(t, c.Wait())
 }
