@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/agent"
+	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/umadep"
@@ -328,4 +329,24 @@ func TestShimBadInput(t *testing.T) {
 		assert.Equal(t, v, got[k], k)
 	}
 	require.NoError(t, c.Wait())
+}
+
+// TestExecUMADFlag checks exec's --umad values and the environments they
+// give.
+func TestExecUMADFlag(t *testing.T) {
+	code, _, stderr := run("exec", "--umad=bogus", "nosuchfabric", "ca1", "--", "true")
+	assert.Equal(t, harness.ExitUsage, code)
+	assert.Contains(t, stderr, "want shim or sim")
+	for _, v := range []string{"--umad", "--umad=sim", "--umad=shim", "--umad=false"} {
+		code, _, stderr := run("exec", v, "nosuchfabric", "ca1", "--", "true")
+		assert.Equal(t, harness.ExitFailure, code, v)
+		assert.NotContains(t, stderr, "want shim or sim", v)
+	}
+	lib := fabrictest.ShimLibrary(t)
+	env, err := harness.ModeEnv(harness.UMADShim, "", "")
+	require.NoError(t, err)
+	assert.Contains(t, env, umadproto.EnvSocket+"="+umadproto.DefaultSocket)
+	assert.True(t, strings.HasPrefix(env[0], "LD_PRELOAD="+lib), env[0])
+	_, err = harness.ModeEnv("", "", "")
+	assert.Error(t, err)
 }
