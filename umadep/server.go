@@ -394,10 +394,27 @@ func (s *Server) newConn(c *net.UnixConn, port uint8) *conn {
 	}
 	s.mu.nextToken++
 	uc := &conn{token: s.mu.nextToken, port: port, c: c, out: make(chan []byte, s.cfg.QueueLen), done: make(chan struct{})}
+	bigSendBuffer(c)
 	uc.hdrSize.Store(umadproto.HeaderSizeOld)
 	s.mu.conns[uc.token] = uc
 	s.st.Connections.Add(1)
 	return uc
+}
+
+// bigSendBuffer lets one datagram to the client carry a whole RMPP
+// message: a unix datagram may be as large as the sender's buffer, which
+// root may raise past the system's wmem_max.
+func bigSendBuffer(c *net.UnixConn) {
+	const size = 16 << 20
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUFFORCE, size) != nil {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, size)
+		}
+	})
 }
 
 func (c *conn) close() {

@@ -554,3 +554,27 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLargeTransfer moves an RMPP message of 400 KB (an SA table of a few
+// thousand records) from a client through the endpoint, past the default
+// socket buffer (root raises it).
+func TestLargeTransfer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SO_SNDBUFFORCE needs root; without it one write is bounded by wmem_max")
+	}
+	e := start(t)
+	c := e.dial(t, 1)
+	id, _ := c.Register(reg(uint8(mad.ClassSubnAdm), 2, 1, 1, 0, uint8(mad.MethodGetTable)))
+	table := saTable(0x42, 4000) // 400 KB: 2000 segments of 200 bytes
+	require := func(err error) {
+		if err != nil {
+			t.Helper()
+			t.Fatal(err)
+		}
+	}
+	require(c.Send(umadproto.UserMAD{AgentID: id, LID: 9, QPN: 1}, table))
+	first := e.port.next(t)
+	if f := mad.RMPP(first.MAD).Fields(); f.Data1 != 1 || f.Data2 != 2000*220 {
+		t.Fatalf("first segment %v", f)
+	}
+}

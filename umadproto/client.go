@@ -62,6 +62,14 @@ func OpenDevice(name string, port uint8) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
+	if rc, err := d.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			const size = 16 << 20
+			if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUFFORCE, size) != nil {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, size)
+			}
+		})
+	}
 	return &Device{data: d, ctl: c}, nil
 }
 

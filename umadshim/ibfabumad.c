@@ -374,6 +374,16 @@ static int dev_index(const char *path, const char *kind)
 	return (int)v;
 }
 
+/* big_sndbuf lets one write carry a whole RMPP message (an SA's table):
+ * a unix datagram may be as large as the sender's buffer. Without
+ * CAP_NET_ADMIN the buffer stays at the system's wmem_max. */
+static void big_sndbuf(int fd)
+{
+	int size = 16 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
 static int open_umad(int idx, int flags)
 {
 	uint32_t token = 0;
@@ -391,6 +401,7 @@ static int open_umad(int idx, int flags)
 		errno = e;
 		return -1;
 	}
+	big_sndbuf(fd);
 	if (flags & O_NONBLOCK)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (!(flags & O_CLOEXEC))
