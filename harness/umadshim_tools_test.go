@@ -322,6 +322,7 @@ func TestShimBadInput(t *testing.T) {
 		"read_whole":          {64 + size, 0},
 		"read_after":          neg(syscall.EAGAIN),
 		"write_garbage":       {7, 0},
+		"write_null":          neg(syscall.EFAULT),
 		"close":               {0, 0},
 		"close_again":         neg(syscall.EBADF),
 	}

@@ -87,6 +87,7 @@ static int (*real_scandir64)(const char *, struct dirent64 ***, int (*)(const st
 			     int (*)(const struct dirent64 **, const struct dirent64 **));
 static int (*real_close)(int);
 static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_write)(int, const void *, size_t);
 static int (*real_ioctl)(int, unsigned long, ...);
 
 static void resolve(void)
@@ -107,8 +108,16 @@ static void resolve(void)
 	real_scandir64 = dlsym(RTLD_NEXT, "scandir64");
 	real_close = dlsym(RTLD_NEXT, "close");
 	real_read = dlsym(RTLD_NEXT, "read");
+	real_write = dlsym(RTLD_NEXT, "write");
 	real_ioctl = dlsym(RTLD_NEXT, "ioctl");
 	done = 1;
+}
+
+/* init resolves libc's functions when the library is loaded, before the
+ * program has threads that could race to do it. */
+__attribute__((constructor)) static void init(void)
+{
+	resolve();
 }
 
 static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
@@ -612,6 +621,25 @@ ssize_t read(int fd, void *buf, size_t count)
 	resolve();
 	u = umad_of(fd);
 	return u ? umad_read(fd, u, buf, count) : real_read(fd, buf, count);
+}
+
+/* write on a umad device sends the datagram without SIGPIPE: a device
+ * whose endpoint went away fails the write (EIO), as a removed device
+ * does, instead of killing the program. */
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	ssize_t n;
+	resolve();
+	if (!umad_of(fd))
+		return real_write(fd, buf, count);
+	if (!buf) {
+		errno = EFAULT;
+		return -1;
+	}
+	n = send(fd, buf, count, MSG_NOSIGNAL);
+	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN))
+		errno = EIO;
+	return n;
 }
 
 ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)

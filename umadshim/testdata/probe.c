@@ -82,6 +82,7 @@ int main(void)
 	report("read_whole", read(fd, buf, sizeof(buf)));
 	report("read_after", read(fd, buf, sizeof(buf)));
 	report("write_garbage", write(fd, "garbage", 7));
+	report("write_null", write(fd, nullp, 7));
 	report("close", close(fd));
 	report("close_again", close(fd));
 	return 0;

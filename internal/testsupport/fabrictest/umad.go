@@ -2,6 +2,7 @@ package fabrictest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -25,33 +26,47 @@ var (
 	shimErr  error
 )
 
-// ShimLibrary returns the umad shim's path (harness.ShimLibrary); when
-// there is none, it builds it once from umadshim/ with gcc into a
-// temporary directory and points $IBFAB_UMAD_SHIM at it for the rest of
-// the test binary. Without gcc, tb skips or fails through testenv.
+// ShimLibrary returns the path of the umad shim the tests use: built from
+// umadshim/ with gcc into a directory of the system's temporary one named
+// by the source's hash (so once per version of it), so
+// that the tests run the source they sit beside (bin/ may hold an older
+// build), with $IBFAB_UMAD_SHIM pointing at it for exec --umad. Without
+// the source or gcc it is harness.ShimLibrary's; without either, tb
+// skips or fails through testenv.
 func ShimLibrary(tb testing.TB) string {
 	tb.Helper()
 	shimOnce.Do(func() {
-		if shimPath, shimErr = harness.ShimLibrary(); shimErr == nil {
+		src, srcErr := shimSource()
+		_, gccErr := exec.LookPath("gcc")
+		if srcErr != nil || gccErr != nil {
+			if shimPath, shimErr = harness.ShimLibrary(); shimErr != nil {
+				shimErr = fmt.Errorf("%v; and cannot build it: %v", shimErr, errors.Join(srcErr, gccErr))
+			}
 			return
 		}
-		if _, err := exec.LookPath("gcc"); err != nil {
-			shimErr = errors.New("gcc not found (apt-get install gcc libc6-dev): cannot build the umad shim")
-			return
-		}
-		src, err := shimSource()
+		code, err := os.ReadFile(src)
 		if err != nil {
 			shimErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "ibfab-shim-")
-		if err != nil {
-			shimErr = err
-			return
-		}
+		// One build per version of the source, kept for the next run.
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("ibfab-shim-%x", sha256.Sum256(code)))
 		out := filepath.Join(dir, harness.ShimLibraryName)
-		if b, err := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-o", out, src, "-ldl", "-lpthread").CombinedOutput(); err != nil {
+		if _, err := os.Stat(out); err == nil {
+			shimPath = out
+			os.Setenv(harness.EnvShimLibrary, out)
+			return
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			shimErr = err
+			return
+		}
+		tmp := out + fmt.Sprintf(".%d", os.Getpid())
+		if b, err := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-o", tmp, src, "-ldl", "-lpthread").CombinedOutput(); err != nil {
 			shimErr = fmt.Errorf("building the umad shim: %v\n%s", err, b)
+			return
+		}
+		if shimErr = os.Rename(tmp, out); shimErr != nil {
 			return
 		}
 		shimPath = out
