@@ -61,9 +61,14 @@ func configure(t *testing.T, f *fabrictest.Fabric, sm, node string) *diagFabric 
 	case "ibsm":
 		out := f.For(t).MustUMAD(node, fabrictest.Bin(t, "ibsm"), "--port", "sim", "--once")
 		t.Logf("ibsm: %s", tail(out, 3))
+	case "ibsm-softumad":
+		// ibsm's umad port on the HCA's kernel-semantics endpoint.
+		out, err := f.Exec(node, nil, fabrictest.Bin(t, "ibsm"), "--port", "softumad", "--once")
+		require.NoError(t, err, "ibsm --port softumad:\n%s", out)
+		t.Logf("ibsm: %s", tail(string(out), 3))
 	}
 	checkPorts(t, f, "Active")
-	d := &diagFabric{Fabric: f, sm: node, lid: map[string]uint16{}, shim: sm == "opensm-shim"}
+	d := &diagFabric{Fabric: f, sm: node, lid: map[string]uint16{}, shim: strings.HasSuffix(sm, "-shim") || sm == "ibsm-softumad"}
 	for _, n := range f.Status().Nodes {
 		d.lid[n.Name] = n.Ports[0].LID
 		require.NotZero(t, n.Ports[0].LID, "%s has no LID", n.Name)
@@ -108,17 +113,15 @@ func num(t *testing.T, s string) uint64 {
 }
 
 // TestDiags configures the default fabric with OpenSM, then with our SM,
-// then with OpenSM through the umad shim (the diags through it too), and
+// then with OpenSM through the umad shim (the diags through it too), then
+// with our SM's umad port on the HCA's MAD endpoint (softumad), and
 // checks what infiniband-diags report, run from HCAs that are not the
 // SM's, against the topology and ibfab status.
 func TestDiags(t *testing.T) {
 	fabrictest.UMAD2Sim(t)
-	for _, sm := range []string{"opensm", "ibsm", "opensm-shim"} {
+	for _, sm := range []string{"opensm", "ibsm", "opensm-shim", "ibsm-softumad"} {
 		t.Run(sm, func(t *testing.T) {
-			suffix := "dg" + sm[:2]
-			if strings.HasSuffix(sm, "-shim") {
-				suffix = "dgsh"
-			}
+			suffix := map[string]string{"opensm": "dgop", "ibsm": "dgib", "opensm-shim": "dgsh", "ibsm-softumad": "dgsu"}[sm]
 			f := fabrictest.Up(t, suffix, topologies.Default(), harness.UpOptions{})
 			d := configure(t, f, sm, "ca4")
 			code, _, stderr := run("exec", "--umad", f.Name, "sw1", "--", "true")
