@@ -94,8 +94,11 @@ func runExec(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	err = c.Wait()
-	if mode == UMADSim {
+	switch mode {
+	case UMADSim:
 		RemoveUMADSysfs("", c.Process.Pid)
+	case UMADShim:
+		RemoveShimSysfs(c.Process.Pid)
 	}
 	var ee *exec.ExitError
 	switch {

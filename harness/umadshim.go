@@ -54,6 +54,17 @@ func ShimLibrary() (string, error) {
 	return "", ErrNoShim
 }
 
+// RemoveShimSysfs removes the private sysfs copies the shim made for
+// process pid ($TMPDIR/ibfab-umad-PID-*), which a process killed by a
+// signal leaves behind (the shim also sweeps those of dead processes
+// when it makes the next).
+func RemoveShimSysfs(pid int) {
+	m, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("ibfab-umad-%d-*", pid)))
+	for _, d := range m {
+		os.RemoveAll(d)
+	}
+}
+
 // UMADMode is how exec --umad reaches an HCA: through ibfab's own shim
 // (kernel semantics: RMPP, agents by class and method, P_Key index,
 // timeouts) or through Debian's libumad2sim and the ibsim protocol.

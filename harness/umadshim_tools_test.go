@@ -136,6 +136,7 @@ func (w *wiredPair) server(t *testing.T, p *wirePort, argv ...string) {
 	t.Cleanup(func() {
 		c.Process.Kill()
 		c.Wait()
+		harness.RemoveShimSysfs(c.Process.Pid)
 		t.Logf("%v: %s", argv, out.String())
 	})
 	fabrictest.Wait(t, 10*time.Second, fmt.Sprintf("%v registering", argv), func() bool { return p.ep.Stats().Agents > before })
@@ -280,6 +281,12 @@ func TestShimBadInput(t *testing.T) {
 	mad.RMPP(req[:256:256]).SetVersion(1)
 	mad.RMPP(req[:256:256]).SetFlags(mad.RMPPFlagActive)
 
+	// A copy left by a process killed by a signal (a PID no process has)
+	// is swept when the probe makes its own.
+	stale := filepath.Join(os.TempDir(), "ibfab-umad-4194300-test")
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "infiniband"), 0o700))
+	t.Cleanup(func() { os.RemoveAll(stale) })
+
 	c := w.cmd(w.nameB, probe)
 	stdout, err := c.StdoutPipe()
 	require.NoError(t, err)
@@ -330,6 +337,9 @@ func TestShimBadInput(t *testing.T) {
 		assert.Equal(t, v, got[k], k)
 	}
 	require.NoError(t, c.Wait())
+	assert.NoDirExists(t, stale, "a dead process's sysfs copy is swept")
+	m, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("ibfab-umad-%d-*", c.Process.Pid)))
+	assert.Empty(t, m, "the probe's own copy is removed at exit")
 }
 
 // TestExecUMADFlag checks exec's --umad values and the environments they

@@ -36,6 +36,7 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <signal.h>
 #include <unistd.h>
 #include <rdma/ib_user_mad.h>
 
@@ -249,6 +250,31 @@ static void remove_sysroot(void)
 		nftw(sysroot, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* sweep_stale removes the copies of processes that are gone: a program
+ * killed by a signal runs no atexit. Copies are named ibfab-umad-PID-*. */
+static void sweep_stale(const char *tmp)
+{
+	DIR *d = real_opendir(tmp);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX];
+		char *end;
+		long pid;
+		if (strncmp(e->d_name, "ibfab-umad-", 11))
+			continue;
+		pid = strtol(e->d_name + 11, &end, 10);
+		if (end == e->d_name + 11 || *end != '-' || pid <= 0 || pid > INT_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path))
+			nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	closedir(d);
+}
+
 /* sys_control returns the shared control connection; lock held. */
 static int sys_control(void)
 {
@@ -285,7 +311,10 @@ static void make_sysroot(void)
 
 	if (sysroot[0])
 		return;
-	snprintf(sysroot, sizeof(sysroot), "%s/ibfab-umad-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	sweep_stale(tmp);
+	snprintf(sysroot, sizeof(sysroot), "%s/ibfab-umad-%d-XXXXXX", tmp, (int)getpid());
 	if (!mkdtemp(sysroot)) {
 		snprintf(sysroot, sizeof(sysroot), "/nonexistent-ibfab-umad");
 		return;

@@ -237,6 +237,7 @@ func (f *Fabric) start(node string, argv, env []string) *Daemon {
 	go func() {
 		d.err = d.cmd.Wait()
 		harness.RemoveUMADSysfs("", d.cmd.Process.Pid)
+		harness.RemoveShimSysfs(d.cmd.Process.Pid)
 		close(d.done)
 	}()
 	f.tb.Cleanup(func() { d.Stop() })
