@@ -5,10 +5,10 @@ GO       ?= go
 BIN      := bin
 OUT      ?= out/demo
 FUZZTIME ?= 60s
-DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm iproute2
+DEB_PKGS := tshark ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean
+.PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean
 
 all: build
 
@@ -26,8 +26,16 @@ debs:
 deps: debs
 	$(GO) mod download
 
-build: deps
+build: deps shim
 	$(GO) build -o $(BIN)/ ./cmd/...
+
+# shim builds the umad LD_PRELOAD library (umadshim/) that ibfab exec --umad
+# puts unmodified libibumad programs on the soft HCAs with.
+shim: $(BIN)/libibfabumad.so
+
+$(BIN)/libibfabumad.so: umadshim/ibfabumad.c
+	@mkdir -p $(BIN)
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
 vet:
 	$(GO) vet ./...

@@ -109,7 +109,13 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 	m := bytes.Clone(r.MAD())
 	length := int(min(n, mad.MADSize))
 	clear(m[length:])
-	if rm := rmppMAD(m); rm.isActive() {
+	userRMPP := false
+	switch rm := rmppMAD(m); {
+	case rm.isControl():
+		userRMPP = true
+	case rm.isClientSegment():
+		userRMPP = rm.isMultiSegment()
+	case rm.isActive():
 		rm.sealOneSegment(length)
 	}
 	hdr := mad.MAD(m)
@@ -125,7 +131,12 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 		return
 	}
 	s.noteSentLocked(c, hdr)
-	if !isResponse(hdr) && expectsResponse(hdr.Method()) {
+	if userRMPP {
+		c.userRMPP = true
+	}
+	if rmppMAD(m).isControl() {
+		// An ACK, STOP or ABORT waits for nothing, whatever its method.
+	} else if !isResponse(hdr) && expectsResponse(hdr.Method()) {
 		orig := hdr.TransactionID()
 		key := orig&tidLowMask | uint64(c.slot.n)<<48
 		hdr.SetTransactionID(key)
@@ -248,6 +259,13 @@ func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 	}
 	m := o.MAD // a fresh buffer we own
 	hdr := mad.MAD(m)
+	if rmppMAD(m).isControl() {
+		// An RMPP ACK, STOP or ABORT: only for a client doing RMPP itself
+		// (rmpp.go); a libumad2sim client would take an ACK for a new
+		// request.
+		s.rmppControl(port, o)
+		return
+	}
 	var c *client
 	if isResponse(hdr) {
 		s.mu.Lock()
@@ -275,6 +293,36 @@ func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 	s.toClient(c, simproto.AppendRequest(nil, &simproto.RequestFields{
 		DLID: o.DLID, SLID: o.SLID, DestQP: o.DestQP, SrcQP: o.SrcQP,
 		Length: uint64(receivedLength(m)), MAD: m[:mad.MADSize],
+	}))
+}
+
+// rmppControl hands an RMPP ACK, STOP or ABORT to the client whose
+// transfer it belongs to, if that client does RMPP itself: the one whose
+// request waits with its TID (an ACK of a request's segments has the
+// response method; its TID goes back to the client's), else the one
+// route.go picks for a request of its class. Anything else is dropped, as
+// on a host the kernel consumes it.
+func (s *Server) rmppControl(port uint8, o agent.Outbound) {
+	hdr := mad.MAD(o.MAD)
+	s.mu.Lock()
+	var c *client
+	if isResponse(hdr) {
+		if p := s.mu.pending[hdr.TransactionID()]; p != nil {
+			c = p.client
+			hdr.SetTransactionID(p.orig)
+		}
+	} else {
+		c = s.takerLocked(port, hdr)
+	}
+	ok := c != nil && c.userRMPP && !c.gone
+	s.mu.Unlock()
+	if !ok {
+		s.drop(DropRMPPControl)
+		return
+	}
+	s.toClient(c, simproto.AppendRequest(nil, &simproto.RequestFields{
+		DLID: o.DLID, SLID: o.SLID, DestQP: o.DestQP, SrcQP: o.SrcQP,
+		Length: mad.MADSize, MAD: o.MAD[:mad.MADSize],
 	}))
 }
 

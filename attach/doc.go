@@ -57,7 +57,14 @@
 // drops it. A client is told the length the kernel would report: 36 +
 // PayloadLength for a one-segment RMPP transfer, 256 otherwise.
 // Transfers of more than one segment are not done: libumad2sim cuts a
-// longer MAD to 256 bytes before the attach point sees it.
+// longer MAD to 256 bytes before the attach point sees it. A client that
+// does RMPP itself (it writes version 1, DATA and a segment number into
+// its segments, as package rmpp does for ibsm's SA) has its headers left
+// alone and is given the ACK, STOP and ABORT of its transfers; no other
+// client gets one (a libumad2sim client would take an ACK for a new
+// request): on a host the kernel consumes them. The umad endpoint
+// (package umadep), which the HCA offers every MAD first, does RMPP in
+// full for the clients of ibfab's umad shim.
 //
 // A request (a MAD that is not a response) goes to the client that takes
 // its class (route.go): SMPs and SubnAdm requests to the port's SM

@@ -27,7 +27,11 @@ import (
 //
 // Responses larger than one MAD are cut to 256 bytes by libumad2sim
 // before the attach point sees them (as under ibsim): full segmentation
-// and the ACK/STOP/ABORT exchange are not done here.
+// and the ACK/STOP/ABORT exchange are not done here. A client that does
+// RMPP itself (ibsm's SA through simclient, with package rmpp) writes its
+// segments' headers, which are left as they are, and gets the ACK, STOP
+// and ABORT of its transfers; those reach no other client (a libumad2sim
+// client would take an ACK for a new request).
 
 // rmppMAD is a view of a MAD of an RMPP class whose RMPP header (IBA
 // 13.6.2.1) follows the common header. Callers check the length
@@ -88,6 +92,25 @@ func (r rmppMAD) isActive() bool {
 // isActiveData reports whether r is an RMPP-active MAD of type DATA: a
 // segment of an RMPP transfer.
 func (r rmppMAD) isActiveData() bool { return r.isActive() && r[rmppTypeOff] == rmppTypeData }
+
+// isControl reports whether r is an RMPP-active ACK, STOP or ABORT.
+func (r rmppMAD) isControl() bool {
+	return r.isActive() && r[rmppVersionOff] == rmppVersion1 && r[rmppTypeOff] != rmppTypeData
+}
+
+// isClientSegment reports whether r is an RMPP DATA segment whose header
+// its sender wrote (version 1, type DATA, a segment number): a client doing
+// RMPP itself, whose header the attach point leaves alone. OpenSM through
+// libumad2sim sets only the Active flag.
+func (r rmppMAD) isClientSegment() bool {
+	return r.isActiveData() && r[rmppVersionOff] == rmppVersion1 && binary.BigEndian.Uint32(r[rmppSegmentOff:]) >= 1
+}
+
+// isMultiSegment reports whether r is a segment of a transfer of more than
+// one: not both First and Last.
+func (r rmppMAD) isMultiSegment() bool {
+	return r.flags()&(rmppFlagFirst|rmppFlagLast) != rmppFlagFirst|rmppFlagLast
+}
 
 // sealOneSegment fills in the RMPP header of an RMPP-active MAD of n bytes
 // (the client's length, at most 256) sent as a whole transfer, as the

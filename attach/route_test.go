@@ -2,6 +2,7 @@ package attach_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ func TestSendZeroPadsPastLength(t *testing.T) {
 		}
 		r.rawMAD(t, raw, slot, &simproto.RequestFields{DLID: lidB, DestQP: wire.QP1, SrcQP: wire.QP1, Length: n, MAD: m})
 		got := rec.next(t).MAD
+		// Bits 63-48 of a request's TID carry the client's slot, which is
+		// not always 0: a client of activate may still hold slot 0.
+		copy(got[8:10], m[8:10])
 		keep := int(min(n, mad.MADSize))
 		assert.Equal(t, m[:keep], got[:keep], "length %d: the client's bytes", n)
 		assert.Equal(t, make([]byte, mad.MADSize-keep), got[keep:], "length %d: zeros after them", n)
@@ -310,4 +314,55 @@ func TestTrapRepress(t *testing.T) {
 	m := recv(t, sm)
 	assert.Equal(t, simproto.StatusTimeout, m.Status)
 	assert.Equal(t, uint64(tid+1), mad.MAD(m.Data).TransactionID())
+}
+
+// A client doing RMPP itself (ibsm's SA with package rmpp) keeps the
+// headers it writes and gets the ACKs of its transfers; a client that
+// never did (OpenSM through libumad2sim) is not given an ACK, which it
+// would take for a new request.
+func TestUserRMPP(t *testing.T) {
+	for _, user := range []bool{true, false} {
+		t.Run(fmt.Sprintf("user=%v", user), func(t *testing.T) {
+			rec := &recorder{}
+			r := newRigWith(t, attach.Config{}, rec)
+			r.activate(t)
+			raw := newRawClient(t, r.base)
+			slot, _ := raw.connect(t, true) // the SM: SubnAdm requests go to it
+
+			const tid = 0x77
+			seg := mad.AppendMAD(nil, &mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: 2,
+				Method: mad.MethodGetTable | mad.MethodResponse, TransactionID: tid, AttrID: 0x11}, make([]byte, mad.MADDataSize))
+			if user {
+				// Segment 1 of 3, its header written by the client.
+				mad.RMPP(seg).Encode(&mad.RMPPFields{Version: 1, Type: mad.RMPPTypeData,
+					Flags: mad.RMPPFlagActive | mad.RMPPFlagFirst, Data1: 1, Data2: 3 * 220})
+			} else {
+				seg[26] = 1 // Active alone, as OpenSM writes it
+			}
+			want := append([]byte(nil), seg[24:36]...)
+			r.rawMAD(t, raw, slot, &simproto.RequestFields{DLID: lidB, DestQP: wire.QP1, SrcQP: wire.QP1, Length: mad.MADSize, MAD: seg})
+			q := rec.next(t)
+			if user {
+				assert.Equal(t, want, q.MAD[24:36], "the client's RMPP header, untouched")
+			} else {
+				assert.Equal(t, []byte{1, 1, 7, 0}, q.MAD[24:28], "sealed as one segment")
+			}
+
+			// b ACKs segment 1: a GetTable with RMPP type ACK.
+			ack := append([]byte(nil), q.MAD...)
+			mad.MAD(ack).SetMethod(mad.MethodGetTable)
+			mad.RMPP(ack).Encode(&mad.RMPPFields{Version: 1, Type: mad.RMPPTypeAck, Flags: mad.RMPPFlagActive, Data1: 1, Data2: 3})
+			before := r.srv.Stats().Drops[attach.DropRMPPControl.String()]
+			require.NoError(t, r.b.SendMAD(agent.Request{Port: 1, DLID: q.SLID, DestQP: q.SrcQP, MAD: ack}))
+			if user {
+				got := rawRecv(t, raw)
+				assert.Equal(t, mad.RMPPTypeAck, mad.RMPP(got.MAD()).Type())
+				assert.Equal(t, uint64(tid), mad.MAD(got.MAD()).TransactionID())
+			} else {
+				waitFor(t, "the ACK dropped", func() bool {
+					return r.srv.Stats().Drops[attach.DropRMPPControl.String()] == before+1
+				})
+			}
+		})
+	}
 }

@@ -115,16 +115,20 @@ type slot struct {
 
 // client is one connected client.
 type client struct {
-	slot   *slot
-	id     uint32 // the client's own id (its pid), in its socket names
-	ctl    string // its control address, rawAddr.key()
-	port   uint8
-	issm   bool          // under Server.mu
-	gone   bool          // under Server.mu
-	sent   bool          // it has sent a MAD; under Server.mu
-	out    chan []byte   // datagrams for it
-	done   chan struct{} // closed on disconnect
-	reason string
+	slot *slot
+	id   uint32 // the client's own id (its pid), in its socket names
+	ctl  string // its control address, rawAddr.key()
+	port uint8
+	issm bool // under Server.mu
+	gone bool // under Server.mu
+	sent bool // it has sent a MAD; under Server.mu
+	// userRMPP: it does RMPP itself (it sent a segment of a transfer of
+	// several, or an ACK), so it gets the ACK, STOP and ABORT of its
+	// transfers; under Server.mu.
+	userRMPP bool
+	out      chan []byte   // datagrams for it
+	done     chan struct{} // closed on disconnect
+	reason   string
 }
 
 // New returns a server for cfg. It opens nothing: Attach gives it its HCA

@@ -16,6 +16,7 @@ const (
 	DropQueueFull                     // the client's queue was full
 	DropClientGone                    // the client disconnected before it could be given the MAD
 	DropWriteFailed                   // the client's socket did not take it
+	DropRMPPControl                   // an RMPP ACK, STOP or ABORT: the kernel's, never a client's
 	numDropReasons
 )
 
@@ -29,6 +30,7 @@ var dropNames = [numDropReasons]string{
 	DropQueueFull:   "queue_full",
 	DropClientGone:  "client_gone",
 	DropWriteFailed: "write_failed",
+	DropRMPPControl: "rmpp_control",
 }
 
 // String returns the reason's name as Stats shows it.

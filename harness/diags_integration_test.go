@@ -37,27 +37,38 @@ const waitLong = 60 * time.Second
 // diagFabric is a configured fabric and what its status says.
 type diagFabric struct {
 	*fabrictest.Fabric
-	sm  string            // the HCA the SM ran on
-	lid map[string]uint16 // node name → base LID (a switch's port 0's)
+	sm   string            // the HCA the SM ran on
+	lid  map[string]uint16 // node name → base LID (a switch's port 0's)
+	shim bool              // the diags run through ibfab's umad shim, not libumad2sim
 }
 
-// configure brings the subnet up with sm ("opensm" or "ibsm") on node,
-// through exec --umad, and reads the LIDs it assigned.
+// configure brings the subnet up with sm ("opensm" or "ibsm" through
+// libumad2sim, "opensm-shim" through the umad shim) on node, and reads the
+// LIDs it assigned.
 func configure(t *testing.T, f *fabrictest.Fabric, sm, node string) *diagFabric {
 	t.Helper()
 	switch sm {
-	case "opensm":
+	case "opensm", "opensm-shim":
 		log := filepath.Join(t.TempDir(), "opensm.log")
-		f.For(t).MustUMAD(node, "opensm", "--once", "-f", log)
+		if sm == "opensm" {
+			f.For(t).MustUMAD(node, "opensm", "--once", "-f", log)
+		} else {
+			f.For(t).MustShim(node, "opensm", "--once", "-f", log)
+		}
 		b, err := os.ReadFile(log)
 		require.NoError(t, err)
 		require.Contains(t, string(b), "SUBNET UP", "opensm log:\n%s", tail(string(b), 30))
 	case "ibsm":
 		out := f.For(t).MustUMAD(node, fabrictest.Bin(t, "ibsm"), "--port", "sim", "--once")
 		t.Logf("ibsm: %s", tail(out, 3))
+	case "ibsm-softumad":
+		// ibsm's umad port on the HCA's kernel-semantics endpoint.
+		out, err := f.Exec(node, nil, fabrictest.Bin(t, "ibsm"), "--port", "softumad", "--once")
+		require.NoError(t, err, "ibsm --port softumad:\n%s", out)
+		t.Logf("ibsm: %s", tail(string(out), 3))
 	}
 	checkPorts(t, f, "Active")
-	d := &diagFabric{Fabric: f, sm: node, lid: map[string]uint16{}}
+	d := &diagFabric{Fabric: f, sm: node, lid: map[string]uint16{}, shim: strings.HasSuffix(sm, "-shim") || sm == "ibsm-softumad"}
 	for _, n := range f.Status().Nodes {
 		d.lid[n.Name] = n.Ports[0].LID
 		require.NotZero(t, n.Ports[0].LID, "%s has no LID", n.Name)
@@ -76,6 +87,9 @@ func (d *diagFabric) sub(t *testing.T) *diagFabric {
 // its standard output.
 func (d *diagFabric) diag(t *testing.T, node string, argv ...string) string {
 	t.Helper()
+	if d.shim {
+		return d.MustShim(node, argv...)
+	}
 	return d.MustUMAD(node, argv...)
 }
 
@@ -99,13 +113,16 @@ func num(t *testing.T, s string) uint64 {
 }
 
 // TestDiags configures the default fabric with OpenSM, then with our SM,
-// and checks what infiniband-diags report, run from HCAs that are not the
+// then with OpenSM through the umad shim (the diags through it too), then
+// with our SM's umad port on the HCA's MAD endpoint (softumad), and
+// checks what infiniband-diags report, run from HCAs that are not the
 // SM's, against the topology and ibfab status.
 func TestDiags(t *testing.T) {
 	fabrictest.UMAD2Sim(t)
-	for _, sm := range []string{"opensm", "ibsm"} {
+	for _, sm := range []string{"opensm", "ibsm", "opensm-shim", "ibsm-softumad"} {
 		t.Run(sm, func(t *testing.T) {
-			f := fabrictest.Up(t, "dg"+sm[:2], topologies.Default(), harness.UpOptions{})
+			suffix := map[string]string{"opensm": "dgop", "ibsm": "dgib", "opensm-shim": "dgsh", "ibsm-softumad": "dgsu"}[sm]
+			f := fabrictest.Up(t, suffix, topologies.Default(), harness.UpOptions{})
 			d := configure(t, f, sm, "ca4")
 			code, _, stderr := run("exec", "--umad", f.Name, "sw1", "--", "true")
 			assert.Equal(t, harness.ExitFailure, code)

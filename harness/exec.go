@@ -16,6 +16,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/internal/ibsimrun"
 	"ibfab/simproto"
+	"ibfab/umadproto"
 )
 
 // ExitCodeError carries the exit status of a command ibfab ran for the
@@ -25,7 +26,7 @@ type ExitCodeError struct{ Code int }
 func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 const (
-	execSynopsis = "exec [--umad [--sim NAME]] N NODE -- CMD [ARG...]"
+	execSynopsis = "exec [--umad[=sim] [--sim NAME] [--umad-socket NAME]] N NODE -- CMD [ARG...]"
 	execDesc     = `
 Runs CMD in the network namespace of NODE of fabric N, with the terminal's
 standard input and output, and exits with CMD's status. The node's ports
@@ -33,12 +34,18 @@ are the interfaces p1..pN there: tcpdump -i p1 sees the frames arriving
 at port 1 (ibfab capture sees both directions).
 IBFAB_FABRIC and IBFAB_NODE are set in CMD's environment.
 
-With --umad (NODE an HCA) CMD also gets LD_PRELOAD=libumad2sim.so, Debian's
-libumad2sim0, and IBSIM_SOCKNAME, so that unmodified OpenSM and
-infiniband-diags talk to the HCA's attach point instead of a kernel port:
+With --umad (NODE an HCA) CMD also gets LD_PRELOAD=libibfabumad.so, ibfab's
+umad shim (make shim; found next to ibfab, or at $IBFAB_UMAD_SHIM), and
+IBFAB_UMAD_SOCKET, so that unmodified OpenSM, infiniband-diags and ibping
+talk to the HCA's MAD endpoint as they would to the kernel's umad: agents
+by class and method (ibping -S gets its pings), RMPP (saquery gets whole
+tables), P_Key index, timeouts and retries. --umad=sim preloads Debian's
+libumad2sim instead, with IBSIM_SOCKNAME: the ibsim protocol, one 256-byte
+MAD per transfer, as against ibsim itself:
   ibfab exec --umad default ca4 -- opensm --once -f /tmp/opensm.log
-  ibfab exec --umad default ca7 -- ibnetdiscover
-  ibfab exec --umad default ca7 -- smpquery nodeinfo 1`
+  ibfab exec --umad default ca7 -- saquery NR
+  ibfab exec --umad default ca7 -- ibping -S
+  ibfab exec --umad=sim default ca7 -- smpquery nodeinfo 1`
 	killSynopsis = "kill N NODE"
 	killDesc     = `
 Kills NODE's process of fabric N with SIGKILL, as a crash would: its links
@@ -48,8 +55,10 @@ stay cabled but go dark at once, and its neighbours take them Down.`
 func runExec(env *Env, args []string) error {
 	const cmd = "exec"
 	fs := flagSet(cmd)
-	umad := fs.Bool("umad", false, "preload libumad2sim.so: OpenSM and infiniband-diags use NODE's attach point")
-	sim := fs.String("sim", simproto.BaseFromEnv(), "base `NAME` of the HCA's attach point (ibhca --sim)")
+	var mode UMADMode
+	fs.Var(umadFlag{&mode}, "umad", "preload ibfab's umad shim (or with =sim libumad2sim): OpenSM and infiniband-diags use NODE's MAD endpoint")
+	sim := fs.String("sim", simproto.BaseFromEnv(), "base `NAME` of the HCA's ibsim-protocol attach point (ibhca --sim), for --umad=sim")
+	socket := fs.String("umad-socket", umadproto.SocketFromEnv(), "abstract socket `NAME` of the HCA's MAD endpoint (ibhca --umad), for --umad")
 	if help, err := ParseFlags(env, fs, cmd, execSynopsis, execDesc, args, -1); help || err != nil {
 		return err
 	}
@@ -71,11 +80,11 @@ func runExec(env *Env, args []string) error {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, env.Stdout, env.Stderr
 	c.Env = append(os.Environ(), "IBFAB_FABRIC="+name, "IBFAB_NODE="+node)
-	if *umad {
+	if mode != UMADOff {
 		if n.Type != "hca" {
 			return &CommandError{Cmd: cmd, Err: fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)}
 		}
-		extra, err := UMADEnv(*sim)
+		extra, err := ModeEnv(mode, *socket, *sim)
 		if err != nil {
 			return &CommandError{Cmd: cmd, Err: err}
 		}
@@ -85,8 +94,11 @@ func runExec(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	err = c.Wait()
-	if *umad {
+	switch mode {
+	case UMADSim:
 		RemoveUMADSysfs("", c.Process.Pid)
+	case UMADShim:
+		RemoveShimSysfs(c.Process.Pid)
 	}
 	var ee *exec.ExitError
 	switch {

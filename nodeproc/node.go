@@ -27,6 +27,8 @@ import (
 	"ibfab/port"
 	"ibfab/softswitch"
 	"ibfab/topologies"
+	"ibfab/umadep"
+	"ibfab/umadproto"
 	"ibfab/wire/mad"
 )
 
@@ -81,6 +83,10 @@ type Options struct {
 	// does this for the timeout each send names; the ibsim protocol has
 	// no field for it).
 	SimTimeout time.Duration
+	// UMAD is the abstract socket name of an HCA's kernel-semantics MAD
+	// endpoint (package umadep, what the umad shim and Go clients
+	// connect to); "" means umadproto.DefaultSocket, "none" serves none.
+	UMAD string
 	// SwitchArch is a switch's architecture (--switch-arch).
 	SwitchArch softswitch.Arch
 }
@@ -147,6 +153,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")
 		fs.IntVar(&o.SimRetries, "sim-retries", 0, "resends of an attach-point request without a response")
 		fs.DurationVar(&o.SimTimeout, "sim-timeout", attach.DefaultTimeout, "how long an attach-point SMP waits for its response before the client is told it timed out")
+		fs.StringVar(&o.UMAD, "umad", umadproto.DefaultSocket, "abstract socket `NAME` of the kernel-semantics MAD endpoint (the umad shim's), or none")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -192,6 +199,7 @@ type Node struct {
 	ca    *hca.HCA
 	hub   *madHub
 	sim   *attach.Server
+	umad  *umadep.Server
 	srv   *ctl.Server
 	done  chan struct{}
 }
@@ -230,17 +238,30 @@ func Start(kind Kind, o Options) (*Node, error) {
 		n.sw, err = softswitch.New(switchConfig(tn, eps, cfgs, clk, o.SwitchArch))
 	case KindHCA:
 		n.hub = newMADHub()
+		var sim hca.MADClient
 		if o.Sim != "none" {
 			n.sim, err = attach.New(attach.Config{Name: o.Sim, NodeID: tn.Name, Clock: clk, Retries: o.SimRetries, Timeout: o.SimTimeout})
 			if err != nil {
 				break
 			}
-			n.hub.next = n.sim
+			sim = n.sim
+		}
+		n.hub.next = sim
+		if o.UMAD != "none" {
+			n.umad = umadep.New(umadep.Config{Name: o.UMAD, Clock: clk})
+			n.hub.next = umadChain{ep: n.umad, next: sim}
 		}
 		n.ca, err = hca.New(hca.Config{
 			NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID, PortGUIDs: portGUIDs(tn), Description: tn.Description,
 			Ports: eps[1:], PortConfig: cfgs, Clock: clk, MADClient: n.hub,
 		})
+		if err == nil && n.umad != nil {
+			n.umad.Attach(umadep.HCAPort(n.ca))
+			if err = n.umad.Start(); err != nil {
+				n.closeNode()
+				return nil, fmt.Errorf("umad endpoint %q: %w", o.UMAD, err)
+			}
+		}
 		if err == nil && n.sim != nil {
 			if err = n.sim.Attach(n.ca); err == nil {
 				err = n.sim.Start()
@@ -264,6 +285,20 @@ func Start(kind Kind, o Options) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// umadChain offers each MAD the HCA delivers to the umad endpoint first,
+// and what it does not claim to the ibsim-protocol attach point.
+type umadChain struct {
+	ep   *umadep.Server
+	next hca.MADClient
+}
+
+func (c umadChain) DeliverMAD(port uint8, o agent.Outbound) {
+	if c.ep.Claim(port, o) || c.next == nil {
+		return
+	}
+	c.next.DeliverMAD(port, o)
 }
 
 // openPorts opens the veth end of every cabled port, indexed by port
@@ -353,6 +388,9 @@ func (n *Node) Close() {
 }
 
 func (n *Node) closeNode() {
+	if n.umad != nil {
+		n.umad.Close()
+	}
 	if n.sim != nil {
 		n.sim.Close()
 	}
@@ -394,6 +432,10 @@ func (n *Node) Status() Status {
 		if n.sim != nil {
 			ss := n.sim.Stats()
 			st.Sim = &ss
+		}
+		if n.umad != nil {
+			us := n.umad.Stats()
+			st.UMAD = &us
 		}
 	}
 	return st

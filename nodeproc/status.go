@@ -6,6 +6,7 @@ import (
 	"ibfab/hca"
 	"ibfab/port"
 	"ibfab/softswitch"
+	"ibfab/umadep"
 	"ibfab/wire/mad"
 )
 
@@ -27,6 +28,8 @@ type Status struct {
 	ClientDropped uint64 `json:"client_dropped,omitempty"`
 	// Sim is the HCA's ibsim-protocol attach point.
 	Sim *attach.Stats `json:"sim,omitempty"`
+	// UMAD is the HCA's kernel-semantics MAD endpoint.
+	UMAD *umadep.StatsSnapshot `json:"umad,omitempty"`
 }
 
 // AgentStatus is the agent's counters and a switch's trap state.

@@ -54,8 +54,8 @@
 // dropped, and the sender's timeout resends it, as the kernel does. It
 // aborts, with the spec's status, on a DATA that is not version 1
 // (UnsupportedVersion), has a non-zero RMPPStatus (IllegalStatus), has
-// First without SegmentNumber 1 or SegmentNumber 1 without First
-// (InconsistentFirstAndSegmentNumber), or a Last whose PayloadLength does
+// First without SegmentNumber 1, SegmentNumber 1 without First, or
+// SegmentNumber 0 (InconsistentFirstAndSegmentNumber), or a Last whose PayloadLength does
 // not fit the segment or the first segment's total
 // (InconsistentLastAndPayloadLength), on an ACK (BadRMPPType), and when
 // the transfer is not complete TotalTime after its first segment

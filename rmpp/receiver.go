@@ -112,7 +112,7 @@ func (r *Receiver) Handle(m []byte) (msg []byte, done bool, err error) {
 		return nil, false, r.abort(m, mad.RMPPStatusIllegal)
 	}
 	first := h.Flags&mad.RMPPFlagFirst != 0
-	if (h.Data1 == 1) != first {
+	if (h.Data1 == 1) != first || h.Data1 == 0 {
 		return nil, false, r.abort(m, mad.RMPPStatusBadSegment)
 	}
 	if r.complete {
@@ -124,7 +124,7 @@ func (r *Receiver) Handle(m []byte) (msg []byte, done bool, err error) {
 		return nil, false, nil
 	}
 	switch {
-	case h.Data1 < r.expected:
+	case h.Data1 < r.expected && r.started:
 		r.stats.Duplicates++
 		r.ack(r.expected - 1)
 		return nil, false, nil

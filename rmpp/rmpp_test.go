@@ -363,6 +363,7 @@ func TestReceiverProtocolErrors(t *testing.T) {
 		sent   bool
 	}{
 		{"first without First", 0, func(m mad.RMPP) { m.SetFlags(mad.RMPPFlagActive) }, mad.RMPPStatusBadSegment, mad.RMPPTypeAbort, true},
+		{"segment 0", 1, func(m mad.RMPP) { m.SetSegmentNumber(0) }, mad.RMPPStatusBadSegment, mad.RMPPTypeAbort, true},
 		{"First on segment 2", 1, func(m mad.RMPP) { m.SetFlags(mad.RMPPFlagActive | mad.RMPPFlagFirst) }, mad.RMPPStatusBadSegment, mad.RMPPTypeAbort, true},
 		{"version 2", 0, func(m mad.RMPP) { m.SetVersion(2) }, mad.RMPPStatusUnsupported, mad.RMPPTypeAbort, true},
 		{"status in data", 1, func(m mad.RMPP) { m.SetStatus(1) }, mad.RMPPStatusIllegal, mad.RMPPTypeAbort, true},
@@ -480,6 +481,11 @@ func FuzzReceiver(f *testing.F) {
 		f.Add(q.take()[0])
 	}
 	f.Add([]byte{1, 3, 2, 0x93})
+	// Two MADs: the first segment of a transfer, then a bad one.
+	two := append(append([]byte(nil), message(256)...), message(256)...)
+	mad.RMPP(two).Encode(&mad.RMPPFields{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPFlagActive | mad.RMPPFlagFirst, Data1: 1, Data2: 440})
+	mad.RMPP(two[256:]).Encode(&mad.RMPPFields{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPFlagActive})
+	f.Add(two)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var q queue
 		r, _ := rmpp.NewReceiver(rmpp.ReceiverConfig{Clock: clock.NewManual(time.Unix(0, 0)), Send: q.send, Window: 2, MaxLength: 4096})

@@ -14,7 +14,9 @@
 // (the built-in default fabric without a file), with the SM on its first
 // node; "sim[:NAME]" attaches to Debian's ibsim or a soft HCA's attach
 // point (package simclient); "umad:CA:PORT" opens a real HCA port through
-// the kernel's umad device (package madport/umad). ibsm sweeps and prints each
+// the kernel's umad device (package madport/umad); "softumad[:PORT]" a
+// soft HCA's port through its MAD endpoint with the same code (package
+// madport/softumad), from the HCA's namespace. ibsm sweeps and prints each
 // sweep's phase times and SMP counts, as text or (--json) one JSON object
 // per line; with --once it stops after the first sweep, else it watches
 // the subnet until interrupted. It exits non-zero, with the reason on
@@ -153,7 +155,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			strings.Join(sm.PortSchemes(), ", "), strings.Join(sm.Engines(), ", "))
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT)")
+	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT, softumad[:PORT])")
 	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
 	fs.BoolVar(&o.sa, "sa", true, "serve Subnet Administration (SA class 0x03: records, PathRecords, services, events, multicast groups) at the SM's port while master")

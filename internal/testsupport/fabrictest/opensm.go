@@ -25,13 +25,25 @@ type OpenSM struct {
 // args added to its command line; the test's cleanup stops it.
 func (f *Fabric) StartOpenSM(node string, args ...string) *OpenSM {
 	f.tb.Helper()
+	return f.startOpenSM(node, f.StartUMAD, args)
+}
+
+// StartOpenSMShim is StartOpenSM through ibfab's umad shim: OpenSM's SA
+// answers whole tables (RMPP) there.
+func (f *Fabric) StartOpenSMShim(node string, args ...string) *OpenSM {
+	f.tb.Helper()
+	return f.startOpenSM(node, f.StartShim, args)
+}
+
+func (f *Fabric) startOpenSM(node string, start func(string, ...string) *Daemon, args []string) *OpenSM {
+	f.tb.Helper()
 	dir := f.tb.TempDir()
 	conf := filepath.Join(dir, "opensm.conf")
 	if err := os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
 		f.tb.Fatal(err)
 	}
 	o := &OpenSM{f: f, Log: filepath.Join(dir, "opensm.log"), Dir: dir}
-	o.D = f.StartUMAD(node, append([]string{"env", "OSM_CACHE_DIR=" + dir, "opensm", "-F", conf, "-f", o.Log}, args...)...)
+	o.D = start(node, append([]string{"env", "OSM_CACHE_DIR=" + dir, "opensm", "-F", conf, "-f", o.Log}, args...)...)
 	return o
 }
 

@@ -2,8 +2,12 @@ package fabrictest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +19,81 @@ import (
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport/testenv"
 )
+
+var (
+	shimOnce sync.Once
+	shimPath string
+	shimErr  error
+)
+
+// ShimLibrary returns the path of the umad shim the tests use: built from
+// umadshim/ with gcc into a directory of the system's temporary one named
+// by the source's hash (so once per version of it), so
+// that the tests run the source they sit beside (bin/ may hold an older
+// build), with $IBFAB_UMAD_SHIM pointing at it for exec --umad. Without
+// the source or gcc it is harness.ShimLibrary's; without either, tb
+// skips or fails through testenv.
+func ShimLibrary(tb testing.TB) string {
+	tb.Helper()
+	shimOnce.Do(func() {
+		src, srcErr := shimSource()
+		_, gccErr := exec.LookPath("gcc")
+		if srcErr != nil || gccErr != nil {
+			if shimPath, shimErr = harness.ShimLibrary(); shimErr != nil {
+				shimErr = fmt.Errorf("%v; and cannot build it: %v", shimErr, errors.Join(srcErr, gccErr))
+			}
+			return
+		}
+		code, err := os.ReadFile(src)
+		if err != nil {
+			shimErr = err
+			return
+		}
+		// One build per version of the source, kept for the next run.
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("ibfab-shim-%x", sha256.Sum256(code)))
+		out := filepath.Join(dir, harness.ShimLibraryName)
+		if _, err := os.Stat(out); err == nil {
+			shimPath = out
+			os.Setenv(harness.EnvShimLibrary, out)
+			return
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			shimErr = err
+			return
+		}
+		tmp := out + fmt.Sprintf(".%d", os.Getpid())
+		if b, err := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-o", tmp, src, "-ldl", "-lpthread").CombinedOutput(); err != nil {
+			shimErr = fmt.Errorf("building the umad shim: %v\n%s", err, b)
+			return
+		}
+		if shimErr = os.Rename(tmp, out); shimErr != nil {
+			return
+		}
+		shimPath = out
+		os.Setenv(harness.EnvShimLibrary, out)
+	})
+	if shimErr != nil {
+		testenv.Skip(tb, shimErr.Error())
+	}
+	return shimPath
+}
+
+// shimSource finds umadshim/ibfabumad.c above the working directory.
+func shimSource() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "umadshim", "ibfabumad.c")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("umadshim/ibfabumad.c not found above " + wd)
+		}
+	}
+}
 
 // UMAD2Sim returns the path of libumad2sim.so (ibsimrun.UMAD2Sim); when the
 // Debian package is missing, tb skips or fails through testenv.
@@ -52,15 +131,40 @@ func (f *Fabric) requireUMAD(argv []string) {
 	}
 }
 
-// UMAD runs argv in node's namespace as `ibfab exec --umad` does, through
-// harness.Main in this process, and returns its standard output and error;
-// err is non-nil when it exits non-zero. A missing libumad2sim or program
-// skips or fails f's test through testenv: call it on the test's goroutine.
+// UMAD runs argv in node's namespace as `ibfab exec --umad=sim` does
+// (libumad2sim), through harness.Main in this process, and returns its
+// standard output and error; err is non-nil when it exits non-zero. A
+// missing libumad2sim or program skips or fails f's test through testenv:
+// call it on the test's goroutine.
 func (f *Fabric) UMAD(node string, argv ...string) (stdout, stderr string, err error) {
 	f.tb.Helper()
 	f.requireUMAD(argv)
+	return f.exec("--umad=sim", node, argv)
+}
+
+// Shim runs argv in node's namespace as `ibfab exec --umad` does: through
+// ibfab's umad shim (built from source when bin/ has none, see
+// ShimLibrary). Otherwise as UMAD.
+func (f *Fabric) Shim(node string, argv ...string) (stdout, stderr string, err error) {
+	f.tb.Helper()
+	f.requireUMAD(argv)
+	ShimLibrary(f.tb)
+	return f.exec("--umad", node, argv)
+}
+
+// MustShim is Shim failing the test on a non-zero exit.
+func (f *Fabric) MustShim(node string, argv ...string) string {
+	f.tb.Helper()
+	out, errOut, err := f.Shim(node, argv...)
+	if err != nil {
+		f.tb.Fatalf("ibfab exec --umad %s %s -- %v: %v\nstdout:\n%s\nstderr:\n%s", f.Name, node, argv, err, out, errOut)
+	}
+	return out
+}
+
+func (f *Fabric) exec(flag, node string, argv []string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
-	args := append([]string{"exec", "--umad", f.Name, node, "--"}, argv...)
+	args := append([]string{"exec", flag, f.Name, node, "--"}, argv...)
 	if code := harness.Main(args, &o, &e); code != harness.ExitOK {
 		err = &harness.ExitCodeError{Code: code}
 	}
@@ -97,7 +201,7 @@ type Daemon struct {
 }
 
 // StartUMAD starts argv in node's namespace with the environment of exec
-// --umad (harness.UMADEnv). The test's cleanup stops it (SIGTERM, then
+// --umad=sim (harness.UMADEnv). The test's cleanup stops it (SIGTERM, then
 // SIGKILL), by its PID.
 func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	f.tb.Helper()
@@ -106,6 +210,23 @@ func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	if err != nil {
 		f.tb.Fatal(err)
 	}
+	return f.start(node, argv, env)
+}
+
+// StartShim is StartUMAD through ibfab's umad shim (exec --umad).
+func (f *Fabric) StartShim(node string, argv ...string) *Daemon {
+	f.tb.Helper()
+	f.requireUMAD(argv)
+	ShimLibrary(f.tb)
+	env, err := harness.ShimEnv("")
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	return f.start(node, argv, env)
+}
+
+func (f *Fabric) start(node string, argv, env []string) *Daemon {
+	f.tb.Helper()
 	d := &Daemon{done: make(chan struct{})}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = append(d.cmd.Environ(), env...)
@@ -116,6 +237,7 @@ func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	go func() {
 		d.err = d.cmd.Wait()
 		harness.RemoveUMADSysfs("", d.cmd.Process.Pid)
+		harness.RemoveShimSysfs(d.cmd.Process.Pid)
 		close(d.done)
 	}()
 	f.tb.Cleanup(func() { d.Stop() })
