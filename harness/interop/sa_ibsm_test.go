@@ -13,6 +13,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/sm"
+	"ibfab/topologies"
 )
 
 // saIBSMQueries are the saquery queries TestSAIBSM asks both SMs: nodes
@@ -160,4 +161,33 @@ func saClassPortInfo(out string) []map[string]string {
 		return nil
 	}
 	return madrouteRecords("ClassPortInfo Record dump:" + out[i+len("SA ClassPortInfo:"):])
+}
+
+// TestSAIBSMShimTables: on a fat tree of 162 nodes (18 switches, 144
+// HCAs) saquery through the umad shim gets ibsm's whole tables: NR every
+// node and LR every link end, RMPP transfers of many segments that ibsm's
+// SA sends itself (over the ibsim client protocol) and the shim's
+// endpoint reassembles for saquery, as the kernel would.
+func TestSAIBSMShimTables(t *testing.T) {
+	fabrictest.UMAD2Sim(t)
+	topo, err := topologies.FatTree(12, 6, 12)
+	require.NoError(t, err)
+	require.Equal(t, 162, topo.NumNodes())
+	f := fabrictest.Up(t, "saibig", topo, harness.UpOptions{})
+	fabrictest.ShimLibrary(t)
+	hosts := f.Hosts()
+	ibsm := startIBSM(t, f, hosts[0])
+	defer func() { _ = ibsm.Stop() }()
+	for _, at := range []string{hosts[len(hosts)-1], hosts[0]} {
+		start := time.Now()
+		out := f.MustShim(at, "saquery", "NR")
+		n := strings.Count(out, "NodeRecord dump:")
+		t.Logf("saquery NR at %s: %d records in %v", at, n, time.Since(start).Round(time.Millisecond))
+		assert.Equal(t, topo.NumNodes(), n, "saquery NR at %s", at)
+	}
+	out := f.MustShim(hosts[1], "saquery", "LR")
+	assert.Equal(t, 2*(144+6*12), strings.Count(out, "LinkRecord dump:"), "a LinkRecord per link end")
+	out = f.MustShim(hosts[1], "saquery", "PIR")
+	t.Logf("saquery PIR: %d PortInfoRecords", strings.Count(out, "PortInfoRecord dump:"))
+	assert.GreaterOrEqual(t, strings.Count(out, "PortInfoRecord dump:"), 144+18, "at least one per CA port and switch port 0")
 }
