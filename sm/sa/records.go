@@ -317,32 +317,51 @@ func (s *SA) pkeyTableRecords(r *request) [][]byte {
 	return s.cached(mad.AttrSAPKeyTableRecord, (*index).pkeyRecords)(r)
 }
 
-// pkeyRecords: the P_Key table blocks of every end port (a switch's port
-// 0 only), as many as its NodeInfo's PartitionCap holds, as OpenSM gives
-// them.
+// pkeyRecords: the P_Key table blocks of every end port, as many as its
+// NodeInfo's PartitionCap holds, and of a switch's external ports too
+// (as many as its SwitchInfo's PartitionEnforcementCap holds, under the
+// switch's LID), as OpenSM gives them.
 func (x *index) pkeyRecords() [][]byte {
 	var out [][]byte
 	for _, e := range x.byNode {
-		t := x.pkeyTable(e.Node, e.Port)
-		n := len(t)
-		if e.Node < len(x.sn.PartitionCap) {
-			n = max(n, int(x.sn.PartitionCap[e.Node]))
-		}
-		for blk := 0; blk == 0 || blk*mad.PKeysPerBlock < n; blk++ {
-			f := mad.PKeyTableRecordFields{LID: e.LID, BlockNum: uint16(blk), PortNum: uint8(e.Port)}
-			for k := range f.PKeys.PKeys {
-				if j := blk*mad.PKeysPerBlock + k; j < len(t) {
-					f.PKeys.PKeys[k] = t[j]
-				}
+		out = x.appendPKeyBlocks(out, e.Node, e.Port, e.LID, x.partitionCap(e.Node))
+		if x.sn.IsSwitch(e.Node) {
+			enforce := int(x.sn.Switch[e.Node].PartitionEnforcementCap)
+			for p := 1; p <= x.sn.Topo.Node(e.Node).NumPorts; p++ {
+				out = x.appendPKeyBlocks(out, e.Node, p, e.LID, enforce)
 			}
-			rec := mad.AppendPKeyTableRecord(nil, &f)
-			// OpenSM puts BlockNum on the wire in the host's (little-
-			// endian) order, and saquery reads it so, and writes its
-			// queries' so: answer as they expect (the spec's order would
-			// show block 1 as 256).
-			rec[2], rec[3] = rec[3], rec[2]
-			out = append(out, rec)
 		}
+	}
+	return out
+}
+
+// partitionCap is node i's NodeInfo.PartitionCap, 0 when unknown.
+func (x *index) partitionCap(i int) int {
+	if i < len(x.sn.PartitionCap) {
+		return int(x.sn.PartitionCap[i])
+	}
+	return 0
+}
+
+// appendPKeyBlocks appends the P_KeyTableRecords of port p of node i
+// (at lid): the blocks of its table, at least those of capacity entries.
+func (x *index) appendPKeyBlocks(out [][]byte, i, p int, lid uint16, capacity int) [][]byte {
+	t := x.pkeyTable(i, p)
+	n := max(len(t), capacity)
+	for blk := 0; blk == 0 || blk*mad.PKeysPerBlock < n; blk++ {
+		f := mad.PKeyTableRecordFields{LID: lid, BlockNum: uint16(blk), PortNum: uint8(p)}
+		for k := range f.PKeys.PKeys {
+			if j := blk*mad.PKeysPerBlock + k; j < len(t) {
+				f.PKeys.PKeys[k] = t[j]
+			}
+		}
+		rec := mad.AppendPKeyTableRecord(nil, &f)
+		// OpenSM puts BlockNum on the wire in the host's (little-
+		// endian) order, and saquery reads it so, and writes its
+		// queries' so: answer as they expect (the spec's order would
+		// show block 1 as 256).
+		rec[2], rec[3] = rec[3], rec[2]
+		out = append(out, rec)
 	}
 	return out
 }

@@ -320,10 +320,14 @@ func TestTablesMatchFabric(t *testing.T) {
 	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
 	pk := records(t, r)
 	n := 0
+	blocks := func(capacity int) int { return max(1, (capacity+31)/32) }
 	for _, ep := range e.sn.EndPorts() {
-		n += max(1, (int(e.sn.PartitionCap[ep.Node])+31)/32)
+		n += blocks(int(e.sn.PartitionCap[ep.Node]))
+		if e.sn.IsSwitch(ep.Node) {
+			n += e.sn.Topo.Node(ep.Node).NumPorts * blocks(int(e.sn.Switch[ep.Node].PartitionEnforcementCap))
+		}
 	}
-	assert.Len(t, pk, n, "the blocks PartitionCap holds, of every end port")
+	assert.Len(t, pk, n, "the blocks PartitionCap holds, of every end port, and PartitionEnforcementCap of every switch port")
 	p0, _ := mad.DecodePKeyTableRecord(pk[0])
 	assert.Equal(t, mad.PKey(0xffff), p0.PKeys.PKeys[0])
 }
