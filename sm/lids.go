@@ -132,12 +132,16 @@ func (m *LIDMap) WriteTo(w io.Writer) (int64, error) {
 
 // Save writes the map to path atomically (a temporary file renamed over
 // it), so a crash never leaves half a file.
-func (m *LIDMap) Save(path string) error {
+func (m *LIDMap) Save(path string) error { return saveAtomic(path, m) }
+
+// saveAtomic writes w's contents to a temporary file beside path, of
+// mode 0600, and renames it over path: a crash never leaves half a file.
+func saveAtomic(path string, w io.WriterTo) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	_, err = m.WriteTo(tmp)
+	_, err = w.WriteTo(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

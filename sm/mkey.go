@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -500,20 +499,4 @@ func LoadMKeyCache(path string) (*MKeyCache, error) {
 
 // Save writes c to path atomically, readable by its owner only (a
 // temporary file's mode): the keys are secrets.
-func (c *MKeyCache) Save(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = c.WriteTo(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
+func (c *MKeyCache) Save(path string) error { return saveAtomic(path, c) }

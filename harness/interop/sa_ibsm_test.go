@@ -1,7 +1,6 @@
 package interop_test
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
-	"ibfab/sm"
 	"ibfab/topologies"
 )
 
@@ -72,19 +70,7 @@ func TestSAIBSM(t *testing.T) {
 	}
 	require.NoError(t, osm.D.Stop())
 
-	d := f.StartUMAD("ca0", fabrictest.Bin(t, "ibsm"), "--port", "sim", "--json")
-	fabrictest.Wait(t, madrouteWait, "ibsm: subnet up", func() bool {
-		if exited, err := d.Exited(); exited {
-			t.Fatalf("ibsm exited (%v):\n%s", err, d.Output())
-		}
-		for _, line := range strings.Split(d.Output(), "\n") {
-			var r sm.Result
-			if json.Unmarshal([]byte(line), &r) == nil && r.Event == "sweep" && r.SubnetUp {
-				return true
-			}
-		}
-		return false
-	})
+	startIBSM(t, f, "ca0")
 	time.Sleep(time.Second)                     // the ports learn the new SM's LID
 	for _, at := range []string{"ca2", "ca0"} { // another HCA, and ibsm's own
 		for _, q := range saIBSMQueries(lid) {

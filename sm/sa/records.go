@@ -398,15 +398,7 @@ func (x *index) sl2vlRecords() [][]byte {
 	tables := map[uint64]map[pair][]byte{} // switch GUID -> resolved table
 	rank := map[uint64]map[pair]int{}
 	var out [][]byte
-	keys := make([]sm.BlockKey, 0, len(x.v.Blocks))
-	for k := range x.v.Blocks {
-		if k.Attr == mad.AttrSLtoVLMapping {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b sm.BlockKey) int {
-		return cmp.Or(cmp.Compare(a.NodeGUID, b.NodeGUID), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Mod, b.Mod))
-	})
+	keys := x.blockKeys(mad.AttrSLtoVLMapping)
 	for _, k := range keys {
 		i, ok := x.nodeByGUID(k.NodeGUID)
 		if !ok {
@@ -461,18 +453,25 @@ func (x *index) sl2vlRecords() [][]byte {
 	return out
 }
 
-// vlArbRecords: the VLArbitration blocks the SM wrote.
-func (x *index) vlArbRecords() [][]byte {
-	var out [][]byte
+// blockKeys returns the keys of the blocks of attr the SM wrote, by
+// switch GUID, port and modifier.
+func (x *index) blockKeys(attr mad.AttrID) []sm.BlockKey {
 	keys := make([]sm.BlockKey, 0, len(x.v.Blocks))
 	for k := range x.v.Blocks {
-		if k.Attr == mad.AttrVLArbitration {
+		if k.Attr == attr {
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, func(a, b sm.BlockKey) int {
 		return cmp.Or(cmp.Compare(a.NodeGUID, b.NodeGUID), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Mod, b.Mod))
 	})
+	return keys
+}
+
+// vlArbRecords: the VLArbitration blocks the SM wrote.
+func (x *index) vlArbRecords() [][]byte {
+	var out [][]byte
+	keys := x.blockKeys(mad.AttrVLArbitration)
 	for _, k := range keys {
 		i, ok := x.nodeByGUID(k.NodeGUID)
 		if !ok {
