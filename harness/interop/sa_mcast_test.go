@@ -13,6 +13,7 @@ import (
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
 	"ibfab/sm"
+	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
@@ -65,14 +66,16 @@ func saJoin(t *testing.T, f *fabrictest.Fabric, node string, smLID uint16, metho
 // rx returns the packets node's port 1 received on its data QP.
 func rx(f *fabrictest.Fabric, node string) uint64 { return f.Node(node).Ports[0].Traffic.RxPackets }
 
-// TestSAMulticastIBSM: a port (ca2) that joins the IPoIB broadcast group
-// through ibsm's SA gets the packets another HCA (ca1, joined send-only)
-// sends to the group's MLID, through the MFTs ibsm programmed; a port
-// that did not join (ca0, ibsm's) gets none; after the member leaves,
-// nobody does.
+// TestSAMulticastIBSM: on a row of four switches with a host each, the
+// ports that join the IPoIB broadcast group through ibsm's SA (ca2, ca3)
+// get the packets another HCA (ca1, joined send-only) sends to the
+// group's MLID, through the MFTs ibsm programmed; a port that did not
+// join (ca0, ibsm's) gets none; after ca2 leaves, only ca3 does.
 func TestSAMulticastIBSM(t *testing.T) {
 	fabrictest.UMAD2Sim(t)
-	f := fabrictest.Up(t, "samc", madrouteTopo(t), harness.UpOptions{})
+	topo, err := topologies.Mesh(4)
+	require.NoError(t, err)
+	f := fabrictest.Up(t, "samc", topo, harness.UpOptions{})
 	startIBSM(t, f, "ca0")
 	smLID := f.Node("ca0").Ports[0].LID
 
@@ -80,32 +83,35 @@ func TestSAMulticastIBSM(t *testing.T) {
 	// tree then reaches its switch.
 	ans := saJoin(t, f, "ca1", smLID, mad.MethodSet, mad.JoinSendOnly)
 	require.Equal(t, mad.StatusOK, ans.MAD().Status(), "send-only join: %v", ans.MAD().Status())
-	ans = saJoin(t, f, "ca2", smLID, mad.MethodSet, mad.JoinFullMember)
-	require.Equal(t, mad.StatusOK, ans.MAD().Status(), "join: %v", ans.MAD().Status())
-	got, err := mad.DecodeMCMemberRecord(ans.Data())
-	require.NoError(t, err)
-	mlid := got.MLID
-	assert.Equal(t, uint16(0xc000), mlid)
-	assert.Equal(t, uint32(0x0b1b), got.QKey)
+	var mlid uint16
+	for _, member := range []string{"ca2", "ca3"} {
+		ans = saJoin(t, f, member, smLID, mad.MethodSet, mad.JoinFullMember)
+		require.Equal(t, mad.StatusOK, ans.MAD().Status(), "join of %s: %v", member, ans.MAD().Status())
+		got, err := mad.DecodeMCMemberRecord(ans.Data())
+		require.NoError(t, err)
+		mlid = got.MLID
+		assert.Equal(t, uint16(0xc000), mlid)
+		assert.Equal(t, uint32(0x0b1b), got.QKey)
+	}
 
 	send := func() {
 		f.MustCall("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: fabrictest.PairLoad, Payload: 256,
 			Dests: []uint16{mlid}, Seed: 1}, nil)
 	}
-	rx0, rx2 := rx(f, "ca0"), rx(f, "ca2")
+	rx0, rx2, rx3 := rx(f, "ca0"), rx(f, "ca2"), rx(f, "ca3")
 	send()
-	fabrictest.Wait(t, 20*time.Second, "the member receives the group's packets", func() bool {
-		return rx(f, "ca2") >= rx2+20
+	fabrictest.Wait(t, 20*time.Second, "every member receives the group's packets", func() bool {
+		return rx(f, "ca2") >= rx2+20 && rx(f, "ca3") >= rx3+20
 	})
 	f.StopTraffic([]string{"ca1"})
 	assert.Equal(t, rx0, rx(f, "ca0"), "ca0 did not join and receives nothing")
 
 	ans = saJoin(t, f, "ca2", smLID, mad.MethodDelete, mad.JoinFullMember)
 	require.Equal(t, mad.StatusOK, ans.MAD().Status(), "leave: %v", ans.MAD().Status())
-	time.Sleep(time.Second) // the MFT blocks cleared
-	rx2 = rx(f, "ca2")
+	time.Sleep(time.Second) // the MFT blocks changed
+	rx2, rx3 = rx(f, "ca2"), rx(f, "ca3")
 	send()
-	time.Sleep(2 * time.Second)
+	fabrictest.Wait(t, 20*time.Second, "ca3, still a member, receives", func() bool { return rx(f, "ca3") >= rx3+20 })
 	f.StopTraffic([]string{"ca1"})
 	assert.Equal(t, rx2, rx(f, "ca2"), "after leaving, ca2 receives nothing")
 	assert.Equal(t, rx0, rx(f, "ca0"))
