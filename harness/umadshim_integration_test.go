@@ -186,30 +186,3 @@ func testPKeyIndex(t *testing.T, f *fabrictest.Fabric, client, server string, se
 	}
 	wg.Wait()
 }
-
-// TestShimSAQueryLarge: on a fat tree of 162 nodes (18 switches, 144
-// HCAs), saquery NR through the shim against OpenSM through the shim
-// returns every node: an RMPP transfer of about 90 segments, more than one
-// receive window.
-func TestShimSAQueryLarge(t *testing.T) {
-	fabrictest.UMAD2Sim(t)
-	topo, err := topologies.FatTree(12, 6, 12)
-	require.NoError(t, err)
-	require.Equal(t, 162, topo.NumNodes())
-	f := fabrictest.Up(t, "shimbig", topo, harness.UpOptions{})
-	fabrictest.ShimLibrary(t)
-	hosts := f.Hosts()
-	osm := f.StartOpenSMShim(hosts[0])
-	osm.WaitLog(t, 3*waitLong, 0, "SUBNET UP")
-	for _, at := range []string{hosts[len(hosts)-1], hosts[0]} {
-		start := time.Now()
-		out := f.MustShim(at, "saquery", "NR")
-		n := strings.Count(out, "NodeRecord dump:")
-		t.Logf("saquery NR at %s: %d records in %v", at, n, time.Since(start).Round(time.Millisecond))
-		assert.Equal(t, topo.NumNodes(), n, "saquery NR at %s", at)
-	}
-	out := f.MustShim(hosts[1], "saquery", "LR")
-	t.Logf("saquery LR: %d LinkRecords", strings.Count(out, "LinkRecord dump:"))
-	assert.Equal(t, 2*(144+6*12), strings.Count(out, "LinkRecord dump:"), "a LinkRecord per link end")
-	require.NoError(t, osm.D.Stop())
-}

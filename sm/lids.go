@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,28 +99,29 @@ func ReadLIDMap(r io.Reader) (*LIDMap, error) {
 }
 
 // LoadLIDMap reads the file at path; a missing file is an empty map.
-func LoadLIDMap(path string) (*LIDMap, error) {
+func LoadLIDMap(path string) (*LIDMap, error) { return loadCache(path, NewLIDMap, ReadLIDMap) }
+
+// loadCache reads the cache file at path with read; a missing file is
+// empty().
+func loadCache[T any](path string, empty func() T, read func(io.Reader) (T, error)) (T, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewLIDMap(), nil
+		return empty(), nil
 	}
+	var zero T
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	m, err := ReadLIDMap(bytes.NewReader(b))
+	c, err := read(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
-	return m, nil
+	return c, nil
 }
 
 // WriteTo writes the map in the file format, sorted by GUID.
 func (m *LIDMap) WriteTo(w io.Writer) (int64, error) {
-	guids := make([]uint64, 0, len(m.byGUID))
-	for g := range m.byGUID {
-		guids = append(guids, g)
-	}
-	slices.Sort(guids)
+	guids := slices.Sorted(maps.Keys(m.byGUID))
 	var b bytes.Buffer
 	b.WriteString("# ibsm GUID to LID map: port GUID, first LID, last LID\n")
 	for _, g := range guids {

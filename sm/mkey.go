@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -459,11 +459,7 @@ func parsePath(s string) ([]uint8, error) {
 
 // WriteTo writes c in the file format, sorted by GUID.
 func (c *MKeyCache) WriteTo(w io.Writer) (int64, error) {
-	guids := make([]uint64, 0, len(c.Keys))
-	for g := range c.Keys {
-		guids = append(guids, g)
-	}
-	slices.Sort(guids)
+	guids := slices.Sorted(maps.Keys(c.Keys))
 	var b bytes.Buffer
 	b.WriteString("# ibsm M_Key cache: port GUID, the M_Key the port holds, the route to it from smport\n")
 	if c.SMPort != 0 {
@@ -483,18 +479,9 @@ func (c *MKeyCache) WriteTo(w io.Writer) (int64, error) {
 // LoadMKeyCache reads the M_Key file at path; a missing file holds no
 // keys.
 func LoadMKeyCache(path string) (*MKeyCache, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return &MKeyCache{Keys: map[uint64]uint64{}, Paths: map[uint64]string{}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	c, err := ReadMKeyCache(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return loadCache(path, func() *MKeyCache {
+		return &MKeyCache{Keys: map[uint64]uint64{}, Paths: map[uint64]string{}}
+	}, ReadMKeyCache)
 }
 
 // Save writes c to path atomically, readable by its owner only (a
