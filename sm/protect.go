@@ -300,9 +300,6 @@ func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res
 // the subnet over would not undo them: OpenSM without QoS never writes
 // SLtoVL, and its routes may take those turns.
 func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
-	if len(s.blocked) == 0 {
-		return nil
-	}
 	s.keepBlocks(sn, nil, nil, res, func(format string, args ...any) {
 		res.Warnings = append(res.Warnings, "lifting a cut-node block: "+fmt.Sprintf(format, args...))
 	})

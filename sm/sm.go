@@ -430,7 +430,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		}
 	}
 	switch {
-	case res.SubnetUp && len(s.remotes) > 0 && res.LFTBlocks == 0:
+	case res.SubnetUp && len(s.remotes) > 0 && res.LFTBlocks == 0 && len(s.blocked) > 0:
 		// Another SM may take over, and it would keep the blocks. A
 		// sweep that sent no tables follows the last change by a sweep
 		// interval at least: its packets have long left the fabric.

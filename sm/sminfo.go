@@ -340,7 +340,7 @@ func (s *SM) elect(ctx context.Context, sn *Subnet, res *Result) error {
 // answers; when it does not, this SM stays Master (res, if any, and the
 // event say why).
 func (s *SM) handOver(ctx context.Context, r *remoteSM, res *Result) error {
-	if sn := s.subnet; sn != nil {
+	if sn := s.subnet; sn != nil && len(s.blocked) > 0 {
 		// The new master may not undo them (see liftBlocks).
 		lifted := res
 		if lifted == nil {
