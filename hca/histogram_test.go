@@ -30,15 +30,15 @@ func TestHistogram(t *testing.T) {
 			for _, s := range tt.samples {
 				h.Add(s)
 			}
-			// Buckets are a quarter octave wide: within 19 % above.
+			// Buckets are at most 1/128 of their value wide: within 1 % above.
 			within := func(got, want time.Duration) bool {
-				return got >= want && float64(got) <= float64(want)*1.19+1
+				return got >= want && float64(got) <= float64(want)*1.01+1
 			}
 			if got := h.P50(); !within(got, tt.p50) {
-				t.Errorf("P50() = %v, want %v (+19%%)", got, tt.p50)
+				t.Errorf("P50() = %v, want %v (+1%%)", got, tt.p50)
 			}
 			if got := h.P99(); !within(got, tt.p99) {
-				t.Errorf("P99() = %v, want %v (+19%%)", got, tt.p99)
+				t.Errorf("P99() = %v, want %v (+1%%)", got, tt.p99)
 			}
 			s := h.Snapshot()
 			if s.Count != uint64(len(tt.samples)) || time.Duration(s.MaxNs) != tt.max {

@@ -463,7 +463,7 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		if err := decodeArgs(args, &a); err != nil {
 			return nil, err
 		}
-		return struct{}{}, profileCPU(ctx, a)
+		return struct{}{}, profile(ctx, a)
 	case "stacks":
 		return goroutineStacks()
 	case "shutdown":

@@ -5,47 +5,116 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
 )
 
-// ProfileArgs are the "profile" op's arguments: a CPU profile of the node
+// ProfileKind is what a "profile" op records.
+type ProfileKind uint8
+
+const (
+	// ProfileCPU samples where the process spends CPU time.
+	ProfileCPU ProfileKind = iota
+	// ProfileBlock records where goroutines wait (channels, conditions,
+	// selects, locks) and for how long: the hand-offs of a packet's path.
+	ProfileBlock
+	// ProfileMutex records contended locks and who held them.
+	ProfileMutex
+)
+
+var profileKindNames = [...]string{ProfileCPU: "cpu", ProfileBlock: "block", ProfileMutex: "mutex"}
+
+func (k ProfileKind) String() string {
+	if int(k) < len(profileKindNames) {
+		return profileKindNames[k]
+	}
+	return fmt.Sprintf("ProfileKind(%d)", uint8(k))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (k ProfileKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(profileKindNames) {
+		return nil, fmt.Errorf("profile kind %d unknown", uint8(k))
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *ProfileKind) UnmarshalText(b []byte) error {
+	for i, n := range profileKindNames {
+		if string(b) == n {
+			*k = ProfileKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("profile kind %q: want one of %s", b, strings.Join(profileKindNames[:], ", "))
+}
+
+// ProfileArgs are the "profile" op's arguments: a profile of the node
 // process over Seconds, written to Path (read it with `go tool pprof`).
+// Kind defaults to CPU.
 type ProfileArgs struct {
-	Path    string  `json:"path"`
-	Seconds float64 `json:"seconds"`
+	Path    string      `json:"path"`
+	Seconds float64     `json:"seconds"`
+	Kind    ProfileKind `json:"kind,omitempty"`
 }
 
 // maxProfile bounds a profile so a typo cannot keep the op busy for hours.
 const maxProfile = 10 * time.Minute
 
-// profileCPU records the CPU profile; it returns when the time is up or
-// the request's context ends (the profile written so far is kept).
-func profileCPU(ctx context.Context, a ProfileArgs) error {
+// profile records the profile a asks for; it returns when the time is up
+// or the request's context ends (the profile taken so far is kept).
+func profile(ctx context.Context, a ProfileArgs) error {
 	d := time.Duration(a.Seconds * float64(time.Second))
 	switch {
 	case a.Path == "":
 		return errors.New("profile: no path")
 	case d <= 0 || d > maxProfile:
 		return fmt.Errorf("profile: seconds %g out of range (0, %g]", a.Seconds, maxProfile.Seconds())
+	case a.Kind > ProfileMutex:
+		return fmt.Errorf("profile: %v unknown", a.Kind)
 	}
 	f, err := os.Create(a.Path)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	wait := func() {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}
+	switch a.Kind {
+	case ProfileCPU:
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("profile: %w", err)
+		}
+		wait()
+		pprof.StopCPUProfile()
+	case ProfileBlock:
+		// Every blocking event, only while the profile runs: the rate
+		// costs the data path a clock read per wait.
+		runtime.SetBlockProfileRate(1)
+		wait()
+		runtime.SetBlockProfileRate(0)
+		err = pprof.Lookup("block").WriteTo(f, 0)
+	case ProfileMutex:
+		runtime.SetMutexProfileFraction(1)
+		wait()
+		runtime.SetMutexProfileFraction(0)
+		err = pprof.Lookup("mutex").WriteTo(f, 0)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	select {
-	case <-time.After(d):
-	case <-ctx.Done():
-	}
-	pprof.StopCPUProfile()
-	return f.Close()
+	return nil
 }
-
 // Stacks is the "stacks" op's answer: every goroutine's stack, as a
 // panic prints them, to see where a port that holds packets is waiting.
 type Stacks struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestProfileCPU(t *testing.T) {
+func TestProfile(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name    string
@@ -20,10 +20,13 @@ func TestProfileCPU(t *testing.T) {
 		{"zero seconds", ProfileArgs{Path: filepath.Join(dir, "z"), Seconds: 0}, "out of range"},
 		{"too long", ProfileArgs{Path: filepath.Join(dir, "l"), Seconds: 3600}, "out of range"},
 		{"bad directory", ProfileArgs{Path: filepath.Join(dir, "none", "p"), Seconds: 0.01}, "no such file"},
-		{"ok", ProfileArgs{Path: filepath.Join(dir, "ok"), Seconds: 0.05}, ""},
+		{"unknown kind", ProfileArgs{Path: filepath.Join(dir, "k"), Seconds: 0.01, Kind: 9}, "unknown"},
+		{"cpu", ProfileArgs{Path: filepath.Join(dir, "ok"), Seconds: 0.05}, ""},
+		{"block", ProfileArgs{Path: filepath.Join(dir, "block"), Seconds: 0.05, Kind: ProfileBlock}, ""},
+		{"mutex", ProfileArgs{Path: filepath.Join(dir, "mutex"), Seconds: 0.05, Kind: ProfileMutex}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := profileCPU(context.Background(), c.args)
+			err := profile(context.Background(), c.args)
 			if c.wantErr != "" {
 				require.ErrorContains(t, err, c.wantErr)
 				return
@@ -43,4 +46,18 @@ func TestGoroutineStacks(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, st.Goroutines, "TestGoroutineStacks")
 	require.Contains(t, st.Goroutines, "goroutine 1 [")
+}
+
+func TestProfileKindText(t *testing.T) {
+	for _, k := range []ProfileKind{ProfileCPU, ProfileBlock, ProfileMutex} {
+		b, err := k.MarshalText()
+		require.NoError(t, err)
+		var got ProfileKind
+		require.NoError(t, got.UnmarshalText(b))
+		require.Equal(t, k, got)
+	}
+	var k ProfileKind
+	require.ErrorContains(t, k.UnmarshalText([]byte("heap")), "want one of cpu, block, mutex")
+	_, err := ProfileKind(7).MarshalText()
+	require.Error(t, err)
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"ibfab/fabricnet"
@@ -48,6 +51,36 @@ func (f *fabric) call(node, op string, args, result any) error {
 		return fmt.Errorf("%s %s: %w", node, op, err)
 	}
 	return nil
+}
+
+// profile records every kind of profile of each node at once, over d,
+// into dir as NODE.KIND.pprof.
+func (f *fabric) profile(dir string, nodes []string, d time.Duration) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, n := range nodes {
+		for _, k := range []nodeproc.ProfileKind{nodeproc.ProfileCPU, nodeproc.ProfileBlock, nodeproc.ProfileMutex} {
+			wg.Go(func() {
+				err := f.call(n, "profile", nodeproc.ProfileArgs{
+					Path: filepath.Join(abs, fmt.Sprintf("%s.%v.pprof", n, k)), Seconds: d.Seconds(), Kind: k}, nil)
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // status returns the status of the whole fabric.

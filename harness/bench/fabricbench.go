@@ -100,8 +100,9 @@ process. --quick: scales 16 and 32, 5 s of idling.`,
 		scales := floatList{1, 2, 4, 8, 16, 32}
 		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated)")
 		idle := fs.Float64("idle-seconds", 10, "seconds the idle fabric is measured over")
+		prof := fs.String("profile", "", "write CPU, block and mutex profiles of sw1, ca1 and ca2 during the hop latency run into `DIR`")
 		return func() (any, bool, error) {
-			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick}
+			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick, profileDir: *prof}
 			if c.quick {
 				o.scales, o.idle = []float64{16, 32}, 5*time.Second
 			}
@@ -141,11 +142,12 @@ func (l *floatList) Set(v string) error {
 }
 
 type fabricOptions struct {
-	scales []float64
-	idle   time.Duration
-	prefix string
-	quick  bool
-	log    io.Writer
+	scales     []float64
+	idle       time.Duration
+	prefix     string
+	quick      bool
+	log        io.Writer
+	profileDir string // profiles of the hop latency run go here; "" for none
 }
 
 // Fabric runs the fabric benchmark.
@@ -193,7 +195,7 @@ func Fabric(o fabricOptions) *FabricReport {
 		rep.Unpaced = r
 	}
 	fmt.Fprintln(o.log, "fabric: hop latency")
-	if l, err := hopLatency(o.prefix + "l"); err != nil {
+	if l, err := hopLatency(o.prefix+"l", o.profileDir); err != nil {
 		fail("hop latency", err)
 	} else {
 		rep.HopLatency = l
@@ -282,7 +284,7 @@ func linkThroughput(name string, scale float64, unpaced bool) (*LinkRun, error) 
 
 // hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
 // latency histogram (send stamp to receipt, on the fabric's shared clock).
-func hopLatency(name string) (*HopLatency, error) {
+func hopLatency(name, profileDir string) (*HopLatency, error) {
 	topo, err := star()
 	if err != nil {
 		return nil, err
@@ -303,7 +305,14 @@ func hopLatency(name string) (*HopLatency, error) {
 		Dests: []uint16{lid["ca2"]}, Seed: 3}, nil); err != nil {
 		return nil, err
 	}
-	time.Sleep(4 * time.Second)
+	if profileDir != "" {
+		time.Sleep(time.Second)
+		if err := f.profile(profileDir, []string{"sw1", "ca1", "ca2"}, 3*time.Second); err != nil {
+			return nil, err
+		}
+	} else {
+		time.Sleep(4 * time.Second)
+	}
 	if err := f.stopTraffic([]string{"ca1"}); err != nil {
 		return nil, err
 	}
