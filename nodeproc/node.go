@@ -219,7 +219,9 @@ func Start(kind Kind, o Options) (*Node, error) {
 	if want := map[Kind]topologies.NodeType{KindSwitch: topologies.Switch, KindHCA: topologies.CA}[kind]; tn.Type != want {
 		return nil, fmt.Errorf("node %q is a %v, not a %s", o.Node, tn.Type, kind)
 	}
-	clk := clock.ScaledSince(clock.Real(), o.TimeScale, o.Epoch)
+	// The precise clock: pacing gaps, generator arrivals and keepalives
+	// of microseconds, where the runtime's timers fire a millisecond late.
+	clk := clock.ScaledSince(clock.Precise(), o.TimeScale, o.Epoch)
 	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{})}
 	eps, cfgs, err := openPorts(t, idx, o.Port)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 )
@@ -22,9 +23,12 @@ const (
 	ProfileBlock
 	// ProfileMutex records contended locks and who held them.
 	ProfileMutex
+	// ProfileTrace is an execution trace (`go tool trace`): every
+	// goroutine's wake-ups, runs and system calls, with their times.
+	ProfileTrace
 )
 
-var profileKindNames = [...]string{ProfileCPU: "cpu", ProfileBlock: "block", ProfileMutex: "mutex"}
+var profileKindNames = [...]string{ProfileCPU: "cpu", ProfileBlock: "block", ProfileMutex: "mutex", ProfileTrace: "trace"}
 
 func (k ProfileKind) String() string {
 	if int(k) < len(profileKindNames) {
@@ -73,7 +77,7 @@ func profile(ctx context.Context, a ProfileArgs) error {
 		return errors.New("profile: no path")
 	case d <= 0 || d > maxProfile:
 		return fmt.Errorf("profile: seconds %g out of range (0, %g]", a.Seconds, maxProfile.Seconds())
-	case a.Kind > ProfileMutex:
+	case a.Kind > ProfileTrace:
 		return fmt.Errorf("profile: %v unknown", a.Kind)
 	}
 	f, err := os.Create(a.Path)
@@ -106,6 +110,13 @@ func profile(ctx context.Context, a ProfileArgs) error {
 		wait()
 		runtime.SetMutexProfileFraction(0)
 		err = pprof.Lookup("mutex").WriteTo(f, 0)
+	case ProfileTrace:
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return fmt.Errorf("profile: %w", err)
+		}
+		wait()
+		trace.Stop()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

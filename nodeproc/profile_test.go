@@ -24,6 +24,7 @@ func TestProfile(t *testing.T) {
 		{"cpu", ProfileArgs{Path: filepath.Join(dir, "ok"), Seconds: 0.05}, ""},
 		{"block", ProfileArgs{Path: filepath.Join(dir, "block"), Seconds: 0.05, Kind: ProfileBlock}, ""},
 		{"mutex", ProfileArgs{Path: filepath.Join(dir, "mutex"), Seconds: 0.05, Kind: ProfileMutex}, ""},
+		{"trace", ProfileArgs{Path: filepath.Join(dir, "trace"), Seconds: 0.05, Kind: ProfileTrace}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := profile(context.Background(), c.args)
@@ -49,7 +50,7 @@ func TestGoroutineStacks(t *testing.T) {
 }
 
 func TestProfileKindText(t *testing.T) {
-	for _, k := range []ProfileKind{ProfileCPU, ProfileBlock, ProfileMutex} {
+	for _, k := range []ProfileKind{ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace} {
 		b, err := k.MarshalText()
 		require.NoError(t, err)
 		var got ProfileKind
@@ -57,7 +58,7 @@ func TestProfileKindText(t *testing.T) {
 		require.Equal(t, k, got)
 	}
 	var k ProfileKind
-	require.ErrorContains(t, k.UnmarshalText([]byte("heap")), "want one of cpu, block, mutex")
+	require.ErrorContains(t, k.UnmarshalText([]byte("heap")), "want one of cpu, block, mutex, trace")
 	_, err := ProfileKind(7).MarshalText()
 	require.Error(t, err)
 }

@@ -80,45 +80,53 @@ func (p *Port) transmit() {
 			p.parkLocked()
 			continue
 		}
-		e := p.tx[vl].q.pop()
-		p.congNoteLocked(vl)
-		if vl != VL15 {
-			t := &p.tx[vl]
-			t.fctbs = uint16((int(t.fctbs) + e.blocks) & fcMask)
-		}
-		p.endWaitLocked(now)
-		if !p.cfg.Unpaced {
-			p.pace.sent(now, e.n, p.cfg.CatchUp)
-		}
-		p.written++
-		if p.cfg.TxQueueLimit > 0 {
-			p.spaceCond.Broadcast()
-		}
-		p.mu.Unlock()
-
-		err := p.ep.WritePacket(link.KindData, e.pkt.Bytes[:e.n])
-		e.pkt.Release()
-
-		p.mu.Lock()
-		switch {
-		case err == nil:
-			k := &p.cnt
-			k.xmitPkts++
-			k.xmitBytes += uint64(e.n)
-			p.vlTx[vl].Packets++
-			p.vlTx[vl].Bytes += uint64(e.n)
-			if e.mcast {
-				k.xmitMcast++
-			}
-		case errors.Is(err, net.ErrClosed):
-		case errors.Is(err, link.ErrNoCarrier):
-			p.dropLocked(DropLinkDown, true)
-		default:
-			p.dropLocked(DropTxError, true)
-		}
+		p.writeDataLocked(vl, now)
 	}
 	p.idleCond.Broadcast()
 	p.mu.Unlock()
+}
+
+// writeDataLocked sends the head packet of vl, which pickLocked chose:
+// it books the packet's credits, pacing and counters, then writes it with
+// mu released. The caller holds the endpoint (the transmitter, or an
+// inline sender with writing set).
+func (p *Port) writeDataLocked(vl int, now time.Time) {
+	e := p.tx[vl].q.pop()
+	p.congNoteLocked(vl)
+	if vl != VL15 {
+		t := &p.tx[vl]
+		t.fctbs = uint16((int(t.fctbs) + e.blocks) & fcMask)
+	}
+	p.endWaitLocked(now)
+	if !p.cfg.Unpaced {
+		p.pace.sent(now, e.n, p.cfg.CatchUp)
+	}
+	p.written++
+	if p.cfg.TxQueueLimit > 0 {
+		p.spaceCond.Broadcast()
+	}
+	p.mu.Unlock()
+
+	err := p.ep.WritePacket(link.KindData, e.pkt.Bytes[:e.n])
+	e.pkt.Release()
+
+	p.mu.Lock()
+	switch {
+	case err == nil:
+		k := &p.cnt
+		k.xmitPkts++
+		k.xmitBytes += uint64(e.n)
+		p.vlTx[vl].Packets++
+		p.vlTx[vl].Bytes += uint64(e.n)
+		if e.mcast {
+			k.xmitMcast++
+		}
+	case errors.Is(err, net.ErrClosed):
+	case errors.Is(err, link.ErrNoCarrier):
+		p.dropLocked(DropLinkDown, true)
+	default:
+		p.dropLocked(DropTxError, true)
+	}
 }
 
 // takeFCsLocked appends the flow-control packets that are due to dst and

@@ -69,7 +69,7 @@ func (f *fabric) profile(dir string, nodes []string, d time.Duration) error {
 		errs []error
 	)
 	for _, n := range nodes {
-		for _, k := range []nodeproc.ProfileKind{nodeproc.ProfileCPU, nodeproc.ProfileBlock, nodeproc.ProfileMutex} {
+		for _, k := range []nodeproc.ProfileKind{nodeproc.ProfileCPU, nodeproc.ProfileBlock, nodeproc.ProfileMutex, nodeproc.ProfileTrace} {
 			wg.Go(func() {
 				err := f.call(n, "profile", nodeproc.ProfileArgs{
 					Path: filepath.Join(abs, fmt.Sprintf("%s.%v.pprof", n, k)), Seconds: d.Seconds(), Kind: k}, nil)

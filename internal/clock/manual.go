@@ -45,7 +45,7 @@ func (m *Manual) Now() time.Time {
 // next Advance (Advance(0) included), never inside AfterFunc, so callers may
 // hold their locks while scheduling.
 func (m *Manual) AfterFunc(d time.Duration, f func()) Timer {
-	t := &manualTimer{m: m, f: f, index: -1}
+	t := &manualTimer{m: m, timerEntry: timerEntry{f: f, index: -1}}
 	m.mu.Lock()
 	m.schedule(t, d)
 	m.mu.Unlock()
@@ -62,7 +62,7 @@ func (m *Manual) schedule(t *manualTimer, d time.Duration) {
 	if t.index >= 0 {
 		heap.Fix(&m.pending, t.index)
 	} else {
-		heap.Push(&m.pending, t)
+		heap.Push(&m.pending, &t.timerEntry)
 	}
 	m.changed.Broadcast()
 }
@@ -99,7 +99,7 @@ func (m *Manual) AdvanceToNext() bool {
 // must be held and is released around each callback.
 func (m *Manual) runUntil(target time.Time) {
 	for len(m.pending) > 0 && !m.pending[0].when.After(target) {
-		t := heap.Pop(&m.pending).(*manualTimer)
+		t := heap.Pop(&m.pending).(*timerEntry)
 		if t.when.After(m.now) {
 			m.now = t.when
 		}
@@ -146,11 +146,8 @@ func (m *Manual) BlockUntil(n int) {
 // pending heap, -1 when it is not pending; it and when/seq are guarded by
 // m.mu.
 type manualTimer struct {
-	m     *Manual
-	f     func()
-	when  time.Time
-	seq   uint64
-	index int
+	m *Manual
+	timerEntry
 }
 
 var _ Timer = (*manualTimer)(nil)
@@ -171,36 +168,4 @@ func (t *manualTimer) Reset(d time.Duration) bool {
 	was := t.index >= 0
 	t.m.schedule(t, d)
 	return was
-}
-
-// timerHeap orders pending timers by due time, then scheduling order.
-type timerHeap []*manualTimer
-
-func (h timerHeap) Len() int { return len(h) }
-
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].when.Equal(h[j].when) {
-		return h[i].when.Before(h[j].when)
-	}
-	return h[i].seq < h[j].seq
-}
-
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-
-func (h *timerHeap) Push(x any) {
-	t := x.(*manualTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	t.index = -1
-	return t
 }

@@ -65,6 +65,15 @@ func AtMost(name, what string, a, b, limit float64) Case {
 	return Case{Name: name, Measured: true, Met: r <= limit, Why: fmt.Sprintf("%s ratio %.4g > %g", what, r, limit)}
 }
 
+// AtLeast is a case that meets its goal when ratio a/b is at least limit.
+func AtLeast(name, what string, a, b, limit float64) Case {
+	r, ok := Ratio(a, b)
+	if !ok {
+		return Case{Name: name, Why: fmt.Sprintf("%s: %v against a baseline of %v", what, a, b)}
+	}
+	return Case{Name: name, Measured: true, Met: r >= limit, Why: fmt.Sprintf("%s ratio %.4g < %g", what, r, limit)}
+}
+
 // Failed is a case that could not be measured because err happened.
 func Failed(name string, err error) Case {
 	return Case{Name: name, Why: err.Error()}

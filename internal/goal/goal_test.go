@@ -50,6 +50,9 @@ func TestJudge(t *testing.T) {
 		{"all met", []Case{met, AtMost("irregular16", "ms", 1, 8, 0.5)}, true, 0},
 		{"part not measured", []Case{All("both", met, AtMost("smps", "smps", 1, 0, 1))}, false, 1},
 		{"empty composite", []Case{All("none")}, false, 1},
+		{"at least met", []Case{AtLeast("unpaced", "wire ratio", 0.6, 1, 0.5)}, true, 0},
+		{"at least not met", []Case{AtLeast("unpaced", "wire ratio", 0.4, 1, 0.5)}, false, 1},
+		{"at least of no baseline", []Case{AtLeast("unpaced", "wire ratio", 0.6, 0, 0.5)}, false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

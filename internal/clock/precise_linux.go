@@ -1,0 +1,143 @@
+package clock
+
+import (
+	"container/heap"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Precise returns a real clock whose timers fire within microseconds of
+// their time, where time.AfterFunc's may fire up to a millisecond late:
+// the Go runtime waits for its next timer in epoll_wait, whose timeout is
+// in whole milliseconds, so a sub-millisecond timer in an idle process
+// waits at least one. That lateness is what a paced link's next packet, a
+// traffic generator's next arrival and a hop's latency would otherwise
+// carry. Precise keeps its own timers in a heap and arms one timerfd (a
+// kernel high-resolution timer) for the earliest; the runtime's poller
+// wakes on it like on any socket. Every process shares one; if the timerfd
+// cannot be made, Precise is Real.
+func Precise() Clock { return sharedPrecise() }
+
+var sharedPrecise = sync.OnceValue(func() Clock {
+	c, err := newPrecise()
+	if err != nil {
+		return Real()
+	}
+	return c
+})
+
+type precise struct {
+	file *os.File // the timerfd, in the runtime poller
+
+	mu      sync.Mutex
+	h       timerHeap
+	seq     uint64
+	armedAt time.Time // the timerfd's expiry; zero when disarmed
+}
+
+var _ Clock = (*precise)(nil)
+
+func newPrecise() (*precise, error) {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	c := &precise{file: os.NewFile(uintptr(fd), "timerfd")}
+	rc, err := c.file.SyscallConn()
+	if err != nil {
+		c.file.Close()
+		return nil, err
+	}
+	go c.loop(rc)
+	return c, nil
+}
+
+func (c *precise) Now() time.Time { return time.Now() }
+
+func (c *precise) AfterFunc(d time.Duration, f func()) Timer {
+	t := &preciseTimer{c: c, timerEntry: timerEntry{f: f, index: -1}}
+	t.Reset(d)
+	return t
+}
+
+// loop waits for the timerfd and starts the callbacks that are due, each
+// on its own goroutine as time.AfterFunc does (a callback may block).
+func (c *precise) loop(rc interface {
+	Read(func(fd uintptr) bool) error
+}) {
+	var buf [8]byte
+	for {
+		err := rc.Read(func(fd uintptr) bool {
+			_, err := unix.Read(int(fd), buf[:])
+			return !errors.Is(err, unix.EAGAIN)
+		})
+		if err != nil {
+			return // the clock lives as long as the process
+		}
+		c.mu.Lock()
+		c.armedAt = time.Time{}
+		now := time.Now()
+		for len(c.h) > 0 && !c.h[0].when.After(now) {
+			t := heap.Pop(&c.h).(*timerEntry)
+			go t.f()
+		}
+		c.armLocked()
+		c.mu.Unlock()
+	}
+}
+
+// armLocked sets the timerfd for the earliest timer, unless it is set for
+// that or an earlier moment already (an early expiry with nothing due
+// only re-arms).
+func (c *precise) armLocked() {
+	if len(c.h) == 0 {
+		return
+	}
+	when := c.h[0].when
+	if !c.armedAt.IsZero() && !when.Before(c.armedAt) {
+		return
+	}
+	// Relative to now: time.Time's monotonic reading is the runtime's
+	// CLOCK_MONOTONIC, but not exposed; a zero value would disarm.
+	d := max(time.Until(when), 1)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if unix.TimerfdSettime(int(c.file.Fd()), 0, &spec, nil) == nil {
+		c.armedAt = when
+	}
+}
+
+type preciseTimer struct {
+	c *precise
+	timerEntry
+}
+
+func (t *preciseTimer) Stop() bool {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&c.h, t.index)
+	return true
+}
+
+func (t *preciseTimer) Reset(d time.Duration) bool {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pending := t.index >= 0
+	c.seq++
+	t.when, t.seq = time.Now().Add(d), c.seq
+	if pending {
+		heap.Fix(&c.h, t.index)
+	} else {
+		heap.Push(&c.h, &t.timerEntry)
+	}
+	c.armLocked()
+	return pending
+}

@@ -1,0 +1,112 @@
+package clock
+
+import (
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPreciseOrder: timers set out of order fire in the order of their
+// times, none before its time, and a stopped one never.
+func TestPreciseOrder(t *testing.T) {
+	c, err := newPrecise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	delays := []time.Duration{900, 100, 500, 300, 700, 200}
+	var (
+		mu    sync.Mutex
+		fired []time.Duration
+		wg    sync.WaitGroup
+	)
+	start := time.Now()
+	for _, d := range delays {
+		d := d * time.Microsecond
+		wg.Add(1)
+		due := start.Add(d)
+		c.AfterFunc(time.Until(due), func() {
+			defer wg.Done()
+			if now := time.Now(); now.Before(due) {
+				t.Errorf("timer of %v fired %v early", d, due.Sub(now))
+			}
+			mu.Lock()
+			fired = append(fired, d)
+			mu.Unlock()
+		})
+	}
+	stopped := c.AfterFunc(400*time.Microsecond, func() { t.Error("a stopped timer fired") })
+	if !stopped.Stop() {
+		t.Error("Stop of a pending timer = false")
+	}
+	if stopped.Stop() {
+		t.Error("second Stop = true")
+	}
+	wg.Wait()
+	if !sort.SliceIsSorted(fired, func(i, j int) bool { return fired[i] < fired[j] }) || len(fired) != len(delays) {
+		t.Errorf("fired in order %v", fired)
+	}
+}
+
+// TestPreciseReset: Reset reports whether the timer was pending, moves it
+// earlier (re-arming the timerfd for the new earliest) or later, and makes
+// a timer that already ran due again.
+func TestPreciseReset(t *testing.T) {
+	c, err := newPrecise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan string, 4)
+	late := c.AfterFunc(time.Hour, func() { ran <- "late" })
+	if !late.Reset(time.Microsecond) {
+		t.Error("Reset of a pending timer = false")
+	}
+	if got := <-ran; got != "late" {
+		t.Fatalf("ran %q", got)
+	}
+	if late.Reset(0) {
+		t.Error("Reset of a timer that ran = true")
+	}
+	if got := <-ran; got != "late" {
+		t.Fatalf("ran %q", got)
+	}
+	// A callback may block without holding up the clock's other timers.
+	block := make(chan struct{})
+	c.AfterFunc(0, func() { <-block })
+	c.AfterFunc(10*time.Microsecond, func() { ran <- "after a blocked one" })
+	if got := <-ran; got != "after a blocked one" {
+		t.Fatalf("ran %q", got)
+	}
+	close(block)
+}
+
+// TestPreciseShared: Precise is one clock per process.
+func TestPreciseShared(t *testing.T) {
+	if Precise() != Precise() {
+		t.Error("two Precise clocks")
+	}
+}
+
+// BenchmarkTimerLateness reports how late a 100 µs timer fires, with the
+// precise clock and with time.AfterFunc, in an otherwise idle process.
+func BenchmarkTimerLateness(b *testing.B) {
+	pc, err := newPrecise()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		clk  Clock
+	}{{"precise", pc}, {"runtime", Real()}} {
+		b.Run(c.name, func(b *testing.B) {
+			var total time.Duration
+			done := make(chan time.Duration)
+			for range b.N {
+				due := time.Now().Add(100 * time.Microsecond)
+				c.clk.AfterFunc(100*time.Microsecond, func() { done <- time.Since(due) })
+				total += <-done
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "late-ns/op")
+		})
+	}
+}
