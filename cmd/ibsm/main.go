@@ -1,67 +1,18 @@
-// Command ibsm is ibfab's subnet manager (package sm) on one port:
+// Command ibsm is ibfab's subnet manager (package sm) on one port: it
+// discovers the subnet, gives LIDs, routes, distributes the tables and
+// activates the ports, once (--once) or watching the subnet and taking
+// every change in; beside other SMs it holds the election of IBA 14.4
+// (sminfo.go). Beside the SM itself it manages, on request, QoS (qos.go),
+// congestion control (cc.go), adaptive routing (ar.go), partitions
+// (partitions.go), M_Keys (mkey.go) and serves Subnet Administration
+// (package sm/sa); 'ibsm qos' and 'ibsm ar' talk to a running ibsm,
+// 'ibsm routes --dump' prints the forwarding tables as ibroute does, and
+// 'ibsm bench' (bench.go) and 'ibsm arbtable-bench' (arbtable.go) measure.
 //
-//	ibsm --port SPEC [--routing updn-pira|updn-fera|minhop|ftree] [--once] [--json] [--lid-file F] [--lmc N] [--cc FILE]
-//	     [--ar-mode off|adaptive|adaptive-th|afi [--ar-threshold PCT] [--afc-vl VL]] [--sl2vl identity]
-//	     [--partitions FILE] [--part-enforce in|out|both|off]
-//	     [--priority P] [--sm-key K] [--polling-interval D] [--polling-retries N]
-//	     [--m-key K [--m-key-protect 0-3] [--m-key-lease D] [--m-key-per-port]]
-//	ibsm routes --dump --port SPEC [flags]
-//	ibsm qos add|del|list [flags]
-//	ibsm ar set --mode MODE [--threshold PCT] [--afc-vl VL] | ibsm ar show
-//	ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
-//
-// SPEC names the port: "mem[:TOPOFILE]" (also "fake:") is an in-memory fabric of agents
-// (the built-in default fabric without a file), with the SM on its first
-// node; "sim[:NAME]" attaches to Debian's ibsim or a soft HCA's attach
-// point (package simclient); "umad:CA:PORT" opens a real HCA port through
-// the kernel's umad device (package madport/umad); "softumad[:PORT]" a
-// soft HCA's port through its MAD endpoint with the same code (package
-// madport/softumad), from the HCA's namespace. ibsm sweeps and prints each
-// sweep's phase times and SMP counts, as text or (--json) one JSON object
-// per line; with --once it stops after the first sweep, else it watches
-// the subnet until interrupted. It exits non-zero, with the reason on
-// stderr, when the subnet could not be brought up. "routes --dump" brings
-// the subnet up once and prints every switch's forwarding table in the
-// layout of ibroute. "bench" (root, Debian's ibsim and OpenSM) times ibsm
-// and OpenSM bringing the same simulated fabrics up, counts their SMPs,
-// and times the routing engines against each other; it prints one JSON
-// object (bench.go).
-//
-// Beside other SMs (ibsm or OpenSM) ibsm holds the election of IBA 14.4
-// after its first discovery (--priority, then the lowest port GUID; only
-// with SMs of the same --sm-key, 1 by default as OpenSM's): as master it
-// runs the subnet and hands it over to a higher SM it finds (at a sweep,
-// or when that SM's Trap 144 comes); as standby it only polls the master's
-// SMInfo every --polling-interval and takes the subnet over, LIDs and
-// routes kept, once more than --polling-retries polls in a row went
-// unanswered. --lid-file is the cache of GUID→LID that only the master
-// writes, and that a standby reloads when it takes over. Every change of
-// its state, and every HANDOVER, ACKNOWLEDGE, DISCOVER, DISABLE and
-// STANDBY it sends or gets, is an "sm" event (sminfo.go).
-//
-// --lmc N gives every CA port 2^N LIDs and routes them apart (multipath):
-// the base LID keeps the engine's route, alias i takes its own in VL
-// layer i (SL i maps to VL i on every port), and each sweep reports the
-// fallbacks, path lengths and disjointness. --cc FILE manages congestion
-// control from a file of OpenSM's cc_* options and prints every new
-// CongestionLog entry as a cc_log event (cc.go). --ar-mode manages the
-// switches' adaptive routing through ibfab's vendor class 0x0A (ar.go,
-// docs/adaptive-routing.md) and sets SL s on VL s with equal-weight VL
-// arbitration (--sl2vl identity alone does that without adaptive
-// routing); 'ibsm ar set' changes the mode, threshold or AFC VL of a
-// running ibsm through its control socket, the one 'ibsm qos' uses.
-// --partitions FILE manages partitions from an OpenSM partitions.conf
-// (package sm/partition): the P_Key tables of the end ports, placed as
-// OpenSM places them, and with --part-enforce (default both) the tables
-// and enforcement of the switch ports facing CAs; every port whose table
-// or enforcement changes is printed as a partition event (partitions.go).
-//
-// --m-key K protects the subnet's management ports (mkey.go, sm/mkey.go):
-// every port gets the key (or with --m-key-per-port one derived from it),
-// --m-key-protect's level and --m-key-lease's lease period, and every SMP
-// carries its port's key; the keys are cached beside --lid-file. Ports
-// found protected by a key ibsm does not hold, keys taken back from ports
-// whose lease ran out, and Trap 256 (Bad M_Key) are "mkey" events.
+// The usage, with every flag, subcommand, port scheme and routing engine,
+// is what 'ibsm -h' prints (synopsis and the flags below); docs/ibsm.md
+// carries a copy, which go generate rewrites and TestUsageDoc checks, and
+// describes each part.
 package main
 
 import (
@@ -81,6 +32,9 @@ import (
 	"ibfab/sm"
 	"ibfab/sm/sa"
 )
+
+// The usage blocks of docs/ibsm.md are copies of what ibsm prints.
+//go:generate go test -run ^TestUsageDoc$ -update
 
 // Exit statuses.
 const (
@@ -115,7 +69,8 @@ const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--sa=fals
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
-       ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]`
+       ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
+       ibsm arbtable-bench [--ops N | --quick] [--out DIR] [flags]`
 
 // options are the command line.
 type options struct {

@@ -192,7 +192,7 @@ and must be handed the subnet. Throughout, a third host reads both SMs'
 SMInfo every 200 ms (exactly one Master outside a kill's gap) and runs
 sminfo (it must name the Master); flows among the four non-SM hosts must lose
 no packet; every port's LID must stay. OpenSM runs with qos TRUE and
-max_op_vls 3, ibsm with --pre-block=false (README: why).
+max_op_vls 3, ibsm with --pre-block=false (docs/suites.md: why).
 
 --quick runs two cases (OpenSM killed under an ibsm standby; ibsm handing over
 to OpenSM); --only runs the cases named FIRST-SECOND-SCENARIO
