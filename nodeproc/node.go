@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,6 +69,13 @@ type Options struct {
 	Socket    string  // control socket; default SocketPath
 	TimeScale float64 // emulated time runs this many times slower
 	Epoch     time.Time
+	// Procs is the process's GOMAXPROCS (Main sets it; 0 keeps the
+	// runtime's). A node's packet path is a chain of hand-offs between
+	// its goroutines (receive, route, transmit); on one P each runs as
+	// the one before parks, where with two the runtime wakes a second
+	// thread for it, which on an idle CPU costs tens of microseconds per
+	// hop. A fabric's parallelism is its processes.
+	Procs int
 	// Port holds what every port is built from; Width and Speed come from
 	// the topology's link.
 	Port port.Config
@@ -103,6 +111,9 @@ func Main(kind Kind, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ib%s: %v\n", kind, err)
 		return 2
 	}
+	if opts.Procs > 0 {
+		runtime.GOMAXPROCS(opts.Procs)
+	}
 	n, err := Start(kind, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "ib%s %s/%s: %v\n", kind, opts.Fabric, opts.Node, err)
@@ -136,6 +147,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Topology, "topology", "", "topology `FILE` (default /run/ibfab/N/topology.net)")
 	fs.StringVar(&o.Socket, "socket", "", "control socket `PATH` (default /run/ibfab/N/NAME.sock)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "run emulated time `S` times slower than real time")
+	fs.IntVar(&o.Procs, "procs", 1, "threads that run the node's Go code at once (GOMAXPROCS; 0: one per CPU)")
 	fs.Int64Var(&epochNS, "epoch", 0, "shared time origin of the fabric's scaled clocks, Unix `ns` (default now)")
 	fs.IntVar(&o.Port.DataVLs, "data-vls", port.DefaultDataVLs, "data VLs per port (1, 2, 4, 8 or 15)")
 	fs.IntVar(&o.Port.RxBlocks, "rx-blocks", port.DefaultRxBlocks, "receive buffer per data VL in 64-byte `blocks`")
@@ -165,6 +177,8 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 		return o, errors.New("--fabric and --node are required")
 	case !(o.TimeScale > 0) || o.TimeScale > 1e6:
 		return o, fmt.Errorf("--time-scale %v: want a positive number", o.TimeScale)
+	case o.Procs < 0:
+		return o, fmt.Errorf("--procs %d: want 0 or more", o.Procs)
 	}
 	if o.Port.VLBlocks != nil {
 		if err := o.Port.CheckVLBlocks(o.Port.VLBlocks); err != nil {

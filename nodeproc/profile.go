@@ -126,6 +126,7 @@ func profile(ctx context.Context, a ProfileArgs) error {
 	}
 	return nil
 }
+
 // Stacks is the "stacks" op's answer: every goroutine's stack, as a
 // panic prints them, to see where a port that holds packets is waiting.
 type Stacks struct {

@@ -29,12 +29,15 @@ func TestSwitchFlags(t *testing.T) {
 		wantErr string
 		blocks  []int
 		arch    softswitch.Arch
+		procs   int
 	}{
-		{name: "defaults", kind: KindSwitch},
-		{name: "per-VL buffers", kind: KindSwitch, args: []string{"--vl-blocks", "512,0, 256"}, blocks: []int{512, 0, 256}},
-		{name: "IQ", kind: KindSwitch, args: []string{"--switch-arch", "iq"}, arch: softswitch.ArchIQ},
-		{name: "VOQ", kind: KindSwitch, args: []string{"--switch-arch=voq"}},
-		{name: "HCA buffers", kind: KindHCA, args: []string{"--vl-blocks", "2048"}, blocks: []int{2048}},
+		{name: "defaults", kind: KindSwitch, procs: 1},
+		{name: "procs", kind: KindHCA, args: []string{"--procs", "0"}},
+		{name: "negative procs", kind: KindHCA, args: []string{"--procs", "-2"}, wantErr: "--procs -2"},
+		{name: "per-VL buffers", kind: KindSwitch, args: []string{"--vl-blocks", "512,0, 256"}, blocks: []int{512, 0, 256}, procs: 1},
+		{name: "IQ", kind: KindSwitch, args: []string{"--switch-arch", "iq"}, arch: softswitch.ArchIQ, procs: 1},
+		{name: "VOQ", kind: KindSwitch, args: []string{"--switch-arch=voq"}, procs: 1},
+		{name: "HCA buffers", kind: KindHCA, args: []string{"--vl-blocks", "2048"}, blocks: []int{2048}, procs: 1},
 		{name: "not a number", kind: KindSwitch, args: []string{"--vl-blocks", "512,x"}, wantErr: "block counts"},
 		{name: "negative", kind: KindSwitch, args: []string{"--vl-blocks", "-1"}, wantErr: "block counts"},
 		{name: "under one packet", kind: KindSwitch, args: []string{"--vl-blocks", "512,10"}, wantErr: "--vl-blocks"},
@@ -51,6 +54,7 @@ func TestSwitchFlags(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.blocks, o.Port.VLBlocks)
 			assert.Equal(t, tc.arch, o.SwitchArch)
+			assert.Equal(t, tc.procs, o.Procs)
 		})
 	}
 }

@@ -53,8 +53,10 @@ func (f *fabric) call(node, op string, args, result any) error {
 	return nil
 }
 
-// profile records every kind of profile of each node at once, over d,
-// into dir as NODE.KIND.pprof.
+// profile records a CPU profile and an execution trace of each node at
+// once, over d, into dir as NODE.KIND.pprof. (Block and mutex profiles,
+// which the profile op also takes, record every wait of an idle goroutine
+// too, and slow each wait down.)
 func (f *fabric) profile(dir string, nodes []string, d time.Duration) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -69,7 +71,7 @@ func (f *fabric) profile(dir string, nodes []string, d time.Duration) error {
 		errs []error
 	)
 	for _, n := range nodes {
-		for _, k := range []nodeproc.ProfileKind{nodeproc.ProfileCPU, nodeproc.ProfileBlock, nodeproc.ProfileMutex, nodeproc.ProfileTrace} {
+		for _, k := range []nodeproc.ProfileKind{nodeproc.ProfileCPU, nodeproc.ProfileTrace} {
 			wg.Go(func() {
 				err := f.call(n, "profile", nodeproc.ProfileArgs{
 					Path: filepath.Join(abs, fmt.Sprintf("%s.%v.pprof", n, k)), Seconds: d.Seconds(), Kind: k}, nil)

@@ -103,7 +103,7 @@ process. --quick: scales 16 and 32, 5 s of idling.`,
 		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated)")
 		idle := fs.Float64("idle-seconds", 10, "seconds the idle fabric is measured over")
 		only := fs.String("only", "", "run only these parts (comma-separated: paced, unpaced, hop, idle); the others count as not measured")
-		prof := fs.String("profile", "", "write CPU, block, mutex profiles and execution traces of the nodes of each run into `DIR`/RUN")
+		prof := fs.String("profile", "", "write CPU profiles and execution traces of the nodes of each run into `DIR`/RUN")
 		return func() (any, bool, error) {
 			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick, profileDir: *prof}
 			if c.quick {
