@@ -104,6 +104,10 @@ type Generator struct {
 	heldQ   int     // packets queued when the hold began
 	drained bool    // the queue drained during the last hold
 	drainNs float64 // ns per packet it drained at then; 0: unknown
+	// refused: the port refused the last packet, and the generator waits
+	// about bulkMin arrivals before it tries again, unless Resume ends
+	// the wait.
+	refused bool
 }
 
 // NewGenerator returns a stopped generator that sends through send;
@@ -238,10 +242,12 @@ func (g *Generator) fire() {
 		g.next = g.next.Add(g.gap())
 	}
 	wait := g.next.Sub(now)
+	g.refused = q.failed
 	switch {
 	case q.failed:
 		// The port refuses packets (not Active): try again once about
-		// bulkMin arrivals are due, and count those in one step.
+		// bulkMin arrivals are due, and count those in one step, unless
+		// the port says first that it takes packets again (Resume).
 		wait = max(wait, min(time.Duration(bulkMin*g.mean), maxHold))
 	case q.full:
 		wait = max(wait, g.startHold(now, g.cfg.MaxBacklog-q.room))
@@ -249,6 +255,27 @@ func (g *Generator) fire() {
 		g.hold = 0
 	}
 	g.timer.Reset(wait)
+}
+
+// Resume tells the generator that its port takes packets again (it went
+// Active). A generator waiting after a refused packet counts the arrivals
+// due until now as refused, as they were, and goes on from the next one:
+// the source sends again at once, as an application whose port came back
+// would, not up to maxHold later. Otherwise Resume does nothing.
+func (g *Generator) Resume() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped || g.timer == nil || !g.refused {
+		return
+	}
+	now := g.clk.Now()
+	q := qRoom{room: -1, failed: true}
+	for !g.next.After(now) && !g.countAll(now, true) {
+		g.emit(now, &q)
+		g.next = g.next.Add(g.gap())
+	}
+	g.refused = false
+	g.timer.Reset(g.next.Sub(now))
 }
 
 // qRoom is what the port's queue has left as last seen (room -1: not read

@@ -134,9 +134,12 @@ func New(cfg Config) (*HCA, error) {
 		num := uint8(i + 1)
 		pc := cfg.PortConfig
 		pc.Clock = clk
-		pc.OnStateChange = func(*port.Port, port.State, port.State) {
+		pc.OnStateChange = func(_ *port.Port, _, to port.State) {
 			// The agent reads the new state back through PortControl.
 			h.agent.PortStateChanged(num)
+			if g := h.generator(num); g != nil && to.Port == mad.PortStateActive {
+				g.Resume()
+			}
 		}
 		p, err := port.New(ep, pc, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) {
 			h.receive(num, p, pkt)

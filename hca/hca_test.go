@@ -115,3 +115,34 @@ func TestBackToBack(t *testing.T) {
 		t.Errorf("PMA PortRcvPkts 0 after traffic")
 	}
 }
+
+// TestTrafficResumesWhenActive: a generator whose port refused its
+// packets (the SM had it in Init, as during a reconfiguration) sends
+// again as soon as the port is Active, not when its wait after the
+// refusal ends (about bulkMin arrivals, up to 100 ms): a source whose
+// route came back sends at once. The arrivals while the port refused
+// count as failed.
+func TestTrafficResumesWhenActive(t *testing.T) {
+	p := newPair(t)
+	p.settle()
+	activate(t, p, []uint8{0, 1}, 2)
+	// 0.1 % of the link with 256-byte payloads: an arrival about every
+	// half millisecond, so the wait after a refusal (bulkMin arrivals) is
+	// longer than the 6 ms the test allows once a is Active.
+	if _, err := p.a.StartTraffic(1, hca.TrafficConfig{GeneratorConfig: hca.GeneratorConfig{Load: 0.1, Payload: 256, Dests: []uint16{2}, Seed: 5, Periodic: true}}); err != nil {
+		t.Fatalf("StartTraffic: %v", err)
+	}
+	p.runFor(t, 10*time.Millisecond) // a is Init: every arrival refused
+	if s := p.b.Stats().Ports[0]; s.RxPackets != 0 {
+		t.Fatalf("b received %d packets from a port in Init", s.RxPackets)
+	}
+	activate(t, p, nil, 1)
+	p.runFor(t, 6*time.Millisecond) // two arrivals' worth
+	ga, _ := p.a.StopTraffic(1)
+	if got := p.b.Stats().Ports[0].RxPackets; got == 0 || got != ga.Sent {
+		t.Fatalf("b received %d packets within 6 ms of a going Active (generator %+v): want the arrivals since", got, ga)
+	}
+	if ga.Failed < 3 || ga.Sent+ga.Failed+ga.Backlogged != ga.Offered {
+		t.Errorf("generator %+v: want the arrivals before Active failed, the counts adding up", ga)
+	}
+}
