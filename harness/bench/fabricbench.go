@@ -75,6 +75,9 @@ type HopLatency struct {
 	P99OverSer    float64 `json:"p99_over_serialization"`
 	P50AboveSerNs int64   `json:"p50_above_ser_ns"`
 	P99AboveSerNs int64   `json:"p99_above_ser_ns"`
+	// Stages (with --profile): where a packet's time went, from the
+	// processes' execution traces.
+	Stages []HopStage `json:"stages,omitempty"`
 }
 
 // IdleFabric is an idle fabric's cost.
@@ -265,7 +268,7 @@ func unpacedPart(o fabricOptions, rep *FabricReport, fail func(string, error)) [
 
 func hopPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case {
 	fmt.Fprintln(o.log, "fabric: hop latency")
-	l, err := hopLatency(o.prefix+"l", o.profilePath(o.prefix+"l"))
+	l, err := hopLatency(o.prefix+"l", o.profilePath(o.prefix+"l"), o.log)
 	if err != nil {
 		fail("hop latency", err)
 		return []goal.Case{goal.Failed("hop", err)}
@@ -365,7 +368,7 @@ func linkThroughput(name string, scale float64, unpaced bool, profileDir string)
 
 // hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
 // latency histogram (send stamp to receipt, on the fabric's shared clock).
-func hopLatency(name, profileDir string) (*HopLatency, error) {
+func hopLatency(name, profileDir string, log io.Writer) (*HopLatency, error) {
 	topo, err := star()
 	if err != nil {
 		return nil, err
@@ -408,11 +411,20 @@ func hopLatency(name, profileDir string) (*HopLatency, error) {
 	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
 	// Two links; with cut-through the packet is serialized on each.
 	ser := time.Duration(float64(2*wire.UDPacketSize(2048, false)*8) / float64(rate) * 1e9).Nanoseconds()
-	return &HopLatency{
+	h := &HopLatency{
 		Samples: lat.Count, P50Ns: lat.P50Ns, P99Ns: lat.P99Ns, SerNs: ser,
 		P50OverSer: float64(lat.P50Ns) / float64(ser), P99OverSer: float64(lat.P99Ns) / float64(ser),
 		P50AboveSerNs: lat.P50Ns - ser, P99AboveSerNs: lat.P99Ns - ser,
-	}, nil
+	}
+	if profileDir != "" {
+		st, err := hopStagesFrom(profileDir)
+		if err != nil {
+			return nil, fmt.Errorf("hop stages: %w", err)
+		}
+		h.Stages = st
+		fmt.Fprintf(log, "fabric: hop stages (traced)\n%s", formatHopStages(st))
+	}
+	return h, nil
 }
 
 // idleFabric brings up a 100-process fat tree (8 leaves, 4 spines, 88

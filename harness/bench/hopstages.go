@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/exp/trace"
+)
+
+// A hop's stages, read from execution traces of the three processes a
+// packet crosses (ca1 → sw1 → ca2) taken at once: each trace's clock is
+// the machine's monotonic clock, so the events of one packet line up
+// across processes. At light traffic a packet's events are the next ones
+// of each kind after the one before, which is how a packet is followed.
+//
+//	kick    ca1's transmitter is woken by the generator's Send
+//	write   ca1 writes the data packet (the syscall starts)
+//	rx      sw1's receive goroutine is runnable (the kernel delivered
+//	        the frame and woke the thread polling the socket)
+//	run     it runs
+//	fwd     it has routed the packet and woken port 2's transmitter
+//	write2  that transmitter writes it
+//	rx2     ca2's receive goroutine is runnable
+//	run2    it runs
+var hopStageNames = []string{
+	"ca1 send → write (transmitter hand-off)",
+	"ca1 write → sw1 receiver runnable (kernel, wake-up)",
+	"sw1 receiver runnable → running (scheduler)",
+	"sw1 running → port 2 transmitter woken (read, verify, route)",
+	"sw1 transmitter woken → write (hand-off)",
+	"sw1 write → ca2 receiver runnable (kernel, wake-up)",
+	"ca2 receiver runnable → running (scheduler)",
+	"ca1 write → ca2 receiver running (the hop)",
+}
+
+// HopStage is one stage's durations over the packets followed.
+type HopStage struct {
+	Stage   string  `json:"stage"`
+	Packets int     `json:"packets"`
+	P50Us   float64 `json:"p50_us"`
+	P90Us   float64 `json:"p90_us"`
+	P99Us   float64 `json:"p99_us"`
+}
+
+// procEvents is what a hop needs of one process's trace, each sorted.
+type procEvents struct {
+	kicks    []trace.Time // a transmitter goroutine made runnable
+	writes   []trace.Time // a data packet's write syscall begins
+	runnable []trace.Time // a receive goroutine made runnable
+	running  []trace.Time // a receive goroutine starts running
+}
+
+// Function names that tell the goroutines apart.
+const (
+	txFunc    = "ibfab/port.(*Port).transmit"
+	writeFunc = "ibfab/port.(*Port).writeDataLocked"
+)
+
+// readProcEvents reads one execution trace.
+func readProcEvents(r io.Reader) (*procEvents, error) {
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		pe     procEvents
+		rx, tx = map[trace.GoID]bool{}, map[trace.GoID]bool{}
+		evs    []trace.Event
+	)
+	// Two passes: a goroutine is known as a receiver or transmitter only
+	// once it waited on the network or parked in transmit.
+	for {
+		ev, err := tr.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev.Kind() != trace.EventStateTransition {
+			continue
+		}
+		st := ev.StateTransition()
+		if st.Resource.Kind != trace.ResourceGoroutine {
+			continue
+		}
+		g := st.Resource.Goroutine()
+		from, to := st.Goroutine()
+		switch {
+		case from == trace.GoRunning && to == trace.GoWaiting && st.Reason == "network":
+			rx[g] = true
+		case to == trace.GoWaiting && inStack(st.Stack, txFunc):
+			tx[g] = true
+		}
+		evs = append(evs, ev)
+	}
+	for _, ev := range evs {
+		st := ev.StateTransition()
+		g := st.Resource.Goroutine()
+		from, to := st.Goroutine()
+		switch {
+		case from == trace.GoWaiting && to == trace.GoRunnable && tx[g]:
+			pe.kicks = append(pe.kicks, ev.Time())
+		case from == trace.GoWaiting && to == trace.GoRunnable && rx[g]:
+			pe.runnable = append(pe.runnable, ev.Time())
+		case from == trace.GoRunnable && to == trace.GoRunning && rx[g]:
+			pe.running = append(pe.running, ev.Time())
+		case from == trace.GoRunning && to == trace.GoSyscall && inStack(st.Stack, writeFunc):
+			pe.writes = append(pe.writes, ev.Time())
+		}
+	}
+	for _, s := range [][]trace.Time{pe.kicks, pe.writes, pe.runnable, pe.running} {
+		slices.Sort(s)
+	}
+	return &pe, nil
+}
+
+func inStack(s trace.Stack, fn string) bool {
+	for f := range s.Frames() {
+		if f.Func == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// hopStages follows each data packet ca1 wrote through sw1 to ca2.
+func hopStages(ca1, sw1, ca2 *procEvents) []HopStage {
+	d := make([][]time.Duration, len(hopStageNames))
+	for _, w := range ca1.writes {
+		t := []trace.Time{0, w}
+		for _, s := range [][]trace.Time{sw1.runnable, sw1.running, sw1.kicks, sw1.writes, ca2.runnable, ca2.running} {
+			n, ok := next(s, t[len(t)-1])
+			if !ok {
+				break
+			}
+			t = append(t, n)
+		}
+		if len(t) < 8 {
+			continue
+		}
+		if k, ok := prev(ca1.kicks, w); ok {
+			d[0] = append(d[0], w.Sub(k))
+		}
+		for i := 1; i < 7; i++ {
+			d[i] = append(d[i], t[i+1].Sub(t[i]))
+		}
+		d[7] = append(d[7], t[7].Sub(t[1]))
+	}
+	out := make([]HopStage, len(hopStageNames))
+	for i, name := range hopStageNames {
+		out[i] = HopStage{Stage: name, Packets: len(d[i])}
+		if len(d[i]) == 0 {
+			continue
+		}
+		slices.Sort(d[i])
+		// Nearest rank, as the latency histogram's quantiles.
+		q := func(f float64) float64 { return float64(d[i][int(math.Ceil(f*float64(len(d[i]))))-1]) / 1e3 }
+		out[i].P50Us, out[i].P90Us, out[i].P99Us = q(0.5), q(0.9), q(0.99)
+	}
+	return out
+}
+
+// next returns the first time in s at or after t.
+func next(s []trace.Time, t trace.Time) (trace.Time, bool) {
+	i, _ := slices.BinarySearch(s, t)
+	if i == len(s) {
+		return 0, false
+	}
+	return s[i], true
+}
+
+// prev returns the last time in s at or before t, if within a
+// millisecond: older, it woke the transmitter for another packet.
+func prev(s []trace.Time, t trace.Time) (trace.Time, bool) {
+	i, found := slices.BinarySearch(s, t)
+	if !found {
+		i--
+	}
+	if i < 0 || t.Sub(s[i]) > time.Millisecond {
+		return 0, false
+	}
+	return s[i], true
+}
+
+// hopStagesFrom reads the traces NODE.trace.pprof of ca1, sw1 and ca2 in
+// dir (fabric.profile's names).
+func hopStagesFrom(dir string) ([]HopStage, error) {
+	var pes [3]*procEvents
+	for i, n := range []string{"ca1", "sw1", "ca2"} {
+		f, err := os.Open(filepath.Join(dir, n+".trace.pprof"))
+		if err != nil {
+			return nil, err
+		}
+		pes[i], err = readProcEvents(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s's trace: %w", n, err)
+		}
+	}
+	st := hopStages(pes[0], pes[1], pes[2])
+	if st[len(st)-1].Packets == 0 {
+		return nil, errors.New("no packet followed through the traces")
+	}
+	return st, nil
+}
+
+// formatHopStages formats the stages as a table.
+func formatHopStages(st []HopStage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-62s %7s %8s %8s %8s\n", "stage", "packets", "p50 µs", "p90 µs", "p99 µs")
+	for _, s := range st {
+		fmt.Fprintf(&b, "%-62s %7d %8.1f %8.1f %8.1f\n", s.Stage, s.Packets, s.P50Us, s.P90Us, s.P99Us)
+	}
+	return b.String()
+}
