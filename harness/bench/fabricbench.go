@@ -93,14 +93,16 @@ type IdleFabric struct {
 
 var fabricBench = benchmark{
 	name:     "fabric",
-	synopsis: "bench fabric [--scales 1,2,4,8,16,32] [--idle-seconds S] [--quick] [--out FILE] [--name PREFIX]",
+	synopsis: "bench fabric [--scales 1,2,4,8,16,32] [--idle-seconds S] [--only PARTS] [--profile DIR] [--quick] [--out FILE] [--name PREFIX]",
 	desc: `The fabric's data path and idle cost. Paced goodput of one 4x SDR link
 (two HCAs back to back, MTU 2048) at each time scale, against the 8 Gb/s
 link rate; the unpaced maximum of the same path (the machine's limit);
 switch hop latency p50/p99 above the serialization time; idle CPU and RSS
 of a 100-process fat tree. Goals: paced goodput within 1 % of the rate at
-some scale; the idle fabric under 5 % of one core in all and 20 MiB per
-process. --quick: scales 16 and 32, 5 s of idling.`,
+a time scale ≤ 4; unpaced ≥ 0.5 of the rate; hop p50 ≤ 30 µs, p99 ≤
+300 µs; the idle fabric under 5 % of one core in all and 20 MiB per
+process. --profile adds the hop's stages from execution traces. --quick:
+scales 16 and 32, 5 s of idling.`,
 	flags: func(fs *flag.FlagSet, c *common) func() (any, bool, error) {
 		scales := floatList{1, 2, 4, 8, 16, 32}
 		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated)")
