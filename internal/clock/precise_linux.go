@@ -31,7 +31,11 @@ var sharedPrecise = sync.OnceValue(func() Clock {
 })
 
 type precise struct {
-	file *os.File // the timerfd, in the runtime poller
+	// file is the timerfd in the runtime poller, fd its descriptor for
+	// timerfd_settime: file.Fd() would put it in blocking mode, and the
+	// loop's read would then hold a thread until the next expiry.
+	file *os.File
+	fd   int
 
 	mu      sync.Mutex
 	h       timerHeap
@@ -46,7 +50,7 @@ func newPrecise() (*precise, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &precise{file: os.NewFile(uintptr(fd), "timerfd")}
+	c := &precise{file: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
 	rc, err := c.file.SyscallConn()
 	if err != nil {
 		c.file.Close()
@@ -105,7 +109,7 @@ func (c *precise) armLocked() {
 	// CLOCK_MONOTONIC, but not exposed; a zero value would disarm.
 	d := max(time.Until(when), 1)
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	if unix.TimerfdSettime(int(c.file.Fd()), 0, &spec, nil) == nil {
+	if unix.TimerfdSettime(c.fd, 0, &spec, nil) == nil {
 		c.armedAt = when
 	}
 }
