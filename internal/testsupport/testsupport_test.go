@@ -48,13 +48,16 @@ func TestWaitBlocked(t *testing.T) {
 	for range 2 {
 		wg.Go(func() { parkHere(release) })
 	}
-	WaitBlocked(t, 10*time.Second, "ibfab/internal/testsupport.parkHere", 2)
-	if n := blockedIn("ibfab/internal/testsupport.parkHere"); n != 2 {
+	WaitBlocked(t, 10*time.Second, 2, "ibfab/internal/testsupport.parkHere", "ibfab/internal/testsupport.TestWaitBlocked.func1")
+	if n := blockedIn([]string{"ibfab/internal/testsupport.parkHere"}); n != 2 {
 		t.Errorf("%d blocked, want 2", n)
+	}
+	if n := blockedIn([]string{"ibfab/internal/testsupport.parkHere", "internal/poll.runtime_pollWait"}); n != 0 {
+		t.Errorf("%d blocked in parkHere and the poller, want 0", n)
 	}
 	close(release)
 	wg.Wait()
-	if n := blockedIn("ibfab/internal/testsupport.parkHere"); n != 0 {
+	if n := blockedIn([]string{"ibfab/internal/testsupport.parkHere"}); n != 0 {
 		t.Errorf("%d blocked after the release, want 0", n)
 	}
 	if Poll(10*time.Millisecond, func() bool { return false }) {

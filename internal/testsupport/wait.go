@@ -38,19 +38,20 @@ func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 
 // WaitBlocked waits up to limit until n goroutines are blocked (in a
 // channel operation, a lock, the poller: any state but running, runnable
-// or a system call) with fn on their stacks, fn as a stack trace names
-// it ("ibfab/simclient.(*Client).Recv"), and fails t if they never are.
-// It stands for "the goroutine has got as far as waiting in fn" where a
-// test would otherwise sleep and hope.
-func WaitBlocked(t testing.TB, limit time.Duration, fn string, n int) {
+// or a system call) with every one of fns on their stacks, each as a
+// stack trace names it ("ibfab/simclient.(*Client).Recv",
+// "internal/poll.runtime_pollWait": blocked reading a socket in Recv),
+// and fails t if they never are. It stands for "the goroutine has got as
+// far as waiting there" where a test would otherwise sleep and hope.
+func WaitBlocked(t testing.TB, limit time.Duration, n int, fns ...string) {
 	t.Helper()
-	if !Poll(limit, func() bool { return blockedIn(fn) >= n }) {
-		t.Fatalf("waiting for %d goroutines blocked in %s: %d within %v", n, fn, blockedIn(fn), limit)
+	if !Poll(limit, func() bool { return blockedIn(fns) >= n }) {
+		t.Fatalf("waiting for %d goroutines blocked in %v: %d within %v", n, fns, blockedIn(fns), limit)
 	}
 }
 
-// blockedIn counts the goroutines blocked with fn on their stacks.
-func blockedIn(fn string) int {
+// blockedIn counts the goroutines blocked with all of fns on their stacks.
+func blockedIn(fns []string) int {
 	buf := make([]byte, 1<<16)
 	for {
 		n := runtime.Stack(buf, true)
@@ -73,7 +74,12 @@ func blockedIn(fn string) int {
 		}
 		// A frame's function line, not the "created by" line.
 		body, _, _ = strings.Cut(body, "\ncreated by ")
-		if strings.HasPrefix(body, fn+"(") || strings.Contains(body, "\n"+fn+"(") {
+		body = "\n" + body
+		all := true
+		for _, fn := range fns {
+			all = all && strings.Contains(body, "\n"+fn+"(")
+		}
+		if all {
 			count++
 		}
 	}
