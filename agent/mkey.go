@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"ibfab/internal/clock"
 	"ibfab/wire/mad"
 )
 
@@ -33,18 +32,7 @@ import (
 // SMPs must not become a stream of traps on VL15).
 
 // leaseState is the lease countdown of one SMA.
-type leaseState struct {
-	timer clock.Timer
-	gen   uint64 // bumped on every stop, so a stale callback does nothing
-}
-
-func (l *leaseState) stop() {
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
-	}
-	l.gen++
-}
+type leaseState struct{ genTimer }
 
 // checkMKeyLocked applies the M_Key check of the SMA at port sma to an
 // SMP with method m and M_Key key. ok says whether it may be served, hide
@@ -53,7 +41,7 @@ func (a *Agent) checkMKeyLocked(sma uint8, m mad.Method, key uint64) (ok, hide b
 	p := &a.port[sma]
 	info := &p.info
 	if info.MKey == 0 || info.MKey == key {
-		if p.lease.timer != nil {
+		if p.lease.armed() {
 			p.lease.stop()
 		}
 		return true, false
@@ -67,9 +55,8 @@ func (a *Agent) checkMKeyLocked(sma uint8, m mad.Method, key uint64) (ok, hide b
 		}
 	}
 	info.MKeyViolations = mad.SatAdd(info.MKeyViolations, 1)
-	if p.lease.timer == nil && info.MKeyLeasePeriod != 0 && !a.closed {
-		gen := p.lease.gen
-		p.lease.timer = a.clock.AfterFunc(time.Duration(info.MKeyLeasePeriod)*time.Second, func() {
+	if !p.lease.armed() && info.MKeyLeasePeriod != 0 && !a.closed {
+		p.lease.start(a.clock, time.Duration(info.MKeyLeasePeriod)*time.Second, func(gen uint64) {
 			a.leaseExpired(sma, gen)
 		})
 	}
@@ -82,16 +69,7 @@ type mkeyTrapState struct {
 	tid         uint64
 	count       uint16 // NoticeCount of the last trap
 	notice      mad.NoticeFields
-	timer       clock.Timer
-	gen         uint64 // bumped on every stop, so a stale repeat does nothing
-}
-
-func (t *mkeyTrapState) stop() {
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
-	t.gen++
+	genTimer    // the repeat
 }
 
 // badMKey reports the SMP m, which arrived as in and failed the M_Key
@@ -137,9 +115,7 @@ func (a *Agent) badMKey(in Inbound, m []byte, dr bool) []Outbound {
 
 func (a *Agent) scheduleMKeyTrapLocked(sma uint8) {
 	info := &a.port[sma].info
-	t := &a.port[sma].mtrap
-	gen := t.gen
-	t.timer = a.clock.AfterFunc(TrapRepeatInterval(info.SubnetTimeOut, info.RespTimeValue), func() {
+	a.port[sma].mtrap.start(a.clock, TrapRepeatInterval(info.SubnetTimeOut, info.RespTimeValue), func(gen uint64) {
 		a.repeatMKeyTrap(sma, gen)
 	})
 }
@@ -148,7 +124,7 @@ func (a *Agent) scheduleMKeyTrapLocked(sma uint8) {
 func (a *Agent) repeatMKeyTrap(sma uint8, gen uint64) {
 	a.mu.Lock()
 	t := &a.port[sma].mtrap
-	if gen != t.gen || !t.outstanding || a.closed {
+	if !t.fired(gen) || !t.outstanding || a.closed {
 		a.mu.Unlock()
 		return
 	}
@@ -201,10 +177,9 @@ func (a *Agent) leaseExpired(sma uint8, gen uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := &a.port[sma]
-	if p.lease.gen != gen {
+	if !p.lease.fired(gen) {
 		return
 	}
-	p.lease.timer = nil
 	p.info.MKeyProtectBits = 0
 }
 

@@ -43,16 +43,46 @@ type trapState struct {
 	outstanding bool   // sent, not yet repressed
 	tid         uint64 // of the outstanding trap
 	count       uint16 // NoticeCount of the last trap
-	timer       clock.Timer
-	gen         uint64 // bumped on every stop, so a stale repeat does nothing
+	genTimer           // the repeat
 }
 
-func (t *trapState) stop() {
+// genTimer is one of the agent's timers (a trap's repeat, an M_Key
+// lease): its callback takes the agent's mu and acts only if its
+// generation is still the timer's, because a clock.Timer's Stop cannot
+// recall a callback that has already begun.
+type genTimer struct {
+	timer clock.Timer // nil when not armed
+	gen   uint64      // bumped on every stop, so a stale callback does nothing
+}
+
+// start arms the timer to call fire after d with the generation it was
+// armed in, to be passed to fired; mu held.
+func (t *genTimer) start(c clock.Clock, d time.Duration, fire func(gen uint64)) {
+	gen := t.gen
+	t.timer = c.AfterFunc(d, func() { fire(gen) })
+}
+
+// stop disarms the timer; a callback already under way does nothing. mu
+// held.
+func (t *genTimer) stop() {
 	if t.timer != nil {
 		t.timer.Stop()
 		t.timer = nil
 	}
 	t.gen++
+}
+
+// armed reports whether the timer is set and has not fired; mu held.
+func (t *genTimer) armed() bool { return t.timer != nil }
+
+// fired is the callback's check, mu held: it reports whether gen is still
+// the timer's (not stopped since), and if so the timer is no longer armed.
+func (t *genTimer) fired(gen uint64) bool {
+	if gen != t.gen {
+		return false
+	}
+	t.timer = nil
+	return true
 }
 
 // PortStateChanged tells the agent that the state of port (1..NumPorts)
@@ -108,16 +138,13 @@ func (a *Agent) flushTrapLocked() []Outbound {
 
 func (a *Agent) scheduleTrapLocked() {
 	p0 := &a.port[0].info
-	gen := a.trap.gen
-	a.trap.timer = a.clock.AfterFunc(TrapRepeatInterval(p0.SubnetTimeOut, p0.RespTimeValue), func() {
-		a.repeatTrap(gen)
-	})
+	a.trap.start(a.clock, TrapRepeatInterval(p0.SubnetTimeOut, p0.RespTimeValue), a.repeatTrap)
 }
 
 // repeatTrap sends the outstanding trap again and schedules the next.
 func (a *Agent) repeatTrap(gen uint64) {
 	a.mu.Lock()
-	if gen != a.trap.gen || !a.trap.outstanding || a.closed {
+	if !a.trap.fired(gen) || !a.trap.outstanding || a.closed {
 		a.mu.Unlock()
 		return
 	}

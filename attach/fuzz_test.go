@@ -27,6 +27,7 @@ import (
 // per input would drown the fuzzer.
 type fuzzBed struct {
 	h    *hca.HCA
+	peer *hca.HCA               // the HCA at the other end of h's link
 	srv  atomic.Pointer[Server] // the server of the current input gets the HCA's MADs
 	sock *net.UnixConn          // the slot socket of the fake client
 	from rawAddr
@@ -51,7 +52,7 @@ func fuzzBedFor(t testing.TB) *fuzzBed {
 		if b.h, bedErr = hca.New(hca.Config{NodeGUID: 0xa00, Ports: []link.Endpoint{ea}, Clock: clk, MADClient: mc}); bedErr != nil {
 			return
 		}
-		if _, bedErr = hca.New(hca.Config{NodeGUID: 0xb00, Ports: []link.Endpoint{eb}, Clock: clk}); bedErr != nil {
+		if b.peer, bedErr = hca.New(hca.Config{NodeGUID: 0xb00, Ports: []link.Endpoint{eb}, Clock: clk}); bedErr != nil {
 			return
 		}
 		// A bound socket for the fake client's slot: nothing listens at
@@ -67,6 +68,17 @@ func fuzzBedFor(t testing.TB) *fuzzBed {
 		t.Fatalf("fuzz bed: %v", bedErr)
 	}
 	return bed
+}
+
+// closeFuzzBed closes the bed, if a test made one, when the package's
+// tests are done, before the leak check.
+func closeFuzzBed() {
+	if bed == nil {
+		return
+	}
+	bed.h.Close()
+	bed.peer.Close()
+	bed.sock.Close()
 }
 
 // server returns a fresh server on the bed's HCA with one client in slot 0.

@@ -14,6 +14,7 @@ import (
 	"ibfab/attach"
 	"ibfab/hca"
 	"ibfab/internal/clock"
+	"ibfab/internal/testsupport"
 	"ibfab/link"
 	"ibfab/link/linktest"
 	"ibfab/link/pipe"
@@ -109,13 +110,7 @@ func (r *rig) tryDial(t *testing.T, cfg simclient.Config) (*simclient.Client, er
 // waitFor polls cond until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, waitLimit, what, cond)
 }
 
 func drMAD(t *testing.T, method mad.Method, tid uint64, attr mad.AttrID, mod uint32, path []uint8, data []byte) madport.MAD {

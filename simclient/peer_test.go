@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/madport"
 	"ibfab/simclient"
 	"ibfab/simproto"
@@ -165,7 +166,7 @@ func TestEchoRecv(t *testing.T) {
 			_, err := c.Recv(ctx)
 			errc <- err
 		}()
-		time.Sleep(10 * time.Millisecond) // most likely blocked in the read by now
+		testsupport.WaitBlocked(t, waitLimit, 1, "ibfab/simclient.(*Client).Recv", "internal/poll.runtime_pollWait") // in the read
 		cancel()
 		assert.ErrorIs(t, <-errc, context.Canceled)
 		// The canceled context's wake-up may land on the next read,
@@ -223,7 +224,7 @@ func TestCloseWakesRecv(t *testing.T) {
 			errc <- err
 		}()
 	}
-	time.Sleep(10 * time.Millisecond)
+	testsupport.WaitBlocked(t, waitLimit, 2, "ibfab/simclient.(*Client).Recv")
 	require.NoError(t, c.Close())
 	assert.ErrorIs(t, <-errc, madport.ErrClosed)
 	assert.ErrorIs(t, <-errc, madport.ErrClosed)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/madport"
 	"ibfab/madport/memport"
 	"ibfab/memfabric"
@@ -122,46 +123,46 @@ const hangGuard = 2 * time.Minute
 // waitEvent waits for an event of l that want accepts and returns it.
 func (l *liveSM) waitEvent(t *testing.T, what string, want func(timedEvent) bool) timedEvent {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for time.Now().Before(deadline) {
+	var got timedEvent
+	if !testsupport.Poll(hangGuard, func() bool {
 		for _, e := range l.events.list() {
 			if want(e) {
-				return e
+				got = e
+				return true
 			}
 		}
-		time.Sleep(time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s: no %s; events %+v", l.name, what, l.events.list())
 	}
-	t.Fatalf("%s: no %s; events %+v", l.name, what, l.events.list())
-	return timedEvent{}
+	return got
 }
 
 // waitResult waits for a sweep or assimilation of l that want accepts,
 // after the first skip results.
 func (l *liveSM) waitResult(t *testing.T, what string, skip int, want func(*sm.Result) bool) *sm.Result {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for time.Now().Before(deadline) {
+	var got *sm.Result
+	if !testsupport.Poll(hangGuard, func() bool {
 		rs := l.results.list()
 		for _, r := range rs[min(skip, len(rs)):] {
 			if want(r) {
-				return r
+				got = r
+				return true
 			}
 		}
-		time.Sleep(time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s: no %s; results %d", l.name, what, len(l.results.list()))
 	}
-	t.Fatalf("%s: no %s; results %d", l.name, what, len(l.results.list()))
-	return nil
+	return got
 }
 
 // waitUntil waits until the fabric's emulated time has passed at.
 func (g *smGroup) waitUntil(t *testing.T, at time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for g.f.Clock().Now().Before(at) {
-		if time.Now().After(deadline) {
-			t.Fatalf("emulated time stands at %v, waiting for %v", g.since(g.f.Clock().Now()), g.since(at))
-		}
-		time.Sleep(time.Millisecond)
+	if !testsupport.Poll(hangGuard, func() bool { return !g.f.Clock().Now().Before(at) }) {
+		t.Fatalf("emulated time stands at %v, waiting for %v", g.since(g.f.Clock().Now()), g.since(at))
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
@@ -53,24 +53,6 @@ func requireIbsim(t *testing.T) {
 	umad2simLib(t)
 }
 
-// syncBuffer collects a process's output while the test polls it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startIbsim runs ibsim on file in a new network namespace and returns the
 // namespace once ibsim says it is ready. Cleanup kills ibsim and deletes
 // the namespace, also when the test fails.
@@ -89,7 +71,7 @@ func startIbsim(t *testing.T, file string) string {
 	// ip netns exec execs ibsim in place, so the PID is ibsim's. ibsim reads
 	// console commands from stdin and quits at EOF: keep the pipe open.
 	cmd := exec.Command("ip", "netns", "exec", ns, "ibsim", "-s", file)
-	out := &syncBuffer{}
+	out := &testsupport.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
+	"ibfab/internal/testsupport"
 	"ibfab/rmpp"
 	"ibfab/umadep"
 	"ibfab/umadproto"
@@ -419,7 +420,8 @@ func TestRMPPSend(t *testing.T) {
 	if len(got) != len(table) || string(got[56:]) != string(table[56:]) {
 		t.Fatalf("peer reassembled %d bytes, want %d", len(got), len(table))
 	}
-	time.Sleep(20 * time.Millisecond)
+	// The last ACK completes the transfer on the server's goroutine.
+	waitFor(t, "the transfer completed", func() bool { return e.srv.Stats().RMPPSent != 0 })
 	if st := e.srv.Stats(); st.RMPPSent != 1 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -460,23 +462,18 @@ func TestSysfsAndISSM(t *testing.T) {
 	if _, err := umadproto.OpenISSM(e.name, 2); !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("second issm: %v", err)
 	}
-	waitFor(t, func() bool { e.port.mu.Lock(); defer e.port.mu.Unlock(); return e.port.issm[2] })
+	waitFor(t, "port 2's IsSM set", func() bool { e.port.mu.Lock(); defer e.port.mu.Unlock(); return e.port.issm[2] })
 	s.Close()
-	waitFor(t, func() bool { e.port.mu.Lock(); defer e.port.mu.Unlock(); return !e.port.issm[2] })
+	waitFor(t, "port 2's IsSM cleared", func() bool { e.port.mu.Lock(); defer e.port.mu.Unlock(); return !e.port.issm[2] })
 	if _, err := umadproto.Dial(e.name, 3); !errors.Is(err, syscall.ENODEV) {
 		t.Errorf("port 3: %v", err)
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor waits up to 5 s for what the server does on its goroutines.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 500; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not met")
+	testsupport.WaitFor(t, 5*time.Second, what, cond)
 }
 
 // TestBadInput sends the endpoint what a broken client might: it refuses,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/sm"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -97,7 +98,7 @@ func TestARCommand(t *testing.T) {
 	file := writeTopo(t, mustKAry(t))
 	sock := filepath.Join(t.TempDir(), "ibsm.sock")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb testsupport.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--port", "mem:" + file, "--routing", "ftree", "--ar-mode", "off", "--control", sock, "--json"}, &out, &errb)

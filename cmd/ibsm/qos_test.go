@@ -1,40 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/sm"
 )
-
-// syncBuffer is a bytes.Buffer the SM's goroutine writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestQoSCommand: ibsm with a flow file admits it; `ibsm qos` adds,
 // lists, refuses and deletes through the control socket, and says so in
@@ -45,7 +25,7 @@ func TestQoSCommand(t *testing.T) {
 	require.NoError(t, os.WriteFile(flows, []byte(`{"flows":[{"id":"f1","src":"ca4","dst":"ca12","mbps":400,"latency_us":1000}]}`), 0o644))
 	sock := filepath.Join(dir, "ibsm.sock")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb testsupport.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--port", "mem", "--qos-flows", flows, "--control", sock, "--json"}, &out, &errb)

@@ -35,7 +35,12 @@ func echoHandler(ctx context.Context, op string, args json.RawMessage) (any, err
 
 func newServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := Listen(filepath.Join(t.TempDir(), "n.sock"), echoHandler)
+	return newServerWith(t, echoHandler)
+}
+
+func newServerWith(t *testing.T, h Handler) *Server {
+	t.Helper()
+	s, err := Listen(filepath.Join(t.TempDir(), "n.sock"), h)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -93,7 +98,13 @@ func TestBadLines(t *testing.T) {
 }
 
 func TestTimeoutAndClose(t *testing.T) {
-	s := newServer(t)
+	blocking := make(chan struct{}, 1) // the "block" handler has begun
+	s := newServerWith(t, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
+		if op == "block" {
+			blocking <- struct{}{}
+		}
+		return echoHandler(ctx, op, args)
+	})
 	c, err := Dial(s.Path())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -104,7 +115,11 @@ func TestTimeoutAndClose(t *testing.T) {
 	// A handler blocked on ctx ends when the server closes.
 	done := make(chan error, 1)
 	go func() { done <- Call(context.Background(), s.Path(), "block", nil, nil) }()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-blocking:
+	case err := <-done:
+		t.Fatalf("block returned before the server closed: %v", err)
+	}
 	require.NoError(t, s.Close())
 	require.Error(t, <-done)
 	_, err = Dial(s.Path())

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/madport"
 	"ibfab/madport/memport"
 	"ibfab/memfabric"
@@ -91,7 +92,7 @@ func TestRecvBlocks(t *testing.T) {
 		_, err := p.Recv(context.Background())
 		got <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let it block; the result does not depend on it
+	testsupport.WaitBlocked(t, time.Minute, 1, "ibfab/madport/memport.(*Port).Recv")
 	require.NoError(t, p.Send(nodeInfo(t)))
 	require.NoError(t, <-got)
 	go func() {

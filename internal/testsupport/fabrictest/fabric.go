@@ -14,6 +14,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -195,14 +196,7 @@ func Within(tb testing.TB, bound time.Duration, what string, cond func() bool) {
 
 // poll reports whether cond held, polled every 10 ms, before timeout.
 func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
+	return testsupport.PollEvery(timeout, 10*time.Millisecond, cond)
 }
 
 // Hosts returns the names of the fabric's HCAs.

@@ -17,6 +17,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ibsimrun"
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/testenv"
 )
 
@@ -195,7 +196,7 @@ func (f *Fabric) For(tb testing.TB) *Fabric {
 // exec --umad's environment: OpenSM in daemon mode, say.
 type Daemon struct {
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  testsupport.SyncBuffer
 	done chan struct{}
 	err  error // after done
 }
@@ -275,22 +276,4 @@ func (d *Daemon) Stop() error {
 		return nil // ended by our signal
 	}
 	return d.err
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

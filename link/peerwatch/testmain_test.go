@@ -1,0 +1,9 @@
+package peerwatch_test
+
+import (
+	"testing"
+
+	"ibfab/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { testsupport.VerifyTestMain(m) }
