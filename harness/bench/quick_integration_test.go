@@ -106,6 +106,32 @@ func TestQuickFabric(t *testing.T) {
 	assert.Equal(t, rep.Met, len(rep.Reasons) == 0)
 }
 
+// TestQuickFabricHopStages: --profile traces the hop's three processes and
+// follows the packets through them: every stage has packets, the stages
+// between ca1's write and ca2's receiver add up to the hop, and the
+// profiles are where --profile put them.
+func TestQuickFabricHopStages(t *testing.T) {
+	dir := t.TempDir()
+	var rep bench.FabricReport
+	quick(t, "fabric", &rep, "--only", "hop", "--profile", dir)
+	require.NotNil(t, rep.HopLatency)
+	st := rep.HopLatency.Stages
+	require.Len(t, st, 8)
+	for _, s := range st {
+		assert.Positive(t, s.Packets, "%s", s.Stage)
+		assert.LessOrEqual(t, s.P50Us, s.P99Us, "%s", s.Stage)
+	}
+	hop := st[len(st)-1]
+	assert.Greater(t, hop.Packets, int(rep.HopLatency.Samples)/10, "most packets of the traced seconds followed")
+	assert.Positive(t, hop.P50Us)
+	for _, n := range []string{"ca1", "sw1", "ca2"} {
+		for _, k := range []string{"cpu", "trace"} {
+			assert.FileExists(t, filepath.Join(dir, "tqfl", n+"."+k+".pprof"))
+		}
+	}
+	assert.Contains(t, rep.Reasons, "paced: not measured: not run (--only)")
+}
+
 func TestQuickOpenSM(t *testing.T) {
 	testenv.RequireProgram(t, "opensm", "opensm")
 	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
