@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"ibfab/sm/routing"
+	"ibfab/sm/routing/ftree"
 	"ibfab/wire/mad"
 )
 
@@ -425,8 +427,8 @@ type arPlan struct {
 
 // newARPlan builds the plan from the fat tree's up ports
 // (FatTreeUpPorts); an error for a fabric that is not a fat tree.
-func newARPlan(f *Fabric) (*arPlan, error) {
-	u, err := FatTreeUpPorts(f)
+func newARPlan(f *routing.Fabric) (*arPlan, error) {
+	u, err := ftree.FatTreeUpPorts(f)
 	if err != nil {
 		return nil, err
 	}
@@ -443,14 +445,14 @@ func newARPlan(f *Fabric) (*arPlan, error) {
 	// The CA ports of one leaf have the same alternatives everywhere:
 	// their groups are found once, leaf by leaf in the order the ports
 	// come, which numbers the further groups.
-	byLeaf := make([][]uint16, len(u.ft.leaves))
-	for i, e := range f.ends {
-		li := u.leaf(i)
+	byLeaf := make([][]uint16, u.Leaves())
+	for i, e := range f.Ends() {
+		li := u.Leaf(i)
 		if li < 0 {
 			continue
 		}
 		if byLeaf[li] == nil {
-			byLeaf[li] = p.leafGroups(u, li)
+			byLeaf[li] = p.leafGroups(f, u, li)
 		}
 		for _, s := range f.Switches() {
 			for k := range e.NumLIDs() {
@@ -464,10 +466,10 @@ func newARPlan(f *Fabric) (*arPlan, error) {
 // leafGroups returns, per switch node, the group of the CA ports on the
 // leaf of index li: 0 where they have no alternatives, else the group of
 // their alternatives, added to the switch's groups when new.
-func (p *arPlan) leafGroups(u *UpPorts, li int) []uint16 {
+func (p *arPlan) leafGroups(f *routing.Fabric, u *ftree.UpPorts, li int) []uint16 {
 	g := make([]uint16, len(p.groups))
-	for _, s := range u.f.Switches() {
-		m := portMask(u.alts[s][li])
+	for _, s := range f.Switches() {
+		m := portMask(u.LeafAlternatives(s, li))
 		if m.IsZero() {
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"ibfab/madport"
 	"ibfab/memfabric"
 	"ibfab/sm"
+	"ibfab/sm/routing"
+	"ibfab/sm/routing/ftree"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -418,9 +420,9 @@ func TestARPlan(t *testing.T) {
 			if tc.cut != nil {
 				topo = without(t, tp, *tc.cut)
 			}
-			f, err := sm.NewFabric(topo, 0, 1, 1)
+			f, err := routing.NewFabric(topo, 0, 1, 1)
 			require.NoError(t, err)
-			up, err := sm.FatTreeUpPorts(f)
+			up, err := ftree.FatTreeUpPorts(f)
 			require.NoError(t, err)
 			groups, lids, err := sm.ARPlan(f)
 			require.NoError(t, err)
@@ -461,9 +463,9 @@ func TestARPlan(t *testing.T) {
 			}
 		})
 	}
-	f, err := sm.NewFabric(grid(t, false, 2, 2), 0, 1, 0)
+	f, err := routing.NewFabric(grid(t, false, 2, 2), 0, 1, 0)
 	require.NoError(t, err)
 	_, _, err = sm.ARPlan(f)
-	assert.ErrorIs(t, err, sm.ErrRouting, "not a fat tree")
+	assert.ErrorIs(t, err, routing.ErrRouting, "not a fat tree")
 	assert.ErrorContains(t, err, "not a fat tree")
 }

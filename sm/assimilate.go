@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -229,11 +230,11 @@ func (s *SM) describeChange(res *Result, p *partialDiscovery, old, sn *Subnet) {
 // routeChange routes the changed subnet: with the engine, or with PIRa's
 // provisional routes (Config.Provisional). nil when it fails (res says
 // why, or the error).
-func (s *SM) routeChange(res *Result, sn *Subnet) (*Routes, error) {
+func (s *SM) routeChange(res *Result, sn *Subnet) (*routing.Routes, error) {
 	engine := s.engine
 	if s.cfg.Provisional {
 		var err error
-		if engine, err = NewEngine("updn-pira", s.cfg.Options); err != nil {
+		if engine, err = routing.NewEngine("updn-pira", s.cfg.Options); err != nil {
 			return nil, err
 		}
 		res.Routing, res.ProvisionalRouting = "updn-fera", engine.Name()
@@ -255,7 +256,7 @@ func (s *SM) routeChange(res *Result, sn *Subnet) (*Routes, error) {
 // activates the ports again, and settles what a deactivation made the
 // switches report (their traps, PortStateChange). It reports whether the
 // subnet is up on rt (res says why not, or the error).
-func (s *SM) installChange(ctx context.Context, res *Result, sn *Subnet, rt *Routes, stage string) (bool, error) {
+func (s *SM) installChange(ctx context.Context, res *Result, sn *Subnet, rt *routing.Routes, stage string) (bool, error) {
 	plan := s.plan(sn)
 	err := s.phase(res, PhaseDistribution, func() error { return s.distributeChange(ctx, sn, rt, plan, res, stage) })
 	if err != nil || len(res.Problems) > 0 {
@@ -278,7 +279,7 @@ func (s *SM) installChange(ctx context.Context, res *Result, sn *Subnet, rt *Rou
 // same up*/down* graph (thesis 6.3). It reports whether they are in (res
 // says why not, or the error).
 func (s *SM) installDefinitive(ctx context.Context, res *Result, sn *Subnet) (bool, error) {
-	fera, err := NewEngine("updn-fera", s.cfg.Options)
+	fera, err := routing.NewEngine("updn-fera", s.cfg.Options)
 	if err != nil {
 		return false, err
 	}
@@ -298,7 +299,7 @@ func (s *SM) installDefinitive(ctx context.Context, res *Result, sn *Subnet) (bo
 // route runs engine on sn as the named phase and verifies the result,
 // which becomes the SM's route set if acceptRoutes takes it; nil when
 // not (res says why).
-func (s *SM) route(res *Result, phase string, engine Engine, sn *Subnet) *Routes {
+func (s *SM) route(res *Result, phase string, engine routing.Engine, sn *Subnet) *routing.Routes {
 	rt, rep := s.computeRoutes(res, phase, engine, sn)
 	if rt == nil || !s.acceptRoutes(res, rt, rep) {
 		return nil

@@ -16,6 +16,7 @@ import (
 	"ibfab/madport/memport"
 	"ibfab/port"
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -197,7 +198,7 @@ func TestAssimilateTraps(t *testing.T) {
 // one per forbidden turn, and only once.
 func TestCutDepsThesis(t *testing.T) {
 	f := thesisFabric(t)
-	rt := route(t, f, "updn-fera", sm.RoutingOptions{})
+	rt := route(t, f, "updn-fera", routing.Options{})
 	var turns []string
 	for _, c := range sm.CutNodes(f, rt) {
 		turns = append(turns, f.Topo.Node(c[0]).Name+":"+string(rune('0'+c[1]))+">"+string(rune('0'+c[2])))
@@ -406,7 +407,7 @@ func TestDistributionDeadlock(t *testing.T) {
 		t.Run(dist.String(), func(t *testing.T) {
 			b := newBench(t, topo, 0, 1)
 			var check sm.TransitionCheck
-			var union *sm.Report
+			var union *routing.Report
 			s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectSweep,
 				OnTables: func(st *sm.TableState) { union = check.Add(st) }})
 			check = sm.TransitionCheck{}

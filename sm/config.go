@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ibfab/internal/clock"
+	"ibfab/sm/routing"
 	"ibfab/wire/mad"
 )
 
@@ -95,8 +96,8 @@ type Config struct {
 	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
 
 	// Routing.
-	Routing string         // engine name; see Engines
-	Options RoutingOptions // engine options
+	Routing string          // engine name; see routing.Engines
+	Options routing.Options // engine options
 	// AllowCreditLoops lets an engine that does not promise deadlock
 	// freedom (minhop) distribute a route set whose channel dependency
 	// graph has a cycle; the sweep still reports it.
@@ -294,7 +295,7 @@ func (c *Config) check() error {
 			return err
 		}
 	}
-	if _, err := NewEngine(c.Routing, c.Options); err != nil {
+	if _, err := routing.NewEngine(c.Routing, c.Options); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 )
 
@@ -24,8 +25,8 @@ func TestConfigErrors(t *testing.T) {
 		{"detection", sm.Config{Detect: sm.DetectSweep + 1}},
 		{"discovery", sm.Config{Discovery: sm.DiscoveryFull + 1}},
 		{"distribution", sm.Config{Distribution: sm.DistNone + 1}},
-		{"PIRa parent", sm.Config{Options: sm.RoutingOptions{Parent: sm.ParentRandom + 1}}},
-		{"FERa ties", sm.Config{Routing: "updn-fera", Options: sm.RoutingOptions{FERaTies: sm.TieRandom + 1}}},
+		{"PIRa parent", sm.Config{Options: routing.Options{Parent: routing.ParentRandom + 1}}},
+		{"FERa ties", sm.Config{Routing: "updn-fera", Options: routing.Options{FERaTies: routing.TieRandom + 1}}},
 	}
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -101,7 +102,7 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 }
 
 // distribute sends descriptions, switch tables, SLtoVL and VL arbitration.
-func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result) error {
+func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *routing.Routes, plan []portPlan, res *Result) error {
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	s.readDescriptions(sn, false, res)
 	vlsOf := vlsByPort(plan)
@@ -159,7 +160,7 @@ func vlsByPort(plan []portPlan) map[[2]int]uint8 {
 // switchTables sends switch sw its SwitchInfo (LinearFDBTop, and
 // PortStateChange cleared) when it differs, and the LFT blocks that
 // changed; onLFT, if any, runs as each block is taken.
-func (s *SM) switchTables(sn *Subnet, rt *Routes, sw int, res *Result, problem func(string, ...any), onLFT func()) {
+func (s *SM) switchTables(sn *Subnet, rt *routing.Routes, sw int, res *Result, problem func(string, ...any), onLFT func()) {
 	name := sn.Topo.Node(sw).Name
 	si := sn.Switch[sw]
 	if int(rt.MaxLID) >= int(si.LinearFDBCap) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -450,7 +451,7 @@ func forSet(pi mad.PortInfoFields) mad.PortInfoFields {
 
 // Subnet is what discovery found, ready for routing.
 type Subnet struct {
-	Fabric
+	routing.Fabric
 	// Paths[node] is the directed route from the SM to the node, and for
 	// CAs PortPaths[node][port] the route through each port reached.
 	Paths     [][]uint8
@@ -537,7 +538,7 @@ func (d *discovery) subnet() (*Subnet, error) {
 			sn.SMPort = 0
 		}
 	}
-	if err := sn.index(); err != nil {
+	if err := sn.Index(); err != nil {
 		return nil, err
 	}
 	return sn, nil

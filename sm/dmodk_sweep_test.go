@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/sm"
+	"ibfab/sm/routing/ftree"
 	"ibfab/topologies"
 )
 
@@ -38,7 +39,7 @@ func TestSweepDmodK(t *testing.T) {
 			sn, routes := s.Subnet(), s.Routes()
 			require.NotNil(t, routes)
 			checkMinimalRoutes(t, &sn.Fabric, routes)
-			up, err := sm.FatTreeUpPorts(&sn.Fabric)
+			up, err := ftree.FatTreeUpPorts(&sn.Fabric)
 			require.NoError(t, err)
 			for i, n := range sn.Topo.Nodes() {
 				if n.Type != topologies.CA {

@@ -12,11 +12,11 @@
 //     answer, from a LIDMap that keeps them stable across sweeps and,
 //     through Config.LIDFile, across restarts; LMC gives CA ports 2^LMC
 //     LIDs. The SM then holds the SM election (sminfo.go).
-//   - routing: a pluggable engine (Engines: updn-fera and updn-pira from
-//     the thesis's chapter 6, minhop, ftree, dmodk: D-mod-K on fat trees,
-//     seed 003) computes every switch's
-//     linear forwarding table, and Verify checks the result before any of
-//     it is sent: every pair of end ports connected through the tables,
+//   - routing: a pluggable engine (sm/routing and its engine packages;
+//     routing.Engines: updn-fera and updn-pira from the thesis's chapter
+//     6, minhop, ftree, dmodk: D-mod-K on fat trees, seed 003) computes
+//     every switch's linear forwarding table, and routing.Verify checks
+//     the result before any of it is sent: every pair of end ports connected through the tables,
 //     the channel dependency graph acyclic, no down→up turn for up*/down*.
 //   - distribution: NodeDescriptions read; SwitchInfo, LFT blocks, SLtoVL
 //     and VL arbitration tables written (configure.go; with

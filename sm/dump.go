@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -14,7 +15,7 @@ import (
 // `ibroute <switch LID>` run against the configured subnet compares line
 // for line with the switch's section. Destinations are named from the
 // fabric (type, port GUID, NodeDescription), as ibroute queries them.
-func DumpRoutes(w io.Writer, f *Fabric, r *Routes) error {
+func DumpRoutes(w io.Writer, f *routing.Fabric, r *routing.Routes) error {
 	bw := bufio.NewWriter(w)
 	for _, s := range f.Switches() {
 		dumpSwitch(bw, f, r, s)
@@ -22,7 +23,7 @@ func DumpRoutes(w io.Writer, f *Fabric, r *Routes) error {
 	return bw.Flush()
 }
 
-func dumpSwitch(w *bufio.Writer, f *Fabric, r *Routes, s int) {
+func dumpSwitch(w *bufio.Writer, f *routing.Fabric, r *routing.Routes, s int) {
 	n := f.Topo.Node(s)
 	fmt.Fprintf(w, "Unicast lids [0x0-0x%x] of switch Lid %d guid 0x%016x (%s):\n", r.MaxLID, f.LID[s][0], n.GUID, describe(n))
 	fmt.Fprintf(w, "  Lid  Out   Destination\n")
@@ -40,12 +41,12 @@ func dumpSwitch(w *bufio.Writer, f *Fabric, r *Routes, s int) {
 }
 
 // destination names the owner of lid as ibroute does.
-func destination(f *Fabric, lid uint16) string {
+func destination(f *routing.Fabric, lid uint16) string {
 	i, ok := f.Owner(lid)
 	if !ok {
 		return "(unknown node and type)"
 	}
-	e := f.ends[i]
+	e := f.Ends()[i]
 	n := f.Topo.Node(e.Node)
 	guid := n.Ports[e.Port].GUID
 	if n.Type == topologies.Switch {

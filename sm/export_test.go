@@ -1,10 +1,13 @@
 package sm
 
-import "ibfab/wire/mad"
+import (
+	"ibfab/sm/routing"
+	"ibfab/wire/mad"
+)
 
 // ARPlan exposes the AR manager's plan to the external tests: per switch
 // node its groups (0 empty) and per LID the group it adapts over.
-func ARPlan(f *Fabric) (groups [][]mad.PortMask, lids [][]uint16, err error) {
+func ARPlan(f *routing.Fabric) (groups [][]mad.PortMask, lids [][]uint16, err error) {
 	p, err := newARPlan(f)
 	if err != nil {
 		return nil, nil, err

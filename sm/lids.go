@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ibfab/sm/routing"
 	"ibfab/wire/mad"
 )
 
@@ -262,9 +263,9 @@ func (m *LIDMap) use(base uint16, n int) {
 
 // beginPartial starts a partial discovery: the LIDs the end ports of f
 // have stay theirs, and new ports get LIDs around them.
-func (m *LIDMap) beginPartial(f *Fabric) {
+func (m *LIDMap) beginPartial(f *routing.Fabric) {
 	m.beginSweep()
-	for _, e := range f.ends {
+	for _, e := range f.Ends() {
 		m.use(e.LID, e.NumLIDs())
 	}
 }

@@ -130,42 +130,6 @@ func (v *VLTables) UnmarshalText(text []byte) error {
 	return vlTablesNames.unmarshal((*uint8)(v), text)
 }
 
-// Parent is how PIRa picks a node's parent among its upper neighbours
-// (RoutingOptions.Parent).
-type Parent uint8
-
-// PIRa parent policies.
-const (
-	// ParentLast takes the upper neighbour explored last (the highest in
-	// exploration order): on the thesis's example network it is the
-	// choice behind its Table 19. The default.
-	ParentLast Parent = iota
-	ParentFirst
-	ParentRandom // seeded by RoutingOptions.Seed
-)
-
-var parentNames = modeNames{kind: "PIRa parent policy", names: []string{"last", "first", "random"}}
-
-func (p Parent) String() string                   { return parentNames.String(uint8(p)) }
-func (p Parent) MarshalText() ([]byte, error)     { return parentNames.marshal(uint8(p)) }
-func (p *Parent) UnmarshalText(text []byte) error { return parentNames.unmarshal((*uint8)(p), text) }
-
-// Ties is how FERa breaks a tie between two routes of the same kind and
-// length (RoutingOptions.FERaTies).
-type Ties uint8
-
-// FERa tie-break policies.
-const (
-	TieKeepOld Ties = iota // the formal algorithm's (the default)
-	TieRandom              // the thesis's informal one, seeded by RoutingOptions.Seed
-)
-
-var tiesNames = modeNames{kind: "FERa tie-break", names: []string{"keep-old", "random"}}
-
-func (t Ties) String() string                   { return tiesNames.String(uint8(t)) }
-func (t Ties) MarshalText() ([]byte, error)     { return tiesNames.marshal(uint8(t)) }
-func (t *Ties) UnmarshalText(text []byte) error { return tiesNames.unmarshal((*uint8)(t), text) }
-
 // modeNames are the names of a mode's values, indexed by value; "" names
 // a zero value that means unset, which parses but is not offered.
 type modeNames struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/sm"
+	"ibfab/sm/routing"
 )
 
 // mode is what every mode type is: a name both ways.
@@ -41,10 +42,10 @@ func TestModeNames(t *testing.T) {
 			parse[sm.Trigger], `trigger "x", want trap or sweep`},
 		{[]mode{sm.VLTablesSet, sm.VLTablesKeep}, []string{"set", "keep"},
 			parse[sm.VLTables], `VL tables "x", want set or keep`},
-		{[]mode{sm.ParentLast, sm.ParentFirst, sm.ParentRandom}, []string{"last", "first", "random"},
-			parse[sm.Parent], `PIRa parent policy "x", want last, first or random`},
-		{[]mode{sm.TieKeepOld, sm.TieRandom}, []string{"keep-old", "random"},
-			parse[sm.Ties], `FERa tie-break "x", want keep-old or random`},
+		{[]mode{routing.ParentLast, routing.ParentFirst, routing.ParentRandom}, []string{"last", "first", "random"},
+			parse[routing.Parent], `PIRa parent policy "x", want last, first or random`},
+		{[]mode{routing.TieKeepOld, routing.TieRandom}, []string{"keep-old", "random"},
+			parse[routing.Ties], `FERa tie-break "x", want keep-old or random`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.names[0], func(t *testing.T) {

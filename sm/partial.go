@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -226,7 +227,7 @@ func dbFromSubnet(s *SM, sn *Subnet) *discovery {
 // destinationDevices returns, for every switch of sn, the devices whose
 // route from the SM or to the SM crosses it by rt's tables (thesis
 // 5.4.3), as node indexes.
-func destinationDevices(sn *Subnet, rt *Routes) [][]int {
+func destinationDevices(sn *Subnet, rt *routing.Routes) [][]int {
 	dest := make([][]int, sn.Topo.NumNodes())
 	walkSMRoutes(sn, rt, func(dev, at, _ int) {
 		if at != dev && at != sn.SMNode && !slices.Contains(dest[at], dev) {
@@ -240,7 +241,7 @@ func destinationDevices(sn *Subnet, rt *Routes) [][]int {
 // SM leaves switch a by port pa or switch b by port pb (the two ends of
 // a link), by rt's tables, as node indexes. Asked only when a link is
 // lost between two switches known alive: it walks every route.
-func routedOver(sn *Subnet, rt *Routes, a, pa, b, pb int) []int {
+func routedOver(sn *Subnet, rt *routing.Routes, a, pa, b, pb int) []int {
 	var devs []int
 	walkSMRoutes(sn, rt, func(dev, at, out int) {
 		if (at == a && out == pa || at == b && out == pb) && !slices.Contains(devs, dev) {
@@ -255,7 +256,7 @@ func routedOver(sn *Subnet, rt *Routes, a, pa, b, pb int) []int {
 // visit with the device and each switch on the way and the port the
 // route leaves it by (0 at the device itself, mad.LFTNoPort where the
 // table has no entry).
-func walkSMRoutes(sn *Subnet, rt *Routes, visit func(dev, at, out int)) {
+func walkSMRoutes(sn *Subnet, rt *routing.Routes, visit func(dev, at, out int)) {
 	f := &sn.Fabric
 	smSw := -1
 	if f.IsSwitch(sn.SMNode) {
@@ -280,7 +281,7 @@ func walkSMRoutes(sn *Subnet, rt *Routes, visit func(dev, at, out int)) {
 			at = peer.Node
 		}
 	}
-	for _, e := range f.ends {
+	for _, e := range f.Ends() {
 		if e.Node == sn.SMNode {
 			continue
 		}

@@ -3,6 +3,7 @@ package sm
 import (
 	"errors"
 
+	"ibfab/sm/routing/updn"
 	"ibfab/wire/mad"
 )
 
@@ -92,15 +93,15 @@ func (p *partialDiscovery) blockAhead() {
 	if err != nil {
 		return
 	}
-	root, err := updnRoot(&sn.Fabric, s.cfg.Options)
+	root, err := sn.Fabric.UpdnRoot(s.cfg.Options)
 	if err != nil {
 		return
 	}
-	g, err := newDAG(&sn.Fabric, root)
+	g, err := updn.NewDAG(&sn.Fabric, root)
 	if err != nil {
 		return // a device cut off: discovery will tell
 	}
-	want := forbiddenBy(&sn.Fabric, g.up)
+	want := forbiddenBy(&sn.Fabric, g.Up)
 	keys := make([]turnKey, 0, len(want))
 	for k := range want {
 		if !s.blocked[k] && !p.ahead[k] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -47,7 +48,7 @@ type turnKey struct {
 
 // distributeChange distributes rt over sn under the configured strategy.
 // stage prefixes the TableState stages it reports.
-func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *Routes, plan []portPlan, res *Result, stage string) error {
+func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *routing.Routes, plan []portPlan, res *Result, stage string) error {
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	strategy := s.cfg.Distribution
 	if (strategy == DistCutPorts || strategy == DistCutDeps) && rt.Up == nil {
@@ -117,7 +118,7 @@ func portActive(pi *mad.PortInfoFields) bool {
 func activeSwitchPorts(sn *Subnet) [][2]int {
 	var out [][2]int
 	for _, sw := range sn.Switches() {
-		for _, a := range sn.arcs(sw) {
+		for _, a := range sn.Arcs(sw) {
 			if sn.Have[sw][a.Port] && portActive(&sn.PortInfo[sw][a.Port]) {
 				out = append(out, [2]int{sw, a.Port})
 			}
@@ -129,11 +130,11 @@ func activeSwitchPorts(sn *Subnet) [][2]int {
 // cutNodes returns the up-going ports of every cut node of the up*/down*
 // graph up ([node][port]: up-going) on f: the switches with two or more,
 // by switch.
-func cutNodes(f *Fabric, up [][]bool) map[int][]int {
+func cutNodes(f *routing.Fabric, up [][]bool) map[int][]int {
 	m := map[int][]int{}
 	for _, sw := range f.Switches() {
 		var ups []int
-		for _, a := range f.arcs(sw) {
+		for _, a := range f.Arcs(sw) {
 			if up[sw][a.Port] {
 				ups = append(ups, a.Port)
 			}
@@ -148,7 +149,7 @@ func cutNodes(f *Fabric, up [][]bool) map[int][]int {
 // CutNodes returns, for the up*/down* route set rt on f, every cut node's
 // forbidden turns: (switch, input port, output port), both ports
 // up-going. The distribution strategies protect exactly these.
-func CutNodes(f *Fabric, rt *Routes) [][3]int {
+func CutNodes(f *routing.Fabric, rt *routing.Routes) [][3]int {
 	if rt.Up == nil {
 		return nil
 	}
@@ -157,7 +158,7 @@ func CutNodes(f *Fabric, rt *Routes) [][3]int {
 
 // cutTurns returns the forbidden turns of the cut nodes of graph up on f,
 // as CutNodes.
-func cutTurns(f *Fabric, up [][]bool) [][3]int {
+func cutTurns(f *routing.Fabric, up [][]bool) [][3]int {
 	var out [][3]int
 	m := cutNodes(f, up)
 	for _, sw := range f.Switches() {
@@ -174,7 +175,7 @@ func cutTurns(f *Fabric, up [][]bool) [][3]int {
 
 // cutPorts returns, at every cut node, the active up-going ports but the
 // lowest-numbered active one.
-func cutPorts(sn *Subnet, rt *Routes) [][2]int {
+func cutPorts(sn *Subnet, rt *routing.Routes) [][2]int {
 	var out [][2]int
 	m := cutNodes(&sn.Fabric, rt.Up)
 	for _, sw := range sn.Switches() {
@@ -194,13 +195,13 @@ func cutPorts(sn *Subnet, rt *Routes) [][2]int {
 }
 
 // forbidden returns the turns rt's graph forbids at its cut nodes.
-func forbidden(sn *Subnet, rt *Routes) map[turnKey]bool {
+func forbidden(sn *Subnet, rt *routing.Routes) map[turnKey]bool {
 	return forbiddenBy(&sn.Fabric, rt.Up)
 }
 
 // forbiddenBy returns the turns graph up (nil: none) forbids at its cut
 // nodes on f.
-func forbiddenBy(f *Fabric, up [][]bool) map[turnKey]bool {
+func forbiddenBy(f *routing.Fabric, up [][]bool) map[turnKey]bool {
 	m := map[turnKey]bool{}
 	if up == nil {
 		return m
@@ -213,7 +214,7 @@ func forbiddenBy(f *Fabric, up [][]bool) map[turnKey]bool {
 
 // blockCutDeps maps every SL to VL15 on each forbidden turn of rt's cut
 // nodes not blocked yet.
-func (s *SM) blockCutDeps(sn *Subnet, rt *Routes, res *Result, problem func(string, ...any)) {
+func (s *SM) blockCutDeps(sn *Subnet, rt *routing.Routes, res *Result, problem func(string, ...any)) {
 	want := forbidden(sn, rt)
 	keys := make([]turnKey, 0, len(want))
 	for k := range want {
@@ -291,7 +292,7 @@ func blockTable(layers int) []byte {
 // the tables (a cut link's far end, which lost its up-going port, held
 // two of the six SLtoVL Sets of its cut); it is undone once a link is
 // there again, if that graph does not forbid it.
-func (s *SM) reconcileBlocks(sn *Subnet, rt *Routes, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
+func (s *SM) reconcileBlocks(sn *Subnet, rt *routing.Routes, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
 	s.keepBlocks(sn, forbidden(sn, rt), vlsOf, res, problem)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -28,7 +29,7 @@ import (
 
 // heldLFT returns what each switch of sn holds for LIDs 0..rt.MaxLID, by
 // the shadow.
-func (s *SM) heldLFT(sn *Subnet, rt *Routes) [][]uint8 {
+func (s *SM) heldLFT(sn *Subnet, rt *routing.Routes) [][]uint8 {
 	held := make([][]uint8, sn.Topo.NumNodes())
 	for _, sw := range sn.Switches() {
 		lft := make([]uint8, int(rt.MaxLID)+1)
@@ -48,7 +49,7 @@ func (s *SM) heldLFT(sn *Subnet, rt *Routes) [][]uint8 {
 
 // distributeDefinitive streams rt's entries over the provisional tables
 // the switches of sn hold, in waves.
-func (s *SM) distributeDefinitive(ctx context.Context, sn *Subnet, rt *Routes, res *Result) error {
+func (s *SM) distributeDefinitive(ctx context.Context, sn *Subnet, rt *routing.Routes, res *Result) error {
 	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	f := &sn.Fabric
 	t := f.Topo
@@ -74,7 +75,7 @@ func (s *SM) distributeDefinitive(ctx context.Context, sn *Subnet, rt *Routes, r
 		seq       int32
 	}
 	var entries []entry
-	for i, e := range f.ends {
+	for i, e := range f.Ends() {
 		for k := range e.NumLIDs() {
 			lid := int(e.LID) + k
 			for _, x := range f.Switches() {
@@ -82,8 +83,8 @@ func (s *SM) distributeDefinitive(ctx context.Context, sn *Subnet, rt *Routes, r
 					continue
 				}
 				en := entry{x: x, lid: lid, w: waveOf(x, lid, 0)}
-				if rt.seq != nil && rt.seq[x] != nil {
-					en.seq = rt.seq[x][i]
+				if rt.Seq != nil && rt.Seq[x] != nil {
+					en.seq = rt.Seq[x][i]
 				}
 				entries = append(entries, en)
 			}

@@ -9,6 +9,8 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/madport"
+	"ibfab/sm/routing"
+	"ibfab/sm/routing/multipath"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -43,7 +45,7 @@ type SM struct {
 	port   madport.Port
 	clk    clock.Clock
 	tx     *txnLayer
-	engine Engine
+	engine routing.Engine
 	lids   *LIDMap
 	guid   uint64 // our port GUID, the SM's identity in SMInfo
 
@@ -76,8 +78,8 @@ type SM struct {
 	shadow       map[shadowKey][]byte
 
 	subnet    *Subnet
-	routes    *Routes
-	report    *Report
+	routes    *routing.Routes
+	report    *routing.Report
 	represses uint64 // TrapRepresses sent
 	smInfos   uint64 // SMInfo requests answered
 
@@ -116,7 +118,7 @@ type SM struct {
 	// without one; saSubnet and saRoutes what its View was made of.
 	sa       SubnetAdmin
 	saSubnet *Subnet
-	saRoutes *Routes
+	saRoutes *routing.Routes
 }
 
 // New returns an SM on port. It reads Config.LIDFile, if any, and sets
@@ -125,7 +127,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	eng, err := NewEngine(cfg.Routing, cfg.Options)
+	eng, err := routing.NewEngine(cfg.Routing, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +197,10 @@ func (s *SM) State() mad.SMState { return s.state }
 func (s *SM) Subnet() *Subnet { return s.subnet }
 
 // Routes returns the last route set computed, nil before one.
-func (s *SM) Routes() *Routes { return s.routes }
+func (s *SM) Routes() *routing.Routes { return s.routes }
 
 // Verification returns the verifier's report on Routes.
-func (s *SM) Verification() *Report { return s.report }
+func (s *SM) Verification() *routing.Report { return s.report }
 
 // LIDs returns the SM's GUID→LID map.
 func (s *SM) LIDs() *LIDMap { return s.lids }
@@ -252,7 +254,7 @@ type Result struct {
 	Partitions *PartitionResult `json:"partitions,omitempty"`
 	// Multipath is what multipath routing on the LMC aliases did
 	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
-	Multipath *MultipathStats `json:"multipath,omitempty"`
+	Multipath *multipath.Stats `json:"multipath,omitempty"`
 
 	// Assimilations (event "assimilation") only; see Assimilate.
 	Trigger      Trigger      `json:"trigger,omitempty"`
@@ -369,8 +371,8 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 	// Routing. The route set is kept, and reported, even when it is
 	// refused: Routes and Verification show what was wrong with it. Out
 	// of standby, the tables the switches hold, when they do.
-	var rt *Routes
-	var rep *Report
+	var rt *routing.Routes
+	var rep *routing.Report
 	if s.comingOut {
 		var err error
 		if err := s.phase(res, PhaseRouting, func() error {
@@ -448,7 +450,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 // preBlock blocks the forbidden turns of rt's cut nodes that are not
 // blocked yet (Config.PreBlock). The subnet is up already: what fails is
 // a warning, and the next change blocks it.
-func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *Routes, res *Result) error {
+func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *routing.Routes, res *Result) error {
 	s.blockCutDeps(sn, rt, res, func(format string, args ...any) {
 		res.Warnings = append(res.Warnings, "blocking a cut-node turn: "+fmt.Sprintf(format, args...))
 	})
@@ -457,9 +459,9 @@ func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *Routes, res *Result) 
 
 // computeRoutes runs engine on sn as the named phase and verifies the
 // route set; nil when the engine fails (res says why).
-func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet) (*Routes, *Report) {
-	var rt *Routes
-	var rep *Report
+func (s *SM) computeRoutes(res *Result, phase string, engine routing.Engine, sn *Subnet) (*routing.Routes, *routing.Report) {
+	var rt *routing.Routes
+	var rep *routing.Report
 	_ = s.phase(res, phase, func() error {
 		t0 := time.Now()
 		var err error
@@ -473,7 +475,7 @@ func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet)
 			return nil
 		}
 		t0 = time.Now()
-		rep = Verify(&sn.Fabric, rt)
+		rep = routing.Verify(&sn.Fabric, rt)
 		res.VerifyMs += ms(time.Since(t0))
 		return nil
 	})
@@ -488,7 +490,7 @@ func (s *SM) computeRoutes(res *Result, phase string, engine Engine, sn *Subnet)
 // free of credit loops, unless the engine promises nothing and
 // Config.AllowCreditLoops lets a cycle pass as a warning. It reports
 // whether the set is accepted; res's problems say why not.
-func (s *SM) acceptRoutes(res *Result, rt *Routes, rep *Report) bool {
+func (s *SM) acceptRoutes(res *Result, rt *routing.Routes, rep *routing.Report) bool {
 	switch {
 	case !rep.Connected():
 		res.Problems = append(res.Problems, rep.Err().Error())

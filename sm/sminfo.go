@@ -388,7 +388,7 @@ func (s *SM) reviewSMs(ctx context.Context, lids map[uint16]bool) error {
 	if lids == nil {
 		ports = smPorts(sn)
 	} else {
-		for _, e := range sn.ends {
+		for _, e := range sn.Ends() {
 			if lids[e.LID] {
 				ports = append(ports, [2]int{e.Node, e.Port})
 			}

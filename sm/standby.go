@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"ibfab/sm/routing"
 	"ibfab/wire/mad"
 )
 
@@ -152,9 +153,9 @@ func (s *SM) forgetWritten() {
 // set, kept as the old master left them: nothing is rewritten, and no
 // flow moves. Else nil, and the engine routes, distribution then sending
 // only the blocks that differ from what the switches hold.
-func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*Routes, *Report, error) {
+func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*routing.Routes, *routing.Report, error) {
 	top := sn.MaxLID()
-	rt := &Routes{Engine: KeptRoutes, MaxLID: top, LFT: make([][]uint8, sn.Topo.NumNodes()), SwitchLIDsExempt: true}
+	rt := &routing.Routes{Engine: KeptRoutes, MaxLID: top, LFT: make([][]uint8, sn.Topo.NumNodes()), SwitchLIDsExempt: true}
 	read := true
 	for _, sw := range sn.Switches() {
 		lft := make([]uint8, int(top)+1)
@@ -189,7 +190,7 @@ func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*Routes, 
 	if err := s.tx.run(ctx); err != nil || !read {
 		return nil, nil, err
 	}
-	rep := Verify(&sn.Fabric, rt)
+	rep := routing.Verify(&sn.Fabric, rt)
 	if !rep.Connected() || !rep.DeadlockFree() {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the forwarding tables found do not do: %v; routing anew", rep.Err()))
 		return nil, nil, nil

@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -16,7 +17,7 @@ import (
 // of the provisional distribution carry the prefix "provisional-".
 type TableState struct {
 	Stage  string
-	Fabric *Fabric // the subnet as it is after the change
+	Fabric *routing.Fabric // the subnet as it is after the change
 	// LFT[node] is what switch node holds for LIDs 0..MaxLID
 	// (mad.LFTNoPort where nothing); nil for other nodes.
 	LFT    [][]uint8
@@ -35,7 +36,7 @@ type TableState struct {
 }
 
 // emitTables reports the current state to Config.OnTables, if set.
-func (s *SM) emitTables(stage string, sn *Subnet, rt *Routes) {
+func (s *SM) emitTables(stage string, sn *Subnet, rt *routing.Routes) {
 	if s.cfg.OnTables == nil || sn == nil || rt == nil {
 		return
 	}
@@ -43,7 +44,7 @@ func (s *SM) emitTables(stage string, sn *Subnet, rt *Routes) {
 }
 
 // tableState builds the state from the shadow of what the switches hold.
-func (s *SM) tableState(stage string, sn *Subnet, rt *Routes) *TableState {
+func (s *SM) tableState(stage string, sn *Subnet, rt *routing.Routes) *TableState {
 	t := sn.Topo
 	n := t.NumNodes()
 	st := &TableState{Stage: stage, Fabric: &sn.Fabric, MaxLID: rt.MaxLID, Up: rt.Up,
@@ -108,31 +109,13 @@ func cloneRows[T any](rows [][]T) [][]T {
 // Unconnected pairs are expected while tables change; what must hold is
 // DeadlockFree: no cycle in the dependency graph of the turns still
 // possible, and none of them down→up in the new graph.
-func VerifyState(st *TableState) *Report {
+func VerifyState(st *TableState) *routing.Report {
 	return verifyState(st, nil)
 }
 
-func verifyState(st *TableState, turns [][]bool) *Report {
-	f := st.Fabric
-	r := &Routes{MaxLID: st.MaxLID, LFT: st.LFT, Up: st.Up}
-	v := &verifier{f: f, r: r, rep: &Report{}, blocked: st.Blocked, active: st.Active, caOnly: true}
-	v.channels()
-	if turns == nil {
-		turns = make([][]bool, f.Topo.NumNodes())
-		for _, sw := range f.Switches() {
-			n := f.Topo.Node(sw).NumPorts + 1
-			turns[sw] = make([]bool, n*n)
-		}
-	}
-	v.turns = [][][]bool{turns}
-	v.state = make([]uint8, f.Topo.NumNodes())
-	for lid := 1; lid <= int(st.MaxLID); lid++ {
-		if _, ok := f.Owner(uint16(lid)); ok {
-			v.destination(uint16(lid))
-		}
-	}
-	v.cycle()
-	return v.rep
+func verifyState(st *TableState, turns [][]bool) *routing.Report {
+	r := &routing.Routes{MaxLID: st.MaxLID, LFT: st.LFT, Up: st.Up}
+	return routing.VerifyTables(st.Fabric, r, st.Blocked, st.Active, turns)
 }
 
 // TransitionCheck checks a sequence of TableStates of one distribution as
@@ -141,14 +124,14 @@ func verifyState(st *TableState, turns [][]bool) *Report {
 // every state so far count together. Add each state in order; each
 // report's Cycle and DownUp are over the union, its pairs over the state.
 type TransitionCheck struct {
-	f      *Fabric
+	f      *routing.Fabric
 	turns  [][]bool
 	States int
 }
 
 // Add checks st together with the states added before (of the same
 // fabric; a new fabric starts afresh).
-func (c *TransitionCheck) Add(st *TableState) *Report {
+func (c *TransitionCheck) Add(st *TableState) *routing.Report {
 	if c.f != st.Fabric {
 		c.f, c.turns = st.Fabric, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"ibfab/madport"
+	"ibfab/sm/routing"
 	"ibfab/wire/mad"
 )
 
@@ -41,7 +42,7 @@ type SASet struct {
 // the SM and must not be changed.
 type View struct {
 	Subnet *Subnet
-	Routes *Routes
+	Routes *routing.Routes
 	// PKeys[{node GUID, port}] is a port's P_Key table as written; nil
 	// when partitions are not managed (every port holds 0xFFFF only).
 	PKeys map[PortKey][]mad.PKey

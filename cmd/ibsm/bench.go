@@ -28,6 +28,7 @@ import (
 	"ibfab/internal/opensmrun"
 	"ibfab/internal/proccpu"
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 )
 
@@ -662,11 +663,11 @@ func benchRoot(topo *topologies.Topology) (int, error) {
 	if topo.Node(0).Type == topologies.Switch {
 		smPort = 0
 	}
-	f, err := sm.NewFabric(topo, 0, smPort, 0)
+	f, err := routing.NewFabric(topo, 0, smPort, 0)
 	if err != nil {
 		return 0, err
 	}
-	return f.UpdnRoot(sm.RoutingOptions{})
+	return f.UpdnRoot(routing.Options{})
 }
 
 // opensmArgs are OpenSM's arguments for engine: -R ENGINE and, for updn,
@@ -730,19 +731,19 @@ func benchRouting(name string, iters int) (*RoutingCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := sm.NewFabric(topo, 0, 1, 0)
+	f, err := routing.NewFabric(topo, 0, 1, 0)
 	if err != nil {
 		return nil, err
 	}
 	c := &RoutingCase{Network: name, Switches: topo.Count(topologies.Switch), Ratio: map[string]map[string]float64{}}
 	for _, name := range benchEngines {
 		res := EngineResult{Name: name}
-		e, err := sm.NewEngine(name, sm.RoutingOptions{})
+		e, err := routing.NewEngine(name, routing.Options{})
 		if err != nil {
 			return nil, err
 		}
 		var times []float64
-		var r *sm.Routes
+		var r *routing.Routes
 		for range iters {
 			t0 := time.Now()
 			r, err = e.Route(f)
@@ -757,7 +758,7 @@ func benchRouting(name string, iters int) (*RoutingCase, error) {
 			continue
 		}
 		t0 := time.Now()
-		rep := sm.Verify(f, r)
+		rep := routing.Verify(f, r)
 		res.VerifyMs = ms(time.Since(t0))
 		res.Ms, res.Entries, res.DefaultPorts, res.LFTEntries = median(times), r.Computed, r.DefaultPorts, r.Entries()
 		res.DeadlockFree = rep.DeadlockFree()

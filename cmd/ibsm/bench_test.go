@@ -18,6 +18,7 @@ import (
 	"ibfab/internal/testsupport/ibsimtest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 )
 
@@ -105,22 +106,22 @@ func TestBenchRoot(t *testing.T) {
 			if topo.Node(0).Type == topologies.Switch {
 				smPort = 0
 			}
-			f, err := sm.NewFabric(topo, 0, smPort, 0)
+			f, err := routing.NewFabric(topo, 0, smPort, 0)
 			require.NoError(t, err)
 			differs := false // some other root gives other tables
 			for _, engine := range []string{"updn-pira", "updn-fera"} {
-				lft := func(o sm.RoutingOptions) [][]uint8 {
-					e, err := sm.NewEngine(engine, o)
+				lft := func(o routing.Options) [][]uint8 {
+					e, err := routing.NewEngine(engine, o)
 					require.NoError(t, err)
 					r, err := e.Route(f)
 					require.NoError(t, err)
 					return r.LFT
 				}
-				own := lft(sm.RoutingOptions{})
-				assert.Equal(t, own, lft(sm.RoutingOptions{RootGUID: topo.Node(root).GUID}), "%s rooted at %s", engine, topo.Node(root).Name)
+				own := lft(routing.Options{})
+				assert.Equal(t, own, lft(routing.Options{RootGUID: topo.Node(root).GUID}), "%s rooted at %s", engine, topo.Node(root).Name)
 				for i, n := range topo.Nodes() {
 					if !differs && n.Type == topologies.Switch && i != root {
-						differs = !slices.EqualFunc(own, lft(sm.RoutingOptions{RootGUID: n.GUID}), slices.Equal)
+						differs = !slices.EqualFunc(own, lft(routing.Options{RootGUID: n.GUID}), slices.Equal)
 					}
 				}
 			}

@@ -30,6 +30,7 @@ import (
 	"syscall"
 
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/sm/sa"
 )
 
@@ -107,7 +108,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, synopsis)
 		fmt.Fprintf(stderr, "\nport schemes: %s; routing engines: %s\n\nflags:\n",
-			strings.Join(sm.PortSchemes(), ", "), strings.Join(sm.Engines(), ", "))
+			strings.Join(sm.PortSchemes(), ", "), strings.Join(routing.Engines(), ", "))
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT, softumad[:PORT])")
@@ -129,8 +130,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
 	fs.TextVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables `mode`: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
-	fs.TextVar(&o.cfg.Options.Parent, "pira-parent", sm.ParentLast, "PIRa parent `choice`: last, first or random")
-	fs.TextVar(&o.cfg.Options.FERaTies, "fera-ties", sm.TieKeepOld, "FERa `tie-break`: keep-old or random")
+	fs.TextVar(&o.cfg.Options.Parent, "pira-parent", routing.ParentLast, "PIRa parent `choice`: last, first or random")
+	fs.TextVar(&o.cfg.Options.FERaTies, "fera-ties", routing.TieKeepOld, "FERa `tie-break`: keep-old or random")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the routing engines' random choices")
 	addAssimilationFlags(fs, &o.cfg)
 	addQoSFlags(fs, &o.qos)

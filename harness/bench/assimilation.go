@@ -15,6 +15,7 @@ import (
 	"ibfab/internal/goal"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 )
 
@@ -609,11 +610,11 @@ func opensmRun(f *fabric, smNode string, ft benchFault) (FaultRun, error) {
 func opensmUpdnArgs(topo *topologies.Topology, smNode, dir string) ([]string, error) {
 	roots := filepath.Join(dir, "root.guids")
 	smIdx, _ := topo.Lookup(smNode)
-	sf, err := sm.NewFabric(topo, smIdx, 1, 0)
+	sf, err := routing.NewFabric(topo, smIdx, 1, 0)
 	if err != nil {
 		return nil, err
 	}
-	root, err := sf.UpdnRoot(sm.RoutingOptions{})
+	root, err := sf.UpdnRoot(routing.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -145,21 +146,21 @@ func (m *mcast) sorted() []*group {
 
 // member checks the port a join or leave names: it must exist, and share
 // a partition with the requester.
-func (m *mcast) member(r *request, q *mad.MCMemberRecordFields) (sm.EndPort, mad.Status) {
+func (m *mcast) member(r *request, q *mad.MCMemberRecordFields) (routing.EndPort, mad.Status) {
 	x := m.sa.view
 	if x == nil || x.sn == nil {
-		return sm.EndPort{}, mad.StatusSANoResources
+		return routing.EndPort{}, mad.StatusSANoResources
 	}
 	i, ok := x.byGID[q.PortGID]
 	if !ok {
-		return sm.EndPort{}, mad.StatusSAReqInvalidGID
+		return routing.EndPort{}, mad.StatusSAReqInvalidGID
 	}
 	e := x.ends[i]
 	// A requester may join or leave for another port it shares a
 	// partition with, ProxyJoin or not: OpenSM 3.3 takes such requests
 	// (ibsim's mcast_storm with a GUID file makes them).
 	if from, ok := x.owner(r.from.LID); ok && (from.Node != e.Node || from.Port != e.Port) && !x.sharePKey(from, e) {
-		return sm.EndPort{}, mad.StatusSAReqInvalid
+		return routing.EndPort{}, mad.StatusSAReqInvalid
 	}
 	return e, mad.StatusOK
 }

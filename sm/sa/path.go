@@ -1,7 +1,7 @@
 package sa
 
 import (
-	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -76,7 +76,7 @@ type hop struct{ Node, Port int }
 // walk follows the LFTs from end port src to LID dlid and returns the
 // ports the packet leaves by (the source's first), or false when the
 // tables do not deliver it.
-func (x *index) walk(src sm.EndPort, dlid uint16) ([]hop, bool) {
+func (x *index) walk(src routing.EndPort, dlid uint16) ([]hop, bool) {
 	dst, ok := x.owner(dlid)
 	if !ok {
 		return nil, false
@@ -132,7 +132,7 @@ func (x *index) walk(src sm.EndPort, dlid uint16) ([]hop, bool) {
 
 // pathProps returns the MTU and rate codes a path offers: the least over
 // its links (a port's NeighborMTU is the link's active MTU).
-func (x *index) pathProps(src sm.EndPort, hops []hop) (mtu, rate uint8) {
+func (x *index) pathProps(src routing.EndPort, hops []hop) (mtu, rate uint8) {
 	mtu, rate = uint8(mad.MTU4096), 0
 	ports := hops
 	if len(hops) == 0 {
@@ -159,7 +159,7 @@ func (x *index) pathProps(src sm.EndPort, hops []hop) (mtu, rate uint8) {
 // endpoints returns the end ports a PathRecord query names on one side
 // (by GID and/or LID components), all when it names none; status
 // ReqInvalidGID for a GID or LID that names no port.
-func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp int) ([]sm.EndPort, uint16, mad.Status) {
+func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp int) ([]routing.EndPort, uint16, mad.Status) {
 	l := mad.SAPathRecordLayout
 	var lid uint16
 	if r.mask&lidBit != 0 {
@@ -176,14 +176,14 @@ func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp in
 		if lid != 0 && (lid < e.LID || int(lid) >= int(e.LID)+e.NumLIDs()) {
 			return nil, 0, mad.StatusOK // a GID and a LID of different ports: nothing matches
 		}
-		return []sm.EndPort{e}, lid, mad.StatusOK
+		return []routing.EndPort{e}, lid, mad.StatusOK
 	}
 	if lid != 0 {
 		e, ok := x.owner(lid)
 		if !ok {
 			return nil, 0, mad.StatusOK // no such LID: no records
 		}
-		return []sm.EndPort{e}, lid, mad.StatusOK
+		return []routing.EndPort{e}, lid, mad.StatusOK
 	}
 	return x.byPort, 0, mad.StatusOK
 }
@@ -238,7 +238,7 @@ func (s *SA) pathRecords(r *request) reply {
 
 // pathRecord builds the record of one (SLID, DLID) pair and checks it
 // against the query's other components.
-func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort, slid, dlid uint16) ([]byte, bool) {
+func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst routing.EndPort, slid, dlid uint16) ([]byte, bool) {
 	x := s.view
 	l := mad.SAPathRecordLayout
 	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
@@ -299,7 +299,7 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst sm.EndPort
 	}
 	if rt := x.v.Routes; rt != nil && rt.Layers > 1 {
 		// Alias i of a CA port travels on SL i: the VL layer its
-		// routes were made deadlock-free in (sm.Routes.Layers).
+		// routes were made deadlock-free in (routing.Routes.Layers).
 		f.SL = uint8(dlid - dst.LID)
 		if dst.Port == 0 && x.sn.IsSwitch(dst.Node) {
 			f.SL = 0
@@ -398,7 +398,7 @@ func (s *SA) multiPathRecords(r *request) reply {
 // group's: from each source port asked, the group's path (its MLID, SL,
 // MTU, rate, P_Key and lifetime); not reversible. An unknown group has no
 // paths.
-func (s *SA) multicastPaths(r *request, q *mad.PathRecordFields, srcs []sm.EndPort, slid uint16) reply {
+func (s *SA) multicastPaths(r *request, q *mad.PathRecordFields, srcs []routing.EndPort, slid uint16) reply {
 	g := s.mc.groups[q.DGID]
 	if g == nil {
 		return reply{}

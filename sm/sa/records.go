@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"ibfab/sm"
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -16,14 +17,14 @@ import (
 type index struct {
 	v     *sm.View
 	sn    *sm.Subnet
-	ends  []sm.EndPort
+	ends  []routing.EndPort
 	byGID map[mad.GID]int // end port index by port GID
 	// byNodeGUID is the node index by GUID, built at its first use.
 	byNodeGUID map[uint64]int
 	// nodeOrder is the nodes, byNode the end ports by node and byPort
 	// by port GUID, in the order OpenSM lists them (newIndex).
 	nodeOrder      []int
-	byNode, byPort []sm.EndPort
+	byNode, byPort []routing.EndPort
 	tables         map[mad.AttrID][][]byte
 }
 
@@ -51,11 +52,11 @@ func newIndex(v *sm.View) *index {
 		rank[i] = r
 	}
 	x.byNode = slices.Clone(x.ends)
-	slices.SortStableFunc(x.byNode, func(a, b sm.EndPort) int {
+	slices.SortStableFunc(x.byNode, func(a, b routing.EndPort) int {
 		return cmp.Or(cmp.Compare(rank[a.Node], rank[b.Node]), cmp.Compare(a.Port, b.Port))
 	})
 	x.byPort = slices.Clone(x.ends)
-	slices.SortStableFunc(x.byPort, func(a, b sm.EndPort) int {
+	slices.SortStableFunc(x.byPort, func(a, b routing.EndPort) int {
 		return cmp.Compare(bits.ReverseBytes64(x.portGUID(a.Node, a.Port)), bits.ReverseBytes64(x.portGUID(b.Node, b.Port)))
 	})
 	return x
@@ -113,10 +114,10 @@ func (x *index) lidOf(i, p int) uint16 {
 }
 
 // owner returns the end port that answers to lid.
-func (x *index) owner(lid uint16) (sm.EndPort, bool) {
+func (x *index) owner(lid uint16) (routing.EndPort, bool) {
 	i, ok := x.sn.Owner(lid)
 	if !ok {
-		return sm.EndPort{}, false
+		return routing.EndPort{}, false
 	}
 	return x.ends[i], true
 }
@@ -491,7 +492,7 @@ func (x *index) vlArbRecords() [][]byte {
 // sharePKey reports whether end ports a and b hold a P_Key in common
 // (either membership; two limited members do not communicate, but may
 // ask for each other).
-func (x *index) sharePKey(a, b sm.EndPort) bool {
+func (x *index) sharePKey(a, b routing.EndPort) bool {
 	for _, k := range x.pkeyTable(a.Node, a.Port) {
 		if uint16(k)&0x7fff != 0 && x.hasPKey(b.Node, b.Port, uint16(k), false) {
 			return true

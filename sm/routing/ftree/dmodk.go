@@ -1,9 +1,10 @@
-package sm
+package ftree
 
 import (
 	"fmt"
 	"slices"
 
+	"ibfab/sm/routing"
 	"ibfab/topologies"
 )
 
@@ -47,22 +48,22 @@ import (
 type dmodk struct{}
 
 func init() {
-	RegisterEngine("dmodk", func(RoutingOptions) (Engine, error) { return dmodk{}, nil })
+	routing.RegisterEngine("dmodk", func(routing.Options) (routing.Engine, error) { return dmodk{}, nil })
 }
 
 func (dmodk) Name() string { return "dmodk" }
 
-func (e dmodk) Route(f *Fabric) (*Routes, error) {
+func (e dmodk) Route(f *routing.Fabric) (*routing.Routes, error) {
 	ft, err := readFatTree(f)
 	if err != nil {
 		return nil, fmt.Errorf("dmodk: %w", err)
 	}
-	r := newRoutes(e.Name(), f)
+	r := routing.NewRoutes(e.Name(), f)
 	r.SwitchLIDsExempt = true
 	r.Up = ft.up
 	x := newFtreeDest(f, r, ft.order)
 	key := 0
-	for i, dst := range f.ends {
+	for i, dst := range f.Ends() {
 		if dst.Switch < 0 {
 			continue
 		}
@@ -79,7 +80,7 @@ func (e dmodk) Route(f *Fabric) (*Routes, error) {
 // fatTree is a fabric read as a fat tree: what dmodk and the up ports of
 // adaptive routing (FatTreeUpPorts) need.
 type fatTree struct {
-	f       *Fabric
+	f       *routing.Fabric
 	rank    []int    // ftreeRanks: 0 for a leaf; -1 for a CA
 	up      [][]bool // ftreeDirections
 	order   []int    // the switches from the highest rank down (rankOrder)
@@ -97,7 +98,7 @@ type fatTree struct {
 
 // readFatTree reads f as a fat tree, or fails as ftree does on a fabric
 // that is not one (wrapping ErrRouting).
-func readFatTree(f *Fabric) (*fatTree, error) {
+func readFatTree(f *routing.Fabric) (*fatTree, error) {
 	rank, err := ftreeRanks(f)
 	if err != nil {
 		return nil, err
@@ -108,11 +109,11 @@ func readFatTree(f *Fabric) (*fatTree, error) {
 	}
 	n := f.Topo.NumNodes()
 	ft := &fatTree{f: f, rank: rank, up: up, order: rankOrder(f, rank),
-		upPorts: make([][]int, n), leafIdx: make([]int, n), dest: make([]int, len(f.ends))}
+		upPorts: make([][]int, n), leafIdx: make([]int, n), dest: make([]int, len(f.Ends()))}
 	top := 0
 	for _, s := range f.Switches() {
 		top = max(top, rank[s])
-		for _, a := range f.arcs(s) {
+		for _, a := range f.Arcs(s) {
 			if up[s][a.Port] {
 				ft.upPorts[s] = append(ft.upPorts[s], a.Port)
 			}
@@ -128,7 +129,7 @@ func readFatTree(f *Fabric) (*fatTree, error) {
 		if r > 0 {
 			// Saturate rather than overflow on a deep tree: a
 			// divisor above any host index sends every d up port 0.
-			ft.divisor[r] = min(ft.divisor[r-1]*max(ft.arity[r-1], 1), len(f.ends)+1)
+			ft.divisor[r] = min(ft.divisor[r-1]*max(ft.arity[r-1], 1), len(f.Ends())+1)
 		}
 	}
 	ft.orderLeaves()
@@ -137,7 +138,7 @@ func readFatTree(f *Fabric) (*fatTree, error) {
 	}
 	d := 0
 	for _, s := range ft.leaves {
-		for _, a := range f.arcs(s) {
+		for _, a := range f.Arcs(s) {
 			if f.IsSwitch(a.Peer) || a.PeerPort >= len(f.LID[a.Peer]) || f.LID[a.Peer][a.PeerPort] == 0 {
 				continue
 			}

@@ -1,4 +1,6 @@
-package sm
+package minhop
+
+import "ibfab/sm/routing"
 
 // minhop routes every LID along a shortest path, spreading the LIDs that
 // share a destination switch over the equally short ports by how many
@@ -10,13 +12,13 @@ package sm
 type minhop struct{}
 
 func init() {
-	RegisterEngine("minhop", func(RoutingOptions) (Engine, error) { return minhop{}, nil })
+	routing.RegisterEngine("minhop", func(routing.Options) (routing.Engine, error) { return minhop{}, nil })
 }
 
 func (minhop) Name() string { return "minhop" }
 
-func (e minhop) Route(f *Fabric) (*Routes, error) {
-	r := newRoutes(e.Name(), f)
+func (e minhop) Route(f *routing.Fabric) (*routing.Routes, error) {
+	r := routing.NewRoutes(e.Name(), f)
 	r.SwitchLIDsExempt = true
 	n := f.Topo.NumNodes()
 	load := make([][]int, n) // [switch][port] LIDs routed through it
@@ -24,13 +26,13 @@ func (e minhop) Route(f *Fabric) (*Routes, error) {
 		load[s] = make([]int, f.Topo.Node(s).NumPorts+1)
 	}
 	distTo := map[int][]int{} // destination switch -> hop counts, computed once
-	for i, dst := range f.ends {
+	for i, dst := range f.Ends() {
 		if dst.Switch < 0 {
 			continue
 		}
 		d, ok := distTo[dst.Switch]
 		if !ok {
-			d = switchDistances(f, dst.Switch)
+			d = routing.SwitchDistances(f, dst.Switch)
 			distTo[dst.Switch] = d
 		}
 		for _, s := range f.Switches() {
@@ -41,7 +43,7 @@ func (e minhop) Route(f *Fabric) (*Routes, error) {
 				case s == dst.Switch:
 					port = dst.SwitchPort
 				case d[s] > 0:
-					for _, a := range f.arcs(s) {
+					for _, a := range f.Arcs(s) {
 						if f.IsSwitch(a.Peer) && d[a.Peer] == d[s]-1 && (port < 0 || load[s][a.Port] < load[s][port]) {
 							port = a.Port
 						}
@@ -60,26 +62,4 @@ func (e minhop) Route(f *Fabric) (*Routes, error) {
 		}
 	}
 	return r, nil
-}
-
-// switchDistances returns the hop counts from every switch to switch t
-// over switch links, -1 where t is unreachable.
-func switchDistances(f *Fabric, t int) []int {
-	d := make([]int, f.Topo.NumNodes())
-	for i := range d {
-		d[i] = -1
-	}
-	d[t] = 0
-	queue := []int{t}
-	for len(queue) > 0 {
-		u := queue[0]
-		queue = queue[1:]
-		for _, a := range f.arcs(u) {
-			if f.IsSwitch(a.Peer) && d[a.Peer] < 0 {
-				d[a.Peer] = d[u] + 1
-				queue = append(queue, a.Peer)
-			}
-		}
-	}
-	return d
 }

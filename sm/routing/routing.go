@@ -1,4 +1,4 @@
-package sm
+package routing
 
 import (
 	"errors"
@@ -10,15 +10,16 @@ import (
 	"ibfab/wire/mad"
 )
 
-// Errors of configuration and routing.
+// Errors of configuration and routing. ErrConfig is the SM's too
+// (sm.ErrConfig): an option out of range is a configuration error.
 var (
 	ErrConfig        = errors.New("sm: invalid configuration")
 	ErrUnknownEngine = errors.New("sm: unknown routing engine")
 	ErrRouting       = errors.New("sm: routing failed")
 )
 
-// RoutingOptions tune the engines; zero values are the defaults.
-type RoutingOptions struct {
+// Options tune the engines; zero values are the defaults.
+type Options struct {
 	// Seed feeds the engines' random choices (FERa and PIRa tie-breaks
 	// when asked for random ones), so a route set is reproducible.
 	Seed uint64
@@ -40,7 +41,7 @@ type Engine interface {
 }
 
 // EngineFactory makes an engine with the given options.
-type EngineFactory func(o RoutingOptions) (Engine, error)
+type EngineFactory func(o Options) (Engine, error)
 
 var (
 	enginesMu sync.RWMutex
@@ -59,7 +60,7 @@ func RegisterEngine(name string, mk EngineFactory) {
 }
 
 // NewEngine returns the engine called name.
-func NewEngine(name string, o RoutingOptions) (Engine, error) {
+func NewEngine(name string, o Options) (Engine, error) {
 	enginesMu.RLock()
 	mk := engines[name]
 	enginesMu.RUnlock()
@@ -125,14 +126,16 @@ type Routes struct {
 	// DefaultPorts counts the default ports computed (PIRa).
 	DefaultPorts int
 
-	// seq[node][end] orders FERa's entries as it computed them: the
+	// Seq[node][end] orders FERa's entries as it computed them: the
 	// count of entries accepted before the last one for that switch and
-	// end port. nil for other engines.
-	seq [][]int32
+	// end port (in Fabric.EndPorts order); provisional distribution sends
+	// them in that order. nil for other engines.
+	Seq [][]int32
 }
 
-// newRoutes returns an empty route set for f.
-func newRoutes(name string, f *Fabric) *Routes {
+// NewRoutes returns an empty route set for f: every switch's table of
+// LIDs 0..MaxLID at mad.LFTNoPort, PerStep zero for every end port.
+func NewRoutes(name string, f *Fabric) *Routes {
 	r := &Routes{Engine: name, MaxLID: f.MaxLID(), LFT: make([][]uint8, f.Topo.NumNodes()),
 		PerStep: make([]int, len(f.ends))}
 	for _, s := range f.Switches() {
@@ -145,8 +148,8 @@ func newRoutes(name string, f *Fabric) *Routes {
 	return r
 }
 
-// setEnd points every LID of end port e at port in switch s's table.
-func (r *Routes) setEnd(s int, e EndPort, port int) {
+// SetEnd points every LID of end port e at port in switch s's table.
+func (r *Routes) SetEnd(s int, e EndPort, port int) {
 	for k := range e.NumLIDs() {
 		r.LFT[s][int(e.LID)+k] = uint8(port)
 	}
@@ -200,10 +203,10 @@ func (r *Routes) Clone() *Routes {
 		c.Up = nil
 	}
 	c.PerStep = slices.Clone(r.PerStep)
-	if r.seq != nil {
-		c.seq = make([][]int32, len(r.seq))
-		for i, q := range r.seq {
-			c.seq[i] = slices.Clone(q)
+	if r.Seq != nil {
+		c.Seq = make([][]int32, len(r.Seq))
+		for i, q := range r.Seq {
+			c.Seq[i] = slices.Clone(q)
 		}
 	}
 	return &c

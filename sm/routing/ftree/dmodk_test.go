@@ -1,4 +1,4 @@
-package sm_test
+package ftree_test
 
 import (
 	"fmt"
@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/sm"
+	"ibfab/sm/routing"
+	"ibfab/sm/routing/ftree"
 	"ibfab/topologies"
 )
 
@@ -17,7 +18,7 @@ type hop struct{ node, port int }
 
 // trace follows the tables from CA src to lid, returning the switches
 // crossed; it fails t when the packet does not reach dst.
-func trace(t *testing.T, f *sm.Fabric, r *sm.Routes, src, dst int, lid uint16) []hop {
+func trace(t *testing.T, f *routing.Fabric, r *routing.Routes, src, dst int, lid uint16) []hop {
 	t.Helper()
 	peer, ok := f.Topo.Peer(topologies.PortRef{Node: src, Port: 1})
 	require.True(t, ok)
@@ -41,7 +42,7 @@ func trace(t *testing.T, f *sm.Fabric, r *sm.Routes, src, dst int, lid uint16) [
 // checkMinimalRoutes traces every CA pair: each route must be as short as
 // the topology allows; it returns the destinations (host nodes) whose
 // routes cross each directed link, keyed by its tail port.
-func checkMinimalRoutes(t *testing.T, f *sm.Fabric, r *sm.Routes) map[topologies.PortRef]map[int]bool {
+func checkMinimalRoutes(t *testing.T, f *routing.Fabric, r *routing.Routes) map[topologies.PortRef]map[int]bool {
 	t.Helper()
 	crossing := map[topologies.PortRef]map[int]bool{}
 	var hosts []int
@@ -70,12 +71,12 @@ func checkMinimalRoutes(t *testing.T, f *sm.Fabric, r *sm.Routes) map[topologies
 	return crossing
 }
 
-func routeDmodK(t *testing.T, tp *topologies.Topology, lmc uint8) (*sm.Fabric, *sm.Routes) {
+func routeDmodK(t *testing.T, tp *topologies.Topology, lmc uint8) (*routing.Fabric, *routing.Routes) {
 	t.Helper()
-	f, err := sm.NewFabric(tp, 0, 1, lmc)
+	f, err := routing.NewFabric(tp, 0, 1, lmc)
 	require.NoError(t, err)
-	r := route(t, f, "dmodk", sm.RoutingOptions{})
-	rep := sm.Verify(f, r)
+	r := route(t, f, "dmodk", routing.Options{})
+	rep := routing.Verify(f, r)
 	require.NoError(t, rep.Err(), "dmodk must be connected and deadlock-free")
 	require.True(t, rep.Connected())
 	require.True(t, rep.DeadlockFree())
@@ -100,7 +101,7 @@ func TestDmodKRLFT(t *testing.T) {
 				crossing := checkMinimalRoutes(t, f, r)
 				hosts := len(layout.Hosts)
 
-				up, err := sm.FatTreeUpPorts(f)
+				up, err := ftree.FatTreeUpPorts(f)
 				require.NoError(t, err)
 				topK := 1 // K^(n−1)
 				for range n - 1 {
@@ -192,7 +193,7 @@ func TestDmodKFatTrees(t *testing.T) {
 			require.NoError(t, err)
 			f, r := routeDmodK(t, tp, 0)
 			checkMinimalRoutes(t, f, r)
-			up, err := sm.FatTreeUpPorts(f)
+			up, err := ftree.FatTreeUpPorts(f)
 			require.NoError(t, err)
 			for _, s := range f.Switches() {
 				if up.Stage(s) != 1 {
@@ -245,18 +246,18 @@ func TestDmodKDegraded(t *testing.T) {
 	for name, p := range map[string]topologies.PortRef{"leaf up link": {Node: leaf, Port: 3}, "top down link": {Node: top, Port: 2}} {
 		t.Run(name, func(t *testing.T) {
 			damaged := without(t, tp, p)
-			f, err := sm.NewFabric(damaged, 0, 1, 0)
+			f, err := routing.NewFabric(damaged, 0, 1, 0)
 			require.NoError(t, err)
-			r := route(t, f, "dmodk", sm.RoutingOptions{})
-			rep := sm.Verify(f, r)
+			r := route(t, f, "dmodk", routing.Options{})
+			rep := routing.Verify(f, r)
 			assert.True(t, rep.DeadlockFree(), "%v", rep.Err())
-			ftree := sm.Verify(f, route(t, f, "ftree", sm.RoutingOptions{}))
-			assert.Equal(t, ftree.Unconnected, rep.Unconnected, "dmodk leaves out what ftree leaves out: %v", rep.Failures)
+			ftreeRep := routing.Verify(f, route(t, f, "ftree", routing.Options{}))
+			assert.Equal(t, ftreeRep.Unconnected, rep.Unconnected, "dmodk leaves out what ftree leaves out: %v", rep.Failures)
 			for _, why := range rep.Failures {
 				assert.Regexp(t, `^s\d-\d+ port 0 to LID`, why, "only switches lack routes")
 			}
 			checkMinimalRoutes(t, f, r)
-			up, err := sm.FatTreeUpPorts(f)
+			up, err := ftree.FatTreeUpPorts(f)
 			require.NoError(t, err)
 			for _, s := range f.Switches() {
 				for _, e := range f.EndPorts() {
@@ -276,9 +277,9 @@ func TestDmodKDegraded(t *testing.T) {
 	// a_3 = 0): the stage-2 switches of other pods that reach s3-1 leave
 	// it out for destinations in pod 0, and only for them.
 	cut := without(t, tp, topologies.PortRef{Node: top, Port: 1})
-	f, err := sm.NewFabric(cut, 0, 1, 0)
+	f, err := routing.NewFabric(cut, 0, 1, 0)
 	require.NoError(t, err)
-	up, err := sm.FatTreeUpPorts(f)
+	up, err := ftree.FatTreeUpPorts(f)
 	require.NoError(t, err)
 	s23, _ := cut.Lookup("s2-3") // pod 1, b_2 = 1: up to s3-1 (port 3) and s3-3 (port 4)
 	h0, _ := cut.Lookup("h0")
@@ -297,16 +298,16 @@ func TestDmodKNotFatTree(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tp, err := gen()
 			require.NoError(t, err)
-			f, err := sm.NewFabric(tp, 0, 1, 0)
+			f, err := routing.NewFabric(tp, 0, 1, 0)
 			require.NoError(t, err)
-			e, err := sm.NewEngine("dmodk", sm.RoutingOptions{})
+			e, err := routing.NewEngine("dmodk", routing.Options{})
 			require.NoError(t, err)
 			_, err = e.Route(f)
-			require.ErrorIs(t, err, sm.ErrRouting)
+			require.ErrorIs(t, err, routing.ErrRouting)
 			assert.Contains(t, err.Error(), "dmodk: ")
 			assert.Contains(t, err.Error(), "not a fat tree")
-			_, err = sm.FatTreeUpPorts(f)
-			assert.ErrorIs(t, err, sm.ErrRouting)
+			_, err = ftree.FatTreeUpPorts(f)
+			assert.ErrorIs(t, err, routing.ErrRouting)
 		})
 	}
 }
@@ -318,11 +319,11 @@ func TestFatTreeUpPorts(t *testing.T) {
 	for _, k := range []int{2, 3} {
 		tp, err := topologies.RLFT(k, 3)
 		require.NoError(t, err)
-		f, err := sm.NewFabric(tp, 0, 1, 1)
+		f, err := routing.NewFabric(tp, 0, 1, 1)
 		require.NoError(t, err)
 		layout, err := topologies.LayoutFatTree(tp)
 		require.NoError(t, err)
-		up, err := sm.FatTreeUpPorts(f)
+		up, err := ftree.FatTreeUpPorts(f)
 		require.NoError(t, err)
 		var wantUp []int
 		for p := k + 1; p <= 2*k; p++ {
@@ -373,4 +374,23 @@ func TestFatTreeUpPorts(t *testing.T) {
 		_, ok := up.HostIndex(f.LID[f.Switches()[0]][0])
 		assert.False(t, ok, "a switch LID is no host")
 	}
+}
+
+func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
+	t.Helper()
+	e, err := routing.NewEngine(name, o)
+	require.NoError(t, err)
+	r, err := e.Route(f)
+	require.NoError(t, err)
+	return r
+}
+
+// position returns the ring position of switch s.
+func position(sw []int, s int) int {
+	for k, x := range sw {
+		if x == s {
+			return k
+		}
+	}
+	return -1
 }

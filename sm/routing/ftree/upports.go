@@ -1,4 +1,6 @@
-package sm
+package ftree
+
+import "ibfab/sm/routing"
 
 // UpPorts is what adaptive routing may choose from on a fat tree (seed
 // 003): at each switch, for each destination LID that is not below it,
@@ -16,7 +18,7 @@ package sm
 // traffic, routed through a valley between top switches) keep their one
 // route. The AR manager turns these sets into the switches' AR groups.
 type UpPorts struct {
-	f  *Fabric
+	f  *routing.Fabric
 	ft *fatTree
 	// alts[s][leaf] is switch s's alternatives for the CA ports of the
 	// leaf of that index (fatTree.leaves); nil when the leaf is below s.
@@ -25,7 +27,7 @@ type UpPorts struct {
 
 // FatTreeUpPorts reads f as a fat tree (as dmodk does; the same error on
 // a fabric that is not one, wrapping ErrRouting) and returns its up ports.
-func FatTreeUpPorts(f *Fabric) (*UpPorts, error) {
+func FatTreeUpPorts(f *routing.Fabric) (*UpPorts, error) {
 	ft, err := readFatTree(f)
 	if err != nil {
 		return nil, err
@@ -35,7 +37,7 @@ func FatTreeUpPorts(f *Fabric) (*UpPorts, error) {
 	for _, s := range f.Switches() {
 		u.alts[s] = make([][]int, len(ft.leaves))
 	}
-	x := newFtreeDest(f, &Routes{Up: ft.up}, ft.order) // it reads only the directions
+	x := newFtreeDest(f, &routing.Routes{Up: ft.up}, ft.order) // it reads only the directions
 	for li, t := range ft.leaves {
 		x.markBelow(t)
 		x.settleUpDist()
@@ -69,19 +71,28 @@ func (u *UpPorts) Alternatives(s int, lid uint16) []int {
 	if !ok {
 		return nil
 	}
-	if li := u.leaf(i); li >= 0 {
+	if li := u.Leaf(i); li >= 0 {
 		return u.alts[s][li]
 	}
 	return nil
 }
 
-// leaf returns the index (in fatTree.leaves) of the leaf that end port i
-// hangs off when it is a CA port, else -1.
-func (u *UpPorts) leaf(i int) int {
+// Leaves returns the number of leaf switches.
+func (u *UpPorts) Leaves() int { return len(u.ft.leaves) }
+
+// LeafAlternatives returns switch node s's alternatives for the CA ports
+// of the leaf of index li (as Leaf numbers them): nil when the leaf is
+// below s. The slice is shared: do not change it.
+func (u *UpPorts) LeafAlternatives(s, li int) []int { return u.alts[s][li] }
+
+// Leaf returns the index, 0 to Leaves()-1 in host order, of the leaf
+// that end port i (in Fabric.EndPorts order) hangs off when it is a CA
+// port, else -1.
+func (u *UpPorts) Leaf(i int) int {
 	if u.ft.dest[i] < 0 {
 		return -1
 	}
-	return u.ft.leafIdx[u.f.ends[i].Switch]
+	return u.ft.leafIdx[u.f.Ends()[i].Switch]
 }
 
 // Stage returns the stage of switch node s, 1 for a leaf (ftree's rank

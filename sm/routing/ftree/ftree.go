@@ -1,6 +1,10 @@
-package sm
+package ftree
 
-import "fmt"
+import (
+	"fmt"
+
+	"ibfab/sm/routing"
+)
 
 // ftree routes fat trees (two-level leaf/spine networks, k-ary n-trees):
 // leaf switches are those with CAs, and a switch's rank is its distance
@@ -20,24 +24,24 @@ import "fmt"
 type ftree struct{}
 
 func init() {
-	RegisterEngine("ftree", func(RoutingOptions) (Engine, error) { return ftree{}, nil })
+	routing.RegisterEngine("ftree", func(routing.Options) (routing.Engine, error) { return ftree{}, nil })
 }
 
 func (ftree) Name() string { return "ftree" }
 
-func (e ftree) Route(f *Fabric) (*Routes, error) {
+func (e ftree) Route(f *routing.Fabric) (*routing.Routes, error) {
 	rank, err := ftreeRanks(f)
 	if err != nil {
 		return nil, err
 	}
-	r := newRoutes(e.Name(), f)
+	r := routing.NewRoutes(e.Name(), f)
 	r.SwitchLIDsExempt = true
 	if r.Up, err = ftreeDirections(f, rank); err != nil {
 		return nil, err
 	}
 	x := newFtreeDest(f, r, rankOrder(f, rank))
 	key := 0
-	for i, dst := range f.ends {
+	for i, dst := range f.Ends() {
 		if dst.Switch < 0 {
 			continue
 		}
@@ -57,14 +61,14 @@ func spread(key int) pickPort {
 // ftreeRanks returns each switch's rank: 0 for a leaf switch (one with a
 // CA), else its distance from the nearest leaf; -1 for a switch that
 // reaches no leaf, and for CAs.
-func ftreeRanks(f *Fabric) ([]int, error) {
+func ftreeRanks(f *routing.Fabric) ([]int, error) {
 	rank := make([]int, f.Topo.NumNodes())
 	for i := range rank {
 		rank[i] = -1
 	}
 	var queue []int
 	for _, s := range f.Switches() {
-		for _, a := range f.arcs(s) {
+		for _, a := range f.Arcs(s) {
 			if !f.IsSwitch(a.Peer) {
 				rank[s] = 0
 				queue = append(queue, s)
@@ -73,12 +77,12 @@ func ftreeRanks(f *Fabric) ([]int, error) {
 		}
 	}
 	if len(queue) == 0 {
-		return nil, fmt.Errorf("%w: ftree: no switch has a CA", ErrRouting)
+		return nil, fmt.Errorf("%w: ftree: no switch has a CA", routing.ErrRouting)
 	}
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		for _, a := range f.arcs(u) {
+		for _, a := range f.Arcs(u) {
 			if f.IsSwitch(a.Peer) && rank[a.Peer] < 0 {
 				rank[a.Peer] = rank[u] + 1
 				queue = append(queue, a.Peer)
@@ -92,16 +96,16 @@ func ftreeRanks(f *Fabric) ([]int, error) {
 // port goes up: from a CA to its switch, from a switch to one a rank
 // higher. It refuses a fabric where a switch reaches no leaf, or a link
 // joins switches whose ranks are not adjacent: not a fat tree.
-func ftreeDirections(f *Fabric, rank []int) ([][]bool, error) {
+func ftreeDirections(f *routing.Fabric, rank []int) ([][]bool, error) {
 	up := make([][]bool, f.Topo.NumNodes())
 	for i := range up {
 		up[i] = make([]bool, f.Topo.Node(i).NumPorts+1)
 	}
 	for _, s := range f.Switches() {
 		if rank[s] < 0 {
-			return nil, fmt.Errorf("%w: ftree: %s reaches no leaf switch", ErrRouting, f.Topo.Node(s).Name)
+			return nil, fmt.Errorf("%w: ftree: %s reaches no leaf switch", routing.ErrRouting, f.Topo.Node(s).Name)
 		}
-		for _, a := range f.arcs(s) {
+		for _, a := range f.Arcs(s) {
 			switch {
 			case !f.IsSwitch(a.Peer):
 				up[a.Peer][a.PeerPort] = true
@@ -109,7 +113,7 @@ func ftreeDirections(f *Fabric, rank []int) ([][]bool, error) {
 				up[s][a.Port] = true
 			case rank[a.Peer] != rank[s]-1:
 				return nil, fmt.Errorf("%w: ftree: not a fat tree: %s (rank %d) is cabled to %s (rank %d)",
-					ErrRouting, f.Topo.Node(s).Name, rank[s], f.Topo.Node(a.Peer).Name, rank[a.Peer])
+					routing.ErrRouting, f.Topo.Node(s).Name, rank[s], f.Topo.Node(a.Peer).Name, rank[a.Peer])
 			}
 		}
 	}
@@ -118,17 +122,17 @@ func ftreeDirections(f *Fabric, rank []int) ([][]bool, error) {
 
 // ftreeDest routes one destination after another; its slices are reused.
 type ftreeDest struct {
-	f      *Fabric
-	r      *Routes // with Up set
-	order  []int   // the switches from the highest rank down
-	below  []bool  // per switch: reaches the destination switch going down only
-	upDist []int   // per switch: up hops to a switch that is below; -1 none
+	f      *routing.Fabric
+	r      *routing.Routes // with Up set
+	order  []int           // the switches from the highest rank down
+	below  []bool          // per switch: reaches the destination switch going down only
+	upDist []int           // per switch: up hops to a switch that is below; -1 none
 	queue  []int
 }
 
 // newFtreeDest returns the search over r's directions (r.Up), order the
 // switches from the highest rank down (rankOrder).
-func newFtreeDest(f *Fabric, r *Routes, order []int) *ftreeDest {
+func newFtreeDest(f *routing.Fabric, r *routing.Routes, order []int) *ftreeDest {
 	n := f.Topo.NumNodes()
 	return &ftreeDest{f: f, r: r, order: order, below: make([]bool, n), upDist: make([]int, n)}
 }
@@ -140,7 +144,7 @@ type pickPort func(s, k int, cands []int) int
 
 // route fills every switch's entries for the end port dst, the i-th, each
 // LID's port chosen by pick where the switch has a choice.
-func (x *ftreeDest) route(i int, dst EndPort, pick pickPort) {
+func (x *ftreeDest) route(i int, dst routing.EndPort, pick pickPort) {
 	f, r, t := x.f, x.r, dst.Switch
 	x.markBelow(t)
 	x.settleUpDist()
@@ -152,7 +156,7 @@ func (x *ftreeDest) route(i int, dst EndPort, pick pickPort) {
 				continue // the verifier reports it
 			}
 			if hops == nil {
-				hops = switchDistances(f, t)
+				hops = routing.SwitchDistances(f, t)
 			}
 			cands = append(cands, valleyPorts(f, s, hops)...)
 		}
@@ -181,7 +185,7 @@ func (x *ftreeDest) markBelow(t int) {
 	for len(x.queue) > 0 {
 		u := x.queue[0]
 		x.queue = x.queue[1:]
-		for _, a := range f.arcs(u) {
+		for _, a := range f.Arcs(u) {
 			if up[u][a.Port] && f.IsSwitch(a.Peer) && !x.below[a.Peer] {
 				x.below[a.Peer] = true
 				x.queue = append(x.queue, a.Peer)
@@ -200,7 +204,7 @@ func (x *ftreeDest) settleUpDist() {
 			upDist[s] = 0
 			continue
 		}
-		for _, a := range f.arcs(s) {
+		for _, a := range f.Arcs(s) {
 			if up[s][a.Port] && f.IsSwitch(a.Peer) && upDist[a.Peer] >= 0 && (upDist[s] < 0 || upDist[a.Peer]+1 < upDist[s]) {
 				upDist[s] = upDist[a.Peer] + 1
 			}
@@ -214,7 +218,7 @@ func (x *ftreeDest) settleUpDist() {
 func (x *ftreeDest) candidates(s int) []int {
 	f, up := x.f, x.r.Up
 	var cands []int
-	for _, a := range f.arcs(s) {
+	for _, a := range f.Arcs(s) {
 		if !f.IsSwitch(a.Peer) {
 			continue
 		}
@@ -230,9 +234,9 @@ func (x *ftreeDest) candidates(s int) []int {
 // valleyPorts returns the ports of switch s on a shortest path to the
 // switch whose distances hops holds: for a switch LID no up*/down* route
 // reaches.
-func valleyPorts(f *Fabric, s int, hops []int) []int {
+func valleyPorts(f *routing.Fabric, s int, hops []int) []int {
 	var ports []int
-	for _, a := range f.arcs(s) {
+	for _, a := range f.Arcs(s) {
 		if f.IsSwitch(a.Peer) && hops[s] > 0 && hops[a.Peer] == hops[s]-1 {
 			ports = append(ports, a.Port)
 		}
@@ -241,7 +245,7 @@ func valleyPorts(f *Fabric, s int, hops []int) []int {
 }
 
 // rankOrder returns the switches from the highest rank down.
-func rankOrder(f *Fabric, rank []int) []int {
+func rankOrder(f *routing.Fabric, rank []int) []int {
 	var order []int
 	top := 0
 	for _, s := range f.Switches() {

@@ -1,4 +1,4 @@
-package sm
+package routing
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ type Fabric struct {
 
 	ends  []EndPort
 	owner map[uint16]int // LID -> index in ends
-	adj   [][]arc        // per node, its cables in port order
+	adj   [][]Arc        // per node, its cables in port order
 }
 
 // EndPort is a port that has LIDs: a switch's port 0 or a CA port, with
@@ -71,21 +71,22 @@ func NewFabric(t *topologies.Topology, smNode, smPort int, lmc uint8) (*Fabric, 
 	if next > mad.MulticastLIDBase {
 		return nil, fmt.Errorf("sm: %d LIDs needed, the unicast range has %d", next-1, mad.MulticastLIDBase-1)
 	}
-	return f, f.index()
+	return f, f.Index()
 }
 
-// index builds the cable lists, the end port list and the LID owner map,
-// checking that no two ports share a LID. The topology must not change
-// afterwards.
-func (f *Fabric) index() error {
+// Index builds the cable lists, the end port list and the LID owner map,
+// checking that no two ports share a LID: discovery calls it once it has
+// filled Topo, SMNode, SMPort, LID and LMC (NewFabric does). The topology
+// must not change afterwards.
+func (f *Fabric) Index() error {
 	f.ends, f.owner = nil, map[uint16]int{}
-	f.adj = make([][]arc, f.Topo.NumNodes())
+	f.adj = make([][]Arc, f.Topo.NumNodes())
 	for i := range f.adj {
 		n := f.Topo.Node(i)
 		for p := 1; p <= n.NumPorts; p++ {
 			peer, ok := f.Topo.Peer(topologies.PortRef{Node: i, Port: p})
 			if ok && peer.Node != i {
-				f.adj[i] = append(f.adj[i], arc{Port: p, Peer: peer.Node, PeerPort: peer.Port})
+				f.adj[i] = append(f.adj[i], Arc{Port: p, Peer: peer.Node, PeerPort: peer.Port})
 			}
 		}
 	}
@@ -123,6 +124,10 @@ func (f *Fabric) index() error {
 // EndPorts returns the end ports in topology order (node, then port).
 func (f *Fabric) EndPorts() []EndPort { return slices.Clone(f.ends) }
 
+// Ends returns the end ports as EndPorts does, without the copy: the
+// slice is shared, do not change it.
+func (f *Fabric) Ends() []EndPort { return f.ends }
+
 // Owner returns the end port that answers to lid, as an index into
 // EndPorts.
 func (f *Fabric) Owner(lid uint16) (int, bool) {
@@ -155,20 +160,20 @@ func (f *Fabric) Switches() []int {
 // IsSwitch reports whether node i is a switch.
 func (f *Fabric) IsSwitch(i int) bool { return f.Topo.Node(i).Type == topologies.Switch }
 
-// arc is a cable seen from one end: out of Port of the node, into
+// Arc is a cable seen from one end: out of Port of the node, into
 // PeerPort of Peer.
-type arc struct {
+type Arc struct {
 	Port, Peer, PeerPort int
 }
 
-// arcs returns the cables of node i in port order, self-loops left out;
+// Arcs returns the cables of node i in port order, self-loops left out;
 // the slice is shared.
-func (f *Fabric) arcs(i int) []arc { return f.adj[i] }
+func (f *Fabric) Arcs(i int) []Arc { return f.adj[i] }
 
-// smSwitch returns the switch the SM reaches the fabric through: its own
+// SMSwitch returns the switch the SM reaches the fabric through: its own
 // node when that is a switch, else the switch its port is cabled to, else
 // the switch with the lowest GUID; -1 when there is no switch.
-func (f *Fabric) smSwitch() int {
+func (f *Fabric) SMSwitch() int {
 	if f.IsSwitch(f.SMNode) {
 		return f.SMNode
 	}
@@ -182,4 +187,47 @@ func (f *Fabric) smSwitch() int {
 		}
 	}
 	return best
+}
+
+// UpdnRoot returns the node index of the switch the up*/down* engines
+// root f's routes at under o: RootGUID's switch when set, else the SM's
+// switch (the SM's node, or the switch its port is cabled to, or else the
+// switch with the lowest GUID). An SM beside ibsm that routes up*/down*
+// too (OpenSM's updn in the benchmarks) is given this root to compare
+// like with like.
+func (f *Fabric) UpdnRoot(o Options) (int, error) {
+	if o.RootGUID != 0 {
+		i, ok := f.Topo.LookupGUID(o.RootGUID)
+		if !ok || !f.IsSwitch(i) {
+			return 0, fmt.Errorf("%w: root GUID %#x is not a switch of the fabric", ErrRouting, o.RootGUID)
+		}
+		return i, nil
+	}
+	r := f.SMSwitch()
+	if r < 0 {
+		return 0, fmt.Errorf("%w: no switch", ErrRouting)
+	}
+	return r, nil
+}
+
+// SwitchDistances returns the hop counts from every switch to switch t
+// over switch links, -1 where t is unreachable.
+func SwitchDistances(f *Fabric, t int) []int {
+	d := make([]int, f.Topo.NumNodes())
+	for i := range d {
+		d[i] = -1
+	}
+	d[t] = 0
+	queue := []int{t}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, a := range f.Arcs(u) {
+			if f.IsSwitch(a.Peer) && d[a.Peer] < 0 {
+				d[a.Peer] = d[u] + 1
+				queue = append(queue, a.Peer)
+			}
+		}
+	}
+	return d
 }

@@ -1,4 +1,4 @@
-package sm
+package updn
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"ibfab/sm/routing"
 	"ibfab/wire/mad"
 )
 
@@ -19,42 +20,42 @@ import (
 //
 // FERa and PIRa both compute legal routes on this DAG; see fera and pira.
 
-// dag is the up*/down* orientation of a fabric's links.
-type dag struct {
-	root int
-	dist []int    // per node: links from the root over switches; -1 unreached
-	up   [][]bool // [node][port]: leaving node through port goes up
+// DAG is the up*/down* orientation of a fabric's links.
+type DAG struct {
+	Root int
+	Dist []int    // per node: links from the root over switches; -1 unreached
+	Up   [][]bool // [node][port]: leaving node through port goes up
 }
 
-// newDAG orients f's links around root (a switch).
-func newDAG(f *Fabric, root int) (*dag, error) {
+// NewDAG orients f's links around root (a switch).
+func NewDAG(f *routing.Fabric, root int) (*DAG, error) {
 	t := f.Topo
-	d := &dag{root: root, dist: make([]int, t.NumNodes()), up: make([][]bool, t.NumNodes())}
-	for i := range d.dist {
-		d.dist[i] = -1
-		d.up[i] = make([]bool, t.Node(i).NumPorts+1)
+	d := &DAG{Root: root, Dist: make([]int, t.NumNodes()), Up: make([][]bool, t.NumNodes())}
+	for i := range d.Dist {
+		d.Dist[i] = -1
+		d.Up[i] = make([]bool, t.Node(i).NumPorts+1)
 	}
-	d.dist[root] = 0
+	d.Dist[root] = 0
 	queue := []int{root}
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		for _, a := range f.arcs(u) {
-			if d.dist[a.Peer] >= 0 {
+		for _, a := range f.Arcs(u) {
+			if d.Dist[a.Peer] >= 0 {
 				continue
 			}
-			d.dist[a.Peer] = d.dist[u] + 1
+			d.Dist[a.Peer] = d.Dist[u] + 1
 			if f.IsSwitch(a.Peer) {
 				queue = append(queue, a.Peer)
 			}
 		}
 	}
 	for i := range t.NumNodes() {
-		if d.dist[i] < 0 {
-			return nil, fmt.Errorf("%w: %s is not connected to the root %s", ErrRouting, t.Node(i).Name, t.Node(root).Name)
+		if d.Dist[i] < 0 {
+			return nil, fmt.Errorf("%w: %s is not connected to the root %s", routing.ErrRouting, t.Node(i).Name, t.Node(root).Name)
 		}
-		for _, a := range f.arcs(i) {
-			d.up[i][a.Port] = d.above(f, a.Peer, i)
+		for _, a := range f.Arcs(i) {
+			d.Up[i][a.Port] = d.above(f, a.Peer, i)
 		}
 	}
 	return d, nil
@@ -62,56 +63,35 @@ func newDAG(f *Fabric, root int) (*dag, error) {
 
 // above reports whether node a is above node b: nearer the root, or as
 // near with a lower GUID. A CA is never above anything.
-func (d *dag) above(f *Fabric, a, b int) bool {
+func (d *DAG) above(f *routing.Fabric, a, b int) bool {
 	switch {
 	case !f.IsSwitch(a):
 		return false
 	case !f.IsSwitch(b):
 		return true
-	case d.dist[a] != d.dist[b]:
-		return d.dist[a] < d.dist[b]
+	case d.Dist[a] != d.Dist[b]:
+		return d.Dist[a] < d.Dist[b]
 	}
 	return f.Topo.Node(a).GUID < f.Topo.Node(b).GUID
 }
 
-// UpdnRoot returns the node index of the switch the up*/down* engines
-// root f's routes at under o: RootGUID's switch when set, else the SM's
-// switch (the SM's node, or the switch its port is cabled to, or else the
-// switch with the lowest GUID). An SM beside ibsm that routes up*/down*
-// too (OpenSM's updn in the benchmarks) is given this root to compare
-// like with like.
-func (f *Fabric) UpdnRoot(o RoutingOptions) (int, error) { return updnRoot(f, o) }
-
-// updnRoot returns the root switch of f: RootGUID's switch when set, else
-// the SM's switch.
-func updnRoot(f *Fabric, o RoutingOptions) (int, error) {
-	if o.RootGUID != 0 {
-		i, ok := f.Topo.LookupGUID(o.RootGUID)
-		if !ok || !f.IsSwitch(i) {
-			return 0, fmt.Errorf("%w: root GUID %#x is not a switch of the fabric", ErrRouting, o.RootGUID)
-		}
-		return i, nil
-	}
-	r := f.smSwitch()
-	if r < 0 {
-		return 0, fmt.Errorf("%w: no switch", ErrRouting)
-	}
-	return r, nil
-}
-
 // ---- FERa ----
 
-type fera struct{ o RoutingOptions }
+type fera struct{ o routing.Options }
+
+// FERa returns the updn-fera engine with options o, unchecked: multipath
+// roots its fallback layers with it.
+func FERa(o routing.Options) routing.Engine { return fera{o} }
 
 func init() {
-	RegisterEngine("updn-fera", func(o RoutingOptions) (Engine, error) {
-		if err := tiesNames.check(uint8(o.FERaTies)); err != nil {
+	routing.RegisterEngine("updn-fera", func(o routing.Options) (routing.Engine, error) {
+		if err := o.FERaTies.Check(); err != nil {
 			return nil, err
 		}
 		return fera{o}, nil
 	})
-	RegisterEngine("updn-pira", func(o RoutingOptions) (Engine, error) {
-		if err := parentNames.check(uint8(o.Parent)); err != nil {
+	routing.RegisterEngine("updn-pira", func(o routing.Options) (routing.Engine, error) {
+		if err := o.Parent.Check(); err != nil {
 			return nil, err
 		}
 		return pira{o}, nil
@@ -130,17 +110,17 @@ func (fera) Name() string { return "updn-fera" }
 // FIFO, ports lowest first. Every accepted option counts as an entry
 // computed, overwrites included; a switch's entry for itself (port 0)
 // counts too.
-func (e fera) Route(f *Fabric) (*Routes, error) {
-	root, err := updnRoot(f, e.o)
+func (e fera) Route(f *routing.Fabric) (*routing.Routes, error) {
+	root, err := f.UpdnRoot(e.o)
 	if err != nil {
 		return nil, err
 	}
-	d, err := newDAG(f, root)
+	d, err := NewDAG(f, root)
 	if err != nil {
 		return nil, err
 	}
-	r := newRoutes(e.Name(), f)
-	r.Up = d.up
+	r := routing.NewRoutes(e.Name(), f)
+	r.Up = d.Up
 	rng := rand.New(rand.NewPCG(e.o.Seed, 0xfe7a))
 	type best struct {
 		port, dist int
@@ -149,12 +129,12 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 	type option struct{ node, port, dist int }
 	bests := make([]best, f.Topo.NumNodes())
 	var queue []option
-	r.seq = make([][]int32, f.Topo.NumNodes())
+	r.Seq = make([][]int32, f.Topo.NumNodes())
 	for _, s := range f.Switches() {
-		r.seq[s] = make([]int32, len(f.ends))
+		r.Seq[s] = make([]int32, len(f.Ends()))
 	}
 	var seq int32
-	for i, dst := range f.ends {
+	for i, dst := range f.Ends() {
 		if dst.Switch < 0 {
 			continue
 		}
@@ -167,11 +147,11 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 		if dst.SwitchPort != 0 {
 			bests[t].dist = 1
 		}
-		r.setEnd(t, dst, dst.SwitchPort)
+		r.SetEnd(t, dst, dst.SwitchPort)
 		r.Computed++
 		r.PerStep[i]++
-		r.seq[t][i], seq = seq, seq+1
-		for _, a := range f.arcs(t) {
+		r.Seq[t][i], seq = seq, seq+1
+		for _, a := range f.Arcs(t) {
 			// Nothing turns at the destination: every neighbour may come.
 			if f.IsSwitch(a.Peer) {
 				queue = append(queue, option{a.Peer, a.PeerPort, bests[t].dist + 1})
@@ -183,23 +163,23 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 			if o.node == t {
 				continue
 			}
-			up := d.up[o.node][o.port]
+			up := d.Up[o.node][o.port]
 			cur := bests[o.node]
 			accept := !cur.set ||
 				(!up && cur.up) ||
 				(up == cur.up && o.dist < cur.dist) ||
-				(up == cur.up && o.dist == cur.dist && e.o.FERaTies == TieRandom && rng.IntN(2) == 0 && o.port != cur.port)
+				(up == cur.up && o.dist == cur.dist && e.o.FERaTies == routing.TieRandom && rng.IntN(2) == 0 && o.port != cur.port)
 			if !accept {
 				continue
 			}
 			bests[o.node] = best{port: o.port, dist: o.dist, up: up, set: true}
-			r.setEnd(o.node, dst, o.port)
+			r.SetEnd(o.node, dst, o.port)
 			r.Computed++
 			r.PerStep[i]++
-			r.seq[o.node][i], seq = seq, seq+1
-			for _, a := range f.arcs(o.node) {
+			r.Seq[o.node][i], seq = seq, seq+1
+			for _, a := range f.Arcs(o.node) {
 				// n → x → y is legal when x → y goes down or n → x goes up.
-				if f.IsSwitch(a.Peer) && (!up || d.up[a.Peer][a.PeerPort]) {
+				if f.IsSwitch(a.Peer) && (!up || d.Up[a.Peer][a.PeerPort]) {
 					queue = append(queue, option{a.Peer, a.PeerPort, o.dist + 1})
 				}
 			}
@@ -210,7 +190,7 @@ func (e fera) Route(f *Fabric) (*Routes, error) {
 
 // ---- PIRa ----
 
-type pira struct{ o RoutingOptions }
+type pira struct{ o routing.Options }
 
 func (pira) Name() string { return "updn-pira" }
 
@@ -235,17 +215,17 @@ func (pira) Name() string { return "updn-pira" }
 // counts the explicit entries, self entries included; PerStep those of
 // each exploration step. The LFT holds the explicit entries and, in every
 // other entry, the default port, since linear tables have none.
-func (e pira) Route(f *Fabric) (*Routes, error) {
-	root, err := updnRoot(f, e.o)
+func (e pira) Route(f *routing.Fabric) (*routing.Routes, error) {
+	root, err := f.UpdnRoot(e.o)
 	if err != nil {
 		return nil, err
 	}
-	d, err := newDAG(f, root)
+	d, err := NewDAG(f, root)
 	if err != nil {
 		return nil, err
 	}
-	r := newRoutes(e.Name(), f)
-	r.Up = d.up
+	r := routing.NewRoutes(e.Name(), f)
+	r.Up = d.Up
 	r.Default = make([]uint8, f.Topo.NumNodes())
 	for i := range r.Default {
 		r.Default[i] = mad.LFTNoPort
@@ -262,10 +242,10 @@ func (e pira) Route(f *Fabric) (*Routes, error) {
 
 // piraRun is one run of PIRa.
 type piraRun struct {
-	f     *Fabric
-	d     *dag
-	r     *Routes
-	o     RoutingOptions
+	f     *routing.Fabric
+	d     *DAG
+	r     *routing.Routes
+	o     routing.Options
 	rng   *rand.Rand
 	endOf []int     // switch -> its end port
 	ft    [][]int16 // ft[z][end] is z's explicit entry for an end port, -1 when implicit
@@ -276,16 +256,16 @@ type piraRun struct {
 // piraUp is an upper neighbour of a node and the node's port to it.
 type piraUp struct{ node, port int }
 
-func newPiraRun(f *Fabric, d *dag, r *Routes, o RoutingOptions) *piraRun {
+func newPiraRun(f *routing.Fabric, d *DAG, r *routing.Routes, o routing.Options) *piraRun {
 	x := &piraRun{f: f, d: d, r: r, o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x91ba)),
 		endOf: make([]int, f.Topo.NumNodes()), ft: make([][]int16, f.Topo.NumNodes())}
-	for i, ep := range f.ends {
+	for i, ep := range f.Ends() {
 		if ep.Switch >= 0 && ep.Port == 0 && f.IsSwitch(ep.Node) {
 			x.endOf[ep.Node] = i
 		}
 	}
 	for _, s := range f.Switches() {
-		x.ft[s] = make([]int16, len(f.ends))
+		x.ft[s] = make([]int16, len(f.Ends()))
 		for k := range x.ft[s] {
 			x.ft[s][k] = -1
 		}
@@ -297,7 +277,7 @@ func newPiraRun(f *Fabric, d *dag, r *Routes, o RoutingOptions) *piraRun {
 // switch.
 func (x *piraRun) order() []int {
 	var order []int
-	for i, ep := range x.f.ends {
+	for i, ep := range x.f.Ends() {
 		if ep.Switch >= 0 {
 			order = append(order, i)
 		}
@@ -316,11 +296,11 @@ func (x *piraRun) compare(a, b int) int {
 // rank is an end port's place in the exploration order: its distance
 // from the root, and its GUID.
 func (x *piraRun) rank(i int) (int, uint64) {
-	ep := x.f.ends[i]
+	ep := x.f.Ends()[i]
 	if ep.Port == 0 {
-		return x.d.dist[ep.Node], x.f.Topo.Node(ep.Node).GUID
+		return x.d.Dist[ep.Node], x.f.Topo.Node(ep.Node).GUID
 	}
-	return x.d.dist[ep.Switch] + 1, x.f.Topo.Node(ep.Node).Ports[ep.Port].GUID
+	return x.d.Dist[ep.Switch] + 1, x.f.Topo.Node(ep.Node).Ports[ep.Port].GUID
 }
 
 // entry sets z's explicit entry for an end port, computed at a step.
@@ -332,15 +312,15 @@ func (x *piraRun) entry(z, end, port, step int) {
 
 // explore takes end port n, the next in exploration order: steps 3 to 6.
 func (x *piraRun) explore(n int) error {
-	ep := x.f.ends[n]
+	ep := x.f.Ends()[n]
 	prev := x.upperNeighbours(ep)
-	if ep.Node == x.d.root && ep.Port == 0 {
-		x.entry(x.d.root, n, 0, n)
-		x.explored = append(x.explored, x.d.root)
+	if ep.Node == x.d.Root && ep.Port == 0 {
+		x.entry(x.d.Root, n, 0, n)
+		x.explored = append(x.explored, x.d.Root)
 		return nil
 	}
 	if len(prev) == 0 {
-		return fmt.Errorf("%w: %s has no upper neighbour", ErrRouting, x.f.Topo.Node(ep.Node).Name)
+		return fmt.Errorf("%w: %s has no upper neighbour", routing.ErrRouting, x.f.Topo.Node(ep.Node).Name)
 	}
 	parent := x.parent(prev)
 	if ep.Port == 0 {
@@ -363,14 +343,14 @@ func (x *piraRun) explore(n int) error {
 // upperNeighbours returns PREV of an end port, in exploration order so
 // that first and last mean what they say: a switch's upper neighbour
 // switches, or a CA port's switch.
-func (x *piraRun) upperNeighbours(ep EndPort) []piraUp {
+func (x *piraRun) upperNeighbours(ep routing.EndPort) []piraUp {
 	if ep.Port != 0 {
 		return []piraUp{{ep.Switch, 0}}
 	}
 	var prev []piraUp
 	seen := map[int]bool{}
-	for _, a := range x.f.arcs(ep.Node) {
-		if x.d.up[ep.Node][a.Port] && x.f.IsSwitch(a.Peer) && !seen[a.Peer] {
+	for _, a := range x.f.Arcs(ep.Node) {
+		if x.d.Up[ep.Node][a.Port] && x.f.IsSwitch(a.Peer) && !seen[a.Peer] {
 			seen[a.Peer] = true
 			prev = append(prev, piraUp{a.Peer, a.Port})
 		}
@@ -382,9 +362,9 @@ func (x *piraRun) upperNeighbours(ep EndPort) []piraUp {
 // parent picks the parent among PREV (step 3, Options.Parent).
 func (x *piraRun) parent(prev []piraUp) piraUp {
 	switch x.o.Parent {
-	case ParentFirst:
+	case routing.ParentFirst:
 		return prev[0]
-	case ParentRandom:
+	case routing.ParentRandom:
 		return prev[x.rng.IntN(len(prev))]
 	}
 	return prev[len(prev)-1]
@@ -411,21 +391,21 @@ func (x *piraRun) exploreSwitch(n, s int, prev []piraUp, parent piraUp) {
 // other, its default port.
 func (x *piraRun) fillLFT() {
 	for _, s := range x.f.Switches() {
-		for k, ep := range x.f.ends {
+		for k, ep := range x.f.Ends() {
 			port := int(x.r.Default[s])
 			if x.ft[s][k] >= 0 {
 				port = int(x.ft[s][k])
 			}
 			if port != mad.LFTNoPort {
-				x.r.setEnd(s, ep, port)
+				x.r.SetEnd(s, ep, port)
 			}
 		}
 	}
 }
 
 // portTo returns the lowest port of switch a cabled to node b.
-func portTo(f *Fabric, a, b int) int {
-	for _, x := range f.arcs(a) {
+func portTo(f *routing.Fabric, a, b int) int {
+	for _, x := range f.Arcs(a) {
 		if x.Peer == b {
 			return x.Port
 		}

@@ -1,4 +1,4 @@
-package sm
+package routing
 
 import (
 	"errors"
@@ -89,6 +89,36 @@ func Verify(f *Fabric, r *Routes) *Report {
 	return v.rep
 }
 
+// VerifyTables checks tables a distribution holds at one moment (an
+// sm.TableState) as the data plane would run them: packets from every CA
+// port to every LID of r, through r.LFT, dropped at the turns blocked
+// ([switch][in*(N+1)+out]: the switch drops data entering by in and
+// leaving by out) and at ports active ([node][port]) says pass no data.
+// The turns taken are recorded in turns, of the same shape as blocked
+// (nil: a fresh table), and the dependency graph of all it holds is
+// checked for a cycle; Deps and DownUp (on r.Up) count the turns recorded
+// anew.
+func VerifyTables(f *Fabric, r *Routes, blocked, active, turns [][]bool) *Report {
+	v := &verifier{f: f, r: r, rep: &Report{}, blocked: blocked, active: active, caOnly: true}
+	v.channels()
+	if turns == nil {
+		turns = make([][]bool, f.Topo.NumNodes())
+		for _, sw := range f.Switches() {
+			n := f.Topo.Node(sw).NumPorts + 1
+			turns[sw] = make([]bool, n*n)
+		}
+	}
+	v.turns = [][][]bool{turns}
+	v.state = make([]uint8, f.Topo.NumNodes())
+	for lid := 1; lid <= int(r.MaxLID); lid++ {
+		if _, ok := f.Owner(uint16(lid)); ok {
+			v.destination(uint16(lid))
+		}
+	}
+	v.cycle()
+	return v.rep
+}
+
 type verifier struct {
 	f     *Fabric
 	r     *Routes
@@ -107,8 +137,8 @@ type verifier struct {
 	peers    [][]topologies.PortRef // [node][port]: the cabled peer, Node -1 for none
 	isSwitch []bool
 
-	// For a TableState (VerifyState): blocked turns drop data, inactive
-	// ports pass none, and only CA ports send it.
+	// For tables held in a distribution (VerifyTables): blocked turns
+	// drop data, inactive ports pass none, and only CA ports send it.
 	blocked [][]bool // [switch][in*(N+1)+out]; nil: none
 	active  [][]bool // [node][port]; nil: every port
 	caOnly  bool
@@ -176,7 +206,7 @@ func (v *verifier) channels() {
 		for p := range v.chans[i] {
 			v.chans[i][p] = -1
 		}
-		for _, a := range v.f.arcs(i) {
+		for _, a := range v.f.Arcs(i) {
 			v.chans[i][a.Port] = len(v.names)
 			v.names = append(v.names, fmt.Sprintf("%s[%d]->%s[%d]", t.Node(i).Name, a.Port, t.Node(a.Peer).Name, a.PeerPort))
 		}
@@ -195,13 +225,13 @@ func (v *verifier) fail(src string, lid uint16, why string) {
 func (v *verifier) destination(lid uint16) {
 	f, t := v.f, v.f.Topo
 	dst, _ := f.Owner(lid)
-	v.exempt = v.r.SwitchLIDsExempt && f.ends[dst].Port == 0 && f.IsSwitch(f.ends[dst].Node)
+	v.exempt = v.r.SwitchLIDsExempt && f.Ends()[dst].Port == 0 && f.IsSwitch(f.Ends()[dst].Node)
 	v.layer = min(v.r.LayerOf(f, lid), len(v.turns)-1)
 	clear(v.state)
 	if v.why == nil {
 		v.why = make([]string, t.NumNodes())
 	}
-	for i, src := range f.ends {
+	for i, src := range f.Ends() {
 		if i == dst || (v.caOnly && v.isSwitch[src.Node]) {
 			continue
 		}
@@ -220,7 +250,7 @@ func (v *verifier) destination(lid uint16) {
 		case !v.linkActive(src.Node, src.Port, peer):
 			v.fail(name(), lid, "port not active")
 		case !v.isSwitch[peer.Node]:
-			if o, ok := f.Owner(lid); !ok || f.ends[o].Node != peer.Node || f.ends[o].Port != peer.Port {
+			if o, ok := f.Owner(lid); !ok || f.Ends()[o].Node != peer.Node || f.Ends()[o].Port != peer.Port {
 				v.fail(name(), lid, "cabled to a CA that is not the destination")
 			}
 		default:
@@ -269,7 +299,7 @@ func (v *verifier) forward(s, out int, lid uint16) (bool, string) {
 	f, t := v.f, v.f.Topo
 	name := t.Node(s).Name
 	o, _ := f.Owner(lid)
-	owner := f.ends[o]
+	owner := f.Ends()[o]
 	switch {
 	case out == mad.LFTNoPort:
 		return false, name + " has no entry"

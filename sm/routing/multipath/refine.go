@@ -1,9 +1,11 @@
-package sm
+package multipath
 
 import (
 	"cmp"
 	"math"
 	"slices"
+
+	"ibfab/sm/routing"
 )
 
 // Refining an alias tree. The tree route picks is the shortest under the
@@ -49,10 +51,10 @@ type srcCost struct {
 
 // newSrcCost returns the cost of trees to alias i of end port e under
 // weight, to the CA ports on other switches (as weight counts them).
-func (m *mpRun) newSrcCost(e EndPort, i int, weight func(s, port int) float64) *srcCost {
+func (m *mpRun) newSrcCost(e routing.EndPort, i int, weight func(s, port int) float64) *srcCost {
 	n := m.f.Topo.NumNodes()
 	sc := &srcCost{m: m, t: e.Switch, weight: weight, cas: make([]int, n), own: make([][][]int32, n)}
-	for _, src := range m.f.ends {
+	for _, src := range m.f.Ends() {
 		if src.Switch < 0 || src.Switch == e.Switch || m.f.IsSwitch(src.Node) {
 			continue
 		}
@@ -144,9 +146,9 @@ func (m *mpRun) reaches(next []uint8, s, u, t int) bool {
 // refine moves switches of next, the tree to alias i of end port e in
 // layer l (whose dependencies l holds), onto ports cheaper to their
 // sources while the layer stays acyclic.
-func (m *mpRun) refine(l int, e EndPort, i int, next []uint8, weight func(s, port int) float64) {
+func (m *mpRun) refine(l int, e routing.EndPort, i int, next []uint8, weight func(s, port int) float64) {
 	sc := m.newSrcCost(e, i, weight)
-	hops := switchDistances(m.f, e.Switch)
+	hops := routing.SwitchDistances(m.f, e.Switch)
 	order := slices.Clone(m.f.Switches())
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(hops[a], hops[b]) })
 	for range maxRefinePasses {
@@ -179,7 +181,7 @@ func (m *mpRun) refineSwitch(l int, next []uint8, sc *srcCost, u int) bool {
 	old := next[u]
 	cur := sc.total(next, srcs)
 	var choices []hopChoice
-	for _, a := range m.f.arcs(u) {
+	for _, a := range m.f.Arcs(u) {
 		// Not to a CA, not the same, not to a switch whose path
 		// crosses u: that would be a loop.
 		if !m.f.IsSwitch(a.Peer) || a.Port == int(old) || m.reaches(next, a.Peer, u, sc.t) {
@@ -232,7 +234,7 @@ func (m *mpRun) hopDepsOf(next []uint8, s int) []dep {
 	if m.hopChan(next, m.head[c]) >= 0 {
 		out = append(out, dep{c, next[m.head[c]]})
 	}
-	for _, a := range m.f.arcs(s) {
+	for _, a := range m.f.Arcs(s) {
 		if !m.f.IsSwitch(a.Peer) {
 			continue
 		}

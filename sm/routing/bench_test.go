@@ -1,9 +1,12 @@
-package sm_test
+package routing_test
 
 import (
 	"testing"
 
-	"ibfab/sm"
+	"ibfab/sm/routing"
+	_ "ibfab/sm/routing/ftree"
+	_ "ibfab/sm/routing/minhop"
+	_ "ibfab/sm/routing/updn"
 	"ibfab/topologies"
 )
 
@@ -25,12 +28,12 @@ func BenchmarkRoute(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := sm.NewFabric(topo, 0, 1, 0)
+		f, err := routing.NewFabric(topo, 0, 1, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, name := range sm.Engines() {
-			e, err := sm.NewEngine(name, sm.RoutingOptions{})
+		for _, name := range routing.Engines() {
+			e, err := routing.NewEngine(name, routing.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -48,7 +51,7 @@ func BenchmarkRoute(b *testing.B) {
 			})
 			b.Run(n.name+"/"+name+"/verify", func(b *testing.B) {
 				for b.Loop() {
-					sm.Verify(f, r)
+					routing.Verify(f, r)
 				}
 			})
 		}
