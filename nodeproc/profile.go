@@ -14,8 +14,6 @@ import (
 	"ibfab/internal/enum"
 )
 
-//go:generate go tool stringer -type=ProfileKind -linecomment
-
 // ProfileKind is what a "profile" op records.
 type ProfileKind uint8
 
