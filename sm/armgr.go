@@ -103,7 +103,7 @@ type ARResult struct {
 // applied), "pending" (applied when the subnet is up), "reject" (a bad
 // call) or "error" (the subnet is no fat tree).
 type AREvent struct {
-	Event  string `json:"event"` // "ar"
+	Event  string   `json:"event"` // "ar"
 	Action ARAction `json:"action"`
 	ARResult
 	SMPs     uint64   `json:"smps"`
