@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -104,7 +105,7 @@ func TestFlows(t *testing.T) {
 	f.MustCall("ca1", "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 100, Dests: []uint16{lid("ca3")}, Seed: 1}, nil)
 	want := map[uint32]nodeproc.FlowArgs{
 		1: {ID: 1, DLID: lid("ca3"), SL: 1, RateBPS: rate * 5 / 10},
-		2: {ID: 2, DLID: lid("ca3"), SL: 2, RateBPS: rate * 2 / 10, Payload: 1024, Pattern: "poisson", Seed: 2},
+		2: {ID: 2, DLID: lid("ca3"), SL: 2, RateBPS: rate * 2 / 10, Payload: 1024, Pattern: hca.Poisson, Seed: 2},
 	}
 	for _, id := range []uint32{1, 2} {
 		s, err := harness.StartFlow(ctx, f.Name, "ca2", want[id])

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/umadproto"
 )
 
@@ -65,41 +66,57 @@ func RemoveShimSysfs(pid int) {
 	}
 }
 
+//go:generate go tool stringer -type=UMADMode -linecomment
+
 // UMADMode is how exec --umad reaches an HCA: through ibfab's own shim
 // (kernel semantics: RMPP, agents by class and method, P_Key index,
 // timeouts) or through Debian's libumad2sim and the ibsim protocol.
-type UMADMode string
+type UMADMode uint8
 
 // UMAD modes.
 const (
-	UMADOff  UMADMode = ""
-	UMADShim UMADMode = "shim"
-	UMADSim  UMADMode = "sim"
+	UMADOff  UMADMode = iota // off
+	UMADShim                 // shim
+	UMADSim                  // sim
 )
 
-// umadFlag is exec's --umad: bare, it means the shim; --umad=sim picks
-// libumad2sim.
+var umadModes = enum.New("umad mode", UMADOff, UMADShim, UMADSim)
+
+// umadAliases are the other names --umad has taken: a bool flag's, and
+// libumad2sim's.
+var umadAliases = map[string]UMADMode{"true": UMADShim, "1": UMADShim, "umad2sim": UMADSim,
+	"libumad2sim": UMADSim, "false": UMADOff, "0": UMADOff, "": UMADOff}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m UMADMode) MarshalText() ([]byte, error) { return umadModes.Marshal(m) }
+
+// UnmarshalText implements encoding.TextUnmarshaler: a mode's name, or
+// one of --umad's aliases (true and 1 the shim, false and 0 off).
+func (m *UMADMode) UnmarshalText(b []byte) error {
+	if a, ok := umadAliases[strings.ToLower(string(b))]; ok {
+		*m = a
+		return nil
+	}
+	return umadModes.Unmarshal(m, []byte(strings.ToLower(string(b))))
+}
+
+// umadFlag is exec's --umad: a bool flag, so bare it means the shim;
+// --umad=sim picks libumad2sim. It is the one enum flag that is not a
+// flag.TextVar (which cannot be bare).
 type umadFlag struct{ m *UMADMode }
 
 func (f umadFlag) String() string {
-	if f.m == nil {
+	if f.m == nil || *f.m == UMADOff {
 		return ""
 	}
-	return string(*f.m)
+	return f.m.String()
 }
 
 func (f umadFlag) IsBoolFlag() bool { return true }
 
 func (f umadFlag) Set(v string) error {
-	switch strings.ToLower(v) {
-	case "true", "shim", "1":
-		*f.m = UMADShim
-	case "sim", "umad2sim", "libumad2sim":
-		*f.m = UMADSim
-	case "false", "0", "", "off":
-		*f.m = UMADOff
-	default:
-		return fmt.Errorf("--umad=%s: want shim or sim", v)
+	if err := f.m.UnmarshalText([]byte(v)); err != nil {
+		return fmt.Errorf("--umad: %w", err)
 	}
 	return nil
 }
@@ -133,5 +150,5 @@ func ModeEnv(m UMADMode, socket, sim string) ([]string, error) {
 	case UMADSim:
 		return UMADEnv(sim)
 	}
-	return nil, fmt.Errorf("harness: no umad mode %q", m)
+	return nil, fmt.Errorf("harness: no umad mode %v", m)
 }

@@ -347,17 +347,17 @@ func TestShimBadInput(t *testing.T) {
 func TestExecUMADFlag(t *testing.T) {
 	code, _, stderr := run("exec", "--umad=bogus", "nosuchfabric", "ca1", "--", "true")
 	assert.Equal(t, harness.ExitUsage, code)
-	assert.Contains(t, stderr, "want shim or sim")
+	assert.Contains(t, stderr, "want one of off, shim, sim")
 	for _, v := range []string{"--umad", "--umad=sim", "--umad=shim", "--umad=false"} {
 		code, _, stderr := run("exec", v, "nosuchfabric", "ca1", "--", "true")
 		assert.Equal(t, harness.ExitFailure, code, v)
-		assert.NotContains(t, stderr, "want shim or sim", v)
+		assert.NotContains(t, stderr, "want one of off, shim, sim", v)
 	}
 	lib := fabrictest.ShimLibrary(t)
 	env, err := harness.ModeEnv(harness.UMADShim, "", "")
 	require.NoError(t, err)
 	assert.Contains(t, env, umadproto.EnvSocket+"="+umadproto.DefaultSocket)
 	assert.True(t, strings.HasPrefix(env[0], "LD_PRELOAD="+lib), env[0])
-	_, err = harness.ModeEnv("", "", "")
+	_, err = harness.ModeEnv(harness.UMADOff, "", "")
 	assert.Error(t, err)
 }

@@ -2,13 +2,13 @@ package hca
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
+	"ibfab/internal/enum"
 	"ibfab/wire/mad"
 )
 
@@ -22,33 +22,21 @@ const (
 	// raises the destination's CCTI, a timer lowers it again, and the
 	// CongestionControlTable entry at the CCTI is the inter-packet delay.
 	// The default: what a CA does once the manager programs CC.
-	CCIBA CCMode = iota
+	CCIBA CCMode = iota // iba
 	// CCOff ignores notifications (they are still counted).
-	CCOff
+	CCOff // off
 	// CCDRB spreads traffic over the destination's LMC aliases instead
 	// of throttling (seed 004 §4.6): Distributed Routing Balancing.
-	CCDRB
+	CCDRB // drb
 )
 
-var ccModeNames = [...]string{CCIBA: "iba", CCOff: "off", CCDRB: "drb"}
+var ccModes = enum.New("congestion control mode", CCIBA, CCOff, CCDRB)
 
-// String returns "iba", "off" or "drb".
-func (m CCMode) String() string {
-	if int(m) < len(ccModeNames) {
-		return ccModeNames[m]
-	}
-	return fmt.Sprintf("CCMode(%d)", uint8(m))
-}
+// MarshalText implements encoding.TextMarshaler.
+func (m CCMode) MarshalText() ([]byte, error) { return ccModes.Marshal(m) }
 
-// ParseCCMode reads a mode's name.
-func ParseCCMode(s string) (CCMode, error) {
-	for m, n := range ccModeNames {
-		if n == s {
-			return CCMode(m), nil
-		}
-	}
-	return 0, fmt.Errorf("%w: congestion control mode %q (want off, iba or drb)", ErrConfig, s)
-}
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *CCMode) UnmarshalText(b []byte) error { return ccModes.Unmarshal(m, b) }
 
 // DRB limits.
 const (
@@ -124,7 +112,7 @@ type CCADest struct {
 // CCAStatus is an HCA's congestion control: mode, DRB's cap, counters
 // summed over its ports, and every destination with state.
 type CCAStatus struct {
-	Mode string `json:"mode"`
+	Mode CCMode `json:"mode"`
 	Cap  int    `json:"cap"`
 	CCACounters
 	Dests []CCADest `json:"dests"`

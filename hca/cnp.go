@@ -102,7 +102,7 @@ func (h *HCA) CCAStatus() CCAStatus {
 	for i, c := range h.ccas {
 		c.mu.Lock()
 		if i == 0 {
-			st.Mode, st.Cap = c.mode.String(), c.cap
+			st.Mode, st.Cap = c.mode, c.cap
 		}
 		c.mu.Unlock()
 		st.CCACounters.add(c.counters())

@@ -142,7 +142,7 @@ func TestCNPAnswersFECN(t *testing.T) {
 	assert.Equal(t, uint64(marked), as.CNPReceived)
 	assert.Equal(t, uint64(marked), as.BECNReceived)
 	assert.Zero(t, as.CNPSent)
-	assert.Equal(t, "iba", as.Mode)
+	assert.Equal(t, hca.CCIBA, as.Mode)
 	require.Len(t, as.Dests, 2)
 	for i, dlid := range []uint16{2, 3} {
 		d := as.Dests[i]
@@ -184,7 +184,7 @@ func TestCNPNotAnswered(t *testing.T) {
 	require.Equal(t, before+1, p.a.CCAStatus().CNPReceived)
 
 	as, bs := p.a.CCAStatus(), p.b.CCAStatus()
-	assert.Equal(t, "off", as.Mode)
+	assert.Equal(t, hca.CCOff, as.Mode)
 	assert.Positive(t, as.CNPReceived)
 	assert.Equal(t, as.CNPReceived, as.Ignored)
 	assert.Empty(t, as.Dests)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ibfab/internal/clock"
+	"ibfab/internal/enum"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -20,17 +21,28 @@ var (
 	ErrNoFlow     = errors.New("hca: no such flow")
 )
 
+//go:generate go tool stringer -type=Pattern,DestOrder,CCMode -linecomment
+
 // Pattern is how a flow spaces its packets.
-type Pattern string
+type Pattern uint8
 
 // Flow patterns.
 const (
 	// CBR sends at fixed intervals: the constant bit rate a QoS flow
-	// reserves.
-	CBR Pattern = "cbr"
+	// reserves. The default.
+	CBR Pattern = iota // cbr
 	// Poisson sends with exponentially distributed gaps of the same mean.
-	Poisson Pattern = "poisson"
+	Poisson // poisson
 )
+
+// "" is the default, as when Pattern was a string.
+var patterns = enum.New("pattern", CBR, Poisson).EmptyIsZero()
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Pattern) MarshalText() ([]byte, error) { return patterns.Marshal(p) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Pattern) UnmarshalText(b []byte) error { return patterns.Unmarshal(p, b) }
 
 // Flow defaults.
 const (
@@ -102,17 +114,26 @@ type FlowDest struct {
 }
 
 // DestOrder is how a flow with several destinations picks each arrival's.
-type DestOrder string
+type DestOrder uint8
 
 // Destination orders.
 const (
 	// Uniform draws each arrival's destination uniformly, from the flow's
-	// seed.
-	Uniform DestOrder = "uniform"
+	// seed. The default.
+	Uniform DestOrder = iota // uniform
 	// InTurn takes the destinations in their order, Burst arrivals each,
 	// and starts over after the last.
-	InTurn DestOrder = "in-turn"
+	InTurn // in-turn
 )
+
+// "" is the default, as when DestOrder was a string.
+var destOrders = enum.New("destination order", Uniform, InTurn).EmptyIsZero()
+
+// MarshalText implements encoding.TextMarshaler.
+func (o DestOrder) MarshalText() ([]byte, error) { return destOrders.Marshal(o) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (o *DestOrder) UnmarshalText(b []byte) error { return destOrders.Unmarshal(o, b) }
 
 // FlowStats is a flow's sender side. Every arrival is Offered, then
 // Dropped (the source backlog was full), Failed (the port refused it),
@@ -235,9 +256,6 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 	if cfg.Payload == 0 {
 		cfg.Payload = DefaultFlowPayload
 	}
-	if cfg.Pattern == "" {
-		cfg.Pattern = CBR
-	}
 	if cfg.MaxBacklog == 0 {
 		cfg.MaxBacklog = DefaultMaxBacklog
 	}
@@ -246,8 +264,8 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 		return nil, fmt.Errorf("%w: flow %d: rate 0 bits/s", ErrConfig, cfg.ID)
 	case cfg.Payload < FlowHeaderSize:
 		return nil, fmt.Errorf("%w: flow %d: payload %d < %d", ErrConfig, cfg.ID, cfg.Payload, FlowHeaderSize)
-	case cfg.Pattern != CBR && cfg.Pattern != Poisson:
-		return nil, fmt.Errorf("%w: flow %d: pattern %q (want %q or %q)", ErrConfig, cfg.ID, cfg.Pattern, CBR, Poisson)
+	case !patterns.Valid(cfg.Pattern):
+		return nil, fmt.Errorf("%w: flow %d: %w", ErrConfig, cfg.ID, patterns.Check(cfg.Pattern))
 	case cfg.MaxBacklog < 0:
 		return nil, fmt.Errorf("%w: flow %d: max backlog %d", ErrConfig, cfg.ID, cfg.MaxBacklog)
 	case cfg.MessageBytes < 0:
@@ -296,15 +314,12 @@ func newFlow(cfg FlowConfig, clk clock.Clock, fp flowPort) (*flow, error) {
 // flowDests checks a flow's destinations and returns them: Dests, or
 // the single one DLID and SL name. It fills in Order and Burst.
 func flowDests(cfg *FlowConfig) ([]FlowDest, error) {
-	if cfg.Order == "" {
-		cfg.Order = Uniform
-	}
 	if cfg.Burst == 0 {
 		cfg.Burst = 1
 	}
 	switch {
-	case cfg.Order != Uniform && cfg.Order != InTurn:
-		return nil, fmt.Errorf("%w: flow %d: order %q (want %q or %q)", ErrConfig, cfg.ID, cfg.Order, Uniform, InTurn)
+	case !destOrders.Valid(cfg.Order):
+		return nil, fmt.Errorf("%w: flow %d: %w", ErrConfig, cfg.ID, destOrders.Check(cfg.Order))
 	case cfg.Burst < 0:
 		return nil, fmt.Errorf("%w: flow %d: burst %d", ErrConfig, cfg.ID, cfg.Burst)
 	case len(cfg.Dests) > 0 && (cfg.DLID != 0 || cfg.SL != 0):

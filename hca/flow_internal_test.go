@@ -184,14 +184,14 @@ func TestFlowConfigErrors(t *testing.T) {
 	}{
 		{"zero rate", func(c *FlowConfig) { c.Rate = 0 }},
 		{"payload below the header", func(c *FlowConfig) { c.Payload = FlowHeaderSize - 1 }},
-		{"unknown pattern", func(c *FlowConfig) { c.Pattern = "bursty" }},
+		{"unknown pattern", func(c *FlowConfig) { c.Pattern = Pattern(9) }},
 		{"negative backlog", func(c *FlowConfig) { c.MaxBacklog = -1 }},
 		{"no destination", func(c *FlowConfig) { c.DLID = 0 }},
 		{"SL 16", func(c *FlowConfig) { c.SL = 16 }},
 		{"destination list and DLID", func(c *FlowConfig) { c.Dests = []FlowDest{{DLID: 4}} }},
 		{"listed destination without LID", func(c *FlowConfig) { c.DLID, c.Dests = 0, []FlowDest{{DLID: 4}, {SL: 1}} }},
 		{"listed destination on SL 16", func(c *FlowConfig) { c.DLID, c.Dests = 0, []FlowDest{{DLID: 4, SL: 16}} }},
-		{"unknown order", func(c *FlowConfig) { c.Order = "shuffled" }},
+		{"unknown order", func(c *FlowConfig) { c.Order = DestOrder(9) }},
 		{"negative burst", func(c *FlowConfig) { c.Burst = -1 }},
 	}
 	fp := &fakeFlowPort{clk: clock.NewManual(flowEpoch)}

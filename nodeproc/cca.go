@@ -7,13 +7,13 @@ import (
 )
 
 // CCAArgs are the "cca" op's arguments: the congestion control mode of
-// every port of the HCA ("off", "iba" or "drb"; empty only reads) and
+// every port of the HCA ("off", "iba" or "drb"; none only reads) and
 // DRB's cap on the paths open to a destination (0 keeps it; default 4).
 // A change starts every destination's state over. The op answers with
 // the CCAStatus after the change.
 type CCAArgs struct {
-	Mode string `json:"mode,omitempty"`
-	Cap  int    `json:"cap,omitempty"`
+	Mode *hca.CCMode `json:"mode,omitempty"`
+	Cap  int         `json:"cap,omitempty"`
 }
 
 // CCAStatus is an HCA's congestion control: mode, cap, counters
@@ -26,17 +26,13 @@ type (
 )
 
 func (n *Node) cca(a CCAArgs) (CCAStatus, error) {
-	if a.Mode == "" {
+	if a.Mode == nil {
 		if a.Cap != 0 {
 			return CCAStatus{}, fmt.Errorf("cca: cap %d without a mode", a.Cap)
 		}
 		return n.ca.CCAStatus(), nil
 	}
-	m, err := hca.ParseCCMode(a.Mode)
-	if err != nil {
-		return CCAStatus{}, fmt.Errorf("cca: %w", err)
-	}
-	if err := n.ca.SetCCA(m, a.Cap); err != nil {
+	if err := n.ca.SetCCA(*a.Mode, a.Cap); err != nil {
 		return CCAStatus{}, fmt.Errorf("cca: %w", err)
 	}
 	return n.ca.CCAStatus(), nil

@@ -49,7 +49,8 @@ func TestCCAOp(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantMode, s.Mode)
+			assert.Equal(t, tt.wantMode, s.Mode.String())
+			assert.Contains(t, js, `"mode":"`+tt.wantMode+`"`)
 			assert.Equal(t, tt.wantCap, s.Cap)
 			for _, key := range []string{`"mode":`, `"cap":`, `"cnp_sent":0`, `"cnp_received":0`, `"becn_received":0`, `"opens":0`, `"closes":0`, `"dests":[]`} {
 				assert.Contains(t, js, key)

@@ -32,9 +32,9 @@ type FlowArgs struct {
 	// (hca.FlowConfig.MessageBytes).
 	MessageBytes int `json:"message_bytes,omitempty"`
 	// Pattern is "cbr" (fixed intervals, the default) or "poisson".
-	Pattern    string `json:"pattern,omitempty"`
-	Seed       uint64 `json:"seed,omitempty"`
-	MaxBacklog int    `json:"max_backlog,omitempty"` // packets waiting at the source; default 64
+	Pattern    hca.Pattern `json:"pattern,omitempty"`
+	Seed       uint64      `json:"seed,omitempty"`
+	MaxBacklog int         `json:"max_backlog,omitempty"` // packets waiting at the source; default 64
 	// PKeyIndex and PKey choose the partition as TrafficArgs' do.
 	PKeyIndex uint16 `json:"pkey_index,omitempty"`
 	PKey      uint16 `json:"pkey,omitempty"`
@@ -42,10 +42,10 @@ type FlowArgs struct {
 	// destinations, each on its own SL; Order ("uniform", the default,
 	// or "in-turn") and Burst say how each arrival's is drawn, Messages
 	// ends the flow after that many arrivals (hca.FlowConfig).
-	Dests    []FlowDest `json:"dests,omitempty"`
-	Order    string     `json:"order,omitempty"`
-	Burst    int        `json:"burst,omitempty"`
-	Messages uint64     `json:"messages,omitempty"`
+	Dests    []FlowDest    `json:"dests,omitempty"`
+	Order    hca.DestOrder `json:"order,omitempty"`
+	Burst    int           `json:"burst,omitempty"`
+	Messages uint64        `json:"messages,omitempty"`
 }
 
 // FlowsStartArgs are the "flows-start" op's arguments: several flows
@@ -164,8 +164,8 @@ func (n *Node) startFlow(a FlowArgs) (FlowStats, error) {
 	}
 	return n.ca.StartFlow(a.Port, hca.FlowConfig{
 		ID: a.ID, DLID: a.DLID, SL: a.SL, Rate: a.RateBPS, Payload: a.Payload, MessageBytes: a.MessageBytes,
-		Pattern: hca.Pattern(a.Pattern), Seed: a.Seed, MaxBacklog: a.MaxBacklog, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
-		Dests: a.Dests, Order: hca.DestOrder(a.Order), Burst: a.Burst, Messages: a.Messages,
+		Pattern: a.Pattern, Seed: a.Seed, MaxBacklog: a.MaxBacklog, PKeyIndex: a.PKeyIndex, PKey: mad.PKey(a.PKey),
+		Dests: a.Dests, Order: a.Order, Burst: a.Burst, Messages: a.Messages,
 	})
 }
 

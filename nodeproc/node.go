@@ -21,6 +21,7 @@ import (
 	"ibfab/hca"
 	"ibfab/internal/clock"
 	"ibfab/internal/ctl"
+	"ibfab/internal/enum"
 	"ibfab/link"
 	"ibfab/link/peerwatch"
 	"ibfab/link/pipe"
@@ -33,14 +34,24 @@ import (
 	"ibfab/wire/mad"
 )
 
+//go:generate go tool stringer -type=Kind,ProfileKind -linecomment
+
 // Kind is the kind of node a process runs.
-type Kind string
+type Kind uint8
 
 // Node kinds, as `status` names them.
 const (
-	KindSwitch Kind = "switch"
-	KindHCA    Kind = "hca"
+	KindSwitch Kind = iota + 1 // switch
+	KindHCA                    // hca
 )
+
+var kinds = enum.New("node kind", KindSwitch, KindHCA)
+
+// MarshalText implements encoding.TextMarshaler.
+func (k Kind) MarshalText() ([]byte, error) { return kinds.Marshal(k) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *Kind) UnmarshalText(b []byte) error { return kinds.Unmarshal(k, b) }
 
 // Link timing of node processes. A dead peer process or a veth set down
 // take a link Down at once (peerwatch, carrier); the liveness timeout is
@@ -132,7 +143,7 @@ func Main(kind Kind, args []string, stderr io.Writer) int {
 }
 
 func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
-	fs := flag.NewFlagSet("ib"+string(kind), flag.ContinueOnError)
+	fs := flag.NewFlagSet("ib"+kind.String(), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: ib%s --fabric N --node NAME [flags]\n\n"+
@@ -420,7 +431,7 @@ func (n *Node) closeNode() {
 
 // Status returns the node's status.
 func (n *Node) Status() Status {
-	st := Status{Name: n.name, Type: string(n.kind), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid()}
+	st := Status{Name: n.name, Type: n.kind.String(), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid()}
 	switch {
 	case n.sw != nil:
 		lid := n.sw.Agent().PortConfig(0).LID

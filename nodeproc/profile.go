@@ -10,6 +10,8 @@ import (
 	"runtime/trace"
 	"strings"
 	"time"
+
+	"ibfab/internal/enum"
 )
 
 // ProfileKind is what a "profile" op records.
@@ -17,44 +19,24 @@ type ProfileKind uint8
 
 const (
 	// ProfileCPU samples where the process spends CPU time.
-	ProfileCPU ProfileKind = iota
+	ProfileCPU ProfileKind = iota // cpu
 	// ProfileBlock records where goroutines wait (channels, conditions,
 	// selects, locks) and for how long: the hand-offs of a packet's path.
-	ProfileBlock
+	ProfileBlock // block
 	// ProfileMutex records contended locks and who held them.
-	ProfileMutex
+	ProfileMutex // mutex
 	// ProfileTrace is an execution trace (`go tool trace`): every
 	// goroutine's wake-ups, runs and system calls, with their times.
-	ProfileTrace
+	ProfileTrace // trace
 )
 
-var profileKindNames = [...]string{ProfileCPU: "cpu", ProfileBlock: "block", ProfileMutex: "mutex", ProfileTrace: "trace"}
-
-func (k ProfileKind) String() string {
-	if int(k) < len(profileKindNames) {
-		return profileKindNames[k]
-	}
-	return fmt.Sprintf("ProfileKind(%d)", uint8(k))
-}
+var profileKinds = enum.New("profile kind", ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace)
 
 // MarshalText implements encoding.TextMarshaler.
-func (k ProfileKind) MarshalText() ([]byte, error) {
-	if int(k) >= len(profileKindNames) {
-		return nil, fmt.Errorf("profile kind %d unknown", uint8(k))
-	}
-	return []byte(k.String()), nil
-}
+func (k ProfileKind) MarshalText() ([]byte, error) { return profileKinds.Marshal(k) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (k *ProfileKind) UnmarshalText(b []byte) error {
-	for i, n := range profileKindNames {
-		if string(b) == n {
-			*k = ProfileKind(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("profile kind %q: want one of %s", b, strings.Join(profileKindNames[:], ", "))
-}
+func (k *ProfileKind) UnmarshalText(b []byte) error { return profileKinds.Unmarshal(k, b) }
 
 // ProfileArgs are the "profile" op's arguments: a profile of the node
 // process over Seconds, written to Path (read it with `go tool pprof`).

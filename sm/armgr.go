@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
 	"ibfab/wire/mad"
@@ -104,21 +105,34 @@ type ARResult struct {
 // applied), "pending" (applied when the subnet is up), "reject" (a bad
 // call) or "error" (the subnet is no fat tree).
 type AREvent struct {
-	Event  string `json:"event"` // "ar"
-	Action string `json:"action"`
+	Event  string   `json:"event"` // "ar"
+	Action ARAction `json:"action"`
 	ARResult
 	SMPs     uint64   `json:"smps"`
 	Reason   string   `json:"reason,omitempty"` // a rejected call's
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+//go:generate go tool stringer -type=ARAction -linecomment
+
+// ARAction is what an AREvent reports.
+type ARAction uint8
+
 // AR actions.
 const (
-	ARActionSet     = "set"
-	ARActionPending = "pending"
-	ARActionReject  = "reject"
-	ARActionError   = "error"
+	ARActionSet     ARAction = iota + 1 // set
+	ARActionPending                     // pending
+	ARActionReject                      // reject
+	ARActionError                       // error
 )
+
+var arActions = enum.New("AR action", ARActionSet, ARActionPending, ARActionReject, ARActionError)
+
+// MarshalText implements encoding.TextMarshaler.
+func (a ARAction) MarshalText() ([]byte, error) { return arActions.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *ARAction) UnmarshalText(b []byte) error { return arActions.Unmarshal(a, b) }
 
 // arManager is the manager's state: the configuration (a control call
 // changes it), what every switch holds as last read or written, the

@@ -312,12 +312,12 @@ func TestARControl(t *testing.T) {
 	assert.Empty(t, sends(), "nothing sent for refused settings")
 	checkAR(t, b, mad.ARAdaptive, 60, 2)
 
-	var actions []string
+	var actions []sm.ARAction
 	for _, e := range ev.list() {
 		assert.Equal(t, "ar", e.Event)
 		actions = append(actions, e.Action)
 	}
-	assert.Equal(t, []string{sm.ARActionSet, sm.ARActionSet, sm.ARActionReject, sm.ARActionReject}, actions)
+	assert.Equal(t, []sm.ARAction{sm.ARActionSet, sm.ARActionSet, sm.ARActionReject, sm.ARActionReject}, actions)
 }
 
 // TestARNotFatTree: on a mesh, with a mode asked for, adaptive routing is

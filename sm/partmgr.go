@@ -73,7 +73,7 @@ type PartitionEvent struct {
 	Table  []string `json:"table,omitempty"`
 	// Enforce is a switch port's enforcement when it was set: "in",
 	// "out", "both" or "off".
-	Enforce string `json:"enforce,omitempty"`
+	Enforce *partition.Enforce `json:"enforce,omitempty"`
 }
 
 // partKey names a port's table: its node's GUID and the port number.
@@ -373,7 +373,7 @@ func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, w
 				warn("%s did not take partition enforcement %v", name, e)
 				return
 			}
-			event(p).Enforce = e.String()
+			event(p).Enforce = &e
 		})
 }
 

@@ -148,7 +148,8 @@ func TestPartitionManager(t *testing.T) {
 	sw, p := b.facing(t, "ca1-1")
 	own := byPort[fmt.Sprintf("%s[%d]", descOf(b, sw.Name), p)]
 	assert.Equal(t, "switch-port", own.Type)
-	assert.Equal(t, "both", own.Enforce)
+	require.NotNil(t, own.Enforce)
+	assert.Equal(t, partition.EnforceBoth, *own.Enforce)
 	assert.Empty(t, own.Blocks, "the SM's switch port holds the default key already")
 
 	again := b.sweep(t, s)

@@ -51,8 +51,8 @@ func reportPartition(w io.Writer, e sm.PartitionEvent, asJSON bool) {
 	if len(e.Blocks) > 0 {
 		fmt.Fprintf(w, ": blocks %v set, table %s", e.Blocks, strings.Join(e.Table, " "))
 	}
-	if e.Enforce != "" {
-		fmt.Fprintf(w, ": enforcement %s", e.Enforce)
+	if e.Enforce != nil {
+		fmt.Fprintf(w, ": enforcement %s", *e.Enforce)
 	}
 	fmt.Fprintln(w)
 }

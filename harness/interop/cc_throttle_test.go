@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -96,7 +97,7 @@ func TestCongestionControlOpenSMThrottles(t *testing.T) {
 	require.NotZero(t, rate)
 	for i, h := range []string{"ca0", "ca1"} {
 		_, err := harness.StartFlow(ctx, f.Name, h, nodeproc.FlowArgs{ID: 1, DLID: lid["ca2"], RateBPS: rate * 3 / 4,
-			Payload: 2048, Pattern: "poisson", Seed: uint64(i + 1), MaxBacklog: 4096})
+			Payload: 2048, Pattern: hca.Poisson, Seed: uint64(i + 1), MaxBacklog: 4096})
 		require.NoError(t, err)
 	}
 	// 30 ms of emulated time at scale 100: thousands of packets, many

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -262,7 +263,7 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, 
 		d := bySL[sl]
 		rate := load / 100 * float64(linkRate) * float64(len(d)) / others
 		out = append(out, nodeproc.FlowArgs{ID: afcUniformFlow + uint32(sl), Port: 1, Dests: d, RateBPS: uint64(rate),
-			Payload: afcPayload, Pattern: "poisson", Seed: seed*16 + uint64(sl), MaxBacklog: afcMaxBacklog})
+			Payload: afcPayload, Pattern: hca.Poisson, Seed: seed*16 + uint64(sl), MaxBacklog: afcMaxBacklog})
 	}
 	return out, nil
 }
@@ -274,7 +275,7 @@ func (r *afcRun) hotFlow(q AFCQueuing, src, hot int) (nodeproc.FlowArgs, error) 
 		return nodeproc.FlowArgs{}, err
 	}
 	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.lids[r.hosts[hot]]), SL: sl, RateBPS: linkRate,
-		Payload: afcPayload, Pattern: "cbr", MaxBacklog: afcMaxBacklog}, nil
+		Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: afcMaxBacklog}, nil
 }
 
 // hotSpot returns the hot destination (the last host) and the sources of
@@ -499,8 +500,8 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 		i := slices.Index(r.hosts, h)
 		// The whole exchange may wait at its source: an application's
 		// sends wait, they are not dropped as an open-loop source's are.
-		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: "in-turn", Burst: afcExchangeMessages,
-			Messages: per, RateBPS: linkRate, Payload: afcPayload, Pattern: "cbr", MaxBacklog: int(per)}
+		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: hca.InTurn, Burst: afcExchangeMessages,
+			Messages: per, RateBPS: linkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
 		_, err := harness.StartFlows(ctx, r.fabric, h, []nodeproc.FlowArgs{f})
 		return err
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -209,7 +210,8 @@ func (r *ccRun) setScheme(ctx context.Context, s CCScheme) error {
 		if s == CCDRB {
 			cap = ccDRBCap
 		}
-		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: s.mode().String(), Cap: cap}); err != nil {
+		m := s.mode()
+		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: &m, Cap: cap}); err != nil {
 			return fmt.Errorf("%s: cca %s: %w", h, s, err)
 		}
 		return nil
@@ -227,7 +229,7 @@ func (r *ccRun) startFlows(ctx context.Context, id uint32, src, dst []string, mb
 	return forEach(src, func(s string) error {
 		i := idx[s]
 		a := nodeproc.FlowArgs{ID: id, Port: 1, DLID: uint16(r.lids[dst[i]]), RateBPS: uint64(mbps * 1e6),
-			Payload: ccPayload, Pattern: "poisson", Seed: seed + uint64(i), MaxBacklog: ccMaxBacklog,
+			Payload: ccPayload, Pattern: hca.Poisson, Seed: seed + uint64(i), MaxBacklog: ccMaxBacklog,
 			MessageBytes: ccMessageBytes}
 		_, err := harness.StartFlow(ctx, r.fabric, s, a)
 		return err

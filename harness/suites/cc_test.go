@@ -172,8 +172,8 @@ func synWindow() ccWindow {
 	b.flows["s2"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccSweepFlow, SentBytes: 62500, Elapsed: time.Millisecond, Backlog: 100}}}
 	a.ports["sw[1]"] = ccPortSnap{At: t0, Rate: 8e9}
 	b.ports["sw[1]"] = ccPortSnap{At: t0.Add(time.Second), XmitWords: 187500, Rate: 8e9, Marked: 7}
-	b.cca["s1"] = nodeproc.CCAStatus{Mode: "drb", CCACounters: hca.CCACounters{BECNReceived: 5}, Dests: []nodeproc.CCADest{{DLID: 3, CCTI: 0, Active: []uint16{3, 4, 5}}}}
-	b.cca["s2"] = nodeproc.CCAStatus{Mode: "drb", CCACounters: hca.CCACounters{BECNReceived: 1}, Dests: []nodeproc.CCADest{{DLID: 7, CCTI: 2, Active: []uint16{7}}}}
+	b.cca["s1"] = nodeproc.CCAStatus{Mode: hca.CCDRB, CCACounters: hca.CCACounters{BECNReceived: 5}, Dests: []nodeproc.CCADest{{DLID: 3, CCTI: 0, Active: []uint16{3, 4, 5}}}}
+	b.cca["s2"] = nodeproc.CCAStatus{Mode: hca.CCDRB, CCACounters: hca.CCACounters{BECNReceived: 1}, Dests: []nodeproc.CCADest{{DLID: 7, CCTI: 2, Active: []uint16{7}}}}
 	return ccWindow{pattern: "shuffle", scheme: CCDRB, offered: 1000, id: ccSweepFlow, sources: []string{"s1", "s2"},
 		receivers: []string{"d1", "d2"}, scale: 1000, inter: func(string) bool { return true }, a: a, b: b}
 }

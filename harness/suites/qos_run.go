@@ -320,7 +320,7 @@ func (r *qosRun) startLoad(ctx context.Context) error {
 	}
 	for _, f := range []qosFlow{qosF1, qosF2} {
 		st, err := harness.StartFlow(ctx, r.fabric, f.Src, nodeproc.FlowArgs{ID: f.id, Port: 1, DLID: b1, SL: r.sl[f.ID],
-			RateBPS: uint64(f.Mbps * 1e6), Payload: qos.DefaultPayload, Pattern: "cbr"})
+			RateBPS: uint64(f.Mbps * 1e6), Payload: qos.DefaultPayload, Pattern: hca.CBR})
 		if err != nil {
 			return err
 		}

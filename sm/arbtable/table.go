@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+
+	"ibfab/internal/enum"
 )
 
 // ID is a request (allocation) handle, never reused within a Table's life
@@ -24,25 +26,35 @@ type Model uint8
 const (
 	// Model1 defragments after insertion and after deletion; leftmost
 	// search.
-	Model1 Model = 1 + iota
+	Model1 Model = 1 + iota // M1
 	// Model2 reorders then defragments after deletion; leftmost search.
-	Model2
+	Model2 // M2
 	// Model3 defragments then reorders after deletion; leftmost search.
-	Model3
+	Model3 // M3
 	// Model4 searches best fit (the smallest singular set that fits,
 	// stopping at the first level that has one) and defragments after
 	// deletion only: the report's proposal in its conclusions.
-	Model4
+	Model4 // M4
 )
+
+//go:generate go tool stringer -type=Model -linecomment
 
 // Models are the four models, in order.
 var Models = []Model{Model1, Model2, Model3, Model4}
 
-func (m Model) String() string {
-	if m.valid() {
-		return fmt.Sprintf("M%d", uint8(m))
+var models = enum.New("model", Models...)
+
+// MarshalText implements encoding.TextMarshaler: "M1" to "M4", so a list
+// of models is a list of names in JSON, not bytes.
+func (m Model) MarshalText() ([]byte, error) { return models.Marshal(m) }
+
+// UnmarshalText implements encoding.TextUnmarshaler: "M1" to "M4", or the
+// number alone.
+func (m *Model) UnmarshalText(b []byte) error {
+	if len(b) == 1 && b[0] >= '1' && b[0] <= '9' {
+		b = append([]byte("M"), b...)
 	}
-	return fmt.Sprintf("Model(%d)", uint8(m))
+	return models.Unmarshal(m, b)
 }
 
 func (m Model) valid() bool { return m >= Model1 && m <= Model4 }
