@@ -384,13 +384,3 @@ func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *rou
 	require.NoError(t, err)
 	return r
 }
-
-// position returns the ring position of switch s.
-func position(sw []int, s int) int {
-	for k, x := range sw {
-		if x == s {
-			return k
-		}
-	}
-	return -1
-}

@@ -13,7 +13,6 @@ import (
 	"ibfab/sm/routing/multipath"
 	_ "ibfab/sm/routing/updn"
 	"ibfab/topologies"
-	"ibfab/wire/mad"
 )
 
 // minDisjoint is the least fraction of pairs of CA ports on different
@@ -237,27 +236,5 @@ func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *rou
 	require.NoError(t, err)
 	r, err := e.Route(f)
 	require.NoError(t, err)
-	return r
-}
-
-// clockwise routes every LID around the ring in one direction: connected,
-// and the four links form a dependency cycle.
-func clockwise(f *routing.Fabric) *routing.Routes {
-	r := &routing.Routes{Engine: "hand-made", MaxLID: f.MaxLID(), LFT: make([][]uint8, f.Topo.NumNodes())}
-	for _, s := range f.Switches() {
-		r.LFT[s] = make([]uint8, int(r.MaxLID)+1)
-		for lid := range r.LFT[s] {
-			r.LFT[s][lid] = 1
-			i, ok := f.Owner(uint16(lid))
-			switch {
-			case !ok:
-				r.LFT[s][lid] = mad.LFTNoPort
-			case f.EndPorts()[i].Node == s:
-				r.LFT[s][lid] = 0
-			case f.EndPorts()[i].Switch == s:
-				r.LFT[s][lid] = 3
-			}
-		}
-	}
 	return r
 }
