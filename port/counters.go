@@ -159,6 +159,31 @@ func (p *Port) dropLocked(c DropCause, sending bool) {
 	}
 }
 
+// dropPacketLocked counts a drop of packet b (dropLocked) and records it
+// in the port's DropLog.
+func (p *Port) dropPacketLocked(c DropCause, sending bool, b []byte) {
+	p.dropLocked(c, sending)
+	if p.cfg.DropLog != nil {
+		p.cfg.DropLog.recordPacket(p.cfg.Clock.Now().UnixNano(), p.cfg.Num, c, sending, b)
+	}
+}
+
+// CountDropPacket is CountDrop for packet b, which the port's DropLog
+// records.
+func (p *Port) CountDropPacket(c DropCause, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropPacketLocked(c, false, b)
+}
+
+// CountXmitDropPacket is CountXmitDrop for packet b, which the port's
+// DropLog records.
+func (p *Port) CountXmitDropPacket(c DropCause, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropPacketLocked(c, true, b)
+}
+
 // CountDrop counts a receive-side drop decided by the node (unroutable,
 // Pout = Pin, P_Key violation, …) on this, the input, port.
 func (p *Port) CountDrop(c DropCause) {
