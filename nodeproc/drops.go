@@ -30,6 +30,7 @@ type DropsReply struct {
 type DropRecord struct {
 	AtNs  int64  `json:"at_ns"`
 	Port  uint8  `json:"port"`
+	Out   uint8  `json:"out,omitempty"` // a switch's output port it was routed to
 	Cause string `json:"cause"`
 	Dir   string `json:"dir"`
 	SLID  uint16 `json:"slid"`
@@ -53,7 +54,7 @@ func (n *Node) dropsOp(args json.RawMessage) (DropsReply, error) {
 		if r.Sending {
 			dir = "tx"
 		}
-		out.Records = append(out.Records, DropRecord{AtNs: r.At, Port: r.Port, Cause: r.Cause.String(), Dir: dir,
+		out.Records = append(out.Records, DropRecord{AtNs: r.At, Port: r.Port, Out: r.Out, Cause: r.Cause.String(), Dir: dir,
 			SLID: r.SLID, DLID: r.DLID, VL: r.VL, SL: r.SL})
 	}
 	return out, nil

@@ -48,6 +48,7 @@ func TestDropsOp(t *testing.T) {
 	t1 := clk.Now().UnixNano()
 	require.Error(t, sw.Port(2).Send(port.NewPacket(porttest.UD(0, 0x22, 64, 0))))
 	sw.Port(2).CountDropPacket(port.DropVL15Overflow, porttest.SMP(0x23, 0))
+	sw.Port(2).CountRouteDropPacket(port.DropLinkDown, porttest.UD(0, 0x24, 64, 0), 1)
 
 	sock := filepath.Join(t.TempDir(), "sw1.sock")
 	srv, err := ctl.Listen(sock, n.handle)
@@ -60,9 +61,10 @@ func TestDropsOp(t *testing.T) {
 	assert.Equal(t, []DropRecord{
 		{AtNs: time.Unix(100, 0).UnixNano(), Port: 1, Cause: "unroutable", Dir: "rx", SLID: 1, DLID: 0x21, VL: 1},
 		{AtNs: t1, Port: 2, Cause: "port_not_active", Dir: "tx", SLID: 1, DLID: 0x22},
+		{AtNs: t1, Port: 2, Out: 1, Cause: "link_down_while_queued", Dir: "rx", SLID: 1, DLID: 0x24},
 	}, all.Records)
 	assert.Equal(t, all.Records[1:], later.Records)
-	assert.Equal(t, uint64(2), all.Written)
+	assert.Equal(t, uint64(3), all.Written)
 	assert.Equal(t, port.DefaultDropLogSize, all.Size)
 	assert.Equal(t, t1, all.NowNs)
 
@@ -75,5 +77,5 @@ func TestDropsOp(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown field", "as every op's")
 	res, err = n.handle(context.Background(), "drops", nil)
 	require.NoError(t, err)
-	assert.Len(t, res.(DropsReply).Records, 2, "no args: every record")
+	assert.Len(t, res.(DropsReply).Records, 3, "no args: every record")
 }

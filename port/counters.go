@@ -176,6 +176,22 @@ func (p *Port) CountDropPacket(c DropCause, b []byte) {
 	p.dropPacketLocked(c, false, b)
 }
 
+// CountRouteDropPacket is CountDropPacket for a packet the node routed to
+// its output port out and could not send there (the output is down, not
+// Active, has no VL for it): the record names both ports.
+func (p *Port) CountRouteDropPacket(c DropCause, b []byte, out uint8) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(c, false)
+	if l := p.cfg.DropLog; l != nil {
+		lrh := wire.LRH(b)
+		if lrh.IsValid() && lrh.VL() != VL15 {
+			l.Record(DropRecord{At: p.cfg.Clock.Now().UnixNano(), SLID: lrh.SLID(), DLID: lrh.DLID(), Port: p.cfg.Num, Out: out,
+				Cause: c, VL: lrh.VL(), SL: lrh.SL()})
+		}
+	}
+}
+
 // CountXmitDropPacket is CountXmitDrop for packet b, which the port's
 // DropLog records.
 func (p *Port) CountXmitDropPacket(c DropCause, b []byte) {

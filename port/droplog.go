@@ -17,6 +17,7 @@ type DropRecord struct {
 	SLID    uint16
 	DLID    uint16
 	Port    uint8
+	Out     uint8 // a switch's output port the packet was routed to; 0: none or not known
 	Cause   DropCause
 	VL      uint8
 	SL      uint8

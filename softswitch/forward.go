@@ -73,7 +73,8 @@ func (s *Switch) route(in uint8, p *port.Port, pkt *port.Packet) {
 	}
 	out, op, vl, mark, cause := s.unicastOutput(in, det, pkt, lrh)
 	if op == nil {
-		s.drop(p, pkt, cause)
+		p.CountRouteDropPacket(cause, pkt.Bytes, out)
+		pkt.Release()
 		return
 	}
 	if !s.outboundPKeyOK(out, vl, pkt.Bytes) {
@@ -120,7 +121,7 @@ func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16
 		}
 		op, vl, cause := s.output(in, o, pkt.VL(), sl)
 		if op == nil {
-			p.CountDropPacket(cause, pkt.Bytes)
+			p.CountRouteDropPacket(cause, pkt.Bytes, o)
 			continue
 		}
 		if !s.outboundPKeyOK(o, vl, pkt.Bytes) {

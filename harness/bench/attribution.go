@@ -50,6 +50,7 @@ type OutageCause struct {
 	Kind    string  `json:"kind"`
 	Node    string  `json:"node,omitempty"`
 	Port    int     `json:"port,omitempty"`
+	Out     int     `json:"out,omitempty"` // a switch's output port it was routed to, when the drop names one
 	Cause   string  `json:"cause,omitempty"`
 	Dir     string  `json:"dir,omitempty"` // rx or tx, for drops
 	VL      *int    `json:"vl,omitempty"`
@@ -137,13 +138,13 @@ func attributeOne(s outageSpan, ev evidence) Outage {
 	var cover [][2]int64
 	type key struct {
 		kind, node, cause, dir string
-		port                   int
+		port, out              int
 	}
 	groups := map[key]*OutageCause{}
 	add := func(k key, at int64, vl *int) {
 		g := groups[k]
 		if g == nil {
-			g = &OutageCause{Kind: k.kind, Node: k.node, Port: k.port, Cause: k.cause, Dir: k.dir, VL: vl, FirstMs: msOf(at)}
+			g = &OutageCause{Kind: k.kind, Node: k.node, Port: k.port, Out: k.out, Cause: k.cause, Dir: k.dir, VL: vl, FirstMs: msOf(at)}
 			groups[k] = g
 		}
 		g.Count++
@@ -161,7 +162,7 @@ func attributeOne(s outageSpan, ev evidence) Outage {
 				add(key{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
 				cover = append(cover, [2]int64{r.AtNs - maxRefuseWait, r.AtNs + iv})
 			case r.SLID == s.slid && r.DLID == s.dlid:
-				add(key{kind: "dropped", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				add(key{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
 				cover = append(cover, [2]int64{r.AtNs - iv, r.AtNs + iv})
 			}
 		}
@@ -271,7 +272,10 @@ func summarize(cs []OutageCause) string {
 	var parts []string
 	for _, c := range cs {
 		where := c.Node
-		if c.Port != 0 {
+		switch {
+		case c.Out != 0:
+			where = fmt.Sprintf("%s[%d→%d]", c.Node, c.Port, c.Out) // in → the output it was routed to
+		case c.Port != 0:
 			where = fmt.Sprintf("%s[%d]", c.Node, c.Port)
 		}
 		var s string

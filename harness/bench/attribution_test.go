@@ -39,11 +39,21 @@ func TestAttribute(t *testing.T) {
 			ev: evidence{drops: map[string][]nodeproc.DropRecord{
 				"sw5": every(20, 200, "unroutable", "rx", 3),
 				"sw2": append(every(220, 280, "link_down_while_queued", "tx", 1),
-					drop(100, "unroutable", "rx", 1, 1, 7), // another pair's
+					drop(100, "unroutable", "rx", 1, 1, 7),  // another pair's
 					drop(400, "unroutable", "rx", 1, 1, 2)), // after the spell
 			}},
 			wantCause: "dropped at sw5[3]: unroutable ×10 20-200 ms, then dropped at sw2[1]: link_down_while_queued ×4 220-280 ms",
 			wantKinds: []string{"dropped", "dropped"}},
+		{name: "routed to a dead output",
+			ev: evidence{drops: map[string][]nodeproc.DropRecord{"sw7": func() []nodeproc.DropRecord {
+				rs := every(0, 280, "link_down_while_queued", "rx", 4)
+				for i := range rs {
+					rs[i].Out = 1
+				}
+				return rs
+			}()}},
+			wantCause: "dropped at sw7[4→1]: link_down_while_queued ×15 0-280 ms",
+			wantKinds: []string{"dropped"}},
 		{name: "drops then an unexplained tail",
 			ev:        evidence{drops: map[string][]nodeproc.DropRecord{"sw5": every(20, 60, "unroutable", "rx", 3)}},
 			wantCause: "dropped at sw5[3]: unroutable ×3 20-60 ms, then unknown 80-280 ms",
