@@ -47,16 +47,19 @@ type OutageCause struct {
 	// the fabric held data packets without credits while the spell was
 	// open, sampled by the bench; not resolved to the pair's path),
 	// "unknown" (a part of the spell without evidence).
-	Kind    string  `json:"kind"`
-	Node    string  `json:"node,omitempty"`
-	Port    int     `json:"port,omitempty"`
-	Out     int     `json:"out,omitempty"` // a switch's output port it was routed to, when the drop names one
-	Cause   string  `json:"cause,omitempty"`
-	Dir     string  `json:"dir,omitempty"` // rx or tx, for drops
-	VL      *int    `json:"vl,omitempty"`
-	Count   int     `json:"count"`
-	FirstMs float64 `json:"first_ms"`
-	LastMs  float64 `json:"last_ms"`
+	Kind  string `json:"kind"`
+	Node  string `json:"node,omitempty"`
+	Port  int    `json:"port,omitempty"`
+	Out   int    `json:"out,omitempty"` // a switch's output port it was routed to, when the drop names one
+	Cause string `json:"cause,omitempty"`
+	Dir   string `json:"dir,omitempty"` // rx or tx, for drops
+	VL    *int   `json:"vl,omitempty"`
+	Count int    `json:"count"`
+	// StalledMs is, for kind cpu, how long the stalls lasted in all
+	// (within the spell).
+	StalledMs float64 `json:"stalled_ms,omitempty"`
+	FirstMs   float64 `json:"first_ms"`
+	LastMs    float64 `json:"last_ms"`
 }
 
 // SourceCounts are a sender's generator counters over a run: what it sent,
@@ -176,6 +179,7 @@ func attributeOne(s outageSpan, ev evidence) Outage {
 		add(k, max(from, s.start), nil)
 		g := groups[k]
 		g.LastMs = max(g.LastMs, msOf(min(st.EndNs, s.end)))
+		g.StalledMs += ms(time.Duration(min(st.EndNs, s.end) - max(from, s.start)))
 		cover = append(cover, [2]int64{from, st.EndNs})
 	}
 	explained := coverage(cover, s.start+iv, s.end-iv)
@@ -285,7 +289,7 @@ func summarize(cs []OutageCause) string {
 		case "not_sent":
 			s = fmt.Sprintf("not sent: port refused at %s (%s) ×%d", where, c.Cause, c.Count)
 		case "cpu":
-			s = fmt.Sprintf("emulator short of CPU: %s's generator stalled", c.Node)
+			s = fmt.Sprintf("emulator short of CPU: %s's generator stalled ×%d, %.0f ms in all,", c.Node, c.Count, c.StalledMs)
 		case "held":
 			s = fmt.Sprintf("held: waiting for credits at %s", where)
 			if c.VL != nil {

@@ -69,7 +69,7 @@ func TestAttribute(t *testing.T) {
 				"h1": {{EndNs: at(290), LateNs: int64(280 * time.Millisecond)}},
 				"h2": {{EndNs: at(290), LateNs: int64(280 * time.Millisecond)}}, // not the sender
 			}},
-			wantCause: "emulator short of CPU: h1's generator stalled 10-290 ms",
+			wantCause: "emulator short of CPU: h1's generator stalled ×1, 280 ms in all, 10-290 ms",
 			wantKinds: []string{"cpu"}},
 		{name: "held where nothing else explains it",
 			ev: evidence{
