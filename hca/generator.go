@@ -66,7 +66,26 @@ type GeneratorStats struct {
 	Skipped      uint64            `json:"skipped"` // arrivals lost to a stall (not in Offered)
 	PerDest      map[uint16]uint64 `json:"per_dest"`
 	Elapsed      time.Duration     `json:"elapsed_ns"`
+	// Stalls are the generator's most recent stalls (at most maxStalls,
+	// oldest first): callbacks that ran StallMin or more after the time
+	// their timer was set for, the process short of CPU, not a wait the
+	// generator chose (a hold, a refusing port).
+	Stalls []Stall `json:"stalls,omitempty"`
 }
+
+// Stall is a generator callback that ran late: it ran at EndNs (the
+// clock's Unix ns) LateNs after it was due, and sent nothing in between.
+type Stall struct {
+	EndNs  int64 `json:"end_ns"`
+	LateNs int64 `json:"late_ns"`
+}
+
+// StallMin is the lateness of a generator's callback that counts as a
+// stall; maxStalls how many of the last the generator keeps.
+const (
+	StallMin  = 10 * time.Millisecond
+	maxStalls = 32
+)
 
 // SendFunc transmits one generated payload to dlid.
 type SendFunc func(dlid uint16, payload []byte) error
@@ -104,6 +123,12 @@ type Generator struct {
 	heldQ   int     // packets queued when the hold began
 	drained bool    // the queue drained during the last hold
 	drainNs float64 // ns per packet it drained at then; 0: unknown
+	// wakeAt is when the timer was last set to fire; stalls the ring of
+	// the last callbacks that fired StallMin or more after it (nStalls
+	// ever recorded).
+	wakeAt  time.Time
+	stalls  [maxStalls]Stall
+	nStalls int
 	// refused: the port refused the last packet, and the generator waits
 	// about bulkMin arrivals before it tries again, unless Resume ends
 	// the wait.
@@ -160,6 +185,7 @@ func (g *Generator) Start() {
 	}
 	g.start = g.clk.Now()
 	g.next = g.start.Add(g.gap())
+	g.wakeAt = g.next
 	g.timer = g.clk.AfterFunc(g.next.Sub(g.start), g.fire)
 }
 
@@ -187,6 +213,9 @@ func (g *Generator) Stats() GeneratorStats {
 	s := g.stats
 	if !g.stopped && g.timer != nil {
 		s.Elapsed = g.clk.Now().Sub(g.start)
+	}
+	for i := max(0, g.nStalls-maxStalls); i < g.nStalls; i++ {
+		s.Stalls = append(s.Stalls, g.stalls[i%maxStalls])
 	}
 	s.PerDest = make(map[uint16]uint64, len(g.perDest))
 	for i, v := range g.perDest {
@@ -224,6 +253,7 @@ func (g *Generator) fire() {
 		return
 	}
 	now := g.clk.Now()
+	g.noteLateness(now)
 	q := qRoom{room: -1} // queue room left, read from the port when first needed
 	if g.hold > 0 {
 		q = g.endHold(now)
@@ -254,7 +284,20 @@ func (g *Generator) fire() {
 	default:
 		g.hold = 0
 	}
+	g.wakeAt = now.Add(wait)
 	g.timer.Reset(wait)
+}
+
+// noteLateness records a stall when the callback running at now came
+// StallMin or more after its timer was due.
+func (g *Generator) noteLateness(now time.Time) {
+	if g.wakeAt.IsZero() {
+		return
+	}
+	if late := now.Sub(g.wakeAt); late >= StallMin {
+		g.stalls[g.nStalls%maxStalls] = Stall{EndNs: now.UnixNano(), LateNs: int64(late)}
+		g.nStalls++
+	}
 }
 
 // Resume tells the generator that its port takes packets again (it went
@@ -275,6 +318,7 @@ func (g *Generator) Resume() {
 		g.next = g.next.Add(g.gap())
 	}
 	g.refused = false
+	g.wakeAt = g.next
 	g.timer.Reset(g.next.Sub(now))
 }
 

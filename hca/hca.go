@@ -134,6 +134,7 @@ func New(cfg Config) (*HCA, error) {
 		num := uint8(i + 1)
 		pc := cfg.PortConfig
 		pc.Clock = clk
+		pc.Num = num
 		pc.OnStateChange = func(_ *port.Port, _, to port.State) {
 			// The agent reads the new state back through PortControl.
 			h.agent.PortStateChanged(num)

@@ -57,7 +57,7 @@ func (h *HCA) receive(num uint8, p *port.Port, pkt *port.Packet) {
 		h.handleMAD(num, ud)
 	default:
 		if !h.agent.PKeyMatch(num, mad.PKey(ud.PKey)) {
-			p.CountDrop(port.DropPKey)
+			p.CountDropPacket(port.DropPKey, pkt.Bytes)
 			return
 		}
 		h.receiveCongestion(num, &ud)

@@ -227,6 +227,10 @@ type Node struct {
 	umad  *umadep.Server
 	srv   *ctl.Server
 	done  chan struct{}
+	// drops is the ports' shared log of dropped data packets ("drops");
+	// clk the node's clock.
+	drops *port.DropLog
+	clk   clock.Clock
 }
 
 // Start builds the node opts names, opens its ports and serves its
@@ -247,7 +251,8 @@ func Start(kind Kind, o Options) (*Node, error) {
 	// The precise clock: pacing gaps, generator arrivals and keepalives
 	// of microseconds, where the runtime's timers fire a millisecond late.
 	clk := clock.ScaledSince(clock.Precise(), o.TimeScale, o.Epoch)
-	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{})}
+	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{}), clk: clk}
+	n.newDropLog(&o.Port)
 	eps, cfgs, err := openPorts(t, idx, o.Port)
 	if err != nil {
 		return nil, err
@@ -493,6 +498,8 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		return struct{}{}, profile(ctx, a)
 	case "stacks":
 		return goroutineStacks()
+	case "drops":
+		return n.dropsOp(args)
 	case "shutdown":
 		select {
 		case <-n.done:
@@ -507,7 +514,7 @@ func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any
 		}
 	}
 	if n.ca == nil {
-		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks, switch-config, watch and shutdown)", ctl.ErrUnknownOp, op)
+		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks, drops, switch-config, watch and shutdown)", ctl.ErrUnknownOp, op)
 	}
 	if res, ok, err := n.flowOp(op, args); ok {
 		return res, err

@@ -155,6 +155,12 @@ type Config struct {
 	// switch, whose input buffers bound what it can queue.
 	TxQueueLimit int
 
+	// DropLog, when set, records each data packet the port drops
+	// (DropLog: time, cause, LRH), Num naming the port in the records; the
+	// ports of one node share one log.
+	DropLog *DropLog
+	Num     uint8
+
 	// OnStateChange, when set, is called after every change of the
 	// physical or logical state, one call at a time, in order, without
 	// the port's lock held (it may call the port).

@@ -159,6 +159,47 @@ func (p *Port) dropLocked(c DropCause, sending bool) {
 	}
 }
 
+// dropPacketLocked counts a drop of packet b (dropLocked) and records it
+// in the port's DropLog.
+func (p *Port) dropPacketLocked(c DropCause, sending bool, b []byte) {
+	p.dropLocked(c, sending)
+	if p.cfg.DropLog != nil {
+		p.cfg.DropLog.recordPacket(p.cfg.Clock.Now().UnixNano(), p.cfg.Num, c, sending, b)
+	}
+}
+
+// CountDropPacket is CountDrop for packet b, which the port's DropLog
+// records.
+func (p *Port) CountDropPacket(c DropCause, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropPacketLocked(c, false, b)
+}
+
+// CountRouteDropPacket is CountDropPacket for a packet the node routed to
+// its output port out and could not send there (the output is down, not
+// Active, has no VL for it): the record names both ports.
+func (p *Port) CountRouteDropPacket(c DropCause, b []byte, out uint8) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(c, false)
+	if l := p.cfg.DropLog; l != nil {
+		lrh := wire.LRH(b)
+		if lrh.IsValid() && lrh.VL() != VL15 {
+			l.Record(DropRecord{At: p.cfg.Clock.Now().UnixNano(), SLID: lrh.SLID(), DLID: lrh.DLID(), Port: p.cfg.Num, Out: out,
+				Cause: c, VL: lrh.VL(), SL: lrh.SL()})
+		}
+	}
+}
+
+// CountXmitDropPacket is CountXmitDrop for packet b, which the port's
+// DropLog records.
+func (p *Port) CountXmitDropPacket(c DropCause, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropPacketLocked(c, true, b)
+}
+
 // CountDrop counts a receive-side drop decided by the node (unroutable,
 // Pout = Pin, P_Key violation, …) on this, the input, port.
 func (p *Port) CountDrop(c DropCause) {

@@ -104,7 +104,7 @@ func (pkt *Packet) orphaned() bool {
 // dropOrphan counts an orphan on its input port and releases it. The
 // caller holds no port's lock.
 func (pkt *Packet) dropOrphan() {
-	pkt.owner.CountDrop(DropInputDown)
+	pkt.owner.CountDropPacket(DropInputDown, pkt.Bytes)
 	pkt.Release()
 }
 

@@ -309,7 +309,7 @@ func (p *Port) Send(pkt *Packet) error {
 			p.mu.Unlock()
 			return nil
 		}
-		p.dropLocked(cause, true)
+		p.dropPacketLocked(cause, true, pkt.Bytes)
 		p.mu.Unlock()
 		pkt.Release()
 		return err

@@ -299,7 +299,7 @@ func (p *Port) flushLocked(c DropCause, lo, hi int) {
 		q := &p.tx[vl].q
 		for q.len() > 0 {
 			e := q.pop()
-			p.dropLocked(c, true)
+			p.dropPacketLocked(c, true, e.pkt.Bytes)
 			p.toRelease = append(p.toRelease, e.pkt)
 		}
 		p.congNoteLocked(vl)

@@ -75,7 +75,7 @@ func (p *Port) deliverData(b []byte) {
 	downs := p.downs.Load()
 	switch {
 	case !ok:
-		p.dropLocked(cause, false)
+		p.dropPacketLocked(cause, false, b)
 	case vl != VL15 && p.linkSendOKLocked():
 		p.creditUpdateLocked(int(vl))
 	}

@@ -108,6 +108,10 @@ func (p *Port) writeDataLocked(vl int, now time.Time) {
 	p.mu.Unlock()
 
 	err := p.ep.WritePacket(link.KindData, e.pkt.Bytes[:e.n])
+	var lrh [wire.LRHSize]byte // the DropLog's copy of a packet not sent
+	if err != nil {
+		copy(lrh[:], e.pkt.Bytes)
+	}
 	e.pkt.Release()
 
 	p.mu.Lock()
@@ -123,9 +127,9 @@ func (p *Port) writeDataLocked(vl int, now time.Time) {
 		}
 	case errors.Is(err, net.ErrClosed):
 	case errors.Is(err, link.ErrNoCarrier):
-		p.dropLocked(DropLinkDown, true)
+		p.dropPacketLocked(DropLinkDown, true, lrh[:])
 	default:
-		p.dropLocked(DropTxError, true)
+		p.dropPacketLocked(DropTxError, true, lrh[:])
 	}
 }
 

@@ -189,7 +189,7 @@ func (s *Switch) dropInput(n uint8) {
 	p := s.Port(n)
 	for _, pkt := range gone {
 		if p != nil {
-			p.CountDrop(port.DropInputDown)
+			p.CountDropPacket(port.DropInputDown, pkt.Bytes)
 		}
 		pkt.Release()
 	}

@@ -73,11 +73,12 @@ func (s *Switch) route(in uint8, p *port.Port, pkt *port.Packet) {
 	}
 	out, op, vl, mark, cause := s.unicastOutput(in, det, pkt, lrh)
 	if op == nil {
-		s.drop(p, pkt, cause)
+		p.CountRouteDropPacket(cause, pkt.Bytes, out)
+		pkt.Release()
 		return
 	}
 	if !s.outboundPKeyOK(out, vl, pkt.Bytes) {
-		op.CountXmitDrop(port.DropPKey)
+		op.CountXmitDropPacket(port.DropPKey, pkt.Bytes)
 		pkt.Release()
 		return
 	}
@@ -120,11 +121,11 @@ func (s *Switch) multicast(in uint8, p *port.Port, pkt *port.Packet, mlid uint16
 		}
 		op, vl, cause := s.output(in, o, pkt.VL(), sl)
 		if op == nil {
-			p.CountDrop(cause)
+			p.CountRouteDropPacket(cause, pkt.Bytes, o)
 			continue
 		}
 		if !s.outboundPKeyOK(o, vl, pkt.Bytes) {
-			op.CountXmitDrop(port.DropPKey)
+			op.CountXmitDropPacket(port.DropPKey, pkt.Bytes)
 			continue
 		}
 		outs = append(outs, target{op, vl})
@@ -215,9 +216,10 @@ func (s *Switch) retag(pkt *port.Packet, vl uint8, dirty bool) bool {
 	return wire.SealVCRC(pkt.Bytes) == nil
 }
 
-// drop counts a crossbar drop on the input port and frees the buffer.
+// drop counts a crossbar drop on the input port (its DropLog records the
+// packet) and frees the buffer.
 func (s *Switch) drop(p *port.Port, pkt *port.Packet, c port.DropCause) {
-	p.CountDrop(c)
+	p.CountDropPacket(c, pkt.Bytes)
 	pkt.Release()
 }
 

@@ -160,6 +160,7 @@ func (s *Switch) startPort(num uint8, ep link.Endpoint, c port.Config) error {
 		s.agent.PortStateChanged(num)
 	}
 	c.OnRelease = func(pkt *port.Packet) { s.released(num, pkt) }
+	c.Num = num
 	p, err := port.New(ep, c, port.ReceiverFunc(func(p *port.Port, pkt *port.Packet) { s.receive(num, p, pkt) }))
 	if err != nil {
 		return err

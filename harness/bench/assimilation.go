@@ -91,6 +91,19 @@ type FaultRun struct {
 	SMPs      uint64  `json:"smps"`
 	Passes    int     `json:"passes"`
 	Error     string  `json:"error,omitempty"`
+	// Outages are the probed pairs' dark spells after the fault, each
+	// with where its packets went (attribution.go); OutagesUnknown counts
+	// those without any evidence. UnreadNodes are the nodes whose drop
+	// records could not be read at the end (a killed switch's went with
+	// it), DropLogOverflow those whose ring lost records over the run.
+	Outages         []Outage `json:"outages"`
+	OutagesUnknown  int      `json:"outages_unknown"`
+	UnreadNodes     []string `json:"unread_nodes,omitempty"`
+	DropLogOverflow []string `json:"drop_log_overflow,omitempty"`
+	// Timeline is the run's events in order, ms from the fault: the
+	// fault, the SM's (ibsm's passes and phases; OpenSM's SUBNET UP), and
+	// each outage with its cause.
+	Timeline []TimelineEvent `json:"timeline,omitempty"`
 }
 
 var assimilationDefinition = []string{
@@ -466,6 +479,7 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 	if err := pr.arm(); err != nil {
 		return run, t0, err
 	}
+	pr.armEvidence()
 	mads0, err := madsIn(f, smNode)
 	if err != nil {
 		return run, t0, err
@@ -492,6 +506,9 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 		if err != nil {
 			return run, t0, err
 		}
+		if len(dark) > 0 {
+			pr.sampleHeld(st)
+		}
 		settledNow, w := st.Settled(f.Topo, ft.damage)
 		switch {
 		case !settledNow:
@@ -512,6 +529,7 @@ func measure(f *fabric, smNode string, ft benchFault, lastPass func() (time.Time
 	}
 	run.MsSettled = ms(seen.Sub(t0))
 	run.MsDataPlane, run.PairsInterrupted = pr.outcome(t0)
+	run.attribute(pr, t0, ft.name)
 	mads, err := madsIn(f, smNode)
 	run.SMPs = mads - mads0
 	return run, t0, err
@@ -532,6 +550,8 @@ func ibsmRun(f *fabric, r *smRun, smNode string, ft benchFault) (FaultRun, error
 	}
 	rs, at := r.since(n0), r.arrivals(n0)
 	run.Passes = len(rs)
+	run.Timeline = append(run.Timeline, ibsmTimeline(rs, at, t0)...)
+	sortTimeline(run.Timeline)
 	for i, res := range rs {
 		if !res.SubnetUp {
 			continue
@@ -598,7 +618,10 @@ func opensmRun(f *fabric, smNode string, ft benchFault) (FaultRun, error) {
 		return run, err
 	}
 	text, _ = d.LogText(from)
-	run.Passes = len(subnetUps(text, time.Now()))
+	ups := subnetUps(text, time.Now())
+	run.Passes = len(ups)
+	run.Timeline = append(run.Timeline, opensmTimeline(ups, t0)...)
+	sortTimeline(run.Timeline)
 	// OpenSM's routes are final at each SUBNET UP.
 	run.MsSMReported = ms(last.Sub(t0))
 	return run, nil

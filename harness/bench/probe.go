@@ -66,6 +66,14 @@ type probe struct {
 	mu       sync.Mutex
 	restored map[pair]int64 // end of the pair's last outage after the fault, Unix ns
 	last     map[pair]int64 // its last packet
+
+	// The attribution's (attribution_collect.go): every outage after the
+	// fault, the held ports sampled while one was open, and at the fault
+	// each node's drop-log count and each sender's generator counters.
+	spans   []outageSpan
+	held    []heldSample
+	written map[string]uint64
+	gen0    map[string]hca.GeneratorStats
 }
 
 // startProbe starts the senders of pairs, each pair probed every
@@ -160,6 +168,7 @@ func (pr *probe) read(t0 int64) ([]pair, error) {
 		s := recs[p.dst][pr.lid[p.src]]
 		if t0 > 0 && s.Gap > int64(pr.outage()) && s.GapEnd > t0 {
 			pr.restored[p] = max(pr.restored[p], s.GapEnd)
+			pr.spans = append(pr.spans, outageSpan{pair: p, slid: pr.lid[p.src], dlid: pr.lid[p.dst], start: s.GapEnd - s.Gap, end: s.GapEnd})
 		}
 		pr.last[p] = s.Last
 		if now-s.Last > int64(pr.outage()) {

@@ -63,6 +63,28 @@ func TestQuickAssimilation(t *testing.T) {
 			assert.GreaterOrEqual(t, r.MsDataPlane, 0.0, "%s %s", ft.Fault, who)
 			assert.LessOrEqual(t, r.PairsInterrupted, ft.ProbedPairs, "%s %s", ft.Fault, who)
 		}
+		// Every outage is attributed: the fields are there, each outage
+		// has a cause, and what stays unknown is reported.
+		for who, s := range map[string]bench.SMSide{"opensm": ft.OpenSM, "ibsm": ft.IBSM[0].SMSide} {
+			r := s.Runs[0]
+			assert.Len(t, r.Outages, outageCount(r), "%s %s: an outage per interrupted pair at least", ft.Fault, who)
+			unknown := 0
+			for _, o := range r.Outages {
+				assert.NotEmpty(t, o.Cause, "%s %s %s", ft.Fault, who, o.Pair)
+				assert.NotEmpty(t, o.Causes, "%s %s %s", ft.Fault, who, o.Pair)
+				assert.GreaterOrEqual(t, o.EndMs, o.StartMs, "%s %s %s", ft.Fault, who, o.Pair)
+				if o.Cause == "unknown" {
+					unknown++
+				}
+				t.Logf("%s %s: %s dark %.0f ms (%.0f-%.0f), unexplained %.0f ms: %s", ft.Fault, who, o.Pair, o.DarkMs,
+					o.StartMs, o.EndMs, o.UnexplainedMs, o.Cause)
+			}
+			assert.Equal(t, unknown, r.OutagesUnknown, "%s %s", ft.Fault, who)
+			// Every quick run so far found evidence for every outage
+			// (unexplained_ms, logged above, is what parts stay open).
+			assert.Zero(t, unknown, "%s %s: outages without evidence (unread: %v)", ft.Fault, who, r.UnreadNodes)
+			assert.NotEmpty(t, r.Timeline, "%s %s", ft.Fault, who)
+		}
 		// The switch kill takes hosts with it: some pair must lose its
 		// route for a while, whatever the SM.
 		if ft.SurvivingHosts < f.Hosts {
@@ -70,6 +92,19 @@ func TestQuickAssimilation(t *testing.T) {
 		}
 	}
 	assert.Equal(t, rep.Met, len(rep.Reasons) == 0, "goal_met %v, reasons %v", rep.Met, rep.Reasons)
+}
+
+// outageCount is how many outages a run must list at least: one per
+// interrupted pair (a pair may have more than one).
+func outageCount(r bench.FaultRun) int {
+	pairs := map[string]bool{}
+	for _, o := range r.Outages {
+		pairs[o.Pair] = true
+	}
+	if len(pairs) < r.PairsInterrupted {
+		return r.PairsInterrupted
+	}
+	return len(r.Outages)
 }
 
 func TestQuickHotSpot(t *testing.T) {

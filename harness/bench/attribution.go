@@ -1,0 +1,323 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"ibfab/hca"
+	"ibfab/nodeproc"
+)
+
+// Outage is one probed pair's dark spell after a fault (a gap of more than
+// five probe intervals between two of its probes), and where its packets
+// went: the evidence found in the fabric over the spell, grouped, and a
+// summary of it in Cause. Times are ms from the fault.
+type Outage struct {
+	Pair    string  `json:"pair"` // "src→dst"
+	SLID    uint16  `json:"slid"`
+	DLID    uint16  `json:"dlid"`
+	StartMs float64 `json:"start_ms"` // the last probe before the gap
+	EndMs   float64 `json:"end_ms"`   // the first after it
+	DarkMs  float64 `json:"dark_ms"`
+	// Causes are the evidence, by first time: each a kind (dropped,
+	// not_sent, cpu, held, unknown), where and why, how many, when.
+	Causes []OutageCause `json:"causes"`
+	// Cause is the summary: "dropped at sw5[3]: unroutable ×12 until
+	// 23 ms, then …", "unknown" when nothing was found.
+	Cause string `json:"cause"`
+	// UnexplainedMs is the part of the spell no evidence covers (each
+	// piece of evidence covers its time ± a probe interval, a stall its
+	// length): a tail dark without a drop is the sign of a cause the
+	// fabric does not record (a route to nowhere that drops nothing, a
+	// receiver that did not run).
+	UnexplainedMs float64 `json:"unexplained_ms"`
+	// Source is what the sender's generator did over the whole run (its
+	// counters are cumulative, not per spell).
+	Source *SourceCounts `json:"source,omitempty"`
+}
+
+// OutageCause is one group of evidence for an outage.
+type OutageCause struct {
+	// Kind: "dropped" (a node dropped the pair's packets: Node, Port,
+	// Cause, Dir), "not_sent" (the sender's port refused them), "cpu"
+	// (the sender's generator did not run: a stall), "held" (a port of
+	// the fabric held data packets without credits while the spell was
+	// open, sampled by the bench; not resolved to the pair's path),
+	// "unknown" (a part of the spell without evidence).
+	Kind  string `json:"kind"`
+	Node  string `json:"node,omitempty"`
+	Port  int    `json:"port,omitempty"`
+	Out   int    `json:"out,omitempty"` // a switch's output port it was routed to, when the drop names one
+	Cause string `json:"cause,omitempty"`
+	Dir   string `json:"dir,omitempty"` // rx or tx, for drops
+	VL    *int   `json:"vl,omitempty"`
+	Count int    `json:"count"`
+	// StalledMs is, for kind cpu, how long the stalls lasted in all
+	// (within the spell).
+	StalledMs float64 `json:"stalled_ms,omitempty"`
+	FirstMs   float64 `json:"first_ms"`
+	LastMs    float64 `json:"last_ms"`
+}
+
+// SourceCounts are a sender's generator counters over a run: what it sent,
+// what its port refused (failed), what waited for room (backlogged), what
+// a stall skipped, and its stalls.
+type SourceCounts struct {
+	Sent       uint64 `json:"sent"`
+	Failed     uint64 `json:"failed"`
+	Backlogged uint64 `json:"backlogged"`
+	Skipped    uint64 `json:"skipped"`
+	Stalls     int    `json:"stalls"`
+}
+
+// TimelineEvent is one line of a run's timeline: the fault, the SM's
+// events (ibsm's passes and their phases, OpenSM's SUBNET UP), and each
+// outage with its cause. Ms from the fault.
+type TimelineEvent struct {
+	Ms   float64 `json:"ms"`
+	What string  `json:"what"`
+}
+
+// outageSpan is a pair's dark spell as the probe saw it, Unix ns.
+type outageSpan struct {
+	pair       pair
+	slid, dlid uint16
+	start, end int64
+}
+
+// heldSample is a port seen holding data packets it had no credit for.
+type heldSample struct {
+	at        int64
+	node      string
+	port, vl  int
+	queued    int
+	available int
+}
+
+// evidence is what the bench gathered over a run for the attribution.
+type evidence struct {
+	t0       int64         // the fault, Unix ns
+	interval time.Duration // the probes'
+	// drops are every node's drop records since the fault.
+	drops map[string][]nodeproc.DropRecord
+	// stalls are each sender's generator stalls, source its counters over
+	// the run; both by node name.
+	stalls map[string][]hca.Stall
+	source map[string]SourceCounts
+	held   []heldSample
+}
+
+// attribute explains each outage from the evidence: a pure function.
+func attribute(spans []outageSpan, ev evidence) []Outage {
+	out := make([]Outage, 0, len(spans))
+	for _, s := range spans {
+		out = append(out, attributeOne(s, ev))
+	}
+	slices.SortStableFunc(out, func(a, b Outage) int {
+		return cmp.Or(cmp.Compare(a.StartMs, b.StartMs), strings.Compare(a.Pair, b.Pair))
+	})
+	return out
+}
+
+// notSentCauses are drops at the sender's own port that mean the packet
+// was never sent: the port refused it.
+var notSentCauses = map[string]bool{"port_not_active": true, "vl_mapping": true}
+
+func attributeOne(s outageSpan, ev evidence) Outage {
+	msOf := func(ns int64) float64 { return ms(time.Duration(ns - ev.t0)) }
+	o := Outage{Pair: s.pair.String(), SLID: s.slid, DLID: s.dlid, StartMs: msOf(s.start), EndMs: msOf(s.end),
+		DarkMs: ms(time.Duration(s.end - s.start))}
+	if c, ok := ev.source[s.pair.src]; ok {
+		o.Source = &c
+	}
+	iv := int64(ev.interval)
+	// A refused packet is recorded once per try, and the generator tries
+	// again only after a hold of up to maxRefuseWait: each record covers
+	// the wait before it.
+	const maxRefuseWait = int64(100 * time.Millisecond)
+	var cover [][2]int64
+	type key struct {
+		kind, node, cause, dir string
+		port, out              int
+	}
+	groups := map[key]*OutageCause{}
+	add := func(k key, at int64, vl *int) {
+		g := groups[k]
+		if g == nil {
+			g = &OutageCause{Kind: k.kind, Node: k.node, Port: k.port, Out: k.out, Cause: k.cause, Dir: k.dir, VL: vl, FirstMs: msOf(at)}
+			groups[k] = g
+		}
+		g.Count++
+		g.FirstMs, g.LastMs = min(g.FirstMs, msOf(at)), max(g.LastMs, msOf(at))
+	}
+	for node, recs := range ev.drops {
+		for _, r := range recs {
+			if r.AtNs < s.start || r.AtNs > s.end {
+				continue
+			}
+			switch {
+			case node == s.pair.src && r.SLID == s.slid && r.Dir == "tx" && notSentCauses[r.Cause]:
+				// The sender's port refuses whatever it is given, to
+				// any destination: the pair's packets too.
+				add(key{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				cover = append(cover, [2]int64{r.AtNs - maxRefuseWait, r.AtNs + iv})
+			case r.SLID == s.slid && r.DLID == s.dlid:
+				add(key{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				cover = append(cover, [2]int64{r.AtNs - iv, r.AtNs + iv})
+			}
+		}
+	}
+	for _, st := range ev.stalls[s.pair.src] {
+		from := st.EndNs - st.LateNs
+		if st.EndNs < s.start || from > s.end {
+			continue
+		}
+		k := key{kind: "cpu", node: s.pair.src, cause: "generator stalled"}
+		add(k, max(from, s.start), nil)
+		g := groups[k]
+		g.LastMs = max(g.LastMs, msOf(min(st.EndNs, s.end)))
+		g.StalledMs += ms(time.Duration(min(st.EndNs, s.end) - max(from, s.start)))
+		cover = append(cover, [2]int64{from, st.EndNs})
+	}
+	explained := coverage(cover, s.start+iv, s.end-iv)
+	// Held packets are the fabric's, not resolved to the pair: they
+	// explain what drops and stalls left open, and only that.
+	for _, h := range ev.held {
+		if h.at < s.start || h.at > s.end || covered(explained, h.at) {
+			continue
+		}
+		vl := h.vl
+		add(key{kind: "held", node: h.node, port: h.port, cause: "waiting for credits", dir: "tx"}, h.at, &vl)
+		cover = append(cover, [2]int64{h.at - heldSampleEvery, h.at + iv})
+	}
+	explained = coverage(cover, s.start+iv, s.end-iv)
+	var gaps [][2]int64
+	at := s.start + iv
+	for _, c := range explained {
+		if c[0] > at {
+			gaps = append(gaps, [2]int64{at, c[0]})
+		}
+		at = max(at, c[1])
+	}
+	if end := s.end - iv; end > at {
+		gaps = append(gaps, [2]int64{at, end})
+	}
+	var unexplained int64
+	for _, g := range gaps {
+		unexplained += g[1] - g[0]
+	}
+	o.UnexplainedMs = ms(time.Duration(unexplained))
+	for _, g := range groups {
+		o.Causes = append(o.Causes, *g)
+	}
+	// Only a part longer than the outage threshold left dark is listed
+	// as unknown: the spell's ends are a probe interval from evidence by
+	// nature.
+	if len(o.Causes) == 0 {
+		o.Causes = []OutageCause{{Kind: "unknown", Count: 1, FirstMs: o.StartMs, LastMs: o.EndMs}}
+		o.Cause = "unknown"
+		return o
+	}
+	for _, g := range gaps {
+		if g[1]-g[0] >= outageIntervals*iv/2 {
+			o.Causes = append(o.Causes, OutageCause{Kind: "unknown", Count: 1, FirstMs: msOf(g[0]), LastMs: msOf(g[1])})
+		}
+	}
+	slices.SortFunc(o.Causes, func(a, b OutageCause) int {
+		return cmp.Or(cmp.Compare(a.FirstMs, b.FirstMs), strings.Compare(a.Kind, b.Kind), strings.Compare(a.Node, b.Node),
+			cmp.Compare(a.Port, b.Port), strings.Compare(a.Cause, b.Cause))
+	})
+	o.Cause = summarize(o.Causes)
+	return o
+}
+
+// heldSampleEvery is how far back a held sample covers a spell: the
+// bench samples about this often while a spell is open.
+const heldSampleEvery = int64(100 * time.Millisecond)
+
+// coverage merges the intervals in cs, clipped to [lo, hi].
+func coverage(cs [][2]int64, lo, hi int64) [][2]int64 {
+	var in [][2]int64
+	for _, c := range cs {
+		a, b := max(c[0], lo), min(c[1], hi)
+		if a < b {
+			in = append(in, [2]int64{a, b})
+		}
+	}
+	slices.SortFunc(in, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+	var out [][2]int64
+	for _, c := range in {
+		if n := len(out); n > 0 && c[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], c[1])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func covered(cs [][2]int64, at int64) bool {
+	for _, c := range cs {
+		if at >= c[0] && at <= c[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// summarize writes the causes as one line, in time order.
+func summarize(cs []OutageCause) string {
+	if len(cs) == 0 {
+		return "unknown"
+	}
+	var parts []string
+	for _, c := range cs {
+		where := c.Node
+		switch {
+		case c.Out != 0:
+			where = fmt.Sprintf("%s[%d→%d]", c.Node, c.Port, c.Out) // in → the output it was routed to
+		case c.Port != 0:
+			where = fmt.Sprintf("%s[%d]", c.Node, c.Port)
+		}
+		var s string
+		switch c.Kind {
+		case "dropped":
+			s = fmt.Sprintf("dropped at %s: %s ×%d", where, c.Cause, c.Count)
+		case "not_sent":
+			s = fmt.Sprintf("not sent: port refused at %s (%s) ×%d", where, c.Cause, c.Count)
+		case "cpu":
+			s = fmt.Sprintf("emulator short of CPU: %s's generator stalled ×%d, %.0f ms in all,", c.Node, c.Count, c.StalledMs)
+		case "held":
+			s = fmt.Sprintf("held: waiting for credits at %s", where)
+			if c.VL != nil {
+				s += fmt.Sprintf(" VL%d", *c.VL)
+			}
+		case "unknown":
+			s = "unknown"
+		}
+		if c.FirstMs == c.LastMs {
+			s += fmt.Sprintf(" at %.0f ms", c.FirstMs)
+		} else {
+			s += fmt.Sprintf(" %.0f-%.0f ms", c.FirstMs, c.LastMs)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", then ")
+}
+
+// outageTimeline is the outages as timeline lines.
+func outageTimeline(os []Outage) []TimelineEvent {
+	var out []TimelineEvent
+	for _, o := range os {
+		out = append(out, TimelineEvent{Ms: o.StartMs, What: fmt.Sprintf("%s dark until %.0f ms: %s", o.Pair, o.EndMs, o.Cause)})
+	}
+	return out
+}
+
+// sortTimeline orders a timeline by time, stably.
+func sortTimeline(t []TimelineEvent) {
+	slices.SortStableFunc(t, func(a, b TimelineEvent) int { return cmp.Compare(a.Ms, b.Ms) })
+}
