@@ -465,3 +465,48 @@ func TestFabricNoGoroutines(t *testing.T) {
 		t.Errorf("%d packets moved after Close", n)
 	}
 }
+
+// TestTrap128WhileOutstanding: a switch whose trap the SM has not
+// repressed (an SM that died, a repress lost) traps a new change at once,
+// not at the older trap's next repeat: the new trap has its own TID and
+// replaces the old one, whose repress then stops nothing, and it repeats
+// until repressed itself.
+func TestTrap128WhileOutstanding(t *testing.T) {
+	topo := topologies.Thesis8()
+	s := newSM(t, topo)
+	sw8 := lookup(t, topo, "sw8")
+	s.configure(t)
+	for _, d := range s.traps(t) {
+		s.repress(d)
+	}
+	if ts := s.traps(t); len(ts) != 0 {
+		t.Fatalf("%d traps still repeating after TrapRepress", len(ts))
+	}
+	// sw8 port 2 is ca13: down, then up again.
+	change := func(up bool) memfabric.Delivery {
+		t.Helper()
+		if err := s.f.SetLink(sw8, 2, up); err != nil {
+			t.Fatal(err)
+		}
+		s.f.Run() // no time passes: only what is sent at once
+		got := s.f.Received(s.node)
+		if len(got) != 1 || mad.MAD(got[0].MAD).Method() != mad.MethodTrap || got[0].SLID != s.lids[sw8] {
+			t.Fatalf("%d MADs reached the SM when sw8's port 2 went up=%v, want its trap at once", len(got), up)
+		}
+		return got[0]
+	}
+	first := change(false) // not repressed
+	second := change(true)
+	if mad.MAD(second.MAD).TransactionID() == mad.MAD(first.MAD).TransactionID() {
+		t.Error("the second change's trap has the first one's TID")
+	}
+	s.repress(first) // stale: the second goes on repeating
+	ts := s.traps(t)
+	if len(ts) != 1 || mad.MAD(ts[0].MAD).TransactionID() != mad.MAD(second.MAD).TransactionID() {
+		t.Fatalf("%d traps repeating after the stale repress, want the second trap", len(ts))
+	}
+	s.repress(second)
+	if ts := s.traps(t); len(ts) != 0 {
+		t.Errorf("%d traps after the second one's repress, want none", len(ts))
+	}
+}

@@ -101,11 +101,14 @@ func (a *Agent) PortStateChanged(port uint8) {
 	p.last = ls.State
 	var outs []Outbound
 	if a.isSwitch() && reportable(old, ls.State) {
+		// A new trap even while an older one waits for its repress: the
+		// SM hears of this change now, not at the older one's next
+		// repeat (about a second with OpenSM's subnet timeout), as a
+		// switch traps each event. It replaces the older one, whose
+		// repress no longer matches.
 		a.sw.portStateChange = true
-		if !a.trap.outstanding {
-			a.trap.pending = true
-			outs = a.flushTrapLocked()
-		}
+		a.trap.pending = true
+		outs = a.flushTrapLocked()
 	}
 	a.mu.Unlock()
 	a.emit(outs)
@@ -128,6 +131,7 @@ func (a *Agent) flushTrapLocked() []Outbound {
 		return nil
 	}
 	a.trap.pending = false
+	a.trap.stop() // the older trap's repeats, if one is outstanding
 	a.trap.outstanding = true
 	a.tidSeq++
 	a.trap.tid = uint64(a.cfg.NodeGUID)<<32 | uint64(a.tidSeq)
