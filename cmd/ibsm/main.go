@@ -6,8 +6,9 @@
 // congestion control (cc.go), adaptive routing (ar.go), partitions
 // (partitions.go), M_Keys (mkey.go) and serves Subnet Administration
 // (package sm/sa); 'ibsm qos' and 'ibsm ar' talk to a running ibsm,
-// 'ibsm routes --dump' prints the forwarding tables as ibroute does, and
-// 'ibsm bench' (bench.go) and 'ibsm arbtable-bench' (arbtable.go) measure.
+// 'ibsm routes --dump' prints the forwarding tables as ibroute does,
+// 'ibsm arbtable-bench' (arbtable.go) measures, and 'ibsm bench' runs
+// 'ibfab bench sm' (bench.go).
 //
 // The usage, with every flag, subcommand, port scheme and routing engine,
 // is what 'ibsm -h' prints (synopsis and the flags below); docs/ibsm.md
@@ -70,7 +71,7 @@ const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--sa=fals
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
-       ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
+       ibsm bench [flags]            (runs ibfab bench sm)
        ibsm arbtable-bench [--ops N | --quick] [--out DIR] [flags]`
 
 // options are the command line.
@@ -198,7 +199,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // run is ibsm with the given arguments; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
-		return runBench(ctx, args[1:], stdout, stderr)
+		return runBench(args[1:], stderr)
 	}
 	if len(args) > 0 && args[0] == "qos" {
 		return runQoS(ctx, args[1:], stdout, stderr)
