@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"ibfab/internal/cli"
 	"ibfab/sm"
 	"ibfab/sm/routing"
 	"ibfab/sm/sa"
@@ -38,11 +39,11 @@ import (
 // The usage blocks of docs/ibsm.md are copies of what ibsm prints.
 //go:generate go test -run ^TestUsageDoc$ -update
 
-// Exit statuses.
+// Exit statuses, every binary's (package cli).
 const (
-	exitOK      = 0
-	exitFailure = 1 // the subnet is not up, or the port failed
-	exitUsage   = 2
+	exitOK      = cli.ExitOK
+	exitFailure = cli.ExitFailure // the subnet is not up, or the port failed
+	exitUsage   = cli.ExitUsage
 )
 
 // gcPercent is the collector's heap growth ibsm runs with unless GOGC
@@ -215,8 +216,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ibsm: %v\n%s\n", err, synopsis)
-		return exitUsage
+		return cli.BadArgs(stderr, "ibsm", err, synopsis)
 	}
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)
