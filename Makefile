@@ -74,7 +74,7 @@ demo: build
 
 # bench runs the micro-benchmarks (wire, link, port, agent, routing, ...),
 # which use b.N. The measurement programs on real fabrics are commands:
-# ibfab bench fabric|opensm|assimilation|hotspot and ibsm bench.
+# ibfab bench fabric|opensm|assimilation|hotspot|sm.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 

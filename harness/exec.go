@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/cli"
 	"ibfab/internal/ibsimrun"
 	"ibfab/simproto"
 	"ibfab/umadproto"
@@ -21,9 +22,7 @@ import (
 
 // ExitCodeError carries the exit status of a command ibfab ran for the
 // user (exec): Main exits with it and prints nothing more.
-type ExitCodeError struct{ Code int }
-
-func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+type ExitCodeError = cli.ExitCodeError
 
 const (
 	execSynopsis = "exec [--umad[=sim] [--sim NAME] [--umad-socket NAME]] N NODE -- CMD [ARG...]"

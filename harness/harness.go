@@ -7,29 +7,22 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"ibfab/internal/cli"
 )
 
-// Exit statuses of Main.
+// Exit statuses of Main (package cli's, as every binary's).
 const (
-	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
+	ExitOK      = cli.ExitOK
+	ExitFailure = cli.ExitFailure
+	ExitUsage   = cli.ExitUsage
 )
 
 // Env is what a command runs against. Tests give it buffers.
-type Env struct {
-	Stdout io.Writer
-	Stderr io.Writer
-}
+type Env = cli.Env
 
 // Command is one ibfab subcommand.
-type Command struct {
-	Name    string
-	Summary string // one line for ibfab's usage text
-	// Run runs the command with the arguments after its name. It returns a
-	// *UsageError for bad arguments and prints help itself on -h.
-	Run func(env *Env, args []string) error
-}
+type Command = cli.Command
 
 // commands is the subcommand table; run (package suites) is added by
 // Register.
@@ -62,82 +55,16 @@ func Commands() []Command { return append([]Command(nil), commands...) }
 
 // CommandError is the failure of a subcommand path such as "topo check";
 // Main prints it as "ibfab topo check: <Err>" and exits with ExitFailure.
-type CommandError struct {
-	Cmd string
-	Err error
-}
-
-// Error returns "cmd: message".
-func (e *CommandError) Error() string { return e.Cmd + ": " + e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *CommandError) Unwrap() error { return e.Err }
+type CommandError = cli.CommandError
 
 // UsageError reports bad arguments. Main prints it with the usage line and
 // exits with ExitUsage.
-type UsageError struct {
-	Cmd   string // the subcommand path, such as "topo fattree"
-	Usage string // the synopsis after "ibfab ", such as "topo fattree --leaves L ..."
-	Err   error
-}
-
-// Error returns "cmd: message".
-func (e *UsageError) Error() string { return e.Cmd + ": " + e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *UsageError) Unwrap() error { return e.Err }
+type UsageError = cli.UsageError
 
 // Main runs the ibfab command line args (without the program name) and
 // returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	env := &Env{Stdout: stdout, Stderr: stderr}
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "ibfab: missing command")
-		usage(stderr)
-		return ExitUsage
-	}
-	name := args[0]
-	switch name {
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
-		return ExitOK
-	}
-	for _, c := range commands {
-		if c.Name != name {
-			continue
-		}
-		err := c.Run(env, args[1:])
-		var ue *UsageError
-		var ce *CommandError
-		var xe *ExitCodeError
-		switch {
-		case err == nil:
-			return ExitOK
-		case errors.As(err, &xe):
-			return xe.Code
-		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "ibfab %v\nusage: ibfab %s\nrun 'ibfab %s -h' for help\n", ue, ue.Usage, ue.Cmd)
-			return ExitUsage
-		case errors.As(err, &ce):
-			fmt.Fprintf(stderr, "ibfab %v\n", ce)
-			return ExitFailure
-		default:
-			fmt.Fprintf(stderr, "ibfab %s: %v\n", name, err)
-			return ExitFailure
-		}
-	}
-	fmt.Fprintf(stderr, "ibfab: unknown command %q\n", name)
-	usage(stderr)
-	return ExitUsage
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: ibfab <command> [arguments]")
-	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
-	}
-	fmt.Fprintln(w, "\nrun 'ibfab <command> -h' for a command's help")
+	return cli.Main("ibfab", commands, args, stdout, stderr)
 }
 
 // flagSet returns a FlagSet that reports errors to its caller instead of

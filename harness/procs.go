@@ -18,13 +18,16 @@ import (
 	"ibfab/nodeproc"
 )
 
-// BinEnv names the directory holding ibswitch and ibhca when they are
-// neither next to the running executable nor on PATH.
+// BinEnv names the directory holding ibswitch, ibhca and ibsm when they
+// are neither next to the running executable nor on PATH.
 const BinEnv = "IBFAB_BIN"
 
 // nodeBinary returns the path of the node program for a node type.
-func nodeBinary(typ string) (string, error) {
-	name := "ib" + typ
+func nodeBinary(typ string) (string, error) { return Binary("ib" + typ) }
+
+// Binary returns the path of the program name (ibswitch, ibhca, ibsm): in
+// $IBFAB_BIN, next to the running executable, or on PATH.
+func Binary(name string) (string, error) {
 	var dirs []string
 	if d := os.Getenv(BinEnv); d != "" {
 		dirs = append(dirs, d)

@@ -19,6 +19,7 @@ import (
 	"ibfab/agent"
 	"ibfab/attach"
 	"ibfab/hca"
+	"ibfab/internal/cli"
 	"ibfab/internal/clock"
 	"ibfab/internal/ctl"
 	"ibfab/internal/enum"
@@ -116,11 +117,10 @@ type Options struct {
 func Main(kind Kind, args []string, stderr io.Writer) int {
 	opts, err := parseFlags(kind, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return 0
+		return cli.ExitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ib%s: %v\n", kind, err)
-		return 2
+		return cli.BadArgs(stderr, "ib"+kind.String(), err, "")
 	}
 	if opts.Procs > 0 {
 		runtime.GOMAXPROCS(opts.Procs)
@@ -128,7 +128,7 @@ func Main(kind Kind, args []string, stderr io.Writer) int {
 	n, err := Start(kind, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "ib%s %s/%s: %v\n", kind, opts.Fabric, opts.Node, err)
-		return 1
+		return cli.ExitFailure
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -139,7 +139,7 @@ func Main(kind Kind, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ib%s %s/%s: shutdown requested\n", kind, opts.Fabric, opts.Node)
 	}
 	n.Close()
-	return 0
+	return cli.ExitOK
 }
 
 func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/cli"
 	"ibfab/sm/arbtable"
 	"ibfab/sm/arbtable/arbbench"
 )
@@ -84,8 +85,7 @@ func runArbBench(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ibsm arbtable-bench: %v\n%s\n", err, arbSynopsis)
-		return exitUsage
+		return cli.BadArgs(stderr, "ibsm arbtable-bench", err, arbSynopsis)
 	}
 	rep, err := arbbench.Run(c)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"ibfab/internal/cli"
 	"ibfab/internal/ctl"
 )
 
@@ -52,8 +53,7 @@ func (c *controlClient) parse(args []string) ([]string, int, bool) {
 
 // usage prints err and the synopsis and returns the usage exit code.
 func (c *controlClient) usage(err error) int {
-	fmt.Fprintf(c.stderr, "ibsm %s: %v\n%s\n", c.name, err, c.synopsis)
-	return exitUsage
+	return cli.BadArgs(c.stderr, "ibsm "+c.name, err, c.synopsis)
 }
 
 // call sends op with args to the SM and decodes its answer into rep; on

@@ -6,8 +6,9 @@
 // congestion control (cc.go), adaptive routing (ar.go), partitions
 // (partitions.go), M_Keys (mkey.go) and serves Subnet Administration
 // (package sm/sa); 'ibsm qos' and 'ibsm ar' talk to a running ibsm,
-// 'ibsm routes --dump' prints the forwarding tables as ibroute does, and
-// 'ibsm bench' (bench.go) and 'ibsm arbtable-bench' (arbtable.go) measure.
+// 'ibsm routes --dump' prints the forwarding tables as ibroute does,
+// 'ibsm arbtable-bench' (arbtable.go) measures, and 'ibsm bench' runs
+// 'ibfab bench sm' (bench.go).
 //
 // The usage, with every flag, subcommand, port scheme and routing engine,
 // is what 'ibsm -h' prints (synopsis and the flags below); docs/ibsm.md
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"ibfab/internal/cli"
 	"ibfab/sm"
 	"ibfab/sm/routing"
 	"ibfab/sm/sa"
@@ -37,11 +39,11 @@ import (
 // The usage blocks of docs/ibsm.md are copies of what ibsm prints.
 //go:generate go test -run ^TestUsageDoc$ -update
 
-// Exit statuses.
+// Exit statuses, every binary's (package cli).
 const (
-	exitOK      = 0
-	exitFailure = 1 // the subnet is not up, or the port failed
-	exitUsage   = 2
+	exitOK      = cli.ExitOK
+	exitFailure = cli.ExitFailure // the subnet is not up, or the port failed
+	exitUsage   = cli.ExitUsage
 )
 
 // gcPercent is the collector's heap growth ibsm runs with unless GOGC
@@ -70,7 +72,7 @@ const synopsis = `usage: ibsm --port SPEC [--routing ENGINE] [--once] [--sa=fals
        ibsm routes --dump --port SPEC [flags]
        ibsm qos add|del|list [flags]
        ibsm ar set|show [flags]
-       ibsm bench [--fabrics LIST] [--runs N] [--out FILE] [flags]
+       ibsm bench [flags]            (runs ibfab bench sm)
        ibsm arbtable-bench [--ops N | --quick] [--out DIR] [flags]`
 
 // options are the command line.
@@ -198,7 +200,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // run is ibsm with the given arguments; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
-		return runBench(ctx, args[1:], stdout, stderr)
+		return runBench(args[1:], stderr)
 	}
 	if len(args) > 0 && args[0] == "qos" {
 		return runQoS(ctx, args[1:], stdout, stderr)
@@ -214,8 +216,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ibsm: %v\n%s\n", err, synopsis)
-		return exitUsage
+		return cli.BadArgs(stderr, "ibsm", err, synopsis)
 	}
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)

@@ -21,7 +21,7 @@ var usageBlock = regexp.MustCompile("(?s)<!-- usage: ibsm ([^>]*?) -->\n```text\
 
 // usageArgs are the runs whose output the page must carry: the command's
 // own usage and each subcommand's.
-var usageArgs = []string{"-h", "qos add -h", "ar set -h", "bench -h", "arbtable-bench -h"}
+var usageArgs = []string{"-h", "qos add -h", "ar set -h", "arbtable-bench -h"}
 
 // printedUsage is what the ibsm binary bin prints when run with args. It
 // is the built binary, not run: the tests register port schemes of their

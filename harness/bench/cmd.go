@@ -22,11 +22,11 @@ import (
 // Command is ibfab's bench subcommand (cmd/ibfab registers it).
 var Command = harness.Command{
 	Name:    "bench",
-	Summary: "measure fabrics, OpenSM, change assimilation or a hot spot; JSON out (needs root)",
+	Summary: "measure fabrics, OpenSM, change assimilation, a hot spot or ibsm against OpenSM; JSON out (needs root)",
 	Run:     run,
 }
 
-const synopsis = "bench fabric|opensm|assimilation|hotspot [flags]"
+const synopsis = "bench fabric|opensm|assimilation|hotspot|sm [flags]"
 
 // benchmark is one subcommand of bench.
 type benchmark struct {
@@ -45,7 +45,7 @@ type common struct {
 	log   io.Writer
 }
 
-var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench}
+var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench, smBench}
 
 func run(env *harness.Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
