@@ -230,17 +230,9 @@ type experimentCmd[R any] struct {
 	ids                    []string // the experiments --only names
 	// validate checks --only against the plan --quick selects.
 	validate func(quick bool, only []string) error
-	run      func(ctx context.Context, o experimentOptions, log io.Writer) (R, error)
+	run      func(ctx context.Context, o ExperimentOptions) (R, error)
 	print    func(w io.Writer, rep R, index string)
 	passed   func(R) bool
-}
-
-// experimentOptions are an experiment command's flags.
-type experimentOptions struct {
-	Out, Fabric string
-	Quick       bool
-	TimeScale   float64
-	Only        []string
 }
 
 // main parses args and runs the experiments.
@@ -263,7 +255,7 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 	if !fabricNameRE.MatchString(*name) || len(*name) > c.maxName {
 		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.maxName))
 	}
-	o := experimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
+	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 		if err := c.validate(*quick, o.Only); err != nil {
@@ -271,7 +263,8 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 		}
 	}
 	rep, err := runAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
-		return c.run(ctx, o, log)
+		o.Log = log
+		return c.run(ctx, o)
 	}, func(rep R) { c.print(env.Stdout, rep, filepath.Join(*out, "index.md")) })
 	if err != nil {
 		return err
