@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
@@ -70,14 +69,7 @@ func writeAFCReport(dir string, rep *AFCReport) error {
 		}
 		rep.Files = append(rep.Files, names...)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(afcMarkdown(rep, figs)), 0o644)
+	return writeReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
 }
 
 // afcFigure is a grid of plots saved as one PNG and one SVG.

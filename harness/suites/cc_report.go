@@ -1,10 +1,8 @@
 package suites
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -30,14 +28,7 @@ func writeCCReport(dir string, rep *CCReport) error {
 		}
 		rep.Files = append(rep.Files, files...)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(ccMarkdown(rep)), 0o644)
+	return writeReportFiles(dir, rep, func() string { return ccMarkdown(rep) })
 }
 
 // ccPlot is one figure to draw.

@@ -2,9 +2,11 @@ package suites
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -130,6 +132,19 @@ func (r *experimentRun) readHostFlows(ctx context.Context, hosts []string, reset
 		mu.Unlock()
 		return nil
 	})
+}
+
+// writeReportFiles writes an experiment's report.json (rep, indented,
+// with a newline at the end), then its index.md (index()).
+func writeReportFiles(dir string, rep any, index func() string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(index()), 0o644)
 }
 
 // passFail is a report's verdict word.
