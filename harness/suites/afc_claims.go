@@ -18,22 +18,22 @@ import (
 
 // AFCClaim is one claim of the paper beside what we measured.
 type AFCClaim struct {
-	ID      string `json:"id"`
-	K       int    `json:"k"`
-	Paper   string `json:"paper"`
-	Ours    string `json:"ours"`
-	Verdict string `json:"verdict"` // agree, partly, within noise, disagree, not measured
-	// Why explains a verdict other than agree.
+	ID      string  `json:"id"`
+	K       int     `json:"k"`
+	Paper   string  `json:"paper"`
+	Ours    string  `json:"ours"`
+	Verdict Verdict `json:"verdict"` // agrees, partly, within noise, disagrees, not measured
+	// Why explains a verdict other than agrees.
 	Why string `json:"why,omitempty"`
 }
 
-// Verdicts.
+// The verdicts afc gives.
 const (
-	verdictAgree    = "agree"
-	verdictPartly   = "partly"
-	verdictTie      = "within noise"
-	verdictDisagree = "disagree"
-	verdictNone     = "not measured"
+	verdictAgree    = VerdictAgrees
+	verdictPartly   = VerdictPartly
+	verdictTie      = VerdictWithinNoise
+	verdictDisagree = VerdictDisagrees
+	verdictNone     = VerdictNotMeasured
 )
 
 // afcOutcome is what our points say of one case of a claim.
@@ -60,7 +60,7 @@ func above(a, b float64) afcOutcome {
 func both(os ...afcOutcome) afcOutcome { return slices.Min(os) }
 
 // verdictOf turns the outcomes of a claim's cases into its verdict.
-func verdictOf(os []afcOutcome) string {
+func verdictOf(os []afcOutcome) Verdict {
 	var n [3]int
 	for _, o := range os {
 		n[o+1]++
@@ -133,7 +133,7 @@ func (c afcClaimSet) top(t AFCTraffic, r AFCRouting, q AFCQueuing, voq bool) (fl
 
 // perTraffic evaluates a case on HS10 and on HS25, and joins the texts of
 // both into Ours.
-func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, bool)) (string, string) {
+func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, bool)) (string, Verdict) {
 	var texts []string
 	var os []afcOutcome
 	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
@@ -151,7 +151,7 @@ func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, boo
 var afcTieWhy = fmt.Sprintf("the differences the claim rests on are within the run-to-run spread of a point (%.2f): "+
 	"our runs neither confirm nor refute it", afcNoise)
 
-func (c afcClaimSet) claim(id, paper, ours, verdict, why string) AFCClaim {
+func (c afcClaimSet) claim(id, paper, ours string, verdict Verdict, why string) AFCClaim {
 	cl := AFCClaim{ID: id, K: c.k, Paper: paper, Ours: ours, Verdict: verdict}
 	switch verdict {
 	case verdictAgree, verdictNone:

@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
@@ -70,14 +69,7 @@ func writeAFCReport(dir string, rep *AFCReport) error {
 		}
 		rep.Files = append(rep.Files, names...)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(afcMarkdown(rep, figs)), 0o644)
+	return writeReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
 }
 
 // afcFigure is a grid of plots saved as one PNG and one SVG.
@@ -326,18 +318,13 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 // part with its figures and numbers.
 func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	var b strings.Builder
-	verdict := map[bool]string{true: "PASS", false: "FAIL"}[rep.Passed]
-	mode := "full"
-	if rep.Quick {
-		mode = "--quick"
-	}
-	fmt.Fprintf(&b, "# Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003) — %s\n\n", verdict)
-	fmt.Fprintf(&b, "Started %s, %s, %.0f s. Every time and rate is emulated; each fabric runs at its own time scale (below). "+
+	writePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	fmt.Fprintf(&b, "Every time and rate is emulated; each fabric runs at its own time scale (below). "+
 		"Links are 4x SDR (8 Gb/s of data) where the paper's are 40 Gb/s: only ratios matter, and every window is in emulated time "+
 		"(warm-up %v, measurement %v, drain %v; E6: %v uniform, %v with the hot spot, %v after, sampled every %v). "+
 		"Packets are %d-byte UD payloads (the 4 KB MTU); switch input buffers are 128 KB per port split equally over the VLs in use "+
 		"(1VC 2048 blocks; 1VC+AFC 2×1024; 3VC 3×682; 3VC+AFC 4×512), the AFC the VL after the SQS VLs; AFI's threshold 75 %%.\n\n",
-		rep.Started.Format("2006-01-02 15:04:05"), mode, rep.ElapsedS, rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Drain,
+		rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Drain,
 		rep.Windows.Before, rep.Windows.Hot, rep.Windows.After, rep.Windows.Sample, afcPayload)
 	b.WriteString("The paper's fabrics (config #1: 432 hosts, 180 switches; config #2: 11,664 hosts, 1,620 switches, 36-port) are far " +
 		"beyond a process per device on this machine; we run RLFT(2,3) (16 hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), " +

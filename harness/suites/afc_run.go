@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"ibfab/harness"
@@ -24,28 +23,18 @@ const (
 	afcExchangeFlow uint32 = 50
 )
 
-// AFCOptions tune RunAFC.
-type AFCOptions struct {
-	Out       string    // report directory; "" writes none
-	Fabric    string    // fabric name prefix; default "afc"
-	Log       io.Writer // progress lines
-	Quick     bool
-	TimeScale float64  // 0: afcTimeScale per fabric
-	Only      []string // experiment IDs; empty: all
-}
+// AFCOptions tune RunAFC: the fabric prefix defaults to "afc", the time
+// scale to afcTimeScale per fabric.
+type AFCOptions = ExperimentOptions
 
 // afcRun is one fabric of the experiments, up, with its SM.
 type afcRun struct {
-	*run
-	k       int
-	scale   float64
-	w       afcWindows
-	layout  *topologies.FatTreeLayout
-	hosts   []string // by host index
-	sws     []string
-	lids    map[string]int
-	control string // ibsm's control socket
-	fr      *AFCFabricReport
+	experimentRun // hosts by host index
+	k             int
+	w             afcWindows
+	layout        *topologies.FatTreeLayout
+	control       string // ibsm's control socket
+	fr            *AFCFabricReport
 
 	cur    afcSetup // what the fabric is set to
 	curSet bool
@@ -60,13 +49,8 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Fabric == "" {
-		o.Fabric = "afc"
-	}
-	if o.Out != "" {
-		if err := os.MkdirAll(o.Out, 0o755); err != nil {
-			return nil, err
-		}
+	if err := o.prepare("afc"); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	rep := &AFCReport{Started: start, Quick: o.Quick, Windows: afcWindowsFor()}
@@ -84,10 +68,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 	}
 	rep.Claims = afcClaims(rep.Points, rep.Exchanges, rep.Mechanism)
 	rep.Checks = afcChecks(rep, plan)
-	rep.Passed = true
-	for _, c := range rep.Checks {
-		rep.Passed = rep.Passed && c.OK
-	}
+	rep.Passed = allOK(rep.Checks)
 	rep.ElapsedS = time.Since(start).Seconds()
 	if o.Out != "" {
 		if err := writeAFCReport(o.Out, rep); err != nil {
@@ -125,7 +106,7 @@ func runAFCFabric(ctx context.Context, k int, exps []afcExperiment, o AFCOptions
 			r.note("down: %v", derr)
 		}
 	}()
-	if err := r.bringUp(ctx); err != nil {
+	if err := r.bringUp(ctx, "subnet up: %d hosts, %d switches, time scale %g", len(r.hosts), len(r.sws), r.scale); err != nil {
 		fr.Error = err.Error()
 		return
 	}
@@ -165,44 +146,21 @@ func newAFCRun(k int, fr *AFCFabricReport, o AFCOptions) (*afcRun, error) {
 		}
 	}
 	r := &afcRun{k: k, layout: layout, fr: fr}
+	var hosts []string
 	for _, n := range layout.Hosts {
-		r.hosts = append(r.hosts, topo.Node(n).Name)
+		hosts = append(hosts, topo.Node(n).Name)
 	}
-	for _, n := range topo.Nodes() {
-		if n.Type == topologies.Switch {
-			r.sws = append(r.sws, n.Name)
-		}
-	}
-	r.scale = afcTimeScale(len(r.hosts), o.TimeScale)
+	scale := afcTimeScale(len(hosts), o.TimeScale)
 	r.control = filepath.Join(filepath.Dir(nodeproc.SocketPath(fr.Name, "sm0")), "ibsm-ar.sock")
 	// Sweeps every 30 s: at a time scale in the thousands a sweep's SMPs
 	// wait behind the data packets, and the fabric does not change.
 	args := append(slices.Clone(DefaultSMArgs), afcSMArgs(r.control)...)
-	sm := r.hosts[0]
-	s := Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: r.scale, SMNode: sm, SMArgs: args, NodeArgs: afcNodeArgs(),
+	s := Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: afcNodeArgs(),
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r.run = &run{s: &s, o: Options{Out: dir, Fabric: fr.Name, SM: SMIbsm, Log: o.Log}, topo: topo, fabric: fr.Name,
-		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fr.Name, SMKind: SMIbsm, SMNode: sm, TimeScale: r.scale}}
+	r.experimentRun = newExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
+	r.tag, r.notes = fmt.Sprintf("afc k=%d", k), &fr.Events
 	fr.Hosts, fr.Switches, fr.TimeScale, fr.SMArgs = len(r.hosts), len(r.sws), r.scale, args
 	return r, nil
-}
-
-func (r *afcRun) note(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	r.fr.Events = append(r.fr.Events, msg)
-	r.logf("afc k=%d: %s", r.k, msg)
-}
-
-// bringUp starts ibsm, waits for the subnet and every port, and reads the
-// LIDs.
-func (r *afcRun) bringUp(ctx context.Context) error {
-	lids, err := r.bringUpSM(ctx)
-	if err != nil {
-		return err
-	}
-	r.lids = lids
-	r.note("subnet up: %d hosts, %d switches, time scale %g", len(r.hosts), len(r.sws), r.scale)
-	return nil
 }
 
 // apply sets the fabric to s: the switches' architecture and buffers,
@@ -370,30 +328,26 @@ func (r *afcRun) drain(ctx context.Context) {
 // readFlows reads every host's flows, resetting them with reset.
 func (r *afcRun) readFlows(ctx context.Context, reset bool) (afcFlows, error) {
 	s := newAFCFlows()
-	var mu sync.Mutex
-	err := forEach(r.hosts, func(h string) error {
-		fr, err := harness.Flows(ctx, r.fabric, h, nodeproc.FlowsArgs{Reset: reset})
-		at := time.Now()
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		s.flows[h], s.at[h] = fr, at
-		mu.Unlock()
-		return nil
-	})
+	err := r.readHostFlows(ctx, r.hosts, reset, s.flows, s.at)
 	return s, err
+}
+
+// afcSnapshot is a reading of the fabric: every host's flows, then every
+// switch.
+type afcSnapshot struct {
+	flows    afcFlows
+	switches afcSwitches
 }
 
 // snapshot reads every host's flows (resetting them with reset), then
 // every switch.
-func (r *afcRun) snapshot(ctx context.Context, reset bool) (afcFlows, afcSwitches, error) {
+func (r *afcRun) snapshot(ctx context.Context, reset bool) (afcSnapshot, error) {
 	f, err := r.readFlows(ctx, reset)
 	if err != nil {
-		return f, nil, err
+		return afcSnapshot{flows: f}, err
 	}
 	s, err := r.readSwitches(ctx)
-	return f, s, err
+	return afcSnapshot{f, s}, err
 }
 
 // sweep measures every point of e.
@@ -431,19 +385,13 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 	if err := r.startTraffic(ctx, p.Traffic, p.Queuing, p.Load, afcParts{uniform: true, hot: true}); err != nil {
 		return err
 	}
-	sleep(ctx, atScale(r.w.Warmup, r.scale))
-	a, sa, err := r.snapshot(ctx, true)
+	a, b, err := measure(ctx, r.w.pointWindows, r.scale, r.snapshot)
 	if err != nil {
 		return err
 	}
-	sleep(ctx, atScale(r.w.Measure, r.scale))
-	b, sb, err := r.snapshot(ctx, false)
-	if err != nil {
-		return err
-	}
-	p.Accepted, p.HotAccepted = afcAccepted(a, b, r.hosts, r.scale, linkRate, afcHotFlow)
-	p.Offered, p.SourceDrops = afcOffered(b, r.hosts, linkRate)
-	p.Adapted = sb.adapted() - sa.adapted()
+	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.hosts, r.scale, linkRate, afcHotFlow)
+	p.Offered, p.SourceDrops = afcOffered(b.flows, r.hosts, linkRate)
+	p.Adapted = b.switches.adapted() - a.switches.adapted()
 	return nil
 }
 
@@ -735,22 +683,16 @@ func runAFCCmd(env *harness.Env, args []string) error {
 			_, err := selectAFC(afcPlan(quick), only)
 			return err
 		},
-		run: func(ctx context.Context, o experimentOptions, log io.Writer) (*AFCReport, error) {
-			return RunAFC(ctx, AFCOptions{Out: o.Out, Fabric: o.Fabric, Quick: o.Quick, TimeScale: o.TimeScale, Only: o.Only, Log: log})
-		},
-		print: printAFC, passed: func(r *AFCReport) bool { return r.Passed },
+		run: RunAFC, print: printAFC, passed: func(r *AFCReport) bool { return r.Passed },
 	}.main(env, args)
 }
 
 // printAFC is the command's summary: the verdict, the claims and the
 // checks.
 func printAFC(w io.Writer, rep *AFCReport, index string) {
-	verdict := map[bool]string{true: "PASS", false: "FAIL"}[rep.Passed]
-	fmt.Fprintf(w, "%s afc (%.1f s), report %s\n", verdict, rep.ElapsedS, index)
-	for _, c := range rep.Claims {
-		fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
-	}
-	for _, c := range rep.Checks {
-		fmt.Fprintf(w, "  %-4s %-44s %s\n", mark(c), c.Name, c.Detail)
-	}
+	printSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+		for _, c := range rep.Claims {
+			fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
+		}
+	}, rep.Checks)
 }

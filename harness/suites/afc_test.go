@@ -170,7 +170,7 @@ func TestAFCClaimsDisagree(t *testing.T) {
 	for _, c := range afcClaims(ps, nil, mech) {
 		byID[c.ID] = c
 	}
-	want := map[string]string{
+	want := map[string]Verdict{
 		"UT-routing":          verdictDisagree,
 		"HS-AFI-gain":         verdictPartly,
 		"HS-Flow2SL-AFI-best": verdictAgree,
@@ -216,7 +216,7 @@ func TestVerdictOf(t *testing.T) {
 	h, e, f := outcomeHolds, outcomeTie, outcomeFails
 	for _, c := range []struct {
 		os   []afcOutcome
-		want string
+		want Verdict
 	}{
 		{nil, verdictNone},
 		{[]afcOutcome{h, h}, verdictAgree},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -250,9 +249,7 @@ func ccTimeScale(f CCFabric, override float64) float64 {
 // ccWindows are an experiment's durations in emulated time; the runner
 // multiplies them by the time scale.
 type ccWindows struct {
-	Warmup  time.Duration `json:"warmup_ns"`  // flows on before a measurement
-	Measure time.Duration `json:"measure_ns"` // one load point
-	Drain   time.Duration `json:"drain_ns"`   // after the flows stop
+	pointWindows
 	// The hot spot: before the burst, the burst, after it; sampled every
 	// Sample.
 	Before time.Duration `json:"before_ns"`
@@ -262,7 +259,7 @@ type ccWindows struct {
 }
 
 func ccWindowsFor(quick bool) ccWindows {
-	w := ccWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: time.Millisecond,
+	w := ccWindows{pointWindows: pointWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: time.Millisecond},
 		Before: 500 * time.Microsecond, Burst: 2 * time.Millisecond, After: 1500 * time.Microsecond, Sample: 250 * time.Microsecond}
 	if quick {
 		w.Measure, w.Burst, w.After = time.Millisecond, 3*time.Millisecond, time.Millisecond
@@ -273,15 +270,9 @@ func ccWindowsFor(quick bool) ccWindows {
 // atScale is d of emulated time at time scale s, in real time.
 func atScale(d time.Duration, s float64) time.Duration { return time.Duration(float64(d) * s) }
 
-// CCOptions tune RunCC.
-type CCOptions struct {
-	Out       string    // report directory; "" writes none
-	Fabric    string    // fabric name prefix; default "cc"
-	Log       io.Writer // progress lines
-	Quick     bool
-	TimeScale float64  // 0: ccTimeScale per fabric
-	Only      []string // experiment IDs; empty: all
-}
+// CCOptions tune RunCC: the fabric prefix defaults to "cc", the time
+// scale to ccTimeScale per fabric.
+type CCOptions = ExperimentOptions
 
 // RunCC runs the experiments and, with o.Out, writes the report there.
 // The error is for a run that could not start; an experiment that failed
@@ -291,13 +282,8 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Fabric == "" {
-		o.Fabric = "cc"
-	}
-	if o.Out != "" {
-		if err := os.MkdirAll(o.Out, 0o755); err != nil {
-			return nil, err
-		}
+	if err := o.prepare("cc"); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	rep := &CCReport{Started: start, Quick: o.Quick, Config: ccDefaultConfig(), Windows: ccWindowsFor(o.Quick)}
@@ -311,16 +297,12 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 	}
 	rep.Comparisons = ccCompare(rep)
 	rep.Checks = ccMustShow(rep)
-	rep.Passed = true
 	for _, e := range rep.Experiments {
 		if e.Error != "" {
-			rep.Passed = false
 			rep.Checks = append(rep.Checks, Check{Name: e.ID + " completed", Detail: e.Error})
 		}
 	}
-	for _, c := range rep.Checks {
-		rep.Passed = rep.Passed && c.OK
-	}
+	rep.Passed = allOK(rep.Checks)
 	rep.ElapsedS = time.Since(start).Seconds()
 	if o.Out != "" {
 		if err := writeCCReport(o.Out, rep); err != nil {
@@ -356,25 +338,16 @@ func runCCCmd(env *harness.Env, args []string) error {
 			_, err := selectExperiments(ccPlan(quick), only)
 			return err
 		},
-		run: func(ctx context.Context, o experimentOptions, log io.Writer) (*CCReport, error) {
-			return RunCC(ctx, CCOptions{Out: o.Out, Fabric: o.Fabric, Quick: o.Quick, TimeScale: o.TimeScale, Only: o.Only, Log: log})
-		},
-		print: printCC, passed: func(r *CCReport) bool { return r.Passed },
+		run: RunCC, print: printCC, passed: func(r *CCReport) bool { return r.Passed },
 	}.main(env, args)
 }
 
 // printCC is the command's summary: the verdict, the comparison with the
 // paper and the checks.
 func printCC(w io.Writer, rep *CCReport, index string) {
-	verdict := "PASS"
-	if !rep.Passed {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(w, "%s cc (%.1f s), report %s\n", verdict, rep.ElapsedS, index)
-	for _, c := range rep.Comparisons {
-		fmt.Fprintf(w, "  %-3s %-10s %-34s ours %-22s paper %-16s %s\n", c.Experiment, c.Pattern, c.Metric, c.Ours, c.Paper, c.Verdict)
-	}
-	for _, c := range rep.Checks {
-		fmt.Fprintf(w, "  %-4s %-44s %s\n", mark(c), c.Name, c.Detail)
-	}
+	printSummary(w, "cc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+		for _, c := range rep.Comparisons {
+			fmt.Fprintf(w, "  %-3s %-10s %-34s ours %-22s paper %-16s %s\n", c.Experiment, c.Pattern, c.Metric, c.Ours, c.Paper, c.Verdict)
+		}
+	}, rep.Checks)
 }

@@ -6,15 +6,16 @@ import (
 	"strings"
 )
 
-// CCVerdict is how one of our figures stands beside the paper's.
-type CCVerdict string
+// CCVerdict is how one of our figures stands beside the paper's: the
+// experiments' one Verdict (verdict.go).
+type CCVerdict = Verdict
 
-// The verdicts.
+// The verdicts cc gives.
 const (
-	CCAgrees      CCVerdict = "agrees"         // within the paper's range, widened by ccTolerance
-	CCSameSign    CCVerdict = "same direction" // the paper's direction, not its size
-	CCDisagrees   CCVerdict = "disagrees"      // the opposite of the paper, or no effect
-	CCNotMeasured CCVerdict = "not measured"   // the run gave nothing to compare
+	CCAgrees      = VerdictAgrees      // within the paper's range, widened by ccTolerance
+	CCSameSign    = VerdictSameSign    // the paper's direction, not its size
+	CCDisagrees   = VerdictDisagrees   // the opposite of the paper, or no effect
+	CCNotMeasured = VerdictNotMeasured // the run gave nothing to compare
 )
 
 // ccTolerance widens the paper's ranges on both sides: its figures are

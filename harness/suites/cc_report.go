@@ -1,10 +1,8 @@
 package suites
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -30,14 +28,7 @@ func writeCCReport(dir string, rep *CCReport) error {
 		}
 		rep.Files = append(rep.Files, files...)
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(ccMarkdown(rep)), 0o644)
+	return writeReportFiles(dir, rep, func() string { return ccMarkdown(rep) })
 }
 
 // ccPlot is one figure to draw.
@@ -253,21 +244,13 @@ func addLine(p *plot.Plot, xy plotter.XYs, name string, c color.Color, dash bool
 // disagreement, the checks, each experiment with its plots.
 func ccMarkdown(rep *CCReport) string {
 	var b strings.Builder
-	verdict := "PASS"
-	if !rep.Passed {
-		verdict = "FAIL"
-	}
-	mode := "full"
-	if rep.Quick {
-		mode = "--quick"
-	}
-	fmt.Fprintf(&b, "# Congestion control: IBA CC against DRB (issue 19, seed 004) — %s\n\n", verdict)
-	fmt.Fprintf(&b, "Started %s, %s, %.0f s. Every rate and latency is in emulated time; each fabric runs at its own time scale "+
+	writePreamble(&b, "Congestion control: IBA CC against DRB (issue 19, seed 004)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	fmt.Fprintf(&b, "Every rate and latency is in emulated time; each fabric runs at its own time scale "+
 		"(below), chosen so that the machine keeps up with the links. Links are 4x SDR (8 Gb/s of data); traffic is "+
 		"flows of %d-byte messages (Poisson arrivals) in %d-byte packets, offered load in Mb/s of wire bytes per source; "+
 		"latency runs from the message's generation, time queued at the source included (backlog up to %d packets). "+
 		"Windows (emulated): warm-up %v, measurement %v; hot spot %v before, %v burst, %v after, sampled every %v.\n\n",
-		rep.Started.Format("2006-01-02 15:04:05"), mode, rep.ElapsedS, ccMessageBytes, ccPayload, ccMaxBacklog,
+		ccMessageBytes, ccPayload, ccMaxBacklog,
 		rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Before, rep.Windows.Burst, rep.Windows.After, rep.Windows.Sample)
 	c := rep.Config
 	fmt.Fprintf(&b, "Congestion control (ibsm `--cc`, OpenSM's cc_* options; the file is in each CC fabric's directory): "+

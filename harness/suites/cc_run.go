@@ -3,7 +3,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,15 +28,11 @@ const ccParallel = 4
 
 // ccRun is one fabric of the experiments, up, with its SM.
 type ccRun struct {
-	*run
-	f      CCFabric
-	scale  float64
-	w      ccWindows
-	hosts  []string // by grid address
-	sws    []string
-	inter  map[string]bool // switch output ports cabled to a switch
-	lids   map[string]int
-	events []string
+	experimentRun // hosts by grid address
+	f             CCFabric
+	w             ccWindows
+	inter         map[string]bool // switch output ports cabled to a switch
+	events        []string
 }
 
 // runCCGroup brings g's fabric up, runs its experiments and takes it
@@ -80,9 +75,10 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 			exps[i].Events = r.events
 		}
 	}()
-	if err := r.bringUp(ctx); err != nil {
+	if err := r.bringUp(ctx, "subnet up, %d hosts", len(r.hosts)); err != nil {
 		return fail(err)
 	}
+	r.rep.LIDs = r.lids
 	for i, e := range g.Experiments {
 		if ctx.Err() != nil {
 			exps[i].Error = ctx.Err().Error()
@@ -139,17 +135,13 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 	sm := topologies.GridHost(f.Dims, 0)
 	s := Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args,
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r := &ccRun{f: f, scale: scale, w: ccWindowsFor(o.Quick), inter: map[string]bool{}}
-	r.run = &run{s: &s, o: Options{Out: dir, Fabric: fabric, SM: SMIbsm, Log: o.Log}, topo: topo, fabric: fabric,
-		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fabric, SMKind: SMIbsm, SMNode: sm, TimeScale: scale}}
+	var hosts []string
 	for i := range f.Nodes() {
-		r.hosts = append(r.hosts, topologies.GridHost(f.Dims, i))
+		hosts = append(hosts, topologies.GridHost(f.Dims, i))
 	}
-	for _, n := range topo.Nodes() {
-		if n.Type == topologies.Switch {
-			r.sws = append(r.sws, n.Name)
-		}
-	}
+	r := &ccRun{f: f, w: ccWindowsFor(o.Quick), inter: map[string]bool{}}
+	r.experimentRun = newExperimentRun(&s, topo, fabric, dir, hosts, o.Log)
+	r.tag, r.notes = "cc "+fabric, &r.events
 	for _, l := range topo.Links() {
 		if topo.Node(l.A.Node).Type == topologies.Switch && topo.Node(l.B.Node).Type == topologies.Switch {
 			r.inter[portKey(topo.Node(l.A.Node).Name, l.A.Port)] = true
@@ -157,23 +149,6 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 		}
 	}
 	return r, release, nil
-}
-
-func (r *ccRun) note(format string, args ...any) {
-	r.events = append(r.events, fmt.Sprintf(format, args...))
-	r.logf("cc %s: %s", r.fabric, fmt.Sprintf(format, args...))
-}
-
-// bringUp starts ibsm and waits for the subnet and every port, then
-// reads the LIDs.
-func (r *ccRun) bringUp(ctx context.Context) error {
-	lids, err := r.bringUpSM(ctx)
-	if err != nil {
-		return err
-	}
-	r.lids, r.rep.LIDs = lids, lids
-	r.note("subnet up, %d hosts", len(r.hosts))
-	return nil
 }
 
 // forEach calls fn for every name, ccParallel at a time, and returns the
@@ -251,24 +226,13 @@ func (r *ccRun) stopFlows(ctx context.Context, id uint32, src []string) {
 func (r *ccRun) snap(ctx context.Context, hcas []string, reset bool, cca []string) (ccSnap, error) {
 	s := newCCSnap()
 	var mu sync.Mutex
-	err := forEach(hcas, func(h string) error {
-		fr, err := harness.Flows(ctx, r.fabric, h, nodeproc.FlowsArgs{Reset: reset})
-		at := time.Now()
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		s.flows[h], s.at[h] = fr, at
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+	if err := r.readHostFlows(ctx, hcas, reset, s.flows, s.at); err != nil {
 		return s, err
 	}
 	if err := forEach(r.sws, func(sw string) error { return r.readSwitch(ctx, sw, &s, &mu) }); err != nil {
 		return s, err
 	}
-	err = forEach(cca, func(h string) error {
+	err := forEach(cca, func(h string) error {
 		st, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{})
 		if err != nil {
 			return fmt.Errorf("%s: cca: %w", h, err)
@@ -351,14 +315,13 @@ func (r *ccRun) point(ctx context.Context, pat string, sch CCScheme, load float6
 	if err := r.startFlows(ctx, ccSweepFlow, src, dst, load, uint64(load)); err != nil {
 		return p, err
 	}
-	sleep(ctx, atScale(r.w.Warmup, r.scale))
 	hcas := union(src, dst)
-	a, err := r.snap(ctx, hcas, true, nil)
-	if err != nil {
-		return p, err
-	}
-	sleep(ctx, atScale(r.w.Measure, r.scale))
-	b, err := r.snap(ctx, hcas, false, src)
+	a, b, err := measure(ctx, r.w.pointWindows, r.scale, func(ctx context.Context, first bool) (ccSnap, error) {
+		if first {
+			return r.snap(ctx, hcas, true, nil)
+		}
+		return r.snap(ctx, hcas, false, src)
+	})
 	if err != nil {
 		return p, err
 	}

@@ -17,9 +17,47 @@ import (
 	"ibfab/harness"
 )
 
+// experiment is one of the experiments `ibfab run` runs beside the
+// failure-injection suites: `ibfab run NAME ARGS…` is run(env, ARGS).
+type experiment struct {
+	name     string
+	synopsis string // its usage line, "run NAME …"
+	run      func(env *harness.Env, args []string) error
+}
+
+// experiments are `ibfab run`'s experiments, in the order its usage and
+// errors name them.
+var experiments = []experiment{
+	{"thesis", thesisSynopsis, runThesisCmd},
+	{"qos", qosSynopsis, runQoSCmd},
+	{"cc", ccSynopsis, runCCCmd},
+	{"afc", afcSynopsis, runAFCCmd},
+	{"sm-failover", failoverSynopsis, runFailoverCmd},
+}
+
+// lookupExperiment returns the experiment named name.
+func lookupExperiment(name string) (experiment, bool) {
+	for _, e := range experiments {
+		if e.name == name {
+			return e, true
+		}
+	}
+	return experiment{}, false
+}
+
+// experimentNames are the experiments' names joined by sep.
+func experimentNames(sep string) string {
+	names := make([]string, len(experiments))
+	for i, e := range experiments {
+		names[i] = e.name
+	}
+	return strings.Join(names, sep)
+}
+
+var runSynopsis = "run SUITE|all|" + experimentNames("|") + " [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+
 const (
-	runSynopsis = "run SUITE|all|thesis|qos|cc|afc|sm-failover [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
-	runDesc     = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
+	runDesc = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
 starts the subnet manager on an HCA, runs uniform traffic between the hosts,
 applies the suite's timed faults, waits until the fabric is whole again,
 runs traffic between the surviving hosts, checks, and takes the fabric down.
@@ -61,20 +99,10 @@ func runDescription() string {
 
 func runCmd(env *harness.Env, args []string) error {
 	const cmd = "run"
-	if len(args) > 0 && args[0] == "thesis" {
-		return runThesisCmd(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "qos" {
-		return runQoSCmd(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "cc" {
-		return runCCCmd(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "afc" {
-		return runAFCCmd(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "sm-failover" {
-		return runFailoverCmd(env, args[1:])
+	if len(args) > 0 {
+		if e, ok := lookupExperiment(args[0]); ok {
+			return e.run(env, args[1:])
+		}
 	}
 	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -97,7 +125,7 @@ func runCmd(env *harness.Env, args []string) error {
 	} else if s, ok := Lookup(pos[0]); ok {
 		list = []Suite{s}
 	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, thesis, qos, cc, afc, sm-failover", pos[0], strings.Join(Names(), ", ")))
+		return usage(fmt.Errorf("no suite %q; suites: %s, all, %s", pos[0], strings.Join(Names(), ", "), experimentNames(", ")))
 	}
 	switch *smKind {
 	case SMIbsm:
@@ -230,17 +258,9 @@ type experimentCmd[R any] struct {
 	ids                    []string // the experiments --only names
 	// validate checks --only against the plan --quick selects.
 	validate func(quick bool, only []string) error
-	run      func(ctx context.Context, o experimentOptions, log io.Writer) (R, error)
+	run      func(ctx context.Context, o ExperimentOptions) (R, error)
 	print    func(w io.Writer, rep R, index string)
 	passed   func(R) bool
-}
-
-// experimentOptions are an experiment command's flags.
-type experimentOptions struct {
-	Out, Fabric string
-	Quick       bool
-	TimeScale   float64
-	Only        []string
 }
 
 // main parses args and runs the experiments.
@@ -263,7 +283,7 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 	if !fabricNameRE.MatchString(*name) || len(*name) > c.maxName {
 		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.maxName))
 	}
-	o := experimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
+	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 		if err := c.validate(*quick, o.Only); err != nil {
@@ -271,7 +291,8 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 		}
 	}
 	rep, err := runAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
-		return c.run(ctx, o, log)
+		o.Log = log
+		return c.run(ctx, o)
 	}, func(rep R) { c.print(env.Stdout, rep, filepath.Join(*out, "index.md")) })
 	if err != nil {
 		return err
