@@ -44,7 +44,12 @@ func optional(t *testing.T, p *port.Port, a mad.AttrID) [mad.PMAMaxCounters]uint
 // PortXmitConCtrl and PortVLXmitTimeCong, which a reset restarts.
 func TestTxCongestion(t *testing.T) {
 	const rxBlocks = 64
-	e := newEnv(t, port.Config{RxBlocks: rxBlocks, MTU: 1024}, nil)
+	// No pacing slack: a packet queued behind one on the wire waits its
+	// serialization time on the manual clock, so "queued faster than the
+	// link sends them" below holds by construction, not because the
+	// transmitter goroutine had not run yet (a race it lost about once in
+	// a hundred runs).
+	e := newEnv(t, port.Config{RxBlocks: rxBlocks, MTU: 1024, PaceSlack: -1}, nil)
 	e.activate(t)
 	e.rb.setHold(true)
 	size := porttest.UDSize(1000)
