@@ -120,6 +120,10 @@ type SourceStats struct {
 	Last    int64  `json:"last_ns"`    // arrival of the last packet, Unix ns on the HCA's clock
 	Gap     int64  `json:"gap_ns"`     // longest gap since the last reset
 	GapEnd  int64  `json:"gap_end_ns"` // arrival of the packet that ended it
+	// GapEndLatency is how long the packet that ended the gap was on its
+	// way (its send stamp to its arrival; 0 unstamped): near the gap, the
+	// packets were late, held somewhere, not lost.
+	GapEndLatency int64 `json:"gap_end_latency_ns,omitempty"`
 }
 
 func (s *portStats) sent(n int) {
@@ -148,7 +152,11 @@ func (s *portStats) receive(now time.Time, pk rxPacket, bucket time.Duration) {
 	defer s.mu.Unlock()
 	s.rxPackets++
 	s.rxBytes += uint64(len(pk.payload))
-	s.fromSource(now.UnixNano(), pk.slid)
+	var lat int64
+	if stamped {
+		lat = max(now.UnixNano()-ns, 0)
+	}
+	s.fromSource(now.UnixNano(), pk.slid, lat)
 	switch {
 	case isFlow:
 		s.rxFlow++
@@ -161,8 +169,9 @@ func (s *portStats) receive(now time.Time, pk rxPacket, bucket time.Duration) {
 	}
 }
 
-// fromSource counts a packet from slid that arrived at ns; s.mu is held.
-func (s *portStats) fromSource(ns int64, slid uint16) {
+// fromSource counts a packet from slid that arrived at ns after latency
+// on its way; s.mu is held.
+func (s *portStats) fromSource(ns int64, slid uint16, latency int64) {
 	if s.from == nil {
 		s.from = map[uint16]*SourceStats{}
 	}
@@ -172,7 +181,7 @@ func (s *portStats) fromSource(ns int64, slid uint16) {
 		return
 	}
 	if g := ns - src.Last; g > src.Gap {
-		src.Gap, src.GapEnd = g, ns
+		src.Gap, src.GapEnd, src.GapEndLatency = g, ns, latency
 	}
 	src.Packets++
 	src.Last = ns
@@ -191,7 +200,7 @@ func (h *HCA) RxFrom(num uint8, reset bool) (map[uint16]SourceStats, error) {
 	for slid, src := range s.from {
 		out[slid] = *src
 		if reset {
-			src.Gap, src.GapEnd = 0, 0
+			src.Gap, src.GapEnd, src.GapEndLatency = 0, 0, 0
 		}
 	}
 	return out, nil

@@ -46,7 +46,10 @@ type OutageCause struct {
 	// (the sender's generator did not run: a stall), "held" (a port of
 	// the fabric held data packets without credits while the spell was
 	// open, sampled by the bench; not resolved to the pair's path),
-	// "unknown" (a part of the spell without evidence).
+	// "delayed" (the packet that ended the spell was on its way for
+	// much of it: the pair's packets were late, held in a queue or a
+	// socket of a process that did not run, not lost), "unknown" (a part
+	// of the spell without evidence).
 	Kind  string `json:"kind"`
 	Node  string `json:"node,omitempty"`
 	Port  int    `json:"port,omitempty"`
@@ -86,6 +89,9 @@ type outageSpan struct {
 	pair       pair
 	slid, dlid uint16
 	start, end int64
+	// endLatency is how long the packet that ended the spell was on its
+	// way (the receiver's record).
+	endLatency int64
 }
 
 // heldSample is a port seen holding data packets it had no credit for.
@@ -181,6 +187,14 @@ func attributeOne(s outageSpan, ev evidence) Outage {
 		g.LastMs = max(g.LastMs, msOf(min(st.EndNs, s.end)))
 		g.StalledMs += ms(time.Duration(min(st.EndNs, s.end) - max(from, s.start)))
 		cover = append(cover, [2]int64{from, st.EndNs})
+	}
+	if s.endLatency > outageIntervals*iv/2 {
+		// The spell's last part is that packet's time on its way.
+		from := s.end - s.endLatency
+		k := key{kind: "delayed", node: s.pair.dst, cause: "in transit"}
+		add(k, max(from, s.start), nil)
+		groups[k].LastMs = msOf(s.end)
+		cover = append(cover, [2]int64{from, s.end})
 	}
 	explained := coverage(cover, s.start+iv, s.end-iv)
 	// Held packets are the fabric's, not resolved to the pair: they
@@ -295,6 +309,8 @@ func summarize(cs []OutageCause) string {
 			if c.VL != nil {
 				s += fmt.Sprintf(" VL%d", *c.VL)
 			}
+		case "delayed":
+			s = fmt.Sprintf("delayed: the packet that ended it reached %s after %.0f ms on its way,", c.Node, c.LastMs-c.FirstMs)
 		case "unknown":
 			s = "unknown"
 		}

@@ -30,6 +30,7 @@ func TestAttribute(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		ev            evidence
+		latency       time.Duration // of the packet that ended the spell
 		wantCause     string
 		wantKinds     []string
 		wantUnexplain float64
@@ -81,12 +82,19 @@ func TestAttribute(t *testing.T) {
 				}},
 			wantCause: "dropped at sw5[3]: unroutable ×5 20-100 ms, then held: waiting for credits at sw2[1] VL0 200-280 ms",
 			wantKinds: []string{"dropped", "held"}},
+		{name: "late, not lost", latency: 250 * time.Millisecond,
+			wantCause: "delayed: the packet that ended it reached h2 after 250 ms on its way, 50-300 ms",
+			wantKinds: []string{"delayed"}, wantUnexplain: 30},
+		{name: "a latency within the threshold explains nothing", latency: 40 * time.Millisecond,
+			wantCause: "unknown", wantKinds: []string{"unknown"}, wantUnexplain: 260},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := tc.ev
 			ev.t0, ev.interval = t0, iv
 			ev.source = map[string]SourceCounts{"h1": {Sent: 10, Failed: 3}}
-			outs := attribute([]outageSpan{span}, ev)
+			sp := span
+			sp.endLatency = int64(tc.latency)
+			outs := attribute([]outageSpan{sp}, ev)
 			require.Len(t, outs, 1)
 			o := outs[0]
 			assert.Equal(t, "h1→h2", o.Pair)

@@ -168,7 +168,7 @@ func (pr *probe) read(t0 int64) ([]pair, error) {
 		s := recs[p.dst][pr.lid[p.src]]
 		if t0 > 0 && s.Gap > int64(pr.outage()) && s.GapEnd > t0 {
 			pr.restored[p] = max(pr.restored[p], s.GapEnd)
-			pr.spans = append(pr.spans, outageSpan{pair: p, slid: pr.lid[p.src], dlid: pr.lid[p.dst], start: s.GapEnd - s.Gap, end: s.GapEnd})
+			pr.spans = append(pr.spans, outageSpan{pair: p, slid: pr.lid[p.src], dlid: pr.lid[p.dst], start: s.GapEnd - s.Gap, end: s.GapEnd, endLatency: s.GapEndLatency})
 		}
 		pr.last[p] = s.Last
 		if now-s.Last > int64(pr.outage()) {
