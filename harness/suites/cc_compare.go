@@ -2,20 +2,34 @@ package suites
 
 import (
 	"fmt"
+	"ibfab/internal/enum"
 	"slices"
 	"strings"
 )
 
-// CCVerdict is how one of our figures stands beside the paper's.
-type CCVerdict string
+//go:generate go tool stringer -type=CCVerdict -linecomment
 
-// The verdicts.
+// CCVerdict is how one of our figures stands beside the paper's.
+type CCVerdict uint8
+
+// The verdicts: CCAgrees within the paper's range, widened by
+// ccTolerance; CCSameSign the paper's direction, not its size; CCDisagrees
+// the opposite of the paper, or no effect; CCNotMeasured the run gave
+// nothing to compare.
 const (
-	CCAgrees      CCVerdict = "agrees"         // within the paper's range, widened by ccTolerance
-	CCSameSign    CCVerdict = "same direction" // the paper's direction, not its size
-	CCDisagrees   CCVerdict = "disagrees"      // the opposite of the paper, or no effect
-	CCNotMeasured CCVerdict = "not measured"   // the run gave nothing to compare
+	CCAgrees      CCVerdict = iota // agrees
+	CCSameSign                     // same direction
+	CCDisagrees                    // disagrees
+	CCNotMeasured                  // not measured
 )
+
+var ccVerdicts = enum.New("CC verdict", CCAgrees, CCSameSign, CCDisagrees, CCNotMeasured)
+
+// MarshalCCVerdictext implements encoding.CCVerdictextMarshaler.
+func (x CCVerdict) MarshalCCVerdictext() ([]byte, error) { return ccVerdicts.Marshal(x) }
+
+// UnmarshalCCVerdictext implements encoding.CCVerdictextUnmarshaler.
+func (x *CCVerdict) UnmarshalCCVerdictext(b []byte) error { return ccVerdicts.Unmarshal(x, b) }
 
 // ccTolerance widens the paper's ranges on both sides: its figures are
 // read off plots of a different simulator with unstated link rate,

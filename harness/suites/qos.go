@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"ibfab/internal/enum"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,15 +37,25 @@ import (
 // Time is emulated at QoSTimeScale: rates, latencies and the flows'
 // bounds are all in emulated time.
 
+//go:generate go tool stringer -type=QoSMode -linecomment
+
 // QoSMode is one arrangement of the QoS experiment.
-type QoSMode string
+type QoSMode uint8
 
 // QoS experiment arrangements.
 const (
-	QoSIbsm   QoSMode = "ibsm-qos"
-	QoSNone   QoSMode = "no-qos"
-	QoSOpenSM QoSMode = "opensm-qos"
+	QoSIbsm   QoSMode = iota // ibsm-qos
+	QoSNone                  // no-qos
+	QoSOpenSM                // opensm-qos
 )
+
+var qosModes = enum.New("QoS mode", QoSIbsm, QoSNone, QoSOpenSM)
+
+// MarshalQoSModeext implements encoding.QoSModeextMarshaler.
+func (x QoSMode) MarshalQoSModeext() ([]byte, error) { return qosModes.Marshal(x) }
+
+// UnmarshalQoSModeext implements encoding.QoSModeextUnmarshaler.
+func (x *QoSMode) UnmarshalQoSModeext(b []byte) error { return qosModes.Unmarshal(x, b) }
 
 // QoSTimeScale runs the QoS fabric 250 times slower than real time: the
 // hot-spot benchmark's scale, at which this machine paces four senders at
@@ -230,7 +241,7 @@ func qosModeDir(out string, m QoSMode) string {
 	if out == "" {
 		return ""
 	}
-	return filepath.Join(out, string(m))
+	return filepath.Join(out, m.String())
 }
 
 const (

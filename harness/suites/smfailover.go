@@ -2,6 +2,7 @@ package suites
 
 import (
 	"fmt"
+	"ibfab/internal/enum"
 	"io"
 	"slices"
 	"strings"
@@ -33,14 +34,28 @@ import (
 // sminfo_polling_timeout and polling_retry_number), so each case takes
 // seconds.
 
+//go:generate go tool stringer -type=FailoverScenario -linecomment
+
 // FailoverScenario is what happens to the master.
-type FailoverScenario string
+type FailoverScenario uint8
 
 // The scenarios of a pairing.
 const (
-	FailoverKill     FailoverScenario = "master-killed"
-	FailoverHandover FailoverScenario = "handover"
+	FailoverKill     FailoverScenario = iota // master-killed
+	FailoverHandover                         // handover
 )
+
+var failoverScenarios = enum.New("failover scenario", FailoverKill, FailoverHandover)
+
+// MarshalFailoverScenarioext implements encoding.FailoverScenarioextMarshaler.
+func (x FailoverScenario) MarshalFailoverScenarioext() ([]byte, error) {
+	return failoverScenarios.Marshal(x)
+}
+
+// UnmarshalFailoverScenarioext implements encoding.FailoverScenarioextUnmarshaler.
+func (x *FailoverScenario) UnmarshalFailoverScenarioext(b []byte) error {
+	return failoverScenarios.Unmarshal(x, b)
+}
 
 // FailoverPairing is which SM runs the subnet first (First) and which
 // joins it (Second): the standby that takes over when First is killed,
@@ -65,7 +80,7 @@ func (c failoverCase) String() string { return fmt.Sprintf("%s %s", c.Pairing, c
 
 // id names the case in file and directory names.
 func (c failoverCase) id() string {
-	return c.Pairing.First + "-" + c.Pairing.Second + "-" + string(c.Scenario)
+	return c.Pairing.First + "-" + c.Pairing.Second + "-" + c.Scenario.String()
 }
 
 // failoverPlan returns the cases to run: all six, or with quick the two
