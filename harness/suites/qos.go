@@ -264,7 +264,7 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	const cmd = "run qos"
 	fs := flag.NewFlagSet("ibfab run qos", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	smKind := fs.String("sm", SMIbsm, "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
+	smKind := fs.String("sm", SMIbsm.String(), "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
 	quick := fs.Bool("quick", false, "shorter windows (3 s real)")
 	measure := fs.Duration("measure", 0, "real length of a measurement window (default 8 s, 3 s with --quick)")
 	out := fs.String("out", "out/qos", "write the report to `DIR`")
@@ -276,9 +276,9 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	}
 	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
 	switch *smKind {
-	case SMIbsm:
+	case SMIbsm.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSNone}
-	case SMOpenSM:
+	case SMOpenSM.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSOpenSM} // side by side
 	case "all":
 		o.Modes = []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}

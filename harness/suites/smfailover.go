@@ -61,11 +61,11 @@ func (x *FailoverScenario) UnmarshalFailoverScenarioext(b []byte) error {
 // joins it (Second): the standby that takes over when First is killed,
 // or the SM of higher priority First hands over to.
 type FailoverPairing struct {
-	First  string `json:"first"`
-	Second string `json:"second"`
+	First  SMKind `json:"first"`
+	Second SMKind `json:"second"`
 }
 
-func (p FailoverPairing) String() string { return p.First + "/" + p.Second }
+func (p FailoverPairing) String() string { return p.First.String() + "/" + p.Second.String() }
 
 // FailoverPairings are the pairings the suite runs, in order.
 var FailoverPairings = []FailoverPairing{{SMIbsm, SMIbsm}, {SMIbsm, SMOpenSM}, {SMOpenSM, SMIbsm}}
@@ -80,7 +80,7 @@ func (c failoverCase) String() string { return fmt.Sprintf("%s %s", c.Pairing, c
 
 // id names the case in file and directory names.
 func (c failoverCase) id() string {
-	return c.Pairing.First + "-" + c.Pairing.Second + "-" + c.Scenario.String()
+	return c.Pairing.First.String() + "-" + c.Pairing.Second.String() + "-" + c.Scenario.String()
 }
 
 // failoverPlan returns the cases to run: all six, or with quick the two
