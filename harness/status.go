@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"ibfab/wire/mad"
 	"io"
 	"os"
 	"path/filepath"
@@ -204,8 +205,8 @@ func WriteVLStatus(out io.Writer, s *FabricStatus) error {
 		if c == nil {
 			continue
 		}
-		ar := c.ARMode
-		if ar != "off" && ar != "" {
+		ar := c.ARMode.String()
+		if c.ARMode != mad.AROff {
 			ar = fmt.Sprintf("%s T=%d%% AFC=VL%d", ar, c.ARThreshold, c.AFCVL)
 		}
 		blocks := fmt.Sprintf("%d per VL", c.RxBlocks)

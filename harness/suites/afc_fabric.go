@@ -3,6 +3,7 @@ package suites
 import (
 	"context"
 	"fmt"
+	"ibfab/softswitch"
 	"sync"
 	"time"
 
@@ -68,10 +69,11 @@ func afcConfigureSwitch(ctx context.Context, fabric, sw string, voq bool, blocks
 	all := make([]int, afcDataVLs)
 	copy(all, blocks)
 	slack := afcCreditSlack
-	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: "iq", CreditSlack: &slack}
+	arch := softswitch.ArchIQ
 	if voq {
-		a.Arch = "voq"
+		arch = softswitch.ArchVOQ
 	}
+	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: &arch, CreditSlack: &slack}
 	_, err := harness.SwitchConfig(ctx, fabric, sw, a)
 	return err
 }
