@@ -52,11 +52,11 @@ const (
 
 var afcRoutingSet = enum.New("AFC routing", AFCDModK, AFCAdaptive, AFCAdaptiveTh, AFCAFI)
 
-// MarshalAFCRoutingext implements encoding.AFCRoutingextMarshaler.
-func (x AFCRouting) MarshalAFCRoutingext() ([]byte, error) { return afcRoutingSet.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCRouting) MarshalText() ([]byte, error) { return afcRoutingSet.Marshal(x) }
 
-// UnmarshalAFCRoutingext implements encoding.AFCRoutingextUnmarshaler.
-func (x *AFCRouting) UnmarshalAFCRoutingext(b []byte) error { return afcRoutingSet.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCRouting) UnmarshalText(b []byte) error { return afcRoutingSet.Unmarshal(x, b) }
 
 // afcRoutings are the routings in the paper's column order.
 var afcRoutings = []AFCRouting{AFCDModK, AFCAdaptive, AFCAdaptiveTh, AFCAFI}
@@ -87,11 +87,11 @@ const (
 
 var afcQueuingSet = enum.New("AFC queuing", AFC1VC, AFCDBBM, AFCFlow2SL, AFCVFtree)
 
-// MarshalAFCQueuingext implements encoding.AFCQueuingextMarshaler.
-func (x AFCQueuing) MarshalAFCQueuingext() ([]byte, error) { return afcQueuingSet.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCQueuing) MarshalText() ([]byte, error) { return afcQueuingSet.Marshal(x) }
 
-// UnmarshalAFCQueuingext implements encoding.AFCQueuingextUnmarshaler.
-func (x *AFCQueuing) UnmarshalAFCQueuingext(b []byte) error { return afcQueuingSet.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCQueuing) UnmarshalText(b []byte) error { return afcQueuingSet.Unmarshal(x, b) }
 
 // afcQueuings are the schemes in the paper's legend order.
 var afcQueuings = []AFCQueuing{AFC1VC, AFCDBBM, AFCFlow2SL, AFCVFtree}
@@ -129,11 +129,11 @@ const (
 
 var afcTraffics = enum.New("AFC traffic", AFCUniform, AFCHS10, AFCHS25)
 
-// MarshalAFCTrafficext implements encoding.AFCTrafficextMarshaler.
-func (x AFCTraffic) MarshalAFCTrafficext() ([]byte, error) { return afcTraffics.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCTraffic) MarshalText() ([]byte, error) { return afcTraffics.Marshal(x) }
 
-// UnmarshalAFCTrafficext implements encoding.AFCTrafficextUnmarshaler.
-func (x *AFCTraffic) UnmarshalAFCTrafficext(b []byte) error { return afcTraffics.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCTraffic) UnmarshalText(b []byte) error { return afcTraffics.Unmarshal(x, b) }
 
 // hotFraction is the share of hosts sending to the hot spot.
 func (t AFCTraffic) hotFraction() float64 {

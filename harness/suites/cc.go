@@ -58,11 +58,11 @@ const (
 
 var ccSchemes = enum.New("CC scheme", CCOff, CCIBA, CCDRB)
 
-// MarshalCCSchemeext implements encoding.CCSchemeextMarshaler.
-func (x CCScheme) MarshalCCSchemeext() ([]byte, error) { return ccSchemes.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x CCScheme) MarshalText() ([]byte, error) { return ccSchemes.Marshal(x) }
 
-// UnmarshalCCSchemeext implements encoding.CCSchemeextUnmarshaler.
-func (x *CCScheme) UnmarshalCCSchemeext(b []byte) error { return ccSchemes.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *CCScheme) UnmarshalText(b []byte) error { return ccSchemes.Unmarshal(x, b) }
 
 // mode is the CCA mode the scheme sets.
 func (s CCScheme) mode() hca.CCMode {

@@ -25,11 +25,11 @@ const (
 
 var ccVerdicts = enum.New("CC verdict", CCAgrees, CCSameSign, CCDisagrees, CCNotMeasured)
 
-// MarshalCCVerdictext implements encoding.CCVerdictextMarshaler.
-func (x CCVerdict) MarshalCCVerdictext() ([]byte, error) { return ccVerdicts.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x CCVerdict) MarshalText() ([]byte, error) { return ccVerdicts.Marshal(x) }
 
-// UnmarshalCCVerdictext implements encoding.CCVerdictextUnmarshaler.
-func (x *CCVerdict) UnmarshalCCVerdictext(b []byte) error { return ccVerdicts.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *CCVerdict) UnmarshalText(b []byte) error { return ccVerdicts.Unmarshal(x, b) }
 
 // ccTolerance widens the paper's ranges on both sides: its figures are
 // read off plots of a different simulator with unstated link rate,

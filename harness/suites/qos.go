@@ -51,11 +51,11 @@ const (
 
 var qosModes = enum.New("QoS mode", QoSIbsm, QoSNone, QoSOpenSM)
 
-// MarshalQoSModeext implements encoding.QoSModeextMarshaler.
-func (x QoSMode) MarshalQoSModeext() ([]byte, error) { return qosModes.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x QoSMode) MarshalText() ([]byte, error) { return qosModes.Marshal(x) }
 
-// UnmarshalQoSModeext implements encoding.QoSModeextUnmarshaler.
-func (x *QoSMode) UnmarshalQoSModeext(b []byte) error { return qosModes.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *QoSMode) UnmarshalText(b []byte) error { return qosModes.Unmarshal(x, b) }
 
 // QoSTimeScale runs the QoS fabric 250 times slower than real time: the
 // hot-spot benchmark's scale, at which this machine paces four senders at

@@ -47,13 +47,13 @@ const (
 
 var failoverScenarios = enum.New("failover scenario", FailoverKill, FailoverHandover)
 
-// MarshalFailoverScenarioext implements encoding.FailoverScenarioextMarshaler.
-func (x FailoverScenario) MarshalFailoverScenarioext() ([]byte, error) {
+// MarshalText implements encoding.TextMarshaler.
+func (x FailoverScenario) MarshalText() ([]byte, error) {
 	return failoverScenarios.Marshal(x)
 }
 
-// UnmarshalFailoverScenarioext implements encoding.FailoverScenarioextUnmarshaler.
-func (x *FailoverScenario) UnmarshalFailoverScenarioext(b []byte) error {
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *FailoverScenario) UnmarshalText(b []byte) error {
 	return failoverScenarios.Unmarshal(x, b)
 }
 

@@ -43,11 +43,11 @@ const (
 
 var kinds = enum.New("action kind", LinkDown, LinkUp, LinkFlap, KillNode, Restart, AddFault, ClearFault, KillSM, StartSM, AddPiece)
 
-// MarshalKindext implements encoding.KindextMarshaler.
-func (x Kind) MarshalKindext() ([]byte, error) { return kinds.Marshal(x) }
+// MarshalText implements encoding.TextMarshaler.
+func (x Kind) MarshalText() ([]byte, error) { return kinds.Marshal(x) }
 
-// UnmarshalKindext implements encoding.KindextUnmarshaler.
-func (x *Kind) UnmarshalKindext(b []byte) error { return kinds.Unmarshal(x, b) }
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *Kind) UnmarshalText(b []byte) error { return kinds.Unmarshal(x, b) }
 
 // Action is one fault (or repair) a suite applies.
 type Action struct {
