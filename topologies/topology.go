@@ -32,28 +32,18 @@ var (
 	ErrInvalid       = errors.New("invalid argument")
 )
 
+//go:generate go tool stringer -type=NodeType,Permutation,SQS -linecomment
+
 // NodeType is a node's kind, with the values of NodeInfo.NodeType (IBA 14.2.5.3).
 type NodeType uint8
 
 // Node types.
 const (
-	CA     NodeType = 1 // channel adapter: an HCA or TCA, an end node
-	Switch NodeType = 2
-	Router NodeType = 3
+	// CA: channel adapter: an HCA or TCA, an end node
+	CA     NodeType = 1 // Ca
+	Switch NodeType = 2 // Switch
+	Router NodeType = 3 // Rt
 )
-
-// String returns the type's name as the net file spells it: Ca, Switch, Rt.
-func (t NodeType) String() string {
-	switch t {
-	case CA:
-		return "Ca"
-	case Switch:
-		return "Switch"
-	case Router:
-		return "Rt"
-	}
-	return fmt.Sprintf("NodeType(%d)", uint8(t))
-}
 
 func (t NodeType) valid() bool { return t == CA || t == Switch || t == Router }
 
