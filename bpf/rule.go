@@ -3,11 +3,11 @@ package bpf
 import (
 	"errors"
 	"fmt"
-	"ibfab/internal/enum"
 	"strconv"
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )

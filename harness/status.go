@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"ibfab/wire/mad"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
+	"ibfab/wire/mad"
 )
 
 // FabricStatus is `ibfab status --json`: a stable interface other tools

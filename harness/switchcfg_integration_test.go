@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"context"
-	"ibfab/softswitch"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
+	"ibfab/softswitch"
 	"ibfab/topologies"
 )
 

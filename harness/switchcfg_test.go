@@ -2,8 +2,6 @@ package harness_test
 
 import (
 	"bytes"
-	"ibfab/softswitch"
-	"ibfab/wire/mad"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +11,8 @@ import (
 
 	"ibfab/harness"
 	"ibfab/nodeproc"
+	"ibfab/softswitch"
+	"ibfab/wire/mad"
 )
 
 // TestWriteVLStatus: the --vls text names each switch's configuration and

@@ -3,11 +3,11 @@ package nodeproc
 import (
 	"encoding/json"
 	"fmt"
-	"ibfab/wire/mad"
 	"strconv"
 	"strings"
 
 	"ibfab/softswitch"
+	"ibfab/wire/mad"
 )
 
 // SwitchConfigArgs are the "switch-config" op's arguments, all optional:

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"ibfab/internal/enum"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/madport"
 	"ibfab/wire/mad"
 )

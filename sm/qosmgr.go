@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"ibfab/internal/enum"
 	"slices"
 	"strconv"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/sm/qos"
 	"ibfab/topologies"
 	"ibfab/wire/mad"

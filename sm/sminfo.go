@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"ibfab/internal/enum"
 	"slices"
 
+	"ibfab/internal/enum"
 	"ibfab/madport"
 	"ibfab/topologies"
 	"ibfab/wire"

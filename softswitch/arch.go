@@ -2,11 +2,11 @@ package softswitch
 
 import (
 	"fmt"
-	"ibfab/internal/enum"
 	"math/bits"
 	"sync"
 	"sync/atomic"
 
+	"ibfab/internal/enum"
 	"ibfab/port"
 )
 

@@ -2,11 +2,11 @@ package suites
 
 import (
 	"fmt"
-	"ibfab/internal/enum"
 	"slices"
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )

@@ -3,7 +3,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"ibfab/softswitch"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 	"ibfab/sm"
+	"ibfab/softswitch"
 	"ibfab/wire/mad"
 )
 

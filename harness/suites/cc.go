@@ -3,7 +3,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"ibfab/internal/enum"
 	"io"
 	"os"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/hca"
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 )
 

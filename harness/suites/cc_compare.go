@@ -2,9 +2,10 @@ package suites
 
 import (
 	"fmt"
-	"ibfab/internal/enum"
 	"slices"
 	"strings"
+
+	"ibfab/internal/enum"
 )
 
 //go:generate go tool stringer -type=CCVerdict -linecomment

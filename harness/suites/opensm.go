@@ -3,7 +3,6 @@ package suites
 import (
 	"context"
 	"fmt"
-	"ibfab/internal/enum"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
+	"ibfab/internal/enum"
 	"ibfab/internal/opensmrun"
 	"ibfab/nodeproc"
 	"ibfab/sm"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"ibfab/internal/enum"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"ibfab/harness"
 
+	"ibfab/internal/enum"
 	"ibfab/sm"
 	"ibfab/sm/qos"
 )

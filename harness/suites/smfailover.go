@@ -2,12 +2,12 @@ package suites
 
 import (
 	"fmt"
-	"ibfab/internal/enum"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm"
 	"ibfab/topologies"

@@ -2,12 +2,12 @@ package suites
 
 import (
 	"fmt"
-	"ibfab/internal/enum"
 	"slices"
 	"strings"
 	"time"
 
 	"ibfab/bpf"
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
