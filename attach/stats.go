@@ -2,44 +2,35 @@ package attach
 
 import "sync/atomic"
 
+//go:generate go tool stringer -type=DropReason -linecomment
+
 // DropReason says why a MAD did not get where it was going.
 type DropReason uint8
 
 // Drop reasons.
 const (
-	DropNotAttached DropReason = iota // no HCA attached yet
-	DropUnconnected                   // a MAD on the socket of a slot without a client
-	DropSendFailed                    // the HCA refused a client's MAD (port down, closed)
-	DropNoRequest                     // a response no outstanding request waits for: late, or not a client's
-	DropNoSM                          // an unsolicited MAD (trap, SMInfo, SA request) with no SM client
-	DropNoClient                      // a request of another class no client takes, not a Get or Set
-	DropQueueFull                     // the client's queue was full
-	DropClientGone                    // the client disconnected before it could be given the MAD
-	DropWriteFailed                   // the client's socket did not take it
-	DropRMPPControl                   // an RMPP ACK, STOP or ABORT: the kernel's, never a client's
-	numDropReasons
+	// DropNotAttached: no HCA attached yet
+	DropNotAttached DropReason = iota // not_attached
+	// DropUnconnected: a MAD on the socket of a slot without a client
+	DropUnconnected // unconnected
+	// DropSendFailed: the HCA refused a client's MAD (port down, closed)
+	DropSendFailed // send_failed
+	// DropNoRequest: a response no outstanding request waits for: late, or not a client's
+	DropNoRequest // no_request
+	// DropNoSM: an unsolicited MAD (trap, SMInfo, SA request) with no SM client
+	DropNoSM // no_sm
+	// DropNoClient: a request of another class no client takes, not a Get or Set
+	DropNoClient // no_client
+	// DropQueueFull: the client's queue was full
+	DropQueueFull // queue_full
+	// DropClientGone: the client disconnected before it could be given the MAD
+	DropClientGone // client_gone
+	// DropWriteFailed: the client's socket did not take it
+	DropWriteFailed // write_failed
+	// DropRMPPControl: an RMPP ACK, STOP or ABORT: the kernel's, never a client's
+	DropRMPPControl // rmpp_control
+	numDropReasons  // unknown
 )
-
-var dropNames = [numDropReasons]string{
-	DropNotAttached: "not_attached",
-	DropUnconnected: "unconnected",
-	DropSendFailed:  "send_failed",
-	DropNoRequest:   "no_request",
-	DropNoSM:        "no_sm",
-	DropNoClient:    "no_client",
-	DropQueueFull:   "queue_full",
-	DropClientGone:  "client_gone",
-	DropWriteFailed: "write_failed",
-	DropRMPPControl: "rmpp_control",
-}
-
-// String returns the reason's name as Stats shows it.
-func (r DropReason) String() string {
-	if r < numDropReasons {
-		return dropNames[r]
-	}
-	return "unknown"
-}
 
 // Stats is the attach point's status, JSON-friendly.
 type Stats struct {

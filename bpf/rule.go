@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -21,28 +22,26 @@ const RateOne = 1_000_000
 // ahead than its horizon (SetupFQ sets it above this).
 const MaxDelay = 5 * time.Second
 
+//go:generate go tool stringer -type=Action -linecomment
+
 // Action is what a rule does to a matching frame.
 type Action uint8
 
-// Actions; the values are fault.c's enum action.
+// Actions, named as ibfab fault spells them; the values are fault.c's
+// enum action.
 const (
-	Drop    Action = 1
-	Corrupt Action = 2
-	Delay   Action = 3
+	Drop    Action = 1 // drop
+	Corrupt Action = 2 // corrupt
+	Delay   Action = 3 // delay
 )
 
-// String returns the action's name as ibfab fault spells it.
-func (a Action) String() string {
-	switch a {
-	case Drop:
-		return "drop"
-	case Corrupt:
-		return "corrupt"
-	case Delay:
-		return "delay"
-	}
-	return fmt.Sprintf("Action(%d)", uint8(a))
-}
+var actions = enum.New("fault action", Drop, Corrupt, Delay)
+
+// MarshalText implements encoding.TextMarshaler.
+func (a Action) MarshalText() ([]byte, error) { return actions.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Action) UnmarshalText(b []byte) error { return actions.Unmarshal(a, b) }
 
 // Field is a set of match fields; a rule compares only those it has.
 type Field uint32

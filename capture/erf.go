@@ -50,25 +50,18 @@ const (
 	linkRecordSize = 64
 )
 
+//go:generate go tool stringer -type=RecordType -linecomment
+
 // RecordType is the ERF record type of a capture record.
 type RecordType uint8
 
 // ERF record types for InfiniBand.
 const (
-	TypeInfiniBand     RecordType = 21 // data packet from the LRH on
-	TypeInfiniBandLink RecordType = 25 // link packet (flow control)
+	// TypeInfiniBand: data packet from the LRH on
+	TypeInfiniBand RecordType = 21 // INFINIBAND
+	// TypeInfiniBandLink: link packet (flow control)
+	TypeInfiniBandLink RecordType = 25 // INFINIBAND_LINK
 )
-
-// String returns the ERF name of the type.
-func (t RecordType) String() string {
-	switch t {
-	case TypeInfiniBand:
-		return "INFINIBAND"
-	case TypeInfiniBandLink:
-		return "INFINIBAND_LINK"
-	}
-	return fmt.Sprintf("ERF(%d)", uint8(t))
-}
 
 // putERFHeader writes a header for a packet of n bytes captured at ts.
 func putERFHeader(b []byte, t RecordType, ts time.Time, n int) {

@@ -45,7 +45,7 @@ type Fault struct {
 	From     string       `json:"from"` // NODE[PORT] whose egress holds the rule
 	To       string       `json:"to"`   // the peer port that receives the frames
 	Slot     int          `json:"slot"`
-	Action   string       `json:"action"`
+	Action   bpf.Action   `json:"action"`
 	Rule     string       `json:"rule"` // as ibfab fault's flags
 	Counters bpf.Counters `json:"counters"`
 	// Spec is the rule itself.
@@ -162,7 +162,7 @@ func AddFault(fabric, node string, port int, ingress bool, r bpf.Rule) ([]Fault,
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", s.from(), err)
 		}
-		out = append(out, Fault{From: s.from(), To: s.to(), Slot: slot, Action: r.Action.String(), Rule: r.String(), Spec: r})
+		out = append(out, Fault{From: s.from(), To: s.to(), Slot: slot, Action: r.Action, Rule: r.String(), Spec: r})
 	}
 	return out, nil
 }
@@ -255,7 +255,7 @@ func ListFaults(fabric string) ([]Fault, error) {
 				return out, fmt.Errorf("%s: %w", s.from(), err)
 			}
 			for _, e := range entries {
-				out = append(out, Fault{From: s.from(), To: s.to(), Slot: e.Slot, Action: e.Rule.Action.String(),
+				out = append(out, Fault{From: s.from(), To: s.to(), Slot: e.Slot, Action: e.Rule.Action,
 					Rule: e.Rule.String(), Counters: e.Counters, Spec: e.Rule})
 			}
 		}

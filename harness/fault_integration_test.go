@@ -115,7 +115,7 @@ func TestFaultDrop(t *testing.T) {
 	faults, err := harness.AddFault(f.Name, "ca1", 1, false, bpf.Rule{Action: bpf.Drop, Rate: 100_000, Match: dataVL0})
 	require.NoError(t, err)
 	require.Len(t, faults, 1)
-	assert.Equal(t, harness.Fault{From: "ca1[1]", To: "ca2[1]", Slot: 0, Action: "drop",
+	assert.Equal(t, harness.Fault{From: "ca1[1]", To: "ca2[1]", Slot: 0, Action: bpf.Drop,
 		Rule: "--drop 10% --ethertype data --vl 0", Spec: faults[0].Spec}, faults[0])
 
 	tx0 := f.Node("ca1").Ports[0].Counters.PortXmitPkts

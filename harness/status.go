@@ -14,6 +14,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
+	"ibfab/wire/mad"
 )
 
 // FabricStatus is `ibfab status --json`: a stable interface other tools
@@ -204,8 +205,8 @@ func WriteVLStatus(out io.Writer, s *FabricStatus) error {
 		if c == nil {
 			continue
 		}
-		ar := c.ARMode
-		if ar != "off" && ar != "" {
+		ar := c.ARMode.String()
+		if c.ARMode != mad.AROff {
 			ar = fmt.Sprintf("%s T=%d%% AFC=VL%d", ar, c.ARThreshold, c.AFCVL)
 		}
 		blocks := fmt.Sprintf("%d per VL", c.RxBlocks)

@@ -11,6 +11,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/nodeproc"
+	"ibfab/softswitch"
 	"ibfab/topologies"
 )
 
@@ -71,8 +72,8 @@ func TestSwitchConfig(t *testing.T) {
 	sw1, sw2 := f.Node("sw1"), f.Node("sw2")
 	require.NotNil(t, sw1.SwitchConfig)
 	require.NotNil(t, sw2.SwitchConfig)
-	assert.Equal(t, "voq", sw1.SwitchConfig.Arch)
-	assert.Equal(t, "iq", sw2.SwitchConfig.Arch)
+	assert.Equal(t, softswitch.ArchVOQ, sw1.SwitchConfig.Arch)
+	assert.Equal(t, softswitch.ArchIQ, sw2.SwitchConfig.Arch)
 	assert.Equal(t, []int{512, 512, 0}, sw1.SwitchConfig.VLBlocks)
 	assert.Equal(t, "off", sw1.SwitchConfig.ARMode)
 	c := credits(t, sw1, 3)
@@ -82,12 +83,12 @@ func TestSwitchConfig(t *testing.T) {
 		assert.Equal(t, want, c[vl].DownCapacity, "sw1 port 3 VL%d: sw2's buffer, from its credits", vl)
 	}
 
-	st, err := harness.SwitchConfig(ctx, f.Name, "sw1", nodeproc.SwitchConfigArgs{Arch: "iq", VLBlocks: []int{256, 256, 256}})
+	st, err := harness.SwitchConfig(ctx, f.Name, "sw1", nodeproc.SwitchConfigArgs{Arch: ptr(softswitch.ArchIQ), VLBlocks: []int{256, 256, 256}})
 	require.NoError(t, err)
-	assert.Equal(t, "iq", st.Arch)
+	assert.Equal(t, softswitch.ArchIQ, st.Arch)
 	assert.Equal(t, []int{256, 256, 256}, st.VLBlocks)
-	_, err = harness.SwitchConfig(ctx, f.Name, "sw1", nodeproc.SwitchConfigArgs{Arch: "oq"})
-	require.ErrorContains(t, err, "voq or iq")
+	_, err = harness.SwitchConfig(ctx, f.Name, "sw1", nodeproc.SwitchConfigArgs{Arch: ptr(softswitch.Arch(7))})
+	require.ErrorContains(t, err, "switch architecture Arch(7)")
 	fabrictest.Wait(t, 5*time.Second, "sw2's view of sw1's new buffers", func() bool {
 		s, err := harness.NodeState(ctx, f.Name, "sw2")
 		require.NoError(t, err)
@@ -116,3 +117,5 @@ func TestSwitchConfig(t *testing.T) {
 	assert.Contains(t, out, "RX_USED/SIZE")
 	assert.Regexp(t, `sw2\s+iq\s+off\s+512,512,0\s+`, out)
 }
+
+func ptr[T any](v T) *T { return &v }

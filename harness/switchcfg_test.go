@@ -11,6 +11,8 @@ import (
 
 	"ibfab/harness"
 	"ibfab/nodeproc"
+	"ibfab/softswitch"
+	"ibfab/wire/mad"
 )
 
 // TestWriteVLStatus: the --vls text names each switch's configuration and
@@ -18,13 +20,13 @@ import (
 func TestWriteVLStatus(t *testing.T) {
 	s := &harness.FabricStatus{Fabric: "f", Nodes: []harness.NodeStatus{
 		{Status: nodeproc.Status{Name: "sw1", Type: "switch",
-			SwitchConfig: &nodeproc.SwitchConfigStatus{Arch: "iq", RxBlocks: 1024, VLBlocks: []int{512, 512}, ARMode: "afi",
+			SwitchConfig: &nodeproc.SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: 1024, VLBlocks: []int{512, 512}, ARMode: mad.ARAFI,
 				ARThreshold: 75, AFCVL: 1, Watched: []uint16{5}},
 			Ports: []nodeproc.PortStatus{{Port: 1, Adapted: 9, Credits: []nodeproc.VLCredits{
 				{VL: 0, RxUsed: 34, RxCapacity: 512, DownUsed: 100, DownCapacity: 512, Queued: 2, XmitWait: 40, RcvPkts: 70, Watched: 3},
 				{VL: 1, RxCapacity: 512, DownCapacity: 512},
 			}}}}},
-		{Status: nodeproc.Status{Name: "sw2", Type: "switch", SwitchConfig: &nodeproc.SwitchConfigStatus{Arch: "voq", RxBlocks: 1024, ARMode: "off"}}},
+		{Status: nodeproc.Status{Name: "sw2", Type: "switch", SwitchConfig: &nodeproc.SwitchConfigStatus{Arch: softswitch.ArchVOQ, RxBlocks: 1024, ARMode: mad.AROff}}},
 		{Status: nodeproc.Status{Name: "ca1", Type: "hca", Ports: []nodeproc.PortStatus{{Port: 1, Credits: []nodeproc.VLCredits{
 			{VL: 0, RxCapacity: 1024, DownUsed: 17, DownCapacity: 512}}}}}},
 	}}

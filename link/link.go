@@ -7,19 +7,23 @@ import (
 	"ibfab/wire"
 )
 
+//go:generate go tool stringer -type=Kind -linecomment
+
 // Kind says what an IBA packet on a link is, which on a veth is its
 // EtherType.
 type Kind uint8
 
 // Packet kinds.
 const (
-	KindData Kind = iota + 1 // IBA data packet (LRH ... VCRC), EtherType 0x88B5
-	KindLink                 // IBA link packet (flow control, 6 bytes), EtherType 0x88B6
+	// KindData: IBA data packet (LRH ... VCRC), EtherType 0x88B5
+	KindData Kind = iota + 1 // data
+	// KindLink: IBA link packet (flow control, 6 bytes), EtherType 0x88B6
+	KindLink // link
 	// KindTraining is a physical-layer training frame (see Training): not
 	// an IBA packet, it stands for what TS1/TS2 ordered sets carry below
 	// the packet layer on a real link, and travels under its own
 	// EtherType, EtherTypeTraining, which the capture path leaves out.
-	KindTraining
+	KindTraining // training
 )
 
 // EtherTypeTraining is the EtherType of training frames: 0x88B7, IEEE
@@ -45,19 +49,6 @@ var (
 	// the endpoint it wraps cannot turn its transmitter off.
 	ErrNoTransmitter = errors.New("link: no transmitter switch")
 )
-
-// String returns the kind's name.
-func (k Kind) String() string {
-	switch k {
-	case KindData:
-		return "data"
-	case KindLink:
-		return "link"
-	case KindTraining:
-		return "training"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
 
 // EtherType returns the EtherType packets of kind k travel under on an
 // Ethernet medium, 0 for an unknown kind.

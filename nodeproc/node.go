@@ -170,7 +170,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.Port.IgnoreCredits, "no-flow-control", false, "send regardless of the peer's credits (a test node showing what credits prevent)")
 	fs.BoolVar(&o.Port.Unpaced, "unpaced", false, "do not pace transmission to the link rate (measures the machine's limit)")
 	if kind == KindSwitch {
-		fs.Var(archFlag{&o.SwitchArch}, "switch-arch", "switch architecture: `voq` (each packet queued at its output on arrival) or iq (one FIFO per input port and VL, only its head routed)")
+		fs.TextVar(&o.SwitchArch, "switch-arch", softswitch.ArchVOQ, "switch architecture: `voq` (each packet queued at its output on arrival) or iq (one FIFO per input port and VL, only its head routed)")
 	}
 	if kind == KindHCA {
 		fs.StringVar(&o.Sim, "sim", "sim", "base `NAME` of the ibsim-protocol attach point (libumad2sim's), or none")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"ibfab/softswitch"
+	"ibfab/wire/mad"
 )
 
 // SwitchConfigArgs are the "switch-config" op's arguments, all optional:
@@ -19,10 +20,10 @@ type SwitchConfigArgs struct {
 	// that hold packets). To go back to --rx-blocks everywhere, give the
 	// list in full.
 	VLBlocks []int `json:"vl_blocks,omitempty"`
-	// Arch is the switch architecture, "voq" or "iq"
+	// Arch, when given, is the switch architecture, "voq" or "iq"
 	// (softswitch.SetArch: never reorders a VL's packets; at once on an
 	// idle switch).
-	Arch string `json:"arch,omitempty"`
+	Arch *softswitch.Arch `json:"arch,omitempty"`
 	// ResetDownstream makes every port learn its peer's buffers afresh
 	// (port.Port.ResetDownstream), for after the neighbours' buffers
 	// changed, on an idle fabric.
@@ -39,14 +40,14 @@ type SwitchConfigArgs struct {
 // on every VL), the adaptive routing the subnet manager set (the agent's
 // ARTable: mode, threshold in percent, AFC VL) and the DLIDs it watches.
 type SwitchConfigStatus struct {
-	Arch        string   `json:"arch"`
-	RxBlocks    int      `json:"rx_blocks"`
-	VLBlocks    []int    `json:"vl_blocks,omitempty"`
-	CreditSlack int      `json:"credit_slack"`
-	ARMode      string   `json:"ar_mode"`
-	ARThreshold uint8    `json:"ar_threshold"`
-	AFCVL       uint8    `json:"afc_vl"`
-	Watched     []uint16 `json:"watched,omitempty"`
+	Arch        softswitch.Arch `json:"arch"`
+	RxBlocks    int             `json:"rx_blocks"`
+	VLBlocks    []int           `json:"vl_blocks,omitempty"`
+	CreditSlack int             `json:"credit_slack"`
+	ARMode      mad.ARMode      `json:"ar_mode"`
+	ARThreshold uint8           `json:"ar_threshold"`
+	AFCVL       uint8           `json:"afc_vl"`
+	Watched     []uint16        `json:"watched,omitempty"`
 }
 
 // WatchArgs are the "watch" op's arguments: the DLIDs whose packets the
@@ -84,11 +85,8 @@ func (n *Node) switchOp(op string, args json.RawMessage) (res any, ok bool, err 
 // anything changes.
 func (n *Node) switchConfig(a SwitchConfigArgs) (SwitchConfigStatus, error) {
 	arch := n.sw.Arch()
-	if a.Arch != "" {
-		var err error
-		if arch, err = softswitch.ParseArch(a.Arch); err != nil {
-			return SwitchConfigStatus{}, fmt.Errorf("switch-config: %w", err)
-		}
+	if a.Arch != nil {
+		arch = *a.Arch
 	}
 	if a.CreditSlack != nil && *a.CreditSlack < 0 {
 		return SwitchConfigStatus{}, fmt.Errorf("switch-config: credit slack of %d blocks", *a.CreditSlack)
@@ -113,8 +111,8 @@ func (n *Node) switchConfig(a SwitchConfigArgs) (SwitchConfigStatus, error) {
 func (n *Node) switchConfigStatus() SwitchConfigStatus {
 	t := n.sw.Agent().ARTable()
 	return SwitchConfigStatus{
-		Arch: n.sw.Arch().String(), RxBlocks: n.rxBlocks(), VLBlocks: n.sw.VLBlocks(), CreditSlack: n.sw.CreditSlack(),
-		ARMode: t.Mode.String(), ARThreshold: t.Threshold, AFCVL: t.AFCVL, Watched: n.sw.Watched(),
+		Arch: n.sw.Arch(), RxBlocks: n.rxBlocks(), VLBlocks: n.sw.VLBlocks(), CreditSlack: n.sw.CreditSlack(),
+		ARMode: t.Mode, ARThreshold: t.Threshold, AFCVL: t.AFCVL, Watched: n.sw.Watched(),
 	}
 }
 
@@ -168,24 +166,5 @@ func (b *blockList) Set(s string) error {
 		out = append(out, v)
 	}
 	*b = out
-	return nil
-}
-
-// archFlag is --switch-arch.
-type archFlag struct{ a *softswitch.Arch }
-
-func (f archFlag) String() string {
-	if f.a == nil {
-		return softswitch.ArchVOQ.String()
-	}
-	return f.a.String()
-}
-
-func (f archFlag) Set(s string) error {
-	a, err := softswitch.ParseArch(s)
-	if err != nil {
-		return err
-	}
-	*f.a = a
 	return nil
 }

@@ -42,7 +42,7 @@ func TestSwitchFlags(t *testing.T) {
 		{name: "negative", kind: KindSwitch, args: []string{"--vl-blocks", "-1"}, wantErr: "block counts"},
 		{name: "under one packet", kind: KindSwitch, args: []string{"--vl-blocks", "512,10"}, wantErr: "--vl-blocks"},
 		{name: "more than the data VLs", kind: KindSwitch, args: []string{"--data-vls", "2", "--vl-blocks", "100,100,100"}, wantErr: "--vl-blocks"},
-		{name: "unknown architecture", kind: KindSwitch, args: []string{"--switch-arch", "oq"}, wantErr: "voq or iq"},
+		{name: "unknown architecture", kind: KindSwitch, args: []string{"--switch-arch", "oq"}, wantErr: "want one of voq, iq"},
 		{name: "HCA has no architecture", kind: KindHCA, args: []string{"--switch-arch", "iq"}, wantErr: "switch-arch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,21 +93,21 @@ func TestSwitchConfigOp(t *testing.T) {
 		want       SwitchConfigStatus
 		wantErr    string
 	}{
-		{name: "read", want: SwitchConfigStatus{Arch: "voq", RxBlocks: port.DefaultRxBlocks, ARMode: "off"}},
-		{name: "read with empty args", args: "{}", want: SwitchConfigStatus{Arch: "voq", RxBlocks: port.DefaultRxBlocks, ARMode: "off"}},
+		{name: "read", want: SwitchConfigStatus{Arch: softswitch.ArchVOQ, RxBlocks: port.DefaultRxBlocks, ARMode: mad.AROff}},
+		{name: "read with empty args", args: "{}", want: SwitchConfigStatus{Arch: softswitch.ArchVOQ, RxBlocks: port.DefaultRxBlocks, ARMode: mad.AROff}},
 		{name: "IQ and buffers", args: `{"arch":"iq","vl_blocks":[512,512,512,512]}`,
-			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{512, 512, 512, 512}, ARMode: "off"}},
+			want: SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{512, 512, 512, 512}, ARMode: mad.AROff}},
 		{name: "buffers alone", args: `{"vl_blocks":[2048,0],"reset_downstream":true}`,
-			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, ARMode: "off"}},
-		{name: "bad architecture changes nothing", args: `{"arch":"oq","vl_blocks":[100]}`, wantErr: "voq or iq"},
+			want: SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, ARMode: mad.AROff}},
+		{name: "bad architecture changes nothing", args: `{"arch":"oq","vl_blocks":[100]}`, wantErr: "want one of voq, iq"},
 		{name: "bad buffers change nothing", args: `{"arch":"voq","vl_blocks":[10]}`, wantErr: "cannot hold"},
 		{name: "too many VLs", args: `{"vl_blocks":[100,100,100,100,100]}`, wantErr: "5 VLs"},
 		{name: "unknown field", args: `{"voq":true}`, wantErr: "unknown field"},
 		{name: "credit slack", args: `{"credit_slack":1}`,
-			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: "off"}},
+			want: SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: mad.AROff}},
 		{name: "negative credit slack", args: `{"credit_slack":-1,"arch":"voq"}`, wantErr: "credit slack"},
 		{name: "unchanged by the errors", args: "{}",
-			want: SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: "off"}},
+			want: SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1, ARMode: mad.AROff}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := call("switch-config", tc.args)
@@ -132,8 +132,8 @@ func TestSwitchConfigOp(t *testing.T) {
 	n.sw.Agent().SetARTable(agent.NewARTable(mad.ARAFI, 75, 3, nil, nil))
 	st := n.Status()
 	require.NotNil(t, st.SwitchConfig)
-	assert.Equal(t, SwitchConfigStatus{Arch: "iq", RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1,
-		ARMode: "afi", ARThreshold: 75, AFCVL: 3, Watched: []uint16{3, 7}}, *st.SwitchConfig)
+	assert.Equal(t, SwitchConfigStatus{Arch: softswitch.ArchIQ, RxBlocks: port.DefaultRxBlocks, VLBlocks: []int{2048, 0}, CreditSlack: 1,
+		ARMode: mad.ARAFI, ARThreshold: 75, AFCVL: 3, Watched: []uint16{3, 7}}, *st.SwitchConfig)
 	b, err := json.Marshal(st)
 	require.NoError(t, err)
 	var got struct {

@@ -20,37 +20,39 @@ var host = binary.NativeEndian
 // Magic starts every control message.
 const Magic = 0xdeadbeef
 
+//go:generate go tool stringer -type=CtlType -linecomment
+
 // CtlType is the type of a control message.
 type CtlType uint32
 
 // Control message types, in ibsim's order.
 const (
-	CtlError       CtlType = iota // the answer to a message the server refused
-	CtlConnect                    // ClientInfo in, ClientInfo out
-	CtlDisconnect                 // no data
-	CtlGetPort                    // PortState out
-	CtlGetVendor                  // Vendor out
-	CtlGetGID                     // GID out
-	CtlGetGUID                    // GUID out
-	CtlGetNodeInfo                // NodeInfo attribute out
-	CtlGetPortInfo                // port number in data[0], PortInfo attribute out
-	CtlSetIsSM                    // IsSM in
-	CtlGetPKeys                   // PKeys out
-	ctlLast
+	// CtlError: the answer to a message the server refused
+	CtlError CtlType = iota // Error
+	// CtlConnect: ClientInfo in, ClientInfo out
+	CtlConnect // Connect
+	// CtlDisconnect: no data
+	CtlDisconnect // Disconnect
+	// CtlGetPort: PortState out
+	CtlGetPort // GetPort
+	// CtlGetVendor: Vendor out
+	CtlGetVendor // GetVendor
+	// CtlGetGID: GID out
+	CtlGetGID // GetGID
+	// CtlGetGUID: GUID out
+	CtlGetGUID // GetGUID
+	// CtlGetNodeInfo: NodeInfo attribute out
+	CtlGetNodeInfo // GetNodeInfo
+	// CtlGetPortInfo: port number in data[0], PortInfo attribute out
+	CtlGetPortInfo // GetPortInfo
+	// CtlSetIsSM: IsSM in
+	CtlSetIsSM // SetIsSM
+	// CtlGetPKeys: PKeys out
+	CtlGetPKeys // GetPKeys
 )
 
-var ctlNames = [...]string{"Error", "Connect", "Disconnect", "GetPort", "GetVendor", "GetGID",
-	"GetGUID", "GetNodeInfo", "GetPortInfo", "SetIsSM", "GetPKeys"}
-
-func (t CtlType) String() string {
-	if t < ctlLast {
-		return ctlNames[t]
-	}
-	return fmt.Sprintf("CtlType(%d)", uint32(t))
-}
-
 // Valid reports whether t is a type the protocol defines.
-func (t CtlType) Valid() bool { return t < ctlLast }
+func (t CtlType) Valid() bool { return t <= CtlGetPKeys }
 
 // A control message, C struct sim_ctl, header in host byte order:
 //

@@ -508,9 +508,6 @@ func (s *SM) Run(ctx context.Context, each func(*Result)) error {
 	}
 }
 
-// fullSweep is what awaitChange returns when no assimilation will do.
-const fullSweep Trigger = 0
-
 // awaitChange serves until a change may have happened: it returns the
 // trigger of an assimilation, or fullSweep (also when the SM is no
 // longer master). Trap 144s and each sweep for changes have the other

@@ -286,8 +286,8 @@ func (c *Config) check() error {
 	case c.SweepFactor < 0 || c.SweepFactor != c.SweepFactor:
 		return fmt.Errorf("%w: sweep factor %v", ErrConfig, c.SweepFactor)
 	}
-	if err := errors.Join(detectNames.check(uint8(c.Detect)), discoveryNames.check(uint8(c.Discovery)),
-		distributionNames.check(uint8(c.Distribution)), vlTablesNames.check(uint8(c.VLTables))); err != nil {
+	if err := errors.Join(detects.Check(c.Detect), discoveries.Check(c.Discovery),
+		distributions.Check(c.Distribution), vlTables.Check(c.VLTables)); err != nil {
 		return err
 	}
 	if c.AR != nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/madport"
 	"ibfab/wire/mad"
 )
@@ -57,26 +58,29 @@ import (
 // MKeyAction is what an MKeyEvent reports; JSON spells it by name.
 type MKeyAction uint8
 
+//go:generate go tool stringer -type=MKeyAction -linecomment
+
 // M_Key actions.
 const (
+	mkeyNone MKeyAction = iota //
 	// MKeyProtected: a port did not answer through a live link: protected
 	// by a key this SM does not hold (or dead).
-	MKeyProtected MKeyAction = iota + 1
+	MKeyProtected // protected
 	// MKeyRecovered: a port showed a key other than the one the SM held
 	// for it (its lease ran out, or another SM set it at protection 0):
 	// the SM takes it and sets its own.
-	MKeyRecovered
+	MKeyRecovered // recovered
 	// MKeyTrap256: a port reported an SMP that failed its M_Key check.
-	MKeyTrap256
+	MKeyTrap256 // trap256
 )
 
-var mkeyActionNames = modeNames{kind: "M_Key action", names: []string{"", "protected", "recovered", "trap256"}}
+var mkeyActions = enum.New("M_Key action", mkeyNone, MKeyProtected, MKeyRecovered, MKeyTrap256).Wrap(ErrConfig)
 
-func (a MKeyAction) String() string               { return mkeyActionNames.String(uint8(a)) }
-func (a MKeyAction) MarshalText() ([]byte, error) { return mkeyActionNames.marshal(uint8(a)) }
-func (a *MKeyAction) UnmarshalText(text []byte) error {
-	return mkeyActionNames.unmarshal((*uint8)(a), text)
-}
+// MarshalText implements encoding.TextMarshaler.
+func (a MKeyAction) MarshalText() ([]byte, error) { return mkeyActions.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *MKeyAction) UnmarshalText(text []byte) error { return mkeyActions.Unmarshal(a, text) }
 
 // MKeyEvent is one thing the M_Key manager saw; ibsm prints it as a JSON
 // line.

@@ -32,20 +32,20 @@ func TestModeNames(t *testing.T) {
 		badName string // in the error for an unknown name
 	}{
 		{[]mode{sm.DetectBoth, sm.DetectTrap, sm.DetectSweep}, []string{"both", "trap", "sweep"},
-			parse[sm.Detect], `detection "x", want both, trap or sweep`},
+			parse[sm.Detect], `detection "x" unknown: want one of both, trap, sweep`},
 		{[]mode{sm.DiscoveryPartial, sm.DiscoveryFull}, []string{"partial", "full"},
-			parse[sm.Discovery], `discovery "x", want partial or full`},
+			parse[sm.Discovery], `discovery "x" unknown: want one of partial, full`},
 		{[]mode{sm.DistFullDeactivation, sm.DistCutPorts, sm.DistCutDeps, sm.DistNone},
 			[]string{"full-deactivation", "cut-ports", "cut-deps", "none"},
-			parse[sm.Distribution], `distribution "x", want full-deactivation, cut-ports, cut-deps or none`},
+			parse[sm.Distribution], `distribution "x" unknown: want one of full-deactivation, cut-ports, cut-deps, none`},
 		{[]mode{sm.TriggerTrap, sm.TriggerSweep}, []string{"trap", "sweep"},
-			parse[sm.Trigger], `trigger "x", want trap or sweep`},
+			parse[sm.Trigger], `trigger "x" unknown: want one of trap, sweep`},
 		{[]mode{sm.VLTablesSet, sm.VLTablesKeep}, []string{"set", "keep"},
-			parse[sm.VLTables], `VL tables "x", want set or keep`},
+			parse[sm.VLTables], `VL tables "x" unknown: want one of set, keep`},
 		{[]mode{routing.ParentLast, routing.ParentFirst, routing.ParentRandom}, []string{"last", "first", "random"},
-			parse[routing.Parent], `PIRa parent policy "x", want last, first or random`},
+			parse[routing.Parent], `PIRa parent policy "x" unknown: want one of last, first, random`},
 		{[]mode{routing.TieKeepOld, routing.TieRandom}, []string{"keep-old", "random"},
-			parse[routing.Ties], `FERa tie-break "x", want keep-old or random`},
+			parse[routing.Ties], `FERa tie-break "x" unknown: want one of keep-old, random`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.names[0], func(t *testing.T) {
@@ -79,7 +79,7 @@ func parse[M mode, P interface {
 // not marshal.
 func TestModeOutOfRange(t *testing.T) {
 	d := sm.DistNone + 1
-	assert.Equal(t, "distribution(5)", d.String())
+	assert.Equal(t, "Distribution(5)", d.String())
 	_, err := d.MarshalText()
 	assert.ErrorIs(t, err, sm.ErrConfig)
 }
@@ -118,7 +118,7 @@ func TestModeFlags(t *testing.T) {
 	assert.Equal(t, "cut-deps", fs.Lookup("distribution").DefValue)
 
 	err := fs.Parse([]string{"--distribution", "magic"})
-	assert.ErrorContains(t, err, `distribution "magic", want full-deactivation, cut-ports, cut-deps or none`)
+	assert.ErrorContains(t, err, `distribution "magic" unknown: want one of full-deactivation, cut-ports, cut-deps, none`)
 }
 
 // TestSMActionJSON: an SMEvent's action is a typed enum whose JSON is

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ibfab/internal/enum"
 	"ibfab/sm/qos"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -36,24 +37,32 @@ type QoSConfig struct {
 // QoSAction is what a QoSEvent reports.
 type QoSAction uint8
 
+//go:generate go tool stringer -type=QoSAction -linecomment
+
 // QoS actions.
 const (
-	QoSAdmit   QoSAction = iota + 1 // a flow holds its entries on its path
-	QoSReject                       // a flow does not fit: Port refused it
-	QoSPending                      // a flow waits for the subnet to come up
-	QoSRelease                      // a flow was deleted
-	QoSReroute                      // a flow's route moved and it fits on the new one
-	QoSLost                         // a flow's route moved (or broke) and it no longer fits
+	qosNone QoSAction = iota //
+	// QoSAdmit: a flow holds its entries on its path.
+	QoSAdmit // admit
+	// QoSReject: a flow does not fit: Port refused it.
+	QoSReject // reject
+	// QoSPending: a flow waits for the subnet to come up.
+	QoSPending // pending
+	// QoSRelease: a flow was deleted.
+	QoSRelease // release
+	// QoSReroute: a flow's route moved and it fits on the new one.
+	QoSReroute // reroute
+	// QoSLost: a flow's route moved (or broke) and it no longer fits.
+	QoSLost // lost
 )
 
-var qosActionNames = modeNames{kind: "QoS action",
-	names: []string{"", "admit", "reject", "pending", "release", "reroute", "lost"}}
+var qosActions = enum.New("QoS action", qosNone, QoSAdmit, QoSReject, QoSPending, QoSRelease, QoSReroute, QoSLost).Wrap(ErrConfig)
 
-func (a QoSAction) String() string               { return qosActionNames.String(uint8(a)) }
-func (a QoSAction) MarshalText() ([]byte, error) { return qosActionNames.marshal(uint8(a)) }
-func (a *QoSAction) UnmarshalText(text []byte) error {
-	return qosActionNames.unmarshal((*uint8)(a), text)
-}
+// MarshalText implements encoding.TextMarshaler.
+func (a QoSAction) MarshalText() ([]byte, error) { return qosActions.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *QoSAction) UnmarshalText(text []byte) error { return qosActions.Unmarshal(a, text) }
 
 // QoSEvent is one decision of the QoS manager.
 type QoSEvent struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"ibfab/internal/enum"
 	"ibfab/madport"
 	"ibfab/topologies"
 	"ibfab/wire"
@@ -75,48 +76,50 @@ type SMPeer struct {
 // SMAction is what an SMEvent reports; JSON spells it by name.
 type SMAction uint8
 
+//go:generate go tool stringer -type=SMAction -linecomment
+
 // The actions of an SMEvent.
 const (
+	smActionNone SMAction = iota //
 	// SMActionElection: discovery is done and the SM is Master, or
 	// Standby under the SM that Peer names.
-	SMActionElection SMAction = iota + 1
+	SMActionElection // election
 	// SMActionHandoverSent: this master handed the subnet to Peer, a
 	// higher SM, and went Standby (with Reason: the handover failed, and
 	// it stays Master).
-	SMActionHandoverSent
+	SMActionHandoverSent // handover-sent
 	// SMActionHandover: Peer, the master, handed the subnet to this SM.
-	SMActionHandover
+	SMActionHandover // handover
 	// SMActionAcknowledgeSent: this SM acknowledged Peer's handover.
-	SMActionAcknowledgeSent
+	SMActionAcknowledgeSent // acknowledge-sent
 	// SMActionAcknowledge: Peer acknowledged this SM's handover.
-	SMActionAcknowledge
+	SMActionAcknowledge // acknowledge
 	// SMActionDiscover, SMActionDisable, SMActionStandby: Peer, the
 	// master, set this SM Discovering, NotActive, Standby.
-	SMActionDiscover
-	SMActionDisable
-	SMActionStandby
+	SMActionDiscover // discover
+	SMActionDisable  // disable
+	SMActionStandby  // standby
 	// SMActionPollingTimeout: the master stopped answering this standby's
 	// polls, which takes the subnet over.
-	SMActionPollingTimeout
+	SMActionPollingTimeout // polling-timeout
 	// SMActionTrap144: Peer's port reported a change of its capabilities
 	// or of its SM's priority (Trap 144).
-	SMActionTrap144
+	SMActionTrap144 // trap144
 	// SMActionRefused: an SMInfo Set of Peer's changed nothing (Reason
 	// says why).
-	SMActionRefused
+	SMActionRefused // refused
 	// SMActionIgnored: Peer shows another SM_Key and takes no part in the
 	// election.
-	SMActionIgnored
+	SMActionIgnored // ignored
 )
 
-var smActionNames = modeNames{kind: "SM action", names: []string{"", "election", "handover-sent", "handover",
-	"acknowledge-sent", "acknowledge", "discover", "disable", "standby", "polling-timeout", "trap144", "refused", "ignored"}}
+var smActions = enum.New("SM action", smActionNone, SMActionElection, SMActionHandoverSent, SMActionHandover, SMActionAcknowledgeSent, SMActionAcknowledge, SMActionDiscover, SMActionDisable, SMActionStandby, SMActionPollingTimeout, SMActionTrap144, SMActionRefused, SMActionIgnored).Wrap(ErrConfig)
 
-func (a SMAction) String() string               { return smActionNames.String(uint8(a)) }
-func (a SMAction) MarshalText() ([]byte, error) { return smActionNames.marshal(uint8(a)) }
-func (a *SMAction) UnmarshalText(text []byte) error {
-	return smActionNames.unmarshal((*uint8)(a), text)
-}
+// MarshalText implements encoding.TextMarshaler.
+func (a SMAction) MarshalText() ([]byte, error) { return smActions.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *SMAction) UnmarshalText(text []byte) error { return smActions.Unmarshal(a, text) }
 
 // remoteSM is another SM of the subnet, as it last answered.
 type remoteSM struct {

@@ -6,8 +6,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"ibfab/internal/enum"
 	"ibfab/port"
 )
+
+//go:generate go tool stringer -type=Arch -linecomment
 
 // Arch is the switch architecture: how the packets an input port holds
 // reach their outputs. Credits stay per VL in both (seed 003 §2.4).
@@ -19,7 +22,7 @@ const (
 	// queue per output port and VL (virtual output queues), so a packet
 	// waits only for its own output. This is the switch's behaviour since
 	// the start and the default.
-	ArchVOQ Arch = iota
+	ArchVOQ Arch = iota // voq
 	// ArchIQ is input queued without VOQs: each input port holds one FIFO
 	// per data VL, and only the head of each FIFO is routed and handed to
 	// its output; the next packet is routed when the head has left (its
@@ -27,28 +30,20 @@ const (
 	// output blocks the packets behind it on the same VL of the same
 	// input (head-of-line blocking), not other VLs nor other inputs. VL15
 	// and MADs for the switch's agent bypass the FIFOs.
-	ArchIQ
+	ArchIQ // iq
 )
 
-var archNames = [...]string{ArchVOQ: "voq", ArchIQ: "iq"}
-
-// String returns "voq" or "iq", as --switch-arch spells them.
-func (a Arch) String() string {
-	if int(a) < len(archNames) {
-		return archNames[a]
-	}
-	return fmt.Sprintf("Arch(%d)", uint8(a))
-}
+// archs are the architectures, named as --switch-arch spells them.
+var archs = enum.New("switch architecture", ArchVOQ, ArchIQ)
 
 // ParseArch reads "voq" or "iq".
-func ParseArch(s string) (Arch, error) {
-	for a, n := range archNames {
-		if s == n {
-			return Arch(a), nil
-		}
-	}
-	return 0, fmt.Errorf("switch architecture %q: want voq or iq", s)
-}
+func ParseArch(s string) (Arch, error) { return archs.Parse(s) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (a Arch) MarshalText() ([]byte, error) { return archs.Marshal(a) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Arch) UnmarshalText(b []byte) error { return archs.Unmarshal(a, b) }
 
 // Arch returns the switch's architecture.
 func (s *Switch) Arch() Arch { return Arch(s.arch.Load()) }
@@ -60,7 +55,7 @@ func (s *Switch) Arch() Arch { return Arch(s.arch.Load()) }
 // and takes effect on each input VL once its FIFO is empty (at once on an
 // idle switch).
 func (s *Switch) SetArch(a Arch) error {
-	if int(a) >= len(archNames) {
+	if !archs.Valid(a) {
 		return fmt.Errorf("%w: switch architecture %v", ErrConfig, a)
 	}
 	s.arch.Store(uint32(a))

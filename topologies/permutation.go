@@ -30,22 +30,13 @@ type Permutation uint8
 
 // The permutations.
 const (
-	Butterfly Permutation = iota + 1
-	PerfectShuffle
-	MatrixTranspose
+	Butterfly       Permutation = iota + 1 // butterfly
+	PerfectShuffle                         // shuffle
+	MatrixTranspose                        // transpose
 )
-
-var permutationNames = [...]string{Butterfly: "butterfly", PerfectShuffle: "shuffle", MatrixTranspose: "transpose"}
 
 // Permutations lists every permutation, in the paper's order.
 func Permutations() []Permutation { return []Permutation{Butterfly, PerfectShuffle, MatrixTranspose} }
-
-func (p Permutation) String() string {
-	if p >= 1 && int(p) < len(permutationNames) {
-		return permutationNames[p]
-	}
-	return "permutation(" + strconv.Itoa(int(p)) + ")"
-}
 
 // ParsePermutation reads a permutation's name: butterfly, shuffle (or
 // perfect-shuffle), transpose (or matrix-transpose).

@@ -119,7 +119,7 @@ func TestParsePermutation(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	}
-	assert.Equal(t, "permutation(7)", topologies.Permutation(7).String())
+	assert.Equal(t, "Permutation(7)", topologies.Permutation(7).String())
 }
 
 // TestGridHost: address i is the grid's switch i, whose CA has the name

@@ -1,7 +1,6 @@
 package topologies
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -16,29 +15,27 @@ type SQS uint8
 // The schemes.
 const (
 	// SQS1VC is no scheme: every flow on SL 0.
-	SQS1VC SQS = iota + 1
-	// SQSDBBM (destination-based buffer management, agnostic of
+	// SQS1VC: SQSDBBM (destination-based buffer management, agnostic of
+	SQS1VC SQS = iota + 1 // 1vc
 	// topology and routing): SL = DLID mod Q. The paper gives this
 	// formula.
-	SQSDBBM
-	// SQSVFtree (topology- and routing-aware, for D-mod-K fat trees):
+	// SQSDBBM: SQSVFtree (topology- and routing-aware, for D-mod-K fat trees):
+	SQSDBBM // dbbm
 	// SL = (dstLeaf + srcLeaf) mod Q over leaf indexes. The paper gives
 	// no formula, only properties: flows with the same source and
 	// destination leaves share an SL, and from one source leaf
 	// consecutive destination leaves take consecutive SLs. This formula
 	// is ours; it has both.
-	SQSVFtree
-	// SQSFlow2SL (topology-aware; vFtree's fix for more than two
+	// SQSVFtree: SQSFlow2SL (topology-aware; vFtree's fix for more than two
+	SQSVFtree // vftree
 	// stages): hosts form Q groups of consecutive host indexes,
 	// g(x) = ⌊x·Q/N⌋ for N hosts, and SL = (g(dst) − g(src)) mod Q.
 	// The paper gives no formula, only properties: flows from one source
 	// group to one destination group share an SL, and flows from one
 	// source group to different destination groups take different SLs.
 	// This formula is ours; it has both.
-	SQSFlow2SL
+	SQSFlow2SL // flow2sl
 )
-
-var sqsNames = [...]string{SQS1VC: "1vc", SQSDBBM: "dbbm", SQSVFtree: "vftree", SQSFlow2SL: "flow2sl"}
 
 // MaxSQSQueues bounds Q: SL s travels on data VL s, and a port has at
 // most 15 data VLs (VL0–VL14).
@@ -47,19 +44,11 @@ const MaxSQSQueues = 15
 // SQSs lists the schemes in the paper's order.
 func SQSs() []SQS { return []SQS{SQS1VC, SQSDBBM, SQSFlow2SL, SQSVFtree} }
 
-// String returns the scheme's name: 1vc, dbbm, vftree or flow2sl.
-func (s SQS) String() string {
-	if s >= SQS1VC && int(s) < len(sqsNames) {
-		return sqsNames[s]
-	}
-	return "sqs(" + strconv.Itoa(int(s)) + ")"
-}
-
 // ParseSQS reads a scheme's name, in any case: 1vc, dbbm, vftree, flow2sl.
 func ParseSQS(s string) (SQS, error) {
-	for i, name := range sqsNames {
-		if name != "" && strings.EqualFold(s, name) {
-			return SQS(i), nil
+	for _, q := range SQSs() {
+		if strings.EqualFold(s, q.String()) {
+			return q, nil
 		}
 	}
 	return 0, invalid("queuing scheme %q: want 1vc, dbbm, vftree or flow2sl", s)

@@ -26,8 +26,8 @@ func TestSQSNames(t *testing.T) {
 		_, err := topologies.ParseSQS(bad)
 		assert.ErrorIs(t, err, topologies.ErrInvalid, "%q", bad)
 	}
-	assert.Equal(t, "sqs(9)", topologies.SQS(9).String())
-	assert.Equal(t, "sqs(0)", topologies.SQS(0).String())
+	assert.Equal(t, "SQS(9)", topologies.SQS(9).String())
+	assert.Equal(t, "SQS(0)", topologies.SQS(0).String())
 }
 
 func TestSQSFormulas(t *testing.T) {

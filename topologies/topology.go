@@ -32,28 +32,18 @@ var (
 	ErrInvalid       = errors.New("invalid argument")
 )
 
+//go:generate go tool stringer -type=NodeType,Permutation,SQS,Width,Speed -linecomment
+
 // NodeType is a node's kind, with the values of NodeInfo.NodeType (IBA 14.2.5.3).
 type NodeType uint8
 
 // Node types.
 const (
-	CA     NodeType = 1 // channel adapter: an HCA or TCA, an end node
-	Switch NodeType = 2
-	Router NodeType = 3
+	// CA: channel adapter: an HCA or TCA, an end node
+	CA     NodeType = 1 // Ca
+	Switch NodeType = 2 // Switch
+	Router NodeType = 3 // Rt
 )
-
-// String returns the type's name as the net file spells it: Ca, Switch, Rt.
-func (t NodeType) String() string {
-	switch t {
-	case CA:
-		return "Ca"
-	case Switch:
-		return "Switch"
-	case Router:
-		return "Rt"
-	}
-	return fmt.Sprintf("NodeType(%d)", uint8(t))
-}
 
 func (t NodeType) valid() bool { return t == CA || t == Switch || t == Router }
 
@@ -106,11 +96,11 @@ type Width uint8
 
 // Link widths.
 const (
-	Width1x  Width = 1
-	Width4x  Width = 2
-	Width8x  Width = 4
-	Width12x Width = 8
-	Width2x  Width = 16
+	Width1x  Width = 1  // 1x
+	Width4x  Width = 2  // 4x
+	Width8x  Width = 4  // 8x
+	Width12x Width = 8  // 12x
+	Width2x  Width = 16 // 2x
 )
 
 // DefaultWidth and DefaultSpeed are what a link gets when nothing says
@@ -119,16 +109,6 @@ const (
 	DefaultWidth = Width4x
 	DefaultSpeed = SpeedSDR
 )
-
-var widthNames = map[Width]string{Width1x: "1x", Width2x: "2x", Width4x: "4x", Width8x: "8x", Width12x: "12x"}
-
-// String returns "1x", "4x", "8x", "12x" or "2x".
-func (w Width) String() string {
-	if s, ok := widthNames[w]; ok {
-		return s
-	}
-	return fmt.Sprintf("Width(%d)", uint8(w))
-}
 
 // Lanes returns the number of lanes, 0 for an invalid width.
 func (w Width) Lanes() int {
@@ -155,38 +135,28 @@ type Speed uint8
 
 // Link speeds.
 const (
-	SpeedSDR   Speed = 1 << iota // 2.5 Gb/s per lane
-	SpeedDDR                     // 5 Gb/s
-	SpeedQDR                     // 10 Gb/s
-	SpeedFDR10                   // 10.3125 Gb/s, Mellanox
-	SpeedFDR                     // 14.0625 Gb/s
-	SpeedEDR                     // 25.78125 Gb/s
-	SpeedHDR                     // 53.125 Gb/s
-	SpeedNDR                     // 106.25 Gb/s
+	// SpeedSDR: 2.5 Gb/s per lane
+	SpeedSDR Speed = 1 << iota // SDR
+	// SpeedDDR: 5 Gb/s
+	SpeedDDR // DDR
+	// SpeedQDR: 10 Gb/s
+	SpeedQDR // QDR
+	// SpeedFDR10: 10.3125 Gb/s, Mellanox
+	SpeedFDR10 // FDR10
+	// SpeedFDR: 14.0625 Gb/s
+	SpeedFDR // FDR
+	// SpeedEDR: 25.78125 Gb/s
+	SpeedEDR // EDR
+	// SpeedHDR: 53.125 Gb/s
+	SpeedHDR // HDR
+	// SpeedNDR: 106.25 Gb/s
+	SpeedNDR // NDR
 )
 
-var speedNames = []struct {
-	s    Speed
-	name string
-}{
-	{SpeedSDR, "SDR"}, {SpeedDDR, "DDR"}, {SpeedQDR, "QDR"}, {SpeedFDR10, "FDR10"},
-	{SpeedFDR, "FDR"}, {SpeedEDR, "EDR"}, {SpeedHDR, "HDR"}, {SpeedNDR, "NDR"},
-}
-
-// String returns "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR" or "NDR".
-func (s Speed) String() string {
-	for _, n := range speedNames {
-		if n.s == s {
-			return n.name
-		}
-	}
-	return fmt.Sprintf("Speed(%d)", uint8(s))
-}
-
 func parseSpeed(name string) (Speed, bool) {
-	for _, n := range speedNames {
-		if n.name == name {
-			return n.s, true
+	for s := SpeedSDR; s != 0; s <<= 1 {
+		if s.String() == name {
+			return s, true
 		}
 	}
 	return 0, false
@@ -407,7 +377,7 @@ func (t *Topology) Connect(a, b PortRef, w Width, s Speed) error {
 	if s == 0 {
 		s = DefaultSpeed
 	}
-	if _, ok := widthNames[w]; !ok {
+	if w.Lanes() == 0 {
 		return fmt.Errorf("%w: width %v", ErrRate, w)
 	}
 	if !singleBit(s) {
@@ -443,7 +413,7 @@ func (t *Topology) SetLinkRate(p PortRef, w Width, s Speed) error {
 	if l < 0 {
 		return fmt.Errorf("%w: %s is not cabled", ErrInvalid, t.portName(p))
 	}
-	if _, ok := widthNames[w]; !ok {
+	if w.Lanes() == 0 {
 		return fmt.Errorf("%w: width %v", ErrRate, w)
 	}
 	if !singleBit(s) {

@@ -29,27 +29,17 @@ const (
 	HelloSize = 16
 )
 
+//go:generate go tool stringer -type=Role -linecomment
+
 // Role is what a connection stands for.
 type Role uint8
 
 // Roles.
 const (
-	RoleUMAD    Role = 1
-	RoleControl Role = 2
-	RoleISSM    Role = 3
+	RoleUMAD    Role = 1 // umad
+	RoleControl Role = 2 // control
+	RoleISSM    Role = 3 // issm
 )
-
-func (r Role) String() string {
-	switch r {
-	case RoleUMAD:
-		return "umad"
-	case RoleControl:
-		return "control"
-	case RoleISSM:
-		return "issm"
-	}
-	return fmt.Sprintf("Role(%d)", uint8(r))
-}
 
 // Hello opens a connection (client → server) and answers it (server →
 // client, Errno set).

@@ -33,25 +33,18 @@ const (
 	FlowControlSize = 6
 )
 
+//go:generate go tool stringer -type=FlowControlOp -linecomment
+
 // FlowControlOp is the Op field of a link packet.
 type FlowControlOp uint8
 
 // Link packet operands (§7.9.4).
 const (
-	FlowControlNormal FlowControlOp = 0 // flow control packet
-	FlowControlInit   FlowControlOp = 1 // flow control init packet, sent during link initialisation
+	// FlowControlNormal: flow control packet
+	FlowControlNormal FlowControlOp = 0 // Normal
+	// FlowControlInit: flow control init packet, sent during link initialisation
+	FlowControlInit FlowControlOp = 1 // Init
 )
-
-// String returns the name of the operand.
-func (o FlowControlOp) String() string {
-	switch o {
-	case FlowControlNormal:
-		return "Normal"
-	case FlowControlInit:
-		return "Init"
-	}
-	return fmt.Sprintf("FlowControlOp(%d)", uint8(o))
-}
 
 // ErrLinkOp says a link packet carries an Op that IBA does not define.
 var ErrLinkOp = errors.New("wire: unknown link packet Op")

@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Local Route Header (IBA 1.2.1 §7.7, 8 bytes, present in every data packet):
 //
@@ -36,31 +33,22 @@ const (
 	MaxPktLen = lrhLenMask
 )
 
+//go:generate go tool stringer -type=LNH -linecomment
+
 // LNH is the Link Next Header field: what follows the LRH (§7.7.3).
 type LNH uint8
 
 // Link Next Header values.
 const (
-	LNHRaw    LNH = 0 // raw packet: LRH, payload, VCRC; no transport headers, no ICRC
-	LNHIPv6   LNH = 1 // IP non-IBA transport: an IPv6 header follows; no ICRC
-	LNHLocal  LNH = 2 // IBA local: BTH follows
-	LNHGlobal LNH = 3 // IBA global: GRH then BTH follow
+	// LNHRaw: raw packet: LRH, payload, VCRC; no transport headers, no ICRC
+	LNHRaw LNH = 0 // Raw
+	// LNHIPv6: IP non-IBA transport: an IPv6 header follows; no ICRC
+	LNHIPv6 LNH = 1 // IPv6
+	// LNHLocal: IBA local: BTH follows
+	LNHLocal LNH = 2 // IBALocal
+	// LNHGlobal: IBA global: GRH then BTH follow
+	LNHGlobal LNH = 3 // IBAGlobal
 )
-
-// String returns the name of the LNH value.
-func (n LNH) String() string {
-	switch n {
-	case LNHRaw:
-		return "Raw"
-	case LNHIPv6:
-		return "IPv6"
-	case LNHLocal:
-		return "IBALocal"
-	case LNHGlobal:
-		return "IBAGlobal"
-	}
-	return fmt.Sprintf("LNH(%d)", uint8(n))
-}
 
 // HasICRC reports whether packets with this LNH carry an ICRC: only IBA
 // transport packets do.

@@ -21,7 +21,7 @@ const (
 
 // arOptions are the adaptive routing flags of the SM.
 type arOptions struct {
-	mode      string
+	mode      mad.ARMode // with --ar-mode given
 	threshold uint
 	afcVL     int
 	sl2vl     string
@@ -31,7 +31,7 @@ type arOptions struct {
 const afcVLDefault = -1
 
 func addARFlags(fs *flag.FlagSet, a *arOptions) {
-	fs.StringVar(&a.mode, "ar-mode", "", "manage adaptive routing (seed 003) through the vendor class 0x0A in `mode` off, adaptive, adaptive-th or afi; any mode sets SL s on VL s and equal-weight VL arbitration, and 'ibsm ar set' changes it at run time")
+	fs.TextVar(&a.mode, "ar-mode", mad.AROff, "manage adaptive routing (seed 003) through the vendor class 0x0A in `mode` off, adaptive, adaptive-th or afi; any mode sets SL s on VL s and equal-weight VL arbitration, and 'ibsm ar set' changes it at run time")
 	fs.UintVar(&a.threshold, "ar-threshold", sm.DefaultARThreshold, "with --ar-mode, the downstream VL occupancy in `percent` (1-100) at which adaptive-th and afi adapt")
 	fs.IntVar(&a.afcVL, "afc-vl", afcVLDefault, "with --ar-mode, the Adapted Flow Channel `VL` of afi mode (default: the highest data VL of --op-vls)")
 	fs.StringVar(&a.sl2vl, "sl2vl", "", "`identity`: SL s on VL s (mod the port's data VLs) and equal-weight VL arbitration on every port, as --vl-tables set (implied by --ar-mode)")
@@ -48,7 +48,7 @@ func (a *arOptions) config(fs *flag.FlagSet, cfg *sm.Config, opVLs uint8) (*sm.A
 	default:
 		return nil, fmt.Errorf("--sl2vl %q, want identity", a.sl2vl)
 	}
-	if a.mode == "" {
+	if !flagSet(fs, "ar-mode") {
 		for _, f := range []string{"ar-threshold", "afc-vl"} {
 			if flagSet(fs, f) {
 				return nil, fmt.Errorf("--%s configures adaptive routing: say --ar-mode", f)
@@ -56,10 +56,7 @@ func (a *arOptions) config(fs *flag.FlagSet, cfg *sm.Config, opVLs uint8) (*sm.A
 		}
 		return nil, nil
 	}
-	mode, err := mad.ParseARMode(a.mode)
-	if err != nil {
-		return nil, fmt.Errorf("--ar-mode: %w", err)
-	}
+	mode := a.mode
 	if flagSet(fs, "vl-tables") && cfg.VLTables == sm.VLTablesKeep {
 		return nil, errors.New("--vl-tables keep with --ar-mode: adaptive routing needs SL s on VL s and the VLs arbitrated")
 	}
@@ -132,11 +129,11 @@ func runAR(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verb := args[0]
 	c := newControlClient("ar", arSynopsis, verb, stdout, stderr)
 	fs := c.fs
-	var mode string
+	var mode mad.ARMode
 	var threshold uint
 	var afcVL int
 	if verb == "set" {
-		fs.StringVar(&mode, "mode", "", "adaptive routing `mode`: off, adaptive, adaptive-th or afi")
+		fs.TextVar(&mode, "mode", mad.AROff, "adaptive routing `mode`: off, adaptive, adaptive-th or afi")
 		fs.UintVar(&threshold, "threshold", 0, "threshold `percent`, 1-100 (default: as it is)")
 		fs.IntVar(&afcVL, "afc-vl", afcVLDefault, "AFC `VL` (default: as it is)")
 	}
@@ -154,14 +151,10 @@ func runAR(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		op = opARShow
 	case verb == "set":
 		op = opARSet
-		if mode == "" {
+		if !flagSet(fs, "mode") {
 			return usage(errors.New("set: say --mode"))
 		}
-		m, err := mad.ParseARMode(mode)
-		if err != nil {
-			return usage(err)
-		}
-		set.Mode = &m
+		set.Mode = &mode
 		if flagSet(fs, "threshold") {
 			if !mad.ValidThreshold(uint8(min(threshold, 255))) {
 				return usage(fmt.Errorf("--threshold %d, want 1-%d", threshold, mad.ARThresholdMax))

@@ -25,7 +25,7 @@ func TestARFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--ar-mode", "fast"}, `unknown adaptive routing mode "fast"`},
+		{[]string{"--ar-mode", "fast"}, `adaptive routing mode "fast" unknown`},
 		{[]string{"--ar-mode", "afi", "--ar-threshold", "0"}, "--ar-threshold 0, want 1-100"},
 		{[]string{"--ar-mode", "afi", "--ar-threshold", "101"}, "--ar-threshold 101, want 1-100"},
 		{[]string{"--ar-mode", "afi", "--afc-vl", "4"}, "--afc-vl 4, the ports run VL0-VL3 (--op-vls 3)"},
@@ -49,7 +49,7 @@ func TestARFlagErrors(t *testing.T) {
 	}{
 		{[]string{"ar"}, "usage: ibsm ar set"},
 		{[]string{"ar", "set"}, "set: say --mode"},
-		{[]string{"ar", "set", "--mode", "sideways"}, `unknown adaptive routing mode "sideways"`},
+		{[]string{"ar", "set", "--mode", "sideways"}, `adaptive routing mode "sideways" unknown`},
 		{[]string{"ar", "set", "--mode", "afi", "--threshold", "0"}, "--threshold 0, want 1-100"},
 		{[]string{"ar", "set", "--mode", "afi", "--afc-vl", "15"}, "--afc-vl 15, want a data VL"},
 		{[]string{"ar", "show", "extra"}, `show: unexpected arguments ["extra"]`},

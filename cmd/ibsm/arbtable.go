@@ -24,7 +24,7 @@ const arbSynopsis = `usage: ibsm arbtable-bench [--ops N | --quick] [--models 1,
 // directory ("" for none).
 func parseArbBench(args []string, stderr io.Writer) (arbbench.Config, string, error) {
 	c := arbbench.Config{Threshold: arbbench.DefaultThreshold}
-	var models, out string
+	var out string
 	var quick bool
 	fs := flag.NewFlagSet("ibsm arbtable-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -34,7 +34,8 @@ func parseArbBench(args []string, stderr io.Writer) (arbbench.Config, string, er
 	}
 	fs.IntVar(&c.Ops, "ops", arbbench.DefaultOps, "random operations per model")
 	fs.BoolVar(&quick, "quick", false, fmt.Sprintf("%d operations per model (a smoke run)", arbbench.QuickOps))
-	fs.StringVar(&models, "models", "1,2,3,4", "the models to run, comma-separated (1-3 the report's, 4 best fit with defragmentation after deletion)")
+	models := modelList(arbtable.Models)
+	fs.TextVar(&models, "models", modelList(arbtable.Models), "the `models` to run, comma-separated (1-3 the report's, 4 best fit with defragmentation after deletion)")
 	fs.IntVar(&c.Size, "size", arbbench.DefaultSize, "table entries, a power of two 4..64")
 	fs.Uint64Var(&c.Seed, "seed", 1, "the workload's random seed")
 	fs.DurationVar(&c.Threshold, "threshold", arbbench.DefaultThreshold, "drop timed samples above this")
@@ -51,10 +52,7 @@ func parseArbBench(args []string, stderr io.Writer) (arbbench.Config, string, er
 		}
 		c.Ops = arbbench.QuickOps
 	}
-	var err error
-	if c.Models, err = parseModels(models); err != nil {
-		return c, "", err
-	}
+	c.Models = models
 	return c, out, c.Validate()
 }
 
@@ -65,18 +63,34 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// parseModels reads "1,2,3,4".
-func parseModels(s string) ([]arbtable.Model, error) {
-	var ms []arbtable.Model
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		m := arbtable.Model(n)
-		if err != nil || n < 1 || n > len(arbtable.Models) {
-			return nil, fmt.Errorf("--models: %q is not a model 1..%d", f, len(arbtable.Models))
+// modelList is --models: models comma-separated, each as
+// arbtable.Model's UnmarshalText reads it ("1,2,3,4" or "M1,M2").
+type modelList []arbtable.Model
+
+// MarshalText writes the models' numbers, comma-separated.
+func (l modelList) MarshalText() ([]byte, error) {
+	var b []byte
+	for i, m := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(m), 10)
+	}
+	return b, nil
+}
+
+// UnmarshalText reads the models, comma-separated.
+func (l *modelList) UnmarshalText(text []byte) error {
+	var ms modelList
+	for f := range strings.SplitSeq(string(text), ",") {
+		var m arbtable.Model
+		if err := m.UnmarshalText([]byte(strings.TrimSpace(f))); err != nil {
+			return err
 		}
 		ms = append(ms, m)
 	}
-	return ms, nil
+	*l = ms
+	return nil
 }
 
 func runArbBench(args []string, stdout, stderr io.Writer) int {

@@ -133,9 +133,9 @@ func TestAssimilationBadFlags(t *testing.T) {
 		args, want string
 		code       int
 	}{
-		{"--detect poll", `invalid value "poll" for flag -detect: sm: invalid configuration: detection "poll", want both, trap or sweep`, exitUsage},
-		{"--discovery half", `discovery "half", want partial or full`, exitUsage},
-		{"--distribution magic", `distribution "magic", want full-deactivation, cut-ports, cut-deps or none`, exitUsage},
+		{"--detect poll", `invalid value "poll" for flag -detect: sm: invalid configuration: detection "poll" unknown: want one of both, trap, sweep`, exitUsage},
+		{"--discovery half", `discovery "half" unknown: want one of partial, full`, exitUsage},
+		{"--distribution magic", `distribution "magic" unknown: want one of full-deactivation, cut-ports, cut-deps, none`, exitUsage},
 		{"--sweep-factor -1", "sweep factor", exitFailure},
 	} {
 		code, _, errs := ibsm(t, append([]string{"--port", "fake", "--once"}, strings.Fields(tt.args)...)...)

@@ -34,7 +34,7 @@ type qosOptions struct {
 	on      bool
 	flows   string
 	control string
-	model   uint
+	model   arbtable.Model
 	share   float64
 }
 
@@ -42,7 +42,7 @@ func addQoSFlags(fs *flag.FlagSet, q *qosOptions) {
 	fs.BoolVar(&q.on, "qos", false, "manage QoS: admit flows into the VL arbitration tables (seed 002), SL n on VL n")
 	fs.StringVar(&q.flows, "qos-flows", "", "JSON `file` of static flows admitted at start (implies --qos)")
 	fs.StringVar(&q.control, "control", "", "control socket `path` for 'ibsm qos' and 'ibsm ar' (default "+DefaultControl+" with --qos or --ar-mode)")
-	fs.UintVar(&q.model, "qos-model", uint(qos.DefaultModel), "arbitration-table maintenance `model`, 1-4")
+	fs.TextVar(&q.model, "qos-model", qos.DefaultModel, "arbitration-table maintenance `model`, 1-4 (or M1-M4)")
 	fs.Float64Var(&q.share, "qos-share", qos.DefaultShare, "`fraction` of each link promised to QoS flows; best effort keeps the rest")
 }
 
@@ -55,10 +55,7 @@ func (q *qosOptions) config() (*sm.QoSConfig, error) {
 	if !q.on {
 		return nil, nil // --control without --qos may serve 'ibsm ar': parse checks
 	}
-	if q.model < 1 || q.model > uint(len(arbtable.Models)) {
-		return nil, fmt.Errorf("--qos-model %d, want 1-%d", q.model, len(arbtable.Models))
-	}
-	c := &sm.QoSConfig{Params: qos.Params{Model: arbtable.Model(q.model), Share: q.share}}
+	c := &sm.QoSConfig{Params: qos.Params{Model: q.model, Share: q.share}}
 	if q.flows != "" {
 		fl, err := readFlows(q.flows)
 		if err != nil {

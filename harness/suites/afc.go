@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -35,17 +36,27 @@ import (
 // the paper's thousands of hot sources at any load. Accepted throughput is
 // what every destination received, normalized to the hosts' links.
 
+//go:generate go tool stringer -type=AFCRouting,AFCQueuing,AFCTraffic -linecomment
+
 // AFCRouting is a routing of the experiments: the LFTs alone (D-mod-K) or
 // with one of the switches' adaptive modes.
-type AFCRouting string
+type AFCRouting uint8
 
 // The routings.
 const (
-	AFCDModK      AFCRouting = "D-mod-K"
-	AFCAdaptive   AFCRouting = "Adaptive"
-	AFCAdaptiveTh AFCRouting = "Adaptive-th"
-	AFCAFI        AFCRouting = "AFI"
+	AFCDModK      AFCRouting = iota // D-mod-K
+	AFCAdaptive                     // Adaptive
+	AFCAdaptiveTh                   // Adaptive-th
+	AFCAFI                          // AFI
 )
+
+var afcRoutingSet = enum.New("AFC routing", AFCDModK, AFCAdaptive, AFCAdaptiveTh, AFCAFI)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCRouting) MarshalText() ([]byte, error) { return afcRoutingSet.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCRouting) UnmarshalText(b []byte) error { return afcRoutingSet.Unmarshal(x, b) }
 
 // afcRoutings are the routings in the paper's column order.
 var afcRoutings = []AFCRouting{AFCDModK, AFCAdaptive, AFCAdaptiveTh, AFCAFI}
@@ -64,15 +75,23 @@ func (r AFCRouting) mode() mad.ARMode {
 }
 
 // AFCQueuing is a static queuing scheme with its number of VLs.
-type AFCQueuing string
+type AFCQueuing uint8
 
 // The queuing schemes of the evaluation.
 const (
-	AFC1VC     AFCQueuing = "1VC"
-	AFCDBBM    AFCQueuing = "DBBM-3VC"
-	AFCFlow2SL AFCQueuing = "Flow2SL-3VC"
-	AFCVFtree  AFCQueuing = "vFtree-3VC"
+	AFC1VC     AFCQueuing = iota // 1VC
+	AFCDBBM                      // DBBM-3VC
+	AFCFlow2SL                   // Flow2SL-3VC
+	AFCVFtree                    // vFtree-3VC
 )
+
+var afcQueuingSet = enum.New("AFC queuing", AFC1VC, AFCDBBM, AFCFlow2SL, AFCVFtree)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCQueuing) MarshalText() ([]byte, error) { return afcQueuingSet.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCQueuing) UnmarshalText(b []byte) error { return afcQueuingSet.Unmarshal(x, b) }
 
 // afcQueuings are the schemes in the paper's legend order.
 var afcQueuings = []AFCQueuing{AFC1VC, AFCDBBM, AFCFlow2SL, AFCVFtree}
@@ -99,14 +118,22 @@ func (q AFCQueuing) sqs() topologies.SQS {
 }
 
 // AFCTraffic is a traffic pattern.
-type AFCTraffic string
+type AFCTraffic uint8
 
 // The patterns.
 const (
-	AFCUniform AFCTraffic = "UT"
-	AFCHS10    AFCTraffic = "HS10"
-	AFCHS25    AFCTraffic = "HS25"
+	AFCUniform AFCTraffic = iota // UT
+	AFCHS10                      // HS10
+	AFCHS25                      // HS25
 )
+
+var afcTraffics = enum.New("AFC traffic", AFCUniform, AFCHS10, AFCHS25)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x AFCTraffic) MarshalText() ([]byte, error) { return afcTraffics.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *AFCTraffic) UnmarshalText(b []byte) error { return afcTraffics.Unmarshal(x, b) }
 
 // hotFraction is the share of hosts sending to the hot spot.
 func (t AFCTraffic) hotFraction() float64 {

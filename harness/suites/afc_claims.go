@@ -142,7 +142,7 @@ func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, boo
 			continue
 		}
 		os = append(os, o)
-		texts = append(texts, string(t)+": "+text)
+		texts = append(texts, t.String()+": "+text)
 	}
 	return strings.Join(texts, "; "), verdictOf(os)
 }
@@ -313,7 +313,7 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		for _, r := range afcRoutings {
 			for _, q := range afcQueuings {
 				if x, ok := c.top(t, r, q, false); ok && x > best && (r != AFCAFI || q != AFCFlow2SL) {
-					best, bestName = x, string(q)+"+"+string(r)
+					best, bestName = x, q.String()+"+"+r.String()
 				}
 			}
 		}

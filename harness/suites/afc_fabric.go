@@ -10,6 +10,7 @@ import (
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 	"ibfab/sm"
+	"ibfab/softswitch"
 	"ibfab/wire/mad"
 )
 
@@ -68,10 +69,11 @@ func afcConfigureSwitch(ctx context.Context, fabric, sw string, voq bool, blocks
 	all := make([]int, afcDataVLs)
 	copy(all, blocks)
 	slack := afcCreditSlack
-	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: "iq", CreditSlack: &slack}
+	arch := softswitch.ArchIQ
 	if voq {
-		a.Arch = "voq"
+		arch = softswitch.ArchVOQ
 	}
+	a := nodeproc.SwitchConfigArgs{VLBlocks: all, Arch: &arch, CreditSlack: &slack}
 	_, err := harness.SwitchConfig(ctx, fabric, sw, a)
 	return err
 }

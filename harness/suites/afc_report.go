@@ -160,7 +160,7 @@ func afcFigures(rep *AFCReport) ([]afcFigure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, afcFigure{name: "e6-" + strings.ToLower(string(m.Routing)),
+		out = append(out, afcFigure{name: "e6-" + strings.ToLower(m.Routing.String()),
 			caption: fmt.Sprintf("E6 %s (%s): switch VL occupancy and adapted packets over time", m.Routing, m.Queuing),
 			plots:   [][]*plot.Plot{{occ}, {adapted}}, w: 8 * vg.Inch, h: 6 * vg.Inch})
 	}
@@ -201,7 +201,7 @@ func sweepFigure(ps []AFCPoint, k int, voq bool) (afcFigure, error) {
 					continue
 				}
 				slices.SortFunc(xy, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
-				if err := addLine(p, xy, string(q), afcQueuingColors[q], false); err != nil {
+				if err := addLine(p, xy, q.String(), afcQueuingColors[q], false); err != nil {
 					return afcFigure{}, err
 				}
 			}
@@ -253,7 +253,7 @@ func exchangePlot(ex []AFCExchange) (*plot.Plot, error) {
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(i-2) * w
 		p.Add(b)
-		p.Legend.Add(string(q), b)
+		p.Legend.Add(q.String(), b)
 	}
 	p.NominalX(names...)
 	p.Legend.Top = true

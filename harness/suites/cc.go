@@ -10,6 +10,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/hca"
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 )
 
@@ -41,15 +42,26 @@ import (
 // Everything is emulated time; the time scale grows with the fabric so
 // that the machine keeps up with the links (ccTimeScale).
 
-// CCScheme is how the CAs react to congestion.
-type CCScheme string
+//go:generate go tool stringer -type=CCScheme -linecomment
 
-// The schemes.
+// CCScheme is how the CAs react to congestion.
+type CCScheme uint8
+
+// The schemes: CCOff no reaction (D1, D0: no CC programmed either), CCIBA
+// IBA CC (injection throttling), CCDRB DRB (alias paths).
 const (
-	CCOff CCScheme = "off" // no reaction (D1, D0: no CC programmed either)
-	CCIBA CCScheme = "iba" // IBA CC: injection throttling
-	CCDRB CCScheme = "drb" // DRB: alias paths
+	CCOff CCScheme = iota // off
+	CCIBA                 // iba
+	CCDRB                 // drb
 )
+
+var ccSchemes = enum.New("CC scheme", CCOff, CCIBA, CCDRB)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x CCScheme) MarshalText() ([]byte, error) { return ccSchemes.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *CCScheme) UnmarshalText(b []byte) error { return ccSchemes.Unmarshal(x, b) }
 
 // mode is the CCA mode the scheme sets.
 func (s CCScheme) mode() hca.CCMode {

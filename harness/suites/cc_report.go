@@ -116,7 +116,7 @@ func plotSweep(e *CCExperimentReport, pat string, latency bool) (*plot.Plot, err
 			xy = append(xy, plotter.XY{X: pt.OfferedMbps, Y: y})
 			top = max(top, pt.OfferedMbps)
 		}
-		if err := addLine(p, xy, string(s), ccColors[s], false); err != nil {
+		if err := addLine(p, xy, s.String(), ccColors[s], false); err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +145,7 @@ func plotPeak(e *CCExperimentReport) (*plot.Plot, error) {
 		if len(xy) == 0 {
 			continue
 		}
-		if err := addLine(p, xy, string(h.Scheme), ccColors[h.Scheme], false); err != nil {
+		if err := addLine(p, xy, h.Scheme.String(), ccColors[h.Scheme], false); err != nil {
 			return nil, err
 		}
 	}

@@ -367,7 +367,7 @@ func (r *ccRun) hotExperiment(ctx context.Context, e ccExperiment, er *CCExperim
 		er.Burst.Pairs = append(er.Burst.Pairs, pairName(src[i], dst[i]))
 	}
 	for _, sch := range e.Schemes {
-		key := r.f.key() + "/" + string(sch)
+		key := r.f.key() + "/" + sch.String()
 		h, ok := cache[key]
 		if !ok {
 			h = r.hotSpot(ctx, sch, b, src, dst)

@@ -13,16 +13,31 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/ctl"
+	"ibfab/internal/enum"
 	"ibfab/internal/opensmrun"
 	"ibfab/nodeproc"
 	"ibfab/sm"
 )
 
+//go:generate go tool stringer -type=SMKind -linecomment
+
+// SMKind is a subnet manager a suite can run.
+type SMKind uint8
+
 // The subnet managers a suite can run.
 const (
-	SMIbsm   = "ibsm"
-	SMOpenSM = "opensm"
+	SMIbsm   SMKind = iota // ibsm
+	SMOpenSM               // opensm
 )
+
+// "" is ibsm, as when the kind was a string.
+var smKinds = enum.New("SM", SMIbsm, SMOpenSM).EmptyIsZero()
+
+// MarshalText implements encoding.TextMarshaler.
+func (k SMKind) MarshalText() ([]byte, error) { return smKinds.Marshal(k) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *SMKind) UnmarshalText(b []byte) error { return smKinds.Unmarshal(k, b) }
 
 // OpenSMLogLevel is the log level OpenSM runs with: errors, info and
 // verbose (-D 0x07). Verbose adds the state manager's message boxes

@@ -378,13 +378,13 @@ func (r *run) whyNot(ctx context.Context, since time.Time, dead, down map[string
 	rs := p.Results()
 	switch {
 	case !p.Alive():
-		return p.kind + " is not running"
+		return p.kind.String() + " is not running"
 	case len(rs) == 0:
-		return p.kind + " has not reported"
+		return p.kind.String() + " has not reported"
 	case !rs[len(rs)-1].SubnetUp:
-		return p.kind + "'s last result: subnet not up: " + rs[len(rs)-1].Reason
+		return p.kind.String() + "'s last result: subnet not up: " + rs[len(rs)-1].Reason
 	case r.changesTopology() && !rs[len(rs)-1].At.After(since):
-		return p.kind + " has not taken the change in"
+		return p.kind.String() + " has not taken the change in"
 	}
 	return ""
 }

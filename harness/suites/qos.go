@@ -13,6 +13,7 @@ import (
 
 	"ibfab/harness"
 
+	"ibfab/internal/enum"
 	"ibfab/sm"
 	"ibfab/sm/qos"
 )
@@ -36,15 +37,25 @@ import (
 // Time is emulated at QoSTimeScale: rates, latencies and the flows'
 // bounds are all in emulated time.
 
+//go:generate go tool stringer -type=QoSMode -linecomment
+
 // QoSMode is one arrangement of the QoS experiment.
-type QoSMode string
+type QoSMode uint8
 
 // QoS experiment arrangements.
 const (
-	QoSIbsm   QoSMode = "ibsm-qos"
-	QoSNone   QoSMode = "no-qos"
-	QoSOpenSM QoSMode = "opensm-qos"
+	QoSIbsm   QoSMode = iota // ibsm-qos
+	QoSNone                  // no-qos
+	QoSOpenSM                // opensm-qos
 )
+
+var qosModes = enum.New("QoS mode", QoSIbsm, QoSNone, QoSOpenSM)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x QoSMode) MarshalText() ([]byte, error) { return qosModes.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *QoSMode) UnmarshalText(b []byte) error { return qosModes.Unmarshal(x, b) }
 
 // QoSTimeScale runs the QoS fabric 250 times slower than real time: the
 // hot-spot benchmark's scale, at which this machine paces four senders at
@@ -230,7 +241,7 @@ func qosModeDir(out string, m QoSMode) string {
 	if out == "" {
 		return ""
 	}
-	return filepath.Join(out, string(m))
+	return filepath.Join(out, m.String())
 }
 
 const (
@@ -253,7 +264,7 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	const cmd = "run qos"
 	fs := flag.NewFlagSet("ibfab run qos", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	smKind := fs.String("sm", SMIbsm, "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
+	smKind := fs.String("sm", SMIbsm.String(), "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
 	quick := fs.Bool("quick", false, "shorter windows (3 s real)")
 	measure := fs.Duration("measure", 0, "real length of a measurement window (default 8 s, 3 s with --quick)")
 	out := fs.String("out", "out/qos", "write the report to `DIR`")
@@ -265,9 +276,9 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	}
 	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
 	switch *smKind {
-	case SMIbsm:
+	case SMIbsm.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSNone}
-	case SMOpenSM:
+	case SMOpenSM.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSOpenSM} // side by side
 	case "all":
 		o.Modes = []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}

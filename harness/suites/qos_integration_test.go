@@ -70,7 +70,7 @@ func TestQoSQuick(t *testing.T) {
 	require.NotNil(t, with.Capture)
 	require.Empty(t, with.Capture.Error)
 	require.Positive(t, with.Capture.Frames)
-	out, err := exec.Command("tshark", "-r", filepath.Join(dir, string(QoSIbsm), with.Capture.File)).CombinedOutput()
+	out, err := exec.Command("tshark", "-r", filepath.Join(dir, QoSIbsm.String(), with.Capture.File)).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.NotContains(t, strings.ToLower(string(out)), "malformed")
 }

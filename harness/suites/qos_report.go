@@ -33,7 +33,7 @@ func writeQoSReport(dir string, rep *QoSReport) error {
 			}
 		}
 		if m.Capture != nil && m.Capture.Error == "" {
-			rep.Files = append(rep.Files, filepath.Join(string(m.Mode), m.Capture.File))
+			rep.Files = append(rep.Files, filepath.Join(m.Mode.String(), m.Capture.File))
 		}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")

@@ -61,7 +61,7 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 		kind = SMOpenSM
 	}
 	topo := topologies.Dumbbell()
-	s := Suite{Name: "qos-" + string(m), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
+	s := Suite{Name: "qos-" + m.String(), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	r := &qosRun{mode: m, mr: mr, dir: dir, sl: map[string]uint8{}, flows: map[string]*sm.QoSEvent{}, length: o.Measure,
 		control: filepath.Join(filepath.Dir(nodeproc.SocketPath(fabric, "sm0")), "ibsm-qos.sock")}

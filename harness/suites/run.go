@@ -21,9 +21,9 @@ type Options struct {
 	Out    string    // report directory; "" writes no files
 	Fabric string    // fabric name; default "s_" and the suite's name
 	Log    io.Writer // progress lines; nil: none
-	// SM is the subnet manager: SMIbsm ("" too) or SMOpenSM, Debian's
-	// unmodified OpenSM as a daemon at the suite's SM node.
-	SM string
+	// SM is the subnet manager: SMIbsm (the zero value) or SMOpenSM,
+	// Debian's unmodified OpenSM as a daemon at the suite's SM node.
+	SM SMKind
 	// SMArgs are ibsm's flags instead of the suite's; with OpenSM, more
 	// OpenSM arguments (-s 3, say).
 	SMArgs []string
@@ -60,7 +60,7 @@ type Report struct {
 	Suite     string    `json:"suite"`
 	Summary   string    `json:"summary"`
 	Fabric    string    `json:"fabric"`
-	SMKind    string    `json:"sm_kind"` // SMIbsm or SMOpenSM
+	SMKind    SMKind    `json:"sm_kind"`
 	SMNode    string    `json:"sm_node"`
 	SMArgs    []string  `json:"sm_args"`
 	TimeScale float64   `json:"time_scale"`
@@ -139,12 +139,7 @@ func (r *run) markEvent(mark, format string, args ...any) {
 }
 
 // smKind is the run's subnet manager.
-func (r *run) smKind() string {
-	if r.o.SM == "" {
-		return SMIbsm
-	}
-	return r.o.SM
-}
+func (r *run) smKind() SMKind { return r.o.SM }
 
 // startSM starts the run's subnet manager at the suite's SM node and
 // adds it to those the run stops and reports.
@@ -213,14 +208,12 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	if o.Fabric == "" {
 		o.Fabric = fabricName(s.Name)
 	}
-	switch o.SM {
-	case "", SMIbsm:
-		o.SM = SMIbsm
-	case SMOpenSM:
+	if err := smKinds.Check(o.SM); err != nil {
+		return nil, err
+	}
+	if o.SM == SMOpenSM {
 		// The suite's flags are ibsm's.
 		s.SMArgs = nil
-	default:
-		return nil, fmt.Errorf("unknown subnet manager %q: want %s or %s", o.SM, SMIbsm, SMOpenSM)
 	}
 	if o.SMArgs != nil {
 		s.SMArgs = o.SMArgs

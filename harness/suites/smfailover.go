@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm"
 	"ibfab/topologies"
@@ -33,24 +34,38 @@ import (
 // sminfo_polling_timeout and polling_retry_number), so each case takes
 // seconds.
 
+//go:generate go tool stringer -type=FailoverScenario -linecomment
+
 // FailoverScenario is what happens to the master.
-type FailoverScenario string
+type FailoverScenario uint8
 
 // The scenarios of a pairing.
 const (
-	FailoverKill     FailoverScenario = "master-killed"
-	FailoverHandover FailoverScenario = "handover"
+	FailoverKill     FailoverScenario = iota // master-killed
+	FailoverHandover                         // handover
 )
+
+var failoverScenarios = enum.New("failover scenario", FailoverKill, FailoverHandover)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x FailoverScenario) MarshalText() ([]byte, error) {
+	return failoverScenarios.Marshal(x)
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *FailoverScenario) UnmarshalText(b []byte) error {
+	return failoverScenarios.Unmarshal(x, b)
+}
 
 // FailoverPairing is which SM runs the subnet first (First) and which
 // joins it (Second): the standby that takes over when First is killed,
 // or the SM of higher priority First hands over to.
 type FailoverPairing struct {
-	First  string `json:"first"`
-	Second string `json:"second"`
+	First  SMKind `json:"first"`
+	Second SMKind `json:"second"`
 }
 
-func (p FailoverPairing) String() string { return p.First + "/" + p.Second }
+func (p FailoverPairing) String() string { return p.First.String() + "/" + p.Second.String() }
 
 // FailoverPairings are the pairings the suite runs, in order.
 var FailoverPairings = []FailoverPairing{{SMIbsm, SMIbsm}, {SMIbsm, SMOpenSM}, {SMOpenSM, SMIbsm}}
@@ -65,7 +80,7 @@ func (c failoverCase) String() string { return fmt.Sprintf("%s %s", c.Pairing, c
 
 // id names the case in file and directory names.
 func (c failoverCase) id() string {
-	return c.Pairing.First + "-" + c.Pairing.Second + "-" + string(c.Scenario)
+	return c.Pairing.First.String() + "-" + c.Pairing.Second.String() + "-" + c.Scenario.String()
 }
 
 // failoverPlan returns the cases to run: all six, or with quick the two

@@ -196,7 +196,7 @@ func (r *failoverRun) workDir() string {
 }
 
 // startSM starts an SM of kind at node with priority prio.
-func (r *failoverRun) startSM(kind, node string, prio int) (*smProc, error) {
+func (r *failoverRun) startSM(kind SMKind, node string, prio int) (*smProc, error) {
 	var p *smProc
 	var err error
 	onResult := func(x SMResult) {

@@ -34,7 +34,7 @@ type SMResult struct {
 // JSON lines parsed as they come, or OpenSM, its log read as it grows
 // (opensm.go).
 type smProc struct {
-	kind     string // SMIbsm or SMOpenSM
+	kind     SMKind
 	cmd      *exec.Cmd
 	node     string
 	log      io.Writer

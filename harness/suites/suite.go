@@ -7,26 +7,47 @@ import (
 	"time"
 
 	"ibfab/bpf"
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
+//go:generate go tool stringer -type=Kind -linecomment
+
 // Kind is what an Action does.
-type Kind string
+type Kind uint8
 
 // The actions a suite can take.
 const (
-	LinkDown   Kind = "link-down"   // set Node[Port]'s veth down: both ends lose the link
-	LinkUp     Kind = "link-up"     // and up again
-	LinkFlap   Kind = "link-flap"   // Count times down and up, Period each
-	KillNode   Kind = "kill"        // SIGKILL the node's process
-	Restart    Kind = "restart"     // start the node's process again
-	AddFault   Kind = "fault"       // install Rule on Node[Port]'s egress (port 0: every port)
-	ClearFault Kind = "fault-clear" // remove every fault rule
-	KillSM     Kind = "sm-kill"     // SIGKILL the subnet manager
-	StartSM    Kind = "sm-start"    // start it again, on the same HCA with the same flags
-	AddPiece   Kind = "add"         // hot-add Piece's nodes and links (ibfab add)
+	// LinkDown sets Node[Port]'s veth down: both ends lose the link.
+	LinkDown Kind = iota // link-down
+	// LinkUp sets it up again.
+	LinkUp // link-up
+	// LinkFlap takes it Count times down and up, Period each.
+	LinkFlap // link-flap
+	// KillNode SIGKILLs the node's process.
+	KillNode // kill
+	// Restart starts the node's process again.
+	Restart // restart
+	// AddFault installs Rule on Node[Port]'s egress (port 0: every port).
+	AddFault // fault
+	// ClearFault removes every fault rule.
+	ClearFault // fault-clear
+	// KillSM SIGKILLs the subnet manager.
+	KillSM // sm-kill
+	// StartSM starts it again, on the same HCA with the same flags.
+	StartSM // sm-start
+	// AddPiece hot-adds Piece's nodes and links (ibfab add).
+	AddPiece // add
 )
+
+var kinds = enum.New("action kind", LinkDown, LinkUp, LinkFlap, KillNode, Restart, AddFault, ClearFault, KillSM, StartSM, AddPiece)
+
+// MarshalText implements encoding.TextMarshaler.
+func (x Kind) MarshalText() ([]byte, error) { return kinds.Marshal(x) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (x *Kind) UnmarshalText(b []byte) error { return kinds.Unmarshal(x, b) }
 
 // Action is one fault (or repair) a suite applies.
 type Action struct {
@@ -67,7 +88,7 @@ func (a Action) String() string {
 		}
 		return fmt.Sprintf("fault on frames %s %s by %s: %v", dir, port, a.Node, a.Rule)
 	}
-	return string(a.Kind)
+	return a.Kind.String()
 }
 
 // Step is an Action at a time after the traffic has settled.

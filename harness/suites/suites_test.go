@@ -180,7 +180,7 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "nosuch"}, harness.ExitUsage, `no suite "nosuch"`},
 		{[]string{"run", "link-failure", "--mechanism", "fast"}, harness.ExitUsage, "want basic or improved"},
 		{[]string{"run", "all", "--name", "x"}, harness.ExitUsage, "--name goes with one suite"},
-		{[]string{"run", "link-failure", "--sm", "other"}, harness.ExitUsage, "want ibsm or opensm"},
+		{[]string{"run", "link-failure", "--sm", "other"}, harness.ExitUsage, "want one of ibsm, opensm"},
 		{[]string{"run", "link-failure", "--sm", "opensm", "--mechanism", "basic"}, harness.ExitUsage, "--mechanism is ibsm's"},
 		{[]string{"run", "thesis", "--sizes", "8,x"}, harness.ExitUsage, "--sizes"},
 		{[]string{"run", "thesis", "--loads", "0"}, harness.ExitUsage, "--loads"},

@@ -3,6 +3,10 @@
 // each package), and a Set of the valid values marshals and parses those
 // names, so an enum reads and writes the same in flags (flag.TextVar), JSON
 // and messages. Text that names no value is an error listing the names.
+//
+// A value named "" (an empty line comment under stringer -linecomment)
+// is a zero value that means unset: it marshals as "" and parses from it,
+// but is not offered in errors.
 package enum
 
 import (
@@ -23,6 +27,7 @@ type Set[E Value] struct {
 	values []E
 	byName map[string]E
 	empty  bool
+	wrap   error
 }
 
 // New returns the set of values, kind naming the enum in errors ("profile
@@ -43,6 +48,13 @@ func New[E Value](kind string, values ...E) *Set[E] {
 // which means its default), as it did when the enum was a string.
 func (s *Set[E]) EmptyIsZero() *Set[E] {
 	s.empty = true
+	return s
+}
+
+// Wrap makes the errors of Check, Marshal, Parse and Unmarshal wrap err,
+// the error of a package's bad configuration (errors.Is finds it).
+func (s *Set[E]) Wrap(err error) *Set[E] {
+	s.wrap = err
 	return s
 }
 
@@ -69,7 +81,7 @@ func (s *Set[E]) Check(v E) error {
 	if s.Valid(v) {
 		return nil
 	}
-	return fmt.Errorf("%s %s unknown: want one of %s", s.kind, v, s.offered())
+	return s.errorf("%s %s unknown: want one of %s", s.kind, v, s.offered())
 }
 
 // Marshal is MarshalText of an enum: its name, or an error for a value
@@ -90,7 +102,15 @@ func (s *Set[E]) Parse(text string) (E, error) {
 	if text == "" && s.empty {
 		return zero, nil
 	}
-	return zero, fmt.Errorf("%s %q unknown: want one of %s", s.kind, text, s.offered())
+	return zero, s.errorf("%s %q unknown: want one of %s", s.kind, text, s.offered())
+}
+
+func (s *Set[E]) errorf(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	if s.wrap != nil {
+		return fmt.Errorf("%w: %w", s.wrap, err)
+	}
+	return err
 }
 
 // Unmarshal is UnmarshalText of an enum: it sets *v to the value named

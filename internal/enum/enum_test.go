@@ -2,6 +2,7 @@ package enum
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"strings"
 	"testing"
@@ -66,6 +67,36 @@ func TestUnknown(t *testing.T) {
 	s := New("color", red, green).EmptyIsZero()
 	if v, err := s.Parse(""); err != nil || v != red {
 		t.Errorf(`"" with EmptyIsZero: %v, %v`, v, err)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	errBad := errors.New("bad configuration")
+	s := New("color", red, green).Wrap(errBad)
+	_, err := s.Parse("mauve")
+	if !errors.Is(err, errBad) || !strings.Contains(err.Error(), `color "mauve" unknown: want one of red, green`) {
+		t.Errorf("Parse: %v", err)
+	}
+	if err := s.Check(blue); !errors.Is(err, errBad) {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// unsetColor names its zero value "": it means unset.
+type unsetColor uint8
+
+func (c unsetColor) String() string { return [...]string{"", "cyan", "magenta"}[c] }
+
+func TestUnsetZero(t *testing.T) {
+	s := New("color", 0, unsetColor(1), unsetColor(2))
+	if b, err := s.Marshal(0); err != nil || string(b) != "" {
+		t.Errorf("Marshal(0): %q, %v", b, err)
+	}
+	if v, err := s.Parse(""); err != nil || v != 0 {
+		t.Errorf(`Parse(""): %v, %v`, v, err)
+	}
+	if _, err := s.Parse("red"); err == nil || !strings.HasSuffix(err.Error(), "want one of cyan, magenta") {
+		t.Errorf("offered: %v", err)
 	}
 }
 

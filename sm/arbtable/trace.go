@@ -1,5 +1,7 @@
 package arbtable
 
+//go:generate go tool stringer -type=Task -linecomment
+
 // Task is one of the timed tasks of the report's evaluation (its §5.2):
 // operations (Insertion, FailedInsertion, Deletion) and the tasks they
 // are made of. Tasks nest: an Exchange runs inside a Defragmentation or a
@@ -10,44 +12,32 @@ type Task uint8
 const (
 	// Insertion is Insert as a whole, maintenance included. A failed
 	// insertion begins as Insertion and ends as FailedInsertion.
-	Insertion Task = iota
-	// FailedInsertion ends an Insertion that found no free set.
-	FailedInsertion
-	// Occupation is "the insertion proper": search, structure update and
+	// Insertion: FailedInsertion ends an Insertion that found no free set.
+	Insertion Task = iota // insertion
+	// FailedInsertion: Occupation is "the insertion proper": search, structure update and
+	FailedInsertion // failed insertion
 	// writing the entries.
-	Occupation
-	// Search is the search for a singular set: for a free set to occupy,
+	// Occupation: Search is the search for a singular set: for a free set to occupy,
+	Occupation // occupation
 	// for two singular sets of a level to merge (defragmentation), or for
 	// a disordered pair (reordering).
-	Search
-	// Update is an update of the incremental singular-set structure.
-	Update
-	// Defragmentation is one Defragment call.
-	Defragmentation
-	// Reordering is one Reorder call.
-	Reordering
-	// Exchange is one exchange of two same-level sets, its structure
+	// Search: Update is an update of the incremental singular-set structure.
+	Search // search
+	// Update: Defragmentation is one Defragment call.
+	Update // update
+	// Defragmentation: Reordering is one Reorder call.
+	Defragmentation // defragmentation
+	// Reordering: Exchange is one exchange of two same-level sets, its structure
+	Reordering // reordering
 	// update included; End carries its level.
-	Exchange
-	// Deletion is Release as a whole, maintenance included.
-	Deletion
-	// Release is "the deletion proper": freeing the entries and
+	// Exchange: Deletion is Release as a whole, maintenance included.
+	Exchange // exchange
+	// Deletion: Release is "the deletion proper": freeing the entries and
+	Deletion // deletion
 	// coalescing the structure.
-	Release
-	numTasks
+	Release  // release
+	numTasks // task?
 )
-
-var taskNames = [numTasks]string{
-	"insertion", "failed insertion", "occupation", "search", "update",
-	"defragmentation", "reordering", "exchange", "deletion", "release",
-}
-
-func (k Task) String() string {
-	if k < numTasks {
-		return taskNames[k]
-	}
-	return "task?"
-}
 
 // Tracer sees the tasks of a Table as they run, to time them. Begin and
 // End pair up and nest; level is the level the task worked on (the

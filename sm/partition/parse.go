@@ -48,24 +48,18 @@ type Definition struct {
 	MGroups []MGroup
 }
 
+//go:generate go tool stringer -type=Membership,MemberKind -linecomment
+
 // Membership is a member's kind of membership.
 type Membership uint8
 
 // Memberships.
 const (
-	Limited Membership = iota
-	Full
-	Both // full and limited; a full membership in OpenSM's default mode
+	Limited Membership = iota // limited
+	Full                      // full
+	// Both: full and limited; a full membership in OpenSM's default mode
+	Both // both
 )
-
-var membershipNames = []string{"limited", "full", "both"}
-
-func (m Membership) String() string {
-	if int(m) < len(membershipNames) {
-		return membershipNames[m]
-	}
-	return fmt.Sprintf("membership(%d)", uint8(m))
-}
 
 // IsFull reports whether m gives the full member's key.
 func (m Membership) IsFull() bool { return m != Limited }
@@ -75,12 +69,18 @@ type MemberKind uint8
 
 // Member kinds.
 const (
-	MemberGUID        MemberKind = iota // one port, by GUID
-	MemberAll                           // every end port
-	MemberAllCAs                        // every CA port
-	MemberAllSwitches                   // every switch's port 0
-	MemberAllRouters                    // every router port
-	MemberSelf                          // the SM's own port
+	// MemberGUID: one port, by GUID
+	MemberGUID MemberKind = iota // GUID
+	// MemberAll: every end port
+	MemberAll // ALL
+	// MemberAllCAs: every CA port
+	MemberAllCAs // ALL_CAS
+	// MemberAllSwitches: every switch's port 0
+	MemberAllSwitches // ALL_SWITCHES
+	// MemberAllRouters: every router port
+	MemberAllRouters // ALL_ROUTERS
+	// MemberSelf: the SM's own port
+	MemberSelf // SELF
 )
 
 var memberKeywords = []struct {
@@ -90,18 +90,6 @@ var memberKeywords = []struct {
 	// OpenSM's order of trial, which decides what a prefix means.
 	{"ALL", MemberAll}, {"ALL_CAS", MemberAllCAs}, {"ALL_SWITCHES", MemberAllSwitches},
 	{"ALL_ROUTERS", MemberAllRouters}, {"SELF", MemberSelf},
-}
-
-func (k MemberKind) String() string {
-	if k == MemberGUID {
-		return "GUID"
-	}
-	for _, w := range memberKeywords {
-		if w.kind == k {
-			return w.word
-		}
-	}
-	return fmt.Sprintf("member(%d)", uint8(k))
 }
 
 // Member is one entry of a definition's port list.

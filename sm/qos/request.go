@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+
+	"ibfab/internal/enum"
 )
+
+//go:generate go tool stringer -type=Scope -linecomment
 
 // Scope says what a request's latency bounds.
 type Scope uint8
@@ -14,40 +18,21 @@ type Scope uint8
 const (
 	// EndToEnd bounds the latency from source to destination; each of the
 	// path's n output ports gets 1/n of it.
-	EndToEnd Scope = iota
-	// PerHop bounds the wait at every output port of the path.
-	PerHop
+	// EndToEnd: PerHop bounds the wait at every output port of the path.
+	EndToEnd Scope = iota // e2e
+	PerHop                // hop
 )
 
-var scopeNames = [...]string{EndToEnd: "e2e", PerHop: "hop"}
+// "" is EndToEnd, as requests may leave it out.
+var scopes = enum.New("scope", EndToEnd, PerHop).EmptyIsZero()
 
-func (s Scope) String() string {
-	if int(s) < len(scopeNames) {
-		return scopeNames[s]
-	}
-	return fmt.Sprintf("Scope(%d)", uint8(s))
-}
+// MarshalText implements encoding.TextMarshaler: the scope as requests
+// spell it.
+func (s Scope) MarshalText() ([]byte, error) { return scopes.Marshal(s) }
 
-// MarshalText spells the scope as requests do.
-func (s Scope) MarshalText() ([]byte, error) {
-	if int(s) >= len(scopeNames) {
-		return nil, fmt.Errorf("qos: scope %d", uint8(s))
-	}
-	return []byte(scopeNames[s]), nil
-}
-
-// UnmarshalText takes "e2e" or "hop" ("" is e2e).
-func (s *Scope) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "", "e2e":
-		*s = EndToEnd
-	case "hop":
-		*s = PerHop
-	default:
-		return fmt.Errorf("qos: scope %q, want e2e or hop", b)
-	}
-	return nil
-}
+// UnmarshalText implements encoding.TextUnmarshaler: "e2e" or "hop" (""
+// is e2e).
+func (s *Scope) UnmarshalText(b []byte) error { return scopes.Unmarshal(s, b) }
 
 // Request asks for a flow: Mbps of UD packets of Payload bytes from Src to
 // Dst, each packet within LatencyUs (emulated time on the soft fabric).

@@ -1,6 +1,12 @@
 package mad
 
-import "fmt"
+import (
+	"fmt"
+
+	"ibfab/internal/enum"
+)
+
+//go:generate go tool stringer -type=ARMode -linecomment
 
 // ARMode is how a switch chooses among a destination's alternative output
 // ports (ibfab's adaptive routing vendor class; seed 003).
@@ -9,42 +15,23 @@ type ARMode uint8
 // Adaptive routing modes.
 const (
 	// AROff forwards every packet by the LFT.
-	AROff ARMode = iota
+	AROff ARMode = iota // off
 	// ARAdaptive sends each packet out of the alternative whose
 	// downstream VL is least occupied.
-	ARAdaptive
+	ARAdaptive // adaptive
 	// ARAdaptiveTh follows the LFT until the deterministic port's
 	// downstream VL reaches the threshold, then adapts as ARAdaptive.
-	ARAdaptiveTh
+	ARAdaptiveTh // adaptive-th
 	// ARAFI is ARAdaptiveTh whose adapted packets are marked, move to the
 	// Adapted Flow Channel VL and are never adapted again.
-	ARAFI
+	ARAFI // afi
 )
 
-// String returns the mode's name as ibsm's flags spell it.
-func (m ARMode) String() string {
-	switch m {
-	case AROff:
-		return "off"
-	case ARAdaptive:
-		return "adaptive"
-	case ARAdaptiveTh:
-		return "adaptive-th"
-	case ARAFI:
-		return "afi"
-	}
-	return fmt.Sprintf("ARMode(%d)", uint8(m))
-}
+// arModes are the modes, named as ibsm's flags spell them.
+var arModes = enum.New("adaptive routing mode", AROff, ARAdaptive, ARAdaptiveTh, ARAFI)
 
 // ParseARMode returns the mode String names.
-func ParseARMode(s string) (ARMode, error) {
-	for m := AROff; m <= ARAFI; m++ {
-		if m.String() == s {
-			return m, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown adaptive routing mode %q (want off, adaptive, adaptive-th or afi)", s)
-}
+func ParseARMode(s string) (ARMode, error) { return arModes.Parse(s) }
 
 // Bit returns m's bit in ARInfo's ModesSupported.
 func (m ARMode) Bit() uint8 { return 1 << m }
@@ -173,20 +160,8 @@ func DecodeARMAD(b []byte) (ARMADFields, error) {
 	return ARMAD(b).Fields(), nil
 }
 
-// MarshalText spells m as String does, for JSON.
-func (m ARMode) MarshalText() ([]byte, error) {
-	if !m.IsValid() {
-		return nil, fmt.Errorf("mad: adaptive routing mode %d", uint8(m))
-	}
-	return []byte(m.String()), nil
-}
+// MarshalText implements encoding.TextMarshaler.
+func (m ARMode) MarshalText() ([]byte, error) { return arModes.Marshal(m) }
 
-// UnmarshalText reads a mode as ParseARMode does.
-func (m *ARMode) UnmarshalText(text []byte) error {
-	v, err := ParseARMode(string(text))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *ARMode) UnmarshalText(text []byte) error { return arModes.Unmarshal(m, text) }

@@ -1,35 +1,22 @@
 package mad
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // NodeInfoSize is the length of the NodeInfo attribute.
 const NodeInfoSize = 40
+
+//go:generate go tool stringer -type=NodeType -linecomment
 
 // NodeType is the kind of node (IBA 14.2.5.3).
 type NodeType uint8
 
 // Node types.
 const (
-	NodeTypeCA     NodeType = 1 // channel adapter
-	NodeTypeSwitch NodeType = 2
-	NodeTypeRouter NodeType = 3
+	// NodeTypeCA: channel adapter
+	NodeTypeCA     NodeType = 1 // CA
+	NodeTypeSwitch NodeType = 2 // Switch
+	NodeTypeRouter NodeType = 3 // Router
 )
-
-// String returns the node type's name, or its number.
-func (t NodeType) String() string {
-	switch t {
-	case NodeTypeCA:
-		return "CA"
-	case NodeTypeSwitch:
-		return "Switch"
-	case NodeTypeRouter:
-		return "Router"
-	}
-	return fmt.Sprintf("NodeType(%d)", uint8(t))
-}
 
 // The NodeInfo attribute, IBA 14.2.5.3 (read-only, one per node; the port
 // fields describe the port the SMP arrived on):

@@ -1,9 +1,6 @@
 package mad
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Notice sizes (IBA 13.4.8.2).
 const (
@@ -13,37 +10,21 @@ const (
 	NoticeIssuerGIDLen = 16
 )
 
+//go:generate go tool stringer -type=NoticeType -linecomment
+
 // NoticeType is the type of a generic notice (IBA 13.4.8.2).
 type NoticeType uint8
 
 // Notice types.
 const (
-	NoticeFatal            NoticeType = 0
-	NoticeUrgent           NoticeType = 1
-	NoticeSecurity         NoticeType = 2
-	NoticeSubnetManagement NoticeType = 3
-	NoticeInfo             NoticeType = 4
-	NoticeEmpty            NoticeType = 0x7f // "no notice queued"
+	NoticeFatal            NoticeType = 0 // Fatal
+	NoticeUrgent           NoticeType = 1 // Urgent
+	NoticeSecurity         NoticeType = 2 // Security
+	NoticeSubnetManagement NoticeType = 3 // SubnetManagement
+	NoticeInfo             NoticeType = 4 // Info
+	// NoticeEmpty: "no notice queued"
+	NoticeEmpty NoticeType = 0x7f // Empty
 )
-
-// String returns the type's name, or its number.
-func (t NoticeType) String() string {
-	switch t {
-	case NoticeFatal:
-		return "Fatal"
-	case NoticeUrgent:
-		return "Urgent"
-	case NoticeSecurity:
-		return "Security"
-	case NoticeSubnetManagement:
-		return "SubnetManagement"
-	case NoticeInfo:
-		return "Info"
-	case NoticeEmpty:
-		return "Empty"
-	}
-	return fmt.Sprintf("NoticeType(%d)", uint8(t))
-}
 
 // Producer types of generic notices (IBA 13.4.8.2): the 24-bit
 // ProducerType field holds one of these (the node types, plus the class

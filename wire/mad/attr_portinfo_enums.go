@@ -7,6 +7,8 @@ import (
 	"strings"
 )
 
+//go:generate go tool stringer -type=PortState,PhysState -linecomment
+
 // PortState is the logical port state of PortInfo (IBA 14.2.5.6, 7.2).
 //
 //	Down --link up--> Init --SM Set--> Armed --SM Set, or first data--> Active
@@ -16,22 +18,12 @@ type PortState uint8
 
 // Port states. NoChange is only meaningful in a Set.
 const (
-	PortStateNoChange PortState = 0
-	PortStateDown     PortState = 1
-	PortStateInit     PortState = 2
-	PortStateArmed    PortState = 3
-	PortStateActive   PortState = 4
+	PortStateNoChange PortState = 0 // NoChange
+	PortStateDown     PortState = 1 // Down
+	PortStateInit     PortState = 2 // Init
+	PortStateArmed    PortState = 3 // Armed
+	PortStateActive   PortState = 4 // Active
 )
-
-var portStateNames = [...]string{"NoChange", "Down", "Init", "Armed", "Active"}
-
-// String returns the spec's name of s, or "PortState(n)" for reserved codes.
-func (s PortState) String() string {
-	if int(s) < len(portStateNames) {
-		return portStateNames[s]
-	}
-	return "PortState(" + strconv.Itoa(int(s)) + ")"
-}
 
 // PhysState is the port physical state of PortInfo (IBA 14.2.5.6, 5.6.3);
 // LinkDownDefaultState uses its first three codes.
@@ -39,28 +31,15 @@ type PhysState uint8
 
 // Port physical states.
 const (
-	PhysStateNoChange                  PhysState = 0
-	PhysStateSleep                     PhysState = 1
-	PhysStatePolling                   PhysState = 2
-	PhysStateDisabled                  PhysState = 3
-	PhysStatePortConfigurationTraining PhysState = 4
-	PhysStateLinkUp                    PhysState = 5
-	PhysStateLinkErrorRecovery         PhysState = 6
-	PhysStatePhyTest                   PhysState = 7
+	PhysStateNoChange                  PhysState = 0 // NoChange
+	PhysStateSleep                     PhysState = 1 // Sleep
+	PhysStatePolling                   PhysState = 2 // Polling
+	PhysStateDisabled                  PhysState = 3 // Disabled
+	PhysStatePortConfigurationTraining PhysState = 4 // PortConfigurationTraining
+	PhysStateLinkUp                    PhysState = 5 // LinkUp
+	PhysStateLinkErrorRecovery         PhysState = 6 // LinkErrorRecovery
+	PhysStatePhyTest                   PhysState = 7 // PhyTest
 )
-
-var physStateNames = [...]string{
-	"NoChange", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
-	"LinkUp", "LinkErrorRecovery", "PhyTest",
-}
-
-// String returns the spec's name of s, or "PhysState(n)" for reserved codes.
-func (s PhysState) String() string {
-	if int(s) < len(physStateNames) {
-		return physStateNames[s]
-	}
-	return "PhysState(" + strconv.Itoa(int(s)) + ")"
-}
 
 // LinkWidth is a set of link widths: LinkWidthSupported and
 // LinkWidthEnabled may hold several bits, LinkWidthActive exactly one.

@@ -1,39 +1,23 @@
 package mad
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // SMInfoSize is the length of the SMInfo fields; the rest of the 64-byte
 // SMP data is reserved.
 const SMInfoSize = 21
+
+//go:generate go tool stringer -type=SMState -linecomment
 
 // SMState is the state of a subnet manager (IBA 14.4.1).
 type SMState uint8
 
 // SM states.
 const (
-	SMStateNotActive   SMState = 0
-	SMStateDiscovering SMState = 1
-	SMStateStandby     SMState = 2
-	SMStateMaster      SMState = 3
+	SMStateNotActive   SMState = 0 // NotActive
+	SMStateDiscovering SMState = 1 // Discovering
+	SMStateStandby     SMState = 2 // Standby
+	SMStateMaster      SMState = 3 // Master
 )
-
-// String returns the state's name, or its number.
-func (s SMState) String() string {
-	switch s {
-	case SMStateNotActive:
-		return "NotActive"
-	case SMStateDiscovering:
-		return "Discovering"
-	case SMStateStandby:
-		return "Standby"
-	case SMStateMaster:
-		return "Master"
-	}
-	return fmt.Sprintf("SMState(%d)", uint8(s))
-}
 
 // Attribute modifiers of an SMInfo Set: what one SM asks of another
 // (IBA 14.4).

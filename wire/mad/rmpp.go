@@ -42,33 +42,20 @@ const RMPPVersion1 = 1
 // RMPPNoRespTime is the RRespTime value that gives no response time.
 const RMPPNoRespTime = 0x1f
 
+//go:generate go tool stringer -type=RMPPType,RMPPStatus -linecomment
+
 // RMPPType is the kind of an RMPP packet.
 type RMPPType uint8
 
 // RMPP packet types (IBA 13.6.2.1).
 const (
-	RMPPTypeNone  RMPPType = 0 // the MAD is not an RMPP packet
-	RMPPTypeData  RMPPType = 1
-	RMPPTypeAck   RMPPType = 2
-	RMPPTypeStop  RMPPType = 3
-	RMPPTypeAbort RMPPType = 4
+	// RMPPTypeNone: the MAD is not an RMPP packet
+	RMPPTypeNone  RMPPType = 0 // None
+	RMPPTypeData  RMPPType = 1 // DATA
+	RMPPTypeAck   RMPPType = 2 // ACK
+	RMPPTypeStop  RMPPType = 3 // STOP
+	RMPPTypeAbort RMPPType = 4 // ABORT
 )
-
-func (t RMPPType) String() string {
-	switch t {
-	case RMPPTypeNone:
-		return "None"
-	case RMPPTypeData:
-		return "DATA"
-	case RMPPTypeAck:
-		return "ACK"
-	case RMPPTypeStop:
-		return "STOP"
-	case RMPPTypeAbort:
-		return "ABORT"
-	}
-	return fmt.Sprintf("RMPPType(%d)", uint8(t))
-}
 
 // RMPPFlags are the three flag bits of the RMPP header.
 type RMPPFlags uint8
@@ -87,18 +74,30 @@ type RMPPStatus uint8
 
 // RMPP status codes (IBA 13.6.2.1, table "RMPP Status Field").
 const (
-	RMPPStatusNormal      RMPPStatus = 0   // no error
-	RMPPStatusResources   RMPPStatus = 1   // STOP: resources exhausted
-	RMPPStatusTotalTime   RMPPStatus = 118 // ABORT: total time too long
-	RMPPStatusBadLength   RMPPStatus = 119 // ABORT: inconsistent Last and PayloadLength
-	RMPPStatusBadSegment  RMPPStatus = 120 // ABORT: inconsistent First and SegmentNumber
-	RMPPStatusBadType     RMPPStatus = 121 // ABORT: bad RMPPType
-	RMPPStatusWindowSmall RMPPStatus = 122 // ABORT: NewWindowLast too small
-	RMPPStatusSegmentBig  RMPPStatus = 123 // ABORT: SegmentNumber too big
-	RMPPStatusIllegal     RMPPStatus = 124 // ABORT: illegal status
-	RMPPStatusUnsupported RMPPStatus = 125 // ABORT: unsupported version
-	RMPPStatusRetries     RMPPStatus = 126 // ABORT: too many retries
-	RMPPStatusUnspecified RMPPStatus = 127 // ABORT: unspecified
+	// RMPPStatusNormal: no error
+	RMPPStatusNormal RMPPStatus = 0 // Normal
+	// RMPPStatusResources: STOP: resources exhausted
+	RMPPStatusResources RMPPStatus = 1 // ResourcesExhausted
+	// RMPPStatusTotalTime: ABORT: total time too long
+	RMPPStatusTotalTime RMPPStatus = 118 // TotalTimeTooLong
+	// RMPPStatusBadLength: ABORT: inconsistent Last and PayloadLength
+	RMPPStatusBadLength RMPPStatus = 119 // InconsistentLastAndPayloadLength
+	// RMPPStatusBadSegment: ABORT: inconsistent First and SegmentNumber
+	RMPPStatusBadSegment RMPPStatus = 120 // InconsistentFirstAndSegmentNumber
+	// RMPPStatusBadType: ABORT: bad RMPPType
+	RMPPStatusBadType RMPPStatus = 121 // BadRMPPType
+	// RMPPStatusWindowSmall: ABORT: NewWindowLast too small
+	RMPPStatusWindowSmall RMPPStatus = 122 // NewWindowLastTooSmall
+	// RMPPStatusSegmentBig: ABORT: SegmentNumber too big
+	RMPPStatusSegmentBig RMPPStatus = 123 // SegmentNumberTooBig
+	// RMPPStatusIllegal: ABORT: illegal status
+	RMPPStatusIllegal RMPPStatus = 124 // IllegalStatus
+	// RMPPStatusUnsupported: ABORT: unsupported version
+	RMPPStatusUnsupported RMPPStatus = 125 // UnsupportedVersion
+	// RMPPStatusRetries: ABORT: too many retries
+	RMPPStatusRetries RMPPStatus = 126 // TooManyRetries
+	// RMPPStatusUnspecified: ABORT: unspecified
+	RMPPStatusUnspecified RMPPStatus = 127 // Unspecified
 	rmppStatusAbortFirst  RMPPStatus = RMPPStatusTotalTime
 	rmppStatusAbortLast   RMPPStatus = RMPPStatusUnspecified
 )
@@ -108,36 +107,6 @@ func (s RMPPStatus) IsAbort() bool { return s >= rmppStatusAbortFirst && s <= rm
 
 // IsStop reports whether s is a status a STOP may carry.
 func (s RMPPStatus) IsStop() bool { return s == RMPPStatusResources }
-
-func (s RMPPStatus) String() string {
-	switch s {
-	case RMPPStatusNormal:
-		return "Normal"
-	case RMPPStatusResources:
-		return "ResourcesExhausted"
-	case RMPPStatusTotalTime:
-		return "TotalTimeTooLong"
-	case RMPPStatusBadLength:
-		return "InconsistentLastAndPayloadLength"
-	case RMPPStatusBadSegment:
-		return "InconsistentFirstAndSegmentNumber"
-	case RMPPStatusBadType:
-		return "BadRMPPType"
-	case RMPPStatusWindowSmall:
-		return "NewWindowLastTooSmall"
-	case RMPPStatusSegmentBig:
-		return "SegmentNumberTooBig"
-	case RMPPStatusIllegal:
-		return "IllegalStatus"
-	case RMPPStatusUnsupported:
-		return "UnsupportedVersion"
-	case RMPPStatusRetries:
-		return "TooManyRetries"
-	case RMPPStatusUnspecified:
-		return "Unspecified"
-	}
-	return fmt.Sprintf("RMPPStatus(%d)", uint8(s))
-}
 
 // RMPPClass reports whether MADs of class c carry an RMPP header: the
 // subnet administration, device management, device administration and
