@@ -13,6 +13,7 @@ import (
 	"ibfab/nodeproc"
 	"ibfab/softswitch"
 	"ibfab/topologies"
+	"ibfab/wire/mad"
 )
 
 // twoSwitches is sw1 and sw2 joined by their ports 3, each with two HCAs
@@ -75,7 +76,7 @@ func TestSwitchConfig(t *testing.T) {
 	assert.Equal(t, softswitch.ArchVOQ, sw1.SwitchConfig.Arch)
 	assert.Equal(t, softswitch.ArchIQ, sw2.SwitchConfig.Arch)
 	assert.Equal(t, []int{512, 512, 0}, sw1.SwitchConfig.VLBlocks)
-	assert.Equal(t, "off", sw1.SwitchConfig.ARMode)
+	assert.Equal(t, mad.AROff, sw1.SwitchConfig.ARMode)
 	c := credits(t, sw1, 3)
 	require.GreaterOrEqual(t, len(c), 4)
 	for vl, want := range []int{512, 512, 0, sw1.SwitchConfig.RxBlocks} {

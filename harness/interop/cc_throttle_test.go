@@ -124,7 +124,7 @@ func TestCongestionControlOpenSMThrottles(t *testing.T) {
 		c, s := cca[i], sent[i]
 		t.Logf("%s: %d CNPs, %d BECNs, dests %+v; offered %d, sent %d, backlog %d", h, c.CNPReceived,
 			c.BECNReceived, c.Dests, s.Offered, s.Sent, s.Backlog)
-		assert.Equal(t, "iba", c.Mode, h)
+		assert.Equal(t, hca.CCIBA, c.Mode, h)
 		assert.Positive(t, c.BECNReceived, "%s heard BECNs", h)
 		// The CCT's delay held packets back at the source (the link's
 		// own backpressure, without CC, delays none this way).
