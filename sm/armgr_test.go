@@ -16,6 +16,7 @@ import (
 	"ibfab/sm"
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -324,7 +325,7 @@ func TestARControl(t *testing.T) {
 // left off on every switch, with an error event and result saying why;
 // the subnet still comes up.
 func TestARNotFatTree(t *testing.T) {
-	b := newBench(t, grid(t, false, 2, 2), 0, 1)
+	b := newBench(t, routingtest.Grid(t, false, 2, 2), 0, 1)
 	var ev recorder[sm.AREvent]
 	s := b.newSM(t, sm.Config{AR: &sm.ARConfig{Mode: mad.ARAdaptive, OnEvent: ev.add}})
 	res := b.sweep(t, s)
@@ -345,7 +346,7 @@ func TestARNotFatTree(t *testing.T) {
 // TestARConfigCheck: the configuration is refused with a clear error for
 // a bad mode, threshold or AFC VL.
 func TestARConfigCheck(t *testing.T) {
-	b := newBench(t, grid(t, false, 2, 2), 0, 1)
+	b := newBench(t, routingtest.Grid(t, false, 2, 2), 0, 1)
 	for _, tc := range []struct {
 		cfg  sm.ARConfig
 		want string
@@ -418,7 +419,7 @@ func TestARPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			topo := tp
 			if tc.cut != nil {
-				topo = without(t, tp, *tc.cut)
+				topo = routingtest.Without(t, tp, *tc.cut)
 			}
 			f, err := routing.NewFabric(topo, 0, 1, 1)
 			require.NoError(t, err)
@@ -463,7 +464,7 @@ func TestARPlan(t *testing.T) {
 			}
 		})
 	}
-	f, err := routing.NewFabric(grid(t, false, 2, 2), 0, 1, 0)
+	f, err := routing.NewFabric(routingtest.Grid(t, false, 2, 2), 0, 1, 0)
 	require.NoError(t, err)
 	_, _, err = sm.ARPlan(f)
 	assert.ErrorIs(t, err, routing.ErrRouting, "not a fat tree")

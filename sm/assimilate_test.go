@@ -17,6 +17,7 @@ import (
 	"ibfab/port"
 	"ibfab/sm"
 	"ibfab/sm/routing"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -197,8 +198,8 @@ func TestAssimilateTraps(t *testing.T) {
 // (Fig. 92b: 6 and 10, each with two up-going ports) costs 4 SLtoVL SMPs,
 // one per forbidden turn, and only once.
 func TestCutDepsThesis(t *testing.T) {
-	f := thesisFabric(t)
-	rt := route(t, f, "updn-fera", routing.Options{})
+	f := routingtest.ThesisFabric(t)
+	rt := routingtest.Route(t, f, "updn-fera", routing.Options{})
 	var turns []string
 	for _, c := range sm.CutNodes(f, rt) {
 		turns = append(turns, f.Topo.Node(c[0]).Name+":"+string(rune('0'+c[1]))+">"+string(rune('0'+c[2])))

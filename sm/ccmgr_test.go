@@ -13,6 +13,7 @@ import (
 	"ibfab/agent"
 	"ibfab/madport"
 	"ibfab/sm"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/wire/mad"
 )
 
@@ -81,7 +82,7 @@ func checkCC(t *testing.T, b *bench, c *sm.CCSettings) {
 // TestCCManager: a sweep programs every switch and CA port to the file,
 // setting the CC_Key; the next sends nothing but the log reads.
 func TestCCManager(t *testing.T) {
-	b := newBench(t, grid(t, false, 2, 2), 0, 1)
+	b := newBench(t, routingtest.Grid(t, false, 2, 2), 0, 1)
 	cfg := ccConfig(t, "0x1234", nil)
 	var ccMADs []madport.MAD
 	b.port.SetFilter(func(m madport.MAD) bool {
@@ -129,7 +130,7 @@ func filterAttrs(m map[string]uint64, sub string) map[string]uint64 {
 // manager; it says so, leaves them as they are, and the subnet comes up.
 // With the right key a later SM finds them programmed and sends nothing.
 func TestCCManagerWrongKey(t *testing.T) {
-	b := newBench(t, grid(t, false, 2, 2), 0, 1)
+	b := newBench(t, routingtest.Grid(t, false, 2, 2), 0, 1)
 	first := b.newSM(t, sm.Config{CC: ccConfig(t, "0x1234", nil)})
 	res := b.sweep(t, first)
 	require.True(t, res.SubnetUp, res.Reason)
@@ -155,7 +156,7 @@ func TestCCManagerWrongKey(t *testing.T) {
 // TestCCManagerLogs: entries the agents log come out as events, each
 // once, at the next sweep or periodic read.
 func TestCCManagerLogs(t *testing.T) {
-	b := newBench(t, grid(t, false, 2, 2), 0, 1)
+	b := newBench(t, routingtest.Grid(t, false, 2, 2), 0, 1)
 	logs := &ccLogs{}
 	cfg := ccConfig(t, "0", logs)
 	cfg.LogInterval = time.Second

@@ -9,6 +9,7 @@ import (
 
 	"ibfab/sm"
 	"ibfab/sm/routing/ftree"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 )
 
@@ -38,7 +39,7 @@ func TestSweepDmodK(t *testing.T) {
 
 			sn, routes := s.Subnet(), s.Routes()
 			require.NotNil(t, routes)
-			checkMinimalRoutes(t, &sn.Fabric, routes)
+			routingtest.CheckMinimalRoutes(t, &sn.Fabric, routes)
 			up, err := ftree.FatTreeUpPorts(&sn.Fabric)
 			require.NoError(t, err)
 			for i, n := range sn.Topo.Nodes() {

@@ -11,12 +11,13 @@ import (
 
 	"ibfab/sm"
 	"ibfab/sm/routing"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 )
 
 func TestDumpRoutes(t *testing.T) {
-	f := thesisFabric(t)
-	r := route(t, f, "updn-fera", routing.Options{})
+	f := routingtest.ThesisFabric(t)
+	r := routingtest.Route(t, f, "updn-fera", routing.Options{})
 	var b bytes.Buffer
 	require.NoError(t, sm.DumpRoutes(&b, f, r))
 	out := b.String()
@@ -32,6 +33,6 @@ func TestDumpRoutes(t *testing.T) {
 	lf, err := routing.NewFabric(topologies.Thesis8(), 0, 1, 1)
 	require.NoError(t, err)
 	b.Reset()
-	require.NoError(t, sm.DumpRoutes(&b, lf, route(t, lf, "updn-pira", routing.Options{})))
+	require.NoError(t, sm.DumpRoutes(&b, lf, routingtest.Route(t, lf, "updn-pira", routing.Options{})))
 	assert.Contains(t, b.String(), fmt.Sprintf(": (path #2 out of 2: portguid 0x%016x)\n", lf.Topo.Node(0).Ports[1].GUID))
 }

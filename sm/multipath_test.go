@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/sm"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -25,7 +26,7 @@ func TestSweepMultipath(t *testing.T) {
 }
 
 func testSweepMultipath(t *testing.T, preBlock bool) {
-	b := newBench(t, grid(t, true, 4, 4), 0, 1)
+	b := newBench(t, routingtest.Grid(t, true, 4, 4), 0, 1)
 	s := b.newSM(t, sm.Config{LMC: 1, PreBlock: preBlock})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)

@@ -96,8 +96,11 @@ type FaultRun struct {
 	// those without any evidence. UnreadNodes are the nodes whose drop
 	// records could not be read at the end (a killed switch's went with
 	// it), DropLogOverflow those whose ring lost records over the run.
-	Outages         []Outage `json:"outages"`
-	OutagesUnknown  int      `json:"outages_unknown"`
+	Outages        []Outage `json:"outages"`
+	OutagesUnknown int      `json:"outages_unknown"`
+	// ProbesDropped counts the probed pairs' packets the fabric's nodes
+	// dropped after the fault (their drop records), outage or not.
+	ProbesDropped   int      `json:"probes_dropped"`
 	UnreadNodes     []string `json:"unread_nodes,omitempty"`
 	DropLogOverflow []string `json:"drop_log_overflow,omitempty"`
 	// Timeline is the run's events in order, ms from the fault: the

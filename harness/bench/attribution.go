@@ -132,112 +132,156 @@ func attribute(spans []outageSpan, ev evidence) []Outage {
 // was never sent: the port refused it.
 var notSentCauses = map[string]bool{"port_not_active": true, "vl_mapping": true}
 
-func attributeOne(s outageSpan, ev evidence) Outage {
-	msOf := func(ns int64) float64 { return ms(time.Duration(ns - ev.t0)) }
-	o := Outage{Pair: s.pair.String(), SLID: s.slid, DLID: s.dlid, StartMs: msOf(s.start), EndMs: msOf(s.end),
-		DarkMs: ms(time.Duration(s.end - s.start))}
-	if c, ok := ev.source[s.pair.src]; ok {
-		o.Source = &c
+// maxRefuseWait: a refused packet is recorded once per try, and the
+// generator tries again only after a hold of up to this: each record
+// covers the wait before it.
+const maxRefuseWait = int64(100 * time.Millisecond)
+
+// causeKey groups an outage's evidence.
+type causeKey struct {
+	kind, node, cause, dir string
+	port, out              int
+}
+
+// spellEvidence is the evidence gathered for one spell: the causes by
+// group, and the time each piece covers.
+type spellEvidence struct {
+	s      outageSpan
+	ev     evidence
+	iv     int64
+	groups map[causeKey]*OutageCause
+	cover  [][2]int64
+}
+
+func (e *spellEvidence) msOf(ns int64) float64 { return ms(time.Duration(ns - e.ev.t0)) }
+
+// add counts one piece of evidence of group k at time at.
+func (e *spellEvidence) add(k causeKey, at int64, vl *int) *OutageCause {
+	g := e.groups[k]
+	if g == nil {
+		g = &OutageCause{Kind: k.kind, Node: k.node, Port: k.port, Out: k.out, Cause: k.cause, Dir: k.dir, VL: vl, FirstMs: e.msOf(at)}
+		e.groups[k] = g
 	}
-	iv := int64(ev.interval)
-	// A refused packet is recorded once per try, and the generator tries
-	// again only after a hold of up to maxRefuseWait: each record covers
-	// the wait before it.
-	const maxRefuseWait = int64(100 * time.Millisecond)
-	var cover [][2]int64
-	type key struct {
-		kind, node, cause, dir string
-		port, out              int
-	}
-	groups := map[key]*OutageCause{}
-	add := func(k key, at int64, vl *int) {
-		g := groups[k]
-		if g == nil {
-			g = &OutageCause{Kind: k.kind, Node: k.node, Port: k.port, Out: k.out, Cause: k.cause, Dir: k.dir, VL: vl, FirstMs: msOf(at)}
-			groups[k] = g
-		}
-		g.Count++
-		g.FirstMs, g.LastMs = min(g.FirstMs, msOf(at)), max(g.LastMs, msOf(at))
-	}
-	for node, recs := range ev.drops {
+	g.Count++
+	g.FirstMs, g.LastMs = min(g.FirstMs, e.msOf(at)), max(g.LastMs, e.msOf(at))
+	return g
+}
+
+// drops adds the drop records of the spell: the sender's port refusing
+// whatever it is given (to any destination, the pair's packets too), or
+// the pair's own packets dropped anywhere.
+func (e *spellEvidence) drops() {
+	s := e.s
+	for node, recs := range e.ev.drops {
 		for _, r := range recs {
 			if r.AtNs < s.start || r.AtNs > s.end {
 				continue
 			}
 			switch {
 			case node == s.pair.src && r.SLID == s.slid && r.Dir == "tx" && notSentCauses[r.Cause]:
-				// The sender's port refuses whatever it is given, to
-				// any destination: the pair's packets too.
-				add(key{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
-				cover = append(cover, [2]int64{r.AtNs - maxRefuseWait, r.AtNs + iv})
+				e.add(causeKey{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				e.cover = append(e.cover, [2]int64{r.AtNs - maxRefuseWait, r.AtNs + e.iv})
 			case r.SLID == s.slid && r.DLID == s.dlid:
-				add(key{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
-				cover = append(cover, [2]int64{r.AtNs - iv, r.AtNs + iv})
+				e.add(causeKey{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				e.cover = append(e.cover, [2]int64{r.AtNs - e.iv, r.AtNs + e.iv})
 			}
 		}
 	}
-	for _, st := range ev.stalls[s.pair.src] {
+}
+
+// stalls adds the sender's generator stalls within the spell.
+func (e *spellEvidence) stalls() {
+	s := e.s
+	for _, st := range e.ev.stalls[s.pair.src] {
 		from := st.EndNs - st.LateNs
 		if st.EndNs < s.start || from > s.end {
 			continue
 		}
-		k := key{kind: "cpu", node: s.pair.src, cause: "generator stalled"}
-		add(k, max(from, s.start), nil)
-		g := groups[k]
-		g.LastMs = max(g.LastMs, msOf(min(st.EndNs, s.end)))
+		g := e.add(causeKey{kind: "cpu", node: s.pair.src, cause: "generator stalled"}, max(from, s.start), nil)
+		g.LastMs = max(g.LastMs, e.msOf(min(st.EndNs, s.end)))
 		g.StalledMs += ms(time.Duration(min(st.EndNs, s.end) - max(from, s.start)))
-		cover = append(cover, [2]int64{from, st.EndNs})
+		e.cover = append(e.cover, [2]int64{from, st.EndNs})
 	}
-	if s.endLatency > outageIntervals*iv/2 {
-		// The spell's last part is that packet's time on its way.
-		from := s.end - s.endLatency
-		k := key{kind: "delayed", node: s.pair.dst, cause: "in transit"}
-		add(k, max(from, s.start), nil)
-		groups[k].LastMs = msOf(s.end)
-		cover = append(cover, [2]int64{from, s.end})
+}
+
+// delayed adds the spell's tail when the packet that ended it was on its
+// way for more than half the outage threshold: that packet's time in
+// transit.
+func (e *spellEvidence) delayed() {
+	s := e.s
+	if s.endLatency <= outageIntervals*e.iv/2 {
+		return
 	}
-	explained := coverage(cover, s.start+iv, s.end-iv)
-	// Held packets are the fabric's, not resolved to the pair: they
-	// explain what drops and stalls left open, and only that.
-	for _, h := range ev.held {
+	from := s.end - s.endLatency
+	g := e.add(causeKey{kind: "delayed", node: s.pair.dst, cause: "in transit"}, max(from, s.start), nil)
+	g.LastMs = e.msOf(s.end)
+	e.cover = append(e.cover, [2]int64{from, s.end})
+}
+
+// held adds the ports seen holding packets without credit, only where
+// the other evidence left the spell open: they are the fabric's, not
+// resolved to the pair.
+func (e *spellEvidence) held() {
+	s := e.s
+	explained := coverage(e.cover, s.start+e.iv, s.end-e.iv)
+	for _, h := range e.ev.held {
 		if h.at < s.start || h.at > s.end || covered(explained, h.at) {
 			continue
 		}
 		vl := h.vl
-		add(key{kind: "held", node: h.node, port: h.port, cause: "waiting for credits", dir: "tx"}, h.at, &vl)
-		cover = append(cover, [2]int64{h.at - heldSampleEvery, h.at + iv})
+		e.add(causeKey{kind: "held", node: h.node, port: h.port, cause: "waiting for credits", dir: "tx"}, h.at, &vl)
+		e.cover = append(e.cover, [2]int64{h.at - heldSampleEvery, h.at + e.iv})
 	}
-	explained = coverage(cover, s.start+iv, s.end-iv)
+}
+
+// gaps returns the parts of the spell no evidence covers; the spell's
+// ends are a probe interval from evidence by nature.
+func (e *spellEvidence) gaps() [][2]int64 {
+	s := e.s
 	var gaps [][2]int64
-	at := s.start + iv
-	for _, c := range explained {
+	at := s.start + e.iv
+	for _, c := range coverage(e.cover, s.start+e.iv, s.end-e.iv) {
 		if c[0] > at {
 			gaps = append(gaps, [2]int64{at, c[0]})
 		}
 		at = max(at, c[1])
 	}
-	if end := s.end - iv; end > at {
+	if end := s.end - e.iv; end > at {
 		gaps = append(gaps, [2]int64{at, end})
 	}
+	return gaps
+}
+
+func attributeOne(s outageSpan, ev evidence) Outage {
+	e := &spellEvidence{s: s, ev: ev, iv: int64(ev.interval), groups: map[causeKey]*OutageCause{}}
+	o := Outage{Pair: s.pair.String(), SLID: s.slid, DLID: s.dlid, StartMs: e.msOf(s.start), EndMs: e.msOf(s.end),
+		DarkMs: ms(time.Duration(s.end - s.start))}
+	if c, ok := ev.source[s.pair.src]; ok {
+		o.Source = &c
+	}
+	e.drops()
+	e.stalls()
+	e.delayed()
+	e.held()
+	gaps := e.gaps()
 	var unexplained int64
 	for _, g := range gaps {
 		unexplained += g[1] - g[0]
 	}
 	o.UnexplainedMs = ms(time.Duration(unexplained))
-	for _, g := range groups {
+	for _, g := range e.groups {
 		o.Causes = append(o.Causes, *g)
 	}
-	// Only a part longer than the outage threshold left dark is listed
-	// as unknown: the spell's ends are a probe interval from evidence by
-	// nature.
 	if len(o.Causes) == 0 {
 		o.Causes = []OutageCause{{Kind: "unknown", Count: 1, FirstMs: o.StartMs, LastMs: o.EndMs}}
 		o.Cause = "unknown"
 		return o
 	}
+	// Only a part longer than half the outage threshold left dark is
+	// listed as unknown.
 	for _, g := range gaps {
-		if g[1]-g[0] >= outageIntervals*iv/2 {
-			o.Causes = append(o.Causes, OutageCause{Kind: "unknown", Count: 1, FirstMs: msOf(g[0]), LastMs: msOf(g[1])})
+		if g[1]-g[0] >= outageIntervals*e.iv/2 {
+			o.Causes = append(o.Causes, OutageCause{Kind: "unknown", Count: 1, FirstMs: e.msOf(g[0]), LastMs: e.msOf(g[1])})
 		}
 	}
 	slices.SortFunc(o.Causes, func(a, b OutageCause) int {

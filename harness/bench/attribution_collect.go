@@ -89,7 +89,7 @@ func (pr *probe) sampleHeld(st *harness.FabricStatus) {
 // every outage after the fault at t0. unread names the nodes whose drop
 // log could not be read (a killed switch: its records went with it);
 // overflowed those whose ring wrapped over the run, losing records.
-func (pr *probe) attribution(t0 time.Time) (outs []Outage, unread, overflowed []string) {
+func (pr *probe) attribution(t0 time.Time) (outs []Outage, dropped int, unread, overflowed []string) {
 	ev := evidence{t0: t0.UnixNano(), interval: pr.interval, drops: map[string][]nodeproc.DropRecord{},
 		stalls: map[string][]hca.Stall{}, source: map[string]SourceCounts{}}
 	pr.mu.Lock()
@@ -126,13 +126,30 @@ func (pr *probe) attribution(t0 time.Time) (outs []Outage, unread, overflowed []
 	spans, held := append([]outageSpan(nil), pr.spans...), append([]heldSample(nil), pr.held...)
 	pr.mu.Unlock()
 	ev.held = held
-	return attribute(spans, ev), unread, overflowed
+	return attribute(spans, ev), pr.probesDropped(ev.drops), unread, overflowed
+}
+
+// probesDropped counts the drop records of probed pairs' packets.
+func (pr *probe) probesDropped(drops map[string][]nodeproc.DropRecord) int {
+	probed := map[[2]uint16]bool{}
+	for _, p := range pr.pairs {
+		probed[[2]uint16{pr.lid[p.src], pr.lid[p.dst]}] = true
+	}
+	n := 0
+	for _, recs := range drops {
+		for _, r := range recs {
+			if probed[[2]uint16{r.SLID, r.DLID}] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // attribute fills the run's outages, their attribution and the timeline
 // of the fault and the outages (the SM's events are added by its side).
 func (run *FaultRun) attribute(pr *probe, t0 time.Time, fault string) {
-	run.Outages, run.UnreadNodes, run.DropLogOverflow = pr.attribution(t0)
+	run.Outages, run.ProbesDropped, run.UnreadNodes, run.DropLogOverflow = pr.attribution(t0)
 	for _, o := range run.Outages {
 		if o.Cause == "unknown" {
 			run.OutagesUnknown++

@@ -85,10 +85,13 @@ func TestQuickAssimilation(t *testing.T) {
 			assert.Zero(t, unknown, "%s %s: outages without evidence (unread: %v)", ft.Fault, who, r.UnreadNodes)
 			assert.NotEmpty(t, r.Timeline, "%s %s", ft.Fault, who)
 		}
-		// The switch kill takes hosts with it: some pair must lose its
-		// route for a while, whatever the SM.
+		// The switch kill takes hosts with it: the probed pairs whose
+		// routes crossed it lose packets until the SM has rerouted them,
+		// whatever the SM (an outage only if that takes five probe
+		// intervals).
 		if ft.SurvivingHosts < f.Hosts {
-			assert.Positive(t, ft.OpenSM.Runs[0].PairsInterrupted, "%s: no probed pair lost a packet under OpenSM", ft.Fault)
+			r := ft.OpenSM.Runs[0]
+			assert.True(t, r.ProbesDropped > 0 || r.PairsInterrupted > 0, "%s: no probed packet dropped under OpenSM", ft.Fault)
 		}
 	}
 	assert.Equal(t, rep.Met, len(rep.Reasons) == 0, "goal_met %v, reasons %v", rep.Met, rep.Reasons)

@@ -13,26 +13,11 @@ import (
 	"ibfab/sm/routing"
 	_ "ibfab/sm/routing/ftree"
 	_ "ibfab/sm/routing/minhop"
+	"ibfab/sm/routing/routingtest"
 	_ "ibfab/sm/routing/updn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-func thesisFabric(t *testing.T) *routing.Fabric {
-	t.Helper()
-	f, err := routing.NewFabric(topologies.Thesis8(), 0, 1, 0) // the SM on CA 4, behind switch 1
-	require.NoError(t, err)
-	return f
-}
-
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
-	t.Helper()
-	e, err := routing.NewEngine(name, o)
-	require.NoError(t, err)
-	r, err := e.Route(f)
-	require.NoError(t, err)
-	return r
-}
 
 // TestEnginesVerify runs every engine on generated fabrics: the route set
 // must connect every pair, and the engines that promise it must be
@@ -142,12 +127,12 @@ func TestVerifyDeadlock(t *testing.T) {
 
 	// Up*/down* on the same ring breaks the cycle.
 	for _, name := range []string{"updn-fera", "updn-pira"} {
-		assert.NoError(t, routing.Verify(f, route(t, f, name, routing.Options{})).Err(), name)
+		assert.NoError(t, routing.Verify(f, routingtest.Route(t, f, name, routing.Options{})).Err(), name)
 	}
 }
 
 func TestVerifyDisconnected(t *testing.T) {
-	f := thesisFabric(t)
+	f := routingtest.ThesisFabric(t)
 	sw5, _ := f.Topo.Lookup("sw5")
 	sw2, _ := f.Topo.Lookup("sw2")
 	ca15, _ := f.Topo.Lookup("ca15")
@@ -173,7 +158,7 @@ func TestVerifyDisconnected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := route(t, f, "updn-fera", routing.Options{}).Clone()
+			r := routingtest.Route(t, f, "updn-fera", routing.Options{}).Clone()
 			tt.break_(r)
 			rep := routing.Verify(f, r)
 			assert.False(t, rep.Connected())
@@ -186,8 +171,8 @@ func TestVerifyDisconnected(t *testing.T) {
 // TestVerifyDownUp makes a route through a valley: sw2 sends switch 3's
 // LID down to sw6, which sends it up to sw3.
 func TestVerifyDownUp(t *testing.T) {
-	f := thesisFabric(t)
-	r := route(t, f, "updn-fera", routing.Options{}).Clone()
+	f := routingtest.ThesisFabric(t)
+	r := routingtest.Route(t, f, "updn-fera", routing.Options{}).Clone()
 	sw2, _ := f.Topo.Lookup("sw2")
 	sw3, _ := f.Topo.Lookup("sw3")
 	sw6, _ := f.Topo.Lookup("sw6")
@@ -208,7 +193,7 @@ func TestEngineErrors(t *testing.T) {
 	assert.ErrorIs(t, err, sm.ErrConfig)
 	_, err = routing.NewEngine("updn-fera", routing.Options{FERaTies: routing.TieRandom + 1})
 	assert.ErrorIs(t, err, sm.ErrConfig)
-	f := thesisFabric(t)
+	f := routingtest.ThesisFabric(t)
 	e, _ := routing.NewEngine("updn-fera", routing.Options{RootGUID: f.Topo.Node(0).GUID}) // a CA
 	_, err = e.Route(f)
 	assert.ErrorIs(t, err, routing.ErrRouting)

@@ -10,72 +10,15 @@ import (
 
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 )
-
-// hop is one switch a packet crosses and the port it leaves by.
-type hop struct{ node, port int }
-
-// trace follows the tables from CA src to lid, returning the switches
-// crossed; it fails t when the packet does not reach dst.
-func trace(t *testing.T, f *routing.Fabric, r *routing.Routes, src, dst int, lid uint16) []hop {
-	t.Helper()
-	peer, ok := f.Topo.Peer(topologies.PortRef{Node: src, Port: 1})
-	require.True(t, ok)
-	var path []hop
-	at := peer.Node
-	for len(path) <= f.Topo.NumNodes() {
-		p := int(r.LFT[at][lid])
-		path = append(path, hop{at, p})
-		next, ok := f.Topo.Peer(topologies.PortRef{Node: at, Port: p})
-		require.True(t, ok, "%s routes LID %d out of uncabled port %d", f.Topo.Node(at).Name, lid, p)
-		if next.Node == dst {
-			return path
-		}
-		require.True(t, f.IsSwitch(next.Node), "LID %d reaches %s", lid, f.Topo.Node(next.Node).Name)
-		at = next.Node
-	}
-	t.Fatalf("LID %d from %s: loop", lid, f.Topo.Node(src).Name)
-	return nil
-}
-
-// checkMinimalRoutes traces every CA pair: each route must be as short as
-// the topology allows; it returns the destinations (host nodes) whose
-// routes cross each directed link, keyed by its tail port.
-func checkMinimalRoutes(t *testing.T, f *routing.Fabric, r *routing.Routes) map[topologies.PortRef]map[int]bool {
-	t.Helper()
-	crossing := map[topologies.PortRef]map[int]bool{}
-	var hosts []int
-	for i, n := range f.Topo.Nodes() {
-		if n.Type == topologies.CA && f.LID[i][1] != 0 {
-			hosts = append(hosts, i)
-		}
-	}
-	for _, src := range hosts {
-		dist := f.Topo.Distances(src)
-		for _, dst := range hosts {
-			if src == dst {
-				continue
-			}
-			path := trace(t, f, r, src, dst, f.LID[dst][1])
-			require.Equal(t, dist[dst], len(path)+1, "%s to %s: links", f.Topo.Node(src).Name, f.Topo.Node(dst).Name)
-			for _, h := range path {
-				k := topologies.PortRef{Node: h.node, Port: h.port}
-				if crossing[k] == nil {
-					crossing[k] = map[int]bool{}
-				}
-				crossing[k][dst] = true
-			}
-		}
-	}
-	return crossing
-}
 
 func routeDmodK(t *testing.T, tp *topologies.Topology, lmc uint8) (*routing.Fabric, *routing.Routes) {
 	t.Helper()
 	f, err := routing.NewFabric(tp, 0, 1, lmc)
 	require.NoError(t, err)
-	r := route(t, f, "dmodk", routing.Options{})
+	r := routingtest.Route(t, f, "dmodk", routing.Options{})
 	rep := routing.Verify(f, r)
 	require.NoError(t, rep.Err(), "dmodk must be connected and deadlock-free")
 	require.True(t, rep.Connected())
@@ -98,7 +41,7 @@ func TestDmodKRLFT(t *testing.T) {
 				f, r := routeDmodK(t, tp, lmc)
 				layout, err := topologies.LayoutFatTree(tp)
 				require.NoError(t, err)
-				crossing := checkMinimalRoutes(t, f, r)
+				crossing := routingtest.CheckMinimalRoutes(t, f, r)
 				hosts := len(layout.Hosts)
 
 				up, err := ftree.FatTreeUpPorts(f)
@@ -192,7 +135,7 @@ func TestDmodKFatTrees(t *testing.T) {
 			tp, err := gen()
 			require.NoError(t, err)
 			f, r := routeDmodK(t, tp, 0)
-			checkMinimalRoutes(t, f, r)
+			routingtest.CheckMinimalRoutes(t, f, r)
 			up, err := ftree.FatTreeUpPorts(f)
 			require.NoError(t, err)
 			for _, s := range f.Switches() {
@@ -213,24 +156,6 @@ func TestDmodKFatTrees(t *testing.T) {
 	}
 }
 
-// without returns a copy of tp without the link at port p.
-func without(t *testing.T, tp *topologies.Topology, p topologies.PortRef) *topologies.Topology {
-	t.Helper()
-	out := topologies.New()
-	for _, n := range tp.Nodes() {
-		_, err := out.AddNode(*n)
-		require.NoError(t, err)
-	}
-	cut, ok := tp.LinkAt(p)
-	require.True(t, ok)
-	for _, l := range tp.Links() {
-		if l != cut {
-			require.NoError(t, out.Connect(l.A, l.B, l.Width, l.Speed))
-		}
-	}
-	return out
-}
-
 // TestDmodKDegraded: with a leaf's up link or a top switch's down link
 // gone, the CA routes stay connected, deadlock-free and as short as the
 // damaged fabric allows, and the up ports that no longer reach a
@@ -245,18 +170,18 @@ func TestDmodKDegraded(t *testing.T) {
 	top, _ := tp.Lookup("s3-1")
 	for name, p := range map[string]topologies.PortRef{"leaf up link": {Node: leaf, Port: 3}, "top down link": {Node: top, Port: 2}} {
 		t.Run(name, func(t *testing.T) {
-			damaged := without(t, tp, p)
+			damaged := routingtest.Without(t, tp, p)
 			f, err := routing.NewFabric(damaged, 0, 1, 0)
 			require.NoError(t, err)
-			r := route(t, f, "dmodk", routing.Options{})
+			r := routingtest.Route(t, f, "dmodk", routing.Options{})
 			rep := routing.Verify(f, r)
 			assert.True(t, rep.DeadlockFree(), "%v", rep.Err())
-			ftreeRep := routing.Verify(f, route(t, f, "ftree", routing.Options{}))
+			ftreeRep := routing.Verify(f, routingtest.Route(t, f, "ftree", routing.Options{}))
 			assert.Equal(t, ftreeRep.Unconnected, rep.Unconnected, "dmodk leaves out what ftree leaves out: %v", rep.Failures)
 			for _, why := range rep.Failures {
 				assert.Regexp(t, `^s\d-\d+ port 0 to LID`, why, "only switches lack routes")
 			}
-			checkMinimalRoutes(t, f, r)
+			routingtest.CheckMinimalRoutes(t, f, r)
 			up, err := ftree.FatTreeUpPorts(f)
 			require.NoError(t, err)
 			for _, s := range f.Switches() {
@@ -276,7 +201,7 @@ func TestDmodKDegraded(t *testing.T) {
 	// The top switch cut from pod 0 (s3-1's port 1 goes to s2-1, pod
 	// a_3 = 0): the stage-2 switches of other pods that reach s3-1 leave
 	// it out for destinations in pod 0, and only for them.
-	cut := without(t, tp, topologies.PortRef{Node: top, Port: 1})
+	cut := routingtest.Without(t, tp, topologies.PortRef{Node: top, Port: 1})
 	f, err := routing.NewFabric(cut, 0, 1, 0)
 	require.NoError(t, err)
 	up, err := ftree.FatTreeUpPorts(f)
@@ -374,13 +299,4 @@ func TestFatTreeUpPorts(t *testing.T) {
 		_, ok := up.HostIndex(f.LID[f.Switches()[0]][0])
 		assert.False(t, ok, "a switch LID is no host")
 	}
-}
-
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
-	t.Helper()
-	e, err := routing.NewEngine(name, o)
-	require.NoError(t, err)
-	r, err := e.Route(f)
-	require.NoError(t, err)
-	return r
 }

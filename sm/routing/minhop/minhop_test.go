@@ -8,17 +8,9 @@ import (
 
 	"ibfab/sm/routing"
 	_ "ibfab/sm/routing/minhop"
+	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 )
-
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
-	t.Helper()
-	e, err := routing.NewEngine(name, o)
-	require.NoError(t, err)
-	r, err := e.Route(f)
-	require.NoError(t, err)
-	return r
-}
 
 // TestMinhopCreditLoop: on a torus minimum-hop routes close cycles of
 // channel dependencies, and the verifier says where.
@@ -27,7 +19,7 @@ func TestMinhopCreditLoop(t *testing.T) {
 	require.NoError(t, err)
 	f, err := routing.NewFabric(topo, 0, 1, 0)
 	require.NoError(t, err)
-	rep := routing.Verify(f, route(t, f, "minhop", routing.Options{}))
+	rep := routing.Verify(f, routingtest.Route(t, f, "minhop", routing.Options{}))
 	assert.True(t, rep.Connected())
 	require.ErrorIs(t, rep.Err(), routing.ErrCreditLoop)
 	assert.GreaterOrEqual(t, len(rep.Cycle), 3)

@@ -11,6 +11,7 @@ import (
 	_ "ibfab/sm/routing/ftree"
 	_ "ibfab/sm/routing/minhop"
 	"ibfab/sm/routing/multipath"
+	"ibfab/sm/routing/routingtest"
 	_ "ibfab/sm/routing/updn"
 	"ibfab/topologies"
 )
@@ -24,17 +25,6 @@ import (
 // margin below every case and fails a regression to the whole-tree
 // choice alone (0.68 on the mesh with updn-fera).
 const minDisjoint = 0.7
-
-func grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
-	t.Helper()
-	mk := topologies.Mesh
-	if torus {
-		mk = topologies.Torus
-	}
-	topo, err := mk(dims...)
-	require.NoError(t, err)
-	return topo
-}
 
 // TestMultipath: on meshes and tori every alias is connected, every
 // layer acyclic, the base routes the engine's, alias 1 mostly disjoint
@@ -63,9 +53,9 @@ func TestMultipath(t *testing.T) {
 		for _, eng := range []string{"updn-pira", "updn-fera"} {
 			for _, lmc := range []uint8{1, 2} {
 				t.Run(fmt.Sprintf("%s %s lmc %d", tt.name, eng, lmc), func(t *testing.T) {
-					f, err := routing.NewFabric(grid(t, tt.torus, tt.dims...), 0, 0, lmc)
+					f, err := routing.NewFabric(routingtest.Grid(t, tt.torus, tt.dims...), 0, 0, lmc)
 					require.NoError(t, err)
-					base := route(t, f, eng, routing.Options{})
+					base := routingtest.Route(t, f, eng, routing.Options{})
 					r, st, err := multipath.Route(f, base, 4, routing.Options{})
 					require.NoError(t, err)
 					rep := routing.Verify(f, r)
@@ -109,9 +99,9 @@ func TestMultipath(t *testing.T) {
 func TestMultipathFolds(t *testing.T) {
 	for _, layers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint(layers), func(t *testing.T) {
-			f, err := routing.NewFabric(grid(t, true, 4, 4), 0, 0, 3)
+			f, err := routing.NewFabric(routingtest.Grid(t, true, 4, 4), 0, 0, 3)
 			require.NoError(t, err)
-			base := route(t, f, "updn-pira", routing.Options{})
+			base := routingtest.Route(t, f, "updn-pira", routing.Options{})
 			r, st, err := multipath.Route(f, base, layers, routing.Options{})
 			require.NoError(t, err)
 			assert.Equal(t, layers, st.Layers)
@@ -124,9 +114,9 @@ func TestMultipathFolds(t *testing.T) {
 			}
 		})
 	}
-	f, err := routing.NewFabric(grid(t, true, 4, 4), 0, 0, 1)
+	f, err := routing.NewFabric(routingtest.Grid(t, true, 4, 4), 0, 0, 1)
 	require.NoError(t, err)
-	_, _, err = multipath.Route(f, route(t, f, "updn-pira", routing.Options{}), 0, routing.Options{})
+	_, _, err = multipath.Route(f, routingtest.Route(t, f, "updn-pira", routing.Options{}), 0, routing.Options{})
 	assert.ErrorIs(t, err, routing.ErrRouting)
 }
 
@@ -135,7 +125,7 @@ func TestMultipathFolds(t *testing.T) {
 // switch clockwise and counter-clockwise.
 func lmcRing(t *testing.T) (f *routing.Fabric, sw, cw, ccw []int) {
 	t.Helper()
-	topo := grid(t, true, 4)
+	topo := routingtest.Grid(t, true, 4)
 	f, err := routing.NewFabric(topo, 0, 0, 1)
 	require.NoError(t, err)
 	for i := range topo.NumNodes() {
@@ -196,7 +186,7 @@ func lineRoute(f *routing.Fabric, r *routing.Routes, sw, cw, ccw []int, lid uint
 // one layer, accepted as two.
 func TestVerifyLayers(t *testing.T) {
 	f, sw, cw, ccw := lmcRing(t)
-	base := route(t, f, "updn-pira", routing.Options{})
+	base := routingtest.Route(t, f, "updn-pira", routing.Options{})
 	cyc := base.Clone()
 	cyc.Layers = 2
 	for _, e := range f.EndPorts() {
@@ -228,13 +218,4 @@ func TestVerifyLayers(t *testing.T) {
 			assert.NoError(t, rep.Err(), "two layers")
 		}
 	}
-}
-
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
-	t.Helper()
-	e, err := routing.NewEngine(name, o)
-	require.NoError(t, err)
-	r, err := e.Route(f)
-	require.NoError(t, err)
-	return r
 }

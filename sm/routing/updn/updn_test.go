@@ -8,26 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/routing/routingtest"
 	_ "ibfab/sm/routing/updn"
-	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-func thesisFabric(t *testing.T) *routing.Fabric {
-	t.Helper()
-	f, err := routing.NewFabric(topologies.Thesis8(), 0, 1, 0) // the SM on CA 4, behind switch 1
-	require.NoError(t, err)
-	return f
-}
-
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
-	t.Helper()
-	e, err := routing.NewEngine(name, o)
-	require.NoError(t, err)
-	r, err := e.Route(f)
-	require.NoError(t, err)
-	return r
-}
 
 // perStep returns r.PerStep by node name.
 func perStep(f *routing.Fabric, r *routing.Routes) map[string]int {
@@ -41,10 +25,10 @@ func perStep(f *routing.Fabric, r *routing.Routes) map[string]int {
 // TestThesisConformance checks the entry counts of the thesis's chapter 6
 // on its example network, with the up*/down* DAG rooted at switch 1.
 func TestThesisConformance(t *testing.T) {
-	f := thesisFabric(t)
+	f := routingtest.ThesisFabric(t)
 
 	// FERa: 8 switches × 15 destinations, no overwrite (thesis Table 18).
-	fera := route(t, f, "updn-fera", routing.Options{})
+	fera := routingtest.Route(t, f, "updn-fera", routing.Options{})
 	assert.Equal(t, 120, fera.Computed)
 	assert.Equal(t, 120, fera.Entries())
 	assert.Zero(t, fera.DefaultPorts)
@@ -54,7 +38,7 @@ func TestThesisConformance(t *testing.T) {
 
 	// PIRa: 7 default ports and 50 entries (Table 19), and the entries of
 	// each step in the thesis's LID order 1..15, the thesis node numbers.
-	pira := route(t, f, "updn-pira", routing.Options{Parent: routing.ParentLast})
+	pira := routingtest.Route(t, f, "updn-pira", routing.Options{Parent: routing.ParentLast})
 	assert.Equal(t, 7, pira.DefaultPorts)
 	assert.Equal(t, 50, pira.Computed)
 	want := []int{1, 2, 2, 1, 3, 5, 3, 3, 3, 7, 4, 4, 3, 3, 6}
@@ -84,26 +68,26 @@ func TestThesisConformance(t *testing.T) {
 // 5 and 6), and the four choices give 48, 50, 51 or 53 entries; the
 // thesis's Table 19 (50) took 3 and 6, the last explored of each.
 func TestPIRaParents(t *testing.T) {
-	f := thesisFabric(t)
+	f := routingtest.ThesisFabric(t)
 	seen := map[int]bool{}
 	for seed := range uint64(32) {
-		r := route(t, f, "updn-pira", routing.Options{Parent: routing.ParentRandom, Seed: seed})
+		r := routingtest.Route(t, f, "updn-pira", routing.Options{Parent: routing.ParentRandom, Seed: seed})
 		require.NoError(t, routing.Verify(f, r).Err())
 		assert.Equal(t, 7, r.DefaultPorts)
 		seen[r.Computed] = true
-		again := route(t, f, "updn-pira", routing.Options{Parent: routing.ParentRandom, Seed: seed})
+		again := routingtest.Route(t, f, "updn-pira", routing.Options{Parent: routing.ParentRandom, Seed: seed})
 		assert.Equal(t, r.LFT, again.LFT, "seed %d is reproducible", seed)
 	}
 	assert.Equal(t, map[int]bool{48: true, 50: true, 51: true, 53: true}, seen)
-	assert.Equal(t, 51, route(t, f, "updn-pira", routing.Options{Parent: routing.ParentFirst}).Computed)
+	assert.Equal(t, 51, routingtest.Route(t, f, "updn-pira", routing.Options{Parent: routing.ParentFirst}).Computed)
 }
 
 // TestRootGUID roots up*/down* at another switch.
 func TestRootGUID(t *testing.T) {
-	f := thesisFabric(t)
+	f := routingtest.ThesisFabric(t)
 	sw10, _ := f.Topo.Lookup("sw10")
 	for _, name := range []string{"updn-fera", "updn-pira"} {
-		r := route(t, f, name, routing.Options{RootGUID: f.Topo.Node(sw10).GUID})
+		r := routingtest.Route(t, f, name, routing.Options{RootGUID: f.Topo.Node(sw10).GUID})
 		require.NoError(t, routing.Verify(f, r).Err())
 		if name == "updn-pira" {
 			assert.EqualValues(t, mad.LFTNoPort, r.Default[sw10])

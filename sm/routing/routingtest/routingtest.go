@@ -1,4 +1,4 @@
-package sm_test
+package routingtest
 
 import (
 	"testing"
@@ -9,14 +9,17 @@ import (
 	"ibfab/topologies"
 )
 
-func thesisFabric(t *testing.T) *routing.Fabric {
+// ThesisFabric is the thesis's 8-switch network with the SM on CA 4,
+// behind switch 1.
+func ThesisFabric(t *testing.T) *routing.Fabric {
 	t.Helper()
 	f, err := routing.NewFabric(topologies.Thesis8(), 0, 1, 0) // the SM on CA 4, behind switch 1
 	require.NoError(t, err)
 	return f
 }
 
-func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
+// Route runs the engine of that name with o on f.
+func Route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *routing.Routes {
 	t.Helper()
 	e, err := routing.NewEngine(name, o)
 	require.NoError(t, err)
@@ -25,7 +28,8 @@ func route(t *testing.T, f *routing.Fabric, name string, o routing.Options) *rou
 	return r
 }
 
-func grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
+// Grid is a mesh, or a torus, of dims.
+func Grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
 	t.Helper()
 	mk := topologies.Mesh
 	if torus {
@@ -36,8 +40,8 @@ func grid(t *testing.T, torus bool, dims ...int) *topologies.Topology {
 	return topo
 }
 
-// without returns a copy of tp without the link at port p.
-func without(t *testing.T, tp *topologies.Topology, p topologies.PortRef) *topologies.Topology {
+// Without returns a copy of tp without the link at port p.
+func Without(t *testing.T, tp *topologies.Topology, p topologies.PortRef) *topologies.Topology {
 	t.Helper()
 	out := topologies.New()
 	for _, n := range tp.Nodes() {
@@ -54,20 +58,20 @@ func without(t *testing.T, tp *topologies.Topology, p topologies.PortRef) *topol
 	return out
 }
 
-// hop is one switch a packet crosses and the port it leaves by.
-type hop struct{ node, port int }
+// Hop is one switch a packet crosses and the port it leaves by.
+type Hop struct{ Node, Port int }
 
-// trace follows the tables from CA src to lid, returning the switches
+// Trace follows the tables from CA src to lid, returning the switches
 // crossed; it fails t when the packet does not reach dst.
-func trace(t *testing.T, f *routing.Fabric, r *routing.Routes, src, dst int, lid uint16) []hop {
+func Trace(t *testing.T, f *routing.Fabric, r *routing.Routes, src, dst int, lid uint16) []Hop {
 	t.Helper()
 	peer, ok := f.Topo.Peer(topologies.PortRef{Node: src, Port: 1})
 	require.True(t, ok)
-	var path []hop
+	var path []Hop
 	at := peer.Node
 	for len(path) <= f.Topo.NumNodes() {
 		p := int(r.LFT[at][lid])
-		path = append(path, hop{at, p})
+		path = append(path, Hop{at, p})
 		next, ok := f.Topo.Peer(topologies.PortRef{Node: at, Port: p})
 		require.True(t, ok, "%s routes LID %d out of uncabled port %d", f.Topo.Node(at).Name, lid, p)
 		if next.Node == dst {
@@ -80,10 +84,10 @@ func trace(t *testing.T, f *routing.Fabric, r *routing.Routes, src, dst int, lid
 	return nil
 }
 
-// checkMinimalRoutes traces every CA pair: each route must be as short as
+// CheckMinimalRoutes traces every CA pair: each route must be as short as
 // the topology allows; it returns the destinations (host nodes) whose
 // routes cross each directed link, keyed by its tail port.
-func checkMinimalRoutes(t *testing.T, f *routing.Fabric, r *routing.Routes) map[topologies.PortRef]map[int]bool {
+func CheckMinimalRoutes(t *testing.T, f *routing.Fabric, r *routing.Routes) map[topologies.PortRef]map[int]bool {
 	t.Helper()
 	crossing := map[topologies.PortRef]map[int]bool{}
 	var hosts []int
@@ -98,10 +102,10 @@ func checkMinimalRoutes(t *testing.T, f *routing.Fabric, r *routing.Routes) map[
 			if src == dst {
 				continue
 			}
-			path := trace(t, f, r, src, dst, f.LID[dst][1])
+			path := Trace(t, f, r, src, dst, f.LID[dst][1])
 			require.Equal(t, dist[dst], len(path)+1, "%s to %s: links", f.Topo.Node(src).Name, f.Topo.Node(dst).Name)
 			for _, h := range path {
-				k := topologies.PortRef{Node: h.node, Port: h.port}
+				k := topologies.PortRef{Node: h.Node, Port: h.Port}
 				if crossing[k] == nil {
 					crossing[k] = map[int]bool{}
 				}
