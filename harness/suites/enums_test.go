@@ -13,32 +13,18 @@ import (
 // and reads back from it.
 func TestEnumsJSON(t *testing.T) {
 	var values []fmt.Stringer
-	for _, v := range kinds.Values() {
-		values = append(values, v)
-	}
-	for _, v := range afcRoutingSet.Values() {
-		values = append(values, v)
-	}
-	for _, v := range afcQueuingSet.Values() {
-		values = append(values, v)
-	}
-	for _, v := range afcTraffics.Values() {
-		values = append(values, v)
-	}
-	for _, v := range qosModes.Values() {
-		values = append(values, v)
-	}
-	for _, v := range ccSchemes.Values() {
-		values = append(values, v)
-	}
-	for _, v := range failoverScenarios.Values() {
-		values = append(values, v)
-	}
-	for _, v := range verdicts.Values() {
-		values = append(values, v)
-	}
-	for _, v := range smKinds.Values() {
-		values = append(values, v)
+	for _, vs := range [][]fmt.Stringer{
+		stringers(kinds.Values()),
+		stringers(afcRoutingSet.Values()),
+		stringers(afcQueuingSet.Values()),
+		stringers(afcTraffics.Values()),
+		stringers(qosModes.Values()),
+		stringers(ccSchemes.Values()),
+		stringers(failoverScenarios.Values()),
+		stringers(verdicts.Values()),
+		stringers(smKinds.Values()),
+	} {
+		values = append(values, vs...)
 	}
 	for _, v := range values {
 		b, err := json.Marshal(v)
@@ -50,4 +36,13 @@ func TestEnumsJSON(t *testing.T) {
 	assert.Equal(t, AFCHS25, r.Traffic)
 	assert.Equal(t, AFCAdaptiveTh, r.Routing)
 	assert.Equal(t, AFCVFtree, r.Queuing)
+}
+
+// stringers returns an enum's values as fmt.Stringers.
+func stringers[E fmt.Stringer](vs []E) []fmt.Stringer {
+	out := make([]fmt.Stringer, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
 }
