@@ -3,10 +3,9 @@ package sm
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
+	"ibfab/internal/registry"
 	"ibfab/madport"
 )
 
@@ -17,44 +16,23 @@ var ErrPortSpec = errors.New("sm: bad port spec")
 // scheme and colon ("" when there is none).
 type PortOpener func(arg string) (madport.Port, error)
 
-var (
-	portsMu sync.RWMutex
-	openers = map[string]PortOpener{}
-)
+var openers = registry.New[PortOpener]("sm: port scheme")
 
 // RegisterPort makes port specs "scheme" and "scheme:ARG" open through
 // open: sim[:NAME] for the ibsim client protocol, umad:CA:PORT for a real
 // HCA, fake:TOPOFILE for an in-memory fabric, as their packages register
 // them. It panics on a duplicate scheme.
-func RegisterPort(scheme string, open PortOpener) {
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("sm: port scheme " + scheme + " registered twice")
-	}
-	openers[scheme] = open
-}
+func RegisterPort(scheme string, open PortOpener) { openers.Register(scheme, open) }
 
 // PortSchemes returns the registered schemes, sorted.
-func PortSchemes() []string {
-	portsMu.RLock()
-	defer portsMu.RUnlock()
-	var s []string
-	for k := range openers {
-		s = append(s, k)
-	}
-	sort.Strings(s)
-	return s
-}
+func PortSchemes() []string { return openers.Names() }
 
 // OpenPort opens the port a spec names: its scheme up to the first colon,
 // then the opener's argument.
 func OpenPort(spec string) (madport.Port, error) {
 	scheme, arg, _ := strings.Cut(spec, ":")
-	portsMu.RLock()
-	open := openers[scheme]
-	portsMu.RUnlock()
-	if open == nil {
+	open, ok := openers.Lookup(scheme)
+	if !ok {
 		return nil, fmt.Errorf("%w %q: unknown scheme %q (have %v)", ErrPortSpec, spec, scheme, PortSchemes())
 	}
 	p, err := open(arg)

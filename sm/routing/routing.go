@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"sync"
 
+	"ibfab/internal/registry"
 	"ibfab/wire/mad"
 )
 
@@ -43,44 +42,23 @@ type Engine interface {
 // EngineFactory makes an engine with the given options.
 type EngineFactory func(o Options) (Engine, error)
 
-var (
-	enginesMu sync.RWMutex
-	engines   = map[string]EngineFactory{}
-)
+var engines = registry.New[EngineFactory]("sm: routing engine")
 
 // RegisterEngine makes an engine available by name. It panics on a
 // duplicate name, like the registries of the standard library.
-func RegisterEngine(name string, mk EngineFactory) {
-	enginesMu.Lock()
-	defer enginesMu.Unlock()
-	if _, dup := engines[name]; dup {
-		panic("sm: routing engine " + name + " registered twice")
-	}
-	engines[name] = mk
-}
+func RegisterEngine(name string, mk EngineFactory) { engines.Register(name, mk) }
 
 // NewEngine returns the engine called name.
 func NewEngine(name string, o Options) (Engine, error) {
-	enginesMu.RLock()
-	mk := engines[name]
-	enginesMu.RUnlock()
-	if mk == nil {
+	mk, ok := engines.Lookup(name)
+	if !ok {
 		return nil, fmt.Errorf("%w %q (have %v)", ErrUnknownEngine, name, Engines())
 	}
 	return mk(o)
 }
 
 // Engines returns the names of the registered engines, sorted.
-func Engines() []string {
-	enginesMu.RLock()
-	defer enginesMu.RUnlock()
-	var names []string
-	for n := range engines {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Engines() []string { return engines.Names() }
 
 // Routes is a route set: the linear forwarding table of every switch.
 type Routes struct {

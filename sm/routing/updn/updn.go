@@ -98,6 +98,22 @@ func init() {
 	})
 }
 
+// start is both engines' first step: the DAG from the root the options
+// name, and an empty route set with its up links.
+func start(f *routing.Fabric, o routing.Options, name string) (*DAG, *routing.Routes, error) {
+	root, err := f.UpdnRoot(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := NewDAG(f, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := routing.NewRoutes(name, f)
+	r.Up = d.Up
+	return d, r, nil
+}
+
 func (fera) Name() string { return "updn-fera" }
 
 // Route runs FERa, the Fully Explicit Routing algorithm (thesis 6.2.2):
@@ -111,16 +127,10 @@ func (fera) Name() string { return "updn-fera" }
 // computed, overwrites included; a switch's entry for itself (port 0)
 // counts too.
 func (e fera) Route(f *routing.Fabric) (*routing.Routes, error) {
-	root, err := f.UpdnRoot(e.o)
+	d, r, err := start(f, e.o, e.Name())
 	if err != nil {
 		return nil, err
 	}
-	d, err := NewDAG(f, root)
-	if err != nil {
-		return nil, err
-	}
-	r := routing.NewRoutes(e.Name(), f)
-	r.Up = d.Up
 	rng := rand.New(rand.NewPCG(e.o.Seed, 0xfe7a))
 	type best struct {
 		port, dist int
@@ -216,16 +226,10 @@ func (pira) Name() string { return "updn-pira" }
 // each exploration step. The LFT holds the explicit entries and, in every
 // other entry, the default port, since linear tables have none.
 func (e pira) Route(f *routing.Fabric) (*routing.Routes, error) {
-	root, err := f.UpdnRoot(e.o)
+	d, r, err := start(f, e.o, e.Name())
 	if err != nil {
 		return nil, err
 	}
-	d, err := NewDAG(f, root)
-	if err != nil {
-		return nil, err
-	}
-	r := routing.NewRoutes(e.Name(), f)
-	r.Up = d.Up
 	r.Default = make([]uint8, f.Topo.NumNodes())
 	for i := range r.Default {
 		r.Default[i] = mad.LFTNoPort
