@@ -68,3 +68,15 @@ type UntilReceiver interface {
 	// deadline (the zero time: none) passes first.
 	RecvUntil(ctx context.Context, deadline time.Time) (MAD, error)
 }
+
+// RMPPSegmenter is a Port whose transport runs RMPP (IBA 13.6) itself for
+// some classes, as the kernel's umad does for an agent registered with
+// RMPP version 1: Send takes one MAD longer than MADSize with the Active
+// flag in its RMPP header and sends it as a transfer, and the receiver's
+// ACKs go to the transport, not to Recv. A consumer with a message longer
+// than a MAD sends it so; on other ports it runs the transfer itself.
+type RMPPSegmenter interface {
+	// SegmentsRMPP reports whether the port runs RMPP for management
+	// class class.
+	SegmentsRMPP(class uint8) bool
+}

@@ -21,7 +21,15 @@ import (
 // the subnet to come up.
 func startIBSM(t *testing.T, f *fabrictest.Fabric, node string, args ...string) *fabrictest.Daemon {
 	t.Helper()
-	d := f.StartUMAD(node, append([]string{fabrictest.Bin(t, "ibsm"), "--port", "sim", "--json"}, args...)...)
+	return startIBSMOn(t, f, node, "sim", args...)
+}
+
+// startIBSMOn is startIBSM on port spec port ("sim": the attach point;
+// "softumad": the HCA's kernel-semantics MAD endpoint, as on a real HCA's
+// umad device).
+func startIBSMOn(t *testing.T, f *fabrictest.Fabric, node, port string, args ...string) *fabrictest.Daemon {
+	t.Helper()
+	d := f.StartUMAD(node, append([]string{fabrictest.Bin(t, "ibsm"), "--port", port, "--json"}, args...)...)
 	fabrictest.Wait(t, madrouteWait, "ibsm: subnet up", func() bool {
 		if exited, err := d.Exited(); exited {
 			t.Fatalf("ibsm exited (%v):\n%s", err, d.Output())

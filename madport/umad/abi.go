@@ -18,8 +18,16 @@ const (
 	// StatusTimeout is the header status of a request handed back because
 	// no response came within its timeout and retries: ETIMEDOUT.
 	StatusTimeout = 110
-	// MADSize is the size of every MAD this package carries (no RMPP).
+	// MADSize is the size of a MAD, and of every one this package carries
+	// for an agent without RMPP.
 	MADSize = 256
+	// MaxRMPPSize bounds a message an RMPP agent sends or receives whole
+	// (the kernel cuts and reassembles its segments): a GetTableResp of
+	// a large subnet's records fits, a runaway length does not.
+	MaxRMPPSize = 1 << 24
+	// MaxRMPPRecv is the read buffer of a file with RMPP agents: what
+	// the SM is sent reassembled (a GetMulti request) is a few segments.
+	MaxRMPPRecv = 1 << 18
 	// MADHeaderSize is what the kernel hands back of a timed-out request:
 	// its common MAD header only.
 	MADHeaderSize = 24
@@ -180,14 +188,27 @@ func checkHeaderSize(size int) error {
 // AppendPacket appends one write to a umad file: a header of hdrSize
 // bytes (HeaderSize or OldHeaderSize) and the MAD, zero-padded to MADSize.
 func AppendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte, error) {
-	if err := checkHeaderSize(hdrSize); err != nil {
-		return dst, err
-	}
 	if len(mad) > MADSize {
 		return dst, fmt.Errorf("%w: MAD of %d bytes, at most %d", ErrLong, len(mad), MADSize)
 	}
+	return appendPacket(dst, hdrSize, f, mad)
+}
+
+// AppendRMPPPacket is AppendPacket for an RMPP agent's message, which
+// the kernel cuts into segments: a MAD of any length up to MaxRMPPSize.
+func AppendRMPPPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte, error) {
+	if len(mad) > MaxRMPPSize {
+		return dst, fmt.Errorf("%w: message of %d bytes, at most %d", ErrLong, len(mad), MaxRMPPSize)
+	}
+	return appendPacket(dst, hdrSize, f, mad)
+}
+
+func appendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte, error) {
+	if err := checkHeaderSize(hdrSize); err != nil {
+		return dst, err
+	}
 	n := len(dst)
-	dst = append(dst, make([]byte, hdrSize+MADSize)...)
+	dst = append(dst, make([]byte, hdrSize+max(MADSize, len(mad)))...)
 	Header(dst[n : n+hdrSize]).Encode(f)
 	copy(dst[n+hdrSize:], mad)
 	return dst, nil
@@ -196,9 +217,19 @@ func AppendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte,
 // DecodePacket splits one read from a umad file into its header and MAD.
 // The MAD is what the read returned after the header: MADSize bytes, or
 // only the common header (MADHeaderSize) for a request handed back with
-// StatusTimeout; anything else is an error (this package does no RMPP).
-// mad aliases b.
+// StatusTimeout; anything else is an error (see DecodeRMPPPacket). mad
+// aliases b.
 func DecodePacket(b []byte, hdrSize int) (f HeaderFields, mad []byte, err error) {
+	return decodePacket(b, hdrSize, MADSize)
+}
+
+// DecodeRMPPPacket is DecodePacket for a file with RMPP agents, whose
+// reads may hold a message the kernel reassembled: up to MaxRMPPSize.
+func DecodeRMPPPacket(b []byte, hdrSize int) (f HeaderFields, mad []byte, err error) {
+	return decodePacket(b, hdrSize, MaxRMPPSize)
+}
+
+func decodePacket(b []byte, hdrSize, maxLen int) (f HeaderFields, mad []byte, err error) {
 	if err := checkHeaderSize(hdrSize); err != nil {
 		return f, nil, err
 	}
@@ -208,8 +239,8 @@ func DecodePacket(b []byte, hdrSize int) (f HeaderFields, mad []byte, err error)
 	f = Header(b[:hdrSize]).Fields()
 	mad = b[hdrSize:]
 	switch {
-	case len(mad) > MADSize:
-		return f, nil, fmt.Errorf("%w: MAD of %d bytes, at most %d (RMPP is not supported)", ErrLong, len(mad), MADSize)
+	case len(mad) > maxLen:
+		return f, nil, fmt.Errorf("%w: MAD of %d bytes, at most %d", ErrLong, len(mad), maxLen)
 	case len(mad) < MADSize && f.Status == 0:
 		return f, nil, fmt.Errorf("%w: MAD of %d bytes with status 0, want %d", ErrShort, len(mad), MADSize)
 	}

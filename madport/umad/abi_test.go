@@ -156,6 +156,30 @@ func TestPackets(t *testing.T) {
 	}
 }
 
+// TestRMPPPackets: an RMPP agent's file carries whole messages both ways,
+// bounded by MaxRMPPSize.
+func TestRMPPPackets(t *testing.T) {
+	msg := make([]byte, 3*umad.MADSize+17)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	pkt, err := umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, msg)
+	require.NoError(t, err)
+	require.Len(t, pkt, umad.HeaderSize+len(msg))
+	f, got, err := umad.DecodeRMPPPacket(pkt, umad.HeaderSize)
+	require.NoError(t, err)
+	assert.Equal(t, sampleHeader, f)
+	assert.Equal(t, msg, got)
+	_, _, err = umad.DecodePacket(pkt, umad.HeaderSize)
+	assert.ErrorIs(t, err, umad.ErrLong, "a file without RMPP agents")
+
+	short, err := umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, msg[:10])
+	require.NoError(t, err)
+	assert.Len(t, short, umad.HeaderSize+umad.MADSize, "padded to a MAD")
+	_, err = umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, make([]byte, umad.MaxRMPPSize+1))
+	assert.ErrorIs(t, err, umad.ErrLong)
+}
+
 // FuzzDecodePacket feeds arbitrary reads to DecodePacket with both header
 // sizes: it never panics, and what it accepts re-encodes to the same
 // header bytes (but for grh_present, which reads any non-zero byte as

@@ -45,6 +45,10 @@ type Agent struct {
 	Class   uint8
 	Version uint8   // class version; 0 means 1
 	Methods []uint8 // request methods (0-127) to receive unsolicited
+	// RMPP registers the agent with RMPP version 1: the kernel cuts a
+	// long message sent with the Active flag into segments, takes the
+	// receiver's ACKs, and hands up reassembled messages.
+	RMPP bool
 }
 
 // SMAgents are the agents a subnet manager needs: both SMP classes, with
@@ -54,7 +58,18 @@ func SMAgents() []Agent {
 	return []Agent{
 		{Class: uint8(mad.ClassSubnDirected), Methods: m},
 		{Class: uint8(mad.ClassSubnLID), Methods: m},
+		SAAgent(),
 	}
+}
+
+// SAAgent is the agent of a master's Subnet Administrator: class 0x03
+// (version 2) with the requests clients send it, and RMPP, as OpenSM
+// registers it, so that GetTableResp transfers and their ACKs are the
+// kernel's.
+func SAAgent() Agent {
+	return Agent{Class: uint8(mad.ClassSubnAdm), Version: 2, RMPP: true, Methods: []uint8{
+		uint8(mad.MethodGet), uint8(mad.MethodSet), uint8(mad.MethodGetTable), uint8(mad.MethodGetMulti),
+		uint8(mad.MethodDelete), uint8(mad.MethodGetTraceTable), uint8(mad.MethodReport)}}
 }
 
 // Config says which port to open and how to use it.
@@ -96,6 +111,7 @@ type Port struct {
 	info    DeviceInfo
 	hdrSize int
 	agents  map[uint8]uint32 // class → agent id
+	rmpp    map[uint8]bool   // classes whose agent does RMPP
 	tmoMS   uint32
 	retries uint32
 	tids    *tidmemo.Memo
@@ -120,7 +136,7 @@ var _ madport.Port = (*Port)(nil)
 // opens it, enables P_Key indexes (falling back to the old header on a
 // kernel that refuses) and registers the agents.
 func Open(cfg Config) (*Port, error) {
-	p := &Port{cfg: cfg, files: cfg.Files, agents: map[uint8]uint32{},
+	p := &Port{cfg: cfg, files: cfg.Files, agents: map[uint8]uint32{}, rmpp: map[uint8]bool{},
 		done: make(chan struct{}), readerx: make(chan struct{}), failed: make(chan struct{})}
 	if p.files == nil {
 		p.files = OS
@@ -171,6 +187,7 @@ func Open(cfg Config) (*Port, error) {
 			return nil, fmt.Errorf("umad: registering an agent for class %#02x on %s: %w", a.Class, UMADPath(info.Index), err)
 		}
 		p.agents[a.Class] = id
+		p.rmpp[a.Class] = a.RMPP
 	}
 	go p.reader()
 	return p, nil
@@ -178,6 +195,9 @@ func Open(cfg Config) (*Port, error) {
 
 func register(dev Device, a Agent) (uint32, error) {
 	r := RegReq{MgmtClass: a.Class, ClassVersion: a.Version, QPN: 1}
+	if a.RMPP {
+		r.RMPPVersion = 1
+	}
 	if r.ClassVersion == 0 {
 		r.ClassVersion = 1
 	}
@@ -217,11 +237,19 @@ func (p *Port) AgentID(c uint8) (uint32, bool) {
 	return id, ok
 }
 
+// SegmentsRMPP implements madport.RMPPSegmenter: the kernel runs RMPP for
+// the classes whose agent was registered with it.
+func (p *Port) SegmentsRMPP(class uint8) bool { return p.rmpp[class] }
+
+var _ madport.RMPPSegmenter = (*Port)(nil)
+
 // solicits reports whether a request of method m waits for a response the
-// kernel matches to it by TID (TrapRepress answers a Trap).
+// kernel matches to it by TID (TrapRepress answers a Trap, ReportResp a
+// Report).
 func solicits(m mad.Method) bool {
 	switch m {
-	case mad.MethodGet, mad.MethodSet, mad.MethodTrap, mad.MethodGetTable, 0x13, 0x14, mad.MethodDelete:
+	case mad.MethodGet, mad.MethodSet, mad.MethodTrap, mad.MethodGetTable, mad.MethodGetTraceTable, mad.MethodGetMulti,
+		mad.MethodDelete, mad.MethodReport:
 		return true
 	}
 	return false
@@ -239,7 +267,7 @@ func (p *Port) Send(m madport.MAD) error {
 	if p.closed.Load() {
 		return madport.ErrClosed
 	}
-	if len(m.Data) != madport.MADSize {
+	if len(m.Data) < madport.MADSize {
 		return fmt.Errorf("%w: %d bytes, want %d", ErrMAD, len(m.Data), madport.MADSize)
 	}
 	h := mad.MAD(m.Data)
@@ -247,6 +275,10 @@ func (p *Port) Send(m madport.MAD) error {
 	id, ok := p.agents[class]
 	if !ok {
 		return fmt.Errorf("%w %v", ErrNoAgent, h.MgmtClass())
+	}
+	long := len(m.Data) > madport.MADSize
+	if long && !(p.rmpp[class] && mad.RMPPClass(h.MgmtClass()) && mad.RMPP(m.Data).Active()) {
+		return fmt.Errorf("%w: %d bytes, want %d (a longer message needs an RMPP agent and the Active flag)", ErrMAD, len(m.Data), madport.MADSize)
 	}
 	f := HeaderFields{AgentID: id, QPN: m.QP, QKey: m.QKey, LID: m.LID, SL: m.SL}
 	if !IsSMIClass(class) && f.QKey == 0 {
@@ -259,7 +291,11 @@ func (p *Port) Send(m madport.MAD) error {
 	if !isResponse(method) {
 		p.tids.Remember(h.TransactionID())
 	}
-	pkt, err := AppendPacket(make([]byte, 0, p.hdrSize+MADSize), p.hdrSize, &f, m.Data)
+	appendPkt := AppendPacket
+	if long {
+		appendPkt = AppendRMPPPacket
+	}
+	pkt, err := appendPkt(make([]byte, 0, p.hdrSize+len(m.Data)), p.hdrSize, &f, m.Data)
 	if err != nil {
 		return err
 	}
@@ -286,7 +322,13 @@ func (p *Port) Send(m madport.MAD) error {
 // fails.
 func (p *Port) reader() {
 	defer close(p.readerx)
-	buf := make([]byte, p.hdrSize+MADSize)
+	decode, size := DecodePacket, MADSize
+	for _, on := range p.rmpp {
+		if on {
+			decode, size = DecodeRMPPPacket, MaxRMPPRecv
+		}
+	}
+	buf := make([]byte, p.hdrSize+size)
 	for {
 		n, err := p.dev.Read(buf)
 		if err != nil {
@@ -302,12 +344,12 @@ func (p *Port) reader() {
 			close(p.failed)
 			return
 		}
-		f, data, err := DecodePacket(buf[:n], p.hdrSize)
+		f, data, err := decode(buf[:n], p.hdrSize)
 		if err != nil {
 			p.bad.Add(1)
 			continue
 		}
-		m := madport.MAD{LID: f.LID, QP: f.QPN, SL: f.SL, Status: int(f.Status), Data: make([]byte, madport.MADSize)}
+		m := madport.MAD{LID: f.LID, QP: f.QPN, SL: f.SL, Status: int(f.Status), Data: make([]byte, max(madport.MADSize, len(data)))}
 		copy(m.Data, data)
 		h := mad.MAD(m.Data)
 		if isResponse(h.Method()) || f.Status != 0 {

@@ -187,6 +187,21 @@ func TestNoAgent(t *testing.T) {
 	require.NoError(t, g.Send(madport.MAD{LID: 3, QP: 1, Data: pma}))
 }
 
+// TestSendLong: a message longer than a MAD goes only to a class whose
+// agent does RMPP, with the Active flag; the SA's agent does.
+func TestSendLong(t *testing.T) {
+	tb := newTestbed(t)
+	p := tb.open(t, umad.Config{})
+	assert.True(t, p.SegmentsRMPP(uint8(mad.ClassSubnAdm)), "SMAgents include the SA's, with RMPP")
+	assert.False(t, p.SegmentsRMPP(uint8(mad.ClassSubnDirected)))
+	long := make([]byte, 2*madport.MADSize)
+	long[0], long[1], long[2], long[3] = 1, byte(mad.ClassSubnAdm), 2, byte(mad.MethodGetTableResp)
+	err := p.Send(madport.MAD{LID: 3, QP: 1, Data: long})
+	assert.ErrorIs(t, err, umad.ErrMAD, "without the Active flag")
+	smp := drGet(t, 1, mad.AttrNodeInfo, 0)
+	assert.ErrorIs(t, p.Send(madport.MAD{Data: append(smp.Data, make([]byte, 100)...)}), umad.ErrMAD, "an SMP")
+}
+
 // TestIsSM: SetIsSM holds the issm device, which sets the port's IsSM
 // capability; a second SM on the port is refused until the first lets go.
 func TestIsSM(t *testing.T) {

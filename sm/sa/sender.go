@@ -69,6 +69,9 @@ func (p *PortSender) SendSA(r Response) error {
 	}
 	first := Segments(&Response{Header: r.Header})[0]
 	msg := append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...)
+	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
+		return p.sendWhole(r.To, msg)
+	}
 	key := xferKey{r.To.LID, r.Header.MAD.TransactionID}
 	to := r.To
 	s, err := rmpp.NewSender(rmpp.SenderConfig{Clock: p.Clock, Timeout: p.Timeout, Retries: p.Retries,
@@ -93,6 +96,20 @@ func (p *PortSender) SendSA(r Response) error {
 	p.mu.Unlock()
 	s.Start()
 	return nil
+}
+
+// sendWhole hands a long answer to a port that runs RMPP itself (the
+// kernel's umad): one message with only the Active flag, which the
+// transport numbers, flags First and Last and resends by window.
+func (p *PortSender) sendWhole(to madport.MAD, msg []byte) error {
+	h := mad.RMPP(msg)
+	h.SetFlags(mad.RMPPFlagActive)
+	h.SetSegmentNumber(0)
+	h.SetPayloadLength(0)
+	p.mu.Lock()
+	p.stats.Transfers++
+	p.mu.Unlock()
+	return p.send(to, msg)
 }
 
 func (p *PortSender) done(key xferKey, err error) {

@@ -49,10 +49,11 @@ const (
 
 // SA class methods beyond the common ones (IBA 15.2.2).
 const (
-	MethodGetTableResp Method = 0x92
-	MethodGetMulti     Method = 0x14
-	MethodGetMultiResp Method = 0x94
-	MethodDeleteResp   Method = 0x95
+	MethodGetTableResp  Method = 0x92
+	MethodGetTraceTable Method = 0x13
+	MethodGetMulti      Method = 0x14
+	MethodGetMultiResp  Method = 0x94
+	MethodDeleteResp    Method = 0x95
 )
 
 // SA MAD status values, in the class-specific bits of the status word
