@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ibfab/hca"
+	"ibfab/internal/fifo"
 	"ibfab/simproto"
 )
 
@@ -192,7 +193,7 @@ func (s *Server) connect(req *simproto.CtlFields, from *rawAddr) (simproto.Clien
 		return ci, err
 	}
 	c := &client{slot: free, id: ci.ID, ctl: from.key(), port: port, issm: ci.IsSM,
-		out: make(chan []byte, s.cfg.QueueLen), done: make(chan struct{})}
+		out: fifo.New[[]byte](s.cfg.QueueLen), done: make(chan struct{})}
 	free.cl = c
 	s.wg.Add(1)
 	s.mu.Unlock()

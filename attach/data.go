@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
@@ -334,9 +335,7 @@ func (s *Server) toClient(c *client, dgram []byte) {
 		return
 	default:
 	}
-	select {
-	case c.out <- dgram:
-	default:
+	if !c.out.Push(dgram) {
 		s.drop(DropQueueFull)
 	}
 }
@@ -350,8 +349,7 @@ func (s *Server) writer(c *client) {
 			c.slot.cl = nil
 		}
 		s.mu.Unlock()
-		for range len(c.out) {
-			<-c.out
+		for _, ok := c.out.Pop(); ok; _, ok = c.out.Pop() {
 			s.drop(DropClientGone)
 		}
 	}()
@@ -359,25 +357,44 @@ func (s *Server) writer(c *client) {
 		select {
 		case <-c.done:
 			return
-		case b := <-c.out:
-			s.write(c, b)
+		case <-c.out.Ready():
+		}
+		for b, ok := c.out.Pop(); ok; b, ok = c.out.Pop() {
+			if !s.write(c, b) {
+				return
+			}
 		}
 	}
 }
 
-func (s *Server) write(c *client, b []byte) {
+// write writes b to c, waiting while c does not read, and reports
+// whether c is still there.
+func (s *Server) write(c *client, b []byte) bool {
 	conn := c.slot.conn
-	conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err := conn.Write(b)
-	switch {
-	case err == nil:
-		s.st.madsOut.Add(1)
-	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN):
-		// The client died without a Disconnect, as ibsim finds them.
-		s.drop(DropWriteFailed)
-		s.st.dead.Add(1)
-		s.disconnect(c, "dead")
-	default:
-		s.drop(DropWriteFailed)
+	for {
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err := conn.Write(b)
+		switch {
+		case err == nil:
+			s.st.madsOut.Add(1)
+			return true
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			select {
+			case <-c.done:
+				s.drop(DropClientGone)
+				return false
+			default:
+				continue // a live client that has not read yet
+			}
+		case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN):
+			// The client died without a Disconnect, as ibsim finds them.
+			s.drop(DropWriteFailed)
+			s.st.dead.Add(1)
+			s.disconnect(c, "dead")
+			return false
+		default:
+			s.drop(DropWriteFailed)
+			return true
+		}
 	}
 }

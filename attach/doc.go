@@ -80,8 +80,10 @@
 // method/attribute", as the kernel answers a request no agent is
 // registered for, and anything else is dropped and counted.
 //
-// Delivery never blocks the HCA: each client has a queue
-// (Config.QueueLen) drained by its own goroutine; a full queue drops.
+// Delivery never blocks the HCA: each client has a queue, its receive
+// list, drained in order by its own goroutine, which waits while the
+// client does not read; past Config.QueueLen (the kernel's 200,000) a
+// MAD is dropped and counted.
 //
 // # Bad input
 //

@@ -17,6 +17,7 @@ import (
 	"ibfab/agent"
 	"ibfab/hca"
 	"ibfab/internal/clock"
+	"ibfab/internal/fifo"
 	"ibfab/link"
 	"ibfab/link/pipe"
 	"ibfab/simproto"
@@ -91,7 +92,7 @@ func (b *fuzzBed) server(t testing.TB) (*Server, *client) {
 		t.Fatal(err)
 	}
 	sl := &slot{n: 0, conn: b.sock}
-	c := &client{slot: sl, id: 1, ctl: b.from.key(), port: 1, out: make(chan []byte, 4), done: make(chan struct{})}
+	c := &client{slot: sl, id: 1, ctl: b.from.key(), port: 1, out: fifo.New[[]byte](4), done: make(chan struct{})}
 	sl.cl = c
 	s.slots = []*slot{sl}
 	b.srv.Store(s)

@@ -11,6 +11,7 @@ import (
 
 	"ibfab/hca"
 	"ibfab/internal/clock"
+	"ibfab/internal/fifo"
 	"ibfab/simproto"
 	"ibfab/wire/mad"
 )
@@ -23,12 +24,15 @@ const (
 	// perfquery): an SA answers from another node's SM process, which a
 	// busy machine can hold up longer than an SMA's reply.
 	DefaultGMPTimeout = time.Second
-	DefaultQueueLen   = 1024
+	// DefaultQueueLen is the kernel's bound on a umad file's receive
+	// list (200,000 since Linux 6.10), which libumad2sim stands for.
+	DefaultQueueLen = 200_000
 	// MaxClients is the most a Server takes: the slot must fit the 16 TID
 	// bits it is written into.
 	MaxClients = 1 << 16
-	// writeTimeout bounds how long a client that does not read holds up
-	// the MADs queued for it: after it, the MAD is dropped.
+	// writeTimeout is how long one write to a client that does not read
+	// waits before the writer looks whether the client is gone; a live
+	// client's MAD is written again, not dropped, as the kernel keeps it.
 	writeTimeout = time.Second
 	// errorPause is how long a socket reader waits after an unexpected
 	// error before it reads again.
@@ -126,7 +130,7 @@ type client struct {
 	// several, or an ACK), so it gets the ACK, STOP and ABORT of its
 	// transfers; under Server.mu.
 	userRMPP bool
-	out      chan []byte   // datagrams for it
+	out      *fifo.Queue[[]byte] // datagrams for it
 	done     chan struct{} // closed on disconnect
 	reason   string
 }

@@ -56,27 +56,32 @@ func (s *Server) fromClient(uc *conn, dgram []byte) {
 	if !class.IsSubn() {
 		req.PKey = s.pkeyAt(uc.port, u.PKeyIndex)
 	}
+	var p *pending
 	if !resp && u.TimeoutMS > 0 {
-		p := &pending{a: a, tid: hdr.TransactionID(), class: class, req: req, hdr: u, orig: orig, msg: m,
+		p = &pending{a: a, tid: hdr.TransactionID(), class: class, req: req, hdr: u, orig: orig, msg: m,
 			timeout: time.Duration(u.TimeoutMS) * time.Millisecond, tries: int(u.Retries)}
 		s.mu.Lock()
 		if old := s.mu.pending[p.tid]; old != nil {
-			old.timer.Stop()
+			old.stopTimerLocked()
 		}
 		s.mu.pending[p.tid] = p
-		p.timer = s.clk.AfterFunc(p.timeout, func() { s.expire(p) })
 		s.mu.Unlock()
 	}
-	s.transmit(req, m, useRMPP, u)
+	s.transmit(req, m, useRMPP, u, p)
 }
 
 // transmit sends m from req's address: as one MAD, or as an RMPP
-// transfer.
-func (s *Server) transmit(req agent.Request, m []byte, useRMPP bool, u umadproto.UserMAD) {
+// transfer. p, when set, is the request waiting for its response: its
+// time starts when the MAD has left (an RMPP transfer's, at once: the
+// transfer's windows are timed by the transfer).
+func (s *Server) transmit(req agent.Request, m []byte, useRMPP bool, u umadproto.UserMAD, p *pending) {
 	if !useRMPP {
 		req.MAD = m
-		s.enqueue(req)
+		s.enqueueOut(outMAD{req: req, after: p})
 		return
+	}
+	if p != nil {
+		s.arm(p)
 	}
 	key := xferKey{port: req.Port, tid: mad.MAD(m).TransactionID(), class: mad.MAD(m).MgmtClass(), lid: req.DLID}
 	timeout, retries := time.Duration(u.TimeoutMS)*time.Millisecond, int(u.Retries)
@@ -161,11 +166,11 @@ func (s *Server) expire(p *pending) {
 	}
 	if p.tries > 0 {
 		p.tries--
-		p.timer = s.clk.AfterFunc(p.timeout, func() { s.expire(p) })
+		p.timer = nil
 		s.mu.Unlock()
 		s.st.Retries.Add(1)
 		useRMPP := len(p.msg) > mad.MADSize || (p.a.rmpp() && mad.RMPPClass(p.class) && mad.RMPP(p.msg).Active())
-		s.transmit(p.req, append([]byte(nil), p.msg...), useRMPP, p.hdr)
+		s.transmit(p.req, append([]byte(nil), p.msg...), useRMPP, p.hdr, p)
 		return
 	}
 	delete(s.mu.pending, p.tid)
@@ -193,8 +198,10 @@ func (s *Server) deliver(a *agentReg, u umadproto.UserMAD, m []byte) {
 	select {
 	case <-a.c.done:
 		s.st.Dropped.Add(1)
-	case a.c.out <- b:
+		return
 	default:
+	}
+	if !a.c.out.Push(b) {
 		s.st.Dropped.Add(1)
 	}
 }
@@ -283,7 +290,7 @@ func (s *Server) Claim(port uint8, o agent.Outbound) bool {
 		// The transfer answers p: it is not overdue while it arrives;
 		// the receiver's own time limit bounds it.
 		s.mu.Lock()
-		p.timer.Stop()
+		p.stopTimerLocked()
 		s.mu.Unlock()
 	}
 	rcv := s.receiver(key, o, p)
@@ -334,7 +341,7 @@ func (s *Server) complete(a *agentReg, p *pending, resp bool, u umadproto.UserMA
 			s.st.Dropped.Add(1)
 			return
 		}
-		p.timer.Stop()
+		p.stopTimerLocked()
 		delete(s.mu.pending, p.tid)
 		s.mu.Unlock()
 	}

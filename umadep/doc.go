@@ -44,8 +44,13 @@
 // A MAD written to a umad connection goes out of the connection's port
 // from its agent (which must be the connection's): zero-padded to 256
 // bytes, or, when the agent does RMPP and the MAD has the Active flag,
-// cut into a transfer of any length. A request with timeout_ms waits for
-// its response; without one in time it is resent retries times, then
+// cut into a transfer of any length. Sends wait in a queue with no bound
+// a client reaches (the kernel puts what its send queue cannot take on an
+// overflow list), and what the HCA receives for a client waits on the
+// connection's receive list, up to the kernel's 200,000. A request with
+// timeout_ms waits for its response, timed from when it left the HCA (the
+// kernel times it from the send's completion, so a burst does not time
+// out while queued); without one in time it is resent retries times, then
 // handed back to the client with status ETIMEDOUT and its MAD header, as
 // the kernel hands back a timed-out send. A GMP carries the P_Key at its
 // pkey_index in the port's table (the default partition for an index past

@@ -6,6 +6,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
+	"ibfab/internal/fifo"
 	"ibfab/umadproto"
 	"ibfab/wire/mad"
 )
@@ -36,7 +37,7 @@ func FuzzEndpoint(f *testing.F) {
 		s := New(Config{Name: "fuzz-unused", Clock: clk})
 		defer s.Close()
 		s.Attach(nullPort{})
-		uc := &conn{token: 1, port: 1, out: make(chan []byte, 16), done: make(chan struct{})}
+		uc := &conn{token: 1, port: 1, out: fifo.New[[]byte](16), done: make(chan struct{})}
 		uc.hdrSize.Store(umadproto.HeaderSize)
 		for _, r := range []umadproto.Registration{
 			{QPN: 1, MgmtClass: 3, ClassVersion: 2, RMPPVersion: 1, MethodMask: [4]uint32{^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0)}},

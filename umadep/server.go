@@ -11,6 +11,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
+	"ibfab/internal/fifo"
 	"ibfab/rmpp"
 	"ibfab/umadproto"
 	"ibfab/wire/mad"
@@ -21,8 +22,15 @@ const (
 	// MaxAgents is how many agents one umad connection registers, as the
 	// kernel's IB_UMAD_MAX_AGENTS.
 	MaxAgents = 32
-	// DefaultQueueLen is how many MADs wait for one connection's reader.
-	DefaultQueueLen = 1024
+	// DefaultQueueLen is how many MADs wait for one connection's reader:
+	// the kernel's bound on a umad file's receive list (200,000 since
+	// Linux 6.10; unbounded before).
+	DefaultQueueLen = 200_000
+	// maxSendQueue bounds the MADs waiting to leave the HCA. The kernel's
+	// MAD layer puts what its send queue cannot take on an overflow list
+	// with no bound of its own; this one is far past any client's burst
+	// and stops only a runaway one.
+	maxSendQueue = 1 << 20
 	// hiTIDBase marks the TIDs of the endpoint's agents (bits 63-32): the
 	// ibsim-protocol attach point writes its slot (< 2^15) into bits
 	// 63-48, so the two never claim each other's responses.
@@ -63,7 +71,7 @@ type Server struct {
 	caName string
 	p      atomic.Value // portBox
 	ln     *net.UnixListener
-	sendq  chan agent.Request
+	sendq  *fifo.Queue[outMAD]
 	done   chan struct{}
 	wg     sync.WaitGroup
 
@@ -90,7 +98,7 @@ type conn struct {
 	port    uint8
 	c       *net.UnixConn
 	hdrSize atomic.Int32
-	out     chan []byte
+	out     *fifo.Queue[[]byte] // the receive list
 	done    chan struct{}
 	once    sync.Once
 	agents  [MaxAgents]*agentReg // under Server.mu
@@ -108,6 +116,13 @@ func (a *agentReg) rmpp() bool {
 	return a.reg.RMPPVersion != 0 && a.reg.Flags&umadproto.FlagUserRMPP == 0
 }
 
+// outMAD is a MAD waiting to leave the HCA; after, when set, is the
+// request whose response time starts when it has left.
+type outMAD struct {
+	req   agent.Request
+	after *pending
+}
+
 // pending is a request waiting for its response.
 type pending struct {
 	a       *agentReg
@@ -119,7 +134,14 @@ type pending struct {
 	msg     []byte            // the whole MAD, for resends
 	timeout time.Duration
 	tries   int
-	timer   clock.Timer
+	timer   clock.Timer // nil until the request has left
+}
+
+// stopTimerLocked stops p's response timer, if it runs.
+func (p *pending) stopTimerLocked() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // xferKey names an RMPP transfer: port, TID, class and the peer's LID.
@@ -150,7 +172,7 @@ func New(cfg Config) *Server {
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
-	s := &Server{cfg: cfg, clk: cfg.Clock, caName: cfg.CAName, sendq: make(chan agent.Request, 4096), done: make(chan struct{})}
+	s := &Server{cfg: cfg, clk: cfg.Clock, caName: cfg.CAName, sendq: fifo.New[outMAD](maxSendQueue), done: make(chan struct{})}
 	s.mu.conns = map[uint32]*conn{}
 	s.mu.agents = map[uint32]*agentReg{}
 	s.mu.pending = map[uint64]*pending{}
@@ -211,7 +233,7 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	for _, p := range s.mu.pending {
-		p.timer.Stop()
+		p.stopTimerLocked()
 	}
 	for _, x := range s.mu.senders {
 		x.Cancel()
@@ -239,33 +261,56 @@ func (s *Server) isClosed() bool {
 
 // sendLoop sends every MAD of the endpoint, one at a time, from its own
 // goroutine: a MAD the HCA loops back to its own ports comes back through
-// DeliverMAD, and must not find the sender's locks held.
+// DeliverMAD, and must not find the sender's locks held. A request's
+// response time starts when it has left, as the kernel starts it at the
+// send's completion, so that a burst queued behind others does not time
+// out in the queue.
 func (s *Server) sendLoop() {
 	defer s.wg.Done()
 	for {
 		select {
 		case <-s.done:
 			return
-		case r := <-s.sendq:
-			p := s.port()
-			if p == nil {
-				s.st.SendFailed.Add(1)
-				continue
-			}
-			if err := p.SendMAD(r); err != nil {
-				s.st.SendFailed.Add(1)
-				continue
-			}
-			s.st.Sent.Add(1)
+		case <-s.sendq.Ready():
+		}
+		for o, ok := s.sendq.Pop(); ok; o, ok = s.sendq.Pop() {
+			s.sendOne(o)
 		}
 	}
 }
 
-// enqueue queues r for sendLoop; it never blocks (a full queue drops).
-func (s *Server) enqueue(r agent.Request) {
-	select {
-	case s.sendq <- r:
-	default:
+func (s *Server) sendOne(o outMAD) {
+	p := s.port()
+	if p == nil {
+		s.st.SendFailed.Add(1)
+		return
+	}
+	if err := p.SendMAD(o.req); err != nil {
+		s.st.SendFailed.Add(1)
+		return
+	}
+	s.st.Sent.Add(1)
+	if o.after != nil {
+		s.arm(o.after)
+	}
+}
+
+// arm starts p's response timer, unless p was answered or given up.
+func (s *Server) arm(p *pending) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed || s.mu.pending[p.tid] != p {
+		return
+	}
+	p.stopTimerLocked()
+	p.timer = s.clk.AfterFunc(p.timeout, func() { s.expire(p) })
+}
+
+// enqueue queues r for sendLoop; it never blocks.
+func (s *Server) enqueue(r agent.Request) { s.enqueueOut(outMAD{req: r}) }
+
+func (s *Server) enqueueOut(o outMAD) {
+	if !s.sendq.Push(o) {
 		s.st.SendFailed.Add(1)
 	}
 }
@@ -393,7 +438,7 @@ func (s *Server) newConn(c *net.UnixConn, port uint8) *conn {
 		return nil
 	}
 	s.mu.nextToken++
-	uc := &conn{token: s.mu.nextToken, port: port, c: c, out: make(chan []byte, s.cfg.QueueLen), done: make(chan struct{})}
+	uc := &conn{token: s.mu.nextToken, port: port, c: c, out: fifo.New[[]byte](s.cfg.QueueLen), done: make(chan struct{})}
 	bigSendBuffer(c)
 	uc.hdrSize.Store(umadproto.HeaderSizeOld)
 	s.mu.conns[uc.token] = uc
@@ -430,23 +475,7 @@ func (s *Server) runConn(uc *conn) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		for {
-			select {
-			case <-uc.done:
-				return
-			case b := <-uc.out:
-				uc.c.SetWriteDeadline(time.Now().Add(time.Second))
-				if _, err := uc.c.Write(b); err != nil {
-					s.st.Dropped.Add(1)
-					if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-						uc.close()
-						return
-					}
-				} else {
-					s.st.Delivered.Add(1)
-				}
-			}
-		}
+		s.writeConn(uc)
 	}()
 	buf := make([]byte, maxDatagram)
 	for {
@@ -458,6 +487,30 @@ func (s *Server) runConn(uc *conn) {
 	}
 	uc.close()
 	s.dropConn(uc)
+}
+
+// writeConn hands uc's receive list to its client in order. A write
+// waits while the client does not read (as a MAD waits in the kernel's
+// list), until the connection closes.
+func (s *Server) writeConn(uc *conn) {
+	for {
+		select {
+		case <-uc.done:
+			return
+		case <-uc.out.Ready():
+		}
+		for b, ok := uc.out.Pop(); ok; b, ok = uc.out.Pop() {
+			if _, err := uc.c.Write(b); err != nil {
+				s.st.Dropped.Add(1)
+				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
+					uc.close()
+					return
+				}
+				continue
+			}
+			s.st.Delivered.Add(1)
+		}
+	}
 }
 
 // dropConn forgets a closed connection, its agents and their requests.
@@ -481,7 +534,7 @@ func (s *Server) unregisterLocked(uc *conn, id uint32) bool {
 	delete(s.mu.agents, a.hi)
 	for tid, p := range s.mu.pending {
 		if p.a == a {
-			p.timer.Stop()
+			p.stopTimerLocked()
 			delete(s.mu.pending, tid)
 		}
 	}

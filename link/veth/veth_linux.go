@@ -24,8 +24,13 @@ const (
 	// sockBufSize is the socket buffer asked for in each direction: the
 	// receive buffer must hold what the port advertised as credits (in
 	// kernel memory, a 2 KiB frame costs about twice that), so that data
-	// VLs stay lossless while the receive goroutine is not scheduled.
-	sockBufSize = 4 << 20
+	// VLs stay lossless while the receive goroutine is not scheduled;
+	// and VL15, which has no credits, must hold what an SM's burst of
+	// SMPs brings back while the process is busy sending it (with 4 MiB
+	// an HCA that sent 20,000 directed-route SMPs through its MAD
+	// endpoint lost 29 of the answers here; a silicon HCA drains VL15 at
+	// the wire's rate). It is a bound, not an allocation.
+	sockBufSize = 16 << 20
 	// maxRxErrors ends the receive loop after that many read errors in a
 	// row: a socket failing like that will not recover.
 	maxRxErrors = 100
