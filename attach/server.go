@@ -131,7 +131,7 @@ type client struct {
 	// transfers; under Server.mu.
 	userRMPP bool
 	out      *fifo.Queue[[]byte] // datagrams for it
-	done     chan struct{} // closed on disconnect
+	done     chan struct{}       // closed on disconnect
 	reason   string
 }
 
