@@ -28,7 +28,8 @@ const (
 	execSynopsis = "exec [--umad[=sim] [--sim NAME] [--umad-socket NAME]] N NODE -- CMD [ARG...]"
 	execDesc     = `
 Runs CMD in the network namespace of NODE of fabric N, with the terminal's
-standard input and output, and exits with CMD's status. The node's ports
+standard input and output, and exits with CMD's status; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
+ibfab exec go to CMD. The node's ports
 are the interfaces p1..pN there: tcpdump -i p1 sees the frames arriving
 at port 1 (ibfab capture sees both directions).
 IBFAB_FABRIC and IBFAB_NODE are set in CMD's environment.
@@ -89,10 +90,12 @@ func runExec(env *Env, args []string) error {
 		}
 		c.Env = append(c.Env, extra...)
 	}
+	fwd := newForwarder()
 	if err := fabricnet.Do(n.Namespace, c.Start); err != nil {
+		fwd.stop()
 		return &CommandError{Cmd: cmd, Err: err}
 	}
-	err = c.Wait()
+	err = fwd.wait(c)
 	switch mode {
 	case UMADSim:
 		RemoveUMADSysfs("", c.Process.Pid)

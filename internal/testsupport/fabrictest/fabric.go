@@ -32,7 +32,7 @@ func Bin(tb testing.TB, name string) string {
 	return filepath.Join(buildDir, name)
 }
 
-// BuildBinaries builds ibswitch, ibhca and ibsm once per test process into a
+// BuildBinaries builds ibswitch, ibhca, ibsm and ibfab once per test process into a
 // temporary directory and points the harness at it (harness.BinEnv).
 func BuildBinaries(tb testing.TB) {
 	tb.Helper()
@@ -41,7 +41,7 @@ func BuildBinaries(tb testing.TB) {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm", "ibfab/cmd/ibfab").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return
