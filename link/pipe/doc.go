@@ -1,5 +1,9 @@
-// Package pipe is an in-memory link.Endpoint pair for unit tests, the
-// counterpart of wireguard-go's bindtest: NewPair returns two endpoints
+// Package pipe is an in-memory link.Endpoint pair, the counterpart of
+// wireguard-go's bindtest. Unit tests cross-wire ports with it; a node
+// process gives an HCA port without a cable one end of a pair whose
+// carrier is off, a port with nothing plugged in (its far end is never
+// used), so that the port exists, reads Down/Polling and counts what is
+// sent to it as silicon's would. NewPair returns two endpoints
 // cross-wired like the two ends of a veth, with a carrier the test switches
 // (SetCarrier), a hook to drop or corrupt packets in flight (SetMutate), and
 // Idle to wait until everything written has been delivered.
