@@ -306,100 +306,24 @@ func (r *Result) Phase(name string) (Phase, bool) {
 // computes and verifies routes, distributes them and activates every
 // port. The error is for a port that failed or ctx's end; a subnet that
 // could not be brought up is a Result with SubnetUp false and a Reason.
+//
+// Each step below either brings the subnet one phase further or ends
+// the sweep; endSweep totals the result whichever it was.
 func (s *SM) Sweep(ctx context.Context) (*Result, error) {
-	s.sweeps++
-	s.actCount++
-	s.dirty = false
-	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
-	start := time.Now()
-	s.installed = false
-	if s.comingOut {
-		s.forgetWritten()
-	}
-	if s.comingOut && s.cfg.LIDFile != "" {
-		// Out of standby: the LIDs the master kept, when it wrote them
-		// where this SM reads (OpenSM's guid2lid when honoured); the
-		// ports' own LIDs come first all the same.
-		if lids, err := LoadLIDMap(s.cfg.LIDFile); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading LIDs: %v", err))
-		} else {
-			s.lids = lids
-		}
-		if err := s.loadKeys(); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading M_Keys: %v", err))
-		}
-	}
-	s.tx.resetWindowMin()
-	attrs := maps.Clone(s.tx.attrs)
-	defer func() {
-		s.installed = res.SubnetUp && s.state == mad.SMStateMaster
-		res.MsTotal = ms(time.Since(start))
-		res.WindowMin = s.tx.windowMin
-		res.SMPsByAttr = s.tx.attrsSince(attrs)
-		for _, p := range res.Phases {
-			res.SMPsTotal += p.SMPs
-			res.Retries += p.Retries
-			res.Timeouts += p.Timeouts
-		}
-		res.SMState = s.state.String()
-		if s.state == mad.SMStateMaster && !s.waitHandover {
-			if err := s.saveKeys(); err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
-			}
-		}
-		if !res.SubnetUp && res.Reason == "" {
-			res.Reason = strings.Join(res.Problems, "; ")
-		}
-	}()
+	res, start, attrs := s.beginSweep()
+	defer s.endSweep(res, start, attrs)
 
-	// Discovery.
 	if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
 		return res, err
 	}
+	if !s.mastersSubnet(res) {
+		return res, nil
+	}
 	sn := s.subnet
-	if sn == nil || len(res.Problems) > 0 {
-		return res, nil
+	rt, err := s.routePhase(ctx, sn, res)
+	if err != nil || rt == nil {
+		return res, err
 	}
-	if s.state != mad.SMStateMaster {
-		res.Reason = strings.ToLower(s.state.String()) + ": " + res.Reason
-		return res, nil
-	}
-	if s.waitHandover {
-		return res, nil
-	}
-
-	// Routing. The route set is kept, and reported, even when it is
-	// refused: Routes and Verification show what was wrong with it. Out
-	// of standby, the tables the switches hold, when they do.
-	var rt *routing.Routes
-	var rep *routing.Report
-	if s.comingOut {
-		var err error
-		if err := s.phase(res, PhaseRouting, func() error {
-			rt, rep, err = s.keptRoutes(ctx, sn, res)
-			return err
-		}); err != nil {
-			return res, err
-		}
-		res.RoutesKept = rt != nil
-		if rt != nil {
-			res.Routing = KeptRoutes
-		}
-	}
-	if rt == nil {
-		rt, rep = s.computeRoutes(res, PhaseRouting, s.engine, sn)
-	}
-	if rt == nil {
-		return res, nil
-	}
-	s.routes, s.report = rt, rep
-	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
-	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
-	if !s.acceptRoutes(res, rt, rep) {
-		return res, nil
-	}
-
-	// Distribution and activation.
 	plan := s.plan(sn)
 	if err := s.phase(res, PhaseDistribution, func() error { return s.distribute(ctx, sn, rt, plan, res) }); err != nil {
 		return res, err
@@ -419,32 +343,153 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	res.SubnetUp = len(res.Problems) == 0
-	if res.SubnetUp {
-		s.comingOut = false
-		if err := s.qosPhase(ctx, res); err != nil {
-			return res, err
-		}
-		if err := s.ccPhase(ctx, res); err != nil {
-			return res, err
-		}
-		if err := s.arPhase(ctx, res); err != nil {
-			return res, err
+	if !res.SubnetUp {
+		return res, nil
+	}
+	s.comingOut = false
+	if err := s.managerPhases(ctx, res); err != nil {
+		return res, err
+	}
+	return res, s.protectionPhase(ctx, sn, rt, res)
+}
+
+// beginSweep starts a sweep's account: its number and result, its start
+// (wall time), and a copy of the SMP counts by attribute to take the
+// sweep's from. Out of standby it forgets what it wrote before and
+// reloads the LID and M_Key caches.
+func (s *SM) beginSweep() (*Result, time.Time, map[attrKey]uint64) {
+	s.sweeps++
+	s.actCount++
+	s.dirty = false
+	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
+	start := time.Now()
+	s.installed = false
+	if s.comingOut {
+		s.forgetWritten()
+	}
+	if s.comingOut && s.cfg.LIDFile != "" {
+		s.reloadCaches(res)
+	}
+	s.tx.resetWindowMin()
+	return res, start, maps.Clone(s.tx.attrs)
+}
+
+// reloadCaches reads the LID and M_Key caches again as a sweep out of
+// standby starts: the LIDs the master kept, when it wrote them where this
+// SM reads (OpenSM's guid2lid when honoured); the ports' own LIDs come
+// first all the same.
+func (s *SM) reloadCaches(res *Result) {
+	if lids, err := LoadLIDMap(s.cfg.LIDFile); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("reloading LIDs: %v", err))
+	} else {
+		s.lids = lids
+	}
+	if err := s.loadKeys(); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("reloading M_Keys: %v", err))
+	}
+}
+
+// endSweep totals res, however far the sweep got: whether the subnet is
+// installed, time, SMP counts, the window's narrowest, the state, and
+// the reason a subnet is not up. A master not waiting for a handover
+// saves the M_Key cache.
+func (s *SM) endSweep(res *Result, start time.Time, attrs map[attrKey]uint64) {
+	s.installed = res.SubnetUp && s.state == mad.SMStateMaster
+	res.MsTotal = ms(time.Since(start))
+	res.WindowMin = s.tx.windowMin
+	res.SMPsByAttr = s.tx.attrsSince(attrs)
+	for _, p := range res.Phases {
+		res.SMPsTotal += p.SMPs
+		res.Retries += p.Retries
+		res.Timeouts += p.Timeouts
+	}
+	res.SMState = s.state.String()
+	if s.state == mad.SMStateMaster && !s.waitHandover {
+		if err := s.saveKeys(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
 		}
 	}
+	if !res.SubnetUp && res.Reason == "" {
+		res.Reason = strings.Join(res.Problems, "; ")
+	}
+}
+
+// mastersSubnet reports whether the sweep goes on past discovery: a
+// subnet was found without problems, and this SM is its master and not
+// waiting to hand it over. A standby's result says so in its Reason.
+func (s *SM) mastersSubnet(res *Result) bool {
+	if s.subnet == nil || len(res.Problems) > 0 {
+		return false
+	}
+	if s.state != mad.SMStateMaster {
+		res.Reason = strings.ToLower(s.state.String()) + ": " + res.Reason
+		return false
+	}
+	return !s.waitHandover
+}
+
+// routePhase finds the sweep's route set: out of standby, the tables the
+// switches hold, when they do; else the engine's. The route set is kept,
+// and reported, even when it is refused: Routes and Verification show
+// what was wrong with it. It returns nil when the sweep stops here (res
+// says why).
+func (s *SM) routePhase(ctx context.Context, sn *Subnet, res *Result) (*routing.Routes, error) {
+	var rt *routing.Routes
+	var rep *routing.Report
+	if s.comingOut {
+		var err error
+		if err := s.phase(res, PhaseRouting, func() error {
+			rt, rep, err = s.keptRoutes(ctx, sn, res)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		res.RoutesKept = rt != nil
+		if rt != nil {
+			res.Routing = KeptRoutes
+		}
+	}
+	if rt == nil {
+		rt, rep = s.computeRoutes(res, PhaseRouting, s.engine, sn)
+	}
+	if rt == nil {
+		return nil, nil
+	}
+	s.routes, s.report = rt, rep
+	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
+	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
+	if !s.acceptRoutes(res, rt, rep) {
+		return nil, nil
+	}
+	return rt, nil
+}
+
+// managerPhases runs the managers that configure an up subnet, in their
+// order: QoS, congestion control, adaptive routing.
+func (s *SM) managerPhases(ctx context.Context, res *Result) error {
+	if err := s.qosPhase(ctx, res); err != nil {
+		return err
+	}
+	if err := s.ccPhase(ctx, res); err != nil {
+		return err
+	}
+	return s.arPhase(ctx, res)
+}
+
+// protectionPhase lifts or sets the cut nodes' turn blocks of an up
+// subnet. With another SM about, the blocks are lifted: it may take
+// over, and it would keep them. A sweep that sent no tables follows the
+// last change by a sweep interval at least, so their packets have long
+// left the fabric. Alone, with PreBlock under cut-node deactivation, the
+// forbidden turns are blocked ahead of the next change.
+func (s *SM) protectionPhase(ctx context.Context, sn *Subnet, rt *routing.Routes, res *Result) error {
 	switch {
-	case res.SubnetUp && len(s.remotes) > 0 && res.LFTBlocks == 0 && len(s.blocked) > 0:
-		// Another SM may take over, and it would keep the blocks. A
-		// sweep that sent no tables follows the last change by a sweep
-		// interval at least: its packets have long left the fabric.
-		if err := s.phase(res, PhaseProtection, func() error { return s.liftBlocks(ctx, sn, res) }); err != nil {
-			return res, err
-		}
-	case res.SubnetUp && len(s.remotes) == 0 && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil:
-		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
-			return res, err
-		}
+	case len(s.remotes) > 0 && res.LFTBlocks == 0 && len(s.blocked) > 0:
+		return s.phase(res, PhaseProtection, func() error { return s.liftBlocks(ctx, sn, res) })
+	case len(s.remotes) == 0 && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil:
+		return s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) })
 	}
-	return res, nil
+	return nil
 }
 
 // preBlock blocks the forbidden turns of rt's cut nodes that are not

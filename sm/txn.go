@@ -622,46 +622,52 @@ func (e *txnLayer) handle(m madport.MAD) {
 		return
 	}
 	h := mad.MAD(b)
-	if m.Status != 0 {
-		// The transport gave up on one of our sends (umad's own timeout
-		// hands the request back): retry it now rather than at its
-		// deadline. A transport gives each attempt up in turn, the same
-		// time after it went; one whose timeout is not shorter than ours
-		// (a soft HCA's attach point waits 200 ms, as ibsm does) hands
-		// an attempt back after ibsm resent it itself: that hand-back is
-		// for an earlier attempt, and the one in flight is still due.
-		t := e.pending[uint32(h.TransactionID())]
-		if t == nil || h.Method().IsResponse() {
-			e.stats.Unexpected++
-			return
-		}
-		t.handedBack++
-		if t.waiting || t.handedBack < t.attempts {
-			e.stats.Stale++
-			return
-		}
-		t.deadline = e.clk.Now()
-		e.stats.Lost++
-		return
-	}
-	if !h.Method().IsResponse() && !h.MgmtClass().IsSubn() {
+	switch {
+	case m.Status != 0:
+		e.handedBack(h)
+	case !h.Method().IsResponse() && !h.MgmtClass().IsSubn():
 		// A CC trap or request: nothing here serves those.
 		e.stats.Unexpected++
-		return
-	}
-	if !h.Method().IsResponse() {
+	case !h.Method().IsResponse():
 		e.stats.Requests++
 		if e.onUnsoli != nil {
 			e.onUnsoli(m)
 		}
+	default:
+		e.answer(b)
+	}
+}
+
+// handedBack takes the transport's report that it gave up on one of our
+// sends (umad's own timeout hands the request back): the attempt is
+// retried now rather than at its deadline. A transport gives each
+// attempt up in turn, the same time after it went; one whose timeout is
+// not shorter than ours (a soft HCA's attach point waits 200 ms, as ibsm
+// does) hands an attempt back after ibsm resent it itself: that
+// hand-back is for an earlier attempt, and the one in flight is still
+// due.
+func (e *txnLayer) handedBack(h mad.MAD) {
+	t := e.pending[uint32(h.TransactionID())]
+	if t == nil || h.Method().IsResponse() {
+		e.stats.Unexpected++
 		return
 	}
+	t.handedBack++
+	if t.waiting || t.handedBack < t.attempts {
+		e.stats.Stale++
+		return
+	}
+	t.deadline = e.clk.Now()
+	e.stats.Lost++
+}
+
+// answer completes the pending transaction response b answers, if it
+// answers one; anything else is unexpected.
+func (e *txnLayer) answer(b []byte) {
+	h := mad.MAD(b)
 	seq := uint32(h.TransactionID())
 	t := e.pending[seq]
-	if t == nil || h.AttrID() != t.req.attr || h.Method() != mad.MethodGetResp ||
-		(h.MgmtClass() == mad.ClassSubnDirected) != t.req.dr ||
-		(t.req.class == 0 && !h.MgmtClass().IsSubn()) || (t.req.class != 0 && h.MgmtClass() != t.req.class) ||
-		(t.req.dr && !mad.DRSMP(b).Direction()) {
+	if t == nil || !answers(b, &t.req) {
 		e.stats.Unexpected++
 		return
 	}
@@ -671,26 +677,57 @@ func (e *txnLayer) handle(m madport.MAD) {
 	}
 	e.burstSent = 0 // the first hop forwards again
 	e.answered(t)
-	st := h.Status()
-	if t.req.dr {
-		st = mad.DRSMP(b).Status()
-	}
 	r := &response{req: &t.req}
-	switch {
-	case st != mad.StatusOK:
+	if st := responseStatus(b, &t.req); st != mad.StatusOK {
 		e.phaseStats(t.phase).Errors++
 		r.err = &StatusError{Status: st}
-	case t.req.class != 0:
-		r.data = gmpData(b, t.req.attr)
-	default:
-		if t.req.dr {
-			copy(r.buf[:], mad.DRSMP(b).Data())
-		} else {
-			copy(r.buf[:], mad.SMP(b).Data())
-		}
-		r.data = r.buf[:]
+	} else {
+		r.setData(b)
 	}
 	t.cb(r)
+}
+
+// answers reports whether response b, whose TID is req's, is the answer
+// to req: a GetResp of its attribute, in its class and routing (an SMP
+// directed-route or LID-routed as req was, a GMP of req's class), and a
+// directed-route one on its way back.
+func answers(b []byte, req *request) bool {
+	h := mad.MAD(b)
+	switch {
+	case h.AttrID() != req.attr || h.Method() != mad.MethodGetResp:
+		return false
+	case (h.MgmtClass() == mad.ClassSubnDirected) != req.dr:
+		return false
+	case req.class == 0 && !h.MgmtClass().IsSubn():
+		return false
+	case req.class != 0 && h.MgmtClass() != req.class:
+		return false
+	}
+	return !req.dr || mad.DRSMP(b).Direction()
+}
+
+// responseStatus is answer b's status: a directed-route SMP carries its
+// own.
+func responseStatus(b []byte, req *request) mad.Status {
+	if req.dr {
+		return mad.DRSMP(b).Status()
+	}
+	return mad.MAD(b).Status()
+}
+
+// setData takes the attribute data of answer b to r's request: a GMP's
+// copied as its class lays it out, an SMP's 64 bytes into r.buf.
+func (r *response) setData(b []byte) {
+	switch {
+	case r.req.class != 0:
+		r.data = gmpData(b, r.req.attr)
+	case r.req.dr:
+		copy(r.buf[:], mad.DRSMP(b).Data())
+		r.data = r.buf[:]
+	default:
+		copy(r.buf[:], mad.SMP(b).Data())
+		r.data = r.buf[:]
+	}
 }
 
 // pathString spells a directed route as ibnetdiscover does: "0,1,3".
