@@ -83,12 +83,18 @@ func TestAssimilateLinkCutFarEnd(t *testing.T) {
 			var s *sm.SM
 			var distBefore uint64
 			protectedAfter := -1
-			s, err = sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap, PreBlock: true,
-				OnTables: func(st *sm.TableState) {
-					if st.Stage == "protected" && protectedAfter < 0 {
-						protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
-					}
-				}})
+			s, err = sm.New(port, sm.Config{
+				RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"},
+				AssimilationConfig: sm.AssimilationConfig{
+					Detect:   sm.DetectTrap,
+					PreBlock: true,
+					OnTables: func(st *sm.TableState) {
+						if st.Stage == "protected" && protectedAfter < 0 {
+							protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+						}
+					},
+				},
+			})
 			require.NoError(t, err)
 			require.True(t, b.sweep(t, s).SubnetUp)
 			quiet(t, s)
@@ -234,12 +240,19 @@ func TestAssimilateTrapRoute(t *testing.T) {
 			var s *sm.SM
 			var distBefore uint64
 			protectedAfter := -1
-			s, err = sm.New(port, sm.Config{Routing: tc.routing, Detect: sm.DetectBoth, PreBlock: true, Provisional: true,
-				OnTables: func(st *sm.TableState) {
-					if strings.HasSuffix(st.Stage, "protected") && protectedAfter < 0 {
-						protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
-					}
-				}})
+			s, err = sm.New(port, sm.Config{
+				RoutingConfig: sm.RoutingConfig{Routing: tc.routing},
+				AssimilationConfig: sm.AssimilationConfig{
+					Detect:      sm.DetectBoth,
+					PreBlock:    true,
+					Provisional: true,
+					OnTables: func(st *sm.TableState) {
+						if strings.HasSuffix(st.Stage, "protected") && protectedAfter < 0 {
+							protectedAfter = int(s.Stats().Phases[sm.PhaseDistribution].SMPs - distBefore)
+						}
+					},
+				},
+			})
 			require.NoError(t, err)
 			require.True(t, b.sweep(t, s).SubnetUp)
 			quiet(t, s)
@@ -319,7 +332,10 @@ func TestDeactivationSettlesOwnTraps(t *testing.T) {
 	for _, dist := range []sm.Distribution{sm.DistFullDeactivation, sm.DistCutPorts} {
 		t.Run(dist.String(), func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
-			s := b.newSM(t, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectTrap})
+			s := b.newSM(t, sm.Config{
+				RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+				AssimilationConfig: sm.AssimilationConfig{Distribution: dist, Detect: sm.DetectTrap},
+			})
 			require.True(t, b.sweep(t, s).SubnetUp)
 			quiet(t, s)
 			require.NoError(t, b.port.SetLink("sw2", 3, false))

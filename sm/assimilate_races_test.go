@@ -27,7 +27,10 @@ import (
 // first end's GUID, and both ends must end up Active.
 func TestAssimilateLinkUpBetweenScans(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+	})
 	sw2, _ := b.topo.Lookup("sw2")
 	require.NoError(t, b.f.SetLink(sw2, 3, false)) // to sw6 port 1
 	assimilate(t, s, sm.TriggerSweep)
@@ -62,7 +65,10 @@ func TestAssimilateLinkUpBetweenScans(t *testing.T) {
 // again rather than activate the rest and leave it out.
 func TestAssimilateHotAddLinkRetrains(t *testing.T) {
 	b := thesisPlus(t)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+	})
 	sw16, _ := b.topo.Lookup("sw16")
 	require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
 	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
@@ -99,7 +105,10 @@ func TestAssimilateHotAddLinkRetrains(t *testing.T) {
 // must be looked at again, not taken as seen.
 func TestAssimilateTrapAfterScan(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+	})
 	sw2, _ := b.topo.Lookup("sw2")
 	lid := agentLIDs(b.f)["sw2"]
 	require.NoError(t, b.f.SetLink(sw2, 3, false)) // to sw6 port 1
@@ -147,7 +156,10 @@ func lateTrapsSM(t *testing.T) (*bench, *lateTraps, *sm.SM) {
 	t.Helper()
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	port := &lateTraps{Port: b.port, late: map[uint16]bool{}}
-	s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+	s, err := sm.New(port, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+	})
 	require.NoError(t, err)
 	require.True(t, b.sweep(t, s).SubnetUp)
 	quiet(t, s)
@@ -336,7 +348,10 @@ func TestAssimilateKilledSwitchNoWait(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%d/%s", n, sw.Name), func(t *testing.T) {
 				b := newBench(t, topo, smNode, 1)
-				s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+				s := upAndQuiet(t, b, sm.Config{
+					RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+					AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+				})
 				require.NoError(t, b.port.PowerOff(topo.Node(i).Name))
 				require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
 				res := assimilate(t, s, sm.TriggerTrap)
@@ -405,7 +420,10 @@ func TestAssimilateKilledSwitchBurst(t *testing.T) {
 			require.True(t, ok)
 			b := newBench(t, topo, smNode, 1)
 			hop := &stalledHop{Port: b.port, vl15: tc.vl15}
-			s, err := sm.New(hop, sm.Config{Routing: "updn-fera", Burst: tc.burst})
+			s, err := sm.New(hop, sm.Config{
+				RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"},
+				TxnConfig:     sm.TxnConfig{Burst: tc.burst},
+			})
 			require.NoError(t, err)
 			require.True(t, b.sweep(t, s).SubnetUp)
 			quiet(t, s)

@@ -79,23 +79,30 @@ func testStrategy(t *testing.T, ch change, dist sm.Distribution, disc sm.Discove
 	var check sm.TransitionCheck
 	var stages []string
 	bad := 0
-	cfg := sm.Config{Routing: "updn-fera", Distribution: dist, Discovery: disc, Provisional: prov,
-		OnTables: func(st *sm.TableState) {
-			stages = append(stages, st.Stage)
-			rep := check.Add(st)
-			if dist != sm.DistNone && !rep.DeadlockFree() && bad < 3 {
-				bad++
-				t.Errorf("%s: %d down-up turns, cycle %v", st.Stage, rep.DownUp, rep.Cycle)
-			}
-			// Once the provisional tables are in and every port active,
-			// every state is connected: the definitive stream makes no
-			// U-turn.
-			if (st.Stage == "definitive" || st.Stage == "final" || st.Stage == "active" || st.Stage == "provisional-active") &&
-				!sm.VerifyState(st).Connected() && bad < 3 {
-				bad++
-				t.Errorf("%s: %v", st.Stage, sm.VerifyState(st).Err())
-			}
-		}}
+	cfg := sm.Config{
+		RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{
+			Distribution: dist,
+			Discovery:    disc,
+			Provisional:  prov,
+			OnTables: func(st *sm.TableState) {
+				stages = append(stages, st.Stage)
+				rep := check.Add(st)
+				if dist != sm.DistNone && !rep.DeadlockFree() && bad < 3 {
+					bad++
+					t.Errorf("%s: %d down-up turns, cycle %v", st.Stage, rep.DownUp, rep.Cycle)
+				}
+				// Once the provisional tables are in and every port active,
+				// every state is connected: the definitive stream makes no
+				// U-turn.
+				if (st.Stage == "definitive" || st.Stage == "final" || st.Stage == "active" || st.Stage == "provisional-active") &&
+					!sm.VerifyState(st).Connected() && bad < 3 {
+					bad++
+					t.Errorf("%s: %v", st.Stage, sm.VerifyState(st).Err())
+				}
+			},
+		},
+	}
 	if trig == sm.TriggerTrap {
 		cfg.Detect = sm.DetectTrap
 	} else {
@@ -147,8 +154,10 @@ func TestDistributionDeadlock(t *testing.T) {
 			b := newBench(t, topo, 0, 1)
 			var check sm.TransitionCheck
 			var union *routing.Report
-			s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectSweep,
-				OnTables: func(st *sm.TableState) { union = check.Add(st) }})
+			s := upAndQuiet(t, b, sm.Config{
+				RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+				AssimilationConfig: sm.AssimilationConfig{Distribution: dist, Detect: sm.DetectSweep, OnTables: func(st *sm.TableState) { union = check.Add(st) }},
+			})
 			check = sm.TransitionCheck{}
 			require.NoError(t, b.port.SetLink("sw7", uint8(cut), false))
 			assimilate(t, s, sm.TriggerSweep)
@@ -169,7 +178,9 @@ func TestDistributionDeadlock(t *testing.T) {
 // being in place by then.
 func TestLIDActivation(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := b.newSM(t, sm.Config{LIDActivation: true, Distribution: sm.DistFullDeactivation, Detect: sm.DetectSweep})
+	s := b.newSM(t, sm.Config{
+		AssimilationConfig: sm.AssimilationConfig{LIDActivation: true, Distribution: sm.DistFullDeactivation, Detect: sm.DetectSweep},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	checkUp(t, b.f)
@@ -203,7 +214,7 @@ func TestRunAssimilates(t *testing.T) {
 	for _, detect := range []sm.Detect{sm.DetectTrap, sm.DetectSweep, sm.DetectBoth} {
 		t.Run(detect.String(), func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
-			s := b.newSM(t, sm.Config{Detect: detect, SweepFactor: 10})
+			s := b.newSM(t, sm.Config{AssimilationConfig: sm.AssimilationConfig{Detect: detect, SweepFactor: 10}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var got []*sm.Result
@@ -242,7 +253,11 @@ func TestRunAssimilates(t *testing.T) {
 // and routes purely directed.
 func TestPrefixFallback(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Retries: 1})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+		TxnConfig:          sm.TxnConfig{Retries: 1},
+	})
 	b.port.SetFilter(func(m madport.MAD) bool {
 		return mad.MAD(m.Data).MgmtClass() != mad.ClassSubnDirected || mad.DRSMP(m.Data).DrSLID() == mad.PermissiveLID
 	})

@@ -71,7 +71,10 @@ func thesisPlus(t *testing.T) *bench {
 // get LIDs 16, 17 and 18; every other LID stays.
 func TestAssimilateActivationThesis(t *testing.T) {
 	b := thesisPlus(t)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+	})
 	lids := agentLIDs(b.f)
 	require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
 	res := assimilate(t, s, sm.TriggerSweep)
@@ -107,7 +110,10 @@ func TestAssimilateActivationThesis(t *testing.T) {
 // and deletes sw2 and ca7: 26 SMPs.
 func TestAssimilateDeactivationThesis(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+	})
 	require.NoError(t, b.port.PowerOff("sw2"))
 	res := assimilate(t, s, sm.TriggerSweep)
 
@@ -131,7 +137,10 @@ func TestAssimilateDeactivationThesis(t *testing.T) {
 func TestAssimilateFullThesis(t *testing.T) {
 	t.Run("activation", func(t *testing.T) {
 		b := thesisPlus(t)
-		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull})
+		s := upAndQuiet(t, b, sm.Config{
+			RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+			AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull},
+		})
 		require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
 		res := assimilate(t, s, sm.TriggerSweep)
 		det, disc := smps(t, res, sm.PhaseDetection), smps(t, res, sm.PhaseDiscovery)
@@ -146,7 +155,10 @@ func TestAssimilateFullThesis(t *testing.T) {
 	})
 	t.Run("deactivation", func(t *testing.T) {
 		b := newBench(t, topologies.Thesis8(), 0, 1)
-		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull})
+		s := upAndQuiet(t, b, sm.Config{
+			RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+			AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Discovery: sm.DiscoveryFull},
+		})
 		require.NoError(t, b.port.PowerOff("sw2"))
 		res := assimilate(t, s, sm.TriggerSweep)
 		// 13 devices, no LID Set: the SM's CA (NodeInfo, PortInfo), 7
@@ -162,7 +174,10 @@ func TestAssimilateFullThesis(t *testing.T) {
 func TestAssimilateTraps(t *testing.T) {
 	t.Run("activation", func(t *testing.T) {
 		b := thesisPlus(t)
-		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+		s := upAndQuiet(t, b, sm.Config{
+			RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+			AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+		})
 		require.NoError(t, b.port.PowerOn("sw16", "ca17", "ca18"))
 		require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
 		res := assimilate(t, s, sm.TriggerTrap)
@@ -173,7 +188,10 @@ func TestAssimilateTraps(t *testing.T) {
 	})
 	t.Run("deactivation", func(t *testing.T) {
 		b := newBench(t, topologies.Thesis8(), 0, 1)
-		s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectTrap})
+		s := upAndQuiet(t, b, sm.Config{
+			RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+			AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap},
+		})
 		require.NoError(t, b.port.PowerOff("sw2"))
 		require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
 		res := assimilate(t, s, sm.TriggerTrap)
@@ -198,7 +216,10 @@ func TestCutDepsThesis(t *testing.T) {
 	assert.ElementsMatch(t, []string{"sw6:1>2", "sw6:2>1", "sw10:1>2", "sw10:2>1"}, turns)
 
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Distribution: sm.DistCutDeps})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps},
+	})
 	require.NoError(t, b.port.SetLink("ca13", 1, false)) // the graph keeps its cut nodes
 	res := assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 4, res.SL2VLSets)
@@ -241,7 +262,10 @@ func TestCutDepsThesis(t *testing.T) {
 // change that keeps them then blocks nothing more.
 func TestPreBlock(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := b.newSM(t, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, PreBlock: true})
+	s := b.newSM(t, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.EqualValues(t, 4, smps(t, res, sm.PhaseProtection))
@@ -259,7 +283,13 @@ func TestPreBlock(t *testing.T) {
 
 	// Without PreBlock, or with another strategy, the sweep has no
 	// protection phase.
-	for _, cfg := range []sm.Config{{Routing: "updn-fera"}, {Routing: "updn-fera", PreBlock: true, Distribution: sm.DistCutPorts}} {
+	for _, cfg := range []sm.Config{
+		{RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"}},
+		{
+			RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+			AssimilationConfig: sm.AssimilationConfig{PreBlock: true, Distribution: sm.DistCutPorts},
+		},
+	} {
 		b := newBench(t, topologies.Thesis8(), 0, 1)
 		res := b.sweep(t, b.newSM(t, cfg))
 		_, ok := res.Phase(sm.PhaseProtection)

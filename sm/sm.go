@@ -10,7 +10,6 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm/routing"
-	"ibfab/sm/routing/multipath"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -40,25 +39,52 @@ type ClockPort interface {
 // SM is a subnet manager on one port. Its methods are not safe for
 // concurrent use: one goroutine sweeps, and answers SMInfo requests and
 // traps while it does.
+//
+// Its state comes in groups, one embedded struct per concern. There is
+// no lock: every group belongs to the SM's goroutine, and what other
+// goroutines hand the SM (the QoS and AR control calls, the SA's Sets)
+// comes in through the managers' inboxes and the transaction layer's
+// wake (handOff), to be taken in between sweeps.
 type SM struct {
 	cfg    Config
 	port   madport.Port
 	clk    clock.Clock
 	tx     *txnLayer
 	engine routing.Engine
-	lids   *LIDMap
 	guid   uint64 // our port GUID, the SM's identity in SMInfo
 
-	state    mad.SMState
-	actCount uint32
-	// The other SMs and this one's dealings with them (sminfo.go,
-	// standby.go): remotes by port GUID as they last answered; master,
-	// the SM a standby polls, and misses, its polls unanswered in a row;
-	// waitHandover, a master waiting for a lower master to hand over;
-	// comingOut, the SM leaves standby (a takeover or a handover): its
-	// next sweep reloads the LID file and reads the forwarding tables
-	// back; toSend, SMInfo Sets to send (ACKNOWLEDGE); smTraps, the LIDs
-	// whose Trap 144 came in.
+	caches
+	election
+	sweepState
+	watchState
+	turnBlocks
+	managers
+	saLink
+}
+
+// caches is what the SM remembers of the devices from one sweep to the
+// next: the LID and M_Key caches (kept in files beside each other when
+// Config.LIDFile is set), the shadow of what it wrote (configure.go), and
+// the NodeDescriptions read. Owned by the SM's goroutine; no lock.
+type caches struct {
+	lids      *LIDMap
+	mk        *mkeyState // the M_Key manager's keys (mkey.go)
+	shadow    map[shadowKey][]byte
+	described map[uint64]string // NodeDescriptions read, by node GUID
+}
+
+// election is the SM's state and its dealings with the other SMs
+// (sminfo.go, standby.go): remotes by port GUID as they last answered;
+// master, the SM a standby polls, and misses, its polls unanswered in a
+// row; waitHandover, a master waiting for a lower master to hand over;
+// comingOut, the SM leaves standby (a takeover or a handover): its next
+// sweep reloads the LID file and reads the forwarding tables back;
+// toSend, SMInfo Sets to send (ACKNOWLEDGE); smTraps, the LIDs whose
+// Trap 144 came in. Owned by the SM's goroutine; no lock (State reads it
+// only while Run does not run).
+type election struct {
+	state        mad.SMState
+	actCount     uint32
 	remotes      map[uint64]*remoteSM
 	master       uint64
 	misses       int
@@ -72,36 +98,21 @@ type SM struct {
 	repressed    uint64 // TrapRepresses of our Trap 144
 	refused      uint64 // SMInfo Sets refused
 	mkeyDrops    uint64 // SMInfo requests dropped by the M_Key check
-	sweeps       int
-	dirty        bool // an SMInfo Set asks for a full sweep
-	trapped      bool // a trap came in: Check whether something changed
-	shadow       map[shadowKey][]byte
+	smInfos      uint64 // SMInfo requests answered
+}
 
-	subnet    *Subnet
-	routes    *routing.Routes
-	report    *routing.Report
-	represses uint64 // TrapRepresses sent
-	smInfos   uint64 // SMInfo requests answered
-
+// sweepState is what the last sweep or assimilation found and put in
+// place. Owned by the SM's goroutine; no lock (Subnet, Routes and
+// Verification read it between sweeps).
+type sweepState struct {
+	sweeps int
+	subnet *Subnet
+	routes *routing.Routes
+	report *routing.Report
 	// installed: the switches hold routes (and every port is
 	// configured) for subnet, so LID routes work and a change can be
 	// assimilated; false after a sweep or assimilation that failed.
 	installed bool
-	trapLIDs  map[uint16]bool // switches whose Trap 128 came in, not yet scanned
-	// ownChanges: the switches at the ends of the links the running
-	// distribution set Down, whose traps and PortStateChange are its own
-	// (settleOwnChanges).
-	ownChanges map[int]bool
-	onTrap     func()             // takes trapLIDs in at once, during an assimilation's discovery
-	badTraps   uint64             // traps that are not a Trap 128 with a LID
-	blocked    map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
-	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
-	described  map[uint64]string  // NodeDescriptions read, by node GUID
-	qos        *qosState          // nil with QoS off
-	cc         *ccManager         // nil with congestion control off
-	ar         *arManager         // nil with adaptive routing unmanaged
-	part       *partManager       // nil with partitions unmanaged
-	mk         *mkeyState         // the M_Key manager's keys (mkey.go)
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -114,8 +125,49 @@ type SM struct {
 	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
 	lastSweep time.Time
 	sweepDur  time.Duration
-	// sa is the Subnet Administrator beside the SM (subnadm.go), nil
-	// without one; saSubnet and saRoutes what its View was made of.
+}
+
+// watchState is what came in between sweeps that may call for one: the
+// traps and SMInfo Sets, and the changes the SM itself made. Owned by the
+// SM's goroutine, which takes every MAD in (txnLayer.handle); no lock.
+type watchState struct {
+	dirty     bool            // an SMInfo Set asks for a full sweep
+	trapped   bool            // a trap came in: Check whether something changed
+	trapLIDs  map[uint16]bool // switches whose Trap 128 came in, not yet scanned
+	represses uint64          // TrapRepresses sent
+	badTraps  uint64          // traps that are not a Trap 128 with a LID
+	// ownChanges: the switches at the ends of the links the running
+	// distribution set Down, whose traps and PortStateChange are its own
+	// (settleOwnChanges).
+	ownChanges map[int]bool
+	onTrap     func() // takes trapLIDs in at once, during an assimilation's discovery
+}
+
+// turnBlocks is the cut nodes' protection (protect.go): the turns
+// blocked, and what a block replaced. Owned by the SM's goroutine; no
+// lock.
+type turnBlocks struct {
+	blocked map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
+	kept    map[turnKey][]byte // with VLTablesKeep: what a block replaced
+}
+
+// managers is the optional managers' state, each nil when its Config
+// field turns it off. The pointers are set in New and never after, so
+// QoSCall and ARCall may read them from other goroutines to reach the
+// managers' inboxes (handOff); what they point to is the SM goroutine's,
+// without a lock.
+type managers struct {
+	qos  *qosState    // nil with QoS off
+	cc   *ccManager   // nil with congestion control off
+	ar   *arManager   // nil with adaptive routing unmanaged
+	part *partManager // nil with partitions unmanaged
+}
+
+// saLink is the Subnet Administrator beside the SM (subnadm.go), nil
+// without one; saSubnet and saRoutes what its View was made of. Set by
+// SetSubnetAdmin before Run, then the SM goroutine's; no lock (the SA
+// guards its own state).
+type saLink struct {
 	sa       SubnetAdmin
 	saSubnet *Subnet
 	saRoutes *routing.Routes
@@ -155,11 +207,13 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sm: port info: %w", err)
 	}
-	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
-		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
-		remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{},
-		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q,
-		mk: newMKeyState()}
+	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, guid: info.PortGUID,
+		caches:     caches{lids: lids, mk: newMKeyState(), shadow: map[shadowKey][]byte{}, described: map[uint64]string{}},
+		election:   election{state: mad.SMStateDiscovering, remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{}},
+		watchState: watchState{trapLIDs: map[uint16]bool{}},
+		turnBlocks: turnBlocks{blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}},
+		managers:   managers{qos: q},
+	}
 	s.metAt([]uint8{0}, s.guid) // the SM's own port
 	if err := s.loadKeys(); err != nil {
 		return nil, err
@@ -204,103 +258,6 @@ func (s *SM) Verification() *routing.Report { return s.report }
 
 // LIDs returns the SM's GUID→LID map.
 func (s *SM) LIDs() *LIDMap { return s.lids }
-
-// Result is one sweep's outcome; it marshals to the JSON line ibsm
-// prints. The fields up to ms_total are fixed; later ones may be added to
-// but are never renamed.
-type Result struct {
-	Event           string  `json:"event"`
-	SubnetUp        bool    `json:"subnet_up"`
-	Switches        int     `json:"switches"`
-	HCAs            int     `json:"hcas"`
-	Routing         string  `json:"routing"`
-	EntriesComputed int     `json:"entries_computed"`
-	Phases          []Phase `json:"phases"`
-	SMPsTotal       uint64  `json:"smps_total"`
-	MsTotal         float64 `json:"ms_total"`
-
-	Sweep        int      `json:"sweep"`
-	Reason       string   `json:"reason,omitempty"`
-	SMState      string   `json:"sm_state"`
-	SMLID        uint16   `json:"sm_lid"`
-	Routers      int      `json:"routers,omitempty"`
-	Links        int      `json:"links"`
-	MaxLID       uint16   `json:"max_lid"`
-	DefaultPorts int      `json:"default_ports,omitempty"`
-	LFTEntries   int      `json:"lft_entries"`
-	LFTBlocks    int      `json:"lft_blocks"` // LFT blocks sent
-	DeadlockFree bool     `json:"deadlock_free"`
-	RouteMs      float64  `json:"route_ms"`  // the engine's share of the routing phase
-	VerifyMs     float64  `json:"verify_ms"` // the verifier's
-	Retries      uint64   `json:"retries"`
-	Timeouts     uint64   `json:"timeouts"`
-	WindowMin    int      `json:"window_min"` // the narrowest the SMP window got (Config.Window: no timeouts)
-	Problems     []string `json:"problems,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
-	// SMPsByAttr counts the SMPs sent, retries included, by method and
-	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
-	// the terms another SM's trace has (assimilations leave it out).
-	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
-
-	// RoutesKept: the sweep took a subnet over from another master and
-	// kept the forwarding tables the switches held (routing "kept").
-	RoutesKept bool `json:"routes_kept,omitempty"`
-
-	// CC is what the congestion control manager did (Config.CC).
-	CC *CCResult `json:"cc,omitempty"`
-	// AR is what the adaptive routing manager did (Config.AR).
-	AR *ARResult `json:"ar,omitempty"`
-	// Partitions is what the partition manager did (Config.Partitions).
-	Partitions *PartitionResult `json:"partitions,omitempty"`
-	// Multipath is what multipath routing on the LMC aliases did
-	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
-	Multipath *multipath.Stats `json:"multipath,omitempty"`
-
-	// Assimilations (event "assimilation") only; see Assimilate.
-	Trigger      Trigger      `json:"trigger,omitempty"`
-	Discovery    Discovery    `json:"discovery,omitempty"`
-	Distribution Distribution `json:"distribution,omitempty"` // the strategy used
-	// MsToConnectivity is the time from the start of the assimilation
-	// until every switch holds a verified route set (provisional or
-	// final) and every port is Active again.
-	MsToConnectivity   *float64 `json:"ms_to_connectivity,omitempty"`
-	Provisional        bool     `json:"provisional,omitempty"`
-	ProvisionalRouting string   `json:"provisional_routing,omitempty"`
-	ProvisionalEntries int      `json:"provisional_entries,omitempty"`
-	Changes            []string `json:"changes,omitempty"` // what detection found
-	NodesAdded         int      `json:"nodes_added,omitempty"`
-	NodesRemoved       int      `json:"nodes_removed,omitempty"`
-	LinksAdded         int      `json:"links_added,omitempty"`
-	LinksRemoved       int      `json:"links_removed,omitempty"`
-	// LFTEntriesChanged counts the LFT entries whose port the new route
-	// set changes (of lft_entries); LFTBlocks the blocks sent for them.
-	LFTEntriesChanged int `json:"lft_entries_changed,omitempty"`
-	SL2VLSets         int `json:"sl2vl_sets,omitempty"`        // cut-node dependency blocks set and undone
-	PortsDeactivated  int `json:"ports_deactivated,omitempty"` // by full deactivation or at cut nodes
-	OwnTraps          int `json:"own_traps,omitempty"`         // switches whose traps the deactivation itself caused, taken back
-	Waves             int `json:"waves,omitempty"`             // of the definitive distribution
-}
-
-// Phase is one phase of a sweep.
-type Phase struct {
-	Name     string  `json:"name"`
-	Ms       float64 `json:"ms"`
-	SMPs     uint64  `json:"smps"`
-	Retries  uint64  `json:"retries,omitempty"`
-	Timeouts uint64  `json:"timeouts,omitempty"`
-	Errors   uint64  `json:"errors,omitempty"`
-}
-
-// Phase returns the named phase of r, and false when the sweep did not
-// get to it.
-func (r *Result) Phase(name string) (Phase, bool) {
-	for _, p := range r.Phases {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Phase{}, false
-}
 
 // Sweep discovers the subnet from scratch and, when this SM is master,
 // computes and verifies routes, distributes them and activates every

@@ -75,7 +75,7 @@ func BenchmarkTxn(b *testing.B) {
 		tx              *txnLayer
 		ns, allocs, per float64
 	}
-	cfg := Config{Window: 16}
+	cfg := Config{TxnConfig: TxnConfig{Window: 16}}
 	if err := cfg.normalize(); err != nil {
 		b.Fatal(err)
 	}

@@ -57,7 +57,9 @@ func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *t
 func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc})
+	tx := newTestTxn(t, p, clk, Config{
+		TxnConfig: TxnConfig{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc},
+	})
 	tx.setPhase("test")
 	var errs []error
 	for range 5 {
@@ -192,7 +194,9 @@ func TestAdaptiveWindow(t *testing.T) {
 			mp, err := memport.New(f, 0, 1)
 			require.NoError(t, err)
 			p := &watchPort{Port: mp, drop: tc.drop}
-			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries, Burst: tc.burst})
+			tx := newTestTxn(t, p, mp.Clock(), Config{
+				TxnConfig: TxnConfig{Window: tc.window, Retries: tc.retries, Burst: tc.burst},
+			})
 			p.tx = tx
 			tx.setPhase("test")
 			answered, failed := 0, 0
@@ -238,7 +242,7 @@ func TestAdaptiveWindow(t *testing.T) {
 func TestWindowLateAnswer(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
+	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Window: 2, Timeout: time.Second}})
 	var got []error
 	for _, port := range []uint8{1, 2, 3} {
 		tx.get(request{dr: true, path: []uint8{0, port}, attr: mad.AttrNodeInfo}, func(r *response) { got = append(got, r.err) })
@@ -272,7 +276,7 @@ func TestWindowLateAnswer(t *testing.T) {
 func TestWindowStall(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
+	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Window: 4, Timeout: time.Second}})
 	answered := 0
 	for range 4 {
 		tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
@@ -305,7 +309,7 @@ func answer(tid uint64) madport.MAD {
 // as many answers as it holds, back to its maximum.
 func TestWindowRegrowth(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{Window: 16})
+	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{TxnConfig: TxnConfig{Window: 16}})
 	tx.window, tx.windowMin = 4, 4
 	var widths []int
 	for range 130 {
@@ -413,7 +417,7 @@ func TestHandleStrays(t *testing.T) {
 func TestHandBackStale(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
+	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Timeout: time.Second, Retries: 3}})
 	tx.setPhase("test")
 	tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(*response) {})
 	require.NoError(t, tx.fill())
@@ -460,8 +464,14 @@ func FuzzHandle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, matchTID bool) {
 		clk := clock.NewManual(time.Unix(0, 0))
 		p := &silentPort{clk: clk}
-		s := &SM{cfg: Config{}, port: p, clk: clk, shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap(),
-			trapLIDs: map[uint16]bool{}, smTraps: map[uint16]bool{}}
+		s := &SM{
+			cfg:        Config{},
+			port:       p,
+			clk:        clk,
+			caches:     caches{shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap()},
+			watchState: watchState{trapLIDs: map[uint16]bool{}},
+			election:   election{smTraps: map[uint16]bool{}},
+		}
 		require.NoError(t, s.cfg.normalize())
 		s.tx = newTxnLayer(p, clk, &s.cfg)
 		s.tx.onUnsoli = s.unsolicited
