@@ -61,7 +61,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 		return nil, err
 	}
 	if !p.changed() {
-		s.tx.setPhase(PhaseWatch)
+		s.tx.SetPhase(PhaseWatch)
 		return nil, ErrNoChange
 	}
 	s.actCount++
@@ -114,8 +114,8 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 // partial discovery of the subnet up.
 func (s *SM) detect(ctx context.Context, trigger Trigger) (*partialDiscovery, error) {
 	p := newPartial(s, s.cfg.Discovery == DiscoveryFull, true)
-	s.tx.resetWindowMin()
-	s.tx.setPhase(PhaseDiscovery)
+	s.tx.ResetWindowMin()
+	s.tx.SetPhase(PhaseDiscovery)
 	if trigger == TriggerSweep {
 		s.lastSweep = s.clk.Now()
 		p.sweep()
@@ -133,7 +133,7 @@ func (s *SM) detect(ctx context.Context, trigger Trigger) (*partialDiscovery, er
 // it ended: totals, the SM's state, the reason it failed.
 func (s *SM) endAssimilation(res *Result, start time.Time) {
 	res.MsTotal = ms(time.Since(start))
-	res.WindowMin = s.tx.windowMin
+	res.WindowMin = s.tx.WindowMin()
 	res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
 	for _, ph := range res.Phases {
 		res.SMPsTotal += ph.SMPs
@@ -145,7 +145,7 @@ func (s *SM) endAssimilation(res *Result, start time.Time) {
 	if !res.SubnetUp && res.Reason == "" {
 		res.Reason = strings.Join(res.Problems, "; ")
 	}
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 }
 
 // discoverChange ends the discovery detection began, fully or partially
@@ -312,7 +312,7 @@ func (s *SM) route(res *Result, phase string, engine routing.Engine, sn *Subnet)
 func (s *SM) phaseSnapshot(names ...string) []PhaseStats {
 	out := make([]PhaseStats, len(names))
 	for i, n := range names {
-		out[i] = *s.tx.phaseStats(n)
+		out[i] = *s.tx.PhaseStats(n)
 	}
 	return out
 }
@@ -563,7 +563,7 @@ func (s *SM) watchForChange(ctx context.Context) (Trigger, error) {
 		until = s.lastSweep.Add(s.sweepPeriod())
 	}
 	traps := s.cfg.Detect != DetectSweep
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	for {
 		switch {
 		case s.dirty || s.state != mad.SMStateMaster:

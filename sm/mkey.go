@@ -193,16 +193,16 @@ func (s *SM) metAt(path []uint8, guid uint64) {
 }
 
 // target returns the port GUID an SMP goes to, 0 when unknown.
-func (s *SM) target(r *request) uint64 {
+func (s *SM) target(r *Request) uint64 {
 	switch {
-	case !r.dr:
-		g, _ := s.lids.ownerOf(r.lid)
+	case !r.DR:
+		g, _ := s.lids.ownerOf(r.LID)
 		return g
-	case r.drslid == 0:
-		return s.mk.byPath[pathString(r.path)]
+	case r.DrSLID == 0:
+		return s.mk.byPath[pathString(r.Path)]
 	}
 	// A LID-routed prefix to the switch at r.lid, then the directed part.
-	sw, ok := s.lids.ownerOf(r.lid)
+	sw, ok := s.lids.ownerOf(r.LID)
 	if !ok {
 		return 0
 	}
@@ -210,15 +210,15 @@ func (s *SM) target(r *request) uint64 {
 	if !ok {
 		return 0
 	}
-	if len(r.path) > 1 {
-		p += strings.TrimPrefix(pathString(r.path), "0")
+	if len(r.Path) > 1 {
+		p += strings.TrimPrefix(pathString(r.Path), "0")
 	}
 	return s.mk.byPath[p]
 }
 
 // smpKey is the M_Key an SMP carries: its target's key, Config.MKey when
 // the target is not known.
-func (s *SM) smpKey(r *request) uint64 {
+func (s *SM) smpKey(r *Request) uint64 {
 	if g := s.target(r); g != 0 {
 		return s.portKey(g)
 	}

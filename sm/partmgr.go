@@ -207,7 +207,7 @@ func (s *SM) partitionPass(ctx context.Context, res *Result) error {
 			s.partRead(e.peer, r, warn)
 		}
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	plan, err := partition.Compute(s.part.cfg.File, s.partFabric(sn, ends, peers), s.part.cfg.Enforce, s.part.mem)
@@ -222,7 +222,7 @@ func (s *SM) partitionPass(ctx context.Context, res *Result) error {
 	}
 	ev := &partEvents{topo: sn.Topo, byKey: map[partKey]*PartitionEvent{}}
 	s.partApply(sn, ends, plan, r, warn, ev)
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	s.partReport(ev)
@@ -326,17 +326,17 @@ func (s *SM) partRead(p *partPort, r *PartitionResult, warn func(string, ...any)
 	pending, failed := n, false
 	for b := range n {
 		r.BlocksRead++
-		s.tx.get(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b)}, func(resp *response) {
+		s.tx.Get(Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b)}, func(resp *Response) {
 			pending--
-			if resp.err != nil {
+			if resp.Err != nil {
 				if !failed {
 					r.Failures++
-					warn("reading block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+					warn("reading block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.Err)
 				}
 				failed = true
 				return
 			}
-			blk := mad.PKeyTable(resp.data)
+			blk := mad.PKeyTable(resp.Data)
 			for i := range mad.PKeysPerBlock {
 				table[b*mad.PKeysPerBlock+i] = blk.PKey(i)
 			}
@@ -358,11 +358,11 @@ func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn fu
 		}
 		var f mad.PKeyTableFields
 		copy(f.PKeys[:], want[lo:hi])
-		s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b), data: mad.AppendPKeyTable(nil, &f)},
-			func(resp *response) {
-				if resp.err != nil {
+		s.tx.Set(Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b), Data: mad.AppendPKeyTable(nil, &f)},
+			func(resp *Response) {
+				if resp.Err != nil {
 					r.Failures++
-					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.Err)
 					delete(s.part.tables, p.key) // what it holds is not known: read it again
 					return
 				}
@@ -371,7 +371,7 @@ func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn fu
 				if t == nil {
 					return
 				}
-				blk := mad.PKeyTable(resp.data)
+				blk := mad.PKeyTable(resp.Data)
 				for i := range mad.PKeysPerBlock {
 					t[lo+i] = blk.PKey(i)
 				}
@@ -393,16 +393,16 @@ func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, w
 	pi := forSet(cur)
 	s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
 	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = e.Inbound(), e.Outbound()
-	s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPortInfo, mod: uint32(p.port), data: mad.AppendPortInfo(nil, &pi)},
-		func(resp *response) {
+	s.tx.Set(Request{DR: true, Path: p.path, Attr: mad.AttrPortInfo, Mod: uint32(p.port), Data: mad.AppendPortInfo(nil, &pi)},
+		func(resp *Response) {
 			name := portName(sn.Topo, portRef(p.node, p.port))
-			if resp.err != nil {
+			if resp.Err != nil {
 				r.Failures++
-				warn("setting %s's partition enforcement to %v: %v", name, e, resp.err)
+				warn("setting %s's partition enforcement to %v: %v", name, e, resp.Err)
 				return
 			}
 			r.Enforcement++
-			got := mad.PortInfo(resp.data).Fields()
+			got := mad.PortInfo(resp.Data).Fields()
 			sn.PortInfo[p.node][p.port] = got
 			if got.PartitionEnforcementInbound != e.Inbound() || got.PartitionEnforcementOutbound != e.Outbound() {
 				r.Failures++

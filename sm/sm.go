@@ -3,7 +3,6 @@ package sm
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -230,9 +229,9 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		}
 	}
 	s.tx = newTxnLayer(port, clk, &s.cfg)
-	s.tx.keyOf = s.smpKey
-	s.tx.onUnsoli = s.unsolicited
-	s.tx.onSA = s.subnAdm
+	s.tx.KeyOf = s.smpKey
+	s.tx.OnUnsolicited = s.unsolicited
+	s.tx.OnSA = s.subnAdm
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
 	}
@@ -314,7 +313,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 // (wall time), and a copy of the SMP counts by attribute to take the
 // sweep's from. Out of standby it forgets what it wrote before and
 // reloads the LID and M_Key caches.
-func (s *SM) beginSweep() (*Result, time.Time, map[attrKey]uint64) {
+func (s *SM) beginSweep() (*Result, time.Time, map[AttrKey]uint64) {
 	s.sweeps++
 	s.actCount++
 	s.dirty = false
@@ -327,8 +326,8 @@ func (s *SM) beginSweep() (*Result, time.Time, map[attrKey]uint64) {
 	if s.comingOut && s.cfg.LIDFile != "" {
 		s.reloadCaches(res)
 	}
-	s.tx.resetWindowMin()
-	return res, start, maps.Clone(s.tx.attrs)
+	s.tx.ResetWindowMin()
+	return res, start, s.tx.AttrCounts()
 }
 
 // reloadCaches reads the LID and M_Key caches again as a sweep out of
@@ -350,11 +349,11 @@ func (s *SM) reloadCaches(res *Result) {
 // installed, time, SMP counts, the window's narrowest, the state, and
 // the reason a subnet is not up. A master not waiting for a handover
 // saves the M_Key cache.
-func (s *SM) endSweep(res *Result, start time.Time, attrs map[attrKey]uint64) {
+func (s *SM) endSweep(res *Result, start time.Time, attrs map[AttrKey]uint64) {
 	s.installed = res.SubnetUp && s.state == mad.SMStateMaster
 	res.MsTotal = ms(time.Since(start))
-	res.WindowMin = s.tx.windowMin
-	res.SMPsByAttr = s.tx.attrsSince(attrs)
+	res.WindowMin = s.tx.WindowMin()
+	res.SMPsByAttr = s.tx.AttrsSince(attrs)
 	for _, p := range res.Phases {
 		res.SMPsTotal += p.SMPs
 		res.Retries += p.Retries
@@ -456,7 +455,7 @@ func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *routing.Routes, res *
 	s.blockCutDeps(sn, rt, res, func(format string, args ...any) {
 		res.Warnings = append(res.Warnings, "blocking a cut-node turn: "+fmt.Sprintf(format, args...))
 	})
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // computeRoutes runs engine on sn as the named phase and verifies the
@@ -515,15 +514,15 @@ func promisesDeadlockFreedom(engine string) bool {
 
 // phase runs fn as the named phase and records its time and SMPs.
 func (s *SM) phase(res *Result, name string, fn func() error) error {
-	s.tx.setPhase(name)
-	before := *s.tx.phaseStats(name)
+	s.tx.SetPhase(name)
+	before := *s.tx.PhaseStats(name)
 	start := time.Now()
 	err := fn()
-	after := *s.tx.phaseStats(name)
+	after := *s.tx.PhaseStats(name)
 	res.Phases = append(res.Phases, Phase{Name: name, Ms: ms(time.Since(start)),
 		SMPs: after.SMPs - before.SMPs, Retries: after.Retries - before.Retries,
 		Timeouts: after.Timeouts - before.Timeouts, Errors: after.Errors - before.Errors})
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	return err
 }
 
@@ -578,7 +577,7 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 // more, so that the traps of one change are taken together) or an SMInfo
 // Set asked for a sweep; Pending then reports it.
 func (s *SM) Serve(ctx context.Context, d time.Duration) error {
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	s.trapped = false
 	until := s.clk.Now().Add(d)
 	coalescing := false
@@ -604,9 +603,9 @@ func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 	if due, ok := s.ccLogDue(); master && ok && (until.IsZero() || due.Before(until)) {
 		until = due // the congestion logs are due first
 	}
-	s.tx.wakeable = master && (s.qos != nil || s.ar != nil)
-	err := s.tx.wait(ctx, until)
-	s.tx.wakeable = false
+	s.tx.SetWakeable(master && (s.qos != nil || s.ar != nil))
+	err := s.tx.Wait(ctx, until)
+	s.tx.SetWakeable(false)
 	if err != nil || !master {
 		// Only a master reads logs and changes tables: a control call
 		// waits until this SM is master.
@@ -635,7 +634,7 @@ func handOff[C, R any](ctx context.Context, s *SM, inbox chan<- C, c C, reply <-
 	case <-ctx.Done():
 		return none, ctx.Err()
 	}
-	s.tx.wake()
+	s.tx.Wake()
 	select {
 	case r := <-reply:
 		return r, nil
@@ -675,16 +674,16 @@ func (s *SM) Check(ctx context.Context) (bool, error) {
 	if sn == nil || s.dirty {
 		return true, nil
 	}
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	changed := false
 	for _, sw := range sn.Switches() {
-		s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo}, func(r *response) {
-			if r.err != nil || mad.SwitchInfo(r.data).Fields().PortStateChange {
+		s.tx.Get(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo}, func(r *Response) {
+			if r.Err != nil || mad.SwitchInfo(r.Data).Fields().PortStateChange {
 				changed = true
 			}
 		})
 	}
-	err := s.tx.run(ctx)
+	err := s.tx.Run(ctx)
 	s.trapped = false
 	return changed, err
 }
@@ -706,12 +705,9 @@ type Stats struct {
 
 // Stats returns the SM's counters.
 func (s *SM) Stats() Stats {
-	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos,
+	st := Stats{Phases: s.tx.Phases(), Received: s.tx.Stats(), Represses: s.represses, SMInfo: s.smInfos,
 		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops,
 		MKey: s.mk.stats}
 	st.MKey.Keys = len(s.mk.keys)
-	for k, v := range s.tx.phases {
-		st.Phases[k] = *v
-	}
 	return st
 }

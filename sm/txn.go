@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"ibfab/internal/clock"
@@ -70,59 +71,59 @@ func (e *StatusError) Is(target error) bool { return target == ErrStatus }
 // or LID-routed to LID. A directed-route request with a DrSLID (the SM's
 // own LID) first goes LID-routed to LID, the switch where its directed
 // part starts.
-type request struct {
-	dr     bool
-	path   []uint8
-	lid    uint16
-	drslid uint16
-	method mad.Method
-	attr   mad.AttrID
-	mod    uint32
-	data   []byte // attribute data of a Set, at most 64 bytes
+type Request struct {
+	DR     bool
+	Path   []uint8
+	LID    uint16
+	DrSLID uint16
+	Method mad.Method
+	Attr   mad.AttrID
+	Mod    uint32
+	Data   []byte // attribute data of a Set, at most 64 bytes
 	// tag is the caller's, for cancel to recognize the request by.
-	tag any
+	Tag any
 	// class, when not zero, makes the request a GMP of that class, sent
 	// LID-routed to QP1: mad.ClassCongestion, with ccKey in its CC_Key
 	// field and up to 192 bytes of data, or mad.ClassVendorAR (ibfab's
 	// adaptive routing) with up to 232.
-	class mad.MgmtClass
-	ccKey uint64
+	Class mad.MgmtClass
+	CCKey uint64
 	// probe marks a request to a device that may be gone: one attempt,
 	// timed out after Config.ProbeTimeout, and its timeout is no loss
 	// for the window. The caller checks another way before trying again.
-	probe bool
+	Probe bool
 	// once marks a request sent one time only, timed out after
 	// Config.Timeout, its timeout no loss for the window: a standby's poll
 	// of the master, whose silence is what it watches for.
-	once bool
+	Once bool
 }
 
 // String names the request for problem reports.
-func (r *request) String() string {
-	where := fmt.Sprintf("lid %d", r.lid)
+func (r *Request) String() string {
+	where := fmt.Sprintf("lid %d", r.LID)
 	switch {
-	case r.dr && r.drslid != 0:
-		where = fmt.Sprintf("lid %d then path %s", r.lid, pathString(r.path))
-	case r.dr:
-		where = "path " + pathString(r.path)
+	case r.DR && r.DrSLID != 0:
+		where = fmt.Sprintf("lid %d then path %s", r.LID, pathString(r.Path))
+	case r.DR:
+		where = "path " + pathString(r.Path)
 	}
-	return fmt.Sprintf("%v(%v %#x) %s", r.method, r.attr, r.mod, where)
+	return fmt.Sprintf("%v(%v %#x) %s", r.Method, r.Attr, r.Mod, where)
 }
 
 // response is the outcome of a transaction: the answer's attribute data,
 // or an error.
-type response struct {
-	req *request
+type Response struct {
+	Req *Request
 	// data is the answer's attribute data: an SMP's 64 bytes (buf's), a
 	// CC MAD's 192 bytes of management data, or for CongestionLog its
 	// 224 bytes of log and management data, an AR MAD's 232 bytes.
-	data []byte
-	err  error
+	Data []byte
+	Err  error
 	buf  [mad.SMPDataSize]byte
 }
 
-type txn struct {
-	req      request
+type transaction struct {
+	req      Request
 	tid      uint64
 	attempts int
 	deadline time.Time
@@ -133,7 +134,7 @@ type txn struct {
 	// handedBack counts the attempts the transport reported failed.
 	handedBack int
 	phase      string
-	cb         func(*response)
+	cb         func(*Response)
 }
 
 // PhaseStats counts the SMPs of one phase.
@@ -170,7 +171,7 @@ type txnLayer struct {
 	sends        uint64
 	lastAnswered uint64
 	cutAt        uint64
-	resend       []*txn // timed out and waiting, oldest first
+	resend       []*transaction // timed out and waiting, oldest first
 	// burst is the most SMPs sent back to back (0: no limit), burstSent
 	// those sent since the last answer, timeout, or moment with nothing
 	// in flight.
@@ -183,25 +184,25 @@ type txnLayer struct {
 	mkey    uint64
 	tidHigh uint64
 	seq     uint32
-	pending map[uint32]*txn // by the low 32 bits of the TID
-	queue   []*txn
+	pending map[uint32]*transaction // by the low 32 bits of the TID
+	queue   []*transaction
 	phase   string
 	phases  map[string]*PhaseStats
 	// attrs counts the SMPs sent, retries included, by method and
 	// attribute: what a sweep wrote where (a bench compares it with
 	// another SM's).
-	attrs map[attrKey]uint64
+	attrs map[AttrKey]uint64
 	// wakeable makes a wait end early when wake is called (the SM
 	// watching the subnet with control calls to serve); wakeup holds
 	// the one pending wake.
-	wakeable bool
-	wakeup   chan struct{}
-	stats    EngineStats
-	onUnsoli func(m madport.MAD) // requests and traps for the SM
+	wakeable      bool
+	wakeup        chan struct{}
+	stats         EngineStats
+	OnUnsolicited func(m madport.MAD) // requests and traps for the SM
 	// keyOf, when set, gives the M_Key an SMP carries (its target
 	// port's); else every SMP carries mkey.
-	keyOf func(r *request) uint64
-	onSA  func(m madport.MAD) // SubnAdm MADs, for the SA
+	KeyOf func(r *Request) uint64
+	OnSA  func(m madport.MAD) // SubnAdm MADs, for the SA
 }
 
 func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
@@ -209,14 +210,14 @@ func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
 		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window, burst: cfg.Burst,
 		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
 		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
-		pending: map[uint32]*txn{}, phases: map[string]*PhaseStats{}, attrs: map[attrKey]uint64{},
+		pending: map[uint32]*transaction{}, phases: map[string]*PhaseStats{}, attrs: map[AttrKey]uint64{},
 		wakeup: make(chan struct{}, 1),
 	}
 }
 
 // wake ends the current wakeable wait, or the next one; safe for
 // concurrent use.
-func (e *txnLayer) wake() {
+func (e *txnLayer) Wake() {
 	select {
 	case e.wakeup <- struct{}{}:
 	default:
@@ -243,13 +244,13 @@ func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
 
 // attrKey is a kind of SMP (or GMP): its method and attribute, and the
 // GMP's class (0 for SMPs).
-type attrKey struct {
+type AttrKey struct {
 	method mad.Method
 	attr   mad.AttrID
 	class  mad.MgmtClass
 }
 
-func (k attrKey) String() string {
+func (k AttrKey) String() string {
 	if k.class != 0 {
 		return k.method.String() + " " + k.attr.Name(k.class)
 	}
@@ -258,7 +259,7 @@ func (k attrKey) String() string {
 
 // attrsSince returns the SMPs sent since before (a copy of attrs taken
 // then), by "Method Attribute"; nil when none were.
-func (e *txnLayer) attrsSince(before map[attrKey]uint64) map[string]uint64 {
+func (e *txnLayer) AttrsSince(before map[AttrKey]uint64) map[string]uint64 {
 	var out map[string]uint64
 	for k, n := range e.attrs {
 		if d := n - before[k]; d > 0 {
@@ -271,10 +272,47 @@ func (e *txnLayer) attrsSince(before map[attrKey]uint64) map[string]uint64 {
 	return out
 }
 
-// setPhase makes later sends count for phase.
-func (e *txnLayer) setPhase(phase string) { e.phase = phase }
+// Phase is the phase later sends count for.
+func (e *txnLayer) Phase() string { return e.phase }
 
-func (e *txnLayer) phaseStats(phase string) *PhaseStats {
+// Phases returns a copy of the SMP counts by phase.
+func (e *txnLayer) Phases() map[string]PhaseStats {
+	out := make(map[string]PhaseStats, len(e.phases))
+	for k, v := range e.phases {
+		out[k] = *v
+	}
+	return out
+}
+
+// AttrCounts returns a copy of the SMP counts by method and attribute,
+// for AttrsSince.
+func (e *txnLayer) AttrCounts() map[AttrKey]uint64 { return maps.Clone(e.attrs) }
+
+// Sends counts every SMP sent, retries included.
+func (e *txnLayer) Sends() uint64 { return e.sends }
+
+// WindowMin is the narrowest the window got since ResetWindowMin.
+func (e *txnLayer) WindowMin() int { return e.windowMin }
+
+// SetWakeable makes the waits that follow end early on Wake (true), or
+// not (false).
+func (e *txnLayer) SetWakeable(on bool) { e.wakeable = on }
+
+// Stats returns what arrived that was not an answer.
+func (e *txnLayer) Stats() EngineStats { return e.stats }
+
+// CountUnexpected counts a MAD the caller took from OnUnsolicited or OnSA
+// and found to answer nothing.
+func (e *txnLayer) CountUnexpected() { e.stats.Unexpected++ }
+
+// TIDHigh is the upper half of every TID, shifted into place: a caller
+// that sends outside the layer (the SM's traps) keeps to it.
+func (e *txnLayer) TIDHigh() uint64 { return e.tidHigh }
+
+// setPhase makes later sends count for phase.
+func (e *txnLayer) SetPhase(phase string) { e.phase = phase }
+
+func (e *txnLayer) PhaseStats(phase string) *PhaseStats {
 	s := e.phases[phase]
 	if s == nil {
 		s = &PhaseStats{}
@@ -284,35 +322,35 @@ func (e *txnLayer) phaseStats(phase string) *PhaseStats {
 }
 
 // submit queues r; cb runs from run once it is answered or failed.
-func (e *txnLayer) submit(r request, cb func(*response)) {
-	e.queue = append(e.queue, &txn{req: r, phase: e.phase, cb: cb})
+func (e *txnLayer) Submit(r Request, cb func(*Response)) {
+	e.queue = append(e.queue, &transaction{req: r, phase: e.phase, cb: cb})
 }
 
 // get and set are the common requests.
-func (e *txnLayer) get(r request, cb func(*response)) {
-	r.method = mad.MethodGet
-	e.submit(r, cb)
+func (e *txnLayer) Get(r Request, cb func(*Response)) {
+	r.Method = mad.MethodGet
+	e.Submit(r, cb)
 }
 
-func (e *txnLayer) set(r request, cb func(*response)) {
-	r.method = mad.MethodSet
-	e.submit(r, cb)
+func (e *txnLayer) Set(r Request, cb func(*Response)) {
+	r.Method = mad.MethodSet
+	e.Submit(r, cb)
 }
 
 // busy reports whether transactions are queued or in flight.
-func (e *txnLayer) busy() bool { return len(e.queue) > 0 || len(e.pending) > 0 }
+func (e *txnLayer) Busy() bool { return len(e.queue) > 0 || len(e.pending) > 0 }
 
 // run sends and waits until no transaction is queued or in flight. It
 // returns early only for ctx's end or a port that failed for good.
-func (e *txnLayer) run(ctx context.Context) error {
+func (e *txnLayer) Run(ctx context.Context) error {
 	for {
-		if err := e.fill(); err != nil {
+		if err := e.Fill(); err != nil {
 			return err
 		}
 		if len(e.pending) == 0 {
 			return nil
 		}
-		if err := e.wait(ctx, time.Time{}); err != nil {
+		if err := e.Wait(ctx, time.Time{}); err != nil {
 			return err
 		}
 	}
@@ -320,7 +358,7 @@ func (e *txnLayer) run(ctx context.Context) error {
 
 // fill sends, while the window has room and the burst is not over, the
 // transactions due for a resend and then queued ones.
-func (e *txnLayer) fill() error {
+func (e *txnLayer) Fill() error {
 	if e.inflight == 0 {
 		e.burstSent = 0
 	}
@@ -353,7 +391,7 @@ func (e *txnLayer) fill() error {
 
 // nextResend takes the oldest transaction waiting for a resend, skipping
 // those answered late or canceled meanwhile.
-func (e *txnLayer) nextResend() *txn {
+func (e *txnLayer) nextResend() *transaction {
 	for len(e.resend) > 0 {
 		t := e.resend[0]
 		e.resend[0] = nil
@@ -369,7 +407,7 @@ func (e *txnLayer) nextResend() *txn {
 // timedOut narrows the window for t's timeout when it is a loss (an SMP
 // sent after t was answered at its first attempt) of a new burst (t was
 // sent after the last cut).
-func (e *txnLayer) timedOut(t *txn) {
+func (e *txnLayer) timedOut(t *transaction) {
 	if e.lastAnswered <= t.sent || t.sent <= e.cutAt {
 		return
 	}
@@ -382,7 +420,7 @@ func (e *txnLayer) timedOut(t *txn) {
 // a run of as many answers as it holds. The answer to a resent SMP may be
 // the late one to its first attempt: it proves nothing about what was
 // sent later (Karn's rule), so only first attempts move lastAnswered.
-func (e *txnLayer) answered(t *txn) {
+func (e *txnLayer) answered(t *transaction) {
 	if t.attempts == 1 {
 		e.lastAnswered = max(e.lastAnswered, t.sent)
 	}
@@ -397,10 +435,10 @@ func (e *txnLayer) answered(t *txn) {
 
 // resetWindowMin starts a new account of the narrowest window (a
 // sweep's).
-func (e *txnLayer) resetWindowMin() { e.windowMin = e.window }
+func (e *txnLayer) ResetWindowMin() { e.windowMin = e.window }
 
 // start gives t a fresh TID and sends it.
-func (e *txnLayer) start(t *txn) error {
+func (e *txnLayer) start(t *transaction) error {
 	e.seq++
 	if e.seq == 0 {
 		e.seq = 1
@@ -412,62 +450,62 @@ func (e *txnLayer) start(t *txn) error {
 	buf, err := e.build(&t.req, t.tid)
 	if err != nil {
 		// A request we cannot build is a bug of the caller; fail it.
-		e.phaseStats(t.phase).Errors++
-		t.cb(&response{req: &t.req, err: err})
+		e.PhaseStats(t.phase).Errors++
+		t.cb(&Response{Req: &t.req, Err: err})
 		return nil
 	}
 	e.pending[e.seq] = t
 	return e.send(t, buf)
 }
 
-func (e *txnLayer) build(r *request, tid uint64) ([]byte, error) {
-	if r.class != 0 {
+func (e *txnLayer) build(r *Request, tid uint64) ([]byte, error) {
+	if r.Class != 0 {
 		return buildGMP(r, tid)
 	}
 	mkey := e.mkey
-	if e.keyOf != nil {
-		mkey = e.keyOf(r)
+	if e.KeyOf != nil {
+		mkey = e.KeyOf(r)
 	}
-	if r.dr {
+	if r.DR {
 		return mad.AppendDRRequest(make([]byte, 0, mad.MADSize), &mad.DRRequest{
-			Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod,
-			MKey: mkey, Path: r.path, Data: r.data, DrSLID: r.drslid,
+			Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod,
+			MKey: mkey, Path: r.Path, Data: r.Data, DrSLID: r.DrSLID,
 		})
 	}
-	if len(r.data) > mad.SMPDataSize {
-		return nil, fmt.Errorf("sm: SMP data of %d bytes", len(r.data))
+	if len(r.Data) > mad.SMPDataSize {
+		return nil, fmt.Errorf("sm: SMP data of %d bytes", len(r.Data))
 	}
-	f := mad.SMPFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, MKey: mkey}
-	copy(f.Data[:], r.data)
+	f := mad.SMPFields{Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod, MKey: mkey}
+	copy(f.Data[:], r.Data)
 	return mad.AppendSMP(make([]byte, 0, mad.MADSize), &f), nil
 }
 
 // send transmits t (again) in buf, which the port may keep, in flight in
 // the window, and sets its deadline.
-func (e *txnLayer) send(t *txn, buf []byte) error {
+func (e *txnLayer) send(t *transaction, buf []byte) error {
 	t.attempts++
 	t.waiting = false
 	e.inflight++
 	e.sends++
 	e.burstSent++
 	t.sent = e.sends
-	e.attrs[attrKey{t.req.method, t.req.attr, t.req.class}]++
-	ps := e.phaseStats(t.phase)
+	e.attrs[AttrKey{t.req.Method, t.req.Attr, t.req.Class}]++
+	ps := e.PhaseStats(t.phase)
 	ps.SMPs++
 	if t.attempts > 1 {
 		ps.Retries++
 	}
 	to := e.timeout
-	if t.req.probe {
+	if t.req.Probe {
 		to = e.probeTO
 	}
 	t.deadline = e.clk.Now().Add(to)
 	lid := uint16(mad.PermissiveLID)
-	if !t.req.dr || t.req.drslid != 0 {
-		lid = t.req.lid
+	if !t.req.DR || t.req.DrSLID != 0 {
+		lid = t.req.LID
 	}
 	m := madport.MAD{LID: lid, Data: buf}
-	if t.req.class != 0 {
+	if t.req.Class != 0 {
 		m.QP, m.QKey, m.PKey = wire.QP1, wire.QP1QKey, uint16(mad.DefaultPKey)
 	}
 	err := e.port.Send(m)
@@ -484,7 +522,7 @@ func (e *txnLayer) send(t *txn, buf []byte) error {
 // cancel forgets, without calling back, the queued and pending
 // transactions drop reports true for; their late answers count as
 // unexpected. It returns how many it dropped.
-func (e *txnLayer) cancel(drop func(r *request) bool) int {
+func (e *txnLayer) Cancel(drop func(r *Request) bool) int {
 	n := 0
 	for seq, t := range e.pending {
 		if drop(&t.req) {
@@ -492,7 +530,7 @@ func (e *txnLayer) cancel(drop func(r *request) bool) int {
 			if !t.waiting {
 				e.inflight--
 			}
-			e.phaseStats(t.phase).Canceled++
+			e.PhaseStats(t.phase).Canceled++
 			n++
 		}
 	}
@@ -512,7 +550,7 @@ func (e *txnLayer) cancel(drop func(r *request) bool) int {
 // wait receives one MAD, or lets the earliest deadline pass, and handles
 // it. With no transaction in flight it waits until until (zero: forever)
 // for requests and traps.
-func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
+func (e *txnLayer) Wait(ctx context.Context, until time.Time) error {
 	deadline := until
 	for _, t := range e.pending {
 		if t.waiting {
@@ -536,7 +574,7 @@ func (e *txnLayer) wait(ctx context.Context, until time.Time) error {
 		}
 		return err
 	}
-	e.handle(m)
+	e.Handle(m)
 	return nil
 }
 
@@ -564,14 +602,14 @@ func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.M
 // passed, lines them up for a resend or fails them, and sends what the
 // window then admits.
 func (e *txnLayer) expire(now time.Time) error {
-	var again, failed []*txn
+	var again, failed []*transaction
 	e.burstSent = 0 // a timeout's worth of time has passed since those went
 	for seq, t := range e.pending {
 		if t.waiting || now.Before(t.deadline) {
 			continue
 		}
 		e.inflight--
-		if t.req.probe || t.req.once {
+		if t.req.Probe || t.req.Once {
 			delete(e.pending, seq)
 			failed = append(failed, t)
 			continue
@@ -593,13 +631,13 @@ func (e *txnLayer) expire(now time.Time) error {
 	}
 	sortTxns(failed)
 	for _, t := range failed {
-		e.phaseStats(t.phase).Timeouts++
-		t.cb(&response{req: &t.req, err: ErrTimeout})
+		e.PhaseStats(t.phase).Timeouts++
+		t.cb(&Response{Req: &t.req, Err: ErrTimeout})
 	}
-	return e.fill()
+	return e.Fill()
 }
 
-func sortTxns(ts []*txn) {
+func sortTxns(ts []*transaction) {
 	for i := 1; i < len(ts); i++ {
 		for j := i; j > 0 && ts[j].tid < ts[j-1].tid; j-- {
 			ts[j], ts[j-1] = ts[j-1], ts[j]
@@ -610,11 +648,11 @@ func sortTxns(ts []*txn) {
 // handle takes one received MAD: an answer to a pending transaction, or
 // something for the unsolicited handler. Nothing in it can make handle
 // panic.
-func (e *txnLayer) handle(m madport.MAD) {
+func (e *txnLayer) Handle(m madport.MAD) {
 	b := m.Data
-	if len(b) >= mad.MADSize && mad.MAD(b).MgmtClass() == mad.ClassSubnAdm && m.Status == 0 && e.onSA != nil {
+	if len(b) >= mad.MADSize && mad.MAD(b).MgmtClass() == mad.ClassSubnAdm && m.Status == 0 && e.OnSA != nil {
 		e.stats.Requests++
-		e.onSA(m) // the SA's: requests, and answers to its Reports
+		e.OnSA(m) // the SA's: requests, and answers to its Reports
 		return
 	}
 	if len(b) < mad.MADSize || !(mad.MAD(b).MgmtClass().IsSubn() || isGMPClass(mad.MAD(b).MgmtClass())) {
@@ -630,8 +668,8 @@ func (e *txnLayer) handle(m madport.MAD) {
 		e.stats.Unexpected++
 	case !h.Method().IsResponse():
 		e.stats.Requests++
-		if e.onUnsoli != nil {
-			e.onUnsoli(m)
+		if e.OnUnsolicited != nil {
+			e.OnUnsolicited(m)
 		}
 	default:
 		e.answer(b)
@@ -677,10 +715,10 @@ func (e *txnLayer) answer(b []byte) {
 	}
 	e.burstSent = 0 // the first hop forwards again
 	e.answered(t)
-	r := &response{req: &t.req}
+	r := &Response{Req: &t.req}
 	if st := responseStatus(b, &t.req); st != mad.StatusOK {
-		e.phaseStats(t.phase).Errors++
-		r.err = &StatusError{Status: st}
+		e.PhaseStats(t.phase).Errors++
+		r.Err = &StatusError{Status: st}
 	} else {
 		r.setData(b)
 	}
@@ -691,25 +729,25 @@ func (e *txnLayer) answer(b []byte) {
 // to req: a GetResp of its attribute, in its class and routing (an SMP
 // directed-route or LID-routed as req was, a GMP of req's class), and a
 // directed-route one on its way back.
-func answers(b []byte, req *request) bool {
+func answers(b []byte, req *Request) bool {
 	h := mad.MAD(b)
 	switch {
-	case h.AttrID() != req.attr || h.Method() != mad.MethodGetResp:
+	case h.AttrID() != req.Attr || h.Method() != mad.MethodGetResp:
 		return false
-	case (h.MgmtClass() == mad.ClassSubnDirected) != req.dr:
+	case (h.MgmtClass() == mad.ClassSubnDirected) != req.DR:
 		return false
-	case req.class == 0 && !h.MgmtClass().IsSubn():
+	case req.Class == 0 && !h.MgmtClass().IsSubn():
 		return false
-	case req.class != 0 && h.MgmtClass() != req.class:
+	case req.Class != 0 && h.MgmtClass() != req.Class:
 		return false
 	}
-	return !req.dr || mad.DRSMP(b).Direction()
+	return !req.DR || mad.DRSMP(b).Direction()
 }
 
 // responseStatus is answer b's status: a directed-route SMP carries its
 // own.
-func responseStatus(b []byte, req *request) mad.Status {
-	if req.dr {
+func responseStatus(b []byte, req *Request) mad.Status {
+	if req.DR {
 		return mad.DRSMP(b).Status()
 	}
 	return mad.MAD(b).Status()
@@ -717,16 +755,16 @@ func responseStatus(b []byte, req *request) mad.Status {
 
 // setData takes the attribute data of answer b to r's request: a GMP's
 // copied as its class lays it out, an SMP's 64 bytes into r.buf.
-func (r *response) setData(b []byte) {
+func (r *Response) setData(b []byte) {
 	switch {
-	case r.req.class != 0:
-		r.data = gmpData(b, r.req.attr)
-	case r.req.dr:
+	case r.Req.Class != 0:
+		r.Data = gmpData(b, r.Req.Attr)
+	case r.Req.DR:
 		copy(r.buf[:], mad.DRSMP(b).Data())
-		r.data = r.buf[:]
+		r.Data = r.buf[:]
 	default:
 		copy(r.buf[:], mad.SMP(b).Data())
-		r.data = r.buf[:]
+		r.Data = r.buf[:]
 	}
 }
 
@@ -749,24 +787,24 @@ func isGMPClass(c mad.MgmtClass) bool { return c == mad.ClassCongestion || c == 
 // buildGMP builds a class 0x21 request: the CC_Key in its place, the
 // data in the management data area (IBA A10.4.1); or a class 0x0A one,
 // the data behind the header.
-func buildGMP(r *request, tid uint64) ([]byte, error) {
-	switch r.class {
+func buildGMP(r *Request, tid uint64) ([]byte, error) {
+	switch r.Class {
 	case mad.ClassCongestion:
 	case mad.ClassVendorAR:
-		if len(r.data) > mad.ARDataSize {
-			return nil, fmt.Errorf("sm: AR data of %d bytes", len(r.data))
+		if len(r.Data) > mad.ARDataSize {
+			return nil, fmt.Errorf("sm: AR data of %d bytes", len(r.Data))
 		}
-		f := mad.ARMADFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod}
-		copy(f.Data[:], r.data)
+		f := mad.ARMADFields{Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod}
+		copy(f.Data[:], r.Data)
 		return mad.AppendARMAD(make([]byte, 0, mad.MADSize), &f), nil
 	default:
-		return nil, fmt.Errorf("sm: GMP class %v", r.class)
+		return nil, fmt.Errorf("sm: GMP class %v", r.Class)
 	}
-	if len(r.data) > mad.CCDataSize {
-		return nil, fmt.Errorf("sm: CC data of %d bytes", len(r.data))
+	if len(r.Data) > mad.CCDataSize {
+		return nil, fmt.Errorf("sm: CC data of %d bytes", len(r.Data))
 	}
-	f := mad.CCMADFields{Method: r.method, TransactionID: tid, AttrID: r.attr, AttrModifier: r.mod, CCKey: r.ccKey}
-	copy(f.Data[:], r.data)
+	f := mad.CCMADFields{Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod, CCKey: r.CCKey}
+	copy(f.Data[:], r.Data)
 	return mad.AppendCCMAD(make([]byte, 0, mad.MADSize), &f), nil
 }
 
