@@ -11,6 +11,7 @@ import (
 	"ibfab/internal/enum"
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -265,14 +266,14 @@ func (s *SM) arKeys() []uint64 {
 }
 
 // arRequest addresses an AR attribute of t.
-func arRequest(t *arTarget, attr mad.AttrID, mod uint32, data []byte) Request {
-	return Request{LID: t.lid, Class: mad.ClassVendorAR, Attr: attr, Mod: mod, Data: data}
+func arRequest(t *arTarget, attr mad.AttrID, mod uint32, data []byte) txn.Request {
+	return txn.Request{LID: t.lid, Class: mad.ClassVendorAR, Attr: attr, Mod: mod, Data: data}
 }
 
 // arIntro meets a switch: it reads ARInfo, then the blocks the plan
 // writes; t is ready once all came in.
 func (s *SM) arIntro(t *arTarget, plan *arPlan, r *ARResult, warn func(string, ...any)) {
-	s.tx.Get(arRequest(t, mad.AttrARInfo, 0, nil), func(resp *Response) {
+	s.tx.Get(arRequest(t, mad.AttrARInfo, 0, nil), func(resp *txn.Response) {
 		if resp.Err != nil {
 			r.Failures++
 			warn("%s: no ARInfo (%v): no adaptive routing there", t.name, resp.Err)
@@ -282,7 +283,7 @@ func (s *SM) arIntro(t *arTarget, plan *arPlan, r *ARResult, warn func(string, .
 		pending, failed := 0, false
 		read := func(attr mad.AttrID, mod uint32, take func([]byte)) {
 			pending++
-			s.tx.Get(arRequest(t, attr, mod, nil), func(resp *Response) {
+			s.tx.Get(arRequest(t, attr, mod, nil), func(resp *txn.Response) {
 				pending--
 				if resp.Err != nil {
 					failed = true
@@ -321,7 +322,7 @@ func arBlocks(n, per int) int { return (n + per - 1) / per }
 // arSet sends an AR Set; took runs with the answer's data.
 func (s *SM) arSet(t *arTarget, attr mad.AttrID, mod uint32, data []byte, r *ARResult,
 	warn func(string, ...any), took func([]byte)) {
-	s.tx.Set(arRequest(t, attr, mod, data), func(resp *Response) {
+	s.tx.Set(arRequest(t, attr, mod, data), func(resp *txn.Response) {
 		if resp.Err != nil {
 			t.ok = false
 			r.Failures++

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -197,15 +198,15 @@ func (s *SM) ccKeys() []ccKey {
 func portRef(i, p int) topologies.PortRef { return topologies.PortRef{Node: i, Port: p} }
 
 // ccRequest addresses a CC attribute of t.
-func (s *SM) ccRequest(t *ccTarget, attr mad.AttrID, mod uint32, data []byte) Request {
-	return Request{LID: t.lid, Class: mad.ClassCongestion, CCKey: s.cc.cfg.Key, Attr: attr, Mod: mod, Data: data}
+func (s *SM) ccRequest(t *ccTarget, attr mad.AttrID, mod uint32, data []byte) txn.Request {
+	return txn.Request{LID: t.lid, Class: mad.ClassCongestion, CCKey: s.cc.cfg.Key, Attr: attr, Mod: mod, Data: data}
 }
 
 // ccIntro meets a node: it reads its CongestionKeyInfo with the CC_Key,
 // sets the key when the file gives one the node does not hold, reads its
 // settings, and then applies the file.
 func (s *SM) ccIntro(t *ccTarget, r *CCResult, warn func(string, ...any)) {
-	s.tx.Get(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *Response) {
+	s.tx.Get(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *txn.Response) {
 		if resp.Err != nil {
 			r.KeyFailures++
 			warn("%s: no CongestionKeyInfo with the CC_Key (%v): it may hold another key", t.name, resp.Err)
@@ -217,7 +218,7 @@ func (s *SM) ccIntro(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 			return
 		}
 		want := mad.CongestionKeyInfoFields{CCKey: s.cc.cfg.Key, ProtectBit: k.ProtectBit, LeasePeriod: k.LeasePeriod}
-		s.tx.Set(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *Response) {
+		s.tx.Set(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.KeyFailures++
 				warn("%s: setting the CC_Key: %v: it may hold another key", t.name, resp.Err)
@@ -235,7 +236,7 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 	pending, failed := 0, false
 	read := func(attr mad.AttrID, mod uint32, take func([]byte)) {
 		pending++
-		s.tx.Get(s.ccRequest(t, attr, mod, nil), func(resp *Response) {
+		s.tx.Get(s.ccRequest(t, attr, mod, nil), func(resp *txn.Response) {
 			pending--
 			if resp.Err != nil {
 				failed = true
@@ -275,7 +276,7 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 // ccApply sends t what differs from the file.
 func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 	set := func(attr mad.AttrID, mod uint32, data []byte, took func([]byte)) {
-		s.tx.Set(s.ccRequest(t, attr, mod, data), func(resp *Response) {
+		s.tx.Set(s.ccRequest(t, attr, mod, data), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.Failures++
 				warn("%s: setting %v %d: %v", t.name, attr, mod, resp.Err)
@@ -350,7 +351,7 @@ func (s *SM) ccReadLogs(ctx context.Context, r *CCResult, warn func(string, ...a
 		if !t.ready {
 			continue
 		}
-		s.tx.Get(s.ccRequest(t, mad.AttrCongestionLog, 0, nil), func(resp *Response) {
+		s.tx.Get(s.ccRequest(t, mad.AttrCongestionLog, 0, nil), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.Failures++
 				warn("%s: reading CongestionLog: %v", t.name, resp.Err)

@@ -7,15 +7,16 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
 // Defaults New fills in for zero Config fields.
 const (
-	DefaultWindow       = 16
-	DefaultTimeout      = 200 * time.Millisecond
-	DefaultProbeTimeout = 20 * time.Millisecond
-	DefaultRetries      = 3
+	DefaultWindow       = txn.DefaultWindow
+	DefaultTimeout      = txn.DefaultTimeout
+	DefaultProbeTimeout = txn.DefaultProbeTimeout
+	DefaultRetries      = txn.DefaultRetries
 	// DefaultRetrainTimeout bounds the wait for links set Down to train
 	// again: silicon takes milliseconds, the soft fabric 20 ms of emulated
 	// time plus 2 ms of drain, times its time scale (11 s at 500).
@@ -78,28 +79,6 @@ type Config struct {
 	ElectionConfig
 	TimingConfig
 	AssimilationConfig
-}
-
-// TxnConfig is the transaction layer's (txn.go): how many SMPs are in
-// flight, how long each waits for its answer, and how often it is sent.
-type TxnConfig struct {
-	Window int // SMPs in flight at once, at most (losses narrow it; see txn.go)
-	// Burst is how many SMPs the SM sends back to back, at most, before
-	// an answer comes in (or a timeout passes): every SMP crosses the
-	// SM's first hop, and a switch slow to forward (the soft switch's
-	// process waiting for the CPU) drops what its VL15 buffer cannot
-	// hold. 0 takes the window: the soft switch's buffer
-	// holds 32 SMPs, and a limit of 4 (OpenSM's max_wire_smps) cut a
-	// killed switch's 15 scan SMPs into four round trips. A fabric whose
-	// first hop holds less wants that 4; -1 for none (the window alone).
-	Burst   int
-	Timeout time.Duration // per attempt
-	// ProbeTimeout is how long a probe of a switch that may be gone
-	// waits, once, before the SM reads the port it goes through again
-	// (partial discovery); at most Timeout.
-	ProbeTimeout time.Duration
-	Retries      int    // resends after the first attempt; -1 for none
-	TIDHigh      uint32 // the upper half of every TID (0: a fixed value)
 }
 
 // MKeyConfig is the M_Key manager's (mkey.go): MKey is the key the SM
@@ -229,27 +208,11 @@ func (c *Config) normalize() error {
 	return c.check()
 }
 
-// setDefaults gives each zero field its default; Burst and Retries also
-// take -1 for none.
+// setDefaults gives each zero field its default; Burst, Retries and
+// PollRetries also take -1 for none.
 func (c *Config) setDefaults() {
-	orDefault(&c.Window, DefaultWindow)
-	switch {
-	case c.Burst == 0:
-		c.Burst = c.Window
-	case c.Burst < 0:
-		c.Burst = 0
-	}
-	orDefault(&c.Timeout, DefaultTimeout)
-	orDefault(&c.ProbeTimeout, DefaultProbeTimeout)
-	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
+	c.TxnConfig.SetDefaults()
 	orDefault(&c.RetrainTimeout, DefaultRetrainTimeout)
-	switch {
-	case c.Retries == 0:
-		c.Retries = DefaultRetries
-	case c.Retries < 0:
-		c.Retries = 0
-	}
-	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
 	orDefault(&c.Routing, DefaultRouting)
 	orDefault(&c.PollInterval, DefaultPollInterval)
 	switch {

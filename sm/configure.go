@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -88,7 +89,7 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 	if old, ok := s.shadow[k]; ok && slices.Equal(old, data) {
 		return false
 	}
-	s.tx.Set(Request{DR: true, Path: sn.path(node, port), Attr: attr, Mod: mod, Data: data}, func(r *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: sn.path(node, port), Attr: attr, Mod: mod, Data: data}, func(r *txn.Response) {
 		if r.Err != nil {
 			fail(r.Err)
 			return
@@ -137,7 +138,7 @@ func (s *SM) readDescriptions(sn *Subnet, onlyNew bool, res *Result) {
 			n.Description = d
 			continue
 		}
-		s.tx.Get(Request{DR: true, Path: sn.Paths[i], Attr: mad.AttrNodeDescription}, func(r *Response) {
+		s.tx.Get(txn.Request{DR: true, Path: sn.Paths[i], Attr: mad.AttrNodeDescription}, func(r *txn.Response) {
 			if r.Err != nil {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", n.Name, r.Err))
 				return
@@ -171,8 +172,8 @@ func (s *SM) switchTables(sn *Subnet, rt *routing.Routes, sw int, res *Result, p
 		want := si
 		want.LinearFDBTop = rt.MaxLID
 		want.PortStateChange = true // writing 1 clears it
-		s.tx.Set(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo,
-			Data: mad.AppendSwitchInfo(nil, &want)}, func(r *Response) {
+		s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo,
+			Data: mad.AppendSwitchInfo(nil, &want)}, func(r *txn.Response) {
 			if r.Err != nil {
 				problem("SwitchInfo of %s: %v", name, r.Err)
 				return
@@ -220,7 +221,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 	}
 	pi := forSet(cur)
 	s.setMgmt(sn, sw, 0, &pi)
-	s.tx.Set(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrPortInfo, Data: mad.AppendPortInfo(nil, &pi)}, func(r *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrPortInfo, Data: mad.AppendPortInfo(nil, &pi)}, func(r *txn.Response) {
 		if r.Err != nil {
 			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.Err)
 			s.setRefused(sn.Paths[sw], &cur, r.Err)
@@ -426,7 +427,7 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			}
 			req := s.activationRequest(sn, p.node, p.port)
 			req.Data = mad.AppendPortInfo(nil, &pi)
-			s.tx.Set(req, func(r *Response) {
+			s.tx.Set(req, func(r *txn.Response) {
 				if r.Err != nil {
 					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.Err)
 					if mgmt {
@@ -454,15 +455,15 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 // activationRequest addresses PortInfo of port p of node i for
 // activation: LID-routed to the node with Config.LIDActivation, when it
 // has a LID and the SM one, else directed.
-func (s *SM) activationRequest(sn *Subnet, i, p int) Request {
+func (s *SM) activationRequest(sn *Subnet, i, p int) txn.Request {
 	lid := sn.LID[i][0]
 	if !sn.IsSwitch(i) {
 		lid = sn.LID[i][p]
 	}
 	if s.cfg.LIDActivation && lid != 0 && sn.SMLID != 0 {
-		return Request{LID: lid, Attr: mad.AttrPortInfo, Mod: uint32(p)}
+		return txn.Request{LID: lid, Attr: mad.AttrPortInfo, Mod: uint32(p)}
 	}
-	return Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}
+	return txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}
 }
 
 // cleanDescription makes a NodeDescription fit the topology's rules: no

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -194,8 +195,8 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 	pi := forSet(sn.PortInfo[i][p])
 	pi.PortState = mad.PortStateDown
 	s.keyFields(sn, i, p, &pi)
-	s.tx.Set(Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p),
-		Data: mad.AppendPortInfo(nil, &pi)}, func(rsp *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p),
+		Data: mad.AppendPortInfo(nil, &pi)}, func(rsp *txn.Response) {
 		if rsp.Err != nil {
 			problem("deactivating %s port %d: %v", sn.Topo.Node(i).Name, p, rsp.Err)
 			return
@@ -252,7 +253,7 @@ func (s *SM) awaitRetrain(ctx context.Context, sn *Subnet, r *retraining, proble
 		moved := false
 		for _, e := range now {
 			i, p := e[0], e[1]
-			s.tx.Get(Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *Response) {
+			s.tx.Get(txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *txn.Response) {
 				if rsp.Err != nil {
 					return // lost with a link dark still: read again
 				}
@@ -351,7 +352,7 @@ type settling struct {
 func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 	path := sn.Paths[sw]
 	n := sn.Topo.Node(sw)
-	s.tx.Get(Request{DR: true, Path: path, Attr: mad.AttrNotice}, func(rsp *Response) {
+	s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrNotice}, func(rsp *txn.Response) {
 		if rsp.Err != nil {
 			return // no Notice to acknowledge: its trap repeats
 		}
@@ -361,7 +362,7 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 	})
 	readPorts := func() {
 		for p := 1; p <= n.NumPorts; p++ {
-			s.tx.Get(Request{DR: true, Path: path, Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *Response) {
+			s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *txn.Response) {
 				if rsp.Err != nil {
 					x.clean = false
 					return
@@ -374,7 +375,7 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 			})
 		}
 	}
-	s.tx.Get(Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *Response) {
+	s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *txn.Response) {
 		if rsp.Err != nil {
 			x.clean = false
 			return
@@ -386,8 +387,8 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 			return
 		}
 		si.PortStateChange = true // writing 1 clears it
-		s.tx.Set(Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo, Data: mad.AppendSwitchInfo(nil, &si)},
-			func(rsp *Response) {
+		s.tx.Set(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo, Data: mad.AppendSwitchInfo(nil, &si)},
+			func(rsp *txn.Response) {
 				if rsp.Err != nil {
 					x.clean = false
 					return
@@ -403,11 +404,11 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 // switch is not clean.
 func (s *SM) ackNotice(sn *Subnet, sw int, x *settling) {
 	path := sn.Paths[sw]
-	s.tx.Set(Request{DR: true, Path: path, Attr: mad.AttrNotice, Data: x.notice}, func(rsp *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: path, Attr: mad.AttrNotice, Data: x.notice}, func(rsp *txn.Response) {
 		if rsp.Err != nil {
 			return // not acknowledged: its trap repeats
 		}
-		s.tx.Get(Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *Response) {
+		s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *txn.Response) {
 			if rsp.Err != nil || mad.SwitchInfo(rsp.Data).Fields().PortStateChange {
 				x.clean = false
 			}

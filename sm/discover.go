@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -87,7 +88,7 @@ func (n *dnode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
 // discovery is one full discovery run.
 type discovery struct {
 	sm       *SM
-	tx       *txnLayer
+	tx       transactions
 	nodes    []*dnode
 	byGUID   map[uint64]*dnode
 	self     *dnode
@@ -104,7 +105,7 @@ type discovery struct {
 // req returns a request along rt; a LID-prefixed route's answer comes
 // back to the SM's LID. Once the SM has given prefixes up, such a route
 // goes purely directed instead.
-func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) Request {
+func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) txn.Request {
 	if rt.lid != 0 && rt.path != nil && d.sm.noPrefix {
 		if pure, ok := d.pure(rt); ok {
 			rt = drRoute(pure)
@@ -119,19 +120,19 @@ func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) Request {
 // do not switch a directed-route SMP by its LID on the prefix (or on the
 // answer's way back), as IBA 14.2.2 asks, and hand it to their SMI, which
 // drops it. If it does not, the device is gone, not the prefix at fault.
-func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*Response)) {
+func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*txn.Response)) {
 	r := d.req(rt, attr, mod)
 	r.Data, r.Tag = data, tag
 	done := cb
 	if r.DR && r.DrSLID != 0 {
-		done = func(resp *Response) {
+		done = func(resp *txn.Response) {
 			if errors.Is(resp.Err, ErrTimeout) {
 				if pure, ok := d.pure(rt); ok {
 					lost := resp.Req
 					if lost == nil {
 						lost = &r
 					}
-					d.submit(drRoute(pure), attr, mod, data, set, tag, func(resp *Response) {
+					d.submit(drRoute(pure), attr, mod, data, set, tag, func(resp *txn.Response) {
 						if resp.Err == nil && !d.sm.noPrefix {
 							d.warn("no answer through a LID-routed prefix (%v), one purely directed: directed routes from now on", lost)
 							d.sm.noPrefix = true
@@ -182,7 +183,7 @@ func (d *discovery) run(ctx context.Context) error {
 	d.byGUID = map[uint64]*dnode{}
 	d.sm.lids.beginSweep()
 	self := []uint8{0}
-	d.tx.Get(Request{DR: true, Path: self, Attr: mad.AttrNodeInfo}, func(r *Response) {
+	d.tx.Get(txn.Request{DR: true, Path: self, Attr: mad.AttrNodeInfo}, func(r *txn.Response) {
 		d.onNodeInfo(r, drRoute(self), self, nil, 0)
 	})
 	return d.tx.Run(ctx)
@@ -198,8 +199,8 @@ func extend(path []uint8, port int) []uint8 {
 // onNodeInfo handles the answer to a NodeInfo sent along rt (pure, as a
 // directed route from the SM) out of port fromPort of from (nil: the SM's
 // own node).
-func (d *discovery) onNodeInfo(r *Response, rt smpRoute, pure []uint8, from *dnode, fromPort int) {
-	where := pathString(pure)
+func (d *discovery) onNodeInfo(r *txn.Response, rt smpRoute, pure []uint8, from *dnode, fromPort int) {
+	where := txn.PathString(pure)
 	if r.Err != nil {
 		if from == nil {
 			d.problem("the SM's own node does not answer NodeInfo: %v", r.Err)
@@ -249,9 +250,9 @@ func (d *discovery) onNodeInfo(r *Response, rt smpRoute, pure []uint8, from *dno
 	}
 	if n.isSwitch() {
 		n.ports[0].guid = ni.NodeGUID
-		d.submit(n.rt, mad.AttrSwitchInfo, 0, nil, false, nil, func(r *Response) {
+		d.submit(n.rt, mad.AttrSwitchInfo, 0, nil, false, nil, func(r *txn.Response) {
 			if r.Err != nil {
-				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, pathString(n.path), r.Err)
+				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, txn.PathString(n.path), r.Err)
 				return
 			}
 			n.si, n.haveSI = mad.SwitchInfo(r.Data).Fields(), true
@@ -268,10 +269,10 @@ func (d *discovery) onNodeInfo(r *Response, rt smpRoute, pure []uint8, from *dno
 // closes a cycle, a CA's other port, or a second device with the GUID.
 func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []uint8, from *dnode, fromPort int) {
 	lp := int(ni.LocalPortNum)
-	where := pathString(path)
+	where := txn.PathString(path)
 	if ni.NodeType != n.ni.NodeType || ni.NumPorts != n.ni.NumPorts {
 		d.problem("duplicate GUID %#x: a %v with %d ports at path %s, a %v with %d ports at path %s",
-			ni.NodeGUID, n.ni.NodeType, n.ni.NumPorts, pathString(n.path), ni.NodeType, ni.NumPorts, where)
+			ni.NodeGUID, n.ni.NodeType, n.ni.NumPorts, txn.PathString(n.path), ni.NodeType, ni.NumPorts, where)
 		return
 	}
 	if from == nil {
@@ -287,7 +288,7 @@ func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []ui
 		d.problem("duplicate GUID %#x: its port %d is Down, yet path %s reaches it there", ni.NodeGUID, lp, where)
 		return
 	case !n.isSwitch() && pt.reached && pt.peer == nil && d.partial == nil:
-		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, pathString(pt.path), where)
+		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, txn.PathString(pt.path), where)
 		return
 	}
 	d.link(from, fromPort, n, lp)
@@ -355,14 +356,14 @@ func (d *discovery) giveLID(n *dnode, p int) {
 func configured(pi *mad.PortInfoFields) bool { return pi.LID != 0 && pi.MasterSMLID != 0 }
 
 func (d *discovery) getPortInfo(n *dnode, p int) {
-	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), nil, false, nil, func(r *Response) {
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), nil, false, nil, func(r *txn.Response) {
 		d.onPortInfo(r, n, p)
 	})
 }
 
-func (d *discovery) onPortInfo(r *Response, n *dnode, p int) {
+func (d *discovery) onPortInfo(r *txn.Response, n *dnode, p int) {
 	if r.Err != nil {
-		d.problem("no PortInfo %d from %#x (path %s): %v", p, n.ni.NodeGUID, pathString(r.Req.Path), r.Err)
+		d.problem("no PortInfo %d from %#x (path %s): %v", p, n.ni.NodeGUID, txn.PathString(r.Req.Path), r.Err)
 		return
 	}
 	pt := &n.ports[p]
@@ -399,7 +400,7 @@ func (d *discovery) onPortInfo(r *Response, n *dnode, p int) {
 // there.
 func (d *discovery) explore(n *dnode, p int) {
 	rt, pure := n.rt.extend(p), extend(n.path, p)
-	d.submit(rt, mad.AttrNodeInfo, 0, nil, false, nil, func(r *Response) {
+	d.submit(rt, mad.AttrNodeInfo, 0, nil, false, nil, func(r *txn.Response) {
 		d.onNodeInfo(r, rt, pure, n, p)
 	})
 }
@@ -420,9 +421,9 @@ func (d *discovery) setLID(n *dnode, p int) {
 	// The M_Key fields stay as read: a port keyed now would not answer
 	// discovery's SMPs through the routes not met yet (whose target, and
 	// so key, is not known); activation keys it.
-	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *Response) {
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *txn.Response) {
 		if r.Err != nil {
-			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.Req.Path), r.Err)
+			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, txn.PathString(r.Req.Path), r.Err)
 			if d.partial == nil {
 				d.sm.setRefused(r.Req.Path, &pt.pi, r.Err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -126,7 +127,7 @@ type scanTag struct{ n *dnode }
 
 // switchInfoGet returns the switch a SwitchInfo Get is for, and whether
 // it is a sweep's.
-func switchInfoGet(r *Request) (*dnode, bool) {
+func switchInfoGet(r *txn.Request) (*dnode, bool) {
 	switch t := r.Tag.(type) {
 	case sweepTag:
 		return t.n, true
@@ -307,7 +308,7 @@ func (p *partialDiscovery) change(format string, args ...any) {
 	p.changes = append(p.changes, fmt.Sprintf(format, args...))
 	if p.full {
 		// Full discovery follows: what is outstanding no longer matters.
-		p.sm.tx.Cancel(func(*Request) bool { return true })
+		p.sm.tx.Cancel(func(*txn.Request) bool { return true })
 	}
 }
 
@@ -315,7 +316,7 @@ func (p *partialDiscovery) change(format string, args ...any) {
 func (p *partialDiscovery) changed() bool { return len(p.changes) > 0 }
 
 // send queues a Get (data nil) or Set of attr along rt, in phase.
-func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*Response)) {
+func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*txn.Response)) {
 	p.inPhase(phase, func() { p.d.submit(rt, attr, mod, data, data != nil, tag, cb) })
 }
 
@@ -368,7 +369,7 @@ func (p *partialDiscovery) sweep() {
 		}
 		p.state[n] = devWaiting
 		p.sweepOut++
-		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, sweepTag{n}, func(r *Response) {
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, sweepTag{n}, func(r *txn.Response) {
 			p.sweepOut--
 			if p.sweepOut == 0 {
 				p.sweepEnd = time.Now()
@@ -404,7 +405,7 @@ func (p *partialDiscovery) traps(lids []uint16) {
 			p.scan(n, PhaseDetection)
 			continue
 		}
-		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, nil, func(r *Response) {
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, nil, func(r *txn.Response) {
 			if r.Err != nil || !mad.SwitchInfo(r.Data).Fields().PortStateChange {
 				return // the trap was for what the scan saw; a silence, the scan's problem
 			}
@@ -415,7 +416,7 @@ func (p *partialDiscovery) traps(lids []uint16) {
 }
 
 // onSwitchInfo takes a sweep's or a probe's answer.
-func (p *partialDiscovery) onSwitchInfo(n *dnode, r *Response, phase string) {
+func (p *partialDiscovery) onSwitchInfo(n *dnode, r *txn.Response, phase string) {
 	if r.Err != nil {
 		if p.answered[n] {
 			p.state[n] = devReachable // answered another way already
@@ -453,7 +454,7 @@ func (p *partialDiscovery) reset(n *dnode, phase string) {
 	if !n.isSwitch() || p.full {
 		return
 	}
-	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *Response) {
+	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *txn.Response) {
 		if r.Err == nil {
 			pt := &n.ports[0]
 			pt.takePortInfo(r.Data)
@@ -469,7 +470,7 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 	p.scanned[n] = true
 	want := n.si
 	want.PortStateChange = true // writing 1 clears it
-	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *Response) {
+	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *txn.Response) {
 		if r.Err != nil {
 			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.Err)
 			if _, ok := p.trapped[n]; ok { // answered only by its trap: it may have died since
@@ -487,14 +488,14 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 		}
 	})
 	for q := 1; q < len(n.ports); q++ {
-		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *Response) {
+		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *txn.Response) {
 			p.onScanPort(n, q, r)
 		})
 	}
 }
 
 // onScanPort compares a port read by a scan with the database.
-func (p *partialDiscovery) onScanPort(n *dnode, q int, r *Response) {
+func (p *partialDiscovery) onScanPort(n *dnode, q int, r *txn.Response) {
 	if r.Err != nil {
 		p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), n.rt, r.Err)
 		return
@@ -525,7 +526,7 @@ func (p *partialDiscovery) onScanPort(n *dnode, q int, r *Response) {
 			p.probe(peer)
 			return
 		}
-		p.send(PhaseDiscovery, n.rt.extend(q), mad.AttrPortInfo, uint32(pp), nil, nil, func(r *Response) {
+		p.send(PhaseDiscovery, n.rt.extend(q), mad.AttrPortInfo, uint32(pp), nil, nil, func(r *txn.Response) {
 			if r.Err != nil {
 				return
 			}
@@ -586,7 +587,7 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 // cancelScans gives up the scans out to the switches drop picks: each is
 // scanned again, whatever its PortStateChange, when a probe finds it.
 func (p *partialDiscovery) cancelScans(drop func(*dnode) bool) {
-	p.sm.tx.Cancel(func(r *Request) bool {
+	p.sm.tx.Cancel(func(r *txn.Request) bool {
 		t, ok := r.Tag.(scanTag)
 		if !ok || !drop(t.n) {
 			return false
@@ -599,7 +600,7 @@ func (p *partialDiscovery) cancelScans(drop func(*dnode) bool) {
 // cancel gives up the SwitchInfo Gets (sweeps' and probes') out to the
 // switches drop picks.
 func (p *partialDiscovery) cancel(drop func(*dnode) bool) {
-	p.sm.tx.Cancel(func(r *Request) bool {
+	p.sm.tx.Cancel(func(r *txn.Request) bool {
 		x, sweep := switchInfoGet(r)
 		if x == nil || !drop(x) {
 			return false
@@ -654,7 +655,7 @@ func (p *partialDiscovery) readLinkPort(n *dnode, q int, rt smpRoute) {
 
 // rereadPort reads port q of switch n again along rt, a route through it.
 func (p *partialDiscovery) rereadPort(n *dnode, q int, rt smpRoute) {
-	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *Response) {
+	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *txn.Response) {
 		if r.Err != nil {
 			p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), rt, r.Err)
 			return

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"ibfab/sm/partition"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -326,7 +327,7 @@ func (s *SM) partRead(p *partPort, r *PartitionResult, warn func(string, ...any)
 	pending, failed := n, false
 	for b := range n {
 		r.BlocksRead++
-		s.tx.Get(Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b)}, func(resp *Response) {
+		s.tx.Get(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b)}, func(resp *txn.Response) {
 			pending--
 			if resp.Err != nil {
 				if !failed {
@@ -358,8 +359,8 @@ func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn fu
 		}
 		var f mad.PKeyTableFields
 		copy(f.PKeys[:], want[lo:hi])
-		s.tx.Set(Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b), Data: mad.AppendPKeyTable(nil, &f)},
-			func(resp *Response) {
+		s.tx.Set(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b), Data: mad.AppendPKeyTable(nil, &f)},
+			func(resp *txn.Response) {
 				if resp.Err != nil {
 					r.Failures++
 					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.Err)
@@ -393,8 +394,8 @@ func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, w
 	pi := forSet(cur)
 	s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
 	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = e.Inbound(), e.Outbound()
-	s.tx.Set(Request{DR: true, Path: p.path, Attr: mad.AttrPortInfo, Mod: uint32(p.port), Data: mad.AppendPortInfo(nil, &pi)},
-		func(resp *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPortInfo, Mod: uint32(p.port), Data: mad.AppendPortInfo(nil, &pi)},
+		func(resp *txn.Response) {
 			name := portName(sn.Topo, portRef(p.node, p.port))
 			if resp.Err != nil {
 				r.Failures++

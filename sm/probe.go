@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"ibfab/sm/routing/updn"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -16,7 +17,7 @@ import (
 // probe reads SwitchInfo of a switch found MISSING, along its new route.
 func (p *partialDiscovery) probe(n *dnode) {
 	p.state[n] = devWaiting
-	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *Response) {
+	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *txn.Response) {
 		if r.Err != nil {
 			p.failed[n] = true
 		}
@@ -111,11 +112,11 @@ func (p *partialDiscovery) blockAhead() {
 	sortTurns(keys)
 	for _, k := range keys {
 		n := p.d.byGUID[k.guid]
-		var to Request
+		var to txn.Request
 		var tag any
 		switch p.state[n] {
 		case devReachable:
-			to = Request{DR: true, Path: p.drPath(n)}
+			to = txn.Request{DR: true, Path: p.drPath(n)}
 		case devWaiting:
 			if p.lost[n] { // probed now, along the probe's route
 				to, tag = p.d.req(n.rt, 0, 0), scanTag{n}
@@ -184,7 +185,7 @@ func (p *partialDiscovery) scanLost(x *dnode) {
 // stays MISSING unless found another way: what is still out to it is
 // given up.
 func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
-	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *Response) {
+	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *txn.Response) {
 		up := false
 		if r.Err != nil {
 			p.d.warn("no PortInfo %d from %s (%s): %v", sp, p.name(s), s.rt, r.Err)
@@ -222,7 +223,7 @@ func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
 	r := p.d.req(x.rt, mad.AttrSwitchInfo, 0)
 	r.Tag, r.Probe = x, true
 	p.inPhase(PhaseDiscovery, func() {
-		p.sm.tx.Get(r, func(resp *Response) {
+		p.sm.tx.Get(r, func(resp *txn.Response) {
 			if !errors.Is(resp.Err, ErrTimeout) || p.state[x] != devWaiting {
 				p.onSwitchInfo(x, resp, PhaseDiscovery)
 				return

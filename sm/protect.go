@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -226,7 +227,7 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *routing.Routes, res *Result, problem f
 	for _, k := range keys {
 		sw, _ := sn.Topo.LookupGUID(k.guid)
 		res.SL2VLSets++
-		s.blockTurn(Request{DR: true, Path: sn.Paths[sw]}, k, nil, func(err error) {
+		s.blockTurn(txn.Request{DR: true, Path: sn.Paths[sw]}, k, nil, func(err error) {
 			if err != nil {
 				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, err)
 			}
@@ -239,14 +240,14 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *routing.Routes, res *Result, problem f
 // it went. With VLTables keep the
 // table is read first, to be written back when the block is undone: it
 // is the device's own. tag tags the SMPs (for a cancel).
-func (s *SM) blockTurn(to Request, k turnKey, tag any, done func(error)) {
+func (s *SM) blockTurn(to txn.Request, k turnKey, tag any, done func(error)) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
 	to.Attr, to.Mod, to.Tag = mad.AttrSLtoVLMapping, m.Modifier(), tag
 	set := func() {
 		r := to
 		r.Data = blockTable(s.layers)
 		s.tx.Set(r,
-			func(r *Response) {
+			func(r *txn.Response) {
 				if r.Err == nil {
 					s.blocked[k] = true
 				}
@@ -257,7 +258,7 @@ func (s *SM) blockTurn(to Request, k turnKey, tag any, done func(error)) {
 		set()
 		return
 	}
-	s.tx.Get(to, func(r *Response) {
+	s.tx.Get(to, func(r *txn.Response) {
 		if r.Err != nil {
 			done(r.Err)
 			return
@@ -345,7 +346,7 @@ func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint
 func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any), block bool) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
 	res.SL2VLSets++
-	s.tx.Set(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSLtoVLMapping, Mod: m.Modifier(), Data: data}, func(r *Response) {
+	s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSLtoVLMapping, Mod: m.Modifier(), Data: data}, func(r *txn.Response) {
 		if r.Err != nil {
 			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.Err)
 			return

@@ -9,6 +9,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -48,7 +49,7 @@ type SM struct {
 	cfg    Config
 	port   madport.Port
 	clk    clock.Clock
-	tx     *txnLayer
+	tx     *txn.Layer
 	engine routing.Engine
 	guid   uint64 // our port GUID, the SM's identity in SMInfo
 
@@ -128,7 +129,7 @@ type sweepState struct {
 
 // watchState is what came in between sweeps that may call for one: the
 // traps and SMInfo Sets, and the changes the SM itself made. Owned by the
-// SM's goroutine, which takes every MAD in (txnLayer.handle); no lock.
+// SM's goroutine, which takes every MAD in (txn.Layer.Handle); no lock.
 type watchState struct {
 	dirty     bool            // an SMInfo Set asks for a full sweep
 	trapped   bool            // a trap came in: Check whether something changed
@@ -228,7 +229,7 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 			return nil, err
 		}
 	}
-	s.tx = newTxnLayer(port, clk, &s.cfg)
+	s.tx = txn.New(port, clk, s.cfg.TxnConfig, s.cfg.MKey)
 	s.tx.KeyOf = s.smpKey
 	s.tx.OnUnsolicited = s.unsolicited
 	s.tx.OnSA = s.subnAdm
@@ -313,7 +314,7 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 // (wall time), and a copy of the SMP counts by attribute to take the
 // sweep's from. Out of standby it forgets what it wrote before and
 // reloads the LID and M_Key caches.
-func (s *SM) beginSweep() (*Result, time.Time, map[AttrKey]uint64) {
+func (s *SM) beginSweep() (*Result, time.Time, map[txn.AttrKey]uint64) {
 	s.sweeps++
 	s.actCount++
 	s.dirty = false
@@ -349,7 +350,7 @@ func (s *SM) reloadCaches(res *Result) {
 // installed, time, SMP counts, the window's narrowest, the state, and
 // the reason a subnet is not up. A master not waiting for a handover
 // saves the M_Key cache.
-func (s *SM) endSweep(res *Result, start time.Time, attrs map[AttrKey]uint64) {
+func (s *SM) endSweep(res *Result, start time.Time, attrs map[txn.AttrKey]uint64) {
 	s.installed = res.SubnetUp && s.state == mad.SMStateMaster
 	res.MsTotal = ms(time.Since(start))
 	res.WindowMin = s.tx.WindowMin()
@@ -595,7 +596,7 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// waitServing waits as tx.wait does, and then answers the QoS and
+// waitServing waits as tx.Wait does, and then answers the QoS and
 // adaptive routing control calls that came in; a call ends the wait
 // early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
@@ -677,7 +678,7 @@ func (s *SM) Check(ctx context.Context) (bool, error) {
 	s.tx.SetPhase(PhaseWatch)
 	changed := false
 	for _, sw := range sn.Switches() {
-		s.tx.Get(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo}, func(r *Response) {
+		s.tx.Get(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo}, func(r *txn.Response) {
 			if r.Err != nil || mad.SwitchInfo(r.Data).Fields().PortStateChange {
 				changed = true
 			}

@@ -8,6 +8,7 @@ import (
 
 	"ibfab/internal/enum"
 	"ibfab/madport"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
@@ -227,7 +228,7 @@ func (s *SM) askSM(sn *Subnet, i, p int, once bool, done func(*remoteSM), fail f
 // directed; a poll, and a request once, are sent one time only.
 func (s *SM) askRemote(r *remoteSM, guid uint64, poll, once bool, done func(*remoteSM), fail func(error)) {
 	me := s.mySMInfo(true)
-	req := Request{DR: true, Path: r.path, Attr: mad.AttrSMInfo, Data: mad.AppendSMInfo(nil, &me), Once: poll || once}
+	req := txn.Request{DR: true, Path: r.path, Attr: mad.AttrSMInfo, Data: mad.AppendSMInfo(nil, &me), Once: poll || once}
 	if (poll && r.lid != 0 && s.subnet != nil && s.subnet.SMLID != 0) || r.path == nil {
 		req.DR, req.Path, req.LID = false, nil, r.lid
 	}
@@ -235,7 +236,7 @@ func (s *SM) askRemote(r *remoteSM, guid uint64, poll, once bool, done func(*rem
 		fail(fmt.Errorf("no route to SM %#x", guid))
 		return
 	}
-	s.tx.Get(req, func(resp *Response) {
+	s.tx.Get(req, func(resp *txn.Response) {
 		if resp.Err != nil {
 			fail(resp.Err)
 			return
@@ -356,9 +357,9 @@ func (s *SM) handOver(ctx context.Context, r *remoteSM, res *Result) error {
 	me := s.mySMInfo(true)
 	failed := fmt.Errorf("no route to it")
 	if r.path != nil || r.lid != 0 {
-		req := Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: mad.SMInfoHandover,
+		req := txn.Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: mad.SMInfoHandover,
 			Data: mad.AppendSMInfo(nil, &me)}
-		s.tx.Set(req, func(resp *Response) { failed = resp.Err })
+		s.tx.Set(req, func(resp *txn.Response) { failed = resp.Err })
 		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
@@ -603,13 +604,13 @@ func (s *SM) sendPending(ctx context.Context) error {
 		if known := s.remotes[x.to]; known != nil {
 			r = known
 		}
-		req := Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: x.mod,
+		req := txn.Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: x.mod,
 			Data: mad.AppendSMInfo(nil, &x.info)}
 		if !req.DR && (req.LID == 0 || req.LID >= mad.MulticastLIDBase) {
 			s.emit(SMActionAcknowledgeSent, s.state, r.peer(), "no route to the SM")
 			continue
 		}
-		s.tx.Set(req, func(resp *Response) {
+		s.tx.Set(req, func(resp *txn.Response) {
 			reason := ""
 			if resp.Err != nil {
 				reason = resp.Err.Error()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -171,7 +172,7 @@ func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*routing.
 		guid, name := sn.Topo.Node(sw).GUID, sn.Topo.Node(sw).Name
 		for b := 0; b <= int(top)/mad.LFTEntriesPerBlock; b++ {
 			k := shadowKey{guid, 0, mad.AttrLinearFwdTbl, uint32(b)}
-			s.tx.Get(Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrLinearFwdTbl, Mod: uint32(b)}, func(r *Response) {
+			s.tx.Get(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrLinearFwdTbl, Mod: uint32(b)}, func(r *txn.Response) {
 				if r.Err != nil {
 					read = false
 					res.Warnings = append(res.Warnings, fmt.Sprintf("reading LFT block %d of %s: %v", b, name, r.Err))

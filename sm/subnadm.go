@@ -6,6 +6,7 @@ import (
 
 	"ibfab/madport"
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -153,8 +154,8 @@ func (s *SM) serveSA(ctx context.Context) error {
 			s.sa.SetDone(set, errNoSuchNode)
 			continue
 		}
-		s.tx.Set(Request{DR: true, Path: s.subnet.Paths[set.Node], Attr: set.Attr, Mod: set.Mod, Data: set.Data},
-			func(r *Response) { s.sa.SetDone(set, r.Err) })
+		s.tx.Set(txn.Request{DR: true, Path: s.subnet.Paths[set.Node], Attr: set.Attr, Mod: set.Mod, Data: set.Data},
+			func(r *txn.Response) { s.sa.SetDone(set, r.Err) })
 	}
 	return s.tx.Run(ctx)
 }

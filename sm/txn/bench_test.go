@@ -1,4 +1,4 @@
-package sm
+package txn
 
 import (
 	"context"
@@ -72,16 +72,14 @@ func (p untilEchoPort) RecvUntil(ctx context.Context, deadline time.Time) (madpo
 func BenchmarkTxn(b *testing.B) {
 	const chunks = 10
 	type variant struct {
-		tx              *txnLayer
+		tx              *Layer
 		ns, allocs, per float64
 	}
-	cfg := Config{TxnConfig: TxnConfig{Window: 16}}
-	if err := cfg.normalize(); err != nil {
-		b.Fatal(err)
-	}
+	cfg := Config{Window: 16}
+	cfg.SetDefaults()
 	vs := []*variant{
-		{tx: newTxnLayer(untilEchoPort{newEchoPort()}, clock.Real(), &cfg)},
-		{tx: newTxnLayer(newEchoPort(), clock.Real(), &cfg)},
+		{tx: New(untilEchoPort{newEchoPort()}, clock.Real(), cfg, 0)},
+		{tx: New(newEchoPort(), clock.Real(), cfg, 0)},
 	}
 	path := []uint8{0, 1, 2}
 	answered := 0

@@ -1,4 +1,4 @@
-package sm
+package txn
 
 import (
 	"context"
@@ -12,41 +12,6 @@ import (
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
-
-// The transaction layer: every SMP the SM sends is a transaction with a
-// TID, held in a window of SMPs in flight; one that gets no answer within
-// Config.Timeout is sent again, up to Config.Retries times, then fails
-// with ErrTimeout. Everything runs on the caller's goroutine: run sends
-// what the window admits, then waits on the port for one MAD or the
-// earliest deadline, whichever comes first, and calls the transaction's
-// callback, which may queue more. Deadlines are timers on the SM's clock,
-// so a fake port with a manual clock times requests out without sleeping.
-//
-// The window adapts as TCP's congestion window does (AIMD): it starts at
-// Config.Window, its maximum; a loss halves it (down to 1), and each run
-// of as many answers as the window holds, without a loss, widens it by
-// one again. A loss is a timeout of an SMP when one sent after it was
-// answered at its first attempt: the fabric answers in order but dropped
-// this one, as a switch or a simulator does when a burst overflows its
-// small VL15 buffer, and a narrower window then costs less than waiting
-// out the timeouts of a wide one. A timeout with nothing sent later
-// answered is a stall (a simulator or an SM not scheduled on a loaded
-// machine, a dead path): the answers may still come, and a narrower
-// window would only make each round trip count more, so the window
-// stays. A burst of timeouts is one loss: only an SMP sent after the last
-// cut cuts again, so the window halves at most once per Timeout. Resends
-// wait for room in the window too, ahead of new requests.
-//
-// Bursts: however much room the window has, at most Config.Burst SMPs go
-// out back to back; more wait for an answer (or a timeout, or nothing in
-// flight). Every SMP crosses the SM's first hop, and while that switch
-// does not forward (a soft switch's process waiting for the CPU) it also
-// passes no answer back, so the SM sends it little more than one burst,
-// which a small VL15 buffer takes (silicon's may hold only a few SMPs).
-// Without the limit, new work queued into an open window, such as the
-// scans of the three neighbours of a killed switch (15 SMPs at once),
-// overflows a buffer smaller than the window, and each SMP dropped is
-// resent only after a full Timeout.
 
 // Errors a transaction fails with.
 var (
@@ -66,61 +31,6 @@ func (e *StatusError) Error() string { return fmt.Sprintf("sm: response status %
 
 // Is makes errors.Is(err, ErrStatus) hold.
 func (e *StatusError) Is(target error) bool { return target == ErrStatus }
-
-// request is one SMP to send: directed-route along Path (Path[0] unused)
-// or LID-routed to LID. A directed-route request with a DrSLID (the SM's
-// own LID) first goes LID-routed to LID, the switch where its directed
-// part starts.
-type Request struct {
-	DR     bool
-	Path   []uint8
-	LID    uint16
-	DrSLID uint16
-	Method mad.Method
-	Attr   mad.AttrID
-	Mod    uint32
-	Data   []byte // attribute data of a Set, at most 64 bytes
-	// tag is the caller's, for cancel to recognize the request by.
-	Tag any
-	// class, when not zero, makes the request a GMP of that class, sent
-	// LID-routed to QP1: mad.ClassCongestion, with ccKey in its CC_Key
-	// field and up to 192 bytes of data, or mad.ClassVendorAR (ibfab's
-	// adaptive routing) with up to 232.
-	Class mad.MgmtClass
-	CCKey uint64
-	// probe marks a request to a device that may be gone: one attempt,
-	// timed out after Config.ProbeTimeout, and its timeout is no loss
-	// for the window. The caller checks another way before trying again.
-	Probe bool
-	// once marks a request sent one time only, timed out after
-	// Config.Timeout, its timeout no loss for the window: a standby's poll
-	// of the master, whose silence is what it watches for.
-	Once bool
-}
-
-// String names the request for problem reports.
-func (r *Request) String() string {
-	where := fmt.Sprintf("lid %d", r.LID)
-	switch {
-	case r.DR && r.DrSLID != 0:
-		where = fmt.Sprintf("lid %d then path %s", r.LID, pathString(r.Path))
-	case r.DR:
-		where = "path " + pathString(r.Path)
-	}
-	return fmt.Sprintf("%v(%v %#x) %s", r.Method, r.Attr, r.Mod, where)
-}
-
-// response is the outcome of a transaction: the answer's attribute data,
-// or an error.
-type Response struct {
-	Req *Request
-	// data is the answer's attribute data: an SMP's 64 bytes (buf's), a
-	// CC MAD's 192 bytes of management data, or for CongestionLog its
-	// 224 bytes of log and management data, an AR MAD's 232 bytes.
-	Data []byte
-	Err  error
-	buf  [mad.SMPDataSize]byte
-}
 
 type transaction struct {
 	req      Request
@@ -155,14 +65,17 @@ type EngineStats struct {
 	Stale      uint64 // such reports for an attempt already resent
 }
 
-type txnLayer struct {
+// Layer is a transaction layer on one port. It is not safe for
+// concurrent use, but for Wake: everything runs on the goroutine that
+// calls Run and Wait.
+type Layer struct {
 	port madport.Port
 	clk  clock.Clock
 	// The adaptive window: window SMPs may be in flight (inflight are),
 	// between 1 and maxWindow; answers counts those since it last
 	// changed; sends counts every SMP sent, lastAnswered is the latest
 	// send (by that count) answered, and cutAt what sends was at the last
-	// cut. windowMin is the narrowest since resetWindowMin.
+	// cut. windowMin is the narrowest since ResetWindowMin.
 	maxWindow    int
 	window       int
 	windowMin    int
@@ -192,41 +105,44 @@ type txnLayer struct {
 	// attribute: what a sweep wrote where (a bench compares it with
 	// another SM's).
 	attrs map[AttrKey]uint64
-	// wakeable makes a wait end early when wake is called (the SM
+	// wakeable makes a wait end early when Wake is called (the SM
 	// watching the subnet with control calls to serve); wakeup holds
 	// the one pending wake.
 	wakeable      bool
 	wakeup        chan struct{}
 	stats         EngineStats
 	OnUnsolicited func(m madport.MAD) // requests and traps for the SM
-	// keyOf, when set, gives the M_Key an SMP carries (its target
+	// KeyOf, when set, gives the M_Key an SMP carries (its target
 	// port's); else every SMP carries mkey.
 	KeyOf func(r *Request) uint64
 	OnSA  func(m madport.MAD) // SubnAdm MADs, for the SA
 }
 
-func newTxnLayer(port madport.Port, clk clock.Clock, cfg *Config) *txnLayer {
-	return &txnLayer{
+// New returns a layer on port whose deadlines run on clk. cfg is taken
+// as given (Config.SetDefaults fills in its zero fields); every SMP
+// carries mkey unless KeyOf says otherwise.
+func New(port madport.Port, clk clock.Clock, cfg Config, mkey uint64) *Layer {
+	return &Layer{
 		port: port, clk: clk, maxWindow: cfg.Window, window: cfg.Window, windowMin: cfg.Window, burst: cfg.Burst,
 		timeout: cfg.Timeout, probeTO: cfg.ProbeTimeout, retries: cfg.Retries,
-		mkey: cfg.MKey, tidHigh: uint64(cfg.TIDHigh) << 32,
+		mkey: mkey, tidHigh: uint64(cfg.TIDHigh) << 32,
 		pending: map[uint32]*transaction{}, phases: map[string]*PhaseStats{}, attrs: map[AttrKey]uint64{},
 		wakeup: make(chan struct{}, 1),
 	}
 }
 
-// wake ends the current wakeable wait, or the next one; safe for
+// Wake ends the current wakeable wait, or the next one; safe for
 // concurrent use.
-func (e *txnLayer) Wake() {
+func (e *Layer) Wake() {
 	select {
 	case e.wakeup <- struct{}{}:
 	default:
 	}
 }
 
-// wakeableCtx returns ctx, ended also by wake when the layer is wakeable,
+// wakeableCtx returns ctx, ended also by Wake when the layer is wakeable,
 // and the function that releases it.
-func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
+func (e *Layer) wakeableCtx(ctx context.Context) (context.Context, func()) {
 	if !e.wakeable {
 		return ctx, func() {}
 	}
@@ -242,7 +158,7 @@ func (e *txnLayer) wakeableCtx(ctx context.Context) (context.Context, func()) {
 	return wctx, func() { close(stop); cancel() }
 }
 
-// attrKey is a kind of SMP (or GMP): its method and attribute, and the
+// AttrKey is a kind of SMP (or GMP): its method and attribute, and the
 // GMP's class (0 for SMPs).
 type AttrKey struct {
 	method mad.Method
@@ -257,9 +173,9 @@ func (k AttrKey) String() string {
 	return k.method.String() + " " + k.attr.String()
 }
 
-// attrsSince returns the SMPs sent since before (a copy of attrs taken
+// AttrsSince returns the SMPs sent since before (a copy of attrs taken
 // then), by "Method Attribute"; nil when none were.
-func (e *txnLayer) AttrsSince(before map[AttrKey]uint64) map[string]uint64 {
+func (e *Layer) AttrsSince(before map[AttrKey]uint64) map[string]uint64 {
 	var out map[string]uint64
 	for k, n := range e.attrs {
 		if d := n - before[k]; d > 0 {
@@ -273,10 +189,10 @@ func (e *txnLayer) AttrsSince(before map[AttrKey]uint64) map[string]uint64 {
 }
 
 // Phase is the phase later sends count for.
-func (e *txnLayer) Phase() string { return e.phase }
+func (e *Layer) Phase() string { return e.phase }
 
 // Phases returns a copy of the SMP counts by phase.
-func (e *txnLayer) Phases() map[string]PhaseStats {
+func (e *Layer) Phases() map[string]PhaseStats {
 	out := make(map[string]PhaseStats, len(e.phases))
 	for k, v := range e.phases {
 		out[k] = *v
@@ -286,33 +202,35 @@ func (e *txnLayer) Phases() map[string]PhaseStats {
 
 // AttrCounts returns a copy of the SMP counts by method and attribute,
 // for AttrsSince.
-func (e *txnLayer) AttrCounts() map[AttrKey]uint64 { return maps.Clone(e.attrs) }
+func (e *Layer) AttrCounts() map[AttrKey]uint64 { return maps.Clone(e.attrs) }
 
 // Sends counts every SMP sent, retries included.
-func (e *txnLayer) Sends() uint64 { return e.sends }
+func (e *Layer) Sends() uint64 { return e.sends }
 
 // WindowMin is the narrowest the window got since ResetWindowMin.
-func (e *txnLayer) WindowMin() int { return e.windowMin }
+func (e *Layer) WindowMin() int { return e.windowMin }
 
 // SetWakeable makes the waits that follow end early on Wake (true), or
 // not (false).
-func (e *txnLayer) SetWakeable(on bool) { e.wakeable = on }
+func (e *Layer) SetWakeable(on bool) { e.wakeable = on }
 
 // Stats returns what arrived that was not an answer.
-func (e *txnLayer) Stats() EngineStats { return e.stats }
+func (e *Layer) Stats() EngineStats { return e.stats }
 
 // CountUnexpected counts a MAD the caller took from OnUnsolicited or OnSA
 // and found to answer nothing.
-func (e *txnLayer) CountUnexpected() { e.stats.Unexpected++ }
+func (e *Layer) CountUnexpected() { e.stats.Unexpected++ }
 
 // TIDHigh is the upper half of every TID, shifted into place: a caller
 // that sends outside the layer (the SM's traps) keeps to it.
-func (e *txnLayer) TIDHigh() uint64 { return e.tidHigh }
+func (e *Layer) TIDHigh() uint64 { return e.tidHigh }
 
-// setPhase makes later sends count for phase.
-func (e *txnLayer) SetPhase(phase string) { e.phase = phase }
+// SetPhase makes later sends count for phase.
+func (e *Layer) SetPhase(phase string) { e.phase = phase }
 
-func (e *txnLayer) PhaseStats(phase string) *PhaseStats {
+// PhaseStats returns phase's counts, made at first use; the caller may
+// read them before and after a phase for its share.
+func (e *Layer) PhaseStats(phase string) *PhaseStats {
 	s := e.phases[phase]
 	if s == nil {
 		s = &PhaseStats{}
@@ -321,28 +239,39 @@ func (e *txnLayer) PhaseStats(phase string) *PhaseStats {
 	return s
 }
 
-// submit queues r; cb runs from run once it is answered or failed.
-func (e *txnLayer) Submit(r Request, cb func(*Response)) {
+// Submit queues r; cb runs from Run once it is answered or failed.
+func (e *Layer) Submit(r Request, cb func(*Response)) {
 	e.queue = append(e.queue, &transaction{req: r, phase: e.phase, cb: cb})
 }
 
-// get and set are the common requests.
-func (e *txnLayer) Get(r Request, cb func(*Response)) {
+// Get submits r as a Get.
+func (e *Layer) Get(r Request, cb func(*Response)) {
 	r.Method = mad.MethodGet
 	e.Submit(r, cb)
 }
 
-func (e *txnLayer) Set(r Request, cb func(*Response)) {
+// Set submits r as a Set.
+func (e *Layer) Set(r Request, cb func(*Response)) {
 	r.Method = mad.MethodSet
 	e.Submit(r, cb)
 }
 
-// busy reports whether transactions are queued or in flight.
-func (e *txnLayer) Busy() bool { return len(e.queue) > 0 || len(e.pending) > 0 }
+// PendingTIDs returns the TIDs of the transactions in flight or waiting
+// for a resend, in no order.
+func (e *Layer) PendingTIDs() []uint64 {
+	out := make([]uint64, 0, len(e.pending))
+	for _, t := range e.pending {
+		out = append(out, t.tid)
+	}
+	return out
+}
 
-// run sends and waits until no transaction is queued or in flight. It
+// Busy reports whether transactions are queued or in flight.
+func (e *Layer) Busy() bool { return len(e.queue) > 0 || len(e.pending) > 0 }
+
+// Run sends and waits until no transaction is queued or in flight. It
 // returns early only for ctx's end or a port that failed for good.
-func (e *txnLayer) Run(ctx context.Context) error {
+func (e *Layer) Run(ctx context.Context) error {
 	for {
 		if err := e.Fill(); err != nil {
 			return err
@@ -356,9 +285,9 @@ func (e *txnLayer) Run(ctx context.Context) error {
 	}
 }
 
-// fill sends, while the window has room and the burst is not over, the
+// Fill sends, while the window has room and the burst is not over, the
 // transactions due for a resend and then queued ones.
-func (e *txnLayer) Fill() error {
+func (e *Layer) Fill() error {
 	if e.inflight == 0 {
 		e.burstSent = 0
 	}
@@ -391,7 +320,7 @@ func (e *txnLayer) Fill() error {
 
 // nextResend takes the oldest transaction waiting for a resend, skipping
 // those answered late or canceled meanwhile.
-func (e *txnLayer) nextResend() *transaction {
+func (e *Layer) nextResend() *transaction {
 	for len(e.resend) > 0 {
 		t := e.resend[0]
 		e.resend[0] = nil
@@ -407,7 +336,7 @@ func (e *txnLayer) nextResend() *transaction {
 // timedOut narrows the window for t's timeout when it is a loss (an SMP
 // sent after t was answered at its first attempt) of a new burst (t was
 // sent after the last cut).
-func (e *txnLayer) timedOut(t *transaction) {
+func (e *Layer) timedOut(t *transaction) {
 	if e.lastAnswered <= t.sent || t.sent <= e.cutAt {
 		return
 	}
@@ -420,7 +349,7 @@ func (e *txnLayer) timedOut(t *transaction) {
 // a run of as many answers as it holds. The answer to a resent SMP may be
 // the late one to its first attempt: it proves nothing about what was
 // sent later (Karn's rule), so only first attempts move lastAnswered.
-func (e *txnLayer) answered(t *transaction) {
+func (e *Layer) answered(t *transaction) {
 	if t.attempts == 1 {
 		e.lastAnswered = max(e.lastAnswered, t.sent)
 	}
@@ -433,12 +362,12 @@ func (e *txnLayer) answered(t *transaction) {
 	}
 }
 
-// resetWindowMin starts a new account of the narrowest window (a
+// ResetWindowMin starts a new account of the narrowest window (a
 // sweep's).
-func (e *txnLayer) ResetWindowMin() { e.windowMin = e.window }
+func (e *Layer) ResetWindowMin() { e.windowMin = e.window }
 
 // start gives t a fresh TID and sends it.
-func (e *txnLayer) start(t *transaction) error {
+func (e *Layer) start(t *transaction) error {
 	e.seq++
 	if e.seq == 0 {
 		e.seq = 1
@@ -458,7 +387,7 @@ func (e *txnLayer) start(t *transaction) error {
 	return e.send(t, buf)
 }
 
-func (e *txnLayer) build(r *Request, tid uint64) ([]byte, error) {
+func (e *Layer) build(r *Request, tid uint64) ([]byte, error) {
 	if r.Class != 0 {
 		return buildGMP(r, tid)
 	}
@@ -482,7 +411,7 @@ func (e *txnLayer) build(r *Request, tid uint64) ([]byte, error) {
 
 // send transmits t (again) in buf, which the port may keep, in flight in
 // the window, and sets its deadline.
-func (e *txnLayer) send(t *transaction, buf []byte) error {
+func (e *Layer) send(t *transaction, buf []byte) error {
 	t.attempts++
 	t.waiting = false
 	e.inflight++
@@ -519,10 +448,10 @@ func (e *txnLayer) send(t *transaction, buf []byte) error {
 	return nil
 }
 
-// cancel forgets, without calling back, the queued and pending
+// Cancel forgets, without calling back, the queued and pending
 // transactions drop reports true for; their late answers count as
 // unexpected. It returns how many it dropped.
-func (e *txnLayer) Cancel(drop func(r *Request) bool) int {
+func (e *Layer) Cancel(drop func(r *Request) bool) int {
 	n := 0
 	for seq, t := range e.pending {
 		if drop(&t.req) {
@@ -547,10 +476,10 @@ func (e *txnLayer) Cancel(drop func(r *Request) bool) int {
 	return n
 }
 
-// wait receives one MAD, or lets the earliest deadline pass, and handles
+// Wait receives one MAD, or lets the earliest deadline pass, and handles
 // it. With no transaction in flight it waits until until (zero: forever)
 // for requests and traps.
-func (e *txnLayer) Wait(ctx context.Context, until time.Time) error {
+func (e *Layer) Wait(ctx context.Context, until time.Time) error {
 	deadline := until
 	for _, t := range e.pending {
 		if t.waiting {
@@ -583,7 +512,7 @@ func (e *txnLayer) Wait(ctx context.Context, until time.Time) error {
 // clock a port that can wait until a time does so: a context and a timer
 // for each of the SM's thousands of waits cost it CPU and allocations
 // per SMP that BenchmarkTxn shows.
-func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.MAD, error) {
+func (e *Layer) recv(ctx context.Context, now, deadline time.Time) (madport.MAD, error) {
 	ctx, release := e.wakeableCtx(ctx)
 	defer release()
 	if u, ok := e.port.(madport.UntilReceiver); ok && e.clk == clock.Real() {
@@ -601,7 +530,7 @@ func (e *txnLayer) recv(ctx context.Context, now, deadline time.Time) (madport.M
 // expire narrows the window for the transactions whose deadline has
 // passed, lines them up for a resend or fails them, and sends what the
 // window then admits.
-func (e *txnLayer) expire(now time.Time) error {
+func (e *Layer) expire(now time.Time) error {
 	var again, failed []*transaction
 	e.burstSent = 0 // a timeout's worth of time has passed since those went
 	for seq, t := range e.pending {
@@ -645,10 +574,10 @@ func sortTxns(ts []*transaction) {
 	}
 }
 
-// handle takes one received MAD: an answer to a pending transaction, or
-// something for the unsolicited handler. Nothing in it can make handle
+// Handle takes one received MAD: an answer to a pending transaction, or
+// something for the unsolicited handler. Nothing in it can make Handle
 // panic.
-func (e *txnLayer) Handle(m madport.MAD) {
+func (e *Layer) Handle(m madport.MAD) {
 	b := m.Data
 	if len(b) >= mad.MADSize && mad.MAD(b).MgmtClass() == mad.ClassSubnAdm && m.Status == 0 && e.OnSA != nil {
 		e.stats.Requests++
@@ -684,7 +613,7 @@ func (e *txnLayer) Handle(m madport.MAD) {
 // does) hands an attempt back after ibsm resent it itself: that
 // hand-back is for an earlier attempt, and the one in flight is still
 // due.
-func (e *txnLayer) handedBack(h mad.MAD) {
+func (e *Layer) handedBack(h mad.MAD) {
 	t := e.pending[uint32(h.TransactionID())]
 	if t == nil || h.Method().IsResponse() {
 		e.stats.Unexpected++
@@ -701,7 +630,7 @@ func (e *txnLayer) handedBack(h mad.MAD) {
 
 // answer completes the pending transaction response b answers, if it
 // answers one; anything else is unexpected.
-func (e *txnLayer) answer(b []byte) {
+func (e *Layer) answer(b []byte) {
 	h := mad.MAD(b)
 	seq := uint32(h.TransactionID())
 	t := e.pending[seq]
@@ -723,100 +652,4 @@ func (e *txnLayer) answer(b []byte) {
 		r.setData(b)
 	}
 	t.cb(r)
-}
-
-// answers reports whether response b, whose TID is req's, is the answer
-// to req: a GetResp of its attribute, in its class and routing (an SMP
-// directed-route or LID-routed as req was, a GMP of req's class), and a
-// directed-route one on its way back.
-func answers(b []byte, req *Request) bool {
-	h := mad.MAD(b)
-	switch {
-	case h.AttrID() != req.Attr || h.Method() != mad.MethodGetResp:
-		return false
-	case (h.MgmtClass() == mad.ClassSubnDirected) != req.DR:
-		return false
-	case req.Class == 0 && !h.MgmtClass().IsSubn():
-		return false
-	case req.Class != 0 && h.MgmtClass() != req.Class:
-		return false
-	}
-	return !req.DR || mad.DRSMP(b).Direction()
-}
-
-// responseStatus is answer b's status: a directed-route SMP carries its
-// own.
-func responseStatus(b []byte, req *Request) mad.Status {
-	if req.DR {
-		return mad.DRSMP(b).Status()
-	}
-	return mad.MAD(b).Status()
-}
-
-// setData takes the attribute data of answer b to r's request: a GMP's
-// copied as its class lays it out, an SMP's 64 bytes into r.buf.
-func (r *Response) setData(b []byte) {
-	switch {
-	case r.Req.Class != 0:
-		r.Data = gmpData(b, r.Req.Attr)
-	case r.Req.DR:
-		copy(r.buf[:], mad.DRSMP(b).Data())
-		r.Data = r.buf[:]
-	default:
-		copy(r.buf[:], mad.SMP(b).Data())
-		r.Data = r.buf[:]
-	}
-}
-
-// pathString spells a directed route as ibnetdiscover does: "0,1,3".
-func pathString(p []uint8) string {
-	if len(p) == 0 {
-		return "0"
-	}
-	s := "0"
-	for _, x := range p[1:] {
-		s += fmt.Sprintf(",%d", x)
-	}
-	return s
-}
-
-// isGMPClass reports whether the SM sends requests of class c (and so
-// takes its answers): congestion control and adaptive routing.
-func isGMPClass(c mad.MgmtClass) bool { return c == mad.ClassCongestion || c == mad.ClassVendorAR }
-
-// buildGMP builds a class 0x21 request: the CC_Key in its place, the
-// data in the management data area (IBA A10.4.1); or a class 0x0A one,
-// the data behind the header.
-func buildGMP(r *Request, tid uint64) ([]byte, error) {
-	switch r.Class {
-	case mad.ClassCongestion:
-	case mad.ClassVendorAR:
-		if len(r.Data) > mad.ARDataSize {
-			return nil, fmt.Errorf("sm: AR data of %d bytes", len(r.Data))
-		}
-		f := mad.ARMADFields{Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod}
-		copy(f.Data[:], r.Data)
-		return mad.AppendARMAD(make([]byte, 0, mad.MADSize), &f), nil
-	default:
-		return nil, fmt.Errorf("sm: GMP class %v", r.Class)
-	}
-	if len(r.Data) > mad.CCDataSize {
-		return nil, fmt.Errorf("sm: CC data of %d bytes", len(r.Data))
-	}
-	f := mad.CCMADFields{Method: r.Method, TransactionID: tid, AttrID: r.Attr, AttrModifier: r.Mod, CCKey: r.CCKey}
-	copy(f.Data[:], r.Data)
-	return mad.AppendCCMAD(make([]byte, 0, mad.MADSize), &f), nil
-}
-
-// gmpData copies the attribute data of a GMP answer: for congestion
-// control the log data and the management data for CongestionLog, the
-// management data otherwise; for adaptive routing all behind the header.
-func gmpData(b []byte, attr mad.AttrID) []byte {
-	if mad.MAD(b).MgmtClass() == mad.ClassVendorAR {
-		return append([]byte(nil), mad.ARMAD(b).Data()...)
-	}
-	if attr == mad.AttrCongestionLog {
-		return append([]byte(nil), mad.CCMAD(b).LogData()...)
-	}
-	return append([]byte(nil), mad.CCMAD(b).Data()...)
 }

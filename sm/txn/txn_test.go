@@ -1,4 +1,4 @@
-package sm
+package txn
 
 import (
 	"context"
@@ -45,10 +45,10 @@ func (p *silentPort) Info() (madport.Info, error) { return madport.Info{}, nil }
 func (p *silentPort) SetIsSM(bool) error          { return nil }
 func (p *silentPort) Close() error                { return nil }
 
-func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *txnLayer {
+func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *Layer {
 	t.Helper()
-	require.NoError(t, cfg.normalize())
-	return newTxnLayer(port, clk, &cfg)
+	cfg.SetDefaults()
+	return New(port, clk, cfg, 0)
 }
 
 // TestWindow: never more than Window SMPs in flight; each lost one is sent
@@ -57,9 +57,7 @@ func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *t
 func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{
-		TxnConfig: TxnConfig{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc},
-	})
+	tx := newTestTxn(t, p, clk, Config{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc})
 	tx.SetPhase("test")
 	var errs []error
 	for range 5 {
@@ -94,7 +92,7 @@ func TestWindow(t *testing.T) {
 // receive (this one included).
 type watchPort struct {
 	*memport.Port
-	tx       *txnLayer
+	tx       *Layer
 	drop     func(i, burst int) bool
 	burst    int
 	inflight []int
@@ -194,9 +192,7 @@ func TestAdaptiveWindow(t *testing.T) {
 			mp, err := memport.New(f, 0, 1)
 			require.NoError(t, err)
 			p := &watchPort{Port: mp, drop: tc.drop}
-			tx := newTestTxn(t, p, mp.Clock(), Config{
-				TxnConfig: TxnConfig{Window: tc.window, Retries: tc.retries, Burst: tc.burst},
-			})
+			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries, Burst: tc.burst})
 			p.tx = tx
 			tx.SetPhase("test")
 			answered, failed := 0, 0
@@ -242,7 +238,7 @@ func TestAdaptiveWindow(t *testing.T) {
 func TestWindowLateAnswer(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Window: 2, Timeout: time.Second}})
+	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
 	var got []error
 	for _, port := range []uint8{1, 2, 3} {
 		tx.Get(Request{DR: true, Path: []uint8{0, port}, Attr: mad.AttrNodeInfo}, func(r *Response) { got = append(got, r.Err) })
@@ -276,7 +272,7 @@ func TestWindowLateAnswer(t *testing.T) {
 func TestWindowStall(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Window: 4, Timeout: time.Second}})
+	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
 	answered := 0
 	for range 4 {
 		tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(r *Response) {
@@ -309,7 +305,7 @@ func answer(tid uint64) madport.MAD {
 // as many answers as it holds, back to its maximum.
 func TestWindowRegrowth(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{TxnConfig: TxnConfig{Window: 16}})
+	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{Window: 16})
 	tx.window, tx.windowMin = 4, 4
 	var widths []int
 	for range 130 {
@@ -417,7 +413,7 @@ func TestHandleStrays(t *testing.T) {
 func TestHandBackStale(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
-	tx := newTestTxn(t, p, clk, Config{TxnConfig: TxnConfig{Timeout: time.Second, Retries: 3}})
+	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
 	tx.SetPhase("test")
 	tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(*Response) {})
 	require.NoError(t, tx.Fill())
@@ -443,52 +439,4 @@ func TestHandBackStale(t *testing.T) {
 	assert.Len(t, p.sent, 3, "resent at once")
 	assert.Equal(t, EngineStats{Stale: 1, Lost: 1}, tx.stats)
 	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
-}
-
-// FuzzHandle feeds arbitrary MADs to the transaction layer while a
-// request is pending, half of them with its TID: no panic, and an answer
-// taken reaches the callback as 64 bytes of data or an error.
-func FuzzHandle(f *testing.F) {
-	seed, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGetResp, AttrID: mad.AttrNodeInfo})
-	mad.DRSMP(seed).SetDirection(true)
-	f.Add(seed, true)
-	f.Add(seed[:100], true)
-	lid := mad.AppendSMP(nil, &mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice})
-	f.Add(lid, false)
-	sminfo, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: mad.AttrSMInfo, Path: []uint8{0, 1, 2}})
-	f.Add(sminfo, false)
-	t256 := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
-	n256 := mad.Trap256(mad.NodeTypeCA, 5, &mad.BadMKey{LID: 9, Method: mad.MethodGet, AttrID: mad.AttrPortInfo, DR: true, HopCount: 2})
-	mad.Notice(t256.Data[:]).Encode(&n256)
-	f.Add(mad.AppendSMP(nil, &t256), false)
-	f.Fuzz(func(t *testing.T, b []byte, matchTID bool) {
-		clk := clock.NewManual(time.Unix(0, 0))
-		p := &silentPort{clk: clk}
-		s := &SM{
-			cfg:        Config{},
-			port:       p,
-			clk:        clk,
-			caches:     caches{shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap()},
-			watchState: watchState{trapLIDs: map[uint16]bool{}},
-			election:   election{smTraps: map[uint16]bool{}},
-		}
-		require.NoError(t, s.cfg.normalize())
-		s.tx = newTxnLayer(p, clk, &s.cfg)
-		s.tx.OnUnsolicited = s.unsolicited
-		s.tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(r *Response) {
-			if r.Err == nil && len(r.Data) != mad.SMPDataSize {
-				t.Fatalf("answer with %d bytes of data", len(r.Data))
-			}
-		})
-		if err := s.tx.Fill(); err != nil {
-			t.Fatal(err)
-		}
-		if matchTID && len(b) >= 16 {
-			b = append([]byte(nil), b...)
-			for _, tt := range s.tx.pending {
-				mad.MAD(b).SetTransactionID(tt.tid)
-			}
-		}
-		s.tx.Handle(madport.MAD{LID: 7, Data: b})
-	})
 }
