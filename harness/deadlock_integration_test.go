@@ -164,8 +164,11 @@ func runCreditLoop(t *testing.T, dist sm.Distribution, noFC bool) {
 		held = holdState(t, f, st, rep.Cycle, smHost, dist, noFC)
 	}
 	// One SMP in flight: when the hook runs, no other table is on its way.
-	s, err := sm.New(client, sm.Config{Routing: "updn-fera", Distribution: dist, Detect: sm.DetectSweep,
-		Window: 1, OnTables: hook})
+	s, err := sm.New(client, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Distribution: dist, Detect: sm.DetectSweep, OnTables: hook},
+		TxnConfig:          sm.TxnConfig{Window: 1},
+	})
 	require.NoError(t, err)
 	res, err := s.Sweep(ctx)
 	require.NoError(t, err)

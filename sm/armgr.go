@@ -11,6 +11,7 @@ import (
 	"ibfab/internal/enum"
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -206,7 +207,7 @@ func (s *SM) arProgram(ctx context.Context) (*ARResult, []string, error) {
 	// The groups, then the LIDs that use them, then ARInfo that turns
 	// them on: one round each.
 	for _, write := range []func(*arTarget, *arPlan, *ARResult, func(string, ...any)){s.arGroups, s.arLIDs, s.arInfo} {
-		if err := s.tx.run(ctx); err != nil {
+		if err := s.tx.Run(ctx); err != nil {
 			return r, warns, err
 		}
 		for _, k := range keys {
@@ -215,7 +216,7 @@ func (s *SM) arProgram(ctx context.Context) (*ARResult, []string, error) {
 			}
 		}
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return r, warns, err
 	}
 	for _, k := range keys {
@@ -265,31 +266,31 @@ func (s *SM) arKeys() []uint64 {
 }
 
 // arRequest addresses an AR attribute of t.
-func arRequest(t *arTarget, attr mad.AttrID, mod uint32, data []byte) request {
-	return request{lid: t.lid, class: mad.ClassVendorAR, attr: attr, mod: mod, data: data}
+func arRequest(t *arTarget, attr mad.AttrID, mod uint32, data []byte) txn.Request {
+	return txn.Request{LID: t.lid, Class: mad.ClassVendorAR, Attr: attr, Mod: mod, Data: data}
 }
 
 // arIntro meets a switch: it reads ARInfo, then the blocks the plan
 // writes; t is ready once all came in.
 func (s *SM) arIntro(t *arTarget, plan *arPlan, r *ARResult, warn func(string, ...any)) {
-	s.tx.get(arRequest(t, mad.AttrARInfo, 0, nil), func(resp *response) {
-		if resp.err != nil {
+	s.tx.Get(arRequest(t, mad.AttrARInfo, 0, nil), func(resp *txn.Response) {
+		if resp.Err != nil {
 			r.Failures++
-			warn("%s: no ARInfo (%v): no adaptive routing there", t.name, resp.err)
+			warn("%s: no ARInfo (%v): no adaptive routing there", t.name, resp.Err)
 			return
 		}
-		t.info = mad.ARInfo(resp.data).Fields()
+		t.info = mad.ARInfo(resp.Data).Fields()
 		pending, failed := 0, false
 		read := func(attr mad.AttrID, mod uint32, take func([]byte)) {
 			pending++
-			s.tx.get(arRequest(t, attr, mod, nil), func(resp *response) {
+			s.tx.Get(arRequest(t, attr, mod, nil), func(resp *txn.Response) {
 				pending--
-				if resp.err != nil {
+				if resp.Err != nil {
 					failed = true
 					r.Failures++
-					warn("%s: reading %v %d: %v", t.name, attr.Name(mad.ClassVendorAR), mod, resp.err)
+					warn("%s: reading %v %d: %v", t.name, attr.Name(mad.ClassVendorAR), mod, resp.Err)
 				} else {
-					take(resp.data)
+					take(resp.Data)
 				}
 				if pending == 0 && !failed {
 					t.ready = true
@@ -321,15 +322,15 @@ func arBlocks(n, per int) int { return (n + per - 1) / per }
 // arSet sends an AR Set; took runs with the answer's data.
 func (s *SM) arSet(t *arTarget, attr mad.AttrID, mod uint32, data []byte, r *ARResult,
 	warn func(string, ...any), took func([]byte)) {
-	s.tx.set(arRequest(t, attr, mod, data), func(resp *response) {
-		if resp.err != nil {
+	s.tx.Set(arRequest(t, attr, mod, data), func(resp *txn.Response) {
+		if resp.Err != nil {
 			t.ok = false
 			r.Failures++
-			warn("%s: setting %v %d: %v", t.name, attr.Name(mad.ClassVendorAR), mod, resp.err)
+			warn("%s: setting %v %d: %v", t.name, attr.Name(mad.ClassVendorAR), mod, resp.Err)
 			return
 		}
 		r.Sets++
-		took(resp.data)
+		took(resp.Data)
 	})
 }
 
@@ -612,9 +613,9 @@ func (s *SM) arApply(ctx context.Context, set *ARSetting) (*AREvent, error) {
 		r := ARResult{Mode: next.Mode, Threshold: next.Threshold, AFCVL: next.AFCVL}
 		return s.arEvent(AREvent{Action: ARActionPending, ARResult: r, Reason: "subnet not up"}), nil
 	}
-	smps := s.tx.sends
-	s.tx.setPhase(PhaseAR)
+	smps := s.tx.Sends()
+	s.tx.SetPhase(PhaseAR)
 	r, warns, err := s.arProgram(ctx)
-	s.tx.setPhase(PhaseWatch)
-	return s.arEvent(AREvent{Action: ARActionSet, ARResult: *r, SMPs: s.tx.sends - smps, Warnings: warns}), err
+	s.tx.SetPhase(PhaseWatch)
+	return s.arEvent(AREvent{Action: ARActionSet, ARResult: *r, SMPs: s.tx.Sends() - smps, Warnings: warns}), err
 }

@@ -179,8 +179,11 @@ func TestARManager(t *testing.T) {
 	b := newBench(t, topo, 0, 1)
 	sends := arSends(b)
 	var ev recorder[sm.AREvent]
-	s := b.newSM(t, sm.Config{Routing: "ftree", LMC: 1,
-		AR: &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3, OnEvent: ev.add}})
+	s := b.newSM(t, sm.Config{
+		RoutingConfig: sm.RoutingConfig{Routing: "ftree"},
+		LIDConfig:     sm.LIDConfig{LMC: 1},
+		AR:            &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3, OnEvent: ev.add},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	require.NotNil(t, res.AR)
@@ -209,7 +212,11 @@ func TestARManager(t *testing.T) {
 
 	// A new SM reads every switch and finds it in place.
 	require.NoError(t, s.Close())
-	s2 := b.newSM(t, sm.Config{Routing: "ftree", LMC: 1, AR: &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3}})
+	s2 := b.newSM(t, sm.Config{
+		RoutingConfig: sm.RoutingConfig{Routing: "ftree"},
+		LIDConfig:     sm.LIDConfig{LMC: 1},
+		AR:            &sm.ARConfig{Mode: mad.ARAFI, AFCVL: 3},
+	})
 	res = b.sweep(t, s2)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Equal(t, 12, res.AR.Read)
@@ -225,7 +232,10 @@ func TestARManagerDiffers(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
 	sends := arSends(b)
-	s := b.newSM(t, sm.Config{Routing: "ftree", AR: &sm.ARConfig{Mode: mad.ARAdaptive}})
+	s := b.newSM(t, sm.Config{
+		RoutingConfig: sm.RoutingConfig{Routing: "ftree"},
+		AR:            &sm.ARConfig{Mode: mad.ARAdaptive},
+	})
 	require.True(t, b.sweep(t, s).SubnetUp)
 	checkAR(t, b, mad.ARAdaptive, sm.DefaultARThreshold, 0)
 	checkIdentitySL2VL(t, b)
@@ -248,7 +258,10 @@ func TestARManagerDiffers(t *testing.T) {
 	require.Equal(t, mad.StatusOK, mad.MAD(resp[0].MAD).Status())
 	sends()
 
-	s = b.newSM(t, sm.Config{Routing: "ftree", AR: &sm.ARConfig{Mode: mad.ARAdaptiveTh, Threshold: 50}})
+	s = b.newSM(t, sm.Config{
+		RoutingConfig: sm.RoutingConfig{Routing: "ftree"},
+		AR:            &sm.ARConfig{Mode: mad.ARAdaptiveTh, Threshold: 50},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	got := sends()
@@ -265,7 +278,11 @@ func TestARControl(t *testing.T) {
 	topo := mustGen(t)(topologies.KAryNTree(2, 3))
 	b := newBench(t, topo, 0, 1)
 	var ev recorder[sm.AREvent]
-	s := b.newSM(t, sm.Config{Routing: "ftree", Detect: sm.DetectSweep, AR: &sm.ARConfig{OnEvent: ev.add}})
+	s := b.newSM(t, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "ftree"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+		AR:                 &sm.ARConfig{OnEvent: ev.add},
+	})
 	ctx := runSM(t, s)
 	call := func(set *sm.ARSetting) (sm.ARReply, error) {
 		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
@@ -376,7 +393,11 @@ func FuzzARAnswers(f *testing.F) {
 		p := &garblePort{Port: b.port, data: data, on: true, garble: func(h mad.MAD) bool {
 			return h.MgmtClass() == mad.ClassVendorAR && which&(1<<(h.AttrID()-mad.AttrARInfo)) != 0
 		}}
-		s, err := sm.New(p, sm.Config{Routing: "ftree", Retries: -1, AR: &sm.ARConfig{Mode: mad.ARAFI}})
+		s, err := sm.New(p, sm.Config{
+			RoutingConfig: sm.RoutingConfig{Routing: "ftree"},
+			TxnConfig:     sm.TxnConfig{Retries: -1},
+			AR:            &sm.ARConfig{Mode: mad.ARAFI},
+		})
 		require.NoError(t, err)
 		for range 2 {
 			res := b.sweep(t, s)

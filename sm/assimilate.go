@@ -61,7 +61,7 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 		return nil, err
 	}
 	if !p.changed() {
-		s.tx.setPhase(PhaseWatch)
+		s.tx.SetPhase(PhaseWatch)
 		return nil, ErrNoChange
 	}
 	s.actCount++
@@ -114,8 +114,8 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 // partial discovery of the subnet up.
 func (s *SM) detect(ctx context.Context, trigger Trigger) (*partialDiscovery, error) {
 	p := newPartial(s, s.cfg.Discovery == DiscoveryFull, true)
-	s.tx.resetWindowMin()
-	s.tx.setPhase(PhaseDiscovery)
+	s.tx.ResetWindowMin()
+	s.tx.SetPhase(PhaseDiscovery)
 	if trigger == TriggerSweep {
 		s.lastSweep = s.clk.Now()
 		p.sweep()
@@ -133,7 +133,7 @@ func (s *SM) detect(ctx context.Context, trigger Trigger) (*partialDiscovery, er
 // it ended: totals, the SM's state, the reason it failed.
 func (s *SM) endAssimilation(res *Result, start time.Time) {
 	res.MsTotal = ms(time.Since(start))
-	res.WindowMin = s.tx.windowMin
+	res.WindowMin = s.tx.WindowMin()
 	res.SMPsTotal, res.Retries, res.Timeouts = 0, 0, 0
 	for _, ph := range res.Phases {
 		res.SMPsTotal += ph.SMPs
@@ -145,7 +145,7 @@ func (s *SM) endAssimilation(res *Result, start time.Time) {
 	if !res.SubnetUp && res.Reason == "" {
 		res.Reason = strings.Join(res.Problems, "; ")
 	}
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 }
 
 // discoverChange ends the discovery detection began, fully or partially
@@ -312,7 +312,7 @@ func (s *SM) route(res *Result, phase string, engine routing.Engine, sn *Subnet)
 func (s *SM) phaseSnapshot(names ...string) []PhaseStats {
 	out := make([]PhaseStats, len(names))
 	for i, n := range names {
-		out[i] = *s.tx.phaseStats(n)
+		out[i] = *s.tx.PhaseStats(n)
 	}
 	return out
 }
@@ -522,49 +522,67 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 		// lease running out, and once it has, the next sweep takes them
 		// (and reaches what lies behind them).
 		protected := s.mk.unreadable > 0
-		if !up || s.dirty || !s.installed || protected {
-			// As before assimilation: wait, then a light sweep decides.
-			if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
-				return fullSweep, err
-			}
-			if err := s.reviewSMs(ctx, s.takeSMTraps(true)); err != nil || s.state != mad.SMStateMaster {
-				return fullSweep, err
-			}
-			if !up || s.dirty || s.waitHandover || protected {
-				return fullSweep, nil
-			}
-			changed, err := s.Check(ctx)
-			if err != nil || changed {
+		if up && !s.dirty && s.installed && !protected {
+			return s.watchForChange(ctx)
+		}
+		again, err := s.lightSweep(ctx, up, protected)
+		if err != nil || !again {
+			return fullSweep, err
+		}
+	}
+}
+
+// lightSweep is how a master whose subnet cannot be assimilated into
+// watches it, as before assimilation: it serves for SweepInterval, then
+// a light sweep decides. It reports whether nothing changed, so that
+// awaitChange waits again; otherwise a full sweep follows.
+func (s *SM) lightSweep(ctx context.Context, up, protected bool) (bool, error) {
+	if err := s.Serve(ctx, s.cfg.SweepInterval); err != nil {
+		return false, err
+	}
+	if err := s.reviewSMs(ctx, s.takeSMTraps(true)); err != nil || s.state != mad.SMStateMaster {
+		return false, err
+	}
+	if !up || s.dirty || s.waitHandover || protected {
+		return false, nil
+	}
+	changed, err := s.Check(ctx)
+	if err != nil || changed {
+		return false, err
+	}
+	return true, nil
+}
+
+// watchForChange serves an installed subnet until a trap (unless Detect
+// is DetectSweep) or the next sweep for changes (unless DetectTrap) calls
+// for an assimilation, or an SMInfo Set or a lost mastership for a full
+// sweep. The Trap 144s that come in meanwhile are reviewed as they come.
+func (s *SM) watchForChange(ctx context.Context) (Trigger, error) {
+	var until time.Time
+	if s.cfg.Detect != DetectTrap {
+		until = s.lastSweep.Add(s.sweepPeriod())
+	}
+	traps := s.cfg.Detect != DetectSweep
+	s.tx.SetPhase(PhaseWatch)
+	for {
+		switch {
+		case s.dirty || s.state != mad.SMStateMaster:
+			return fullSweep, nil
+		case len(s.smTraps) > 0:
+			if err := s.reviewSMs(ctx, s.takeSMTraps(false)); err != nil {
 				return fullSweep, err
 			}
 			continue
-		}
-		var until time.Time
-		if s.cfg.Detect != DetectTrap {
-			until = s.lastSweep.Add(s.sweepPeriod())
-		}
-		traps := s.cfg.Detect != DetectSweep
-		s.tx.setPhase(PhaseWatch)
-		for {
-			switch {
-			case s.dirty || s.state != mad.SMStateMaster:
-				return fullSweep, nil
-			case len(s.smTraps) > 0:
-				if err := s.reviewSMs(ctx, s.takeSMTraps(false)); err != nil {
-					return fullSweep, err
-				}
-				continue
-			case traps && len(s.trapLIDs) > 0:
-				return TriggerTrap, nil
-			case !until.IsZero() && !s.clk.Now().Before(until):
-				if err := s.reviewSMs(ctx, nil); err != nil || s.state != mad.SMStateMaster {
-					return fullSweep, err
-				}
-				return TriggerSweep, nil
-			}
-			if err := s.waitServing(ctx, until); err != nil {
+		case traps && len(s.trapLIDs) > 0:
+			return TriggerTrap, nil
+		case !until.IsZero() && !s.clk.Now().Before(until):
+			if err := s.reviewSMs(ctx, nil); err != nil || s.state != mad.SMStateMaster {
 				return fullSweep, err
 			}
+			return TriggerSweep, nil
+		}
+		if err := s.waitServing(ctx, until); err != nil {
+			return fullSweep, err
 		}
 	}
 }

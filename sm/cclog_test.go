@@ -53,7 +53,7 @@ func caLog(entries ...ccLogEntry) []byte {
 // QPs and SL.
 func TestCCLogEvents(t *testing.T) {
 	var got []CCLogEvent
-	s := &SM{cc: newCCManager(&CCConfig{OnEvent: func(e CCLogEvent) { got = append(got, e) }})}
+	s := &SM{managers: managers{cc: newCCManager(&CCConfig{OnEvent: func(e CCLogEvent) { got = append(got, e) }})}}
 	sw := &ccTarget{name: "sw[0]", lid: 3, sw: true}
 	a := ccLogEntry{SLID: 5, DLID: 9, SL: 1, Time: 100}
 	b := ccLogEntry{SLID: 6, DLID: 9, SL: 2, Time: 120}

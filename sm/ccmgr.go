@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -145,7 +146,7 @@ func (s *SM) ccPhase(ctx context.Context, res *Result) error {
 				s.ccIntro(t, r, warn)
 			}
 		}
-		if err := s.tx.run(ctx); err != nil {
+		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
 		err := s.ccReadLogs(ctx, r, warn)
@@ -197,30 +198,30 @@ func (s *SM) ccKeys() []ccKey {
 func portRef(i, p int) topologies.PortRef { return topologies.PortRef{Node: i, Port: p} }
 
 // ccRequest addresses a CC attribute of t.
-func (s *SM) ccRequest(t *ccTarget, attr mad.AttrID, mod uint32, data []byte) request {
-	return request{lid: t.lid, class: mad.ClassCongestion, ccKey: s.cc.cfg.Key, attr: attr, mod: mod, data: data}
+func (s *SM) ccRequest(t *ccTarget, attr mad.AttrID, mod uint32, data []byte) txn.Request {
+	return txn.Request{LID: t.lid, Class: mad.ClassCongestion, CCKey: s.cc.cfg.Key, Attr: attr, Mod: mod, Data: data}
 }
 
 // ccIntro meets a node: it reads its CongestionKeyInfo with the CC_Key,
 // sets the key when the file gives one the node does not hold, reads its
 // settings, and then applies the file.
 func (s *SM) ccIntro(t *ccTarget, r *CCResult, warn func(string, ...any)) {
-	s.tx.get(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *response) {
-		if resp.err != nil {
+	s.tx.Get(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *txn.Response) {
+		if resp.Err != nil {
 			r.KeyFailures++
-			warn("%s: no CongestionKeyInfo with the CC_Key (%v): it may hold another key", t.name, resp.err)
+			warn("%s: no CongestionKeyInfo with the CC_Key (%v): it may hold another key", t.name, resp.Err)
 			return
 		}
-		k := mad.CongestionKeyInfo(resp.data).Fields()
+		k := mad.CongestionKeyInfo(resp.Data).Fields()
 		if s.cc.cfg.Key == 0 || k.CCKey == s.cc.cfg.Key {
 			s.ccReadSettings(t, r, warn)
 			return
 		}
 		want := mad.CongestionKeyInfoFields{CCKey: s.cc.cfg.Key, ProtectBit: k.ProtectBit, LeasePeriod: k.LeasePeriod}
-		s.tx.set(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *response) {
-			if resp.err != nil {
+		s.tx.Set(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *txn.Response) {
+			if resp.Err != nil {
 				r.KeyFailures++
-				warn("%s: setting the CC_Key: %v: it may hold another key", t.name, resp.err)
+				warn("%s: setting the CC_Key: %v: it may hold another key", t.name, resp.Err)
 				return
 			}
 			r.KeySets++
@@ -235,14 +236,14 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 	pending, failed := 0, false
 	read := func(attr mad.AttrID, mod uint32, take func([]byte)) {
 		pending++
-		s.tx.get(s.ccRequest(t, attr, mod, nil), func(resp *response) {
+		s.tx.Get(s.ccRequest(t, attr, mod, nil), func(resp *txn.Response) {
 			pending--
-			if resp.err != nil {
+			if resp.Err != nil {
 				failed = true
 				r.Failures++
-				warn("%s: reading %v %d: %v", t.name, attr, mod, resp.err)
+				warn("%s: reading %v %d: %v", t.name, attr, mod, resp.Err)
 			} else {
-				take(resp.data)
+				take(resp.Data)
 			}
 			if pending == 0 && !failed {
 				t.ready = true
@@ -275,14 +276,14 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 // ccApply sends t what differs from the file.
 func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 	set := func(attr mad.AttrID, mod uint32, data []byte, took func([]byte)) {
-		s.tx.set(s.ccRequest(t, attr, mod, data), func(resp *response) {
-			if resp.err != nil {
+		s.tx.Set(s.ccRequest(t, attr, mod, data), func(resp *txn.Response) {
+			if resp.Err != nil {
 				r.Failures++
-				warn("%s: setting %v %d: %v", t.name, attr, mod, resp.err)
+				warn("%s: setting %v %d: %v", t.name, attr, mod, resp.Err)
 				return
 			}
 			r.Sets++
-			took(resp.data)
+			took(resp.Data)
 		})
 	}
 	c := &s.cc.cfg
@@ -350,22 +351,22 @@ func (s *SM) ccReadLogs(ctx context.Context, r *CCResult, warn func(string, ...a
 		if !t.ready {
 			continue
 		}
-		s.tx.get(s.ccRequest(t, mad.AttrCongestionLog, 0, nil), func(resp *response) {
-			if resp.err != nil {
+		s.tx.Get(s.ccRequest(t, mad.AttrCongestionLog, 0, nil), func(resp *txn.Response) {
+			if resp.Err != nil {
 				r.Failures++
-				warn("%s: reading CongestionLog: %v", t.name, resp.err)
+				warn("%s: reading CongestionLog: %v", t.name, resp.Err)
 				return
 			}
-			l := decodeCCLog(resp.data)
+			l := decodeCCLog(resp.Data)
 			if l == nil {
 				r.Failures++
-				warn("%s: CongestionLog of unknown type %d", t.name, resp.data[0])
+				warn("%s: CongestionLog of unknown type %d", t.name, resp.Data[0])
 				return
 			}
 			r.LogEntries += s.ccEmit(k, t, l)
 		})
 	}
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // ccEmit hands on the entries of l that t's last log did not hold, and
@@ -416,8 +417,8 @@ func (s *SM) ccPoll(ctx context.Context) error {
 	if !ok || s.clk.Now().Before(due) {
 		return nil
 	}
-	s.tx.setPhase(PhaseCC)
-	defer s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseCC)
+	defer s.tx.SetPhase(PhaseWatch)
 	err := s.ccReadLogs(ctx, &CCResult{}, func(string, ...any) {})
 	s.ccSchedule()
 	return err

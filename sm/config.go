@@ -7,15 +7,16 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
 // Defaults New fills in for zero Config fields.
 const (
-	DefaultWindow       = 16
-	DefaultTimeout      = 200 * time.Millisecond
-	DefaultProbeTimeout = 20 * time.Millisecond
-	DefaultRetries      = 3
+	DefaultWindow       = txn.DefaultWindow
+	DefaultTimeout      = txn.DefaultTimeout
+	DefaultProbeTimeout = txn.DefaultProbeTimeout
+	DefaultRetries      = txn.DefaultRetries
 	// DefaultRetrainTimeout bounds the wait for links set Down to train
 	// again: silicon takes milliseconds, the soft fabric 20 ms of emulated
 	// time plus 2 ms of drain, times its time scale (11 s at 500).
@@ -44,70 +45,18 @@ const (
 )
 
 // Config is an SM's configuration. Zero fields take the defaults.
+//
+// Its fields come in groups, one embedded struct per concern, so that
+// cfg.Window and the like read as before; a composite literal names the
+// group: Config{TxnConfig: TxnConfig{Window: 4}}. The managers' own
+// configurations (QoS, CC, AR, Partitions) are pointers: nil turns the
+// manager off.
 type Config struct {
-	// Transactions.
-	Window int // SMPs in flight at once, at most (losses narrow it; see txn.go)
-	// Burst is how many SMPs the SM sends back to back, at most, before
-	// an answer comes in (or a timeout passes): every SMP crosses the
-	// SM's first hop, and a switch slow to forward (the soft switch's
-	// process waiting for the CPU) drops what its VL15 buffer cannot
-	// hold. 0 takes the window: the soft switch's buffer
-	// holds 32 SMPs, and a limit of 4 (OpenSM's max_wire_smps) cut a
-	// killed switch's 15 scan SMPs into four round trips. A fabric whose
-	// first hop holds less wants that 4; -1 for none (the window alone).
-	Burst   int
-	Timeout time.Duration // per attempt
-	// ProbeTimeout is how long a probe of a switch that may be gone
-	// waits, once, before the SM reads the port it goes through again
-	// (partial discovery); at most Timeout.
-	ProbeTimeout time.Duration
-	Retries      int // resends after the first attempt; -1 for none
-	// RetrainTimeout bounds the wait for the links a distribution set
-	// Down to come back in Init (deactivate.go); past it the assimilation
-	// fails, for a full sweep.
-	RetrainTimeout time.Duration
-	// M_Key (mkey.go): MKey is the key the SM gives every management
-	// port (0: none), or with MKeyPerPort the base of a key per port
-	// (PerPortMKey); MKeyProtect the M_KeyProtectBits (0-3) and
-	// MKeyLease the M_KeyLeasePeriod in seconds (0: the lease never runs
-	// out) it sets with it. OnMKeyEvent, when set, hears of ports found
-	// protected, keys recovered and Trap 256, on the SM's goroutine.
-	MKey        uint64
-	MKeyProtect uint8
-	MKeyLease   uint16
-	MKeyPerPort bool
-	OnMKeyEvent func(MKeyEvent)
-	TIDHigh     uint32 // the upper half of every TID (0: a fixed value)
-
-	// Clock schedules timeouts and the sweep interval; nil means the
-	// port's own clock when it has one (see ClockPort), else the wall
-	// clock. Phase times are always wall-clock time.
-	Clock clock.Clock
-
-	// LIDs.
-	//
-	// LMC gives CA ports 2^LMC LIDs (switches get one) and turns
-	// multipath routing on (multipath.go): alias i of a port gets a route
-	// of its own in VL layer i mod the data VLs, and the SM then sets
-	// SLtoVL (SL s to VL s mod the layers) and VL arbitration whatever
-	// VLTables says.
-	LMC uint8
-
-	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
-
-	// Routing.
-	Routing string          // engine name; see routing.Engines
-	Options routing.Options // engine options
-	// AllowCreditLoops lets an engine that does not promise deadlock
-	// freedom (minhop) distribute a route set whose channel dependency
-	// graph has a cycle; the sweep still reports it.
-	AllowCreditLoops bool
-
-	// Port configuration.
-	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
-	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
-	VLArbWeight   uint8 // weight of each data VL in the low-priority table
-	VLTables      VLTables
+	TxnConfig
+	MKeyConfig
+	LIDConfig
+	RoutingConfig
+	PortConfig
 
 	// QoS turns the QoS manager on (qosmgr.go): it then owns SLtoVL and
 	// VL arbitration, whatever VLTables says.
@@ -127,7 +76,59 @@ type Config struct {
 	// switch ports cabled to CAs.
 	Partitions *PartitionConfig
 
-	// SMInfo (sminfo.go).
+	ElectionConfig
+	TimingConfig
+	AssimilationConfig
+}
+
+// MKeyConfig is the M_Key manager's (mkey.go): MKey is the key the SM
+// gives every management port (0: none), or with MKeyPerPort the base of
+// a key per port (PerPortMKey); MKeyProtect the M_KeyProtectBits (0-3)
+// and MKeyLease the M_KeyLeasePeriod in seconds (0: the lease never runs
+// out) it sets with it. OnMKeyEvent, when set, hears of ports found
+// protected, keys recovered and Trap 256, on the SM's goroutine.
+type MKeyConfig struct {
+	MKey        uint64
+	MKeyProtect uint8
+	MKeyLease   uint16
+	MKeyPerPort bool
+	OnMKeyEvent func(MKeyEvent)
+}
+
+// LIDConfig is how LIDs are assigned (lids.go) and kept.
+type LIDConfig struct {
+	// LMC gives CA ports 2^LMC LIDs (switches get one) and turns
+	// multipath routing on (multipath.go): alias i of a port gets a route
+	// of its own in VL layer i mod the data VLs, and the SM then sets
+	// SLtoVL (SL s to VL s mod the layers) and VL arbitration whatever
+	// VLTables says.
+	LMC uint8
+
+	LIDFile string // GUID→LID file read at New and written after each sweep ("" none)
+}
+
+// RoutingConfig is the routing engine's, and the rule a route set must
+// pass.
+type RoutingConfig struct {
+	Routing string          // engine name; see routing.Engines
+	Options routing.Options // engine options
+	// AllowCreditLoops lets an engine that does not promise deadlock
+	// freedom (minhop) distribute a route set whose channel dependency
+	// graph has a cycle; the sweep still reports it.
+	AllowCreditLoops bool
+}
+
+// PortConfig is what the SM sets in every port (configure.go).
+type PortConfig struct {
+	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
+	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
+	VLArbWeight   uint8 // weight of each data VL in the low-priority table
+	VLTables      VLTables
+}
+
+// ElectionConfig is the SM's part in the election and failover
+// (sminfo.go, standby.go).
+type ElectionConfig struct {
 	Priority uint8 // 0..15; higher wins the election
 	// SMKey is SMInfo.SM_Key: this SM's SMInfo Sets carry it, another
 	// SM's Set without it changes nothing, and another SM whose SMInfo
@@ -147,13 +148,23 @@ type Config struct {
 	// every SMInfo exchange with another SM (SMEvent). It runs on the
 	// SM's goroutine.
 	OnSMEvent func(SMEvent)
+}
+
+// TimingConfig is the SM's clock and the period of its light sweeps.
+type TimingConfig struct {
+	// Clock schedules timeouts and the sweep interval; nil means the
+	// port's own clock when it has one (see ClockPort), else the wall
+	// clock. Phase times are always wall-clock time.
+	Clock clock.Clock
 
 	// SweepInterval is the period of the light sweeps Run makes, and of
 	// sweeps for changes when SweepFactor is 0.
 	SweepInterval time.Duration
+}
 
-	// Change assimilation (assimilate.go).
-	//
+// AssimilationConfig is how changes are detected and assimilated
+// (assimilate.go).
+type AssimilationConfig struct {
 	// Detect is how Run learns of changes.
 	Detect Detect
 	// SweepFactor F, when positive, makes the time between the starts of
@@ -167,6 +178,10 @@ type Config struct {
 	// Distribution is how new tables reach the switches; unset is
 	// DistCutDeps.
 	Distribution Distribution
+	// RetrainTimeout bounds the wait for the links a distribution set
+	// Down to come back in Init (deactivate.go); past it the assimilation
+	// fails, for a full sweep.
+	RetrainTimeout time.Duration
 	// PreBlock, with DistCutDeps, has every sweep that brings the subnet
 	// up block the forbidden turns of its own graph's cut nodes, in a
 	// last phase (PhaseProtection), once the subnet is up: no route takes
@@ -193,27 +208,11 @@ func (c *Config) normalize() error {
 	return c.check()
 }
 
-// setDefaults gives each zero field its default; Burst and Retries also
-// take -1 for none.
+// setDefaults gives each zero field its default; Burst, Retries and
+// PollRetries also take -1 for none.
 func (c *Config) setDefaults() {
-	orDefault(&c.Window, DefaultWindow)
-	switch {
-	case c.Burst == 0:
-		c.Burst = c.Window
-	case c.Burst < 0:
-		c.Burst = 0
-	}
-	orDefault(&c.Timeout, DefaultTimeout)
-	orDefault(&c.ProbeTimeout, DefaultProbeTimeout)
-	c.ProbeTimeout = min(c.ProbeTimeout, c.Timeout)
+	c.TxnConfig.SetDefaults()
 	orDefault(&c.RetrainTimeout, DefaultRetrainTimeout)
-	switch {
-	case c.Retries == 0:
-		c.Retries = DefaultRetries
-	case c.Retries < 0:
-		c.Retries = 0
-	}
-	orDefault(&c.TIDHigh, 0x1b5a) // arbitrary, fixed: TIDs are reproducible
 	orDefault(&c.Routing, DefaultRouting)
 	orDefault(&c.PollInterval, DefaultPollInterval)
 	switch {

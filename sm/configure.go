@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -88,9 +89,9 @@ func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint
 	if old, ok := s.shadow[k]; ok && slices.Equal(old, data) {
 		return false
 	}
-	s.tx.set(request{dr: true, path: sn.path(node, port), attr: attr, mod: mod, data: data}, func(r *response) {
-		if r.err != nil {
-			fail(r.err)
+	s.tx.Set(txn.Request{DR: true, Path: sn.path(node, port), Attr: attr, Mod: mod, Data: data}, func(r *txn.Response) {
+		if r.Err != nil {
+			fail(r.Err)
 			return
 		}
 		s.shadow[k] = data
@@ -112,7 +113,7 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *routing.Routes, pla
 	for _, sw := range sn.Switches() {
 		s.fixPort0(sn, sw, problem)
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	for _, sw := range sn.Switches() {
@@ -124,7 +125,7 @@ func (s *SM) distribute(ctx context.Context, sn *Subnet, rt *routing.Routes, pla
 		s.caSL2VL(sn, p, problem)
 		s.vlArb(sn, p, problem)
 	}
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // readDescriptions reads the NodeDescription of every node, or with
@@ -137,12 +138,12 @@ func (s *SM) readDescriptions(sn *Subnet, onlyNew bool, res *Result) {
 			n.Description = d
 			continue
 		}
-		s.tx.get(request{dr: true, path: sn.Paths[i], attr: mad.AttrNodeDescription}, func(r *response) {
-			if r.err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", n.Name, r.err))
+		s.tx.Get(txn.Request{DR: true, Path: sn.Paths[i], Attr: mad.AttrNodeDescription}, func(r *txn.Response) {
+			if r.Err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("no NodeDescription from %s: %v", n.Name, r.Err))
 				return
 			}
-			n.Description = cleanDescription(mad.NodeDescription(r.data).Text())
+			n.Description = cleanDescription(mad.NodeDescription(r.Data).Text())
 			s.described[n.GUID] = n.Description
 		})
 	}
@@ -171,13 +172,13 @@ func (s *SM) switchTables(sn *Subnet, rt *routing.Routes, sw int, res *Result, p
 		want := si
 		want.LinearFDBTop = rt.MaxLID
 		want.PortStateChange = true // writing 1 clears it
-		s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo,
-			data: mad.AppendSwitchInfo(nil, &want)}, func(r *response) {
-			if r.err != nil {
-				problem("SwitchInfo of %s: %v", name, r.err)
+		s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo,
+			Data: mad.AppendSwitchInfo(nil, &want)}, func(r *txn.Response) {
+			if r.Err != nil {
+				problem("SwitchInfo of %s: %v", name, r.Err)
 				return
 			}
-			got := mad.SwitchInfo(r.data).Fields()
+			got := mad.SwitchInfo(r.Data).Fields()
 			if got.LinearFDBTop != rt.MaxLID {
 				problem("%s took LinearFDBTop %d, asked for %d", name, got.LinearFDBTop, rt.MaxLID)
 			}
@@ -220,13 +221,13 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 	}
 	pi := forSet(cur)
 	s.setMgmt(sn, sw, 0, &pi)
-	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrPortInfo, data: mad.AppendPortInfo(nil, &pi)}, func(r *response) {
-		if r.err != nil {
-			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.err)
-			s.setRefused(sn.Paths[sw], &cur, r.err)
+	s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrPortInfo, Data: mad.AppendPortInfo(nil, &pi)}, func(r *txn.Response) {
+		if r.Err != nil {
+			problem("PortInfo 0 of %s: %v", sn.Topo.Node(sw).Name, r.Err)
+			s.setRefused(sn.Paths[sw], &cur, r.Err)
 			return
 		}
-		got := mad.PortInfo(r.data).Fields()
+		got := mad.PortInfo(r.Data).Fields()
 		s.setKey(sn.Topo.Node(sw).GUID, &got)
 		sn.PortInfo[sw][0] = got
 	})
@@ -425,16 +426,16 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				continue // configured with the Armed pass
 			}
 			req := s.activationRequest(sn, p.node, p.port)
-			req.data = mad.AppendPortInfo(nil, &pi)
-			s.tx.set(req, func(r *response) {
-				if r.err != nil {
-					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.err)
+			req.Data = mad.AppendPortInfo(nil, &pi)
+			s.tx.Set(req, func(r *txn.Response) {
+				if r.Err != nil {
+					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.Err)
 					if mgmt {
-						s.setRefused(sn.path(p.node, p.port), &cur, r.err)
+						s.setRefused(sn.path(p.node, p.port), &cur, r.Err)
 					}
 					return
 				}
-				got := mad.PortInfo(r.data).Fields()
+				got := mad.PortInfo(r.Data).Fields()
 				if mgmt {
 					s.setKey(portGUID(sn, p.node, p.port), &got)
 				}
@@ -444,7 +445,7 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 				sn.PortInfo[p.node][p.port] = got
 			})
 		}
-		if err := s.tx.run(ctx); err != nil {
+		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
 	}
@@ -454,15 +455,15 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 // activationRequest addresses PortInfo of port p of node i for
 // activation: LID-routed to the node with Config.LIDActivation, when it
 // has a LID and the SM one, else directed.
-func (s *SM) activationRequest(sn *Subnet, i, p int) request {
+func (s *SM) activationRequest(sn *Subnet, i, p int) txn.Request {
 	lid := sn.LID[i][0]
 	if !sn.IsSwitch(i) {
 		lid = sn.LID[i][p]
 	}
 	if s.cfg.LIDActivation && lid != 0 && sn.SMLID != 0 {
-		return request{lid: lid, attr: mad.AttrPortInfo, mod: uint32(p)}
+		return txn.Request{LID: lid, Attr: mad.AttrPortInfo, Mod: uint32(p)}
 	}
-	return request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p)}
+	return txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}
 }
 
 // cleanDescription makes a NodeDescription fit the topology's rules: no

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -128,7 +129,7 @@ func (s *SM) deactivatePorts(ctx context.Context, sn *Subnet, ports [][2]int, re
 		for _, np := range wave {
 			s.setDown(sn, np, r, res, problem)
 		}
-		if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+		if err := s.tx.Run(ctx); err != nil || len(res.Problems) > 0 {
 			return err
 		}
 		todo = rest
@@ -194,13 +195,13 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 	pi := forSet(sn.PortInfo[i][p])
 	pi.PortState = mad.PortStateDown
 	s.keyFields(sn, i, p, &pi)
-	s.tx.set(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p),
-		data: mad.AppendPortInfo(nil, &pi)}, func(rsp *response) {
-		if rsp.err != nil {
-			problem("deactivating %s port %d: %v", sn.Topo.Node(i).Name, p, rsp.err)
+	s.tx.Set(txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p),
+		Data: mad.AppendPortInfo(nil, &pi)}, func(rsp *txn.Response) {
+		if rsp.Err != nil {
+			problem("deactivating %s port %d: %v", sn.Topo.Node(i).Name, p, rsp.Err)
 			return
 		}
-		got := mad.PortInfo(rsp.data).Fields()
+		got := mad.PortInfo(rsp.Data).Fields()
 		if !sn.IsSwitch(i) {
 			s.setKey(portGUID(sn, i, p), &got)
 		}
@@ -252,18 +253,18 @@ func (s *SM) awaitRetrain(ctx context.Context, sn *Subnet, r *retraining, proble
 		moved := false
 		for _, e := range now {
 			i, p := e[0], e[1]
-			s.tx.get(request{dr: true, path: sn.path(i, p), attr: mad.AttrPortInfo, mod: uint32(p)}, func(rsp *response) {
-				if rsp.err != nil {
+			s.tx.Get(txn.Request{DR: true, Path: sn.path(i, p), Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *txn.Response) {
+				if rsp.Err != nil {
 					return // lost with a link dark still: read again
 				}
-				got := mad.PortInfo(rsp.data).Fields()
+				got := mad.PortInfo(rsp.Data).Fields()
 				sn.PortInfo[i][p] = got
 				if retrained(&got) {
 					r.ready[e], moved = true, true
 				}
 			})
 		}
-		if err := s.tx.run(ctx); err != nil {
+		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
 		if moved {
@@ -281,7 +282,7 @@ func (s *SM) awaitRetrain(ctx context.Context, sn *Subnet, r *retraining, proble
 func (s *SM) pause(ctx context.Context, d time.Duration) error {
 	until := s.clk.Now().Add(d)
 	for s.clk.Now().Before(until) {
-		if err := s.tx.wait(ctx, until); err != nil {
+		if err := s.tx.Wait(ctx, until); err != nil {
 			return err
 		}
 	}
@@ -313,7 +314,7 @@ func (s *SM) settleOwnChanges(ctx context.Context, sn *Subnet, res *Result) erro
 		st[sw] = &settling{clean: true}
 		s.settleSwitch(sn, sw, st[sw])
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	for _, sw := range order {
@@ -321,7 +322,7 @@ func (s *SM) settleOwnChanges(ctx context.Context, sn *Subnet, res *Result) erro
 			s.ackNotice(sn, sw, x)
 		}
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	for _, sw := range order {
@@ -351,22 +352,22 @@ type settling struct {
 func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 	path := sn.Paths[sw]
 	n := sn.Topo.Node(sw)
-	s.tx.get(request{dr: true, path: path, attr: mad.AttrNotice}, func(rsp *response) {
-		if rsp.err != nil {
+	s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrNotice}, func(rsp *txn.Response) {
+		if rsp.Err != nil {
 			return // no Notice to acknowledge: its trap repeats
 		}
-		if nt := mad.Notice(rsp.data); nt.IsGeneric() && nt.TrapNumber() == mad.TrapLinkStateChange {
-			x.notice = slices.Clone(rsp.data)
+		if nt := mad.Notice(rsp.Data); nt.IsGeneric() && nt.TrapNumber() == mad.TrapLinkStateChange {
+			x.notice = slices.Clone(rsp.Data)
 		}
 	})
 	readPorts := func() {
 		for p := 1; p <= n.NumPorts; p++ {
-			s.tx.get(request{dr: true, path: path, attr: mad.AttrPortInfo, mod: uint32(p)}, func(rsp *response) {
-				if rsp.err != nil {
+			s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrPortInfo, Mod: uint32(p)}, func(rsp *txn.Response) {
+				if rsp.Err != nil {
 					x.clean = false
 					return
 				}
-				st := mad.PortInfo(rsp.data).Fields().PortState
+				st := mad.PortInfo(rsp.Data).Fields().PortState
 				_, cabled := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
 				if (cabled && st != mad.PortStateActive) || (!cabled && st != mad.PortStateDown) {
 					x.clean = false
@@ -374,25 +375,25 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 			})
 		}
 	}
-	s.tx.get(request{dr: true, path: path, attr: mad.AttrSwitchInfo}, func(rsp *response) {
-		if rsp.err != nil {
+	s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *txn.Response) {
+		if rsp.Err != nil {
 			x.clean = false
 			return
 		}
-		si := mad.SwitchInfo(rsp.data).Fields()
+		si := mad.SwitchInfo(rsp.Data).Fields()
 		sn.Switch[sw] = si
 		if !si.PortStateChange {
 			readPorts()
 			return
 		}
 		si.PortStateChange = true // writing 1 clears it
-		s.tx.set(request{dr: true, path: path, attr: mad.AttrSwitchInfo, data: mad.AppendSwitchInfo(nil, &si)},
-			func(rsp *response) {
-				if rsp.err != nil {
+		s.tx.Set(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo, Data: mad.AppendSwitchInfo(nil, &si)},
+			func(rsp *txn.Response) {
+				if rsp.Err != nil {
 					x.clean = false
 					return
 				}
-				sn.Switch[sw] = mad.SwitchInfo(rsp.data).Fields()
+				sn.Switch[sw] = mad.SwitchInfo(rsp.Data).Fields()
 				readPorts()
 			})
 	})
@@ -403,12 +404,12 @@ func (s *SM) settleSwitch(sn *Subnet, sw int, x *settling) {
 // switch is not clean.
 func (s *SM) ackNotice(sn *Subnet, sw int, x *settling) {
 	path := sn.Paths[sw]
-	s.tx.set(request{dr: true, path: path, attr: mad.AttrNotice, data: x.notice}, func(rsp *response) {
-		if rsp.err != nil {
+	s.tx.Set(txn.Request{DR: true, Path: path, Attr: mad.AttrNotice, Data: x.notice}, func(rsp *txn.Response) {
+		if rsp.Err != nil {
 			return // not acknowledged: its trap repeats
 		}
-		s.tx.get(request{dr: true, path: path, attr: mad.AttrSwitchInfo}, func(rsp *response) {
-			if rsp.err != nil || mad.SwitchInfo(rsp.data).Fields().PortStateChange {
+		s.tx.Get(txn.Request{DR: true, Path: path, Attr: mad.AttrSwitchInfo}, func(rsp *txn.Response) {
+			if rsp.Err != nil || mad.SwitchInfo(rsp.Data).Fields().PortStateChange {
 				x.clean = false
 			}
 		})

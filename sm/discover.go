@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -87,7 +88,7 @@ func (n *dnode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
 // discovery is one full discovery run.
 type discovery struct {
 	sm       *SM
-	tx       *txnLayer
+	tx       transactions
 	nodes    []*dnode
 	byGUID   map[uint64]*dnode
 	self     *dnode
@@ -104,7 +105,7 @@ type discovery struct {
 // req returns a request along rt; a LID-prefixed route's answer comes
 // back to the SM's LID. Once the SM has given prefixes up, such a route
 // goes purely directed instead.
-func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) request {
+func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) txn.Request {
 	if rt.lid != 0 && rt.path != nil && d.sm.noPrefix {
 		if pure, ok := d.pure(rt); ok {
 			rt = drRoute(pure)
@@ -119,20 +120,20 @@ func (d *discovery) req(rt smpRoute, attr mad.AttrID, mod uint32) request {
 // do not switch a directed-route SMP by its LID on the prefix (or on the
 // answer's way back), as IBA 14.2.2 asks, and hand it to their SMI, which
 // drops it. If it does not, the device is gone, not the prefix at fault.
-func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*response)) {
+func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte, set bool, tag any, cb func(*txn.Response)) {
 	r := d.req(rt, attr, mod)
-	r.data, r.tag = data, tag
+	r.Data, r.Tag = data, tag
 	done := cb
-	if r.dr && r.drslid != 0 {
-		done = func(resp *response) {
-			if errors.Is(resp.err, ErrTimeout) {
+	if r.DR && r.DrSLID != 0 {
+		done = func(resp *txn.Response) {
+			if errors.Is(resp.Err, ErrTimeout) {
 				if pure, ok := d.pure(rt); ok {
-					lost := resp.req
+					lost := resp.Req
 					if lost == nil {
 						lost = &r
 					}
-					d.submit(drRoute(pure), attr, mod, data, set, tag, func(resp *response) {
-						if resp.err == nil && !d.sm.noPrefix {
+					d.submit(drRoute(pure), attr, mod, data, set, tag, func(resp *txn.Response) {
+						if resp.Err == nil && !d.sm.noPrefix {
 							d.warn("no answer through a LID-routed prefix (%v), one purely directed: directed routes from now on", lost)
 							d.sm.noPrefix = true
 						}
@@ -145,9 +146,9 @@ func (d *discovery) submit(rt smpRoute, attr mad.AttrID, mod uint32, data []byte
 		}
 	}
 	if set {
-		d.tx.set(r, done)
+		d.tx.Set(r, done)
 	} else {
-		d.tx.get(r, done)
+		d.tx.Get(r, done)
 	}
 }
 
@@ -182,10 +183,10 @@ func (d *discovery) run(ctx context.Context) error {
 	d.byGUID = map[uint64]*dnode{}
 	d.sm.lids.beginSweep()
 	self := []uint8{0}
-	d.tx.get(request{dr: true, path: self, attr: mad.AttrNodeInfo}, func(r *response) {
+	d.tx.Get(txn.Request{DR: true, Path: self, Attr: mad.AttrNodeInfo}, func(r *txn.Response) {
 		d.onNodeInfo(r, drRoute(self), self, nil, 0)
 	})
-	return d.tx.run(ctx)
+	return d.tx.Run(ctx)
 }
 
 func extend(path []uint8, port int) []uint8 {
@@ -198,23 +199,23 @@ func extend(path []uint8, port int) []uint8 {
 // onNodeInfo handles the answer to a NodeInfo sent along rt (pure, as a
 // directed route from the SM) out of port fromPort of from (nil: the SM's
 // own node).
-func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dnode, fromPort int) {
-	where := pathString(pure)
-	if r.err != nil {
+func (d *discovery) onNodeInfo(r *txn.Response, rt smpRoute, pure []uint8, from *dnode, fromPort int) {
+	where := txn.PathString(pure)
+	if r.Err != nil {
 		if from == nil {
-			d.problem("the SM's own node does not answer NodeInfo: %v", r.err)
-			if errors.Is(r.err, ErrTimeout) {
-				d.sm.unreadable(pure, r.err) // its own port protected by another SM's key
+			d.problem("the SM's own node does not answer NodeInfo: %v", r.Err)
+			if errors.Is(r.Err, ErrTimeout) {
+				d.sm.unreadable(pure, r.Err) // its own port protected by another SM's key
 			}
 		} else {
-			d.warn("no NodeInfo through path %s: %v", where, r.err)
-			if d.partial == nil && errors.Is(r.err, ErrTimeout) {
-				d.sm.unreadable(pure, r.err)
+			d.warn("no NodeInfo through path %s: %v", where, r.Err)
+			if d.partial == nil && errors.Is(r.Err, ErrTimeout) {
+				d.sm.unreadable(pure, r.Err)
 			}
 		}
 		return
 	}
-	ni := mad.NodeInfo(r.data).Fields()
+	ni := mad.NodeInfo(r.Data).Fields()
 	if ni.NodeType == mad.NodeTypeSwitch {
 		d.sm.metAt(pure, ni.NodeGUID)
 	} else if ni.PortGUID != 0 {
@@ -249,12 +250,12 @@ func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dno
 	}
 	if n.isSwitch() {
 		n.ports[0].guid = ni.NodeGUID
-		d.submit(n.rt, mad.AttrSwitchInfo, 0, nil, false, nil, func(r *response) {
-			if r.err != nil {
-				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, pathString(n.path), r.err)
+		d.submit(n.rt, mad.AttrSwitchInfo, 0, nil, false, nil, func(r *txn.Response) {
+			if r.Err != nil {
+				d.problem("no SwitchInfo from %#x (path %s): %v", n.ni.NodeGUID, txn.PathString(n.path), r.Err)
 				return
 			}
-			n.si, n.haveSI = mad.SwitchInfo(r.data).Fields(), true
+			n.si, n.haveSI = mad.SwitchInfo(r.Data).Fields(), true
 		})
 		for p := 0; p <= int(ni.NumPorts); p++ {
 			d.getPortInfo(n, p)
@@ -268,10 +269,10 @@ func (d *discovery) onNodeInfo(r *response, rt smpRoute, pure []uint8, from *dno
 // closes a cycle, a CA's other port, or a second device with the GUID.
 func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []uint8, from *dnode, fromPort int) {
 	lp := int(ni.LocalPortNum)
-	where := pathString(path)
+	where := txn.PathString(path)
 	if ni.NodeType != n.ni.NodeType || ni.NumPorts != n.ni.NumPorts {
 		d.problem("duplicate GUID %#x: a %v with %d ports at path %s, a %v with %d ports at path %s",
-			ni.NodeGUID, n.ni.NodeType, n.ni.NumPorts, pathString(n.path), ni.NodeType, ni.NumPorts, where)
+			ni.NodeGUID, n.ni.NodeType, n.ni.NumPorts, txn.PathString(n.path), ni.NodeType, ni.NumPorts, where)
 		return
 	}
 	if from == nil {
@@ -287,7 +288,7 @@ func (d *discovery) meet(n *dnode, ni mad.NodeInfoFields, rt smpRoute, path []ui
 		d.problem("duplicate GUID %#x: its port %d is Down, yet path %s reaches it there", ni.NodeGUID, lp, where)
 		return
 	case !n.isSwitch() && pt.reached && pt.peer == nil && d.partial == nil:
-		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, pathString(pt.path), where)
+		d.problem("duplicate GUID %#x: port %d reached by two routes (%s and %s)", ni.NodeGUID, lp, txn.PathString(pt.path), where)
 		return
 	}
 	d.link(from, fromPort, n, lp)
@@ -355,20 +356,20 @@ func (d *discovery) giveLID(n *dnode, p int) {
 func configured(pi *mad.PortInfoFields) bool { return pi.LID != 0 && pi.MasterSMLID != 0 }
 
 func (d *discovery) getPortInfo(n *dnode, p int) {
-	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), nil, false, nil, func(r *response) {
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), nil, false, nil, func(r *txn.Response) {
 		d.onPortInfo(r, n, p)
 	})
 }
 
-func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
-	if r.err != nil {
-		d.problem("no PortInfo %d from %#x (path %s): %v", p, n.ni.NodeGUID, pathString(r.req.path), r.err)
+func (d *discovery) onPortInfo(r *txn.Response, n *dnode, p int) {
+	if r.Err != nil {
+		d.problem("no PortInfo %d from %#x (path %s): %v", p, n.ni.NodeGUID, txn.PathString(r.Req.Path), r.Err)
 		return
 	}
 	pt := &n.ports[p]
-	pt.takePortInfo(r.data)
+	pt.takePortInfo(r.Data)
 	if p == 0 || !n.isSwitch() {
-		d.sm.readKey(pt.guid, r.req.path, pt.pi.LID, &pt.pi)
+		d.sm.readKey(pt.guid, r.Req.Path, pt.pi.LID, &pt.pi)
 		d.giveLID(n, p)
 		if pt.lid != 0 && !configured(&pt.pi) {
 			d.setLID(n, p)
@@ -399,7 +400,7 @@ func (d *discovery) onPortInfo(r *response, n *dnode, p int) {
 // there.
 func (d *discovery) explore(n *dnode, p int) {
 	rt, pure := n.rt.extend(p), extend(n.path, p)
-	d.submit(rt, mad.AttrNodeInfo, 0, nil, false, nil, func(r *response) {
+	d.submit(rt, mad.AttrNodeInfo, 0, nil, false, nil, func(r *txn.Response) {
 		d.onNodeInfo(r, rt, pure, n, p)
 	})
 }
@@ -420,15 +421,15 @@ func (d *discovery) setLID(n *dnode, p int) {
 	// The M_Key fields stay as read: a port keyed now would not answer
 	// discovery's SMPs through the routes not met yet (whose target, and
 	// so key, is not known); activation keys it.
-	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *response) {
-		if r.err != nil {
-			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, pathString(r.req.path), r.err)
+	d.submit(n.portRoute(p), mad.AttrPortInfo, uint32(p), mad.AppendPortInfo(nil, &pi), true, nil, func(r *txn.Response) {
+		if r.Err != nil {
+			d.problem("setting LID %d on %#x port %d (path %s): %v", pt.lid, n.ni.NodeGUID, p, txn.PathString(r.Req.Path), r.Err)
 			if d.partial == nil {
-				d.sm.setRefused(r.req.path, &pt.pi, r.err)
+				d.sm.setRefused(r.Req.Path, &pt.pi, r.Err)
 			}
 			return
 		}
-		got := mad.PortInfo(r.data).Fields()
+		got := mad.PortInfo(r.Data).Fields()
 		d.sm.setKey(pt.guid, &got)
 		if got.LID != pt.lid || got.MasterSMLID != smLID {
 			d.problem("%#x port %d took LID %d, SM LID %d; asked for %d, %d", n.ni.NodeGUID, p, got.LID, got.MasterSMLID, pt.lid, smLID)

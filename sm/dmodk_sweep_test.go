@@ -30,7 +30,7 @@ func TestSweepDmodK(t *testing.T) {
 			node, ok := topo.Lookup(tt.sm)
 			require.True(t, ok)
 			b := newBench(t, topo, node, 1)
-			s := b.newSM(t, sm.Config{Routing: "dmodk"})
+			s := b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: "dmodk"}})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			assert.Equal(t, "dmodk", res.Routing)

@@ -72,8 +72,9 @@
 //
 // # Transactions
 //
-// Every SMP is a transaction with a TID (txn.go): at most Config.Window in
-// flight, each resent after Config.Timeout up to Config.Retries times. The
+// Every SMP is a transaction with a TID (package sm/txn): at most
+// Config.Window in flight, each resent after Config.Timeout up to
+// Config.Retries times. The
 // window adapts (AIMD, as TCP's): a lost SMP (one that times out while
 // SMPs sent after it are answered) halves it, down to 1, and runs of
 // answers widen it again, back to Config.Window; Result.WindowMin says how

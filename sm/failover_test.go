@@ -269,10 +269,10 @@ func TestTwoSMsElection(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newSMGroup(t, topologies.Thesis8(), "ca4", "ca15")
-			a := g.run(t, "ca4", sm.Config{Priority: tt.first})
+			a := g.run(t, "ca4", sm.Config{ElectionConfig: sm.ElectionConfig{Priority: tt.first}})
 			up := a.waitResult(t, "subnet up", 0, subnetUp)
 			lids, lfts := agentLIDs(g.f), lftSnapshot(g.f, up.MaxLID)
-			b := g.run(t, "ca15", sm.Config{Priority: tt.later})
+			b := g.run(t, "ca15", sm.Config{ElectionConfig: sm.ElectionConfig{Priority: tt.later}})
 			sb := b.waitEvent(t, "election", isAction(sm.SMActionElection, ""))
 			assert.Equal(t, "Standby", sb.State, "a master runs the subnet")
 			require.NotNil(t, sb.Peer)
@@ -325,10 +325,12 @@ func TestTwoSMsElection(t *testing.T) {
 func TestFailover(t *testing.T) {
 	const interval, retries = 2 * time.Second, 2
 	g := newSMGroup(t, topologies.Thesis8(), "ca4", "ca15")
-	a := g.run(t, "ca4", sm.Config{Priority: 5})
+	a := g.run(t, "ca4", sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5}})
 	up := a.waitResult(t, "subnet up", 0, subnetUp)
 	lids, lfts := agentLIDs(g.f), lftSnapshot(g.f, up.MaxLID)
-	b := g.run(t, "ca15", sm.Config{Priority: 1, PollInterval: interval, PollRetries: retries})
+	b := g.run(t, "ca15", sm.Config{
+		ElectionConfig: sm.ElectionConfig{Priority: 1, PollInterval: interval, PollRetries: retries},
+	})
 	sb := b.waitEvent(t, "election", isAction(sm.SMActionElection, "Standby"))
 	g.waitUntil(t, sb.at.Add(3*interval))
 
@@ -370,7 +372,10 @@ func TestFailoverLIDCache(t *testing.T) {
 			topo := topologies.Thesis8()
 			g := newSMGroup(t, topo, "ca4", "ca15")
 			file := filepath.Join(t.TempDir(), "guid2lid")
-			a := g.run(t, "ca4", sm.Config{Priority: 5, LIDFile: file})
+			a := g.run(t, "ca4", sm.Config{
+				ElectionConfig: sm.ElectionConfig{Priority: 5},
+				LIDConfig:      sm.LIDConfig{LIDFile: file},
+			})
 			full := a.waitResult(t, "subnet up", 0, subnetUp)
 			lids := agentLIDs(g.f)
 			// y and x: two CAs but the SMs', y's LID below x's.
@@ -386,7 +391,7 @@ func TestFailoverLIDCache(t *testing.T) {
 			n := len(a.results.list())
 			a.waitResult(t, "the CAs gone", n, func(r *sm.Result) bool { return r.SubnetUp && r.HCAs == full.HCAs-2 })
 
-			cfg := sm.Config{Priority: 1, PollInterval: time.Second, PollRetries: 1}
+			cfg := sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 1, PollInterval: time.Second, PollRetries: 1}}
 			if shared {
 				cfg.LIDFile = file
 			}
@@ -413,7 +418,7 @@ func TestFailoverLIDCache(t *testing.T) {
 func TestRunUndecided(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	b.port.SetFilter(func(madport.MAD) bool { return false }) // nothing gets out
-	s := b.newSM(t, sm.Config{Retries: -1})
+	s := b.newSM(t, sm.Config{TxnConfig: sm.TxnConfig{Retries: -1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var at []time.Time
@@ -442,7 +447,10 @@ func TestFailoverMKey(t *testing.T) {
 	topo := topologies.Thesis8()
 	g := newSMGroup(t, topo, "ca4", "ca15")
 	file := filepath.Join(t.TempDir(), "guid2lid")
-	mk := sm.Config{MKey: 0x5ec, MKeyProtect: 2, MKeyLease: 30, LIDFile: file}
+	mk := sm.Config{
+		MKeyConfig: sm.MKeyConfig{MKey: 0x5ec, MKeyProtect: 2, MKeyLease: 30},
+		LIDConfig:  sm.LIDConfig{LIDFile: file},
+	}
 	cfg := mk
 	cfg.Priority = 5
 	a := g.run(t, "ca4", cfg)

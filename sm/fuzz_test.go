@@ -77,7 +77,7 @@ func FuzzSweepAnswers(f *testing.F) {
 	f.Add([]byte{}, uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, status uint16) {
 		p := &echoPort{clk: clock.NewManual(time.Unix(0, 0)), data: data, status: mad.Status(status)}
-		s, err := sm.New(p, sm.Config{Retries: -1})
+		s, err := sm.New(p, sm.Config{TxnConfig: sm.TxnConfig{Retries: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,10 @@ func FuzzAssimilateAnswers(f *testing.F) {
 			return (which&1 != 0 && a == mad.AttrSwitchInfo) || (which&2 != 0 && a == mad.AttrPortInfo) ||
 				(which&4 != 0 && a == mad.AttrNodeInfo)
 		}}
-		s, err := sm.New(p, sm.Config{Routing: "updn-fera", Retries: -1})
+		s, err := sm.New(p, sm.Config{
+			RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"},
+			TxnConfig:     sm.TxnConfig{Retries: -1},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +218,7 @@ func FuzzTrap(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := sm.New(mp, sm.Config{Detect: sm.DetectTrap})
+		s, err := sm.New(mp, sm.Config{AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectTrap}})
 		if err != nil {
 			t.Fatal(err)
 		}

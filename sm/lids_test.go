@@ -96,7 +96,7 @@ func TestLoadLIDMap(t *testing.T) {
 func TestStableLIDs(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "guid2lid")
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	res := b.sweep(t, b.newSM(t, sm.Config{LIDFile: file}))
+	res := b.sweep(t, b.newSM(t, sm.Config{LIDConfig: sm.LIDConfig{LIDFile: file}}))
 	require.True(t, res.SubnetUp, res.Reason)
 	lids := agentLIDs(b.f)
 	m, err := sm.LoadLIDMap(file)
@@ -107,7 +107,7 @@ func TestStableLIDs(t *testing.T) {
 	topo := topologies.Thesis8()
 	ca15, _ := topo.Lookup("ca15")
 	b2 := newBench(t, topo, ca15, 1)
-	res = b2.sweep(t, b2.newSM(t, sm.Config{LIDFile: file}))
+	res = b2.sweep(t, b2.newSM(t, sm.Config{LIDConfig: sm.LIDConfig{LIDFile: file}}))
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Equal(t, lids, agentLIDs(b2.f))
 	checkUp(t, b2.f)
@@ -124,7 +124,7 @@ func TestStableLIDs(t *testing.T) {
 	b4 := newBench(t, topologies.Thesis8(), 0, 1)
 	require.NoError(t, os.WriteFile(file, []byte(strings.ReplaceAll(mustRead(t, file),
 		"0x02fab00000000701", "0x02fab0000000ff01")), 0o600))
-	res = b4.sweep(t, b4.newSM(t, sm.Config{LIDFile: file}))
+	res = b4.sweep(t, b4.newSM(t, sm.Config{LIDConfig: sm.LIDConfig{LIDFile: file}}))
 	require.True(t, res.SubnetUp, res.Reason)
 	got := agentLIDs(b4.f)
 	assert.EqualValues(t, 16, got["ca7"])
@@ -149,6 +149,6 @@ func TestNewSMBadLIDFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "guid2lid")
 	require.NoError(t, os.WriteFile(file, []byte("0x10 1 1\n0x11 1 1\n"), 0o600))
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	_, err := sm.New(b.port, sm.Config{LIDFile: file})
+	_, err := sm.New(b.port, sm.Config{LIDConfig: sm.LIDConfig{LIDFile: file}})
 	assert.ErrorIs(t, err, sm.ErrLIDFile)
 }

@@ -15,6 +15,7 @@ import (
 
 	"ibfab/internal/enum"
 	"ibfab/madport"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -182,7 +183,7 @@ func (s *SM) MKeyOf(guid uint64) (uint64, bool) {
 // guid. A port met by several routes keeps the first as its own (paths),
 // unless that one leads elsewhere now.
 func (s *SM) metAt(path []uint8, guid uint64) {
-	p := pathString(path)
+	p := txn.PathString(path)
 	if other, ok := s.mk.byPath[p]; ok && other != guid && s.mk.paths[other] == p {
 		delete(s.mk.paths, other)
 	}
@@ -193,16 +194,16 @@ func (s *SM) metAt(path []uint8, guid uint64) {
 }
 
 // target returns the port GUID an SMP goes to, 0 when unknown.
-func (s *SM) target(r *request) uint64 {
+func (s *SM) target(r *txn.Request) uint64 {
 	switch {
-	case !r.dr:
-		g, _ := s.lids.ownerOf(r.lid)
+	case !r.DR:
+		g, _ := s.lids.ownerOf(r.LID)
 		return g
-	case r.drslid == 0:
-		return s.mk.byPath[pathString(r.path)]
+	case r.DrSLID == 0:
+		return s.mk.byPath[txn.PathString(r.Path)]
 	}
 	// A LID-routed prefix to the switch at r.lid, then the directed part.
-	sw, ok := s.lids.ownerOf(r.lid)
+	sw, ok := s.lids.ownerOf(r.LID)
 	if !ok {
 		return 0
 	}
@@ -210,15 +211,15 @@ func (s *SM) target(r *request) uint64 {
 	if !ok {
 		return 0
 	}
-	if len(r.path) > 1 {
-		p += strings.TrimPrefix(pathString(r.path), "0")
+	if len(r.Path) > 1 {
+		p += strings.TrimPrefix(txn.PathString(r.Path), "0")
 	}
 	return s.mk.byPath[p]
 }
 
 // smpKey is the M_Key an SMP carries: its target's key, Config.MKey when
 // the target is not known.
-func (s *SM) smpKey(r *request) uint64 {
+func (s *SM) smpKey(r *txn.Request) uint64 {
 	if g := s.target(r); g != 0 {
 		return s.portKey(g)
 	}
@@ -264,7 +265,7 @@ func (s *SM) readKey(guid uint64, path []uint8, lid uint16, pi *mad.PortInfoFiel
 		return // a port reset, or never keyed: nothing to recover
 	}
 	s.mk.stats.Recovered++
-	s.mkeyEvent(MKeyEvent{Action: MKeyRecovered, GUID: fmt.Sprintf("%#016x", guid), Path: pathString(path), LID: lid,
+	s.mkeyEvent(MKeyEvent{Action: MKeyRecovered, GUID: fmt.Sprintf("%#016x", guid), Path: txn.PathString(path), LID: lid,
 		MKey: fmt.Sprintf("%#x", pi.MKey), Protect: pi.MKeyProtectBits,
 		Reason: "the port shows a key this SM did not hold; it gets this SM's own"})
 }
@@ -284,7 +285,7 @@ func (s *SM) setKey(guid uint64, got *mad.PortInfoFields) {
 func (s *SM) unreadable(path []uint8, err error) {
 	s.mk.unreadable++
 	s.mk.stats.Protected++
-	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: pathString(path), MKey: fmt.Sprintf("%#x", s.cfg.MKey),
+	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: txn.PathString(path), MKey: fmt.Sprintf("%#x", s.cfg.MKey),
 		Reason: fmt.Sprintf("no answer through a live link (%v): protected by an M_Key this SM does not hold, or dead", err)})
 }
 
@@ -297,7 +298,7 @@ func (s *SM) setRefused(path []uint8, pi *mad.PortInfoFields, err error) {
 	}
 	s.mk.unreadable++
 	s.mk.stats.Protected++
-	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: pathString(path), Protect: pi.MKeyProtectBits,
+	s.mkeyEvent(MKeyEvent{Action: MKeyProtected, Path: txn.PathString(path), Protect: pi.MKeyProtectBits,
 		MKey:   fmt.Sprintf("%#x", s.cfg.MKey),
 		Reason: fmt.Sprintf("a PortInfo Set went unanswered (%v): protected by an M_Key this SM does not hold", err)})
 }
@@ -431,7 +432,7 @@ func ReadMKeyCache(r io.Reader) (*MKeyCache, error) {
 			if err != nil {
 				return nil, bad("route %q: %v", fields[2], err)
 			}
-			c.Paths[guid] = pathString(path)
+			c.Paths[guid] = txn.PathString(path)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -64,7 +64,7 @@ func TestMKeyProgrammed(t *testing.T) {
 	for _, perPort := range []bool{false, true} {
 		t.Run(map[bool]string{false: "one key", true: "per port"}[perPort], func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
-			cfg := sm.Config{MKey: base, MKeyProtect: 2, MKeyLease: 7, MKeyPerPort: perPort}
+			cfg := sm.Config{MKeyConfig: sm.MKeyConfig{MKey: base, MKeyProtect: 2, MKeyLease: 7, MKeyPerPort: perPort}}
 			s := b.newSM(t, cfg)
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
@@ -112,7 +112,12 @@ func TestPerPortMKey(t *testing.T) {
 // TestMKeyConfig: protection needs a key, and goes up to 3.
 func TestMKeyConfig(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	for _, c := range []sm.Config{{MKeyProtect: 1}, {MKeyLease: 3}, {MKeyPerPort: true}, {MKey: 1, MKeyProtect: 4}} {
+	for _, c := range []sm.Config{
+		{MKeyConfig: sm.MKeyConfig{MKeyProtect: 1}},
+		{MKeyConfig: sm.MKeyConfig{MKeyLease: 3}},
+		{MKeyConfig: sm.MKeyConfig{MKeyPerPort: true}},
+		{MKeyConfig: sm.MKeyConfig{MKey: 1, MKeyProtect: 4}},
+	} {
 		_, err := sm.New(b.port, c)
 		assert.ErrorIs(t, err, sm.ErrConfig, "%+v", c)
 	}
@@ -126,7 +131,10 @@ func TestMKeyCache(t *testing.T) {
 	dir := t.TempDir()
 	lidFile := filepath.Join(dir, "guid2lid")
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	first := b.newSM(t, sm.Config{MKey: 0x1111, MKeyProtect: 2, MKeyPerPort: true, LIDFile: lidFile})
+	first := b.newSM(t, sm.Config{
+		MKeyConfig: sm.MKeyConfig{MKey: 0x1111, MKeyProtect: 2, MKeyPerPort: true},
+		LIDConfig:  sm.LIDConfig{LIDFile: lidFile},
+	})
 	require.True(t, b.sweep(t, first).SubnetUp)
 	c, err := sm.LoadMKeyCache(sm.MKeyFile(lidFile))
 	require.NoError(t, err)
@@ -137,12 +145,17 @@ func TestMKeyCache(t *testing.T) {
 	require.NoError(t, err, "the LID file keeps its format")
 
 	var events recorder[sm.MKeyEvent]
-	blind, err := sm.New(b.port, sm.Config{MKey: 0x2222, MKeyProtect: 2, OnMKeyEvent: events.add})
+	blind, err := sm.New(b.port, sm.Config{
+		MKeyConfig: sm.MKeyConfig{MKey: 0x2222, MKeyProtect: 2, OnMKeyEvent: events.add},
+	})
 	require.NoError(t, err)
 	res := b.sweep(t, blind)
 	assert.False(t, res.SubnetUp, "without the keys the SM's own port does not answer")
 
-	second := b.newSM(t, sm.Config{MKey: 0x2222, MKeyProtect: 2, LIDFile: lidFile, OnMKeyEvent: events.add})
+	second := b.newSM(t, sm.Config{
+		MKeyConfig: sm.MKeyConfig{MKey: 0x2222, MKeyProtect: 2, OnMKeyEvent: events.add},
+		LIDConfig:  sm.LIDConfig{LIDFile: lidFile},
+	})
 	res = b.sweep(t, second)
 	require.True(t, res.SubnetUp, res.Reason)
 	for _, n := range b.f.Nodes() {
@@ -189,7 +202,7 @@ func TestMKeyProtectedAndRecovered(t *testing.T) {
 	protectOwnPort(t, b.f, ca7, 0xbad, 2)
 	setLease(t, b.f, ca7, 0xbad, 5)
 	var events recorder[sm.MKeyEvent]
-	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 1, OnMKeyEvent: events.add})
+	s := b.newSM(t, sm.Config{MKeyConfig: sm.MKeyConfig{MKey: 0xabc, MKeyProtect: 1, OnMKeyEvent: events.add}})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Equal(t, 6, res.HCAs, "ca7 left out")
@@ -243,7 +256,9 @@ func setLease(t *testing.T, f *memfabric.Fabric, i int, key uint64, secs uint16)
 func TestMKeyTrap256(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	var events recorder[sm.MKeyEvent]
-	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 2, MKeyLease: 5, OnMKeyEvent: events.add})
+	s := b.newSM(t, sm.Config{
+		MKeyConfig: sm.MKeyConfig{MKey: 0xabc, MKeyProtect: 2, MKeyLease: 5, OnMKeyEvent: events.add},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	ca4, _ := b.topo.Lookup("ca4")
@@ -285,7 +300,7 @@ func TestMKeySMPort(t *testing.T) {
 	p, err := memport.New(b.f, sw, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
-	s, err := sm.New(p, sm.Config{MKey: 0x5, MKeyProtect: 3, MKeyPerPort: true})
+	s, err := sm.New(p, sm.Config{MKeyConfig: sm.MKeyConfig{MKey: 0x5, MKeyProtect: 3, MKeyPerPort: true}})
 	require.NoError(t, err)
 	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
@@ -335,7 +350,10 @@ func TestMKeyRunRecovers(t *testing.T) {
 	protectOwnPort(t, b.f, ca7, 0xbad, 2)
 	setLease(t, b.f, ca7, 0xbad, 5)
 	var events recorder[sm.MKeyEvent]
-	s := b.newSM(t, sm.Config{MKey: 0xabc, MKeyProtect: 2, SweepInterval: 2 * time.Second, OnMKeyEvent: events.add})
+	s := b.newSM(t, sm.Config{
+		MKeyConfig:   sm.MKeyConfig{MKey: 0xabc, MKeyProtect: 2, OnMKeyEvent: events.add},
+		TimingConfig: sm.TimingConfig{SweepInterval: 2 * time.Second},
+	})
 	runSM(t, s)
 	n := b.f.Node(ca7)
 	require.Eventually(t, func() bool {
@@ -360,7 +378,7 @@ func TestMKeyProtectedLevel1(t *testing.T) {
 	protectOwnPort(t, b.f, ca7, 0xbad, 1)
 	setLease(t, b.f, ca7, 0xbad, 5)
 	var events recorder[sm.MKeyEvent]
-	s := b.newSM(t, sm.Config{MKey: 0xabc, OnMKeyEvent: events.add})
+	s := b.newSM(t, sm.Config{MKeyConfig: sm.MKeyConfig{MKey: 0xabc, OnMKeyEvent: events.add}})
 	res := b.sweep(t, s)
 	require.False(t, res.SubnetUp, "ca7 cannot be given its LID")
 	evs := events.list()
@@ -386,7 +404,10 @@ func TestMKeyProtectedLevel1(t *testing.T) {
 func TestMKeySMInfoOwnKey(t *testing.T) {
 	const base = 0xabc
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := b.newSM(t, sm.Config{SMKey: 9, MKey: base, MKeyProtect: 2, MKeyPerPort: true})
+	s := b.newSM(t, sm.Config{
+		ElectionConfig: sm.ElectionConfig{SMKey: 9},
+		MKeyConfig:     sm.MKeyConfig{MKey: base, MKeyProtect: 2, MKeyPerPort: true},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	own := sm.PerPortMKey(base, b.topo.Node(0).Ports[1].GUID)

@@ -27,7 +27,10 @@ func TestSweepMultipath(t *testing.T) {
 
 func testSweepMultipath(t *testing.T, preBlock bool) {
 	b := newBench(t, routingtest.Grid(t, true, 4, 4), 0, 1)
-	s := b.newSM(t, sm.Config{LMC: 1, PreBlock: preBlock})
+	s := b.newSM(t, sm.Config{
+		LIDConfig:          sm.LIDConfig{LMC: 1},
+		AssimilationConfig: sm.AssimilationConfig{PreBlock: preBlock},
+	})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	require.NotNil(t, res.Multipath)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -126,8 +127,8 @@ type scanTag struct{ n *dnode }
 
 // switchInfoGet returns the switch a SwitchInfo Get is for, and whether
 // it is a sweep's.
-func switchInfoGet(r *request) (*dnode, bool) {
-	switch t := r.tag.(type) {
+func switchInfoGet(r *txn.Request) (*dnode, bool) {
+	switch t := r.Tag.(type) {
 	case sweepTag:
 		return t.n, true
 	case *dnode:
@@ -307,7 +308,7 @@ func (p *partialDiscovery) change(format string, args ...any) {
 	p.changes = append(p.changes, fmt.Sprintf(format, args...))
 	if p.full {
 		// Full discovery follows: what is outstanding no longer matters.
-		p.sm.tx.cancel(func(*request) bool { return true })
+		p.sm.tx.Cancel(func(*txn.Request) bool { return true })
 	}
 }
 
@@ -315,17 +316,17 @@ func (p *partialDiscovery) change(format string, args ...any) {
 func (p *partialDiscovery) changed() bool { return len(p.changes) > 0 }
 
 // send queues a Get (data nil) or Set of attr along rt, in phase.
-func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*response)) {
+func (p *partialDiscovery) send(phase string, rt smpRoute, attr mad.AttrID, mod uint32, data []byte, tag any, cb func(*txn.Response)) {
 	p.inPhase(phase, func() { p.d.submit(rt, attr, mod, data, data != nil, tag, cb) })
 }
 
 // inPhase runs submit with the SMPs it queues counted for phase.
 func (p *partialDiscovery) inPhase(phase string, submit func()) {
 	tx := p.sm.tx
-	old := tx.phase
-	tx.setPhase(phase)
+	old := tx.Phase()
+	tx.SetPhase(phase)
 	submit()
-	tx.setPhase(old)
+	tx.SetPhase(old)
 }
 
 // drPath returns a directed route from the SM to switch x over the links
@@ -368,7 +369,7 @@ func (p *partialDiscovery) sweep() {
 		}
 		p.state[n] = devWaiting
 		p.sweepOut++
-		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, sweepTag{n}, func(r *response) {
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, sweepTag{n}, func(r *txn.Response) {
 			p.sweepOut--
 			if p.sweepOut == 0 {
 				p.sweepEnd = time.Now()
@@ -404,8 +405,8 @@ func (p *partialDiscovery) traps(lids []uint16) {
 			p.scan(n, PhaseDetection)
 			continue
 		}
-		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, nil, func(r *response) {
-			if r.err != nil || !mad.SwitchInfo(r.data).Fields().PortStateChange {
+		p.send(PhaseDetection, n.rt, mad.AttrSwitchInfo, 0, nil, nil, func(r *txn.Response) {
+			if r.Err != nil || !mad.SwitchInfo(r.Data).Fields().PortStateChange {
 				return // the trap was for what the scan saw; a silence, the scan's problem
 			}
 			p.scanned[n] = false
@@ -415,8 +416,8 @@ func (p *partialDiscovery) traps(lids []uint16) {
 }
 
 // onSwitchInfo takes a sweep's or a probe's answer.
-func (p *partialDiscovery) onSwitchInfo(n *dnode, r *response, phase string) {
-	if r.err != nil {
+func (p *partialDiscovery) onSwitchInfo(n *dnode, r *txn.Response, phase string) {
+	if r.Err != nil {
 		if p.answered[n] {
 			p.state[n] = devReachable // answered another way already
 			return
@@ -428,12 +429,12 @@ func (p *partialDiscovery) onSwitchInfo(n *dnode, r *response, phase string) {
 		return
 	}
 	p.state[n], p.answered[n] = devReachable, true
-	p.clean[n] = !mad.SwitchInfo(r.data).Fields().PortStateChange
+	p.clean[n] = !mad.SwitchInfo(r.Data).Fields().PortStateChange
 	// Another SwitchInfo still out to it (a sweep's, by a route that no
 	// longer works) is not waited for.
 	p.cancel(func(x *dnode) bool { return x == n })
 	was := n.si
-	n.si, n.haveSI = mad.SwitchInfo(r.data).Fields(), true
+	n.si, n.haveSI = mad.SwitchInfo(r.Data).Fields(), true
 	if was.LinearFDBTop != 0 && n.si.LinearFDBTop == 0 {
 		p.reset(n, phase)
 	}
@@ -453,10 +454,10 @@ func (p *partialDiscovery) reset(n *dnode, phase string) {
 	if !n.isSwitch() || p.full {
 		return
 	}
-	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *response) {
-		if r.err == nil {
+	p.send(phase, n.rt, mad.AttrPortInfo, 0, nil, nil, func(r *txn.Response) {
+		if r.Err == nil {
 			pt := &n.ports[0]
-			pt.takePortInfo(r.data)
+			pt.takePortInfo(r.Data)
 		}
 	})
 }
@@ -469,15 +470,15 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 	p.scanned[n] = true
 	want := n.si
 	want.PortStateChange = true // writing 1 clears it
-	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *response) {
-		if r.err != nil {
-			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.err)
+	p.send(phase, n.rt, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &want), scanTag{n}, func(r *txn.Response) {
+		if r.Err != nil {
+			p.d.warn("clearing PortStateChange of %s: %v", p.name(n), r.Err)
 			if _, ok := p.trapped[n]; ok { // answered only by its trap: it may have died since
 				p.untrap(n)
 			}
 			return
 		}
-		n.si = mad.SwitchInfo(r.data).Fields()
+		n.si = mad.SwitchInfo(r.Data).Fields()
 		if _, ok := p.trapped[n]; ok {
 			// Scanned back along its trap's route: a sweep's SwitchInfo
 			// still out to it by the old one, which may cross what
@@ -487,21 +488,21 @@ func (p *partialDiscovery) scan(n *dnode, phase string) {
 		}
 	})
 	for q := 1; q < len(n.ports); q++ {
-		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *response) {
+		p.send(phase, n.rt, mad.AttrPortInfo, uint32(q), nil, scanTag{n}, func(r *txn.Response) {
 			p.onScanPort(n, q, r)
 		})
 	}
 }
 
 // onScanPort compares a port read by a scan with the database.
-func (p *partialDiscovery) onScanPort(n *dnode, q int, r *response) {
-	if r.err != nil {
-		p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), n.rt, r.err)
+func (p *partialDiscovery) onScanPort(n *dnode, q int, r *txn.Response) {
+	if r.Err != nil {
+		p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), n.rt, r.Err)
 		return
 	}
 	pt := &n.ports[q]
 	was := pt.pi.PortState
-	pt.takePortInfo(r.data)
+	pt.takePortInfo(r.Data)
 	down := pt.pi.PortState == mad.PortStateDown
 	switch {
 	case pt.peer != nil && down:
@@ -525,12 +526,12 @@ func (p *partialDiscovery) onScanPort(n *dnode, q int, r *response) {
 			p.probe(peer)
 			return
 		}
-		p.send(PhaseDiscovery, n.rt.extend(q), mad.AttrPortInfo, uint32(pp), nil, nil, func(r *response) {
-			if r.err != nil {
+		p.send(PhaseDiscovery, n.rt.extend(q), mad.AttrPortInfo, uint32(pp), nil, nil, func(r *txn.Response) {
+			if r.Err != nil {
 				return
 			}
 			pi := &peer.ports[pp]
-			pi.takePortInfo(r.data)
+			pi.takePortInfo(r.Data)
 			if !peer.isSwitch() && pi.lid != 0 && pi.pi.LID == 0 {
 				p.reset(peer, PhaseDiscovery)
 			}
@@ -586,8 +587,8 @@ func (p *partialDiscovery) deactivate(n *dnode, q int) {
 // cancelScans gives up the scans out to the switches drop picks: each is
 // scanned again, whatever its PortStateChange, when a probe finds it.
 func (p *partialDiscovery) cancelScans(drop func(*dnode) bool) {
-	p.sm.tx.cancel(func(r *request) bool {
-		t, ok := r.tag.(scanTag)
+	p.sm.tx.Cancel(func(r *txn.Request) bool {
+		t, ok := r.Tag.(scanTag)
 		if !ok || !drop(t.n) {
 			return false
 		}
@@ -599,7 +600,7 @@ func (p *partialDiscovery) cancelScans(drop func(*dnode) bool) {
 // cancel gives up the SwitchInfo Gets (sweeps' and probes') out to the
 // switches drop picks.
 func (p *partialDiscovery) cancel(drop func(*dnode) bool) {
-	p.sm.tx.cancel(func(r *request) bool {
+	p.sm.tx.Cancel(func(r *txn.Request) bool {
 		x, sweep := switchInfoGet(r)
 		if x == nil || !drop(x) {
 			return false
@@ -654,13 +655,13 @@ func (p *partialDiscovery) readLinkPort(n *dnode, q int, rt smpRoute) {
 
 // rereadPort reads port q of switch n again along rt, a route through it.
 func (p *partialDiscovery) rereadPort(n *dnode, q int, rt smpRoute) {
-	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *response) {
-		if r.err != nil {
-			p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), rt, r.err)
+	p.send(PhaseDiscovery, rt, mad.AttrPortInfo, uint32(q), nil, nil, func(r *txn.Response) {
+		if r.Err != nil {
+			p.d.warn("no PortInfo %d from %s (%s): %v", q, p.name(n), rt, r.Err)
 			return
 		}
 		pt := &n.ports[q]
-		pt.takePortInfo(r.data)
+		pt.takePortInfo(r.Data)
 		if pt.pi.PortState == mad.PortStateDown {
 			p.d.problem("duplicate GUID %#x: its port %d is Down, yet %s reaches it there", n.ni.NodeGUID, q, rt)
 		}
@@ -679,7 +680,7 @@ func (p *partialDiscovery) run(ctx context.Context) error {
 		defer func() { p.sm.onTrap = nil }()
 	}
 	for {
-		if err := p.sm.tx.run(ctx); err != nil {
+		if err := p.sm.tx.Run(ctx); err != nil {
 			return err
 		}
 		if p.full && p.changed() {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"ibfab/sm/partition"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -184,95 +185,131 @@ func (s *SM) partitionPhase(ctx context.Context, res *Result) error {
 	if s.part == nil || s.subnet == nil {
 		return nil
 	}
-	return s.phase(res, PhasePartition, func() error {
-		r := &PartitionResult{}
-		res.Partitions = r
-		warn := func(format string, args ...any) {
-			res.Warnings = append(res.Warnings, "partitions: "+fmt.Sprintf(format, args...))
+	return s.phase(res, PhasePartition, func() error { return s.partitionPass(ctx, res) })
+}
+
+// partitionPass is the partition phase's work, in its steps: read the
+// tables not known, compute the plan from them, write what differs, and
+// report each port written.
+func (s *SM) partitionPass(ctx context.Context, res *Result) error {
+	r := &PartitionResult{}
+	res.Partitions = r
+	warn := func(format string, args ...any) {
+		res.Warnings = append(res.Warnings, "partitions: "+fmt.Sprintf(format, args...))
+	}
+	sn := s.subnet
+	ends := s.partTargets(sn)
+	// With enforcement off the switch ports' tables are left alone: not
+	// even read.
+	peers := s.part.cfg.Enforce != partition.EnforceOff
+	for _, e := range ends {
+		s.partRead(&e.self, r, warn)
+		if peers && e.peer != nil && e.peer.cap > 0 {
+			s.partRead(e.peer, r, warn)
 		}
-		sn := s.subnet
-		ends := s.partTargets(sn)
-		// With enforcement off the switch ports' tables are left alone:
-		// not even read.
-		peers := s.part.cfg.Enforce != partition.EnforceOff
-		for _, e := range ends {
-			s.partRead(&e.self, r, warn)
-			if peers && e.peer != nil && e.peer.cap > 0 {
-				s.partRead(e.peer, r, warn)
-			}
-		}
-		if err := s.tx.run(ctx); err != nil {
-			return err
-		}
-		f := partition.Fabric{SM: s.guid}
-		for _, e := range ends {
-			p := partition.Port{GUID: e.self.guid, Type: sn.Topo.Node(e.self.node).Type, Cap: e.self.cap,
-				Table: s.part.tables[e.self.key]}
-			if e.peer != nil {
-				p.Peer = &partition.SwitchPort{Cap: e.peer.cap, Table: s.part.tables[e.peer.key]}
-				if peers && p.Peer.Table == nil && p.Peer.Cap > 0 {
-					p.Peer = nil // not read: left alone until the next sweep reads it
-				}
-			}
-			f.Ports = append(f.Ports, p)
-		}
-		plan, err := partition.Compute(s.part.cfg.File, f, s.part.cfg.Enforce, s.part.mem)
-		if err != nil {
-			warn("%v", err)
-			return nil
-		}
-		s.part.mem = plan.Memory
-		r.Partitions = len(plan.Partitions)
-		for _, w := range plan.Warnings {
-			warn("%s", w)
-		}
-		events := map[partKey]*PartitionEvent{}
-		event := func(p *partPort) *PartitionEvent {
-			if e := events[p.key]; e != nil {
-				return e
-			}
-			e := &PartitionEvent{Event: "partition", Port: portName(sn.Topo, portRef(p.node, p.port)),
-				GUID: fmt.Sprintf("0x%016x", p.guid), Type: p.typ}
-			events[p.key] = e
-			return e
-		}
-		var order []partKey
-		for i, e := range ends {
-			pp := plan.Ports[i]
-			if pp.Table == nil {
-				continue
-			}
-			r.Ports++
-			order = append(order, e.self.key)
-			s.partWrite(&e.self, pp.Table, r, warn, event)
-			if !pp.PeerManaged {
-				continue
-			}
-			r.SwitchPorts++
-			order = append(order, e.peer.key)
-			if pp.Peer != nil {
-				s.partWrite(e.peer, pp.Peer, r, warn, event)
-			}
-			s.partEnforce(e.peer, pp.PeerEnforce, r, warn, event)
-		}
-		for _, p := range s.partSwitchLinks(sn) {
-			order = append(order, p.key)
-			s.partEnforce(&p, partition.EnforceOff, r, warn, event)
-		}
-		if err := s.tx.run(ctx); err != nil {
-			return err
-		}
-		for _, k := range order {
-			if e := events[k]; e != nil && s.part.cfg.OnEvent != nil {
-				if len(e.Blocks) > 0 {
-					e.Table = pkeyStrings(s.part.tables[k])
-				}
-				s.part.cfg.OnEvent(*e)
-				delete(events, k)
-			}
-		}
+	}
+	if err := s.tx.Run(ctx); err != nil {
+		return err
+	}
+	plan, err := partition.Compute(s.part.cfg.File, s.partFabric(sn, ends, peers), s.part.cfg.Enforce, s.part.mem)
+	if err != nil {
+		warn("%v", err)
 		return nil
-	})
+	}
+	s.part.mem = plan.Memory
+	r.Partitions = len(plan.Partitions)
+	for _, w := range plan.Warnings {
+		warn("%s", w)
+	}
+	ev := &partEvents{topo: sn.Topo, byKey: map[partKey]*PartitionEvent{}}
+	s.partApply(sn, ends, plan, r, warn, ev)
+	if err := s.tx.Run(ctx); err != nil {
+		return err
+	}
+	s.partReport(ev)
+	return nil
+}
+
+// partFabric is the subnet's end ports as partition.Compute takes them,
+// with the tables read. A switch port whose table enforcement needs but
+// was not read is left out: alone until the next sweep reads it.
+func (s *SM) partFabric(sn *Subnet, ends []partEnd, peers bool) partition.Fabric {
+	f := partition.Fabric{SM: s.guid}
+	for _, e := range ends {
+		p := partition.Port{GUID: e.self.guid, Type: sn.Topo.Node(e.self.node).Type, Cap: e.self.cap,
+			Table: s.part.tables[e.self.key]}
+		if e.peer != nil {
+			p.Peer = &partition.SwitchPort{Cap: e.peer.cap, Table: s.part.tables[e.peer.key]}
+			if peers && p.Peer.Table == nil && p.Peer.Cap > 0 {
+				p.Peer = nil
+			}
+		}
+		f.Ports = append(f.Ports, p)
+	}
+	return f
+}
+
+// partEvents gathers the PartitionEvents of one pass, one per port
+// written, and the order the ports were written in.
+type partEvents struct {
+	topo  *topologies.Topology
+	byKey map[partKey]*PartitionEvent
+	order []partKey
+}
+
+// event returns p's event, made the first time.
+func (ev *partEvents) event(p *partPort) *PartitionEvent {
+	if e := ev.byKey[p.key]; e != nil {
+		return e
+	}
+	e := &PartitionEvent{Event: "partition", Port: portName(ev.topo, portRef(p.node, p.port)),
+		GUID: fmt.Sprintf("0x%016x", p.guid), Type: p.typ}
+	ev.byKey[p.key] = e
+	return e
+}
+
+// partApply queues what plan changes: each end port's table, and its
+// switch port's table and enforcement when the plan manages that port;
+// the switch ports cabled to switches enforce nothing.
+func (s *SM) partApply(sn *Subnet, ends []partEnd, plan *partition.Plan, r *PartitionResult,
+	warn func(string, ...any), ev *partEvents) {
+	for i, e := range ends {
+		pp := plan.Ports[i]
+		if pp.Table == nil {
+			continue
+		}
+		r.Ports++
+		ev.order = append(ev.order, e.self.key)
+		s.partWrite(&e.self, pp.Table, r, warn, ev.event)
+		if !pp.PeerManaged {
+			continue
+		}
+		r.SwitchPorts++
+		ev.order = append(ev.order, e.peer.key)
+		if pp.Peer != nil {
+			s.partWrite(e.peer, pp.Peer, r, warn, ev.event)
+		}
+		s.partEnforce(e.peer, pp.PeerEnforce, r, warn, ev.event)
+	}
+	for _, p := range s.partSwitchLinks(sn) {
+		ev.order = append(ev.order, p.key)
+		s.partEnforce(&p, partition.EnforceOff, r, warn, ev.event)
+	}
+}
+
+// partReport hands each port's event to Config.Partitions.OnEvent, in the
+// order the ports were written, with the table as it now is when blocks
+// of it were set.
+func (s *SM) partReport(ev *partEvents) {
+	for _, k := range ev.order {
+		if e := ev.byKey[k]; e != nil && s.part.cfg.OnEvent != nil {
+			if len(e.Blocks) > 0 {
+				e.Table = pkeyStrings(s.part.tables[k])
+			}
+			s.part.cfg.OnEvent(*e)
+			delete(ev.byKey, k)
+		}
+	}
 }
 
 // partRead reads all the blocks of p's table unless the manager knows
@@ -290,17 +327,17 @@ func (s *SM) partRead(p *partPort, r *PartitionResult, warn func(string, ...any)
 	pending, failed := n, false
 	for b := range n {
 		r.BlocksRead++
-		s.tx.get(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b)}, func(resp *response) {
+		s.tx.Get(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b)}, func(resp *txn.Response) {
 			pending--
-			if resp.err != nil {
+			if resp.Err != nil {
 				if !failed {
 					r.Failures++
-					warn("reading block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+					warn("reading block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.Err)
 				}
 				failed = true
 				return
 			}
-			blk := mad.PKeyTable(resp.data)
+			blk := mad.PKeyTable(resp.Data)
 			for i := range mad.PKeysPerBlock {
 				table[b*mad.PKeysPerBlock+i] = blk.PKey(i)
 			}
@@ -322,11 +359,11 @@ func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn fu
 		}
 		var f mad.PKeyTableFields
 		copy(f.PKeys[:], want[lo:hi])
-		s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPKeyTable, mod: p.mod | uint32(b), data: mad.AppendPKeyTable(nil, &f)},
-			func(resp *response) {
-				if resp.err != nil {
+		s.tx.Set(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPKeyTable, Mod: p.mod | uint32(b), Data: mad.AppendPKeyTable(nil, &f)},
+			func(resp *txn.Response) {
+				if resp.Err != nil {
 					r.Failures++
-					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.err)
+					warn("setting block %d of %s's P_Key table: %v", b, portName(s.subnet.Topo, portRef(p.node, p.port)), resp.Err)
 					delete(s.part.tables, p.key) // what it holds is not known: read it again
 					return
 				}
@@ -335,7 +372,7 @@ func (s *SM) partWrite(p *partPort, want []mad.PKey, r *PartitionResult, warn fu
 				if t == nil {
 					return
 				}
-				blk := mad.PKeyTable(resp.data)
+				blk := mad.PKeyTable(resp.Data)
 				for i := range mad.PKeysPerBlock {
 					t[lo+i] = blk.PKey(i)
 				}
@@ -357,16 +394,16 @@ func (s *SM) partEnforce(p *partPort, e partition.Enforce, r *PartitionResult, w
 	pi := forSet(cur)
 	s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
 	pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = e.Inbound(), e.Outbound()
-	s.tx.set(request{dr: true, path: p.path, attr: mad.AttrPortInfo, mod: uint32(p.port), data: mad.AppendPortInfo(nil, &pi)},
-		func(resp *response) {
+	s.tx.Set(txn.Request{DR: true, Path: p.path, Attr: mad.AttrPortInfo, Mod: uint32(p.port), Data: mad.AppendPortInfo(nil, &pi)},
+		func(resp *txn.Response) {
 			name := portName(sn.Topo, portRef(p.node, p.port))
-			if resp.err != nil {
+			if resp.Err != nil {
 				r.Failures++
-				warn("setting %s's partition enforcement to %v: %v", name, e, resp.err)
+				warn("setting %s's partition enforcement to %v: %v", name, e, resp.Err)
 				return
 			}
 			r.Enforcement++
-			got := mad.PortInfo(resp.data).Fields()
+			got := mad.PortInfo(resp.Data).Fields()
 			sn.PortInfo[p.node][p.port] = got
 			if got.PartitionEnforcementInbound != e.Inbound() || got.PartitionEnforcementOutbound != e.Outbound() {
 				r.Failures++

@@ -235,7 +235,10 @@ func TestPartitionManagerEnforceOff(t *testing.T) {
 // table again in the assimilation that brings it in.
 func TestPartitionManagerAssimilation(t *testing.T) {
 	b := partBench(t)
-	s := upAndQuiet(t, b, sm.Config{Partitions: &sm.PartitionConfig{File: partFile(t, b)}, Detect: sm.DetectSweep})
+	s := upAndQuiet(t, b, sm.Config{
+		Partitions:         &sm.PartitionConfig{File: partFile(t, b)},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+	})
 	checkPartitions(t, b, partWant, partition.EnforceBoth, true)
 
 	require.NoError(t, b.port.PowerOff("ca2-2"))

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"ibfab/sm/routing/updn"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -16,8 +17,8 @@ import (
 // probe reads SwitchInfo of a switch found MISSING, along its new route.
 func (p *partialDiscovery) probe(n *dnode) {
 	p.state[n] = devWaiting
-	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *response) {
-		if r.err != nil {
+	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *txn.Response) {
+		if r.Err != nil {
 			p.failed[n] = true
 		}
 		p.onSwitchInfo(n, r, PhaseDiscovery)
@@ -111,17 +112,17 @@ func (p *partialDiscovery) blockAhead() {
 	sortTurns(keys)
 	for _, k := range keys {
 		n := p.d.byGUID[k.guid]
-		var to request
+		var to txn.Request
 		var tag any
 		switch p.state[n] {
 		case devReachable:
-			to = request{dr: true, path: p.drPath(n)}
+			to = txn.Request{DR: true, Path: p.drPath(n)}
 		case devWaiting:
 			if p.lost[n] { // probed now, along the probe's route
 				to, tag = p.d.req(n.rt, 0, 0), scanTag{n}
 			}
 		}
-		if !to.dr && to.lid == 0 || to.dr && to.path == nil {
+		if !to.DR && to.LID == 0 || to.DR && to.Path == nil {
 			continue
 		}
 		p.ahead[k] = true
@@ -184,13 +185,13 @@ func (p *partialDiscovery) scanLost(x *dnode) {
 // stays MISSING unless found another way: what is still out to it is
 // given up.
 func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
-	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *response) {
+	p.send(PhaseDiscovery, s.rt, mad.AttrPortInfo, uint32(sp), nil, nil, func(r *txn.Response) {
 		up := false
-		if r.err != nil {
-			p.d.warn("no PortInfo %d from %s (%s): %v", sp, p.name(s), s.rt, r.err)
+		if r.Err != nil {
+			p.d.warn("no PortInfo %d from %s (%s): %v", sp, p.name(s), s.rt, r.Err)
 		} else {
 			pt := &s.ports[sp]
-			pt.takePortInfo(r.data)
+			pt.takePortInfo(r.Data)
 			up = pt.pi.PortState != mad.PortStateDown && pt.peer == x
 			if pt.pi.PortState == mad.PortStateDown && pt.peer != nil {
 				p.deactivate(s, sp)
@@ -220,10 +221,10 @@ func (p *partialDiscovery) readLink(x, s *dnode, sp int, next func()) {
 // again, and only a port still up earns x a probe in full (and a scan).
 func (p *partialDiscovery) quickProbe(x, s *dnode, sp int) {
 	r := p.d.req(x.rt, mad.AttrSwitchInfo, 0)
-	r.tag, r.probe = x, true
+	r.Tag, r.Probe = x, true
 	p.inPhase(PhaseDiscovery, func() {
-		p.sm.tx.get(r, func(resp *response) {
-			if !errors.Is(resp.err, ErrTimeout) || p.state[x] != devWaiting {
+		p.sm.tx.Get(r, func(resp *txn.Response) {
+			if !errors.Is(resp.Err, ErrTimeout) || p.state[x] != devWaiting {
 				p.onSwitchInfo(x, resp, PhaseDiscovery)
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -69,7 +70,7 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *routing.Route
 		s.caSL2VL(sn, p, problem)
 		s.vlArb(sn, p, problem)
 	}
-	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+	if err := s.tx.Run(ctx); err != nil || len(res.Problems) > 0 {
 		return err
 	}
 
@@ -87,7 +88,7 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *routing.Route
 	case DistCutDeps:
 		s.blockCutDeps(sn, rt, res, problem)
 	}
-	if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+	if err := s.tx.Run(ctx); err != nil || len(res.Problems) > 0 {
 		return err
 	}
 	s.emitTables(stage+"protected", sn, rt)
@@ -106,7 +107,7 @@ func (s *SM) distributeChange(ctx context.Context, sn *Subnet, rt *routing.Route
 	for _, sw := range sn.Switches() {
 		s.switchTables(sn, rt, sw, res, problem, onLFT)
 	}
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // portActive reports whether a port's last known state passes data.
@@ -226,7 +227,7 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *routing.Routes, res *Result, problem f
 	for _, k := range keys {
 		sw, _ := sn.Topo.LookupGUID(k.guid)
 		res.SL2VLSets++
-		s.blockTurn(request{dr: true, path: sn.Paths[sw]}, k, nil, func(err error) {
+		s.blockTurn(txn.Request{DR: true, Path: sn.Paths[sw]}, k, nil, func(err error) {
 			if err != nil {
 				problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, err)
 			}
@@ -239,30 +240,30 @@ func (s *SM) blockCutDeps(sn *Subnet, rt *routing.Routes, res *Result, problem f
 // it went. With VLTables keep the
 // table is read first, to be written back when the block is undone: it
 // is the device's own. tag tags the SMPs (for a cancel).
-func (s *SM) blockTurn(to request, k turnKey, tag any, done func(error)) {
+func (s *SM) blockTurn(to txn.Request, k turnKey, tag any, done func(error)) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
-	to.attr, to.mod, to.tag = mad.AttrSLtoVLMapping, m.Modifier(), tag
+	to.Attr, to.Mod, to.Tag = mad.AttrSLtoVLMapping, m.Modifier(), tag
 	set := func() {
 		r := to
-		r.data = blockTable(s.layers)
-		s.tx.set(r,
-			func(r *response) {
-				if r.err == nil {
+		r.Data = blockTable(s.layers)
+		s.tx.Set(r,
+			func(r *txn.Response) {
+				if r.Err == nil {
 					s.blocked[k] = true
 				}
-				done(r.err)
+				done(r.Err)
 			})
 	}
 	if s.cfg.VLTables != VLTablesKeep {
 		set()
 		return
 	}
-	s.tx.get(to, func(r *response) {
-		if r.err != nil {
-			done(r.err)
+	s.tx.Get(to, func(r *txn.Response) {
+		if r.Err != nil {
+			done(r.Err)
 			return
 		}
-		s.kept[k] = r.data[:mad.SLtoVLMappingTableSize]
+		s.kept[k] = r.Data[:mad.SLtoVLMappingTableSize]
 		set()
 	})
 }
@@ -304,7 +305,7 @@ func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
 	s.keepBlocks(sn, nil, nil, res, func(format string, args ...any) {
 		res.Warnings = append(res.Warnings, "lifting a cut-node block: "+fmt.Sprintf(format, args...))
 	})
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // keepBlocks undoes the blocks not in want (on linked turns) and forgets
@@ -345,9 +346,9 @@ func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint
 func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any), block bool) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
 	res.SL2VLSets++
-	s.tx.set(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSLtoVLMapping, mod: m.Modifier(), data: data}, func(r *response) {
-		if r.err != nil {
-			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.err)
+	s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSLtoVLMapping, Mod: m.Modifier(), Data: data}, func(r *txn.Response) {
+		if r.Err != nil {
+			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.Err)
 			return
 		}
 		if block {

@@ -124,7 +124,7 @@ func (s *SM) distributeDefinitive(ctx context.Context, sn *Subnet, rt *routing.R
 			}
 		}
 		res.Waves++
-		if err := s.tx.run(ctx); err != nil || len(res.Problems) > 0 {
+		if err := s.tx.Run(ctx); err != nil || len(res.Problems) > 0 {
 			return err
 		}
 	}

@@ -121,7 +121,7 @@ func (s *SM) qosEvent(e QoSEvent) *QoSEvent {
 // qosCost puts on e what the table writes since smpsBefore cost, and
 // starts the block count over.
 func (s *SM) qosCost(e *QoSEvent, smpsBefore uint64) {
-	e.Blocks, e.SMPs = s.qos.blocks, s.tx.sends-smpsBefore
+	e.Blocks, e.SMPs = s.qos.blocks, s.tx.Sends()-smpsBefore
 	s.qos.blocks = 0
 }
 
@@ -134,7 +134,7 @@ func (s *SM) qosPhase(ctx context.Context, res *Result) error {
 	}
 	s.qos.blocks = 0 // the distribution's writes are the sweep's
 	return s.phase(res, PhaseQoS, func() error {
-		smps := s.tx.sends
+		smps := s.tx.Sends()
 		events := s.qosResync()
 		if err := s.qosWrite(ctx, res); err != nil {
 			return err
@@ -212,7 +212,7 @@ func (s *SM) qosWrite(ctx context.Context, res *Result) error {
 	for _, p := range s.plan(sn) {
 		s.vlArb(sn, p, problem)
 	}
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // qosArbTables is what vlArb writes with QoS on: best effort (VL 0)
@@ -470,11 +470,11 @@ func (s *SM) qosDel(ctx context.Context, id string, r *QoSReply) error {
 
 // qosApply writes the tables a decision changed and reports it.
 func (s *SM) qosApply(ctx context.Context, e QoSEvent, r *QoSReply) error {
-	smps := s.tx.sends
-	s.tx.setPhase(PhaseQoS)
+	smps := s.tx.Sends()
+	s.tx.SetPhase(PhaseQoS)
 	res := &Result{}
 	err := s.qosWrite(ctx, res)
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	if len(res.Problems) > 0 && e.Reason == "" {
 		e.Reason = "writing tables: " + strings.Join(res.Problems, "; ")
 	}

@@ -107,7 +107,10 @@ func TestQoSControl(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	var ev events
 	sent := countAttrs(b)
-	s := b.newSM(t, sm.Config{QoS: &sm.QoSConfig{OnEvent: ev.add}, Detect: sm.DetectSweep})
+	s := b.newSM(t, sm.Config{
+		QoS:                &sm.QoSConfig{OnEvent: ev.add},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+	})
 	ctx := runSM(t, s)
 	call := func(op sm.QoSOp, r qos.Request) sm.QoSReply {
 		t.Helper()
@@ -155,9 +158,12 @@ func TestQoSControl(t *testing.T) {
 func TestQoSReroute(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	var ev events
-	s := upAndQuiet(t, b, sm.Config{Detect: sm.DetectSweep, QoS: &sm.QoSConfig{OnEvent: ev.add, Flows: []qos.Request{
-		{ID: "f", Src: "ca4", Dst: "ca12", Mbps: 500, LatencyUs: 2000},
-	}}})
+	s := upAndQuiet(t, b, sm.Config{
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep},
+		QoS: &sm.QoSConfig{OnEvent: ev.add, Flows: []qos.Request{
+			{ID: "f", Src: "ca4", Dst: "ca12", Mbps: 500, LatencyUs: 2000},
+		}},
+	})
 	admits := ev.of(sm.QoSAdmit)
 	require.Len(t, admits, 1)
 	old := admits[0].Flow

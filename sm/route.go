@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -41,14 +42,14 @@ func (r smpRoute) hops() int {
 
 // request returns a request along r; smLID is the DrSLID of a mixed
 // route, the LID its answer goes back to.
-func (r smpRoute) request(smLID uint16, attr mad.AttrID, mod uint32) request {
+func (r smpRoute) request(smLID uint16, attr mad.AttrID, mod uint32) txn.Request {
 	switch {
 	case r.path == nil:
-		return request{lid: r.lid, attr: attr, mod: mod}
+		return txn.Request{LID: r.lid, Attr: attr, Mod: mod}
 	case r.lid != 0:
-		return request{dr: true, lid: r.lid, drslid: smLID, path: slices.Clone(r.path), attr: attr, mod: mod}
+		return txn.Request{DR: true, LID: r.lid, DrSLID: smLID, Path: slices.Clone(r.path), Attr: attr, Mod: mod}
 	}
-	return request{dr: true, path: slices.Clone(r.path), attr: attr, mod: mod}
+	return txn.Request{DR: true, Path: slices.Clone(r.path), Attr: attr, Mod: mod}
 }
 
 // String spells r as the thesis does: "1→4, (4,3)" is LID-routed to LID 4,

@@ -3,14 +3,13 @@ package sm
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm/routing"
-	"ibfab/sm/routing/multipath"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -40,25 +39,52 @@ type ClockPort interface {
 // SM is a subnet manager on one port. Its methods are not safe for
 // concurrent use: one goroutine sweeps, and answers SMInfo requests and
 // traps while it does.
+//
+// Its state comes in groups, one embedded struct per concern. There is
+// no lock: every group belongs to the SM's goroutine, and what other
+// goroutines hand the SM (the QoS and AR control calls, the SA's Sets)
+// comes in through the managers' inboxes and the transaction layer's
+// wake (handOff), to be taken in between sweeps.
 type SM struct {
 	cfg    Config
 	port   madport.Port
 	clk    clock.Clock
-	tx     *txnLayer
+	tx     *txn.Layer
 	engine routing.Engine
-	lids   *LIDMap
 	guid   uint64 // our port GUID, the SM's identity in SMInfo
 
-	state    mad.SMState
-	actCount uint32
-	// The other SMs and this one's dealings with them (sminfo.go,
-	// standby.go): remotes by port GUID as they last answered; master,
-	// the SM a standby polls, and misses, its polls unanswered in a row;
-	// waitHandover, a master waiting for a lower master to hand over;
-	// comingOut, the SM leaves standby (a takeover or a handover): its
-	// next sweep reloads the LID file and reads the forwarding tables
-	// back; toSend, SMInfo Sets to send (ACKNOWLEDGE); smTraps, the LIDs
-	// whose Trap 144 came in.
+	caches
+	election
+	sweepState
+	watchState
+	turnBlocks
+	managers
+	saLink
+}
+
+// caches is what the SM remembers of the devices from one sweep to the
+// next: the LID and M_Key caches (kept in files beside each other when
+// Config.LIDFile is set), the shadow of what it wrote (configure.go), and
+// the NodeDescriptions read. Owned by the SM's goroutine; no lock.
+type caches struct {
+	lids      *LIDMap
+	mk        *mkeyState // the M_Key manager's keys (mkey.go)
+	shadow    map[shadowKey][]byte
+	described map[uint64]string // NodeDescriptions read, by node GUID
+}
+
+// election is the SM's state and its dealings with the other SMs
+// (sminfo.go, standby.go): remotes by port GUID as they last answered;
+// master, the SM a standby polls, and misses, its polls unanswered in a
+// row; waitHandover, a master waiting for a lower master to hand over;
+// comingOut, the SM leaves standby (a takeover or a handover): its next
+// sweep reloads the LID file and reads the forwarding tables back;
+// toSend, SMInfo Sets to send (ACKNOWLEDGE); smTraps, the LIDs whose
+// Trap 144 came in. Owned by the SM's goroutine; no lock (State reads it
+// only while Run does not run).
+type election struct {
+	state        mad.SMState
+	actCount     uint32
 	remotes      map[uint64]*remoteSM
 	master       uint64
 	misses       int
@@ -72,36 +98,21 @@ type SM struct {
 	repressed    uint64 // TrapRepresses of our Trap 144
 	refused      uint64 // SMInfo Sets refused
 	mkeyDrops    uint64 // SMInfo requests dropped by the M_Key check
-	sweeps       int
-	dirty        bool // an SMInfo Set asks for a full sweep
-	trapped      bool // a trap came in: Check whether something changed
-	shadow       map[shadowKey][]byte
+	smInfos      uint64 // SMInfo requests answered
+}
 
-	subnet    *Subnet
-	routes    *routing.Routes
-	report    *routing.Report
-	represses uint64 // TrapRepresses sent
-	smInfos   uint64 // SMInfo requests answered
-
+// sweepState is what the last sweep or assimilation found and put in
+// place. Owned by the SM's goroutine; no lock (Subnet, Routes and
+// Verification read it between sweeps).
+type sweepState struct {
+	sweeps int
+	subnet *Subnet
+	routes *routing.Routes
+	report *routing.Report
 	// installed: the switches hold routes (and every port is
 	// configured) for subnet, so LID routes work and a change can be
 	// assimilated; false after a sweep or assimilation that failed.
 	installed bool
-	trapLIDs  map[uint16]bool // switches whose Trap 128 came in, not yet scanned
-	// ownChanges: the switches at the ends of the links the running
-	// distribution set Down, whose traps and PortStateChange are its own
-	// (settleOwnChanges).
-	ownChanges map[int]bool
-	onTrap     func()             // takes trapLIDs in at once, during an assimilation's discovery
-	badTraps   uint64             // traps that are not a Trap 128 with a LID
-	blocked    map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
-	kept       map[turnKey][]byte // with VLTablesKeep: what a block replaced
-	described  map[uint64]string  // NodeDescriptions read, by node GUID
-	qos        *qosState          // nil with QoS off
-	cc         *ccManager         // nil with congestion control off
-	ar         *arManager         // nil with adaptive routing unmanaged
-	part       *partManager       // nil with partitions unmanaged
-	mk         *mkeyState         // the M_Key manager's keys (mkey.go)
 	// layers is the VL layers of the route set distributed last
 	// (Routes.Layers, multipath.go): with more than one, every port maps
 	// SL s to VL s mod layers.
@@ -114,8 +125,49 @@ type SM struct {
 	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
 	lastSweep time.Time
 	sweepDur  time.Duration
-	// sa is the Subnet Administrator beside the SM (subnadm.go), nil
-	// without one; saSubnet and saRoutes what its View was made of.
+}
+
+// watchState is what came in between sweeps that may call for one: the
+// traps and SMInfo Sets, and the changes the SM itself made. Owned by the
+// SM's goroutine, which takes every MAD in (txn.Layer.Handle); no lock.
+type watchState struct {
+	dirty     bool            // an SMInfo Set asks for a full sweep
+	trapped   bool            // a trap came in: Check whether something changed
+	trapLIDs  map[uint16]bool // switches whose Trap 128 came in, not yet scanned
+	represses uint64          // TrapRepresses sent
+	badTraps  uint64          // traps that are not a Trap 128 with a LID
+	// ownChanges: the switches at the ends of the links the running
+	// distribution set Down, whose traps and PortStateChange are its own
+	// (settleOwnChanges).
+	ownChanges map[int]bool
+	onTrap     func() // takes trapLIDs in at once, during an assimilation's discovery
+}
+
+// turnBlocks is the cut nodes' protection (protect.go): the turns
+// blocked, and what a block replaced. Owned by the SM's goroutine; no
+// lock.
+type turnBlocks struct {
+	blocked map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
+	kept    map[turnKey][]byte // with VLTablesKeep: what a block replaced
+}
+
+// managers is the optional managers' state, each nil when its Config
+// field turns it off. The pointers are set in New and never after, so
+// QoSCall and ARCall may read them from other goroutines to reach the
+// managers' inboxes (handOff); what they point to is the SM goroutine's,
+// without a lock.
+type managers struct {
+	qos  *qosState    // nil with QoS off
+	cc   *ccManager   // nil with congestion control off
+	ar   *arManager   // nil with adaptive routing unmanaged
+	part *partManager // nil with partitions unmanaged
+}
+
+// saLink is the Subnet Administrator beside the SM (subnadm.go), nil
+// without one; saSubnet and saRoutes what its View was made of. Set by
+// SetSubnetAdmin before Run, then the SM goroutine's; no lock (the SA
+// guards its own state).
+type saLink struct {
 	sa       SubnetAdmin
 	saSubnet *Subnet
 	saRoutes *routing.Routes
@@ -155,11 +207,13 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sm: port info: %w", err)
 	}
-	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, lids: lids, guid: info.PortGUID,
-		state: mad.SMStateDiscovering, shadow: map[shadowKey][]byte{}, trapLIDs: map[uint16]bool{},
-		remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{},
-		blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}, described: map[uint64]string{}, qos: q,
-		mk: newMKeyState()}
+	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, guid: info.PortGUID,
+		caches:     caches{lids: lids, mk: newMKeyState(), shadow: map[shadowKey][]byte{}, described: map[uint64]string{}},
+		election:   election{state: mad.SMStateDiscovering, remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{}},
+		watchState: watchState{trapLIDs: map[uint16]bool{}},
+		turnBlocks: turnBlocks{blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}},
+		managers:   managers{qos: q},
+	}
 	s.metAt([]uint8{0}, s.guid) // the SM's own port
 	if err := s.loadKeys(); err != nil {
 		return nil, err
@@ -175,10 +229,10 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 			return nil, err
 		}
 	}
-	s.tx = newTxnLayer(port, clk, &s.cfg)
-	s.tx.keyOf = s.smpKey
-	s.tx.onUnsoli = s.unsolicited
-	s.tx.onSA = s.subnAdm
+	s.tx = txn.New(port, clk, s.cfg.TxnConfig, s.cfg.MKey)
+	s.tx.KeyOf = s.smpKey
+	s.tx.OnUnsolicited = s.unsolicited
+	s.tx.OnSA = s.subnAdm
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
 	}
@@ -205,201 +259,28 @@ func (s *SM) Verification() *routing.Report { return s.report }
 // LIDs returns the SM's GUID→LID map.
 func (s *SM) LIDs() *LIDMap { return s.lids }
 
-// Result is one sweep's outcome; it marshals to the JSON line ibsm
-// prints. The fields up to ms_total are fixed; later ones may be added to
-// but are never renamed.
-type Result struct {
-	Event           string  `json:"event"`
-	SubnetUp        bool    `json:"subnet_up"`
-	Switches        int     `json:"switches"`
-	HCAs            int     `json:"hcas"`
-	Routing         string  `json:"routing"`
-	EntriesComputed int     `json:"entries_computed"`
-	Phases          []Phase `json:"phases"`
-	SMPsTotal       uint64  `json:"smps_total"`
-	MsTotal         float64 `json:"ms_total"`
-
-	Sweep        int      `json:"sweep"`
-	Reason       string   `json:"reason,omitempty"`
-	SMState      string   `json:"sm_state"`
-	SMLID        uint16   `json:"sm_lid"`
-	Routers      int      `json:"routers,omitempty"`
-	Links        int      `json:"links"`
-	MaxLID       uint16   `json:"max_lid"`
-	DefaultPorts int      `json:"default_ports,omitempty"`
-	LFTEntries   int      `json:"lft_entries"`
-	LFTBlocks    int      `json:"lft_blocks"` // LFT blocks sent
-	DeadlockFree bool     `json:"deadlock_free"`
-	RouteMs      float64  `json:"route_ms"`  // the engine's share of the routing phase
-	VerifyMs     float64  `json:"verify_ms"` // the verifier's
-	Retries      uint64   `json:"retries"`
-	Timeouts     uint64   `json:"timeouts"`
-	WindowMin    int      `json:"window_min"` // the narrowest the SMP window got (Config.Window: no timeouts)
-	Problems     []string `json:"problems,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
-	// SMPsByAttr counts the SMPs sent, retries included, by method and
-	// attribute ("Set SLtoVLMappingTable"): what a full sweep wrote, in
-	// the terms another SM's trace has (assimilations leave it out).
-	SMPsByAttr map[string]uint64 `json:"smps_by_attr,omitempty"`
-
-	// RoutesKept: the sweep took a subnet over from another master and
-	// kept the forwarding tables the switches held (routing "kept").
-	RoutesKept bool `json:"routes_kept,omitempty"`
-
-	// CC is what the congestion control manager did (Config.CC).
-	CC *CCResult `json:"cc,omitempty"`
-	// AR is what the adaptive routing manager did (Config.AR).
-	AR *ARResult `json:"ar,omitempty"`
-	// Partitions is what the partition manager did (Config.Partitions).
-	Partitions *PartitionResult `json:"partitions,omitempty"`
-	// Multipath is what multipath routing on the LMC aliases did
-	// (Config.LMC > 0): fallbacks, path lengths per layer, disjointness.
-	Multipath *multipath.Stats `json:"multipath,omitempty"`
-
-	// Assimilations (event "assimilation") only; see Assimilate.
-	Trigger      Trigger      `json:"trigger,omitempty"`
-	Discovery    Discovery    `json:"discovery,omitempty"`
-	Distribution Distribution `json:"distribution,omitempty"` // the strategy used
-	// MsToConnectivity is the time from the start of the assimilation
-	// until every switch holds a verified route set (provisional or
-	// final) and every port is Active again.
-	MsToConnectivity   *float64 `json:"ms_to_connectivity,omitempty"`
-	Provisional        bool     `json:"provisional,omitempty"`
-	ProvisionalRouting string   `json:"provisional_routing,omitempty"`
-	ProvisionalEntries int      `json:"provisional_entries,omitempty"`
-	Changes            []string `json:"changes,omitempty"` // what detection found
-	NodesAdded         int      `json:"nodes_added,omitempty"`
-	NodesRemoved       int      `json:"nodes_removed,omitempty"`
-	LinksAdded         int      `json:"links_added,omitempty"`
-	LinksRemoved       int      `json:"links_removed,omitempty"`
-	// LFTEntriesChanged counts the LFT entries whose port the new route
-	// set changes (of lft_entries); LFTBlocks the blocks sent for them.
-	LFTEntriesChanged int `json:"lft_entries_changed,omitempty"`
-	SL2VLSets         int `json:"sl2vl_sets,omitempty"`        // cut-node dependency blocks set and undone
-	PortsDeactivated  int `json:"ports_deactivated,omitempty"` // by full deactivation or at cut nodes
-	OwnTraps          int `json:"own_traps,omitempty"`         // switches whose traps the deactivation itself caused, taken back
-	Waves             int `json:"waves,omitempty"`             // of the definitive distribution
-}
-
-// Phase is one phase of a sweep.
-type Phase struct {
-	Name     string  `json:"name"`
-	Ms       float64 `json:"ms"`
-	SMPs     uint64  `json:"smps"`
-	Retries  uint64  `json:"retries,omitempty"`
-	Timeouts uint64  `json:"timeouts,omitempty"`
-	Errors   uint64  `json:"errors,omitempty"`
-}
-
-// Phase returns the named phase of r, and false when the sweep did not
-// get to it.
-func (r *Result) Phase(name string) (Phase, bool) {
-	for _, p := range r.Phases {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Phase{}, false
-}
-
 // Sweep discovers the subnet from scratch and, when this SM is master,
 // computes and verifies routes, distributes them and activates every
 // port. The error is for a port that failed or ctx's end; a subnet that
 // could not be brought up is a Result with SubnetUp false and a Reason.
+//
+// Each step below either brings the subnet one phase further or ends
+// the sweep; endSweep totals the result whichever it was.
 func (s *SM) Sweep(ctx context.Context) (*Result, error) {
-	s.sweeps++
-	s.actCount++
-	s.dirty = false
-	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
-	start := time.Now()
-	s.installed = false
-	if s.comingOut {
-		s.forgetWritten()
-	}
-	if s.comingOut && s.cfg.LIDFile != "" {
-		// Out of standby: the LIDs the master kept, when it wrote them
-		// where this SM reads (OpenSM's guid2lid when honoured); the
-		// ports' own LIDs come first all the same.
-		if lids, err := LoadLIDMap(s.cfg.LIDFile); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading LIDs: %v", err))
-		} else {
-			s.lids = lids
-		}
-		if err := s.loadKeys(); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("reloading M_Keys: %v", err))
-		}
-	}
-	s.tx.resetWindowMin()
-	attrs := maps.Clone(s.tx.attrs)
-	defer func() {
-		s.installed = res.SubnetUp && s.state == mad.SMStateMaster
-		res.MsTotal = ms(time.Since(start))
-		res.WindowMin = s.tx.windowMin
-		res.SMPsByAttr = s.tx.attrsSince(attrs)
-		for _, p := range res.Phases {
-			res.SMPsTotal += p.SMPs
-			res.Retries += p.Retries
-			res.Timeouts += p.Timeouts
-		}
-		res.SMState = s.state.String()
-		if s.state == mad.SMStateMaster && !s.waitHandover {
-			if err := s.saveKeys(); err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
-			}
-		}
-		if !res.SubnetUp && res.Reason == "" {
-			res.Reason = strings.Join(res.Problems, "; ")
-		}
-	}()
+	res, start, attrs := s.beginSweep()
+	defer s.endSweep(res, start, attrs)
 
-	// Discovery.
 	if err := s.phase(res, PhaseDiscovery, func() error { return s.discover(ctx, res) }); err != nil {
 		return res, err
 	}
+	if !s.mastersSubnet(res) {
+		return res, nil
+	}
 	sn := s.subnet
-	if sn == nil || len(res.Problems) > 0 {
-		return res, nil
+	rt, err := s.routePhase(ctx, sn, res)
+	if err != nil || rt == nil {
+		return res, err
 	}
-	if s.state != mad.SMStateMaster {
-		res.Reason = strings.ToLower(s.state.String()) + ": " + res.Reason
-		return res, nil
-	}
-	if s.waitHandover {
-		return res, nil
-	}
-
-	// Routing. The route set is kept, and reported, even when it is
-	// refused: Routes and Verification show what was wrong with it. Out
-	// of standby, the tables the switches hold, when they do.
-	var rt *routing.Routes
-	var rep *routing.Report
-	if s.comingOut {
-		var err error
-		if err := s.phase(res, PhaseRouting, func() error {
-			rt, rep, err = s.keptRoutes(ctx, sn, res)
-			return err
-		}); err != nil {
-			return res, err
-		}
-		res.RoutesKept = rt != nil
-		if rt != nil {
-			res.Routing = KeptRoutes
-		}
-	}
-	if rt == nil {
-		rt, rep = s.computeRoutes(res, PhaseRouting, s.engine, sn)
-	}
-	if rt == nil {
-		return res, nil
-	}
-	s.routes, s.report = rt, rep
-	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
-	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
-	if !s.acceptRoutes(res, rt, rep) {
-		return res, nil
-	}
-
-	// Distribution and activation.
 	plan := s.plan(sn)
 	if err := s.phase(res, PhaseDistribution, func() error { return s.distribute(ctx, sn, rt, plan, res) }); err != nil {
 		return res, err
@@ -419,32 +300,153 @@ func (s *SM) Sweep(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	res.SubnetUp = len(res.Problems) == 0
-	if res.SubnetUp {
-		s.comingOut = false
-		if err := s.qosPhase(ctx, res); err != nil {
-			return res, err
-		}
-		if err := s.ccPhase(ctx, res); err != nil {
-			return res, err
-		}
-		if err := s.arPhase(ctx, res); err != nil {
-			return res, err
+	if !res.SubnetUp {
+		return res, nil
+	}
+	s.comingOut = false
+	if err := s.managerPhases(ctx, res); err != nil {
+		return res, err
+	}
+	return res, s.protectionPhase(ctx, sn, rt, res)
+}
+
+// beginSweep starts a sweep's account: its number and result, its start
+// (wall time), and a copy of the SMP counts by attribute to take the
+// sweep's from. Out of standby it forgets what it wrote before and
+// reloads the LID and M_Key caches.
+func (s *SM) beginSweep() (*Result, time.Time, map[txn.AttrKey]uint64) {
+	s.sweeps++
+	s.actCount++
+	s.dirty = false
+	res := &Result{Event: "sweep", Sweep: s.sweeps, Routing: s.engine.Name()}
+	start := time.Now()
+	s.installed = false
+	if s.comingOut {
+		s.forgetWritten()
+	}
+	if s.comingOut && s.cfg.LIDFile != "" {
+		s.reloadCaches(res)
+	}
+	s.tx.ResetWindowMin()
+	return res, start, s.tx.AttrCounts()
+}
+
+// reloadCaches reads the LID and M_Key caches again as a sweep out of
+// standby starts: the LIDs the master kept, when it wrote them where this
+// SM reads (OpenSM's guid2lid when honoured); the ports' own LIDs come
+// first all the same.
+func (s *SM) reloadCaches(res *Result) {
+	if lids, err := LoadLIDMap(s.cfg.LIDFile); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("reloading LIDs: %v", err))
+	} else {
+		s.lids = lids
+	}
+	if err := s.loadKeys(); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("reloading M_Keys: %v", err))
+	}
+}
+
+// endSweep totals res, however far the sweep got: whether the subnet is
+// installed, time, SMP counts, the window's narrowest, the state, and
+// the reason a subnet is not up. A master not waiting for a handover
+// saves the M_Key cache.
+func (s *SM) endSweep(res *Result, start time.Time, attrs map[txn.AttrKey]uint64) {
+	s.installed = res.SubnetUp && s.state == mad.SMStateMaster
+	res.MsTotal = ms(time.Since(start))
+	res.WindowMin = s.tx.WindowMin()
+	res.SMPsByAttr = s.tx.AttrsSince(attrs)
+	for _, p := range res.Phases {
+		res.SMPsTotal += p.SMPs
+		res.Retries += p.Retries
+		res.Timeouts += p.Timeouts
+	}
+	res.SMState = s.state.String()
+	if s.state == mad.SMStateMaster && !s.waitHandover {
+		if err := s.saveKeys(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("saving M_Keys: %v", err))
 		}
 	}
+	if !res.SubnetUp && res.Reason == "" {
+		res.Reason = strings.Join(res.Problems, "; ")
+	}
+}
+
+// mastersSubnet reports whether the sweep goes on past discovery: a
+// subnet was found without problems, and this SM is its master and not
+// waiting to hand it over. A standby's result says so in its Reason.
+func (s *SM) mastersSubnet(res *Result) bool {
+	if s.subnet == nil || len(res.Problems) > 0 {
+		return false
+	}
+	if s.state != mad.SMStateMaster {
+		res.Reason = strings.ToLower(s.state.String()) + ": " + res.Reason
+		return false
+	}
+	return !s.waitHandover
+}
+
+// routePhase finds the sweep's route set: out of standby, the tables the
+// switches hold, when they do; else the engine's. The route set is kept,
+// and reported, even when it is refused: Routes and Verification show
+// what was wrong with it. It returns nil when the sweep stops here (res
+// says why).
+func (s *SM) routePhase(ctx context.Context, sn *Subnet, res *Result) (*routing.Routes, error) {
+	var rt *routing.Routes
+	var rep *routing.Report
+	if s.comingOut {
+		var err error
+		if err := s.phase(res, PhaseRouting, func() error {
+			rt, rep, err = s.keptRoutes(ctx, sn, res)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		res.RoutesKept = rt != nil
+		if rt != nil {
+			res.Routing = KeptRoutes
+		}
+	}
+	if rt == nil {
+		rt, rep = s.computeRoutes(res, PhaseRouting, s.engine, sn)
+	}
+	if rt == nil {
+		return nil, nil
+	}
+	s.routes, s.report = rt, rep
+	res.EntriesComputed, res.DefaultPorts, res.LFTEntries = rt.Computed, rt.DefaultPorts, rt.Entries()
+	res.MaxLID, res.DeadlockFree = rt.MaxLID, rep.DeadlockFree()
+	if !s.acceptRoutes(res, rt, rep) {
+		return nil, nil
+	}
+	return rt, nil
+}
+
+// managerPhases runs the managers that configure an up subnet, in their
+// order: QoS, congestion control, adaptive routing.
+func (s *SM) managerPhases(ctx context.Context, res *Result) error {
+	if err := s.qosPhase(ctx, res); err != nil {
+		return err
+	}
+	if err := s.ccPhase(ctx, res); err != nil {
+		return err
+	}
+	return s.arPhase(ctx, res)
+}
+
+// protectionPhase lifts or sets the cut nodes' turn blocks of an up
+// subnet. With another SM about, the blocks are lifted: it may take
+// over, and it would keep them. A sweep that sent no tables follows the
+// last change by a sweep interval at least, so their packets have long
+// left the fabric. Alone, with PreBlock under cut-node deactivation, the
+// forbidden turns are blocked ahead of the next change.
+func (s *SM) protectionPhase(ctx context.Context, sn *Subnet, rt *routing.Routes, res *Result) error {
 	switch {
-	case res.SubnetUp && len(s.remotes) > 0 && res.LFTBlocks == 0 && len(s.blocked) > 0:
-		// Another SM may take over, and it would keep the blocks. A
-		// sweep that sent no tables follows the last change by a sweep
-		// interval at least: its packets have long left the fabric.
-		if err := s.phase(res, PhaseProtection, func() error { return s.liftBlocks(ctx, sn, res) }); err != nil {
-			return res, err
-		}
-	case res.SubnetUp && len(s.remotes) == 0 && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil:
-		if err := s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) }); err != nil {
-			return res, err
-		}
+	case len(s.remotes) > 0 && res.LFTBlocks == 0 && len(s.blocked) > 0:
+		return s.phase(res, PhaseProtection, func() error { return s.liftBlocks(ctx, sn, res) })
+	case len(s.remotes) == 0 && s.cfg.PreBlock && s.cfg.Distribution == DistCutDeps && rt.Up != nil:
+		return s.phase(res, PhaseProtection, func() error { return s.preBlock(ctx, sn, rt, res) })
 	}
-	return res, nil
+	return nil
 }
 
 // preBlock blocks the forbidden turns of rt's cut nodes that are not
@@ -454,7 +456,7 @@ func (s *SM) preBlock(ctx context.Context, sn *Subnet, rt *routing.Routes, res *
 	s.blockCutDeps(sn, rt, res, func(format string, args ...any) {
 		res.Warnings = append(res.Warnings, "blocking a cut-node turn: "+fmt.Sprintf(format, args...))
 	})
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // computeRoutes runs engine on sn as the named phase and verifies the
@@ -513,15 +515,15 @@ func promisesDeadlockFreedom(engine string) bool {
 
 // phase runs fn as the named phase and records its time and SMPs.
 func (s *SM) phase(res *Result, name string, fn func() error) error {
-	s.tx.setPhase(name)
-	before := *s.tx.phaseStats(name)
+	s.tx.SetPhase(name)
+	before := *s.tx.PhaseStats(name)
 	start := time.Now()
 	err := fn()
-	after := *s.tx.phaseStats(name)
+	after := *s.tx.PhaseStats(name)
 	res.Phases = append(res.Phases, Phase{Name: name, Ms: ms(time.Since(start)),
 		SMPs: after.SMPs - before.SMPs, Retries: after.Retries - before.Retries,
 		Timeouts: after.Timeouts - before.Timeouts, Errors: after.Errors - before.Errors})
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	return err
 }
 
@@ -576,7 +578,7 @@ func (s *SM) discover(ctx context.Context, res *Result) error {
 // more, so that the traps of one change are taken together) or an SMInfo
 // Set asked for a sweep; Pending then reports it.
 func (s *SM) Serve(ctx context.Context, d time.Duration) error {
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	s.trapped = false
 	until := s.clk.Now().Add(d)
 	coalescing := false
@@ -594,7 +596,7 @@ func (s *SM) Serve(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// waitServing waits as tx.wait does, and then answers the QoS and
+// waitServing waits as tx.Wait does, and then answers the QoS and
 // adaptive routing control calls that came in; a call ends the wait
 // early.
 func (s *SM) waitServing(ctx context.Context, until time.Time) error {
@@ -602,9 +604,9 @@ func (s *SM) waitServing(ctx context.Context, until time.Time) error {
 	if due, ok := s.ccLogDue(); master && ok && (until.IsZero() || due.Before(until)) {
 		until = due // the congestion logs are due first
 	}
-	s.tx.wakeable = master && (s.qos != nil || s.ar != nil)
-	err := s.tx.wait(ctx, until)
-	s.tx.wakeable = false
+	s.tx.SetWakeable(master && (s.qos != nil || s.ar != nil))
+	err := s.tx.Wait(ctx, until)
+	s.tx.SetWakeable(false)
 	if err != nil || !master {
 		// Only a master reads logs and changes tables: a control call
 		// waits until this SM is master.
@@ -633,7 +635,7 @@ func handOff[C, R any](ctx context.Context, s *SM, inbox chan<- C, c C, reply <-
 	case <-ctx.Done():
 		return none, ctx.Err()
 	}
-	s.tx.wake()
+	s.tx.Wake()
 	select {
 	case r := <-reply:
 		return r, nil
@@ -673,16 +675,16 @@ func (s *SM) Check(ctx context.Context) (bool, error) {
 	if sn == nil || s.dirty {
 		return true, nil
 	}
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	changed := false
 	for _, sw := range sn.Switches() {
-		s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrSwitchInfo}, func(r *response) {
-			if r.err != nil || mad.SwitchInfo(r.data).Fields().PortStateChange {
+		s.tx.Get(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSwitchInfo}, func(r *txn.Response) {
+			if r.Err != nil || mad.SwitchInfo(r.Data).Fields().PortStateChange {
 				changed = true
 			}
 		})
 	}
-	err := s.tx.run(ctx)
+	err := s.tx.Run(ctx)
 	s.trapped = false
 	return changed, err
 }
@@ -704,12 +706,9 @@ type Stats struct {
 
 // Stats returns the SM's counters.
 func (s *SM) Stats() Stats {
-	st := Stats{Phases: map[string]PhaseStats{}, Received: s.tx.stats, Represses: s.represses, SMInfo: s.smInfos,
+	st := Stats{Phases: s.tx.Phases(), Received: s.tx.Stats(), Represses: s.represses, SMInfo: s.smInfos,
 		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops,
 		MKey: s.mk.stats}
 	st.MKey.Keys = len(s.mk.keys)
-	for k, v := range s.tx.phases {
-		st.Phases[k] = *v
-	}
 	return st
 }

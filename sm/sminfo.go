@@ -8,6 +8,7 @@ import (
 
 	"ibfab/internal/enum"
 	"ibfab/madport"
+	"ibfab/sm/txn"
 	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
@@ -227,20 +228,20 @@ func (s *SM) askSM(sn *Subnet, i, p int, once bool, done func(*remoteSM), fail f
 // directed; a poll, and a request once, are sent one time only.
 func (s *SM) askRemote(r *remoteSM, guid uint64, poll, once bool, done func(*remoteSM), fail func(error)) {
 	me := s.mySMInfo(true)
-	req := request{dr: true, path: r.path, attr: mad.AttrSMInfo, data: mad.AppendSMInfo(nil, &me), once: poll || once}
+	req := txn.Request{DR: true, Path: r.path, Attr: mad.AttrSMInfo, Data: mad.AppendSMInfo(nil, &me), Once: poll || once}
 	if (poll && r.lid != 0 && s.subnet != nil && s.subnet.SMLID != 0) || r.path == nil {
-		req.dr, req.path, req.lid = false, nil, r.lid
+		req.DR, req.Path, req.LID = false, nil, r.lid
 	}
-	if req.lid == 0 && req.path == nil {
+	if req.LID == 0 && req.Path == nil {
 		fail(fmt.Errorf("no route to SM %#x", guid))
 		return
 	}
-	s.tx.get(req, func(resp *response) {
-		if resp.err != nil {
-			fail(resp.err)
+	s.tx.Get(req, func(resp *txn.Response) {
+		if resp.Err != nil {
+			fail(resp.Err)
 			return
 		}
-		f := mad.SMInfo(resp.data).Fields()
+		f := mad.SMInfo(resp.Data).Fields()
 		switch {
 		case f.GUID != guid:
 			fail(fmt.Errorf("SMInfo names port %#x, not %#x", f.GUID, guid))
@@ -264,7 +265,7 @@ func (s *SM) querySMs(ctx context.Context, sn *Subnet, res *Result) error {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("SM at %s port %d: %v", sn.Topo.Node(i).Name, p, err))
 		})
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	s.remotes = found
@@ -356,10 +357,10 @@ func (s *SM) handOver(ctx context.Context, r *remoteSM, res *Result) error {
 	me := s.mySMInfo(true)
 	failed := fmt.Errorf("no route to it")
 	if r.path != nil || r.lid != 0 {
-		req := request{dr: r.path != nil, path: r.path, lid: r.lid, attr: mad.AttrSMInfo, mod: mad.SMInfoHandover,
-			data: mad.AppendSMInfo(nil, &me)}
-		s.tx.set(req, func(resp *response) { failed = resp.err })
-		if err := s.tx.run(ctx); err != nil {
+		req := txn.Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: mad.SMInfoHandover,
+			Data: mad.AppendSMInfo(nil, &me)}
+		s.tx.Set(req, func(resp *txn.Response) { failed = resp.Err })
+		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
 	}
@@ -404,7 +405,7 @@ func (s *SM) reviewSMs(ctx context.Context, lids map[uint16]bool) error {
 		s.askSM(sn, ip[0], ip[1], true, func(r *remoteSM) { s.remotes[r.info.GUID] = r },
 			func(error) { delete(s.remotes, guid) })
 	}
-	if err := s.tx.run(ctx); err != nil {
+	if err := s.tx.Run(ctx); err != nil {
 		return err
 	}
 	if h := s.highest(); h != nil {
@@ -424,7 +425,7 @@ func (s *SM) unsolicited(m madport.MAD) {
 	case h.Method() == mad.MethodTrapRepress && h.AttrID() == mad.AttrNotice:
 		s.repressed++ // of a Trap 144 of ours
 	default:
-		s.tx.stats.Unexpected++
+		s.tx.CountUnexpected()
 	}
 }
 
@@ -492,7 +493,7 @@ func (s *SM) answerSMInfo(m madport.MAD) {
 		mad.SMInfo(b.Data()).Encode(&mine)
 	}
 	s.smInfos++
-	s.tx.phaseStats(PhaseWatch).SMPs++
+	s.tx.PhaseStats(PhaseWatch).SMPs++
 	_ = s.port.Send(madport.MAD{LID: m.LID, QP: wire.QP0, SL: m.SL, Data: resp})
 	if after != nil {
 		after() // the state changes once the answer, in the old state, is out
@@ -603,23 +604,23 @@ func (s *SM) sendPending(ctx context.Context) error {
 		if known := s.remotes[x.to]; known != nil {
 			r = known
 		}
-		req := request{dr: r.path != nil, path: r.path, lid: r.lid, attr: mad.AttrSMInfo, mod: x.mod,
-			data: mad.AppendSMInfo(nil, &x.info)}
-		if !req.dr && (req.lid == 0 || req.lid >= mad.MulticastLIDBase) {
+		req := txn.Request{DR: r.path != nil, Path: r.path, LID: r.lid, Attr: mad.AttrSMInfo, Mod: x.mod,
+			Data: mad.AppendSMInfo(nil, &x.info)}
+		if !req.DR && (req.LID == 0 || req.LID >= mad.MulticastLIDBase) {
 			s.emit(SMActionAcknowledgeSent, s.state, r.peer(), "no route to the SM")
 			continue
 		}
-		s.tx.set(req, func(resp *response) {
+		s.tx.Set(req, func(resp *txn.Response) {
 			reason := ""
-			if resp.err != nil {
-				reason = resp.err.Error()
+			if resp.Err != nil {
+				reason = resp.Err.Error()
 			}
 			s.emit(SMActionAcknowledgeSent, s.state, r.peer(), reason)
 		})
 	}
 	s.toSend = nil
-	s.tx.setPhase(PhaseWatch)
-	return s.tx.run(ctx)
+	s.tx.SetPhase(PhaseWatch)
+	return s.tx.Run(ctx)
 }
 
 // sendTrap144 announces this SM to r, the master it polls and outranks:
@@ -646,11 +647,11 @@ func (s *SM) sendTrap144(r *remoteSM) {
 	}
 	n := mad.Trap144(producer, info.LID, capMask, mad.Trap144SMPriority)
 	s.trapSeq++
-	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: s.tx.tidHigh | 0x8000_0000 | uint64(s.trapSeq&0x7fff_ffff),
+	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: s.tx.TIDHigh() | 0x8000_0000 | uint64(s.trapSeq&0x7fff_ffff),
 		AttrID: mad.AttrNotice, MKey: s.portKey(s.guid)}
 	mad.Notice(f.Data[:]).Encode(&n)
 	s.traps144++
-	s.tx.phaseStats(PhaseWatch).SMPs++
+	s.tx.PhaseStats(PhaseWatch).SMPs++
 	_ = s.port.Send(madport.MAD{LID: r.lid, QP: wire.QP0, Data: mad.AppendSMP(nil, &f)})
 }
 
@@ -690,7 +691,7 @@ func (s *SM) repress(m madport.MAD) {
 	b := append([]byte(nil), m.Data...)
 	mad.MAD(b).SetMethod(mad.MethodTrapRepress)
 	s.represses++
-	s.tx.phaseStats(PhaseWatch).SMPs++
+	s.tx.PhaseStats(PhaseWatch).SMPs++
 	_ = s.port.Send(madport.MAD{LID: m.LID, QP: wire.QP0, SL: m.SL, Data: b})
 }
 

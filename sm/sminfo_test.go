@@ -105,7 +105,10 @@ func TestServeSMInfo(t *testing.T) {
 			if tt.mkey != 0 {
 				protectOwnPort(t, b.f, 0, tt.mkey, tt.bits)
 			}
-			s := b.newSM(t, sm.Config{Priority: 7, SMKey: key, MKey: tt.mkey, MKeyProtect: tt.bits})
+			s := b.newSM(t, sm.Config{
+				ElectionConfig: sm.ElectionConfig{Priority: 7, SMKey: key},
+				MKeyConfig:     sm.MKeyConfig{MKey: tt.mkey, MKeyProtect: tt.bits},
+			})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			ca7, _ := b.topo.Lookup("ca7")
@@ -125,7 +128,7 @@ func TestServeSMInfo(t *testing.T) {
 	}
 	t.Run("directed route", func(t *testing.T) {
 		b := newBench(t, topologies.Thesis8(), 0, 1)
-		s := b.newSM(t, sm.Config{SMKey: key})
+		s := b.newSM(t, sm.Config{ElectionConfig: sm.ElectionConfig{SMKey: key}})
 		require.True(t, b.sweep(t, s).SubnetUp)
 		ca7, _ := b.topo.Lookup("ca7")
 		dr, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: 77, AttrID: mad.AttrSMInfo,
@@ -179,7 +182,7 @@ func TestSMInfoSet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBench(t, topologies.Thesis8(), 0, 1)
 			var events recorder[sm.SMEvent]
-			s := b.newSM(t, sm.Config{SMKey: key, OnSMEvent: events.add})
+			s := b.newSM(t, sm.Config{ElectionConfig: sm.ElectionConfig{SMKey: key, OnSMEvent: events.add}})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp)
 			ca7, _ := b.topo.Lookup("ca7")
@@ -288,7 +291,9 @@ func TestElection(t *testing.T) {
 			require.NoError(t, err)
 			port := &otherSM{Port: b.port, other: op, info: tt.other, silent: tt.silent}
 			var events recorder[sm.SMEvent]
-			s, err := sm.New(port, sm.Config{Priority: tt.prio, SMKey: 1, OnSMEvent: events.add})
+			s, err := sm.New(port, sm.Config{
+				ElectionConfig: sm.ElectionConfig{Priority: tt.prio, SMKey: 1, OnSMEvent: events.add},
+			})
 			require.NoError(t, err)
 			res, err := s.Sweep(context.Background())
 			require.NoError(t, err)
@@ -386,7 +391,7 @@ func TestSMInfoSetStandby(t *testing.T) {
 	theirs := mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: key, Priority: 3, SMState: mad.SMStateMaster}
 	port := &otherSM{Port: b.port, other: op, info: theirs}
 	var events recorder[sm.SMEvent]
-	s, err := sm.New(port, sm.Config{SMKey: key, OnSMEvent: events.add})
+	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{SMKey: key, OnSMEvent: events.add}})
 	require.NoError(t, err)
 	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
@@ -440,7 +445,7 @@ func TestHandoverAtSweep(t *testing.T) {
 	guid := topo.Node(ca4).Ports[1].GUID
 	port := &otherSM{Port: b.port, other: op, info: mad.SMInfoFields{GUID: guid, SMKey: 3, Priority: 2, SMState: mad.SMStateStandby}}
 	var events recorder[sm.SMEvent]
-	s, err := sm.New(port, sm.Config{Priority: 5, SMKey: 3, OnSMEvent: events.add})
+	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5, SMKey: 3, OnSMEvent: events.add}})
 	require.NoError(t, err)
 	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
@@ -493,7 +498,11 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 			require.NoError(t, err)
 			port := &otherSM{Port: b.port, other: op, silent: true,
 				info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: tc.prio, SMState: tc.state}}
-			s, err := sm.New(port, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, PreBlock: true, Priority: 5, SMKey: 1})
+			s, err := sm.New(port, sm.Config{
+				RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+				AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
+				ElectionConfig:     sm.ElectionConfig{Priority: 5, SMKey: 1},
+			})
 			require.NoError(t, err)
 			res, err := s.Sweep(context.Background())
 			require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -75,7 +76,7 @@ func (s *SM) poll(ctx context.Context) error {
 		return nil // nothing to poll: the misses run out
 	}
 	s.polls++
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	s.askRemote(r, r.info.GUID, true, true, func(got *remoteSM) {
 		r.info = got.info
 		me := s.mySMInfo(false)
@@ -89,7 +90,7 @@ func (s *SM) poll(ctx context.Context) error {
 			s.misses = 0 // handing over to another, or waiting to be handed over to
 		}
 	}, func(error) {})
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // notActive answers SMInfo until a master sets the SM Standby.
@@ -105,7 +106,7 @@ func (s *SM) notActive(ctx context.Context) error {
 // serveUntil answers SMInfo requests and traps until until, or until the
 // SM's state changes or it has an SMInfo Set to send.
 func (s *SM) serveUntil(ctx context.Context, until time.Time) error {
-	s.tx.setPhase(PhaseWatch)
+	s.tx.SetPhase(PhaseWatch)
 	st := s.state
 	for s.state == st && len(s.toSend) == 0 && s.clk.Now().Before(until) {
 		if err := s.waitServing(ctx, until); err != nil {
@@ -171,13 +172,13 @@ func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*routing.
 		guid, name := sn.Topo.Node(sw).GUID, sn.Topo.Node(sw).Name
 		for b := 0; b <= int(top)/mad.LFTEntriesPerBlock; b++ {
 			k := shadowKey{guid, 0, mad.AttrLinearFwdTbl, uint32(b)}
-			s.tx.get(request{dr: true, path: sn.Paths[sw], attr: mad.AttrLinearFwdTbl, mod: uint32(b)}, func(r *response) {
-				if r.err != nil {
+			s.tx.Get(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrLinearFwdTbl, Mod: uint32(b)}, func(r *txn.Response) {
+				if r.Err != nil {
 					read = false
-					res.Warnings = append(res.Warnings, fmt.Sprintf("reading LFT block %d of %s: %v", b, name, r.err))
+					res.Warnings = append(res.Warnings, fmt.Sprintf("reading LFT block %d of %s: %v", b, name, r.Err))
 					return
 				}
-				blk := append([]byte(nil), r.data[:mad.LFTEntriesPerBlock]...)
+				blk := append([]byte(nil), r.Data[:mad.LFTEntriesPerBlock]...)
 				s.shadow[k] = blk
 				for j, port := range blk {
 					if lid := b*mad.LFTEntriesPerBlock + j; lid <= int(top) && lid <= held {
@@ -187,7 +188,7 @@ func (s *SM) keptRoutes(ctx context.Context, sn *Subnet, res *Result) (*routing.
 			})
 		}
 	}
-	if err := s.tx.run(ctx); err != nil || !read {
+	if err := s.tx.Run(ctx); err != nil || !read {
 		return nil, nil, err
 	}
 	rep := routing.Verify(&sn.Fabric, rt)

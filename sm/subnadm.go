@@ -6,6 +6,7 @@ import (
 
 	"ibfab/madport"
 	"ibfab/sm/routing"
+	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
 
@@ -119,7 +120,7 @@ func (s *SM) lidOfSM() uint16 {
 // answers).
 func (s *SM) subnAdm(m madport.MAD) {
 	if s.sa == nil || s.state != mad.SMStateMaster {
-		s.tx.stats.Unexpected++
+		s.tx.CountUnexpected()
 		return
 	}
 	s.serveSAView()
@@ -153,10 +154,10 @@ func (s *SM) serveSA(ctx context.Context) error {
 			s.sa.SetDone(set, errNoSuchNode)
 			continue
 		}
-		s.tx.set(request{dr: true, path: s.subnet.Paths[set.Node], attr: set.Attr, mod: set.Mod, data: set.Data},
-			func(r *response) { s.sa.SetDone(set, r.err) })
+		s.tx.Set(txn.Request{DR: true, Path: s.subnet.Paths[set.Node], Attr: set.Attr, Mod: set.Mod, Data: set.Data},
+			func(r *txn.Response) { s.sa.SetDone(set, r.Err) })
 	}
-	return s.tx.run(ctx)
+	return s.tx.Run(ctx)
 }
 
 // View returns what the SM knows now, as the SA is given it.

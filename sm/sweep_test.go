@@ -266,7 +266,7 @@ func TestSweepThesis8(t *testing.T) {
 	}
 	// FERa on the discovered subnet: the thesis's 120 entries.
 	bf := newBench(t, topologies.Thesis8(), 0, 1)
-	fres := bf.sweep(t, bf.newSM(t, sm.Config{Routing: "updn-fera"}))
+	fres := bf.sweep(t, bf.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"}}))
 	require.True(t, fres.SubnetUp, fres.Reason)
 	assert.Equal(t, 120, fres.EntriesComputed)
 	checkUp(t, bf.f)
@@ -330,7 +330,7 @@ func TestSweepTopologies(t *testing.T) {
 		for _, eng := range tt.engines {
 			t.Run(tt.name+"/"+eng, func(t *testing.T) {
 				b := newBench(t, tt.topo, 0, 1)
-				res := b.sweep(t, b.newSM(t, sm.Config{Routing: eng}))
+				res := b.sweep(t, b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: eng}}))
 				require.True(t, res.SubnetUp, res.Reason)
 				assert.Equal(t, tt.topo.Count(topologies.Switch), res.Switches)
 				assert.Equal(t, tt.topo.Count(topologies.CA), res.HCAs)
@@ -387,7 +387,7 @@ func TestSweepSMOnSwitch(t *testing.T) {
 	topo := topologies.Thesis8()
 	sw3, _ := topo.Lookup("sw3")
 	b := newBench(t, topo, sw3, 0)
-	s := b.newSM(t, sm.Config{Routing: "updn-fera"})
+	s := b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"}})
 	res := b.sweep(t, s)
 	require.True(t, res.SubnetUp, res.Reason)
 	disc, _ := res.Phase(sm.PhaseDiscovery)
@@ -427,7 +427,7 @@ func TestSweepUnreachable(t *testing.T) {
 		// Everything addressed to sw6 (path 0,1,1,3) once it is known.
 		return mad.MAD(m.Data).AttrID() == mad.AttrNodeInfo || string(d.Path()) != string([]uint8{0, 1, 1, 3})
 	})
-	res := b.sweep(t, b.newSM(t, sm.Config{Retries: 2}))
+	res := b.sweep(t, b.newSM(t, sm.Config{TxnConfig: sm.TxnConfig{Retries: 2}}))
 	assert.False(t, res.SubnetUp)
 	assert.Contains(t, res.Reason, "no SwitchInfo")
 	disc, _ := res.Phase(sm.PhaseDiscovery)
@@ -497,7 +497,7 @@ func TestSweepLMC(t *testing.T) {
 		t.Run(eng, func(t *testing.T) {
 			ft := mustGen(t)(topologies.FatTree(4, 2, 3))
 			b := newBench(t, ft, 0, 1)
-			s := b.newSM(t, sm.Config{LMC: 2, Routing: eng})
+			s := b.newSM(t, sm.Config{LIDConfig: sm.LIDConfig{LMC: 2}, RoutingConfig: sm.RoutingConfig{Routing: eng}})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			for _, n := range b.f.Nodes() {
@@ -553,7 +553,7 @@ func agentLIDs(f *memfabric.Fabric) map[string]uint16 {
 func TestLinkDownResweep(t *testing.T) {
 	ctx := context.Background()
 	b := newBench(t, topologies.Thesis8(), 0, 1)
-	s := b.newSM(t, sm.Config{Routing: "updn-fera"})
+	s := b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: "updn-fera"}})
 	first := b.sweep(t, s)
 	require.True(t, first.SubnetUp, first.Reason)
 	lids := agentLIDs(b.f)
@@ -613,7 +613,7 @@ func TestDualPortCA(t *testing.T) {
 	for _, eng := range []string{"updn-pira", "updn-fera", "minhop"} {
 		t.Run(eng, func(t *testing.T) {
 			b := newBench(t, topo, 0, 1)
-			s := b.newSM(t, sm.Config{Routing: eng, AllowCreditLoops: eng == "minhop"})
+			s := b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: eng, AllowCreditLoops: eng == "minhop"}})
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
 			assert.Equal(t, 8, res.HCAs)

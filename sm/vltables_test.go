@@ -91,7 +91,7 @@ func TestVLTables(t *testing.T) {
 			if tc.plain {
 				port = plainPort{b.port}
 			}
-			s, err := sm.New(port, sm.Config{VLTables: tc.tables, OpVLs: tc.opVLs})
+			s, err := sm.New(port, sm.Config{PortConfig: sm.PortConfig{VLTables: tc.tables, OpVLs: tc.opVLs}})
 			require.NoError(t, err)
 			res := b.sweep(t, s)
 			require.True(t, res.SubnetUp, res.Reason)
@@ -167,8 +167,11 @@ func TestVLTables(t *testing.T) {
 func TestCutDepsKeep(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
 	sent := countAttrs(b)
-	s := upAndQuiet(t, b, sm.Config{Routing: "updn-fera", Detect: sm.DetectSweep, Distribution: sm.DistCutDeps,
-		VLTables: sm.VLTablesKeep, OpVLs: 3})
+	s := upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps},
+		PortConfig:         sm.PortConfig{VLTables: sm.VLTablesKeep, OpVLs: 3},
+	})
 	require.Zero(t, sent(mad.AttrSLtoVLMapping))
 	sw6, _ := b.topo.Lookup("sw6")
 	a := b.f.Node(sw6).Agent

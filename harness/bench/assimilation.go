@@ -306,7 +306,10 @@ func assimilationFabric(o AssimilationOptions, nt network) AssimilationFabric {
 // error that ends the configuration it returns the runs so far with it.
 func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []benchFault, c ibsmConfig) ([]SMSide, error) {
 	// PreBlock as ibsm's daemon has it by default.
-	cfg := sm.Config{Routing: "updn-fera", Discovery: c.discovery, Provisional: c.provisional, PreBlock: true}
+	cfg := sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Discovery: c.discovery, Provisional: c.provisional, PreBlock: true},
+	}
 	r, err := startSM(f, smNode, cfg)
 	if err != nil {
 		return nil, err

@@ -22,10 +22,12 @@ type strategy struct {
 // strategies are the protected distributions with partial discovery, and
 // provisional routes once.
 var strategies = []strategy{
-	{"cut-deps", sm.Config{Distribution: sm.DistCutDeps}},
-	{"cut-ports", sm.Config{Distribution: sm.DistCutPorts}},
-	{"full-deactivation", sm.Config{Distribution: sm.DistFullDeactivation}},
-	{"provisional", sm.Config{Distribution: sm.DistCutDeps, Provisional: true}},
+	{"cut-deps", sm.Config{AssimilationConfig: sm.AssimilationConfig{Distribution: sm.DistCutDeps}}},
+	{"cut-ports", sm.Config{AssimilationConfig: sm.AssimilationConfig{Distribution: sm.DistCutPorts}}},
+	{"full-deactivation", sm.Config{AssimilationConfig: sm.AssimilationConfig{Distribution: sm.DistFullDeactivation}}},
+	{"provisional", sm.Config{
+		AssimilationConfig: sm.AssimilationConfig{Distribution: sm.DistCutDeps, Provisional: true},
+	}},
 }
 
 // config completes s's configuration: FERa's routes (the thesis's),

@@ -164,7 +164,37 @@ type pending struct {
 // end. It returns the new table (as long as cur) and the blocks used;
 // full hears each key left out.
 func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *accum, full func(mad.PKey)) ([]mad.PKey, int) {
-	at := map[mad.PKey]int{} // base → first index cur holds it at
+	queue := queueKeys(keys, indx0, heldAt(cur), a)
+	table := make([]mad.PKey, len(cur))
+	used := 0
+	for len(queue) > 0 {
+		pd := queue[0]
+		queue = queue[1:]
+		pos, found, remembered := pd.at, true, false
+		if pd.isNew {
+			var again bool
+			pos, found, remembered, again = placeNew(pd.key, indx0, capacity, table, a, full)
+			if again {
+				queue = append(queue, pd)
+				continue
+			}
+		}
+		if !found || pos >= len(table) {
+			continue
+		}
+		table[pos] = pd.key
+		used = max(used, pos/mad.PKeysPerBlock+1)
+		if !remembered {
+			a.set(pd.key, pos)
+		}
+	}
+	return table, used
+}
+
+// heldAt returns, by partition (key base), the first index cur holds it
+// at.
+func heldAt(cur []mad.PKey) map[mad.PKey]int {
+	at := map[mad.PKey]int{}
 	for i, k := range cur {
 		if k.Base() == 0 {
 			continue
@@ -173,6 +203,15 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 			at[k.Base()] = i
 		}
 	}
+	return at
+}
+
+// queueKeys queues keys for placing: those kept where the port holds
+// them (at) first, then the new ones in their order. A held key that
+// index 0 is for (the indx0 key, or without one the Default key) but is
+// held elsewhere, or one held at index 0 that index 0 is not for, is new:
+// it moves, and its old index is forgotten.
+func queueKeys(keys []mad.PKey, indx0 mad.PKey, at map[mad.PKey]int, a *accum) []pending {
 	var queue []pending
 	for _, k := range keys {
 		pd := pending{key: k, isNew: true}
@@ -195,54 +234,42 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 			queue = append([]pending{pd}, queue...)
 		}
 	}
-	table := make([]mad.PKey, len(cur))
-	used := 0
-	for len(queue) > 0 {
-		pd := queue[0]
-		queue = queue[1:]
-		pos, found, remembered := 0, false, false
-		if !pd.isNew {
-			pos, found = pd.at, true
-		} else {
-			if i, ok := a.idx[pd.key]; ok {
-				if pd.key.Base() == indx0.Base() || (pd.key != indx0 && i == 0) {
-					a.clearIndex(i) // placed again, by the rules for a new key
-					queue = append(queue, pd)
-					continue
-				}
-				pos, found, remembered = i, true, true
-			}
-			if !found {
-				switch {
-				case pd.key.Base() == DefaultPKey && indx0 == 0, pd.key.Base() == indx0.Base():
-					pos = 0
-				case a.last > 0:
-					pos = a.last
-				default:
-					pos = 1
-				}
-				found = pos < capacity
-				if !found && pd.key.Base() != DefaultPKey {
-					if i, ok := firstFree(table); ok && i < capacity {
-						pos, found = i, true
-						a.clearIndex(i)
-					}
-				}
-				if !found {
-					full(pd.key)
-				}
-			}
+	return queue
+}
+
+// placeNew finds the index of a new key: where an earlier run placed it
+// (remembered), else index 0 for the Default (or indx0) key, else after
+// the highest index placed, else the first free entry of table. again
+// says the remembered index broke the index-0 rules: it is forgotten and
+// the key queued again. found is false for a key that does not fit
+// (full hears of it).
+func placeNew(key, indx0 mad.PKey, capacity int, table []mad.PKey, a *accum, full func(mad.PKey)) (pos int, found, remembered, again bool) {
+	if i, ok := a.idx[key]; ok {
+		if key.Base() == indx0.Base() || (key != indx0 && i == 0) {
+			a.clearIndex(i) // placed again, by the rules for a new key
+			return 0, false, false, true
 		}
-		if !found || pos >= len(table) {
-			continue
-		}
-		table[pos] = pd.key
-		used = max(used, pos/mad.PKeysPerBlock+1)
-		if !remembered {
-			a.set(pd.key, pos)
+		return i, true, true, false
+	}
+	switch {
+	case key.Base() == DefaultPKey && indx0 == 0, key.Base() == indx0.Base():
+		pos = 0
+	case a.last > 0:
+		pos = a.last
+	default:
+		pos = 1
+	}
+	if pos < capacity {
+		return pos, true, false, false
+	}
+	if key.Base() != DefaultPKey {
+		if i, ok := firstFree(table); ok && i < capacity {
+			a.clearIndex(i)
+			return i, true, false, false
 		}
 	}
-	return table, used
+	full(key)
+	return pos, false, false, false
 }
 
 // firstFree returns the first entry of t from index 1 that holds no key.

@@ -546,13 +546,13 @@ func getMFT(t *testing.T, e *env, i int) []byte {
 // TestVLTableRecords: the SLtoVL and VLArbitration tables an SM with
 // --vl-tables set wrote are the records; without, there are none.
 func TestVLTableRecords(t *testing.T) {
-	e := newEnvWith(t, sm.Config{VLTables: sm.VLTablesKeep})
+	e := newEnvWith(t, sm.Config{PortConfig: sm.PortConfig{VLTables: sm.VLTablesKeep}})
 	for _, attr := range []mad.AttrID{mad.AttrSASLtoVLRecord, mad.AttrSAVLArbRecord} {
 		r := e.ask(t, 0, mad.MethodGetTable, attr, 0, nil)
 		require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
 		assert.Empty(t, r.Payload, "%v: the SM wrote none", attr)
 	}
-	e = newEnvWith(t, sm.Config{VLTables: sm.VLTablesSet})
+	e = newEnvWith(t, sm.Config{PortConfig: sm.PortConfig{VLTables: sm.VLTablesSet}})
 	r := e.ask(t, 0, mad.MethodGetTable, mad.AttrSASLtoVLRecord, 0, nil)
 	recs := records(t, r)
 	// Each switch of n ports per input 0-n and output 1-n, and each HCA.
@@ -602,7 +602,7 @@ func TestMultiPath(t *testing.T) {
 // TestPathRecordsLMC: with LMC 1 a pair of ports has four paths, one per
 // (SLID, DLID) alias pair, and each the routes of its DLID.
 func TestPathRecordsLMC(t *testing.T) {
-	e := newEnvWith(t, sm.Config{LMC: 1})
+	e := newEnvWith(t, sm.Config{LIDConfig: sm.LIDConfig{LMC: 1}})
 	l := mad.SAPathRecordLayout
 	q := mad.PathRecordFields{SGID: e.gid(0), DGID: e.gid(3)}
 	r := e.ask(t, 0, mad.MethodGetTable, mad.AttrSAPathRecord, l.Bit("SGID")|l.Bit("DGID"), mad.AppendPathRecord(nil, &q))

@@ -1,4 +1,4 @@
-package sm
+package txn
 
 import (
 	"context"
@@ -72,22 +72,20 @@ func (p untilEchoPort) RecvUntil(ctx context.Context, deadline time.Time) (madpo
 func BenchmarkTxn(b *testing.B) {
 	const chunks = 10
 	type variant struct {
-		tx              *txnLayer
+		tx              *Layer
 		ns, allocs, per float64
 	}
 	cfg := Config{Window: 16}
-	if err := cfg.normalize(); err != nil {
-		b.Fatal(err)
-	}
+	cfg.SetDefaults()
 	vs := []*variant{
-		{tx: newTxnLayer(untilEchoPort{newEchoPort()}, clock.Real(), &cfg)},
-		{tx: newTxnLayer(newEchoPort(), clock.Real(), &cfg)},
+		{tx: New(untilEchoPort{newEchoPort()}, clock.Real(), cfg, 0)},
+		{tx: New(newEchoPort(), clock.Real(), cfg, 0)},
 	}
 	path := []uint8{0, 1, 2}
 	answered := 0
-	cb := func(r *response) {
-		if r.err != nil {
-			b.Fatal(r.err)
+	cb := func(r *Response) {
+		if r.Err != nil {
+			b.Fatal(r.Err)
 		}
 		answered++
 	}
@@ -99,14 +97,14 @@ func BenchmarkTxn(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			a0, t0 := ms.Mallocs, time.Now()
 			for range n {
-				v.tx.get(request{dr: true, path: path, attr: mad.AttrNodeInfo}, cb)
+				v.tx.Get(Request{DR: true, Path: path, Attr: mad.AttrNodeInfo}, cb)
 				if len(v.tx.queue) >= cfg.Window {
-					if err := v.tx.run(context.Background()); err != nil {
+					if err := v.tx.Run(context.Background()); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
-			if err := v.tx.run(context.Background()); err != nil {
+			if err := v.tx.Run(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 			v.ns += float64(time.Since(t0).Nanoseconds())

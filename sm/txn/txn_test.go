@@ -1,4 +1,4 @@
-package sm
+package txn
 
 import (
 	"context"
@@ -45,10 +45,10 @@ func (p *silentPort) Info() (madport.Info, error) { return madport.Info{}, nil }
 func (p *silentPort) SetIsSM(bool) error          { return nil }
 func (p *silentPort) Close() error                { return nil }
 
-func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *txnLayer {
+func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *Layer {
 	t.Helper()
-	require.NoError(t, cfg.normalize())
-	return newTxnLayer(port, clk, &cfg)
+	cfg.SetDefaults()
+	return New(port, clk, cfg, 0)
 }
 
 // TestWindow: never more than Window SMPs in flight; each lost one is sent
@@ -58,12 +58,12 @@ func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
 	tx := newTestTxn(t, p, clk, Config{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc})
-	tx.setPhase("test")
+	tx.SetPhase("test")
 	var errs []error
 	for range 5 {
-		tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) { errs = append(errs, r.err) })
+		tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(r *Response) { errs = append(errs, r.Err) })
 	}
-	require.NoError(t, tx.run(context.Background()))
+	require.NoError(t, tx.Run(context.Background()))
 	require.Len(t, errs, 5)
 	for _, err := range errs {
 		assert.ErrorIs(t, err, ErrTimeout)
@@ -92,7 +92,7 @@ func TestWindow(t *testing.T) {
 // receive (this one included).
 type watchPort struct {
 	*memport.Port
-	tx       *txnLayer
+	tx       *Layer
 	drop     func(i, burst int) bool
 	burst    int
 	inflight []int
@@ -194,20 +194,20 @@ func TestAdaptiveWindow(t *testing.T) {
 			p := &watchPort{Port: mp, drop: tc.drop}
 			tx := newTestTxn(t, p, mp.Clock(), Config{Window: tc.window, Retries: tc.retries, Burst: tc.burst})
 			p.tx = tx
-			tx.setPhase("test")
+			tx.SetPhase("test")
 			answered, failed := 0, 0
 			submit := func(n int) {
 				for range n {
-					tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrNodeInfo}, func(r *response) {
-						if r.err != nil {
-							assert.ErrorIs(t, r.err, ErrTimeout)
+					tx.Get(Request{DR: true, Path: []uint8{0, 1}, Attr: mad.AttrNodeInfo}, func(r *Response) {
+						if r.Err != nil {
+							assert.ErrorIs(t, r.Err, ErrTimeout)
 							failed++
 							return
 						}
 						answered++
 					})
 				}
-				require.NoError(t, tx.run(context.Background()))
+				require.NoError(t, tx.Run(context.Background()))
 			}
 			submit(tc.n)
 			p.drop = nil
@@ -227,7 +227,7 @@ func TestAdaptiveWindow(t *testing.T) {
 			assert.EqualValues(t, tc.smps-tc.n-tc.then, ps.Retries)
 			assert.LessOrEqual(t, ps.Retries, uint64(tc.n*tc.retries), "retries bounded")
 			assert.Zero(t, tx.inflight)
-			assert.False(t, tx.busy())
+			assert.False(t, tx.Busy())
 		})
 	}
 }
@@ -241,13 +241,13 @@ func TestWindowLateAnswer(t *testing.T) {
 	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
 	var got []error
 	for _, port := range []uint8{1, 2, 3} {
-		tx.get(request{dr: true, path: []uint8{0, port}, attr: mad.AttrNodeInfo}, func(r *response) { got = append(got, r.err) })
+		tx.Get(Request{DR: true, Path: []uint8{0, port}, Attr: mad.AttrNodeInfo}, func(r *Response) { got = append(got, r.Err) })
 	}
-	require.NoError(t, tx.fill())
+	require.NoError(t, tx.Fill())
 	require.Equal(t, 2, tx.inflight)
 	// The second is answered, and the third goes.
-	tx.handle(answer(p.tids[1]))
-	require.NoError(t, tx.fill())
+	tx.Handle(answer(p.tids[1]))
+	require.NoError(t, tx.Fill())
 	require.Len(t, p.sent, 3)
 	// The first and the third time out; the second, sent after the first,
 	// was answered: a loss, and one cut for both.
@@ -257,13 +257,13 @@ func TestWindowLateAnswer(t *testing.T) {
 	assert.Equal(t, 1, tx.inflight)
 	assert.Len(t, p.sent, 4)
 	assert.Equal(t, p.tids[0], p.tids[3], "the first is resent; the third waits")
-	tx.handle(answer(p.tids[2]))
+	tx.Handle(answer(p.tids[2]))
 	assert.Equal(t, []error{nil, nil}, got, "the late answer is taken")
 	assert.Equal(t, 1, tx.inflight, "it held no slot")
 	assert.Nil(t, tx.nextResend(), "and is not resent")
-	assert.Equal(t, 1, tx.cancel(func(*request) bool { return true }))
+	assert.Equal(t, 1, tx.Cancel(func(*Request) bool { return true }))
 	assert.Zero(t, tx.inflight)
-	assert.False(t, tx.busy())
+	assert.False(t, tx.Busy())
 }
 
 // TestWindowStall: answers that come only after every request timed out
@@ -275,23 +275,23 @@ func TestWindowStall(t *testing.T) {
 	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
 	answered := 0
 	for range 4 {
-		tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
-			assert.NoError(t, r.err)
+		tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(r *Response) {
+			assert.NoError(t, r.Err)
 			answered++
 		})
 	}
-	require.NoError(t, tx.fill())
+	require.NoError(t, tx.Fill())
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
 	assert.Len(t, p.sent, 8, "all four resent at once")
 	assert.Equal(t, 4, tx.window)
 	for _, tid := range p.tids {
-		tx.handle(answer(tid))
+		tx.Handle(answer(tid))
 	}
 	assert.Equal(t, 4, answered)
 	assert.EqualValues(t, 4, tx.stats.Unexpected)
 	assert.Equal(t, 4, tx.windowMin)
-	assert.False(t, tx.busy())
+	assert.False(t, tx.Busy())
 }
 
 // answer is a NodeInfo GetResp with TID tid.
@@ -309,7 +309,7 @@ func TestWindowRegrowth(t *testing.T) {
 	tx.window, tx.windowMin = 4, 4
 	var widths []int
 	for range 130 {
-		tx.answered(&txn{})
+		tx.answered(&transaction{})
 		widths = append(widths, tx.window)
 	}
 	// 4 answers to 5, 5 to 6, ... 15 to 16, 114 in all; then it stays.
@@ -345,21 +345,21 @@ func TestRetryAnswers(t *testing.T) {
 	lost := 0
 	p.SetFilter(func(madport.MAD) bool { lost++; return lost > 2 })
 	tx := newTestTxn(t, p, p.Clock(), Config{})
-	tx.setPhase("test")
-	var got *response
-	tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrNodeInfo}, func(r *response) { got = r })
-	require.NoError(t, tx.run(context.Background()))
+	tx.SetPhase("test")
+	var got *Response
+	tx.Get(Request{DR: true, Path: []uint8{0, 1}, Attr: mad.AttrNodeInfo}, func(r *Response) { got = r })
+	require.NoError(t, tx.Run(context.Background()))
 	require.NotNil(t, got)
-	require.NoError(t, got.err)
-	assert.Equal(t, mad.NodeTypeSwitch, mad.NodeInfo(got.data).NodeType())
+	require.NoError(t, got.Err)
+	assert.Equal(t, mad.NodeTypeSwitch, mad.NodeInfo(got.Data).NodeType())
 	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
 
 	// A bad attribute modifier comes back with an error status.
-	tx.get(request{dr: true, path: []uint8{0, 1}, attr: mad.AttrPortInfo, mod: 9}, func(r *response) { got = r })
-	require.NoError(t, tx.run(context.Background()))
+	tx.Get(Request{DR: true, Path: []uint8{0, 1}, Attr: mad.AttrPortInfo, Mod: 9}, func(r *Response) { got = r })
+	require.NoError(t, tx.Run(context.Background()))
 	var se *StatusError
-	require.ErrorAs(t, got.err, &se)
-	assert.ErrorIs(t, got.err, ErrStatus)
+	require.ErrorAs(t, got.Err, &se)
+	assert.ErrorIs(t, got.Err, ErrStatus)
 	assert.Equal(t, mad.StatusInvalidField, se.Status.Code())
 	assert.EqualValues(t, 1, tx.phases["test"].Errors)
 }
@@ -370,8 +370,8 @@ func TestHandleStrays(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{})
 	called := 0
-	tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(*response) { called++ })
-	require.NoError(t, tx.fill())
+	tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(*Response) { called++ })
+	require.NoError(t, tx.Fill())
 	var tid uint64
 	for _, tt := range tx.pending {
 		tid = tt.tid
@@ -382,24 +382,24 @@ func TestHandleStrays(t *testing.T) {
 		mut(mad.DRSMP(b))
 		return madport.MAD{Data: b}
 	}
-	tx.handle(madport.MAD{Data: []byte{1, 2, 3}})
-	tx.handle(resp(func(b mad.DRSMP) { b.MAD().SetTransactionID(tid + 1) }))
-	tx.handle(resp(func(b mad.DRSMP) { b.MAD().SetAttrID(mad.AttrPortInfo) }))
-	tx.handle(resp(func(b mad.DRSMP) { b.SetDirection(false) }))
-	tx.handle(resp(func(b mad.DRSMP) { b.MAD().SetMgmtClass(mad.ClassPerfMgt) }))
+	tx.Handle(madport.MAD{Data: []byte{1, 2, 3}})
+	tx.Handle(resp(func(b mad.DRSMP) { b.MAD().SetTransactionID(tid + 1) }))
+	tx.Handle(resp(func(b mad.DRSMP) { b.MAD().SetAttrID(mad.AttrPortInfo) }))
+	tx.Handle(resp(func(b mad.DRSMP) { b.SetDirection(false) }))
+	tx.Handle(resp(func(b mad.DRSMP) { b.MAD().SetMgmtClass(mad.ClassPerfMgt) }))
 	assert.Zero(t, called)
 	assert.Equal(t, EngineStats{Malformed: 2, Unexpected: 3}, tx.stats)
 	// The transport hands a request back as lost: it is due again at once.
 	lost := resp(func(b mad.DRSMP) { b.MAD().SetMethod(mad.MethodGet) })
 	lost.Status = 110
-	tx.handle(lost)
+	tx.Handle(lost)
 	assert.EqualValues(t, 1, tx.stats.Lost)
 	for _, tt := range tx.pending {
 		assert.Equal(t, clk.Now(), tt.deadline)
 	}
-	tx.handle(resp(func(mad.DRSMP) {}))
+	tx.Handle(resp(func(mad.DRSMP) {}))
 	assert.Equal(t, 1, called)
-	tx.handle(resp(func(mad.DRSMP) {}))
+	tx.Handle(resp(func(mad.DRSMP) {}))
 	assert.Equal(t, 1, called, "a second answer is a stray")
 	assert.EqualValues(t, 4, tx.stats.Unexpected)
 }
@@ -414,13 +414,13 @@ func TestHandBackStale(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
 	p := &silentPort{clk: clk}
 	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
-	tx.setPhase("test")
-	tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(*response) {})
-	require.NoError(t, tx.fill())
+	tx.SetPhase("test")
+	tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(*Response) {})
+	require.NoError(t, tx.Fill())
 	handBack := func() {
 		b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: p.tids[0], AttrID: mad.AttrNodeInfo})
-		tx.handle(madport.MAD{Data: b, Status: 110})
-		require.NoError(t, tx.fill())
+		tx.Handle(madport.MAD{Data: b, Status: 110})
+		require.NoError(t, tx.Fill())
 	}
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
@@ -439,46 +439,4 @@ func TestHandBackStale(t *testing.T) {
 	assert.Len(t, p.sent, 3, "resent at once")
 	assert.Equal(t, EngineStats{Stale: 1, Lost: 1}, tx.stats)
 	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
-}
-
-// FuzzHandle feeds arbitrary MADs to the transaction layer while a
-// request is pending, half of them with its TID: no panic, and an answer
-// taken reaches the callback as 64 bytes of data or an error.
-func FuzzHandle(f *testing.F) {
-	seed, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGetResp, AttrID: mad.AttrNodeInfo})
-	mad.DRSMP(seed).SetDirection(true)
-	f.Add(seed, true)
-	f.Add(seed[:100], true)
-	lid := mad.AppendSMP(nil, &mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice})
-	f.Add(lid, false)
-	sminfo, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, AttrID: mad.AttrSMInfo, Path: []uint8{0, 1, 2}})
-	f.Add(sminfo, false)
-	t256 := mad.SMPFields{Method: mad.MethodTrap, AttrID: mad.AttrNotice}
-	n256 := mad.Trap256(mad.NodeTypeCA, 5, &mad.BadMKey{LID: 9, Method: mad.MethodGet, AttrID: mad.AttrPortInfo, DR: true, HopCount: 2})
-	mad.Notice(t256.Data[:]).Encode(&n256)
-	f.Add(mad.AppendSMP(nil, &t256), false)
-	f.Fuzz(func(t *testing.T, b []byte, matchTID bool) {
-		clk := clock.NewManual(time.Unix(0, 0))
-		p := &silentPort{clk: clk}
-		s := &SM{cfg: Config{}, port: p, clk: clk, shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap(),
-			trapLIDs: map[uint16]bool{}, smTraps: map[uint16]bool{}}
-		require.NoError(t, s.cfg.normalize())
-		s.tx = newTxnLayer(p, clk, &s.cfg)
-		s.tx.onUnsoli = s.unsolicited
-		s.tx.get(request{dr: true, path: []uint8{0}, attr: mad.AttrNodeInfo}, func(r *response) {
-			if r.err == nil && len(r.data) != mad.SMPDataSize {
-				t.Fatalf("answer with %d bytes of data", len(r.data))
-			}
-		})
-		if err := s.tx.fill(); err != nil {
-			t.Fatal(err)
-		}
-		if matchTID && len(b) >= 16 {
-			b = append([]byte(nil), b...)
-			for _, tt := range s.tx.pending {
-				mad.MAD(b).SetTransactionID(tt.tid)
-			}
-		}
-		s.tx.handle(madport.MAD{LID: 7, Data: b})
-	})
 }
