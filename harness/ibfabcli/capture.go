@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"syscall"
+	"time"
 
 	"ibfab/capture"
 	"ibfab/harness"
@@ -79,44 +80,58 @@ func runCapture(env *Env, args []string) (err error) {
 	if len(pos) != 2 {
 		return usage(errors.New("want a fabric name and NODE[PORT]"))
 	}
-	name := pos[0]
-	m := portArg.FindStringSubmatch(pos[1])
-	if m == nil {
-		return usage(fmt.Errorf("%q: want NODE or NODE[PORT]", pos[1]))
-	}
-	node, port := m[1], 1
-	if m[2] != "" {
-		if port, err = strconv.Atoi(m[2]); err != nil || port < 1 || port > 254 {
-			return usage(fmt.Errorf("%q: port %s out of 1..254", pos[1], m[2]))
-		}
+	node, port, err := capturePortArg(pos[1])
+	if err != nil {
+		return usage(err)
 	}
 	if *out == "" {
-		*out = fmt.Sprintf("%s-%s-p%d.pcap", name, node, port)
+		*out = fmt.Sprintf("%s-%s-p%d.pcap", pos[0], node, port)
 	}
+	return capturePort(env, pos[0], node, port, *out, *dur, *count)
+}
 
+// capturePortArg parses capture's NODE[PORT]: the port is 1 unless given.
+func capturePortArg(s string) (node string, port int, err error) {
+	m := portArg.FindStringSubmatch(s)
+	if m == nil {
+		return "", 0, fmt.Errorf("%q: want NODE or NODE[PORT]", s)
+	}
+	node, port = m[1], 1
+	if m[2] != "" {
+		if port, err = strconv.Atoi(m[2]); err != nil || port < 1 || port > 254 {
+			return "", 0, fmt.Errorf("%q: port %s out of 1..254", s, m[2])
+		}
+	}
+	return node, port, nil
+}
+
+// capturePort captures port of node of fabric name to file out until
+// Ctrl-C, dur (0: no limit) or count frames (0: no limit), and prints how
+// many frames it wrote.
+func capturePort(env *Env, name, node string, port int, out string, dur time.Duration, count int) error {
 	c, err := harness.OpenCapture(name, node, port)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w, done, msgs, err := createCapture(env, *out)
+	w, done, msgs, err := createCapture(env, out)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *dur > 0 {
+	if dur > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *dur)
+		ctx, cancel = context.WithTimeout(ctx, dur)
 		defer cancel()
 	}
-	fmt.Fprintf(env.Stderr, "capturing %s <-> %s of fabric %s to %s; Ctrl-C stops\n", c.Port, c.Peer, name, *out)
-	n, err := c.Run(ctx, w, *count)
+	fmt.Fprintf(env.Stderr, "capturing %s <-> %s of fabric %s to %s; Ctrl-C stops\n", c.Port, c.Peer, name, out)
+	n, err := c.Run(ctx, w, count)
 	if cerr := done(); err == nil {
 		err = cerr
 	}
 	st := c.Stats()
-	fmt.Fprintf(msgs, "wrote %d frames to %s", n, *out)
+	fmt.Fprintf(msgs, "wrote %d frames to %s", n, out)
 	if st.KernelDrops > 0 {
 		fmt.Fprintf(msgs, "; the kernel dropped %d", st.KernelDrops)
 	}
