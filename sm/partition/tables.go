@@ -164,7 +164,36 @@ type pending struct {
 // end. It returns the new table (as long as cur) and the blocks used;
 // full hears each key left out.
 func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *accum, full func(mad.PKey)) ([]mad.PKey, int) {
-	at := map[mad.PKey]int{} // base → first index cur holds it at
+	queue := queueKeys(keys, indx0, heldAt(cur), a)
+	table := make([]mad.PKey, len(cur))
+	used := 0
+	for len(queue) > 0 {
+		pd := queue[0]
+		queue = queue[1:]
+		pos, found, remembered := pd.at, true, false
+		if pd.isNew {
+			var again bool
+			if pos, found, remembered, again = a.newKeyPosition(pd.key, indx0, capacity, table, full); again {
+				queue = append(queue, pd)
+				continue
+			}
+		}
+		if !found || pos >= len(table) {
+			continue
+		}
+		table[pos] = pd.key
+		used = max(used, pos/mad.PKeysPerBlock+1)
+		if !remembered {
+			a.set(pd.key, pos)
+		}
+	}
+	return table, used
+}
+
+// heldAt returns where the table cur holds each partition: base → the
+// first index.
+func heldAt(cur []mad.PKey) map[mad.PKey]int {
+	at := map[mad.PKey]int{}
 	for i, k := range cur {
 		if k.Base() == 0 {
 			continue
@@ -173,6 +202,14 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 			at[k.Base()] = i
 		}
 	}
+	return at
+}
+
+// queueKeys returns keys in the order place lays them out: those that
+// stay where the table holds them (at) first, in reverse, then the new
+// ones. A key held at index 0 that does not belong there, or that
+// belongs at index 0 and is held elsewhere, is new and its index freed.
+func queueKeys(keys []mad.PKey, indx0 mad.PKey, at map[mad.PKey]int, a *accum) []pending {
 	var queue []pending
 	for _, k := range keys {
 		pd := pending{key: k, isNew: true}
@@ -195,54 +232,42 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 			queue = append([]pending{pd}, queue...)
 		}
 	}
-	table := make([]mad.PKey, len(cur))
-	used := 0
-	for len(queue) > 0 {
-		pd := queue[0]
-		queue = queue[1:]
-		pos, found, remembered := 0, false, false
-		if !pd.isNew {
-			pos, found = pd.at, true
-		} else {
-			if i, ok := a.idx[pd.key]; ok {
-				if pd.key.Base() == indx0.Base() || (pd.key != indx0 && i == 0) {
-					a.clearIndex(i) // placed again, by the rules for a new key
-					queue = append(queue, pd)
-					continue
-				}
-				pos, found, remembered = i, true, true
-			}
-			if !found {
-				switch {
-				case pd.key.Base() == DefaultPKey && indx0 == 0, pd.key.Base() == indx0.Base():
-					pos = 0
-				case a.last > 0:
-					pos = a.last
-				default:
-					pos = 1
-				}
-				found = pos < capacity
-				if !found && pd.key.Base() != DefaultPKey {
-					if i, ok := firstFree(table); ok && i < capacity {
-						pos, found = i, true
-						a.clearIndex(i)
-					}
-				}
-				if !found {
-					full(pd.key)
-				}
-			}
+	return queue
+}
+
+// newKeyPosition returns where a new key goes in table: where an earlier
+// run placed it (remembered), unless that is index 0 against the rules
+// (again: its index is freed and the key queued anew); else index 0 for
+// the Default (or indx0) key, the highest index placed, or 1; past
+// capacity, the first free entry. found is false, and full hears the
+// key, when it fits nowhere.
+func (a *accum) newKeyPosition(key, indx0 mad.PKey, capacity int, table []mad.PKey, full func(mad.PKey)) (pos int, found, remembered, again bool) {
+	if i, ok := a.idx[key]; ok {
+		if key.Base() == indx0.Base() || (key != indx0 && i == 0) {
+			a.clearIndex(i) // placed again, by the rules for a new key
+			return 0, false, false, true
 		}
-		if !found || pos >= len(table) {
-			continue
-		}
-		table[pos] = pd.key
-		used = max(used, pos/mad.PKeysPerBlock+1)
-		if !remembered {
-			a.set(pd.key, pos)
+		return i, true, true, false
+	}
+	switch {
+	case key.Base() == DefaultPKey && indx0 == 0, key.Base() == indx0.Base():
+		pos = 0
+	case a.last > 0:
+		pos = a.last
+	default:
+		pos = 1
+	}
+	found = pos < capacity
+	if !found && key.Base() != DefaultPKey {
+		if i, ok := firstFree(table); ok && i < capacity {
+			pos, found = i, true
+			a.clearIndex(i)
 		}
 	}
-	return table, used
+	if !found {
+		full(key)
+	}
+	return pos, found, false, false
 }
 
 // firstFree returns the first entry of t from index 1 that holds no key.
