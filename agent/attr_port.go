@@ -92,27 +92,63 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	live := a.livePort(n)
 	mgmt := !a.isSwitch() || n == 0 // holds the SMA's LID, M_Key, SM address
 
+	if !validStates(c, &req, live, &next) {
+		return mad.StatusInvalidField
+	}
+	wen, sen, ok := enabledLink(c, &req, cur, live)
+	if !ok {
+		return mad.StatusInvalidField
+	}
+	if wen != 0 {
+		next.LinkWidthEnabled = wen
+	}
+	if sen != 0 {
+		next.LinkSpeedEnabled = sen
+	}
+	if !setMTUAndVLs(&req, cur, &next) {
+		return mad.StatusInvalidField
+	}
+	if mgmt && !setManagement(&req, &next) {
+		return mad.StatusInvalidField
+	}
+	setPlainFields(&req, &next)
+	*cur = next
+	a.applyPortInfoLocked(c, n, &req, wen, sen, live, mgmt)
+	return mad.StatusOK
+}
+
+// validStates checks the requested port state (a transition the SM may
+// make from the link's), physical state and link-down default state, and
+// takes the last into next.
+func validStates(c *smpCtx, req *mad.PortInfoFields, live bool, next *mad.PortInfoFields) bool {
 	switch req.PortState {
 	case mad.PortStateNoChange:
 	case mad.PortStateDown, mad.PortStateArmed, mad.PortStateActive:
 		if live && !legalTransition(c.link.State, req.PortState) {
-			return mad.StatusInvalidField
+			return false
 		}
 	default:
-		return mad.StatusInvalidField
+		return false
 	}
 	switch req.PortPhysicalState {
 	case mad.PhysStateNoChange, mad.PhysStatePolling, mad.PhysStateDisabled:
 	default:
-		return mad.StatusInvalidField
+		return false
 	}
 	switch req.LinkDownDefaultState {
 	case mad.PhysStateNoChange:
 	case mad.PhysStateSleep, mad.PhysStatePolling:
 		next.LinkDownDefaultState = req.LinkDownDefaultState
 	default:
-		return mad.StatusInvalidField
+		return false
 	}
+	return true
+}
+
+// enabledLink returns the link widths and speeds the request enables (0:
+// no change), which must be among those the port supports; ok false when
+// they are not.
+func enabledLink(c *smpCtx, req *mad.PortInfoFields, cur *mad.PortInfoFields, live bool) (wen mad.LinkWidth, sen mad.LinkSpeed, ok bool) {
 	// What a live port supports comes from the data plane.
 	wsup, ssup := cur.LinkWidthSupported, cur.LinkSpeedSupported
 	if live && c.link.WidthSupported != 0 {
@@ -121,56 +157,64 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	if live && c.link.SpeedSupported != 0 {
 		ssup = c.link.SpeedSupported
 	}
-	var wen mad.LinkWidth
 	switch w := req.LinkWidthEnabled; {
 	case w == mad.LinkWidthNoChange:
 	case w == mad.LinkWidthSetToSupported:
 		wen = wsup
 	case w&^wsup != 0:
-		return mad.StatusInvalidField
+		return 0, 0, false
 	default:
 		wen = w
 	}
-	var sen mad.LinkSpeed
 	switch s := req.LinkSpeedEnabled; {
 	case s == mad.LinkSpeedNoChange:
 	case s == mad.LinkSpeedSetToSupported:
 		sen = ssup
 	case s&^ssup != 0:
-		return mad.StatusInvalidField
+		return 0, 0, false
 	default:
 		sen = s
 	}
-	if wen != 0 {
-		next.LinkWidthEnabled = wen
-	}
-	if sen != 0 {
-		next.LinkSpeedEnabled = sen
-	}
+	return wen, sen, true
+}
+
+// setMTUAndVLs takes the neighbour MTU (1 to the port's MTUCap) and the
+// operational VLs (up to VLCap; 0 no change) into next.
+func setMTUAndVLs(req, cur, next *mad.PortInfoFields) bool {
 	if req.NeighborMTU == 0 || req.NeighborMTU > cur.MTUCap {
-		return mad.StatusInvalidField
+		return false
 	}
 	next.NeighborMTU = req.NeighborMTU
 	if req.OperationalVLs > cur.VLCap {
-		return mad.StatusInvalidField
+		return false
 	}
 	if req.OperationalVLs != 0 {
 		next.OperationalVLs = req.OperationalVLs
 	}
-	if mgmt {
-		if !unicastOrZero(req.LID) || !unicastOrZero(req.MasterSMLID) {
-			return mad.StatusInvalidField
-		}
-		next.MKey = req.MKey
-		next.GIDPrefix = req.GIDPrefix
-		next.LID = req.LID
-		next.LMC = req.LMC
-		next.MasterSMLID = req.MasterSMLID
-		next.MasterSMSL = req.MasterSMSL
-		next.MKeyLeasePeriod = req.MKeyLeasePeriod
-		next.MKeyProtectBits = req.MKeyProtectBits
-		next.SubnetTimeOut = req.SubnetTimeOut
+	return true
+}
+
+// setManagement takes the fields of a management port (a CA's, a
+// switch's port 0) into next: M_Key, GID prefix, LID, the SM's address,
+// subnet timeout; the LIDs must be unicast or 0.
+func setManagement(req, next *mad.PortInfoFields) bool {
+	if !unicastOrZero(req.LID) || !unicastOrZero(req.MasterSMLID) {
+		return false
 	}
+	next.MKey = req.MKey
+	next.GIDPrefix = req.GIDPrefix
+	next.LID = req.LID
+	next.LMC = req.LMC
+	next.MasterSMLID = req.MasterSMLID
+	next.MasterSMSL = req.MasterSMSL
+	next.MKeyLeasePeriod = req.MKeyLeasePeriod
+	next.MKeyProtectBits = req.MKeyProtectBits
+	next.SubnetTimeOut = req.SubnetTimeOut
+	return true
+}
+
+// setPlainFields takes the fields every value of which is valid into next.
+func setPlainFields(req, next *mad.PortInfoFields) {
 	next.VLHighLimit = req.VLHighLimit
 	next.HOQLife = req.HOQLife
 	next.VLStallCount = req.VLStallCount
@@ -184,8 +228,14 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	next.LocalPhyErrors = req.LocalPhyErrors
 	next.OverrunErrors = req.OverrunErrors
 	next.InitTypeReply = req.InitTypeReply
-	*cur = next
+}
 
+// applyPortInfoLocked hands port n's PortInfo, just set, to the data
+// plane: its configuration and VL arbitration now, and after the answer
+// the requested physical and port states, the enabled widths and speeds
+// (wen, sen) and the traps a switch held for want of the SM's LID.
+func (a *Agent) applyPortInfoLocked(c *smpCtx, n uint8, req *mad.PortInfoFields, wen mad.LinkWidth, sen mad.LinkSpeed, live, mgmt bool) {
+	next := &a.port[n].info
 	pc := PortConfig{
 		LID: next.LID, LMC: next.LMC, MasterSMLID: next.MasterSMLID, MasterSMSL: next.MasterSMSL,
 		NeighborMTU: next.NeighborMTU, OperationalVLs: next.OperationalVLs, VLHighLimit: next.VLHighLimit,
@@ -218,7 +268,6 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 		a.ports.Configure(n, pc)
 		a.emit(traps)
 	})
-	return mad.StatusOK
 }
 
 // legalTransition reports whether the SM may move a port from cur to req.

@@ -47,47 +47,62 @@ func (a *Agent) receiveDR(in Inbound) []Outbound {
 		// responses come back.
 		return a.drDrop()
 	}
-	hp, hc := b.HopPointer(), b.HopCount()
-	sw := a.isSwitch()
 	viaLID := in.DLID != mad.PermissiveLID && a.HasLID(in.Port, in.DLID)
 	if !b.Direction() {
-		switch {
-		case hp == 0 && hc == 0:
-			if b.DrSLID() == mad.PermissiveLID || !viaLID {
-				return a.drDrop() // a hop count of 0 never leaves its requester
-			}
-			b.SetHopPointer(1)
-			return a.drServe(in, b)
-		case hp == 0:
-			if !sw || b.DrSLID() == mad.PermissiveLID || !viaLID {
-				return a.drDrop()
-			}
-			b.SetHopPointer(1)
-			return a.relay(a.drForward(b, b.InitialPath()[1]))
-		case hp < hc:
-			if !sw {
-				return a.drDrop()
-			}
-			b.ReturnPath()[hp] = in.Port
-			b.SetHopPointer(hp + 1)
-			return a.relay(a.drForward(b, b.InitialPath()[hp+1]))
-		case hp == hc:
-			b.ReturnPath()[hp] = in.Port
-			b.SetHopPointer(hp + 1)
-			if b.DrDLID() == mad.PermissiveLID {
-				return a.drServe(in, b)
-			}
-			if !sw {
-				return a.drDrop()
-			}
-			return a.relay(a.drLIDRoute(in.Port, b.DrDLID(), b))
-		default: // hp == hc+1, by Validate
-			if b.DrDLID() == mad.PermissiveLID || !viaLID {
-				return a.drDrop()
-			}
+		return a.drOutgoing(in, b, viaLID)
+	}
+	return a.drReturning(in, b, viaLID)
+}
+
+// drOutgoing handles a directed-route request (D=0) that arrived on
+// in.Port, by the table of outgoing hops above; viaLID says whether it
+// came LID-routed to one of the port's LIDs.
+func (a *Agent) drOutgoing(in Inbound, b mad.DRSMP, viaLID bool) []Outbound {
+	hp, hc := b.HopPointer(), b.HopCount()
+	sw := a.isSwitch()
+	switch {
+	case hp == 0 && hc == 0:
+		if b.DrSLID() == mad.PermissiveLID || !viaLID {
+			return a.drDrop() // a hop count of 0 never leaves its requester
+		}
+		b.SetHopPointer(1)
+		return a.drServe(in, b)
+	case hp == 0:
+		if !sw || b.DrSLID() == mad.PermissiveLID || !viaLID {
+			return a.drDrop()
+		}
+		b.SetHopPointer(1)
+		return a.relay(a.drForward(b, b.InitialPath()[1]))
+	case hp < hc:
+		if !sw {
+			return a.drDrop()
+		}
+		b.ReturnPath()[hp] = in.Port
+		b.SetHopPointer(hp + 1)
+		return a.relay(a.drForward(b, b.InitialPath()[hp+1]))
+	case hp == hc:
+		b.ReturnPath()[hp] = in.Port
+		b.SetHopPointer(hp + 1)
+		if b.DrDLID() == mad.PermissiveLID {
 			return a.drServe(in, b)
 		}
+		if !sw {
+			return a.drDrop()
+		}
+		return a.relay(a.drLIDRoute(in.Port, b.DrDLID(), b))
+	default: // hp == hc+1, by Validate
+		if b.DrDLID() == mad.PermissiveLID || !viaLID {
+			return a.drDrop()
+		}
+		return a.drServe(in, b)
 	}
+}
+
+// drReturning handles a directed-route response (D=1) that arrived on
+// in.Port, by the table of returning hops above.
+func (a *Agent) drReturning(in Inbound, b mad.DRSMP, viaLID bool) []Outbound {
+	hp, hc := b.HopPointer(), b.HopCount()
+	sw := a.isSwitch()
 	switch {
 	case hc > 0 && hp == hc+1:
 		if !sw || b.DrDLID() == mad.PermissiveLID || !viaLID {

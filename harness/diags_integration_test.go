@@ -24,6 +24,7 @@ import (
 
 	"ibfab/capture"
 	"ibfab/harness"
+	"ibfab/harness/ibfabcli"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/tsharktest"
 	"ibfab/nodeproc"
@@ -437,7 +438,7 @@ func TestCaptureOpenSMSweep(t *testing.T) {
 	file := filepath.Join(dir, "sweep.pcap")
 	var stdout, stderr syncBuf
 	done := make(chan int, 1)
-	go func() { done <- harness.Main([]string{"capture", f.Name, "ca4[1]", "-w", file}, &stdout, &stderr) }()
+	go func() { done <- ibfabcli.Main([]string{"capture", f.Name, "ca4[1]", "-w", file}, &stdout, &stderr) }()
 	fabrictest.Wait(t, waitLong, "the capture to start", func() bool {
 		select {
 		case code := <-done:

@@ -14,108 +14,74 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/fabricnet"
-	"ibfab/internal/cli"
 	"ibfab/internal/ibsimrun"
 	"ibfab/simproto"
-	"ibfab/umadproto"
 )
 
-// ExitCodeError carries the exit status of a command ibfab ran for the
-// user (exec): Main exits with it and prints nothing more.
-type ExitCodeError = cli.ExitCodeError
+// ExecOptions tune Exec. The zero value runs a program as it is.
+type ExecOptions struct {
+	// UMAD, other than UMADOff, preloads the umad shim or libumad2sim
+	// (ModeEnv) so that the program talks to the node's MAD endpoint or
+	// attach point through Socket or Sim ("" are the defaults).
+	UMAD        UMADMode
+	Socket, Sim string
+}
 
-const (
-	execSynopsis = "exec [--umad[=sim] [--sim NAME] [--umad-socket NAME]] N NODE -- CMD [ARG...]"
-	execDesc     = `
-Runs CMD in the network namespace of NODE of fabric N, with the terminal's
-standard input and output, and exits with CMD's status; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
-ibfab exec go to CMD. The node's ports
-are the interfaces p1..pN there: tcpdump -i p1 sees the frames arriving
-at port 1 (ibfab capture sees both directions).
-IBFAB_FABRIC and IBFAB_NODE are set in CMD's environment.
-
-With --umad (NODE an HCA) CMD also gets LD_PRELOAD=libibfabumad.so, ibfab's
-umad shim (make shim; found next to ibfab, or at $IBFAB_UMAD_SHIM), and
-IBFAB_UMAD_SOCKET, so that unmodified OpenSM, infiniband-diags and ibping
-talk to the HCA's MAD endpoint as they would to the kernel's umad: agents
-by class and method (ibping -S gets its pings), RMPP (saquery gets whole
-tables), P_Key index, timeouts and retries. --umad=sim preloads Debian's
-libumad2sim instead, with IBSIM_SOCKNAME: the ibsim protocol, one 256-byte
-MAD per transfer, as against ibsim itself:
-  ibfab exec --umad default ca4 -- opensm --once -f /tmp/opensm.log
-  ibfab exec --umad default ca7 -- saquery NR
-  ibfab exec --umad default ca7 -- ibping -S
-  ibfab exec --umad=sim default ca7 -- smpquery nodeinfo 1`
-	killSynopsis = "kill N NODE"
-	killDesc     = `
-Kills NODE's process of fabric N with SIGKILL, as a crash would: its links
-stay cabled but go dark at once, and its neighbours take them Down.`
-)
-
-func runExec(env *Env, args []string) error {
-	const cmd = "exec"
-	fs := flagSet(cmd)
-	var mode UMADMode
-	fs.Var(umadFlag{&mode}, "umad", "preload ibfab's umad shim (or with =sim libumad2sim): OpenSM and infiniband-diags use NODE's MAD endpoint")
-	sim := fs.String("sim", simproto.BaseFromEnv(), "base `NAME` of the HCA's ibsim-protocol attach point (ibhca --sim), for --umad=sim")
-	socket := fs.String("umad-socket", umadproto.SocketFromEnv(), "abstract socket `NAME` of the HCA's MAD endpoint (ibhca --umad), for --umad")
-	if help, err := ParseFlags(env, fs, cmd, execSynopsis, execDesc, args, -1); help || err != nil {
+// Exec runs c in the network namespace of node of fabric and waits for
+// it, passing it the SIGINT, SIGTERM, SIGHUP and SIGQUIT this process
+// gets meanwhile, IBFAB_FABRIC and IBFAB_NODE added to its environment (c.Env, or
+// this process's when nil); with o.UMAD the node must be an HCA, and the
+// sysfs tree the preloaded library leaves is removed afterwards. A
+// program that ran and failed returns c.Wait's *exec.ExitError.
+func Exec(fabric, node string, c *exec.Cmd, o ExecOptions) error {
+	_, n, err := lookupNode(fabric, node)
+	if err != nil {
 		return err
 	}
-	rest := fs.Args()
-	if len(rest) < 2 {
-		return &UsageError{Cmd: cmd, Usage: execSynopsis, Err: errors.New("want a fabric name and a node")}
+	if c.Env == nil {
+		c.Env = os.Environ()
 	}
-	name, node, argv := rest[0], rest[1], rest[2:]
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return &UsageError{Cmd: cmd, Usage: execSynopsis, Err: errors.New("missing command")}
-	}
-	_, n, err := lookupNode(name, node)
-	if err != nil {
-		return &CommandError{Cmd: cmd, Err: err}
-	}
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, env.Stdout, env.Stderr
-	c.Env = append(os.Environ(), "IBFAB_FABRIC="+name, "IBFAB_NODE="+node)
-	if mode != UMADOff {
+	c.Env = append(c.Env, "IBFAB_FABRIC="+fabric, "IBFAB_NODE="+node)
+	if o.UMAD != UMADOff {
 		if n.Type != "hca" {
-			return &CommandError{Cmd: cmd, Err: fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)}
+			return fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)
 		}
-		extra, err := ModeEnv(mode, *socket, *sim)
+		extra, err := ModeEnv(o.UMAD, o.Socket, o.Sim)
 		if err != nil {
-			return &CommandError{Cmd: cmd, Err: err}
+			return err
 		}
 		c.Env = append(c.Env, extra...)
 	}
 	fwd := newForwarder()
 	if err := fabricnet.Do(n.Namespace, c.Start); err != nil {
 		fwd.stop()
-		return &CommandError{Cmd: cmd, Err: err}
+		return err
 	}
 	err = fwd.wait(c)
-	switch mode {
+	switch o.UMAD {
 	case UMADSim:
 		RemoveUMADSysfs("", c.Process.Pid)
 	case UMADShim:
 		RemoveShimSysfs(c.Process.Pid)
 	}
+	return err
+}
+
+// ExitStatus returns the exit status of a program Exec ran that failed
+// (err an *exec.ExitError): its code, or 128 plus the signal that killed
+// it, as a shell gives it; ok is false for any other error.
+func ExitStatus(err error) (code int, ok bool) {
 	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ee):
-		code := ee.ExitCode()
-		if code < 0 { // killed by a signal: the shell's convention
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
-		}
-		return &ExitCodeError{Code: code}
+	if !errors.As(err, &ee) {
+		return 0, false
 	}
-	return &CommandError{Cmd: cmd, Err: err}
+	code = ee.ExitCode()
+	if code < 0 { // killed by a signal: the shell's convention
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	return code, true
 }
 
 // RemoveUMADSysfs removes the sysfs tree libumad2sim made for process pid
@@ -191,22 +157,6 @@ func darken(fabric, node string) ([]sender, error) {
 		err := netlink.LinkSetDown(l)
 		return err == nil, err
 	})
-}
-
-func runKill(env *Env, args []string) error {
-	const cmd = "kill"
-	fs := flagSet(cmd)
-	if help, err := ParseFlags(env, fs, cmd, killSynopsis, killDesc, args, 2); help || err != nil {
-		return err
-	}
-	if fs.NArg() != 2 {
-		return &UsageError{Cmd: cmd, Usage: killSynopsis, Err: errors.New("want a fabric name and a node")}
-	}
-	if err := Kill(fs.Arg(0), fs.Arg(1)); err != nil {
-		return &CommandError{Cmd: cmd, Err: err}
-	}
-	fmt.Fprintf(env.Stdout, "killed %s of fabric %s\n", fs.Arg(1), fs.Arg(0))
-	return nil
 }
 
 // UMADEnv returns what exec --umad adds to a command's environment:

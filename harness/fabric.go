@@ -24,7 +24,6 @@ const RunDir = nodeproc.RunDir
 const (
 	stateFile    = "state.json"
 	topologyFile = "topology.net"
-	defaultName  = "default"
 )
 
 // fabricState is what `ibfab up` records so that `down` and `status` work

@@ -346,8 +346,8 @@ func removeFaults(fabric string) error {
 	return err
 }
 
-// sortFaults orders faults by sending port, then slot.
-func sortFaults(fs []Fault) {
+// SortFaults orders faults by sending port, then slot.
+func SortFaults(fs []Fault) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		if fs[i].From != fs[j].From {
 			return portLess(fs[i].From, fs[j].From)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -15,15 +14,6 @@ import (
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
-)
-
-const (
-	restartSynopsis = "restart N NODE [--timeout D]"
-	restartDesc     = `
-Restarts NODE's process of fabric N: kills it (SIGKILL) if it runs, starts
-it again in its namespace with the arguments it had, tells it and its
-neighbours each other's processes, and waits until its cabled ports have
-trained again (LinkUp, Init: the SM makes them Active).`
 )
 
 // argsFile keeps a node's extra flags (those after the ones every node
@@ -234,26 +224,4 @@ func waitNodeTrained(ctx context.Context, fabric string, nodes []nodeState, t *t
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-func runRestart(env *Env, args []string) error {
-	const cmd = "restart"
-	fs := flagSet(cmd)
-	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the node's links to train")
-	pos, help, err := parseInterspersed(env, fs, cmd, restartSynopsis, restartDesc, args)
-	if help || err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		return &UsageError{Cmd: cmd, Usage: restartSynopsis, Err: errors.New("want a fabric name and a node")}
-	}
-	pid, note, err := Restart(pos[0], pos[1], *timeout)
-	if note != "" {
-		fmt.Fprintf(env.Stderr, "ibfab restart: %s\n", note)
-	}
-	if err != nil {
-		return &CommandError{Cmd: cmd, Err: err}
-	}
-	fmt.Fprintf(env.Stdout, "restarted %s of fabric %s: pid %s, links trained\n", pos[1], pos[0], strconv.Itoa(pid))
-	return nil
 }

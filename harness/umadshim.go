@@ -100,27 +100,6 @@ func (m *UMADMode) UnmarshalText(b []byte) error {
 	return umadModes.Unmarshal(m, []byte(strings.ToLower(string(b))))
 }
 
-// umadFlag is exec's --umad: a bool flag, so bare it means the shim;
-// --umad=sim picks libumad2sim. It is the one enum flag that is not a
-// flag.TextVar (which cannot be bare).
-type umadFlag struct{ m *UMADMode }
-
-func (f umadFlag) String() string {
-	if f.m == nil || *f.m == UMADOff {
-		return ""
-	}
-	return f.m.String()
-}
-
-func (f umadFlag) IsBoolFlag() bool { return true }
-
-func (f umadFlag) Set(v string) error {
-	if err := f.m.UnmarshalText([]byte(v)); err != nil {
-		return fmt.Errorf("--umad: %w", err)
-	}
-	return nil
-}
-
 // ShimEnv returns what exec --umad adds to a command's environment for
 // the shim: LD_PRELOAD with the shim ahead of any library already
 // preloaded, and IBFAB_UMAD_SOCKET, the HCA's endpoint ("" means

@@ -1,7 +1,6 @@
 package nodeproc
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -471,122 +470,6 @@ func (n *Node) Status() Status {
 		}
 	}
 	return st
-}
-
-// handle serves one control request.
-func (n *Node) handle(ctx context.Context, op string, args json.RawMessage) (any, error) {
-	switch op {
-	case "status":
-		return n.Status(), nil
-	case "peers":
-		var a PeersArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		return struct{}{}, n.watchPeers(a)
-	case "cable":
-		var a CableArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		return struct{}{}, n.cable(a)
-	case "profile":
-		var a ProfileArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		return struct{}{}, profile(ctx, a)
-	case "stacks":
-		return goroutineStacks()
-	case "drops":
-		return n.dropsOp(args)
-	case "shutdown":
-		select {
-		case <-n.done:
-		default:
-			close(n.done)
-		}
-		return struct{}{}, nil
-	}
-	if n.sw != nil {
-		if res, ok, err := n.switchOp(op, args); ok {
-			return res, err
-		}
-	}
-	if n.ca == nil {
-		return nil, fmt.Errorf("%w %q (a switch serves status, peers, cable, profile, stacks, drops, switch-config, watch and shutdown)", ctl.ErrUnknownOp, op)
-	}
-	if res, ok, err := n.flowOp(op, args); ok {
-		return res, err
-	}
-	switch op {
-	case "traffic-start":
-		var a TrafficArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		return n.startTraffic(a)
-	case "traffic-stop":
-		var a struct {
-			Port uint8 `json:"port"`
-		}
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		gs, ok := n.ca.StopTraffic(a.Port)
-		if !ok {
-			return nil, fmt.Errorf("port %d runs no traffic", a.Port)
-		}
-		return gs, nil
-	case "rx-from":
-		var a RxFromArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		if a.Port == 0 {
-			a.Port = 1
-		}
-		return n.ca.RxFrom(a.Port, a.Reset)
-	case "mad":
-		var a MADArgs
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		if a.TimeoutMS <= 0 {
-			a.TimeoutMS = 1000
-		}
-		r := agent.Request{Port: a.Port, DLID: a.DLID, SL: a.SL, DestQP: a.QP, MAD: a.MAD}
-		if a.NoWait {
-			if len(a.MAD) != mad.MADSize {
-				return nil, fmt.Errorf("mad: %d bytes, want %d", len(a.MAD), mad.MADSize)
-			}
-			return struct{}{}, n.ca.SendMAD(r)
-		}
-		return n.hub.call(ctx, r, time.Duration(a.TimeoutMS)*time.Millisecond, n.ca.SendMAD)
-	case "is-sm":
-		var a struct {
-			Port uint8 `json:"port"`
-			On   bool  `json:"on"`
-		}
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		return struct{}{}, n.ca.Agent().SetIsSM(a.Port, a.On)
-	case "mads":
-		var a struct {
-			After  uint64 `json:"after"`
-			WaitMS int    `json:"wait_ms"`
-		}
-		if err := decodeArgs(args, &a); err != nil {
-			return nil, err
-		}
-		out := n.hub.since(ctx, a.After, time.Duration(a.WaitMS)*time.Millisecond)
-		if out == nil {
-			out = []ReceivedMAD{}
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%w %q", ctl.ErrUnknownOp, op)
 }
 
 // TrafficArgs are the "traffic-start" op's arguments.

@@ -180,39 +180,38 @@ type Config struct {
 // withDefaults returns c with every zero field set to its default, or an
 // error for a value the port cannot run with.
 func (c Config) withDefaults() (Config, error) {
-	if c.Width == 0 {
-		c.Width = DefaultWidth
+	c.fillDefaults()
+	if err := c.checkRateAndBuffers(); err != nil {
+		return c, err
 	}
-	if c.Speed == 0 {
-		c.Speed = DefaultSpeed
+	c.VLBlocks = slices.Clone(c.VLBlocks) // the caller's slice may change
+	return c, c.checkLimits()
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
 	}
-	if c.DataVLs == 0 {
-		c.DataVLs = DefaultDataVLs
-	}
-	if c.RxBlocks == 0 {
-		c.RxBlocks = DefaultRxBlocks
-	}
-	if c.VL15Packets == 0 {
-		c.VL15Packets = DefaultVL15Packets
-	}
-	if c.MTU == 0 {
-		c.MTU = DefaultMTU
-	}
-	if c.LivenessTimeout == 0 {
-		c.LivenessTimeout = DefaultLivenessTimeout
-	}
-	if c.KeepaliveInterval == 0 {
-		c.KeepaliveInterval = c.LivenessTimeout / 4
-	}
+}
+
+// fillDefaults sets every zero field of c to its default; a negative
+// PaceSlack or CatchUp means none.
+func (c *Config) fillDefaults() {
+	orDefault(&c.Width, DefaultWidth)
+	orDefault(&c.Speed, DefaultSpeed)
+	orDefault(&c.DataVLs, DefaultDataVLs)
+	orDefault(&c.RxBlocks, DefaultRxBlocks)
+	orDefault(&c.VL15Packets, DefaultVL15Packets)
+	orDefault(&c.MTU, DefaultMTU)
+	orDefault(&c.LivenessTimeout, DefaultLivenessTimeout)
+	orDefault(&c.KeepaliveInterval, c.LivenessTimeout/4)
 	if c.Clock == nil {
 		c.Clock = clock.Real()
 	}
-	if c.RetrainDelay == 0 {
-		c.RetrainDelay = DefaultRetrainDelay
-	}
-	if c.DrainTime == 0 {
-		c.DrainTime = DefaultDrainTime
-	}
+	orDefault(&c.RetrainDelay, DefaultRetrainDelay)
+	orDefault(&c.DrainTime, DefaultDrainTime)
 	switch {
 	case c.PaceSlack == 0:
 		c.PaceSlack = DefaultPaceSlack
@@ -225,42 +224,46 @@ func (c Config) withDefaults() (Config, error) {
 	case c.CatchUp < 0:
 		c.CatchUp = 0
 	}
-	if c.XmitWaitTick == 0 {
-		c.XmitWaitTick = DefaultXmitWaitTick
-	}
+	orDefault(&c.XmitWaitTick, DefaultXmitWaitTick)
+}
 
+// checkRateAndBuffers refuses a link rate, data VL count or MTU IBA does
+// not have, and receive buffers that cannot hold an MTU packet.
+func (c *Config) checkRateAndBuffers() error {
 	if _, err := mad.DataRate(c.Width, c.Speed); err != nil {
-		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	if !validVLCount(c.DataVLs) {
-		return c, fmt.Errorf("%w: %d data VLs (want 1, 2, 4, 8 or 15)", ErrConfig, c.DataVLs)
+		return fmt.Errorf("%w: %d data VLs (want 1, 2, 4, 8 or 15)", ErrConfig, c.DataVLs)
 	}
 	if _, ok := mad.MTUFromBytes(c.MTU); !ok {
-		return c, fmt.Errorf("%w: MTU %d", ErrConfig, c.MTU)
+		return fmt.Errorf("%w: MTU %d", ErrConfig, c.MTU)
 	}
 	if need := Blocks(c.MTU + maxHeaderBytes); c.RxBlocks < need {
-		return c, fmt.Errorf("%w: %d receive blocks per VL cannot hold one %d-byte MTU packet (%d blocks)",
+		return fmt.Errorf("%w: %d receive blocks per VL cannot hold one %d-byte MTU packet (%d blocks)",
 			ErrConfig, c.RxBlocks, c.MTU, need)
 	}
-	if _, err := c.vlCapacities(c.VLBlocks); err != nil {
-		return c, err
-	}
-	c.VLBlocks = slices.Clone(c.VLBlocks) // the caller's slice may change
+	_, err := c.vlCapacities(c.VLBlocks)
+	return err
+}
+
+// checkLimits refuses negative buffers, times and limits.
+func (c *Config) checkLimits() error {
 	switch {
 	case c.VL15Packets < 0:
-		return c, fmt.Errorf("%w: VL15 buffer of %d packets", ErrConfig, c.VL15Packets)
+		return fmt.Errorf("%w: VL15 buffer of %d packets", ErrConfig, c.VL15Packets)
 	case c.RetrainDelay < 0, c.DrainTime < 0:
-		return c, fmt.Errorf("%w: retrain delay %v, drain time %v", ErrConfig, c.RetrainDelay, c.DrainTime)
+		return fmt.Errorf("%w: retrain delay %v, drain time %v", ErrConfig, c.RetrainDelay, c.DrainTime)
 	case c.LivenessTimeout < 0, c.KeepaliveInterval <= 0:
-		return c, fmt.Errorf("%w: liveness timeout %v, keepalive %v", ErrConfig, c.LivenessTimeout, c.KeepaliveInterval)
+		return fmt.Errorf("%w: liveness timeout %v, keepalive %v", ErrConfig, c.LivenessTimeout, c.KeepaliveInterval)
 	case c.XmitWaitTick < 0:
-		return c, fmt.Errorf("%w: PortXmitWait tick %v", ErrConfig, c.XmitWaitTick)
+		return fmt.Errorf("%w: PortXmitWait tick %v", ErrConfig, c.XmitWaitTick)
 	case c.CreditSlack < 0:
-		return c, fmt.Errorf("%w: credit slack of %d blocks", ErrConfig, c.CreditSlack)
+		return fmt.Errorf("%w: credit slack of %d blocks", ErrConfig, c.CreditSlack)
 	case c.TxQueueLimit < 0:
-		return c, fmt.Errorf("%w: transmit queue limit %d", ErrConfig, c.TxQueueLimit)
+		return fmt.Errorf("%w: transmit queue limit %d", ErrConfig, c.TxQueueLimit)
 	}
-	return c, nil
+	return nil
 }
 
 // CheckVLBlocks returns the error New, or SetVLBlocks on a port built

@@ -1,56 +1,68 @@
 package port
 
 import (
-	"fmt"
 	"time"
 
+	"ibfab/internal/enum"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
+//go:generate go tool stringer -type=DropCause -linecomment
+
 // DropCause says why a packet was dropped (design §3). Each drop is also
-// counted in the PMA counter the spec assigns it, noted per cause.
+// counted in the PMA counter the spec assigns it, noted per cause. Its
+// name (String, MarshalText) is what status output shows.
 type DropCause uint8
 
 // Drop causes.
 const (
-	DropUnroutable    DropCause = iota // node: no forwarding entry (PortRcvSwitchRelayErrors)
-	DropLoopback                       // node: output port = input port (PortRcvSwitchRelayErrors)
-	DropNotActive                      // the port's state does not let the packet through (PortXmitDiscards when sending)
-	DropVLMapping                      // VL not operational, non-SMP on VL15, SMP on a data VL (PortRcvErrors / PortXmitDiscards)
-	DropVL15Overflow                   // VL15 receive buffer full (VL15Dropped)
-	DropCRC                            // bad ICRC, VCRC or LPCRC (PortRcvErrors)
-	DropPKey                           // node: P_Key violation (PortRcvConstraintErrors; PortXmitConstraintErrors when sending)
-	DropLinkDown                       // queued for sending when the link went down (PortXmitDiscards)
-	DropMalformed                      // bad length, PktLen, PadCnt, PayLen, link Op, over the MTU (PortRcvErrors / PortXmitDiscards)
-	DropBufferOverrun                  // the peer sent beyond its credits (PortRcvErrors, ExcessiveBufferOverrunErrors)
-	DropTxError                        // the endpoint failed to send (PortXmitDiscards)
-	DropInputDown                      // the input port went Down while the packet waited for its output (no PMA counter)
-	numDropCauses
+	// DropUnroutable: node: no forwarding entry (PortRcvSwitchRelayErrors).
+	DropUnroutable DropCause = iota // unroutable
+	// DropLoopback: node: output port = input port (PortRcvSwitchRelayErrors).
+	DropLoopback // pout_eq_pin
+	// DropNotActive: the port's state does not let the packet through
+	// (PortXmitDiscards when sending).
+	DropNotActive // port_not_active
+	// DropVLMapping: VL not operational, non-SMP on VL15, SMP on a data
+	// VL (PortRcvErrors / PortXmitDiscards).
+	DropVLMapping // vl_mapping
+	// DropVL15Overflow: VL15 receive buffer full (VL15Dropped).
+	DropVL15Overflow // vl15_overflow
+	// DropCRC: bad ICRC, VCRC or LPCRC (PortRcvErrors).
+	DropCRC // crc_error
+	// DropPKey: node: P_Key violation (PortRcvConstraintErrors;
+	// PortXmitConstraintErrors when sending).
+	DropPKey // pkey_violation
+	// DropLinkDown: queued for sending when the link went down
+	// (PortXmitDiscards).
+	DropLinkDown // link_down_while_queued
+	// DropMalformed: bad length, PktLen, PadCnt, PayLen, link Op, over
+	// the MTU (PortRcvErrors / PortXmitDiscards).
+	DropMalformed // malformed
+	// DropBufferOverrun: the peer sent beyond its credits (PortRcvErrors,
+	// ExcessiveBufferOverrunErrors).
+	DropBufferOverrun // buffer_overrun
+	// DropTxError: the endpoint failed to send (PortXmitDiscards).
+	DropTxError // tx_error
+	// DropInputDown: the input port went Down while the packet waited for
+	// its output (no PMA counter).
+	DropInputDown // input_port_down
 )
 
-var dropNames = [numDropCauses]string{
-	DropUnroutable:    "unroutable",
-	DropLoopback:      "pout_eq_pin",
-	DropNotActive:     "port_not_active",
-	DropVLMapping:     "vl_mapping",
-	DropVL15Overflow:  "vl15_overflow",
-	DropCRC:           "crc_error",
-	DropPKey:          "pkey_violation",
-	DropLinkDown:      "link_down_while_queued",
-	DropMalformed:     "malformed",
-	DropBufferOverrun: "buffer_overrun",
-	DropTxError:       "tx_error",
-	DropInputDown:     "input_port_down",
-}
+// numDropCauses is the number of causes; it is no DropCause, so that
+// stringer names none past the last.
+const numDropCauses = int(DropInputDown) + 1
 
-// String returns the cause's name as status output shows it.
-func (c DropCause) String() string {
-	if c < numDropCauses {
-		return dropNames[c]
-	}
-	return fmt.Sprintf("DropCause(%d)", uint8(c))
-}
+// dropCauses are the causes, by the names String gives them.
+var dropCauses = enum.New("drop cause", DropUnroutable, DropLoopback, DropNotActive, DropVLMapping,
+	DropVL15Overflow, DropCRC, DropPKey, DropLinkDown, DropMalformed, DropBufferOverrun, DropTxError, DropInputDown)
+
+// MarshalText implements encoding.TextMarshaler.
+func (c DropCause) MarshalText() ([]byte, error) { return dropCauses.Marshal(c) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *DropCause) UnmarshalText(text []byte) error { return dropCauses.Unmarshal(c, text) }
 
 // DropCounts holds a port's drops by cause, indexed by DropCause.
 type DropCounts [numDropCauses]uint64
@@ -128,7 +140,7 @@ type opCounts struct {
 // dropLocked counts a drop by cause and in the PMA counter it belongs to;
 // sending tells the transmit side from the receive side.
 func (p *Port) dropLocked(c DropCause, sending bool) {
-	if c >= numDropCauses {
+	if int(c) >= numDropCauses {
 		return
 	}
 	p.drops[c]++

@@ -94,47 +94,75 @@ func (r *Receiver) Handle(m []byte) (msg []byte, done bool, err error) {
 	if r.ended && !(r.complete && h.Type == mad.RMPPTypeData) {
 		return nil, false, ErrFinished
 	}
+	if err := r.checkPacket(m, h); err != nil {
+		return nil, false, err
+	}
+	if !r.inOrder(h) {
+		return nil, false, nil
+	}
+	if h.Flags&mad.RMPPFlagFirst != 0 {
+		r.start(m, h)
+	}
+	return r.take(m, h)
+}
+
+// checkPacket checks the version, type, status and segment number of
+// packet m, whose RMPP header is h, and returns the error that ends the
+// transfer: the ABORT sent for a bad packet, or the STOP or ABORT
+// received. nil is a DATA segment to go on with. r.mu is held.
+func (r *Receiver) checkPacket(m []byte, h mad.RMPPFields) error {
 	if h.Version != mad.RMPPVersion1 {
-		return nil, false, r.abort(m, mad.RMPPStatusUnsupported)
+		return r.abort(m, mad.RMPPStatusUnsupported)
 	}
 	switch h.Type {
 	case mad.RMPPTypeData:
 	case mad.RMPPTypeStop, mad.RMPPTypeAbort:
 		if (h.Type == mad.RMPPTypeStop && !h.Status.IsStop()) || (h.Type == mad.RMPPTypeAbort && !h.Status.IsAbort()) {
-			return nil, false, r.abort(m, mad.RMPPStatusIllegal)
+			return r.abort(m, mad.RMPPStatusIllegal)
 		}
 		r.end()
-		return nil, false, &Error{Type: h.Type, Status: h.Status}
+		return &Error{Type: h.Type, Status: h.Status}
 	default:
-		return nil, false, r.abort(m, mad.RMPPStatusBadType)
+		return r.abort(m, mad.RMPPStatusBadType)
 	}
 	if h.Status != mad.RMPPStatusNormal {
-		return nil, false, r.abort(m, mad.RMPPStatusIllegal)
+		return r.abort(m, mad.RMPPStatusIllegal)
 	}
 	first := h.Flags&mad.RMPPFlagFirst != 0
 	if (h.Data1 == 1) != first || h.Data1 == 0 {
-		return nil, false, r.abort(m, mad.RMPPStatusBadSegment)
+		return r.abort(m, mad.RMPPStatusBadSegment)
 	}
+	return nil
+}
+
+// inOrder reports whether segment h is the one expected next; a segment
+// already had is answered with a repeated ACK, one beyond it dropped.
+// r.mu is held.
+func (r *Receiver) inOrder(h mad.RMPPFields) bool {
 	if r.complete {
 		// The sender missed the final ACK and resends: repeat it.
 		if h.Data1 < r.expected {
 			r.stats.Duplicates++
 			r.ack(r.expected - 1)
 		}
-		return nil, false, nil
+		return false
 	}
 	switch {
 	case h.Data1 < r.expected && r.started:
 		r.stats.Duplicates++
 		r.ack(r.expected - 1)
-		return nil, false, nil
+		return false
 	case h.Data1 > r.expected || h.Data1 > maxSegments:
 		r.stats.Dropped++
-		return nil, false, nil
+		return false
 	}
-	if first {
-		r.start(m, h)
-	}
+	return true
+}
+
+// take appends the payload of segment m, the one expected, and ACKs it
+// when the sender's window ends there; the last segment completes the
+// transfer and returns the message. r.mu is held.
+func (r *Receiver) take(m []byte, h mad.RMPPFields) (msg []byte, done bool, err error) {
 	last := h.Flags&mad.RMPPFlagLast != 0
 	per := uint32(mad.MADSize - r.hdr)
 	if last {

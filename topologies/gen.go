@@ -90,97 +90,139 @@ func mulLimit(a, b, limit int) (int, bool) {
 // CAs. One port of sw1 is kept for the subnet manager's CA, ca1-1, which is
 // node 0; then come sw1..swN and the other CAs, ca<switch>-<n>.
 func Irregular(switches, ports, hostsPerSwitch int, seed uint64) (*Topology, error) {
-	switch {
-	case switches < 1 || switches > MaxIrregularSwitches:
-		return nil, invalid("irregular network with %d switches, want 1 to %d", switches, MaxIrregularSwitches)
-	case ports < 1 || ports > MaxPorts:
-		return nil, invalid("irregular network with %d-port switches, want 1 to %d ports", ports, MaxPorts)
-	case switches > 1 && ports < 2:
-		return nil, invalid("irregular network of %d switches needs at least 2 ports per switch: one to cable, one for the SM's CA", switches)
-	case hostsPerSwitch < 1 || hostsPerSwitch > ports:
-		return nil, invalid("irregular network with %d hosts per switch, want 1 to %d (the port count)", hostsPerSwitch, ports)
-	}
-	if n, ok := mulLimit(switches, 1+hostsPerSwitch, MaxNodes); !ok {
-		return nil, invalid("irregular network of up to %d nodes exceeds %d", n, MaxNodes)
+	if err := checkIrregular(switches, ports, hostsPerSwitch); err != nil {
+		return nil, err
 	}
 	r := rand.New(rand.NewPCG(seed, irregularStream))
-	used := make([]int, switches) // cabled switch ports
-	capacity := func(i int) int {
-		if i == 0 {
-			return ports - 1 - used[i] // sw1 keeps a port for the SM's CA
-		}
-		return ports - used[i]
-	}
-	adjacent := make([]map[int]bool, switches)
-	for i := range adjacent {
-		adjacent[i] = map[int]bool{}
-	}
-	var links [][2]int
-	cable := func(a, b int) {
-		links = append(links, [2]int{a, b})
-		used[a]++
-		used[b]++
-		adjacent[a][b], adjacent[b][a] = true, true
-	}
+	g := newSwitchGraph(switches, ports)
+	g.spanningTree(r)
+	g.extraLinks(r, switches/4)
+	return g.build(hostsPerSwitch)
+}
 
-	// Spanning tree. open holds placed switches with a free port.
-	order := r.Perm(switches)
-	var open []int
-	for k, s := range order {
+// checkIrregular refuses the arguments of Irregular that give no network
+// or one too large.
+func checkIrregular(switches, ports, hostsPerSwitch int) error {
+	switch {
+	case switches < 1 || switches > MaxIrregularSwitches:
+		return invalid("irregular network with %d switches, want 1 to %d", switches, MaxIrregularSwitches)
+	case ports < 1 || ports > MaxPorts:
+		return invalid("irregular network with %d-port switches, want 1 to %d ports", ports, MaxPorts)
+	case switches > 1 && ports < 2:
+		return invalid("irregular network of %d switches needs at least 2 ports per switch: one to cable, one for the SM's CA", switches)
+	case hostsPerSwitch < 1 || hostsPerSwitch > ports:
+		return invalid("irregular network with %d hosts per switch, want 1 to %d (the port count)", hostsPerSwitch, ports)
+	}
+	if n, ok := mulLimit(switches, 1+hostsPerSwitch, MaxNodes); !ok {
+		return invalid("irregular network of up to %d nodes exceeds %d", n, MaxNodes)
+	}
+	return nil
+}
+
+// switchGraph is the switch-to-switch cabling of an irregular network as
+// Irregular draws it.
+type switchGraph struct {
+	ports    int
+	used     []int // cabled ports of each switch
+	adjacent []map[int]bool
+	links    [][2]int // in the order they were cabled
+}
+
+func newSwitchGraph(switches, ports int) *switchGraph {
+	g := &switchGraph{ports: ports, used: make([]int, switches), adjacent: make([]map[int]bool, switches)}
+	for i := range g.adjacent {
+		g.adjacent[i] = map[int]bool{}
+	}
+	return g
+}
+
+// capacity returns switch i's ports left to cable.
+func (g *switchGraph) capacity(i int) int {
+	if i == 0 {
+		return g.ports - 1 - g.used[i] // sw1 keeps a port for the SM's CA
+	}
+	return g.ports - g.used[i]
+}
+
+func (g *switchGraph) cable(a, b int) {
+	g.links = append(g.links, [2]int{a, b})
+	g.used[a]++
+	g.used[b]++
+	g.adjacent[a][b], g.adjacent[b][a] = true, true
+}
+
+// spanningTree cables each switch, in random order, to a random earlier
+// one with a free port.
+func (g *switchGraph) spanningTree(r *rand.Rand) {
+	var open []int // placed switches with a free port
+	for k, s := range r.Perm(len(g.used)) {
 		if k > 0 {
 			j := r.IntN(len(open))
 			peer := open[j]
-			cable(s, peer)
-			if capacity(peer) == 0 {
+			g.cable(s, peer)
+			if g.capacity(peer) == 0 {
 				open[j] = open[len(open)-1]
 				open = open[:len(open)-1]
 			}
 		}
-		if capacity(s) > 0 {
+		if g.capacity(s) > 0 {
 			open = append(open, s)
 		}
 	}
+}
 
-	// Extra links, so the graph has cycles as the thesis's networks do.
-	for range switches / 4 {
+// extraLinks cables up to n more pairs of switches with free ports, not
+// yet adjacent, so that the graph has cycles as the thesis's networks do.
+func (g *switchGraph) extraLinks(r *rand.Rand, n int) {
+	for range n {
 		var free []int
-		for i := range switches {
-			if capacity(i) > 0 {
+		for i := range g.used {
+			if g.capacity(i) > 0 {
 				free = append(free, i)
 			}
 		}
-		found := false
-		for _, ai := range r.Perm(len(free)) {
-			a := free[ai]
-			var peers []int
-			for _, b := range free {
-				if b != a && !adjacent[a][b] {
-					peers = append(peers, b)
-				}
-			}
-			if len(peers) > 0 {
-				cable(a, peers[r.IntN(len(peers))])
-				found = true
-				break
-			}
-		}
-		if !found {
-			break
+		if !g.cableRandomPair(r, free) {
+			return
 		}
 	}
+}
 
+// cableRandomPair cables a random switch of free to a random one of free
+// it is not adjacent to, if there is such a pair.
+func (g *switchGraph) cableRandomPair(r *rand.Rand, free []int) bool {
+	for _, ai := range r.Perm(len(free)) {
+		a := free[ai]
+		var peers []int
+		for _, b := range free {
+			if b != a && !g.adjacent[a][b] {
+				peers = append(peers, b)
+			}
+		}
+		if len(peers) > 0 {
+			g.cable(a, peers[r.IntN(len(peers))])
+			return true
+		}
+	}
+	return false
+}
+
+// build returns the network: the SM's CA, the switches, their links on
+// the lowest ports in cabling order, then up to hostsPerSwitch CAs on
+// each switch's free ports.
+func (g *switchGraph) build(hostsPerSwitch int) (*Topology, error) {
+	switches := len(g.used)
 	b := newBuilder()
 	hosts := make([]int, switches)
 	for i := range switches {
-		hosts[i] = min(hostsPerSwitch, ports-used[i])
+		hosts[i] = min(hostsPerSwitch, g.ports-g.used[i])
 	}
 	sm := b.node(CA, "ca1-1", 1)
 	sw := make([]int, switches)
 	for i := range switches {
-		sw[i] = b.node(Switch, "sw"+strconv.Itoa(i+1), ports)
+		sw[i] = b.node(Switch, "sw"+strconv.Itoa(i+1), g.ports)
 	}
 	next := make([]int, switches) // highest port used so far
-	for _, l := range links {
+	for _, l := range g.links {
 		next[l[0]]++
 		next[l[1]]++
 		b.link(sw[l[0]], next[l[0]], sw[l[1]], next[l[1]])

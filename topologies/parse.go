@@ -191,57 +191,32 @@ func (p *parser) line(file string, no int, raw string) error {
 	if err := p.endRecord(); err != nil {
 		return err
 	}
+	return p.keywordLine(file, no, s)
+}
+
+// headerTypes are the keywords of a node record's header, guidTypes those
+// of a GUID counter, by the node type they are of.
+var (
+	headerTypes = map[string]NodeType{"Switch": Switch, "Ca": CA, "Hca": CA, "Rt": Router}
+	guidTypes   = map[string]NodeType{"switchguid": Switch, "caguid": CA, "hcaguids": CA, "rtguid": Router}
+)
+
+// keywordLine handles a line outside a record: a node header, a GUID
+// counter, a default (assign), an include, or a line ibsim or
+// ibnetdiscover write that says nothing here.
+func (p *parser) keywordLine(file string, no int, s string) error {
 	kw := keyword(s)
 	rest := s[len(kw):]
+	if typ, ok := headerTypes[kw]; ok {
+		return p.header(file, no, typ, rest)
+	}
+	if typ, ok := guidTypes[kw]; ok {
+		return p.guidLine(typ, rest)
+	}
+	if ok, err := p.assign(kw, rest); ok {
+		return err
+	}
 	switch kw {
-	case "Switch":
-		return p.header(file, no, Switch, rest)
-	case "Ca", "Hca":
-		return p.header(file, no, CA, rest)
-	case "Rt":
-		return p.header(file, no, Router, rest)
-	case "switchguid":
-		return p.guidLine(Switch, rest)
-	case "caguid", "hcaguids":
-		return p.guidLine(CA, rest)
-	case "rtguid":
-		return p.guidLine(Router, rest)
-	case "sysimgguid":
-		v, err := assignment(rest, 64)
-		p.sysImage = v
-		return err
-	case "vendid":
-		v, err := assignment(rest, 32)
-		p.vendor = uint32(v)
-		return err
-	case "devid":
-		v, err := assignment(rest, 32)
-		p.device = uint32(v)
-		return err
-	case "width":
-		v, err := assignment(rest, 8)
-		if err == nil && (v < 1 || v > 31) {
-			err = fmt.Errorf("%w: width mask %d, want 1 to 31", ErrRate, v)
-		}
-		p.width = Width(v)
-		return err
-	case "speed":
-		v, err := assignment(rest, 8)
-		if err == nil && (v < 1 || v > 7) {
-			err = fmt.Errorf("%w: speed mask %d, want 1 to 7", ErrRate, v)
-		}
-		p.speed = p.speed&^baseSpeeds | Speed(v)
-		return err
-	case "extspeed":
-		v, err := assignment(rest, 8)
-		if err == nil && v > 7 {
-			err = fmt.Errorf("%w: extended speed mask %d, want 0 to 7", ErrRate, v)
-		}
-		p.speed = p.speed&^extSpeeds | extSpeedMask(v)
-		return err
-	case "pdebug":
-		_, err := assignment(rest, 32)
-		return err
 	case "module":
 		return fmt.Errorf("%w: ibsim module prefixes are not supported", ErrSyntax)
 	case "include":
@@ -252,6 +227,51 @@ func (p *parser) line(file string, no int, raw string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: unrecognised line %q", ErrSyntax, clip(s))
+}
+
+// assign handles the assignments that set what the following records
+// default to (system image GUID, vendor and device IDs, enabled widths
+// and speeds) and ibsim's pdebug; ok is false for other keywords.
+func (p *parser) assign(kw, rest string) (ok bool, err error) {
+	switch kw {
+	case "sysimgguid":
+		v, err := assignment(rest, 64)
+		p.sysImage = v
+		return true, err
+	case "vendid":
+		v, err := assignment(rest, 32)
+		p.vendor = uint32(v)
+		return true, err
+	case "devid":
+		v, err := assignment(rest, 32)
+		p.device = uint32(v)
+		return true, err
+	case "width":
+		v, err := assignment(rest, 8)
+		if err == nil && (v < 1 || v > 31) {
+			err = fmt.Errorf("%w: width mask %d, want 1 to 31", ErrRate, v)
+		}
+		p.width = Width(v)
+		return true, err
+	case "speed":
+		v, err := assignment(rest, 8)
+		if err == nil && (v < 1 || v > 7) {
+			err = fmt.Errorf("%w: speed mask %d, want 1 to 7", ErrRate, v)
+		}
+		p.speed = p.speed&^baseSpeeds | Speed(v)
+		return true, err
+	case "extspeed":
+		v, err := assignment(rest, 8)
+		if err == nil && v > 7 {
+			err = fmt.Errorf("%w: extended speed mask %d, want 0 to 7", ErrRate, v)
+		}
+		p.speed = p.speed&^extSpeeds | extSpeedMask(v)
+		return true, err
+	case "pdebug":
+		_, err := assignment(rest, 32)
+		return true, err
+	}
+	return false, nil
 }
 
 // keyword returns the leading word of s: letters, '-' and a trailing ':'.

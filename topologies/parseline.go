@@ -381,23 +381,9 @@ func (p *parser) portRest(n *Node, pl *portLine, rest string) error {
 	if err != nil {
 		return err
 	}
-	var comment []token
-	inComment := false
-	for _, tk := range toks {
-		if tk.hash && !inComment {
-			inComment = true
-			continue
-		}
-		if k, v, ok := strings.Cut(tk.text, "="); ok && !tk.quoted && !tk.hash {
-			if err := pl.option(k, v); err != nil {
-				return err
-			}
-			continue
-		}
-		if !inComment {
-			return fmt.Errorf("%w: unexpected %q after the peer", ErrSyntax, clip(tk.text))
-		}
-		comment = append(comment, tk)
+	comment, err := pl.options(toks)
+	if err != nil {
+		return err
 	}
 	first, last := -1, -1
 	for i, tk := range comment {
@@ -410,29 +396,65 @@ func (p *parser) portRest(n *Node, pl *portLine, rest string) error {
 	}
 	// A CA or router port line starts its comment with its own LID and LMC.
 	if n.Type != Switch && first > 0 {
-		f := comment[:first]
-		for i := 0; i+1 < len(f); i++ {
-			if f[i].text != "lid" && f[i].text != "lmc" {
-				continue
-			}
-			v, err := parseCNumber(f[i+1].text, 16)
-			if err != nil {
-				return err
-			}
-			if f[i].text == "lid" {
-				n.Ports[pl.local.Port].LID = uint16(v)
-			} else if v > 7 {
-				return fmt.Errorf("%w: lmc %d, want 0 to 7", ErrSyntax, v)
-			} else {
-				n.Ports[pl.local.Port].LMC = uint8(v)
-			}
-			i++
+		if err := ownLIDs(&n.Ports[pl.local.Port], comment[:first]); err != nil {
+			return err
 		}
 	}
-	// After the peer's description comes "lid N <rate>". ibsim honours it
-	// on switch and CA lines only; we also read it on router lines, where
-	// ibnetdiscover prints the true rate too.
-	tail := comment[last+1:]
+	return pl.rate(comment[last+1:])
+}
+
+// options applies the options among toks and returns the tokens of the
+// comment, after the first '#', without them; anything else before the
+// comment is an error.
+func (pl *portLine) options(toks []token) (comment []token, err error) {
+	inComment := false
+	for _, tk := range toks {
+		if tk.hash && !inComment {
+			inComment = true
+			continue
+		}
+		if k, v, ok := strings.Cut(tk.text, "="); ok && !tk.quoted && !tk.hash {
+			if err := pl.option(k, v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !inComment {
+			return nil, fmt.Errorf("%w: unexpected %q after the peer", ErrSyntax, clip(tk.text))
+		}
+		comment = append(comment, tk)
+	}
+	return comment, nil
+}
+
+// ownLIDs reads "lid N" and "lmc M" from f, the start of a CA or router
+// port line's comment, into port.
+func ownLIDs(port *Port, f []token) error {
+	for i := 0; i+1 < len(f); i++ {
+		if f[i].text != "lid" && f[i].text != "lmc" {
+			continue
+		}
+		v, err := parseCNumber(f[i+1].text, 16)
+		if err != nil {
+			return err
+		}
+		if f[i].text == "lid" {
+			port.LID = uint16(v)
+		} else if v > 7 {
+			return fmt.Errorf("%w: lmc %d, want 0 to 7", ErrSyntax, v)
+		} else {
+			port.LMC = uint8(v)
+		}
+		i++
+	}
+	return nil
+}
+
+// rate reads the link rate of "lid N <rate>", the last such in tail (the
+// comment after the peer's description). ibsim honours it on switch and
+// CA lines only; we also read it on router lines, where ibnetdiscover
+// prints the true rate too.
+func (pl *portLine) rate(tail []token) error {
 	for i := len(tail) - 3; i >= 0; i-- {
 		if tail[i].text != "lid" || !looksLikeRate(tail[i+2].text) {
 			continue
@@ -445,7 +467,7 @@ func (p *parser) portRest(n *Node, pl *portLine, rest string) error {
 			return err
 		}
 		pl.width, pl.speed = w, s
-		break
+		return nil
 	}
 	return nil
 }

@@ -235,54 +235,11 @@ func validDescription(desc string) error {
 // the port number (ibsim's rule). It fails on an invalid type, name,
 // description or port count, a zero GUID, or a name or GUID already in use.
 func (t *Topology) AddNode(n Node) (int, error) {
-	if !n.Type.valid() {
-		return 0, fmt.Errorf("%w: node %q has type %v", ErrInvalid, n.Name, n.Type)
-	}
-	if err := validName(n.Name); err != nil {
+	if err := t.checkNode(&n); err != nil {
 		return 0, err
 	}
-	if n.NumPorts < 1 || n.NumPorts > MaxPorts {
-		return 0, fmt.Errorf("%w: node %q has %d ports, want 1 to %d", ErrPortRange, n.Name, n.NumPorts, MaxPorts)
-	}
-	if n.Description == "" {
-		n.Description = n.Name
-	}
-	if err := validDescription(n.Description); err != nil {
+	if err := nodePorts(&n); err != nil {
 		return 0, err
-	}
-	if n.GUID == 0 {
-		return 0, fmt.Errorf("%w: node %q has GUID 0", ErrInvalid, n.Name)
-	}
-	if n.SystemImageGUID == 0 {
-		n.SystemImageGUID = n.GUID
-	}
-	if _, dup := t.byName[n.Name]; dup {
-		return 0, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
-	}
-	if n.Ports == nil {
-		n.Ports = make([]Port, n.NumPorts+1)
-	} else if len(n.Ports) != n.NumPorts+1 {
-		return 0, fmt.Errorf("%w: node %q has %d ports but %d port entries", ErrInvalid, n.Name, n.NumPorts, len(n.Ports))
-	} else {
-		n.Ports = slices.Clone(n.Ports)
-	}
-	if n.Type == Switch {
-		if g := n.Ports[0].GUID; g != 0 && g != n.GUID {
-			return 0, fmt.Errorf("%w: switch %q port 0 GUID %#x differs from its node GUID %#x", ErrInvalid, n.Name, g, n.GUID)
-		}
-		n.Ports[0].GUID = n.GUID
-		for p := 1; p <= n.NumPorts; p++ {
-			if n.Ports[p].GUID != 0 {
-				return 0, fmt.Errorf("%w: switch %q port %d has a GUID; only port 0 has one", ErrInvalid, n.Name, p)
-			}
-		}
-	} else {
-		n.Ports[0] = Port{}
-		for p := 1; p <= n.NumPorts; p++ {
-			if n.Ports[p].GUID == 0 {
-				n.Ports[p].GUID = n.GUID + uint64(p)
-			}
-		}
 	}
 	if err := t.checkGUIDs(&n); err != nil {
 		return 0, err
@@ -292,9 +249,78 @@ func (t *Topology) AddNode(n Node) (int, error) {
 			return 0, fmt.Errorf("%w: node %q port %d has ext %d, lmc %d", ErrInvalid, n.Name, p, n.Ports[p].Ext, n.Ports[p].LMC)
 		}
 	}
+	return t.insert(&n), nil
+}
 
+// checkNode checks n's type, name, port count, description and GUID, and
+// that its name is free; it fills the description and system image GUID
+// when they are not given.
+func (t *Topology) checkNode(n *Node) error {
+	if !n.Type.valid() {
+		return fmt.Errorf("%w: node %q has type %v", ErrInvalid, n.Name, n.Type)
+	}
+	if err := validName(n.Name); err != nil {
+		return err
+	}
+	if n.NumPorts < 1 || n.NumPorts > MaxPorts {
+		return fmt.Errorf("%w: node %q has %d ports, want 1 to %d", ErrPortRange, n.Name, n.NumPorts, MaxPorts)
+	}
+	if n.Description == "" {
+		n.Description = n.Name
+	}
+	if err := validDescription(n.Description); err != nil {
+		return err
+	}
+	if n.GUID == 0 {
+		return fmt.Errorf("%w: node %q has GUID 0", ErrInvalid, n.Name)
+	}
+	if n.SystemImageGUID == 0 {
+		n.SystemImageGUID = n.GUID
+	}
+	if _, dup := t.byName[n.Name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+	}
+	return nil
+}
+
+// nodePorts gives n a Ports slice of its own, one entry per port and
+// port 0, with the port GUIDs: a switch's port 0 has the node GUID and
+// the others none; a CA's or router's ports left 0 get GUID plus the
+// port number.
+func nodePorts(n *Node) error {
+	if n.Ports == nil {
+		n.Ports = make([]Port, n.NumPorts+1)
+	} else if len(n.Ports) != n.NumPorts+1 {
+		return fmt.Errorf("%w: node %q has %d ports but %d port entries", ErrInvalid, n.Name, n.NumPorts, len(n.Ports))
+	} else {
+		n.Ports = slices.Clone(n.Ports)
+	}
+	if n.Type != Switch {
+		n.Ports[0] = Port{}
+		for p := 1; p <= n.NumPorts; p++ {
+			if n.Ports[p].GUID == 0 {
+				n.Ports[p].GUID = n.GUID + uint64(p)
+			}
+		}
+		return nil
+	}
+	if g := n.Ports[0].GUID; g != 0 && g != n.GUID {
+		return fmt.Errorf("%w: switch %q port 0 GUID %#x differs from its node GUID %#x", ErrInvalid, n.Name, g, n.GUID)
+	}
+	n.Ports[0].GUID = n.GUID
+	for p := 1; p <= n.NumPorts; p++ {
+		if n.Ports[p].GUID != 0 {
+			return fmt.Errorf("%w: switch %q port %d has a GUID; only port 0 has one", ErrInvalid, n.Name, p)
+		}
+	}
+	return nil
+}
+
+// insert appends the checked node n, indexes its name and GUIDs, and
+// returns its index; none of its ports is cabled.
+func (t *Topology) insert(n *Node) int {
 	i := len(t.nodes)
-	t.nodes = append(t.nodes, &n)
+	t.nodes = append(t.nodes, n)
 	t.byName[n.Name] = i
 	t.byGUID[n.GUID] = i
 	for p, port := range n.Ports {
@@ -307,7 +333,7 @@ func (t *Topology) AddNode(n Node) (int, error) {
 		free[p] = -1
 	}
 	t.portLink = append(t.portLink, free)
-	return i, nil
+	return i
 }
 
 // checkGUIDs rejects a node whose node GUID or port GUIDs are already used by

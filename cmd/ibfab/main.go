@@ -1,16 +1,11 @@
-// Command ibfab runs an emulated InfiniBand fabric; see package harness.
+// Command ibfab runs an emulated InfiniBand fabric; see package
+// harness/ibfabcli (its command line) and package harness (the library).
 package main
 
 import (
 	"os"
 
-	"ibfab/harness"
-	"ibfab/harness/bench"
-	"ibfab/harness/suites"
+	"ibfab/harness/ibfabcli"
 )
 
-func main() {
-	harness.Register(suites.Command)
-	harness.Register(bench.Command)
-	os.Exit(harness.Main(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { os.Exit(ibfabcli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

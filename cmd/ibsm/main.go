@@ -113,6 +113,37 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			strings.Join(sm.PortSchemes(), ", "), strings.Join(routing.Engines(), ", "))
 		fs.PrintDefaults()
 	}
+	o.addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.managerConfigs(fs, stderr); err != nil {
+		return nil, err
+	}
+	if err := o.check(fs); err != nil {
+		return nil, err
+	}
+	o.cfg.LMC, o.cfg.Priority, o.cfg.OpVLs = uint8(o.lmc), uint8(o.priority), uint8(o.vls)
+	if err := o.arAndControl(fs); err != nil {
+		return nil, err
+	}
+	o.cfg.Options.Seed = o.seed
+	if o.cfg.Retries == 0 {
+		o.cfg.Retries = -1 // the flag's 0 means none; Config's 0 means the default
+	}
+	switch {
+	case o.pollRetries < 0 || o.cfg.PollInterval <= 0:
+		return nil, errors.New("--polling-retries is 0 or more, --polling-interval more than 0")
+	case o.pollRetries == 0:
+		o.cfg.PollRetries = -1
+	default:
+		o.cfg.PollRetries = o.pollRetries
+	}
+	return o, nil
+}
+
+// addFlags defines the SM's flags on fs, into o.
+func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.port, "port", "", "the port the SM runs on: `SPEC` (mem[:TOPOFILE], sim[:NAME], umad:CA:PORT, softumad[:PORT])")
 	fs.StringVar(&o.cfg.Routing, "routing", sm.DefaultRouting, "routing `engine`")
 	fs.BoolVar(&o.once, "once", false, "sweep once and exit")
@@ -141,75 +172,86 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	addARFlags(fs, &o.ar)
 	addPartitionFlags(fs, &o.part)
 	addMKeyFlags(fs, &o.mkey)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+}
+
+// managerConfigs builds the configurations of the managers the flags
+// turn on: QoS, congestion control, partitions and M_Keys. With QoS the
+// default --op-vls is QoS's.
+func (o *options) managerConfigs(fs *flag.FlagSet, stderr io.Writer) error {
 	var err error
 	if o.cfg.QoS, err = o.qos.config(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.cfg.CC, err = o.cc.config(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.cfg.Partitions, err = o.part.config(fs, stderr); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.mkey.apply(&o.cfg); err != nil {
-		return nil, err
+		return err
 	}
 	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
 		o.vls = sm.DefaultQoSOpVLs
 	}
+	return nil
+}
+
+// check refuses arguments, a missing port, --dump without routes (and
+// routes without it) and numbers out of their fields' range.
+func (o *options) check(fs *flag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case o.port == "":
-		return nil, errors.New("--port is required")
+		return errors.New("--port is required")
 	case o.routesCmd && !o.dump:
-		return nil, errors.New("routes: say --dump")
+		return errors.New("routes: say --dump")
 	case !o.routesCmd && o.dump:
-		return nil, errors.New("--dump belongs to 'ibsm routes'")
+		return errors.New("--dump belongs to 'ibsm routes'")
 	case o.lmc > 7 || o.priority > 15 || o.vls > 5:
-		return nil, errors.New("--lmc is 0-7, --priority 0-15, --op-vls 1-5")
+		return errors.New("--lmc is 0-7, --priority 0-15, --op-vls 1-5")
 	}
-	o.cfg.LMC, o.cfg.Priority, o.cfg.OpVLs = uint8(o.lmc), uint8(o.priority), uint8(o.vls)
+	return nil
+}
+
+// arAndControl builds adaptive routing's configuration (it needs the
+// operational VLs) and checks --control, which serves QoS and AR only.
+func (o *options) arAndControl(fs *flag.FlagSet) error {
+	var err error
 	if o.cfg.AR, err = o.ar.config(fs, &o.cfg, o.cfg.OpVLs); err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case o.qos.control != "" && o.cfg.QoS == nil && o.cfg.AR == nil:
-		return nil, errors.New("--control serves 'ibsm qos' and 'ibsm ar': say --qos or --ar-mode")
+		return errors.New("--control serves 'ibsm qos' and 'ibsm ar': say --qos or --ar-mode")
 	case o.qos.control == "":
 		o.qos.control = DefaultControl
 	}
-	o.cfg.Options.Seed = o.seed
-	if o.cfg.Retries == 0 {
-		o.cfg.Retries = -1 // the flag's 0 means none; Config's 0 means the default
-	}
-	switch {
-	case o.pollRetries < 0 || o.cfg.PollInterval <= 0:
-		return nil, errors.New("--polling-retries is 0 or more, --polling-interval more than 0")
-	case o.pollRetries == 0:
-		o.cfg.PollRetries = -1
-	default:
-		o.cfg.PollRetries = o.pollRetries
-	}
-	return o, nil
+	return nil
+}
+
+// daemon reports whether ibsm stays up, watching the subnet (not --once,
+// not routes).
+func (o *options) daemon() bool { return !o.once && !o.routesCmd }
+
+// subcommands are ibsm's subcommands other than routes, which is the
+// SM's own flags.
+var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"bench": func(_ context.Context, args []string, _, stderr io.Writer) int { return runBench(args, stderr) },
+	"qos":   runQoS,
+	"ar":    runAR,
+	"arbtable-bench": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+		return runArbBench(args, stdout, stderr)
+	},
 }
 
 // run is ibsm with the given arguments; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "bench" {
-		return runBench(args[1:], stderr)
-	}
-	if len(args) > 0 && args[0] == "qos" {
-		return runQoS(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "ar" {
-		return runAR(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "arbtable-bench" {
-		return runArbBench(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(ctx, args[1:], stdout, stderr)
+		}
 	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -221,24 +263,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.cfg.Timeout > 0 {
 		umadTimeout = kernelTimeout(o.cfg.Timeout)
 	}
-	if o.once || o.routesCmd {
+	if !o.daemon() {
 		o.cfg.PreBlock = false // no change will follow
 	}
 	if o.profile != "" {
-		f, err := os.Create(o.profile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
+		stop, err := startProfile(o.profile)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibsm: %v\n", err)
 			return exitFailure
 		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+		defer stop()
 	}
-	if !o.once && !o.routesCmd {
+	o.reportEvents(stdout, stderr)
+	s, closeSM, err := startSM(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm: %v\n", err)
+		return exitFailure
+	}
+	defer closeSM()
+	if !o.daemon() {
+		return sweepOnce(ctx, s, o, stdout, stderr)
+	}
+	return runDaemon(ctx, s, o, stdout, stderr)
+}
+
+// startProfile starts a CPU profile to file and returns what stops it.
+func startProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// reportEvents has the SM and its managers print their events on stdout.
+func (o *options) reportEvents(stdout, stderr io.Writer) {
+	if o.daemon() {
 		// With --once the sweep's sm_state says it all: one line, as
 		// the bench and the harness read it.
 		o.cfg.OnSMEvent = func(e sm.SMEvent) { reportSM(stdout, e, o.json) }
@@ -259,62 +325,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ibsm: %s: congestion_control is not TRUE: congestion control left as the devices hold it\n", o.cc.file)
 		}
 	}
+}
+
+// startSM opens the port and the SM on it and, when ibsm stays up, its
+// SA and the control socket of 'ibsm qos' and 'ibsm ar'. closeSM closes
+// them all, last opened first.
+func startSM(o *options) (s *sm.SM, closeSM func(), err error) {
 	port, err := sm.OpenPort(o.port)
 	if err != nil {
-		fmt.Fprintf(stderr, "ibsm: %v\n", err)
-		return exitFailure
+		return nil, nil, err
 	}
-	defer port.Close()
-	s, err := sm.New(port, o.cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibsm: %v\n", err)
-		return exitFailure
+	if s, err = sm.New(port, o.cfg); err != nil {
+		port.Close()
+		return nil, nil, err
 	}
-	defer s.Close()
-	if o.sa && !o.once && !o.routesCmd {
+	closeSM = func() {
+		s.Close()
+		port.Close()
+	}
+	if o.sa && o.daemon() {
 		admin, err := sa.New(sa.Config{Sender: &sa.PortSender{Port: port}, SMKey: o.cfg.SMKey})
 		if err != nil {
-			fmt.Fprintf(stderr, "ibsm: %v\n", err)
-			return exitFailure
+			closeSM()
+			return nil, nil, err
 		}
 		s.SetSubnetAdmin(admin)
 	}
-	if (o.cfg.QoS != nil || o.cfg.AR != nil) && !o.once && !o.routesCmd {
+	if (o.cfg.QoS != nil || o.cfg.AR != nil) && o.daemon() {
 		stopControl, err := serveControl(o.qos.control, s)
 		if err != nil {
-			fmt.Fprintf(stderr, "ibsm: control socket: %v\n", err)
-			return exitFailure
+			closeSM()
+			return nil, nil, fmt.Errorf("control socket: %w", err)
 		}
-		defer stopControl()
+		closeBoth := closeSM
+		closeSM = func() {
+			stopControl()
+			closeBoth()
+		}
 	}
+	return s, closeSM, nil
+}
 
-	if o.once || o.routesCmd {
-		res, err := s.Sweep(ctx)
-		if res != nil && !o.routesCmd {
-			report(stdout, res, o.json)
-		}
-		if err != nil {
+// sweepOnce is --once and routes --dump: one sweep, its report or the
+// forwarding tables, and failure unless the subnet came up.
+func sweepOnce(ctx context.Context, s *sm.SM, o *options, stdout, stderr io.Writer) int {
+	res, err := s.Sweep(ctx)
+	if res != nil && !o.routesCmd {
+		report(stdout, res, o.json)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibsm: %v\n", err)
+		return exitFailure
+	}
+	if o.routesCmd && s.Routes() != nil {
+		if err := sm.DumpRoutes(stdout, &s.Subnet().Fabric, s.Routes()); err != nil {
 			fmt.Fprintf(stderr, "ibsm: %v\n", err)
 			return exitFailure
 		}
-		if o.routesCmd && s.Routes() != nil {
-			if err := sm.DumpRoutes(stdout, &s.Subnet().Fabric, s.Routes()); err != nil {
-				fmt.Fprintf(stderr, "ibsm: %v\n", err)
-				return exitFailure
-			}
-		}
-		if !res.SubnetUp {
-			what := "subnet not up"
-			if res.SMState != "Master" && res.SMState != "Discovering" {
-				what = "not master" // another SM runs the subnet
-			}
-			fmt.Fprintf(stderr, "ibsm: %s: %s\n", what, res.Reason)
-			return exitFailure
-		}
-		return exitOK
 	}
+	if !res.SubnetUp {
+		what := "subnet not up"
+		if res.SMState != "Master" && res.SMState != "Discovering" {
+			what = "not master" // another SM runs the subnet
+		}
+		fmt.Fprintf(stderr, "ibsm: %s: %s\n", what, res.Reason)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// runDaemon runs the SM until ctx ends, reporting every sweep; it fails
+// when the port failed or the last sweep of a master left the subnet down.
+func runDaemon(ctx context.Context, s *sm.SM, o *options, stdout, stderr io.Writer) int {
 	up := false
-	err = s.Run(ctx, func(res *sm.Result) {
+	err := s.Run(ctx, func(res *sm.Result) {
 		report(stdout, res, o.json)
 		// A standby (or disabled) SM's sweep brings nothing up, and
 		// needs not: only a master's failure is one.
@@ -323,7 +407,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ibsm: subnet not up: %s\n", res.Reason)
 		}
 	})
-	// Run returns only when ctx ends or the port fails.
+	// Run returns only when ctx ends or the port failed.
 	if !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "ibsm: %v\n", err)
 		return exitFailure

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/harness"
+	"ibfab/internal/cli"
 )
 
 func TestProbePairs(t *testing.T) {
@@ -123,8 +123,8 @@ func TestBadArguments(t *testing.T) {
 	for _, args := range tests {
 		t.Run(fmt.Sprint(args), func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := run(&harness.Env{Stdout: &out, Stderr: &errOut}, args)
-			var ue *harness.UsageError
+			err := run(&cli.Env{Stdout: &out, Stderr: &errOut}, args)
+			var ue *cli.UsageError
 			require.ErrorAs(t, err, &ue)
 			assert.Empty(t, out.String())
 		})
@@ -134,7 +134,7 @@ func TestBadArguments(t *testing.T) {
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"assimilation", "-h"}, {"fabric", "-h"}, {"opensm", "-h"}, {"hotspot", "-h"}} {
 		var out bytes.Buffer
-		require.NoError(t, run(&harness.Env{Stdout: &out, Stderr: &out}, args), "%v", args)
+		require.NoError(t, run(&cli.Env{Stdout: &out, Stderr: &out}, args), "%v", args)
 		assert.Contains(t, out.String(), "usage: ibfab bench", "%v", args)
 	}
 }

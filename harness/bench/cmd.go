@@ -16,11 +16,11 @@ import (
 	"strconv"
 	"strings"
 
-	"ibfab/harness"
+	"ibfab/internal/cli"
 )
 
 // Command is ibfab's bench subcommand (cmd/ibfab registers it).
-var Command = harness.Command{
+var Command = cli.Command{
 	Name:    "bench",
 	Summary: "measure fabrics, OpenSM, change assimilation, a hot spot or ibsm against OpenSM; JSON out (needs root)",
 	Run:     run,
@@ -47,7 +47,7 @@ type common struct {
 
 var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench, smBench}
 
-func run(env *harness.Env, args []string) error {
+func run(env *cli.Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\nbenchmarks:\n", synopsis)
@@ -56,14 +56,14 @@ func run(env *harness.Env, args []string) error {
 			}
 			return nil
 		}
-		return &harness.UsageError{Cmd: "bench", Usage: synopsis, Err: errors.New("missing benchmark")}
+		return &cli.UsageError{Cmd: "bench", Usage: synopsis, Err: errors.New("missing benchmark")}
 	}
 	for _, b := range benchmarks {
 		if b.name == args[0] {
 			return runOne(env, b, args[1:])
 		}
 	}
-	return &harness.UsageError{Cmd: "bench", Usage: synopsis, Err: fmt.Errorf("unknown benchmark %q", args[0])}
+	return &cli.UsageError{Cmd: "bench", Usage: synopsis, Err: fmt.Errorf("unknown benchmark %q", args[0])}
 }
 
 func firstLine(s string) string {
@@ -71,7 +71,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func runOne(env *harness.Env, b benchmark, args []string) error {
+func runOne(env *cli.Env, b benchmark, args []string) error {
 	cmd := "bench " + b.name
 	fs := flag.NewFlagSet("ibfab "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -80,7 +80,7 @@ func runOne(env *harness.Env, b benchmark, args []string) error {
 	fs.BoolVar(&c.quick, "quick", false, "small sizes and one run each, about a minute")
 	fs.StringVar(&c.name, "name", "bench", "prefix of the fabrics' names")
 	runIt := b.flags(fs, c)
-	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: b.synopsis, Err: err} }
+	usage := func(err error) error { return &cli.UsageError{Cmd: cmd, Usage: b.synopsis, Err: err} }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(env.Stdout, "usage: ibfab %s\n\n%s\n\nflags:\n", b.synopsis, strings.TrimSpace(b.desc))
@@ -98,17 +98,17 @@ func runOne(env *harness.Env, b benchmark, args []string) error {
 	}
 	rep, failed, err := runIt()
 	if err != nil {
-		var ue *harness.UsageError
+		var ue *cli.UsageError
 		if errors.As(err, &ue) {
 			return err
 		}
-		return &harness.CommandError{Cmd: cmd, Err: err}
+		return &cli.CommandError{Cmd: cmd, Err: err}
 	}
 	if err := emit(env.Stdout, c.out, rep); err != nil {
-		return &harness.CommandError{Cmd: cmd, Err: err}
+		return &cli.CommandError{Cmd: cmd, Err: err}
 	}
 	if failed {
-		return &harness.CommandError{Cmd: cmd, Err: errors.New("a run failed; the report says which and why")}
+		return &cli.CommandError{Cmd: cmd, Err: errors.New("a run failed; the report says which and why")}
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ the goal configuration only.`,
 		return func() (any, bool, error) {
 			o := AssimilationOptions{Sizes: sizes, FatTree: *fat, Runs: *runs, Prefix: c.name + "a", Quick: c.quick, Log: c.log}
 			if err := positive("runs", *runs); err != nil {
-				return nil, false, &harness.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: err}
+				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: err}
 			}
 			switch *configs {
 			case "all":
@@ -211,18 +211,18 @@ the goal configuration only.`,
 			case "goal":
 				o.Configs = []ibsmConfig{goalConfig}
 			default:
-				return nil, false, &harness.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: fmt.Errorf("--configs %q: want goal or all", *configs)}
+				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: fmt.Errorf("--configs %q: want goal or all", *configs)}
 			}
 			switch *fat {
 			case 0, 144, 432:
 			default:
-				return nil, false, &harness.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: fmt.Errorf("--fattree %d: want 0, 144 or 432", *fat)}
+				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: fmt.Errorf("--fattree %d: want 0, 144 or 432", *fat)}
 			}
 			if c.quick {
 				o.Sizes, o.FatTree, o.Runs, o.Configs = []int{8}, 0, 1, []ibsmConfig{goalConfig}
 			}
 			if len(o.Sizes) == 0 && o.FatTree == 0 {
-				return nil, false, &harness.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: errors.New("no network: --sizes none and no --fattree")}
+				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: errors.New("no network: --sizes none and no --fattree")}
 			}
 			if err := requireRoot(); err != nil {
 				return nil, false, err

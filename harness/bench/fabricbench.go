@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/internal/cli"
 	"ibfab/internal/goal"
 	"ibfab/internal/proccpu"
 	"ibfab/nodeproc"
@@ -118,13 +119,13 @@ scales 16 and 32, 5 s of idling.`,
 				o.only = map[string]bool{}
 				for _, p := range strings.Split(*only, ",") {
 					if !slices.ContainsFunc(fabricParts, func(f fabricPart) bool { return f.name == p }) {
-						return nil, false, &harness.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: fmt.Errorf("--only: unknown part %q (paced, unpaced, hop, idle)", p)}
+						return nil, false, &cli.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: fmt.Errorf("--only: unknown part %q (paced, unpaced, hop, idle)", p)}
 					}
 					o.only[p] = true
 				}
 			}
 			if len(o.scales) == 0 || o.idle < time.Second {
-				return nil, false, &harness.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want at least one --scales and --idle-seconds ≥ 1")}
+				return nil, false, &cli.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want at least one --scales and --idle-seconds ≥ 1")}
 			}
 			if err := requireRoot(); err != nil {
 				return nil, false, err

@@ -63,26 +63,43 @@ const (
 	writeFunc = "ibfab/port.(*Port).writeDataLocked"
 )
 
-// readProcEvents reads one execution trace.
+// readProcEvents reads one execution trace. It takes two passes: a
+// goroutine is known as a receiver or transmitter only once it waited on
+// the network or parked in transmit.
 func readProcEvents(r io.Reader) (*procEvents, error) {
-	tr, err := trace.NewReader(r)
+	evs, roles, err := goroutineTransitions(r)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		pe     procEvents
-		rx, tx = map[trace.GoID]bool{}, map[trace.GoID]bool{}
-		evs    []trace.Event
-	)
-	// Two passes: a goroutine is known as a receiver or transmitter only
-	// once it waited on the network or parked in transmit.
+	var pe procEvents
+	for _, ev := range evs {
+		pe.add(ev, roles)
+	}
+	for _, s := range [][]trace.Time{pe.kicks, pe.writes, pe.runnable, pe.running} {
+		slices.Sort(s)
+	}
+	return &pe, nil
+}
+
+// goroutineRoles are the receive and transmit goroutines of a trace.
+type goroutineRoles struct{ rx, tx map[trace.GoID]bool }
+
+// goroutineTransitions returns the goroutine state transitions of the
+// trace r, and which goroutines receive and which transmit.
+func goroutineTransitions(r io.Reader) ([]trace.Event, goroutineRoles, error) {
+	roles := goroutineRoles{rx: map[trace.GoID]bool{}, tx: map[trace.GoID]bool{}}
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return nil, roles, err
+	}
+	var evs []trace.Event
 	for {
 		ev, err := tr.ReadEvent()
 		if errors.Is(err, io.EOF) {
-			break
+			return evs, roles, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, roles, err
 		}
 		if ev.Kind() != trace.EventStateTransition {
 			continue
@@ -95,31 +112,31 @@ func readProcEvents(r io.Reader) (*procEvents, error) {
 		from, to := st.Goroutine()
 		switch {
 		case from == trace.GoRunning && to == trace.GoWaiting && st.Reason == "network":
-			rx[g] = true
+			roles.rx[g] = true
 		case to == trace.GoWaiting && inStack(st.Stack, txFunc):
-			tx[g] = true
+			roles.tx[g] = true
 		}
 		evs = append(evs, ev)
 	}
-	for _, ev := range evs {
-		st := ev.StateTransition()
-		g := st.Resource.Goroutine()
-		from, to := st.Goroutine()
-		switch {
-		case from == trace.GoWaiting && to == trace.GoRunnable && tx[g]:
-			pe.kicks = append(pe.kicks, ev.Time())
-		case from == trace.GoWaiting && to == trace.GoRunnable && rx[g]:
-			pe.runnable = append(pe.runnable, ev.Time())
-		case from == trace.GoRunnable && to == trace.GoRunning && rx[g]:
-			pe.running = append(pe.running, ev.Time())
-		case from == trace.GoRunning && to == trace.GoSyscall && inStack(st.Stack, writeFunc):
-			pe.writes = append(pe.writes, ev.Time())
-		}
+}
+
+// add records ev, a goroutine's state transition, if it is one a hop
+// needs: a transmitter kicked, a receiver made runnable or running, a
+// data packet's write.
+func (pe *procEvents) add(ev trace.Event, roles goroutineRoles) {
+	st := ev.StateTransition()
+	g := st.Resource.Goroutine()
+	from, to := st.Goroutine()
+	switch {
+	case from == trace.GoWaiting && to == trace.GoRunnable && roles.tx[g]:
+		pe.kicks = append(pe.kicks, ev.Time())
+	case from == trace.GoWaiting && to == trace.GoRunnable && roles.rx[g]:
+		pe.runnable = append(pe.runnable, ev.Time())
+	case from == trace.GoRunnable && to == trace.GoRunning && roles.rx[g]:
+		pe.running = append(pe.running, ev.Time())
+	case from == trace.GoRunning && to == trace.GoSyscall && inStack(st.Stack, writeFunc):
+		pe.writes = append(pe.writes, ev.Time())
 	}
-	for _, s := range [][]trace.Time{pe.kicks, pe.writes, pe.runnable, pe.running} {
-		slices.Sort(s)
-	}
-	return &pe, nil
 }
 
 func inStack(s trace.Stack, fn string) bool {

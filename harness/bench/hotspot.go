@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/internal/cli"
 	"ibfab/internal/goal"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -55,7 +56,7 @@ of the run, in emulated time, over its paced 4x SDR rate. Goal: at least
 				d = 10 * time.Second
 			}
 			if d < 2*time.Second {
-				return nil, false, &harness.UsageError{Cmd: "bench hotspot", Usage: "bench hotspot -h", Err: fmt.Errorf("--seconds %v: want at least 2", *secs)}
+				return nil, false, &cli.UsageError{Cmd: "bench hotspot", Usage: "bench hotspot -h", Err: fmt.Errorf("--seconds %v: want at least 2", *secs)}
 			}
 			if err := requireRoot(); err != nil {
 				return nil, false, err

@@ -14,6 +14,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/internal/cli"
 	"ibfab/internal/goal"
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/opensmrun"
@@ -118,7 +119,7 @@ links cost against ibsim's function calls. --quick: thesis8, one run.`,
 		frames := fs.Bool("frames", true, "one more run on each side with OpenSM's frame log")
 		return func() (any, bool, error) {
 			usage := func(err error) error {
-				return &harness.UsageError{Cmd: "bench opensm", Usage: "bench opensm -h", Err: err}
+				return &cli.UsageError{Cmd: "bench opensm", Usage: "bench opensm -h", Err: err}
 			}
 			if err := positive("runs", *runs); err != nil {
 				return nil, false, usage(err)

@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/harness"
 	"ibfab/harness/bench"
+	"ibfab/harness/ibfabcli"
+	"ibfab/internal/cli"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -23,7 +24,7 @@ func quick(t *testing.T, name string, rep any, extra ...string) {
 	fabrictest.BuildBinaries(t)
 	out := filepath.Join(t.TempDir(), name+".json")
 	var stdout, stderr bytes.Buffer
-	code := harness.Main(append([]string{"bench", name, "--quick", "--name", "tq", "--out", out}, extra...), &stdout, &stderr)
+	code := ibfabcli.Main(append([]string{"bench", name, "--quick", "--name", "tq", "--out", out}, extra...), &stdout, &stderr)
 	t.Logf("ibfab bench %s --quick: exit %d; stderr:\n%s", name, code, stderr.String())
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -31,10 +32,8 @@ func quick(t *testing.T, name string, rep any, extra ...string) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields() // every field is one of the typed report's
 	require.NoError(t, dec.Decode(rep))
-	assert.Equal(t, harness.ExitOK, code, "a run failed")
+	assert.Equal(t, cli.ExitOK, code, "a run failed")
 }
-
-func init() { harness.Register(bench.Command) }
 
 func TestQuickAssimilation(t *testing.T) {
 	var rep bench.AssimilationReport

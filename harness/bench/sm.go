@@ -6,6 +6,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/harness/bench/smbench"
+	"ibfab/internal/cli"
 )
 
 var smBench = benchmark{
@@ -25,7 +26,7 @@ namespaces are named by their package.`,
 		return func() (any, bool, error) {
 			o, err := check()
 			if err != nil {
-				return nil, false, &harness.UsageError{Cmd: "bench sm", Usage: "bench sm -h", Err: err}
+				return nil, false, &cli.UsageError{Cmd: "bench sm", Usage: "bench sm -h", Err: err}
 			}
 			if c.quick {
 				o.Quick()

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/harness"
 	"ibfab/harness/bench/smbench"
+	"ibfab/harness/ibfabcli"
+	"ibfab/internal/cli"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
@@ -30,9 +31,9 @@ func TestSMBench(t *testing.T) {
 	fabrictest.BuildBinaries(t) // ibsm, found in $IBFAB_BIN
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdoutb, stderr bytes.Buffer
-	code := harness.Main([]string{"bench", "sm", "--fabrics", "thesis8", "--runs", "2", "--route-nets", "irregular16,irregular32",
+	code := ibfabcli.Main([]string{"bench", "sm", "--fabrics", "thesis8", "--runs", "2", "--route-nets", "irregular16,irregular32",
 		"--route-iters", "2", "--out", out}, &stdoutb, &stderr)
-	require.Equal(t, harness.ExitOK, code, stderr.String())
+	require.Equal(t, cli.ExitOK, code, stderr.String())
 	stdout := stdoutb.String()
 	var rep smbench.BenchReport
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)

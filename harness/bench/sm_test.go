@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/harness"
 	"ibfab/harness/bench/smbench"
+	"ibfab/internal/cli"
 )
 
 // TestSMOut: the report goes to --out, and a --out that cannot be written
@@ -28,15 +29,15 @@ func TestSMOut(t *testing.T) {
 		out  string
 		want int
 	}{
-		{"written", filepath.Join(dir, "sub", "bench.json"), harness.ExitOK},
-		{"directory is a file", filepath.Join(blocker, "bench.json"), harness.ExitFailure},
+		{"written", filepath.Join(dir, "sub", "bench.json"), cli.ExitOK},
+		{"directory is a file", filepath.Join(blocker, "bench.json"), cli.ExitFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := harness.Main([]string{"bench", "sm", "--fabrics", "", "--route-nets", "", "--out", tt.out}, &stdout, &stderr)
+			got := ibfab([]string{"bench", "sm", "--fabrics", "", "--route-nets", "", "--out", tt.out}, &stdout, &stderr)
 			require.Equal(t, tt.want, got, "stderr: %s", stderr.String())
-			if tt.want != harness.ExitOK {
+			if tt.want != cli.ExitOK {
 				assert.Contains(t, stderr.String(), "not a directory")
 				return
 			}
@@ -67,17 +68,21 @@ func TestSMUsage(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := harness.Main(append([]string{"bench", "sm"}, tc.args...), &stdout, &stderr)
-			assert.Equal(t, harness.ExitUsage, code)
+			code := ibfab(append([]string{"bench", "sm"}, tc.args...), &stdout, &stderr)
+			assert.Equal(t, cli.ExitUsage, code)
 			assert.Contains(t, stderr.String(), tc.want)
 			assert.Contains(t, stderr.String(), "usage: ibfab bench sm")
 			assert.Empty(t, stdout.String())
 		})
 	}
 	var out bytes.Buffer
-	require.NoError(t, run(&harness.Env{Stdout: &out, Stderr: &out}, []string{"sm", "-h"}))
+	require.NoError(t, run(&cli.Env{Stdout: &out, Stderr: &out}, []string{"sm", "-h"}))
 	assert.Contains(t, out.String(), "usage: ibfab bench sm")
 	assert.Contains(t, out.String(), "-fabrics")
 }
 
-func init() { harness.Register(Command) }
+// ibfab runs the bench subcommand's command line as ibfab does (the
+// ibfab command, harness/ibfabcli, imports this package).
+func ibfab(args []string, stdout, stderr io.Writer) int {
+	return cli.Main("ibfab", []cli.Command{Command}, args, stdout, stderr)
+}

@@ -173,8 +173,7 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 		pos, found, remembered := pd.at, true, false
 		if pd.isNew {
 			var again bool
-			pos, found, remembered, again = placeNew(pd.key, indx0, capacity, table, a, full)
-			if again {
+			if pos, found, remembered, again = a.newKeyPosition(pd.key, indx0, capacity, table, full); again {
 				queue = append(queue, pd)
 				continue
 			}
@@ -191,8 +190,8 @@ func place(keys []mad.PKey, indx0 mad.PKey, capacity int, cur []mad.PKey, a *acc
 	return table, used
 }
 
-// heldAt returns, by partition (key base), the first index cur holds it
-// at.
+// heldAt returns where the table cur holds each partition: base → the
+// first index.
 func heldAt(cur []mad.PKey) map[mad.PKey]int {
 	at := map[mad.PKey]int{}
 	for i, k := range cur {
@@ -206,11 +205,10 @@ func heldAt(cur []mad.PKey) map[mad.PKey]int {
 	return at
 }
 
-// queueKeys queues keys for placing: those kept where the port holds
-// them (at) first, then the new ones in their order. A held key that
-// index 0 is for (the indx0 key, or without one the Default key) but is
-// held elsewhere, or one held at index 0 that index 0 is not for, is new:
-// it moves, and its old index is forgotten.
+// queueKeys returns keys in the order place lays them out: those that
+// stay where the table holds them (at) first, in reverse, then the new
+// ones. A key held at index 0 that does not belong there, or that
+// belongs at index 0 and is held elsewhere, is new and its index freed.
 func queueKeys(keys []mad.PKey, indx0 mad.PKey, at map[mad.PKey]int, a *accum) []pending {
 	var queue []pending
 	for _, k := range keys {
@@ -237,13 +235,13 @@ func queueKeys(keys []mad.PKey, indx0 mad.PKey, at map[mad.PKey]int, a *accum) [
 	return queue
 }
 
-// placeNew finds the index of a new key: where an earlier run placed it
-// (remembered), else index 0 for the Default (or indx0) key, else after
-// the highest index placed, else the first free entry of table. again
-// says the remembered index broke the index-0 rules: it is forgotten and
-// the key queued again. found is false for a key that does not fit
-// (full hears of it).
-func placeNew(key, indx0 mad.PKey, capacity int, table []mad.PKey, a *accum, full func(mad.PKey)) (pos int, found, remembered, again bool) {
+// newKeyPosition returns where a new key goes in table: where an earlier
+// run placed it (remembered), unless that is index 0 against the rules
+// (again: its index is freed and the key queued anew); else index 0 for
+// the Default (or indx0) key, the highest index placed, or 1; past
+// capacity, the first free entry. found is false, and full hears the
+// key, when it fits nowhere.
+func (a *accum) newKeyPosition(key, indx0 mad.PKey, capacity int, table []mad.PKey, full func(mad.PKey)) (pos int, found, remembered, again bool) {
 	if i, ok := a.idx[key]; ok {
 		if key.Base() == indx0.Base() || (key != indx0 && i == 0) {
 			a.clearIndex(i) // placed again, by the rules for a new key
@@ -259,17 +257,17 @@ func placeNew(key, indx0 mad.PKey, capacity int, table []mad.PKey, a *accum, ful
 	default:
 		pos = 1
 	}
-	if pos < capacity {
-		return pos, true, false, false
-	}
-	if key.Base() != DefaultPKey {
+	found = pos < capacity
+	if !found && key.Base() != DefaultPKey {
 		if i, ok := firstFree(table); ok && i < capacity {
+			pos, found = i, true
 			a.clearIndex(i)
-			return i, true, false, false
 		}
 	}
-	full(key)
-	return pos, false, false, false
+	if !found {
+		full(key)
+	}
+	return pos, found, false, false
 }
 
 // firstFree returns the first entry of t from index 1 that holds no key.

@@ -19,6 +19,8 @@ import (
 	"ibfab/internal/ibsimrun"
 	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/testenv"
+	"ibfab/simproto"
+	"ibfab/umadproto"
 )
 
 var (
@@ -133,14 +135,14 @@ func (f *Fabric) requireUMAD(argv []string) {
 }
 
 // UMAD runs argv in node's namespace as `ibfab exec --umad=sim` does
-// (libumad2sim), through harness.Main in this process, and returns its
+// (libumad2sim), through harness.Exec in this process, and returns its
 // standard output and error; err is non-nil when it exits non-zero. A
 // missing libumad2sim or program skips or fails f's test through testenv:
 // call it on the test's goroutine.
 func (f *Fabric) UMAD(node string, argv ...string) (stdout, stderr string, err error) {
 	f.tb.Helper()
 	f.requireUMAD(argv)
-	return f.exec("--umad=sim", node, argv)
+	return f.exec(harness.UMADSim, node, argv)
 }
 
 // Shim runs argv in node's namespace as `ibfab exec --umad` does: through
@@ -150,7 +152,7 @@ func (f *Fabric) Shim(node string, argv ...string) (stdout, stderr string, err e
 	f.tb.Helper()
 	f.requireUMAD(argv)
 	ShimLibrary(f.tb)
-	return f.exec("--umad", node, argv)
+	return f.exec(harness.UMADShim, node, argv)
 }
 
 // MustShim is Shim failing the test on a non-zero exit.
@@ -163,13 +165,24 @@ func (f *Fabric) MustShim(node string, argv ...string) string {
 	return out
 }
 
-func (f *Fabric) exec(flag, node string, argv []string) (stdout, stderr string, err error) {
+// exec is ibfab exec with mode: argv's exit status as an
+// *harness.ExitCodeError, and what ibfab would say of an error it met on
+// stderr with status 1. (ibfab's command line, harness/ibfabcli, is above
+// the suites whose tests use this package: it cannot be imported here.)
+func (f *Fabric) exec(mode harness.UMADMode, node string, argv []string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
-	args := append([]string{"exec", flag, f.Name, node, "--"}, argv...)
-	if code := harness.Main(args, &o, &e); code != harness.ExitOK {
-		err = &harness.ExitCodeError{Code: code}
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, &o, &e
+	opts := harness.ExecOptions{UMAD: mode, Socket: umadproto.SocketFromEnv(), Sim: simproto.BaseFromEnv()}
+	if err := harness.Exec(f.Name, node, c, opts); err != nil {
+		code, ok := harness.ExitStatus(err)
+		if !ok {
+			fmt.Fprintf(&e, "ibfab exec: %v\n", err)
+			code = harness.ExitFailure
+		}
+		return o.String(), e.String(), &harness.ExitCodeError{Code: code}
 	}
-	return o.String(), e.String(), err
+	return o.String(), e.String(), nil
 }
 
 // MustUMAD is UMAD failing the test on a non-zero exit, and returns the

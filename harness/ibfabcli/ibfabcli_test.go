@@ -1,4 +1,4 @@
-package harness_test
+package ibfabcli_test
 
 import (
 	"bytes"
@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/harness"
+	"ibfab/harness/ibfabcli"
+	"ibfab/internal/cli"
 	"ibfab/topologies"
 )
 
 // run runs ibfab in-process and returns its exit status and output.
 func run(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := harness.Main(args, &stdout, &stderr)
+	code := ibfabcli.Main(args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -53,7 +54,7 @@ func TestTopoGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := run(tt.args...)
-			require.Equal(t, harness.ExitOK, code, "ibfab %v: stderr %q", tt.args, errOut)
+			require.Equal(t, cli.ExitOK, code, "ibfab %v: stderr %q", tt.args, errOut)
 			assert.Empty(t, errOut)
 			got, err := topologies.Parse(strings.NewReader(out), "stdout")
 			require.NoError(t, err)
@@ -65,14 +66,14 @@ func TestTopoGenerate(t *testing.T) {
 func TestTopoOutputFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t8.net")
 	code, out, errOut := run("topo", "thesis8", "-o", path)
-	require.Equal(t, harness.ExitOK, code, errOut)
+	require.Equal(t, cli.ExitOK, code, errOut)
 	assert.Empty(t, out, "nothing on stdout with -o")
 	got, err := topologies.ParseFile(path)
 	require.NoError(t, err)
 	assert.True(t, topologies.Thesis8().Equal(got))
 
 	code, _, errOut = run("topo", "thesis8", "-o", filepath.Join(t.TempDir(), "missing", "dir", "x.net"))
-	assert.Equal(t, harness.ExitFailure, code)
+	assert.Equal(t, cli.ExitFailure, code)
 	assert.Contains(t, errOut, "ibfab topo thesis8: ")
 }
 
@@ -94,17 +95,17 @@ func TestTopoCheck(t *testing.T) {
 	}{
 		// Thesis8: 9 switch links and 7 CA links; the longest CA-to-CA path
 		// is ca13-sw8-sw3-sw1-sw2-sw5-ca11, between switches sw8-...-sw5.
-		{"good", []string{"topo", "check", good}, harness.ExitOK,
+		{"good", []string{"topo", "check", good}, cli.ExitOK,
 			good + ": 8 switches, 7 CAs, 0 routers, 16 links, diameter 6 links (4 between switches)\n", nil},
-		{"dangling link", []string{"topo", "check", bad}, harness.ExitFailure, "",
+		{"dangling link", []string{"topo", "check", bad}, cli.ExitFailure, "",
 			[]string{"ibfab topo check: " + bad + ":3: dangling link", `"b"`}},
-		{"disconnected", []string{"topo", "check", split}, harness.ExitFailure, "",
+		{"disconnected", []string{"topo", "check", split}, cli.ExitFailure, "",
 			[]string{"ibfab topo check: " + split + ": the fabric is not connected"}},
-		{"missing file", []string{"topo", "check", filepath.Join(dir, "nope.net")}, harness.ExitFailure, "",
+		{"missing file", []string{"topo", "check", filepath.Join(dir, "nope.net")}, cli.ExitFailure, "",
 			[]string{"ibfab topo check: ", "nope.net"}},
-		{"no file", []string{"topo", "check"}, harness.ExitUsage, "",
+		{"no file", []string{"topo", "check"}, cli.ExitUsage, "",
 			[]string{"ibfab topo check: missing FILE", "usage: ibfab topo check FILE"}},
-		{"two files", []string{"topo", "check", good, good}, harness.ExitUsage, "",
+		{"two files", []string{"topo", "check", good, good}, cli.ExitUsage, "",
 			[]string{"unexpected argument"}},
 	}
 	for _, tt := range tests {
@@ -155,7 +156,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := run(tt.args...)
-			assert.Equal(t, harness.ExitUsage, code, "ibfab %v exit status; stderr %q", tt.args, errOut)
+			assert.Equal(t, cli.ExitUsage, code, "ibfab %v exit status; stderr %q", tt.args, errOut)
 			assert.Empty(t, out, "nothing on stdout")
 			assert.Contains(t, errOut, tt.stderr)
 			assert.Contains(t, errOut, "usage: ibfab ")
@@ -178,7 +179,7 @@ func TestHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := run(tt.args...)
-			assert.Equal(t, harness.ExitOK, code)
+			assert.Equal(t, cli.ExitOK, code)
 			assert.Empty(t, errOut)
 			for _, s := range tt.want {
 				assert.Contains(t, out, s)
@@ -186,7 +187,7 @@ func TestHelp(t *testing.T) {
 		})
 	}
 	var names []string
-	for _, c := range harness.Commands() {
+	for _, c := range ibfabcli.Commands() {
 		names = append(names, c.Name)
 	}
 	assert.Contains(t, names, "topo")

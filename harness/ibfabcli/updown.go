@@ -1,9 +1,10 @@
-package harness
+package ibfabcli
 
 import (
 	"fmt"
 
 	"ibfab/fabricnet"
+	"ibfab/harness"
 	"ibfab/topologies"
 )
 
@@ -34,7 +35,7 @@ func runUp(env *Env, args []string) error {
 	name := fs.String("name", defaultName, "fabric `N`ame: a-z, 0-9 and _")
 	scale := fs.Float64("time-scale", 1, "run emulated time `S` times slower (for fabrics that need more CPU than there is)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
-	if help, err := ParseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
+	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
 		return err
 	}
 	if err := fabricnet.CheckFabricName(*name); err != nil {
@@ -56,7 +57,7 @@ func runUp(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "ibfab up: %s %d/%d\n", phase, done, total)
 		}
 	}
-	st, err := Up(*name, t, UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress})
+	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress})
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
@@ -70,15 +71,18 @@ func runDown(env *Env, args []string) error {
 	const cmd = "down"
 	fs := flagSet(cmd)
 	name := fs.String("name", defaultName, "fabric `N`ame")
-	if help, err := ParseFlags(env, fs, cmd, downSynopsis, downDesc, args, 0); help || err != nil {
+	if help, err := parseFlags(env, fs, cmd, downSynopsis, downDesc, args, 0); help || err != nil {
 		return err
 	}
 	if err := fabricnet.CheckFabricName(*name); err != nil {
 		return &UsageError{Cmd: cmd, Usage: downSynopsis, Err: err}
 	}
-	if err := Down(*name); err != nil {
+	if err := harness.Down(*name); err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	fmt.Fprintf(env.Stdout, "fabric %s down\n", *name)
 	return nil
 }
+
+// defaultName is the fabric up, down and status work on without --name.
+const defaultName = "default"

@@ -1,4 +1,4 @@
-package harness
+package ibfabcli
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func generatorKind(name, synopsis, desc string, required []string,
 			fs := flagSet(cmd)
 			out := fs.String("o", "", "write the topology to `FILE` instead of standard output")
 			generate := setup(fs)
-			if help, err := ParseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
+			if help, err := parseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
 				return err
 			}
 			set := map[string]bool{}
@@ -168,7 +168,7 @@ func runTopo(env *Env, args []string) error {
 func runCheck(env *Env, k *topoKind, args []string) error {
 	cmd := "topo check"
 	fs := flagSet(cmd)
-	if help, err := ParseFlags(env, fs, cmd, k.synopsis, k.desc, args, 1); help || err != nil {
+	if help, err := parseFlags(env, fs, cmd, k.synopsis, k.desc, args, 1); help || err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -1,4 +1,4 @@
-package harness
+package ibfabcli
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/bpf"
+	"ibfab/harness"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -71,7 +72,7 @@ func runFault(env *Env, args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	faults, err := AddFault(pos[0], node, port, ingress, rule)
+	faults, err := harness.AddFault(pos[0], node, port, ingress, rule)
 	for _, f := range faults {
 		fmt.Fprintf(env.Stdout, "fault %s -> %s slot %d: %s\n", f.From, f.To, f.Slot, f.Rule)
 	}
@@ -205,20 +206,6 @@ func (f *faultFlags) rule(fs *flag.FlagSet) (bpf.Rule, bool, error) {
 	return r, *f.ingress, r.Validate()
 }
 
-// parseInterspersed parses flags and positional arguments in any order.
-func parseInterspersed(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string) (pos []string, help bool, err error) {
-	for {
-		if help, err := ParseFlags(env, fs, cmd, synopsis, desc, args, -1); help || err != nil {
-			return nil, help, err
-		}
-		if fs.NArg() == 0 {
-			return pos, false, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 // parsePortArg parses NODE or NODE[PORT]; PORT 0 means every port.
 func parsePortArg(s string) (string, int, error) {
 	i := strings.IndexByte(s, '[')
@@ -333,14 +320,14 @@ func runFaultList(env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{Cmd: cmd, Usage: faultListSynopsis, Err: errors.New("want a fabric name")}
 	}
-	faults, err := ListFaults(pos[0])
+	faults, err := harness.ListFaults(pos[0])
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
-	sortFaults(faults)
+	harness.SortFaults(faults)
 	if *asJSON {
 		if faults == nil {
-			faults = []Fault{}
+			faults = []harness.Fault{}
 		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -375,7 +362,7 @@ func runFaultClear(env *Env, args []string) error {
 			return &UsageError{Cmd: cmd, Usage: faultClearSynopsis, Err: err}
 		}
 	}
-	n, err := ClearFaults(pos[0], node, port)
+	n, err := harness.ClearFaults(pos[0], node, port)
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}

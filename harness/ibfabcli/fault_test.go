@@ -1,4 +1,4 @@
-package harness
+package ibfabcli
 
 import (
 	"strings"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/bpf"
+	"ibfab/internal/cli"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -116,14 +117,14 @@ func TestFaultUsage(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		code := Main(args, &out, &errb)
-		assert.Equal(t, ExitUsage, code, "%q: %s", args, errb.String())
+		assert.Equal(t, cli.ExitUsage, code, "%q: %s", args, errb.String())
 		assert.Contains(t, errb.String(), "usage: ibfab", "%q", args)
 	}
 	var out, errb strings.Builder
-	require.Equal(t, ExitOK, Main([]string{"fault", "-h"}, &out, &errb))
+	require.Equal(t, cli.ExitOK, Main([]string{"fault", "-h"}, &out, &errb))
 	assert.Contains(t, out.String(), "--ingress")
 	code := Main([]string{"fault", "nosuchfabric", "sw1", "--drop", "5%"}, &out, &errb)
-	assert.Equal(t, ExitFailure, code)
+	assert.Equal(t, cli.ExitFailure, code)
 	assert.Contains(t, errb.String(), "is not up")
 }
 
