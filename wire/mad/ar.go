@@ -105,41 +105,18 @@ func (b ARMAD) Data() []byte { return MAD(b).Data() }
 
 // ARMADFields holds the fields of an adaptive routing MAD, for building
 // one.
-type ARMADFields struct {
-	Method        Method
-	Status        Status
-	TransactionID uint64
-	AttrID        AttrID
-	AttrModifier  uint32
-	Data          [ARDataSize]byte
-}
+type ARMADFields = ClassMADFields[[ARDataSize]byte]
 
 // Encode writes the whole MAD: header with base version 1, class 0x0A and
 // class version 1, then f's fields.
 func (b ARMAD) Encode(f *ARMADFields) {
-	b.MAD().Encode(&MADFields{
-		BaseVersion:   BaseVersion,
-		MgmtClass:     ClassVendorAR,
-		ClassVersion:  ARVersion,
-		Method:        f.Method,
-		Status:        f.Status,
-		TransactionID: f.TransactionID,
-		AttrID:        f.AttrID,
-		AttrModifier:  f.AttrModifier,
-	})
+	f.encodeHeader(b.MAD(), ClassVendorAR, ARVersion)
 	copy(b.Data(), f.Data[:])
 }
 
 // Fields returns the MAD's fields.
 func (b ARMAD) Fields() ARMADFields {
-	m := b.MAD()
-	f := ARMADFields{
-		Method:        m.Method(),
-		Status:        m.Status(),
-		TransactionID: m.TransactionID(),
-		AttrID:        m.AttrID(),
-		AttrModifier:  m.AttrModifier(),
-	}
+	f := classFields[[ARDataSize]byte](b.MAD())
 	copy(f.Data[:], b.Data())
 	return f
 }

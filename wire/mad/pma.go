@@ -31,14 +31,7 @@ type PMA []byte
 
 // PMAFields holds the fields of a performance management MAD, for building
 // one. The versions and the class are fixed by the type.
-type PMAFields struct {
-	Method        Method
-	Status        Status
-	TransactionID uint64
-	AttrID        AttrID
-	AttrModifier  uint32
-	Data          [PMADataSize]byte
-}
+type PMAFields = ClassMADFields[[PMADataSize]byte]
 
 // IsValid reports whether b holds a whole PMA MAD.
 func (b PMA) IsValid() bool { return len(b) >= MADSize }
@@ -64,30 +57,14 @@ func (b PMA) Data() []byte { return b[pmaData : pmaData+PMADataSize] }
 // Encode writes the whole MAD: header with base and class version 1 and
 // class 0x04, f's fields, and zeroed reserved bytes.
 func (b PMA) Encode(f *PMAFields) {
-	b.MAD().Encode(&MADFields{
-		BaseVersion:   BaseVersion,
-		MgmtClass:     ClassPerfMgt,
-		ClassVersion:  PerfMgtVersion,
-		Method:        f.Method,
-		Status:        f.Status,
-		TransactionID: f.TransactionID,
-		AttrID:        f.AttrID,
-		AttrModifier:  f.AttrModifier,
-	})
+	f.encodeHeader(b.MAD(), ClassPerfMgt, PerfMgtVersion)
 	clear(b[pmaReserved:pmaData])
 	copy(b.Data(), f.Data[:])
 }
 
 // Fields returns the MAD's fields.
 func (b PMA) Fields() PMAFields {
-	m := b.MAD()
-	f := PMAFields{
-		Method:        m.Method(),
-		Status:        m.Status(),
-		TransactionID: m.TransactionID(),
-		AttrID:        m.AttrID(),
-		AttrModifier:  m.AttrModifier(),
-	}
+	f := classFields[[PMADataSize]byte](b.MAD())
 	copy(f.Data[:], b.Data())
 	return f
 }
