@@ -1,45 +1,17 @@
 package sm
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/clock"
+	"ibfab/internal/testsupport"
 	"ibfab/madport"
 	"ibfab/sm/txn"
 	"ibfab/wire/mad"
 )
-
-// silentPort takes every MAD and never answers; Recv lets time pass on
-// its manual clock, as memport does.
-type silentPort struct {
-	clk  *clock.Manual
-	sent []time.Time
-	tids []uint64
-}
-
-func (p *silentPort) Send(m madport.MAD) error {
-	p.sent = append(p.sent, p.clk.Now())
-	p.tids = append(p.tids, mad.MAD(m.Data).TransactionID())
-	return nil
-}
-
-func (p *silentPort) Recv(ctx context.Context) (madport.MAD, error) {
-	for ctx.Err() == nil && p.clk.AdvanceToNext() {
-	}
-	if ctx.Err() == nil {
-		return madport.MAD{}, errors.New("silentPort: nothing will ever come")
-	}
-	return madport.MAD{}, ctx.Err()
-}
-
-func (p *silentPort) Info() (madport.Info, error) { return madport.Info{}, nil }
-func (p *silentPort) SetIsSM(bool) error          { return nil }
-func (p *silentPort) Close() error                { return nil }
 
 // FuzzHandle feeds arbitrary MADs to the transaction layer while a
 // request is pending, half of them with its TID: no panic, and an answer
@@ -59,7 +31,7 @@ func FuzzHandle(f *testing.F) {
 	f.Add(mad.AppendSMP(nil, &t256), false)
 	f.Fuzz(func(t *testing.T, b []byte, matchTID bool) {
 		clk := clock.NewManual(time.Unix(0, 0))
-		p := &silentPort{clk: clk}
+		p := &testsupport.SilentPort{Clock: clk}
 		s := &SM{
 			cfg:        Config{},
 			port:       p,

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -11,39 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/clock"
+	"ibfab/internal/testsupport"
 	"ibfab/madport"
 	"ibfab/madport/memport"
 	"ibfab/memfabric"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-// silentPort takes every MAD and never answers; Recv lets time pass on
-// its manual clock, as memport does.
-type silentPort struct {
-	clk  *clock.Manual
-	sent []time.Time
-	tids []uint64
-}
-
-func (p *silentPort) Send(m madport.MAD) error {
-	p.sent = append(p.sent, p.clk.Now())
-	p.tids = append(p.tids, mad.MAD(m.Data).TransactionID())
-	return nil
-}
-
-func (p *silentPort) Recv(ctx context.Context) (madport.MAD, error) {
-	for ctx.Err() == nil && p.clk.AdvanceToNext() {
-	}
-	if ctx.Err() == nil {
-		return madport.MAD{}, errors.New("silentPort: nothing will ever come")
-	}
-	return madport.MAD{}, ctx.Err()
-}
-
-func (p *silentPort) Info() (madport.Info, error) { return madport.Info{}, nil }
-func (p *silentPort) SetIsSM(bool) error          { return nil }
-func (p *silentPort) Close() error                { return nil }
 
 func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *Layer {
 	t.Helper()
@@ -56,7 +29,7 @@ func newTestTxn(t *testing.T, port madport.Port, clk clock.Clock, cfg Config) *L
 // stall, not a loss, so the window stays as it is.
 func TestWindow(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	p := &silentPort{clk: clk}
+	p := &testsupport.SilentPort{Clock: clk}
 	tx := newTestTxn(t, p, clk, Config{Window: 3, Retries: 2, Timeout: time.Second, TIDHigh: 0xabc})
 	tx.SetPhase("test")
 	var errs []error
@@ -71,16 +44,16 @@ func TestWindow(t *testing.T) {
 	// The first three go at 0 s and are resent at 1 s and 2 s; at 3 s
 	// they fail and the last two go, resent at 4 s and 5 s.
 	var at []int64
-	for _, s := range p.sent {
+	for _, s := range p.Sent {
 		at = append(at, s.Unix())
 	}
 	assert.Equal(t, []int64{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5}, at)
 	ps := tx.phases["test"]
 	assert.Equal(t, PhaseStats{SMPs: 15, Retries: 10, Timeouts: 5}, *ps)
-	for _, tid := range p.tids {
+	for _, tid := range p.TIDs {
 		assert.EqualValues(t, 0xabc, tid>>32, "TID %#x", tid)
 	}
-	assert.Len(t, uniq(p.tids), 5, "a resend keeps its TID")
+	assert.Len(t, uniq(p.TIDs), 5, "a resend keeps its TID")
 	assert.Equal(t, 3, tx.window)
 	assert.Equal(t, 3, tx.windowMin)
 	assert.Zero(t, tx.inflight)
@@ -237,7 +210,7 @@ func TestAdaptiveWindow(t *testing.T) {
 // back.
 func TestWindowLateAnswer(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	p := &silentPort{clk: clk}
+	p := &testsupport.SilentPort{Clock: clk}
 	tx := newTestTxn(t, p, clk, Config{Window: 2, Timeout: time.Second})
 	var got []error
 	for _, port := range []uint8{1, 2, 3} {
@@ -246,18 +219,18 @@ func TestWindowLateAnswer(t *testing.T) {
 	require.NoError(t, tx.Fill())
 	require.Equal(t, 2, tx.inflight)
 	// The second is answered, and the third goes.
-	tx.Handle(answer(p.tids[1]))
+	tx.Handle(answer(p.TIDs[1]))
 	require.NoError(t, tx.Fill())
-	require.Len(t, p.sent, 3)
+	require.Len(t, p.Sent, 3)
 	// The first and the third time out; the second, sent after the first,
 	// was answered: a loss, and one cut for both.
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
 	assert.Equal(t, 1, tx.window)
 	assert.Equal(t, 1, tx.inflight)
-	assert.Len(t, p.sent, 4)
-	assert.Equal(t, p.tids[0], p.tids[3], "the first is resent; the third waits")
-	tx.Handle(answer(p.tids[2]))
+	assert.Len(t, p.Sent, 4)
+	assert.Equal(t, p.TIDs[0], p.TIDs[3], "the first is resent; the third waits")
+	tx.Handle(answer(p.TIDs[2]))
 	assert.Equal(t, []error{nil, nil}, got, "the late answer is taken")
 	assert.Equal(t, 1, tx.inflight, "it held no slot")
 	assert.Nil(t, tx.nextResend(), "and is not resent")
@@ -271,7 +244,7 @@ func TestWindowLateAnswer(t *testing.T) {
 // the late answers are taken, and the resends' answers are strays.
 func TestWindowStall(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	p := &silentPort{clk: clk}
+	p := &testsupport.SilentPort{Clock: clk}
 	tx := newTestTxn(t, p, clk, Config{Window: 4, Timeout: time.Second})
 	answered := 0
 	for range 4 {
@@ -283,9 +256,9 @@ func TestWindowStall(t *testing.T) {
 	require.NoError(t, tx.Fill())
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
-	assert.Len(t, p.sent, 8, "all four resent at once")
+	assert.Len(t, p.Sent, 8, "all four resent at once")
 	assert.Equal(t, 4, tx.window)
-	for _, tid := range p.tids {
+	for _, tid := range p.TIDs {
 		tx.Handle(answer(tid))
 	}
 	assert.Equal(t, 4, answered)
@@ -305,7 +278,7 @@ func answer(tid uint64) madport.MAD {
 // as many answers as it holds, back to its maximum.
 func TestWindowRegrowth(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{Window: 16})
+	tx := newTestTxn(t, &testsupport.SilentPort{Clock: clk}, clk, Config{Window: 16})
 	tx.window, tx.windowMin = 4, 4
 	var widths []int
 	for range 130 {
@@ -368,7 +341,7 @@ func TestRetryAnswers(t *testing.T) {
 // not taken for answers.
 func TestHandleStrays(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	tx := newTestTxn(t, &silentPort{clk: clk}, clk, Config{})
+	tx := newTestTxn(t, &testsupport.SilentPort{Clock: clk}, clk, Config{})
 	called := 0
 	tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(*Response) { called++ })
 	require.NoError(t, tx.Fill())
@@ -412,23 +385,23 @@ func TestHandleStrays(t *testing.T) {
 // attempt in flight makes it due at once.
 func TestHandBackStale(t *testing.T) {
 	clk := clock.NewManual(time.Unix(0, 0))
-	p := &silentPort{clk: clk}
+	p := &testsupport.SilentPort{Clock: clk}
 	tx := newTestTxn(t, p, clk, Config{Timeout: time.Second, Retries: 3})
 	tx.SetPhase("test")
 	tx.Get(Request{DR: true, Path: []uint8{0}, Attr: mad.AttrNodeInfo}, func(*Response) {})
 	require.NoError(t, tx.Fill())
 	handBack := func() {
-		b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: p.tids[0], AttrID: mad.AttrNodeInfo})
+		b, _ := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: p.TIDs[0], AttrID: mad.AttrNodeInfo})
 		tx.Handle(madport.MAD{Data: b, Status: 110})
 		require.NoError(t, tx.Fill())
 	}
 	clk.Advance(time.Second)
 	require.NoError(t, tx.expire(clk.Now()))
-	require.Len(t, p.sent, 2, "resent at its deadline")
+	require.Len(t, p.Sent, 2, "resent at its deadline")
 	clk.Advance(time.Millisecond)
 	handBack() // the first attempt's
 	require.NoError(t, tx.expire(clk.Now()))
-	assert.Len(t, p.sent, 2, "a stale hand-back sends nothing")
+	assert.Len(t, p.Sent, 2, "a stale hand-back sends nothing")
 	assert.Equal(t, EngineStats{Stale: 1}, tx.stats)
 	for _, tt := range tx.pending {
 		assert.Equal(t, time.Unix(2, 0), tt.deadline, "the resend keeps its deadline")
@@ -436,7 +409,7 @@ func TestHandBackStale(t *testing.T) {
 	clk.Advance(100 * time.Millisecond)
 	handBack() // the second's: the attempt in flight
 	require.NoError(t, tx.expire(clk.Now()))
-	assert.Len(t, p.sent, 3, "resent at once")
+	assert.Len(t, p.Sent, 3, "resent at once")
 	assert.Equal(t, EngineStats{Stale: 1, Lost: 1}, tx.stats)
 	assert.Equal(t, PhaseStats{SMPs: 3, Retries: 2}, *tx.phases["test"])
 }
