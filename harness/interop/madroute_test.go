@@ -275,9 +275,9 @@ func madrouteLIDsNow(f *fabrictest.Fabric) map[string]uint16 {
 
 // TestMadrouteHandover: OpenSM hands the subnet to an OpenSM of higher
 // priority started after it, and a standby takes over from a master that
-// dies, LIDs kept, whichever priority starts first. Before, the new
-// master's Trap 144 was swallowed by its own HCA's SMA, its QP0 window
-// filled and it hung in its heavy sweep with no SUBNET UP.
+// dies, LIDs kept, whichever priority starts first. It fails if the new
+// master's Trap 144 is swallowed by its own HCA's SMA: its QP0 window then
+// fills and it hangs in its heavy sweep with no SUBNET UP.
 func TestMadrouteHandover(t *testing.T) {
 	fabrictest.UMAD2Sim(t)
 	for _, tt := range []struct {
