@@ -287,6 +287,49 @@ func blockTable(layers int) []byte {
 	return mad.AppendSLtoVLMappingTable(nil, &t)
 }
 
+// readBlocks reads back, from every switch of sn, the SLtoVL table of
+// each turn between two linked ports, and takes a table that sends a
+// data SL to VL15 (where data is dropped: a cut-node block) for a block
+// of its own, so that reconcileBlocks undoes it unless rt's graph
+// forbids that turn too. An SM that starts, or leaves standby, does not
+// know the blocks a dead ibsm left (a live one lifts its own before it
+// hands over); the next SM, OpenSM without QoS above all, would never
+// write those tables and keep losing what takes the turns. A table that
+// cannot be read is a warning: its turn is left as it is.
+func (s *SM) readBlocks(sn *Subnet, res *Result) {
+	for _, sw := range sn.Switches() {
+		n := sn.Topo.Node(sw).NumPorts
+		for in := 1; in <= n; in++ {
+			for out := 1; out <= n; out++ {
+				if in == out || !linkedPort(sn, sw, in) || !linkedPort(sn, sw, out) {
+					continue
+				}
+				s.readTurn(sn, sw, turnKey{guid: sn.Topo.Node(sw).GUID, in: in, out: out}, res)
+			}
+		}
+	}
+}
+
+func (s *SM) readTurn(sn *Subnet, sw int, k turnKey, res *Result) {
+	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
+	res.SL2VLReads++
+	s.tx.Get(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSLtoVLMapping, Mod: m.Modifier()}, func(r *txn.Response) {
+		if r.Err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("reading SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.Err))
+			return
+		}
+		t, err := mad.DecodeSLtoVLMappingTable(r.Data)
+		if err == nil && slices.Contains(t.VL[:], 15) {
+			s.blocked[k] = true
+		}
+	})
+}
+
+func linkedPort(sn *Subnet, sw, p int) bool {
+	_, ok := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
+	return ok
+}
+
 // reconcileBlocks undoes the cut-node blocks rt's graph does not forbid,
 // and forgets those of switches that are gone. A block on a port with no
 // link stays: no data takes that turn, and undoing it would only hold up
@@ -311,10 +354,7 @@ func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
 // keepBlocks undoes the blocks not in want (on linked turns) and forgets
 // those of switches that are gone.
 func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
-	linked := func(sw, p int) bool {
-		_, ok := sn.Topo.Peer(topologies.PortRef{Node: sw, Port: p})
-		return ok
-	}
+	linked := func(sw, p int) bool { return linkedPort(sn, sw, p) }
 	var undo []turnKey
 	for k := range s.blocked {
 		sw, ok := sn.Topo.LookupGUID(k.guid)

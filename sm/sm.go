@@ -149,6 +149,9 @@ type watchState struct {
 type turnBlocks struct {
 	blocked map[turnKey]bool   // SLtoVL pairs set to VL15 at cut nodes
 	kept    map[turnKey][]byte // with VLTablesKeep: what a block replaced
+	// blocksKnown: blocked holds every block in the subnet, read back
+	// (readBlocks) at the first distribution as master.
+	blocksKnown bool
 }
 
 // managers is the optional managers' state, each nil when its Config

@@ -116,11 +116,11 @@ func TestVLTables(t *testing.T) {
 			if tc.tables == sm.VLTablesKeep {
 				wantSL2VL, wantArb = 0, 0
 			}
-			assert.Equal(t, wantSL2VL, sent(mad.AttrSLtoVLMapping), "SLtoVL Sets")
+			assert.Equal(t, wantSL2VL, sent(mad.AttrSLtoVLMapping)-res.SL2VLReads, "SLtoVL Sets")
 			assert.Equal(t, wantArb, sent(mad.AttrVLArbitration), "VLArbitration Sets")
 			dist, _ := res.Phase(sm.PhaseDistribution)
-			assert.EqualValues(t, topo.NumNodes()+res.Switches+res.LFTBlocks+wantSL2VL+wantArb, dist.SMPs,
-				"NodeDescription, SwitchInfo, LFT blocks and the VL tables")
+			assert.EqualValues(t, topo.NumNodes()+res.Switches+res.LFTBlocks+wantSL2VL+wantArb+res.SL2VLReads, dist.SMPs,
+				"NodeDescription, SwitchInfo, LFT blocks, the VL tables and the SLtoVL tables read back")
 
 			for i, nd := range b.f.Nodes() {
 				a, reset := nd.Agent, fresh.f.Node(i).Agent
@@ -162,6 +162,48 @@ func TestVLTables(t *testing.T) {
 	}
 }
 
+// TestReadBackBlocks: an ibsm alone blocks its cut nodes' forbidden
+// turns ahead of a change (PreBlock) and dies with them in the switches;
+// the SM that takes the subnet next reads the SLtoVL tables back and
+// undoes the blocks its own routes do not need, where it would otherwise
+// never know of them.
+func TestReadBackBlocks(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	upAndQuiet(t, b, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps, PreBlock: true},
+	})
+	require.NotZero(t, vl15Turns(b), "the first ibsm blocks turns")
+	// minhop, as OpenSM's default: no graph, so no turn it forbids.
+	s := b.newSM(t, sm.Config{RoutingConfig: sm.RoutingConfig{Routing: "minhop", AllowCreditLoops: true}})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	assert.NotZero(t, res.SL2VLReads, "tables read back")
+	assert.Zero(t, vl15Turns(b), "the dead ibsm's blocks undone")
+}
+
+// vl15Turns counts the (input, output, SL) entries of b's switches that
+// send data to VL15.
+func vl15Turns(b *bench) int {
+	n := 0
+	for i, nd := range b.f.Nodes() {
+		if b.topo.Node(i).Type != topologies.Switch {
+			continue
+		}
+		ports := cabledPorts(b.topo, i)
+		for _, in := range ports {
+			for _, out := range ports {
+				for sl := range mad.NumSLs {
+					if in != out && nd.Agent.VLFor(uint8(in), uint8(out), uint8(sl)) == 15 {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
 // TestCutDepsKeep: with VLTables keep, a cut-node block reads the table it
 // replaces and the undo writes that back, not the SM's own spread.
 func TestCutDepsKeep(t *testing.T) {
@@ -172,7 +214,7 @@ func TestCutDepsKeep(t *testing.T) {
 		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps},
 		PortConfig:         sm.PortConfig{VLTables: sm.VLTablesKeep, OpVLs: 3},
 	})
-	require.Zero(t, sent(mad.AttrSLtoVLMapping))
+	read := sent(mad.AttrSLtoVLMapping) // the first sweep's read-back, no Set
 	sw6, _ := b.topo.Lookup("sw6")
 	a := b.f.Node(sw6).Agent
 	reset := make([]uint8, mad.NumSLs)
@@ -183,13 +225,13 @@ func TestCutDepsKeep(t *testing.T) {
 	require.NoError(t, b.port.SetLink("ca13", 1, false))
 	res := assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 4, res.SL2VLSets)
-	assert.Equal(t, 8, sent(mad.AttrSLtoVLMapping), "a Get and a Set per forbidden turn")
+	assert.Equal(t, read+8, sent(mad.AttrSLtoVLMapping), "a Get and a Set per forbidden turn")
 	assert.EqualValues(t, 15, a.VLFor(2, 1, 7))
 
 	require.NoError(t, b.port.SetLink("sw1", 2, false)) // sw6 is no cut node any more
 	res = assimilate(t, s, sm.TriggerSweep)
 	assert.Equal(t, 2, res.SL2VLSets, "sw6's two blocks undone")
-	assert.Equal(t, 10, sent(mad.AttrSLtoVLMapping))
+	assert.Equal(t, read+10, sent(mad.AttrSLtoVLMapping))
 	for sl, vl := range reset {
 		assert.Equal(t, vl, a.VLFor(2, 1, uint8(sl)), "SL %d from port 2 to 1 of sw6 back on its own VL", sl)
 	}
