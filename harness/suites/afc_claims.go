@@ -194,12 +194,35 @@ func fmtGains(g map[AFCQueuing]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func (c afcClaimSet) sweepClaims() []AFCClaim {
-	var out []AFCClaim
+// afcSweepClaims are the paper's claims about the load sweeps, each
+// evaluated on one K by its own function, in the order the claims table
+// lists them.
+var afcSweepClaims = []func(c afcClaimSet) AFCClaim{
+	afcClaimSet.utRouting,
+	afcClaimSet.hs1VCCollapse,
+	afcClaimSet.hsSQSOrder,
+	afcClaimSet.hsAFIGain,
+	afcClaimSet.hs10DBBMAdaptive,
+	afcClaimSet.hsFlow2SLAFIBest,
+	afcClaimSet.hs25AboveHS10,
+	afcClaimSet.voqUTOptimal,
+	afcClaimSet.voqHSAdaptiveHurts,
+	afcClaimSet.voqHSAFIGain,
+}
 
-	// UT, no VOQ: the routing hardly matters, a claim of equality: agree
-	// within the noise.
-	spread, where, m := 0.0, "", false
+// sweepClaims evaluates every sweep claim on c's K.
+func (c afcClaimSet) sweepClaims() []AFCClaim {
+	out := make([]AFCClaim, len(afcSweepClaims))
+	for i, claim := range afcSweepClaims {
+		out[i] = claim(c)
+	}
+	return out
+}
+
+// routingSpread is, without VOQ under UT, the largest spread of accepted
+// throughput between the routings at one queuing and load, and where;
+// m is whether any point was measured.
+func (c afcClaimSet) routingSpread() (spread float64, where string, m bool) {
 	for _, q := range afcQueuings {
 		for _, p := range c.ps {
 			if p.K != c.k || p.Traffic != AFCUniform || p.VOQ || p.Queuing != q || p.Routing != AFCDModK || p.Error != "" {
@@ -217,6 +240,13 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 			}
 		}
 	}
+	return spread, where, m
+}
+
+// utRouting: UT, no VOQ: the routing hardly matters, a claim of
+// equality: agree within the noise.
+func (c afcClaimSet) utRouting() AFCClaim {
+	spread, where, m := c.routingSpread()
 	ours, v := "", verdictNone
 	if m {
 		ours = fmt.Sprintf("largest spread between routings %.3f (%s)", spread, where)
@@ -228,12 +258,14 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 			v = verdictPartly
 		}
 	}
-	out = append(out, c.claim("UT-routing", "UT: the routing algorithm hardly matters (congestion is sporadic and short)", ours, v,
-		"sporadic contention costs more in our small switches, whose VLs hold 7-31 packets"))
+	return c.claim("UT-routing", "UT: the routing algorithm hardly matters (congestion is sporadic and short)", ours, v,
+		"sporadic contention costs more in our small switches, whose VLs hold 7-31 packets")
+}
 
-	// HS, no VOQ: 1VC collapses with D-mod-K and Adaptive. Partly when it
-	// does not collapse but is the lowest scheme by more than the noise
-	// in every case.
+// hs1VCCollapse: HS, no VOQ: 1VC collapses with D-mod-K and Adaptive.
+// Partly when it does not collapse but is the lowest scheme by more than
+// the noise in every case.
+func (c afcClaimSet) hs1VCCollapse() AFCClaim {
 	var texts []string
 	var os []afcOutcome
 	lowest := 0
@@ -248,29 +280,38 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 				o = outcomeHolds
 			}
 			os = append(os, o)
-			next := math.Inf(1)
-			for _, q := range afcQueuings[1:] {
-				if x, ok := c.top(t, r, q, false); ok {
-					next = min(next, x)
-				}
-			}
 			note := ""
-			if above(next, one) == outcomeHolds {
+			if above(c.lowestBut1VC(t, r), one) == outcomeHolds {
 				lowest++
 				note = " (lowest)"
 			}
 			texts = append(texts, fmt.Sprintf("%s %s 1VC %.2f%s", t, r, one, note))
 		}
 	}
-	v = verdictOf(os)
+	v := verdictOf(os)
 	if v == verdictDisagree && lowest == len(os) {
 		v = verdictPartly
 	}
-	out = append(out, c.claim("HS-1VC-collapse", "HS10/HS25: 1VC throughput collapses to almost 0 with D-mod-K and Adaptive",
-		strings.Join(texts, "; "), v, afcScaleWhy))
+	return c.claim("HS-1VC-collapse", "HS10/HS25: 1VC throughput collapses to almost 0 with D-mod-K and Adaptive",
+		strings.Join(texts, "; "), v, afcScaleWhy)
+}
 
-	// HS, no VOQ: Flow2SL and DBBM cope better than 1VC and vFtree.
-	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+// lowestBut1VC is the lowest top throughput of the queuings other than
+// 1VC under (t, r) without VOQ; +Inf when none was measured.
+func (c afcClaimSet) lowestBut1VC(t AFCTraffic, r AFCRouting) float64 {
+	next := math.Inf(1)
+	for _, q := range afcQueuings[1:] {
+		if x, ok := c.top(t, r, q, false); ok {
+			next = min(next, x)
+		}
+	}
+	return next
+}
+
+// hsSQSOrder: HS, no VOQ: Flow2SL and DBBM cope better than 1VC and
+// vFtree.
+func (c afcClaimSet) hsSQSOrder() AFCClaim {
+	ours, v := c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		x := map[AFCQueuing]float64{}
 		for _, q := range afcQueuings {
 			y, ok := c.top(t, AFCDModK, q, false)
@@ -281,30 +322,37 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		}
 		return above(min(x[AFCFlow2SL], x[AFCDBBM]), max(x[AFC1VC], x[AFCVFtree])), fmt.Sprintf("D-mod-K %s", fmtQ(x)), true
 	})
-	out = append(out, c.claim("HS-SQS-order", "HS10/HS25: Flow2SL and DBBM cope better than 1VC and vFtree", ours, v, afcScaleWhy))
+	return c.claim("HS-SQS-order", "HS10/HS25: Flow2SL and DBBM cope better than 1VC and vFtree", ours, v, afcScaleWhy)
+}
 
-	// HS, no VOQ: AFI helps 1VC and vFtree most.
-	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+// hsAFIGain: HS, no VOQ: AFI helps 1VC and vFtree most.
+func (c afcClaimSet) hsAFIGain() AFCClaim {
+	ours, v := c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCDModK, AFCAFI, false)
 		if !ok {
 			return outcomeTie, "", false
 		}
 		return oneVCAndVFtreeLead(g), "AFI − D-mod-K: " + fmtGains(g), true
 	})
-	out = append(out, c.claim("HS-AFI-gain", "HS10/HS25: AFI helps 1VC and vFtree the most (vFtree significantly)", ours, v, afcScaleWhy))
+	return c.claim("HS-AFI-gain", "HS10/HS25: AFI helps 1VC and vFtree the most (vFtree significantly)", ours, v, afcScaleWhy)
+}
 
-	// HS10: DBBM does better with pure Adaptive than with AFI.
+// hs10DBBMAdaptive: HS10: DBBM does better with pure Adaptive than with
+// AFI.
+func (c afcClaimSet) hs10DBBMAdaptive() AFCClaim {
 	a, ok1 := c.top(AFCHS10, AFCAdaptive, AFCDBBM, false)
 	b, ok2 := c.top(AFCHS10, AFCAFI, AFCDBBM, false)
-	ours, v = "", verdictNone
+	ours, v := "", verdictNone
 	if ok1 && ok2 {
 		ours, v = fmt.Sprintf("DBBM Adaptive %.2f, AFI %.2f", a, b), verdictOf([]afcOutcome{above(a, b)})
 	}
-	out = append(out, c.claim("HS10-DBBM-adaptive", "HS10: DBBM does not combine well with AFI; it does better with pure Adaptive", ours, v,
-		"DBBM spreads the few destinations of a small tree over its 3 VLs, so the AFC's extra VL helps it as much as the others"))
+	return c.claim("HS10-DBBM-adaptive", "HS10: DBBM does not combine well with AFI; it does better with pure Adaptive", ours, v,
+		"DBBM spreads the few destinations of a small tree over its 3 VLs, so the AFC's extra VL helps it as much as the others")
+}
 
-	// HS: Flow2SL + AFI is best: above every other setup.
-	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+// hsFlow2SLAFIBest: HS: Flow2SL + AFI is best: above every other setup.
+func (c afcClaimSet) hsFlow2SLAFIBest() AFCClaim {
+	ours, v := c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		f, ok := c.top(t, AFCAFI, AFCFlow2SL, false)
 		if !ok {
 			return outcomeTie, "", false
@@ -319,11 +367,14 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		}
 		return above(f, best), fmt.Sprintf("Flow2SL+AFI %.2f, best other %s %.2f", f, bestName, best), true
 	})
-	out = append(out, c.claim("HS-Flow2SL-AFI-best", "HS10/HS25: Flow2SL + AFI gives the best results", ours, v, afcScaleWhy))
+	return c.claim("HS-Flow2SL-AFI-best", "HS10/HS25: Flow2SL + AFI gives the best results", ours, v, afcScaleWhy)
+}
 
-	// HS25 better than HS10 under Adaptive-th and AFI (means over the
-	// queuings).
-	texts, os = nil, nil
+// hs25AboveHS10: HS25 better than HS10 under Adaptive-th and AFI (means
+// over the queuings).
+func (c afcClaimSet) hs25AboveHS10() AFCClaim {
+	var texts []string
+	var os []afcOutcome
 	for _, r := range []AFCRouting{AFCAdaptiveTh, AFCAFI} {
 		var s10, s25 float64
 		ok := true
@@ -340,10 +391,12 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 		os = append(os, above(s25/n, s10/n))
 		texts = append(texts, fmt.Sprintf("%s mean HS10 %.2f, HS25 %.2f", r, s10/n, s25/n))
 	}
-	out = append(out, c.claim("HS25-above-HS10", "HS25: under Adaptive-th and AFI results are generally better than under HS10 (unexplained in the paper)",
-		strings.Join(texts, "; "), verdictOf(os), "with a quarter of our few hosts on the hot spot, the rest share less of the fabric with the tree; the paper gives no cause to compare with"))
+	return c.claim("HS25-above-HS10", "HS25: under Adaptive-th and AFI results are generally better than under HS10 (unexplained in the paper)",
+		strings.Join(texts, "; "), verdictOf(os), "with a quarter of our few hosts on the hot spot, the rest share less of the fabric with the tree; the paper gives no cause to compare with")
+}
 
-	// VOQ, UT: optimal whatever the routing.
+// voqUTOptimal: VOQ, UT: optimal whatever the routing.
+func (c afcClaimSet) voqUTOptimal() AFCClaim {
 	worst, where, m := math.Inf(1), "", false
 	for _, p := range c.ps {
 		if p.K != c.k || !p.VOQ || p.Traffic != AFCUniform || p.Error != "" || p.Offered <= 0 {
@@ -354,7 +407,7 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 			worst, where = r, fmt.Sprintf("%s/%s at %.0f %%", p.Routing, p.Queuing, p.Load)
 		}
 	}
-	ours, v = "", verdictNone
+	ours, v := "", verdictNone
 	if m {
 		ours = fmt.Sprintf("lowest accepted/offered %.3f (%s)", worst, where)
 		v = verdictDisagree
@@ -365,29 +418,34 @@ func (c afcClaimSet) sweepClaims() []AFCClaim {
 			v = verdictPartly
 		}
 	}
-	out = append(out, c.claim("VOQ-UT-optimal", "VOQ, UT: optimal throughput whatever the routing", ours, v,
-		"at full load a uniform pattern still collides at the destinations' links, which VOQs do not remove"))
+	return c.claim("VOQ-UT-optimal", "VOQ, UT: optimal throughput whatever the routing", ours, v,
+		"at full load a uniform pattern still collides at the destinations' links, which VOQs do not remove")
+}
 
-	// VOQ, HS: adaptive routing is counter-productive for 1VC and vFtree.
-	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+// voqHSAdaptiveHurts: VOQ, HS: adaptive routing is counter-productive for
+// 1VC and vFtree.
+func (c afcClaimSet) voqHSAdaptiveHurts() AFCClaim {
+	ours, v := c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCDModK, AFCAdaptive, true)
 		if !ok {
 			return outcomeTie, "", false
 		}
 		return both(above(0, g[AFC1VC]), above(0, g[AFCVFtree])), "Adaptive − D-mod-K: " + fmtGains(g), true
 	})
-	out = append(out, c.claim("VOQ-HS-adaptive-hurts", "VOQ, HS10/HS25: adaptive routing is counter-productive for 1VC and vFtree", ours, v, afcScaleWhy))
+	return c.claim("VOQ-HS-adaptive-hurts", "VOQ, HS10/HS25: adaptive routing is counter-productive for 1VC and vFtree", ours, v, afcScaleWhy)
+}
 
-	// VOQ, HS: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less.
-	ours, v = c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
+// voqHSAFIGain: VOQ, HS: AFI improves 1VC and vFtree significantly,
+// Flow2SL and DBBM less.
+func (c afcClaimSet) voqHSAFIGain() AFCClaim {
+	ours, v := c.perTraffic(func(t AFCTraffic) (afcOutcome, string, bool) {
 		g, ok := c.gains(t, AFCAdaptive, AFCAFI, true)
 		if !ok {
 			return outcomeTie, "", false
 		}
 		return both(above(min(g[AFC1VC], g[AFCVFtree]), 0), oneVCAndVFtreeLead(g)), "AFI − Adaptive: " + fmtGains(g), true
 	})
-	out = append(out, c.claim("VOQ-HS-AFI-gain", "VOQ, HS10/HS25: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less", ours, v, afcScaleWhy))
-	return out
+	return c.claim("VOQ-HS-AFI-gain", "VOQ, HS10/HS25: AFI improves 1VC and vFtree significantly, Flow2SL and DBBM less", ours, v, afcScaleWhy)
 }
 
 func fmtQ(x map[AFCQueuing]float64) string {

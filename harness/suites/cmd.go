@@ -97,6 +97,16 @@ func runDescription() string {
 	return b.String()
 }
 
+// runFlags are `ibfab run SUITE`'s flags and its one argument.
+type runFlags struct {
+	out    string
+	asJSON bool
+	mech   string
+	sm     SMKind
+	name   string
+	suite  string // the argument: a suite's name or "all"
+}
+
 func runCmd(env *harness.Env, args []string) error {
 	const cmd = "run"
 	if len(args) > 0 {
@@ -104,52 +114,21 @@ func runCmd(env *harness.Env, args []string) error {
 			return e.run(env, args[1:])
 		}
 	}
-	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("out", "out/suites", "write each suite's report to `DIR`/SUITE")
-	asJSON := fs.Bool("json", false, "print each report as one JSON object on a line, not the checks")
-	mech := fs.String("mechanism", "", "ibsm's mechanism: basic or improved (default: the suite's, improved)")
-	smKind := SMIbsm
-	fs.TextVar(&smKind, "sm", SMIbsm, "the subnet manager: ibsm or opensm")
-	name := fs.String("name", "", "fabric name (default s_SUITE)")
-	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
-	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
+	f, help, err := parseRunFlags(env, cmd, args)
 	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usage(errors.New("want one suite name (ibfab run -h lists them)"))
-	}
-	var list []Suite
-	if pos[0] == "all" {
-		list = Builtin()
-	} else if s, ok := Lookup(pos[0]); ok {
-		list = []Suite{s}
-	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, %s", pos[0], strings.Join(Names(), ", "), experimentNames(", ")))
-	}
-	if smKind == SMOpenSM && *mech != "" {
-		return usage(errors.New("--mechanism is ibsm's; OpenSM runs as Debian ships it"))
-	}
-	var smArgs []string
-	switch *mech {
-	case "":
-	case "basic":
-		smArgs = BasicSMArgs
-	case "improved":
-		smArgs = DefaultSMArgs
-	default:
-		return usage(fmt.Errorf("--mechanism %q: want basic or improved", *mech))
-	}
-	if *name != "" && len(list) > 1 {
-		return usage(errors.New("--name goes with one suite"))
+	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
+	list, smArgs, err := f.plan()
+	if err != nil {
+		return usage(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	failed := 0
 	for _, s := range list {
-		o := Options{Out: filepath.Join(*out, s.Name), Fabric: *name, SM: smKind, SMArgs: smArgs}
-		if !*asJSON {
+		o := Options{Out: filepath.Join(f.out, s.Name), Fabric: f.name, SM: f.sm, SMArgs: smArgs}
+		if !f.asJSON {
 			o.Log = env.Stderr
 		}
 		start := time.Now()
@@ -160,60 +139,125 @@ func runCmd(env *harness.Env, args []string) error {
 		if !rep.Passed {
 			failed++
 		}
-		if *asJSON {
-			b, err := json.Marshal(rep)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "%s\n", b)
-			continue
-		}
-		verdict := "PASS"
-		if !rep.Passed {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(env.Stdout, "%s %s (%.1f s), report %s\n", verdict, s.Name, time.Since(start).Seconds(), filepath.Join(o.Out, "index.md"))
-		for _, c := range rep.Checks {
-			mark := "ok  "
-			switch {
-			case c.Skipped:
-				mark = "skip"
-			case !c.OK:
-				mark = "FAIL"
-			}
-			fmt.Fprintf(env.Stdout, "  %s %-32s %s\n", mark, c.Name, c.Detail)
+		if err := printSuiteReport(env.Stdout, rep, f.asJSON, s.Name, time.Since(start), filepath.Join(o.Out, "index.md")); err != nil {
+			return err
 		}
 	}
 	total := len(list)
-	if pos[0] == "all" {
-		// The failover suite runs both SMs itself, with its own flags:
-		// --sm and --mechanism do not apply.
+	if f.suite == "all" {
 		total++
-		o := FailoverOptions{Out: filepath.Join(*out, "sm-failover")}
-		if !*asJSON {
-			o.Log = env.Stderr
-		}
-		rep, err := RunFailover(ctx, o)
+		passed, err := runFailoverInAll(ctx, env, cmd, f)
 		if err != nil {
-			return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
+			return err
 		}
-		if !rep.Passed {
+		if !passed {
 			failed++
-		}
-		if *asJSON {
-			b, err := json.Marshal(rep)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "%s\n", b)
-		} else {
-			printFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
 		}
 	}
 	if failed > 0 {
 		return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%d of %d suites failed", failed, total)}
 	}
 	return nil
+}
+
+// parseRunFlags parses `ibfab run SUITE`'s flags and wants one argument.
+func parseRunFlags(env *harness.Env, cmd string, args []string) (f runFlags, help bool, err error) {
+	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.out, "out", "out/suites", "write each suite's report to `DIR`/SUITE")
+	fs.BoolVar(&f.asJSON, "json", false, "print each report as one JSON object on a line, not the checks")
+	fs.StringVar(&f.mech, "mechanism", "", "ibsm's mechanism: basic or improved (default: the suite's, improved)")
+	f.sm = SMIbsm
+	fs.TextVar(&f.sm, "sm", SMIbsm, "the subnet manager: ibsm or opensm")
+	fs.StringVar(&f.name, "name", "", "fabric name (default s_SUITE)")
+	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
+	if help || err != nil {
+		return f, help, err
+	}
+	if len(pos) != 1 {
+		return f, false, &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: errors.New("want one suite name (ibfab run -h lists them)")}
+	}
+	f.suite = pos[0]
+	return f, false, nil
+}
+
+// plan is the suites f names and the SM arguments its --mechanism
+// gives, or what is wrong with the flags.
+func (f runFlags) plan() ([]Suite, []string, error) {
+	var list []Suite
+	if f.suite == "all" {
+		list = Builtin()
+	} else if s, ok := Lookup(f.suite); ok {
+		list = []Suite{s}
+	} else {
+		return nil, nil, fmt.Errorf("no suite %q; suites: %s, all, %s", f.suite, strings.Join(Names(), ", "), experimentNames(", "))
+	}
+	if f.sm == SMOpenSM && f.mech != "" {
+		return nil, nil, errors.New("--mechanism is ibsm's; OpenSM runs as Debian ships it")
+	}
+	var smArgs []string
+	switch f.mech {
+	case "":
+	case "basic":
+		smArgs = BasicSMArgs
+	case "improved":
+		smArgs = DefaultSMArgs
+	default:
+		return nil, nil, fmt.Errorf("--mechanism %q: want basic or improved", f.mech)
+	}
+	if f.name != "" && len(list) > 1 {
+		return nil, nil, errors.New("--name goes with one suite")
+	}
+	return list, smArgs, nil
+}
+
+// printSuiteReport prints a suite's report: as one JSON line, or its
+// verdict line and its checks.
+func printSuiteReport(w io.Writer, rep *Report, asJSON bool, name string, took time.Duration, index string) error {
+	if asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(w, "%s %s (%.1f s), report %s\n", passFail(rep.Passed), name, took.Seconds(), index)
+	for _, c := range rep.Checks {
+		mark := "ok  "
+		switch {
+		case c.Skipped:
+			mark = "skip"
+		case !c.OK:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %-32s %s\n", mark, c.Name, c.Detail)
+	}
+	return nil
+}
+
+// runFailoverInAll is `ibfab run all`'s last suite, the SM failover
+// suite, its report in OUT/sm-failover. It runs both SMs itself, with
+// its own flags: --sm and --mechanism do not apply.
+func runFailoverInAll(ctx context.Context, env *harness.Env, cmd string, f runFlags) (passed bool, err error) {
+	o := FailoverOptions{Out: filepath.Join(f.out, "sm-failover")}
+	if !f.asJSON {
+		o.Log = env.Stderr
+	}
+	rep, err := RunFailover(ctx, o)
+	if err != nil {
+		return false, &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
+	}
+	if !f.asJSON {
+		printFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
+		return rep.Passed, nil
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", b)
+	return rep.Passed, nil
 }
 
 // runAndPrint runs an experiment until it ends or a signal comes, its

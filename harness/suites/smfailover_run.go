@@ -312,56 +312,26 @@ func (r *failoverRun) readPorts(ctx context.Context) (map[string]uint16, map[str
 	return lids, drops, nil
 }
 
-// execute is the case's sequence.
+// execute is the case's sequence: the first SM up and Master (and, for a
+// kill, the second its Standby), traffic on, the change (the first
+// killed, or the second started), the second Master and the subnet up
+// again, and the readings gathered into the report.
 func (r *failoverRun) execute(ctx context.Context) error {
 	kill := r.c.Scenario == FailoverKill
 	firstPrio, secondPrio := failoverHighPrio, failoverLowPrio
 	if !kill {
 		firstPrio, secondPrio = failoverLowPrio, failoverHighPrio
 	}
-	first, err := r.startSM(r.c.Pairing.First, r.first, firstPrio)
+	first, guids, err := r.firstMaster(ctx, firstPrio)
 	if err != nil {
 		return err
 	}
-	if _, err := waitUp(first, r.t0, 90*time.Second); err != nil {
-		return fmt.Errorf("%s at %s: subnet not up: %w", r.c.Pairing.First, r.first, err)
-	}
-	lids, err := r.portLIDs(ctx)
-	if err != nil {
-		return err
-	}
-	smLIDs := map[string]uint16{}
-	for _, n := range []string{r.first, r.second} {
-		if smLIDs[n] = lids[n+"[1]"]; smLIDs[n] == 0 {
-			return fmt.Errorf("%s has no LID", n)
-		}
-	}
-	guids := map[uint64]string{}
-	for _, n := range []string{r.first, r.second} {
-		i, ok := r.topo.Lookup(n)
-		if !ok {
-			return fmt.Errorf("no node %s", n)
-		}
-		guids[r.topo.Node(i).Ports[1].GUID] = n
-	}
-	r.smp = NewSMInfoSampler(r.o.Fabric, r.observer, smLIDs)
-	r.smp.Start(FailoverSampleEvery)
-	if _, err := waitReading(ctx, r.smp, r.t0, 30*time.Second, r.first+" Master", func(s SMState) bool { return s.Master() == r.first }); err != nil {
-		return err
-	}
-
 	var second *smProc
 	if kill {
 		// The standby joins before the traffic: the case is its takeover.
-		if second, err = r.startSM(r.c.Pairing.Second, r.second, secondPrio); err != nil {
+		if second, err = r.joinStandby(ctx, secondPrio); err != nil {
 			return err
 		}
-		if _, err := waitReading(ctx, r.smp, time.Now(), 60*time.Second, r.second+" Standby", func(s SMState) bool {
-			return s[r.second] == "Standby" && s.Master() == r.first
-		}); err != nil {
-			return err
-		}
-		r.event("%s Standby under %s", r.second, r.first)
 	}
 	tr, err := r.startTraffic(ctx)
 	if err != nil {
@@ -377,31 +347,120 @@ func (r *failoverRun) execute(ctx context.Context) error {
 	if err := pause(ctx, time.Second); err != nil {
 		return err
 	}
-	var from, masterAt, upAt time.Time
-	var excludeFrom, excludeTo time.Time
+	var from time.Time
 	if kill {
-		sminfo.once(ctx)
-		r.event("SIGKILL %s at %s", r.c.Pairing.First, r.first)
-		first.Kill()
-		from = time.Now()
-		r.smp.Drop(r.first)
-		r.event("%s exited", r.c.Pairing.First)
-		excludeFrom = from
-	} else {
-		sminfo.loop(ctx, time.Second)
-		if err := pause(ctx, time.Second); err != nil {
-			return err
-		}
-		if second, err = r.startSM(r.c.Pairing.Second, r.second, secondPrio); err != nil {
-			return err
-		}
-		from = time.Now()
+		from = r.killFirst(ctx, first, sminfo)
+	} else if second, from, err = r.startSecond(ctx, sminfo, secondPrio); err != nil {
+		return err
 	}
-	x, err := waitReading(ctx, r.smp, from, 60*time.Second, r.second+" Master", func(s SMState) bool { return s.Master() == r.second })
+	masterAt, readAt, err := r.timeTakeover(ctx, second, from, kill)
 	if err != nil {
 		return err
 	}
-	masterAt, excludeTo = x.At, x.At
+	if err := r.timeUp(second, from, masterAt, kill, sminfo); err != nil {
+		return err
+	}
+	if err := r.settle(ctx, sminfo, tr); err != nil {
+		return err
+	}
+	// A kill leaves no Master until a reading shows the second's: the
+	// readings between do not count against one Master.
+	var excludeFrom, excludeTo time.Time
+	if kill {
+		excludeFrom, excludeTo = from, readAt
+	}
+	return r.gather(ctx, before, dropsBefore, excludeFrom, excludeTo, sminfo)
+}
+
+// firstMaster starts the case's first SM at prio, waits for its subnet
+// up and its port LIDs, starts the SMInfo sampler on both SMs' ports and
+// waits for a reading of the first Master. guids names the SMs' port
+// GUIDs.
+func (r *failoverRun) firstMaster(ctx context.Context, prio int) (first *smProc, guids map[uint64]string, err error) {
+	first, err = r.startSM(r.c.Pairing.First, r.first, prio)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := waitUp(first, r.t0, 90*time.Second); err != nil {
+		return nil, nil, fmt.Errorf("%s at %s: subnet not up: %w", r.c.Pairing.First, r.first, err)
+	}
+	lids, err := r.portLIDs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	smLIDs := map[string]uint16{}
+	for _, n := range []string{r.first, r.second} {
+		if smLIDs[n] = lids[n+"[1]"]; smLIDs[n] == 0 {
+			return nil, nil, fmt.Errorf("%s has no LID", n)
+		}
+	}
+	guids = map[uint64]string{}
+	for _, n := range []string{r.first, r.second} {
+		i, ok := r.topo.Lookup(n)
+		if !ok {
+			return nil, nil, fmt.Errorf("no node %s", n)
+		}
+		guids[r.topo.Node(i).Ports[1].GUID] = n
+	}
+	r.smp = NewSMInfoSampler(r.o.Fabric, r.observer, smLIDs)
+	r.smp.Start(FailoverSampleEvery)
+	if _, err := waitReading(ctx, r.smp, r.t0, 30*time.Second, r.first+" Master", func(s SMState) bool { return s.Master() == r.first }); err != nil {
+		return nil, nil, err
+	}
+	return first, guids, nil
+}
+
+// joinStandby starts the second SM at prio and waits for a reading of it
+// Standby under the first.
+func (r *failoverRun) joinStandby(ctx context.Context, prio int) (*smProc, error) {
+	second, err := r.startSM(r.c.Pairing.Second, r.second, prio)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := waitReading(ctx, r.smp, time.Now(), 60*time.Second, r.second+" Standby", func(s SMState) bool {
+		return s[r.second] == "Standby" && s.Master() == r.first
+	}); err != nil {
+		return nil, err
+	}
+	r.event("%s Standby under %s", r.second, r.first)
+	return second, nil
+}
+
+// killFirst queries SMInfo once, kills the first SM and returns when.
+func (r *failoverRun) killFirst(ctx context.Context, first *smProc, sminfo *sminfoRunner) time.Time {
+	sminfo.once(ctx)
+	r.event("SIGKILL %s at %s", r.c.Pairing.First, r.first)
+	first.Kill()
+	from := time.Now()
+	r.smp.Drop(r.first)
+	r.event("%s exited", r.c.Pairing.First)
+	return from
+}
+
+// startSecond queries SMInfo every second and starts the second SM at
+// prio a second later; from is when it started.
+func (r *failoverRun) startSecond(ctx context.Context, sminfo *sminfoRunner, prio int) (second *smProc, from time.Time, err error) {
+	sminfo.loop(ctx, time.Second)
+	if err := pause(ctx, time.Second); err != nil {
+		return nil, from, err
+	}
+	if second, err = r.startSM(r.c.Pairing.Second, r.second, prio); err != nil {
+		return nil, from, err
+	}
+	return second, time.Now(), nil
+}
+
+// timeTakeover waits for a reading of the second Master and times it
+// from from: by the second's own account when it gives one (ibsm's
+// election or handover event, OpenSM's log), else by the readings; for a
+// kill also when the second noticed (DetectMs). readAt is when the
+// reading showed it.
+func (r *failoverRun) timeTakeover(ctx context.Context, second *smProc, from time.Time, kill bool) (masterAt, readAt time.Time, err error) {
+	x, err := waitReading(ctx, r.smp, from, 60*time.Second, r.second+" Master", func(s SMState) bool { return s.Master() == r.second })
+	if err != nil {
+		return masterAt, readAt, err
+	}
+	masterAt, readAt = x.At, x.At
 	r.rep.MasterFrom = "SMInfo readings"
 	if second.kind == SMIbsm {
 		evs, ats := second.SMEventsAt()
@@ -431,12 +490,19 @@ func (r *failoverRun) execute(ctx context.Context) error {
 	}
 	r.rep.MasterMs = msSince(masterAt, from)
 	r.event("%s Master (%s), %.0f ms after %s", r.second, r.rep.MasterFrom, *r.rep.MasterMs, map[bool]string{true: "the kill", false: "it started"}[kill])
+	return masterAt, readAt, nil
+}
+
+// timeUp waits for the second's subnet up and times it from from; for a
+// handover it sets the window the SMInfo queries are judged in.
+func (r *failoverRun) timeUp(second *smProc, from, masterAt time.Time, kill bool, sminfo *sminfoRunner) error {
 	// OpenSM's SUBNET UP may come before a reading shows it Master.
 	upFrom := from
 	if second.kind == SMIbsm {
 		upFrom = masterAt
 	}
-	if upAt, err = waitUp(second, upFrom, 60*time.Second); err != nil {
+	upAt, err := waitUp(second, upFrom, 60*time.Second)
+	if err != nil {
 		return fmt.Errorf("%s at %s: subnet not up: %w", r.c.Pairing.Second, r.second, err)
 	}
 	r.rep.UpMs = msSince(upAt, from)
@@ -444,6 +510,12 @@ func (r *failoverRun) execute(ctx context.Context) error {
 		// A reading shows the change up to a period late, ibsm's event not.
 		sminfo.windowFrom, sminfo.windowTo = masterAt.Add(-FailoverSampleEvery), upAt
 	}
+	return nil
+}
+
+// settle lets the new Master settle, queries SMInfo twice more a second
+// apart, and stops the traffic into the report.
+func (r *failoverRun) settle(ctx context.Context, sminfo *sminfoRunner, tr *failoverTraffic) error {
 	if err := pause(ctx, 2*time.Second); err != nil {
 		return err
 	}
@@ -453,9 +525,14 @@ func (r *failoverRun) execute(ctx context.Context) error {
 		return err
 	}
 	sminfo.once(ctx)
-	if err := tr.stop(ctx, r.rep); err != nil {
-		return err
-	}
+	return tr.stop(ctx, r.rep)
+}
+
+// gather stops the sampler, reads the ports again and puts into the
+// report what changed since before (LIDs, drops), the readings (those
+// between excludeFrom and excludeTo not counted against one Master), the
+// final Master and the SMInfo queries' results.
+func (r *failoverRun) gather(ctx context.Context, before map[string]uint16, dropsBefore map[string]uint64, excludeFrom, excludeTo time.Time, sminfo *sminfoRunner) error {
 	samples := r.smp.Stop()
 	after, dropsAfter, err := r.readPorts(ctx)
 	if err != nil {
@@ -465,9 +542,6 @@ func (r *failoverRun) execute(ctx context.Context) error {
 	r.rep.Drops = dropChanges(dropsBefore, dropsAfter)
 	if len(r.rep.Drops) > 0 {
 		r.event("dropped in the fabric: %s", fmtDrops(r.rep.Drops))
-	}
-	if !kill {
-		excludeFrom, excludeTo = time.Time{}, time.Time{}
 	}
 	r.rep.NotOneMaster = notOneMaster(samples, excludeFrom, excludeTo)
 	r.rep.Rereads = r.smp.Rereads()
