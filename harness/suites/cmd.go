@@ -16,6 +16,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/harness/suites/runner"
+	"ibfab/harness/suites/smfailover"
 )
 
 // experiments are `ibfab run`'s experiments, in the order its usage and
@@ -25,7 +26,7 @@ var experiments = []runner.Experiment{
 	runner.QoSExperiment,
 	runner.CCExperiment,
 	runner.AFCExperiment,
-	runner.FailoverExperiment,
+	smfailover.Experiment,
 }
 
 // lookupExperiment returns the experiment named name.
@@ -233,16 +234,16 @@ func printSuiteReport(w io.Writer, rep *runner.Report, asJSON bool, name string,
 // suite, its report in OUT/sm-failover. It runs both SMs itself, with
 // its own flags: --sm and --mechanism do not apply.
 func runFailoverInAll(ctx context.Context, env *harness.Env, cmd string, f runFlags) (passed bool, err error) {
-	o := runner.FailoverOptions{Out: filepath.Join(f.out, "sm-failover")}
+	o := smfailover.FailoverOptions{Out: filepath.Join(f.out, "sm-failover")}
 	if !f.asJSON {
 		o.Log = env.Stderr
 	}
-	rep, err := runner.RunFailover(ctx, o)
+	rep, err := smfailover.RunFailover(ctx, o)
 	if err != nil {
 		return false, &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
 	}
 	if !f.asJSON {
-		runner.PrintFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
+		smfailover.PrintFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
 		return rep.Passed, nil
 	}
 	b, err := json.Marshal(rep)

@@ -354,7 +354,7 @@ func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	}
 	b.WriteString("\n## Checks\n\n")
 	for _, ch := range rep.Checks {
-		fmt.Fprintf(&b, "- %s %s: %s\n", mark(ch), ch.Name, ch.Detail)
+		fmt.Fprintf(&b, "- %s %s: %s\n", Mark(ch), ch.Name, ch.Detail)
 	}
 	b.WriteString("\n## Fabrics\n\n| K | fabric | hosts | switches | time scale | experiments | s | ibsm |\n|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Fabrics {

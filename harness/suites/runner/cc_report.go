@@ -275,7 +275,7 @@ func ccMarkdown(rep *CCReport) string {
 		b.WriteString("None ran (they need D0, D5 and D6).\n")
 	}
 	for _, ch := range rep.Checks {
-		fmt.Fprintf(&b, "- %s %s: %s\n", mark(ch), ch.Name, ch.Detail)
+		fmt.Fprintf(&b, "- %s %s: %s\n", Mark(ch), ch.Name, ch.Detail)
 	}
 	for i := range rep.Experiments {
 		ccExperimentMarkdown(&b, &rep.Experiments[i])

@@ -193,7 +193,7 @@ func (r *run) checkProcesses(ctx context.Context, dead map[string]bool) {
 		}
 	}
 	if p := r.sm(); !p.Alive() {
-		wrong = append(wrong, p.kind.String()+" not running: "+lastLines(p.Stderr(), 3))
+		wrong = append(wrong, p.kind.String()+" not running: "+LastLines(p.Stderr(), 3))
 	}
 	rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
 	if !r.s.StableLIDs {

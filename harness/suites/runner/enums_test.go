@@ -20,7 +20,6 @@ func TestEnumsJSON(t *testing.T) {
 		stringers(afcTraffics.Values()),
 		stringers(qosModes.Values()),
 		stringers(ccSchemes.Values()),
-		stringers(failoverScenarios.Values()),
 		stringers(verdicts.Values()),
 		stringers(smKinds.Values()),
 	} {

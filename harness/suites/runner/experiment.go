@@ -183,6 +183,6 @@ func printSummary(w io.Writer, name string, passed bool, elapsedS float64, index
 	fmt.Fprintf(w, "%s %s (%.1f s), report %s\n", PassFail(passed), name, elapsedS, index)
 	rows(w)
 	for _, c := range checks {
-		fmt.Fprintf(w, "  %-4s %-44s %s\n", mark(c), c.Name, c.Detail)
+		fmt.Fprintf(w, "  %-4s %-44s %s\n", Mark(c), c.Name, c.Detail)
 	}
 }

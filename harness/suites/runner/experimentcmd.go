@@ -26,17 +26,16 @@ type Experiment struct {
 
 // The experiments, for the command's table (harness/suites).
 var (
-	ThesisExperiment   = Experiment{"thesis", thesisSynopsis, runThesisCmd}
-	QoSExperiment      = Experiment{"qos", qosSynopsis, runQoSCmd}
-	CCExperiment       = Experiment{"cc", ccSynopsis, runCCCmd}
-	AFCExperiment      = Experiment{"afc", afcSynopsis, runAFCCmd}
-	FailoverExperiment = Experiment{"sm-failover", failoverSynopsis, runFailoverCmd}
+	ThesisExperiment = Experiment{"thesis", thesisSynopsis, runThesisCmd}
+	QoSExperiment    = Experiment{"qos", qosSynopsis, runQoSCmd}
+	CCExperiment     = Experiment{"cc", ccSynopsis, runCCCmd}
+	AFCExperiment    = Experiment{"afc", afcSynopsis, runAFCCmd}
 )
 
-// runAndPrint runs an experiment until it ends or a signal comes, its
+// RunAndPrint runs an experiment until it ends or a signal comes, its
 // progress on stderr unless asJSON, and prints its report: as one JSON
 // line, or with text.
-func runAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(context.Context, io.Writer) (R, error), text func(R)) (R, error) {
+func RunAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(context.Context, io.Writer) (R, error), text func(R)) (R, error) {
 	var log io.Writer
 	if !asJSON {
 		log = env.Stderr
@@ -92,7 +91,7 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 	if *scale < 0 || *scale > 1e6 {
 		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
 	}
-	if !fabricNameRE.MatchString(*name) || len(*name) > c.maxName {
+	if !FabricNameRE.MatchString(*name) || len(*name) > c.maxName {
 		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.maxName))
 	}
 	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
@@ -102,7 +101,7 @@ func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
 			return usage(err)
 		}
 	}
-	rep, err := runAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
+	rep, err := RunAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
 		o.Log = log
 		return c.run(ctx, o)
 	}, func(rep R) { c.print(env.Stdout, rep, filepath.Join(*out, "index.md")) })

@@ -234,13 +234,13 @@ func opensmConf(dir, extra string) (string, error) {
 	return conf, os.WriteFile(conf, []byte("force_log_flush TRUE\n"+extra), 0o644)
 }
 
-// startOpenSM runs Debian's OpenSM as a daemon at node's HCA (libumad2sim
+// StartOpenSM runs Debian's OpenSM as a daemon at node's HCA (libumad2sim
 // preloaded, as `ibfab exec --umad` does), its cache, log and the sysfs
 // tree libumad2sim makes in dir. A restart in the same dir finds the
 // GUID-to-LID cache of the OpenSM before it, as a restarted daemon would.
 // Its log is read as it grows: each heavy sweep is a result, its SMPs the
 // MADs the HCA's attach point received from it meanwhile.
-func startOpenSM(fabric, node, dir, extraConf string, args []string, onResult func(SMResult)) (*smProc, error) {
+func StartOpenSM(fabric, node, dir, extraConf string, args []string, onResult func(SMResult)) (*SMProc, error) {
 	conf, err := opensmConf(dir, extraConf)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func startOpenSM(fabric, node, dir, extraConf string, args []string, onResult fu
 	}
 	logPath := filepath.Join(dir, "opensm.log")
 	argv := append([]string{"-F", conf, "-f", logPath, "-D", OpenSMLogLevel}, args...)
-	p := &smProc{kind: SMOpenSM, node: node, onResult: onResult, done: make(chan struct{})}
+	p := &SMProc{kind: SMOpenSM, node: node, onResult: onResult, done: make(chan struct{})}
 	p.cmd = exec.Command("opensm", argv...)
 	p.cmd.Env = append(append(os.Environ(), env...), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	p.cmd.Dir = dir
@@ -278,7 +278,7 @@ func startOpenSM(fabric, node, dir, extraConf string, args []string, onResult fu
 // follow reads OpenSM's log every 50 ms, and the SM HCA's MAD count,
 // until OpenSM has exited; each heavy sweep becomes a result once a count
 // read after its end is in.
-func (p *smProc) follow(fabric, logPath string, from int64, start time.Time) {
+func (p *SMProc) follow(fabric, logPath string, from int64, start time.Time) {
 	l := &osmLog{start: start}
 	var counts []madCount
 	var pending []osmSweep

@@ -196,10 +196,10 @@ func TestOpenSMDiag(t *testing.T) {
 	log := "x ERR 3120: Timeout\ny ERR 3120: Timeout\nIgnoring noisy traps.\n** LIGHT SWEEP COMPLETE **\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "opensm.log"), []byte(log), 0o644))
 	end := time.Now()
-	p := &smProc{kind: SMOpenSM, done: make(chan struct{})}
+	p := &SMProc{kind: SMOpenSM, done: make(chan struct{})}
 	p.results = []SMResult{{At: end.Add(-time.Second)}, {At: end.Add(1500 * time.Millisecond)}}
 	p.results[1].Trigger, p.results[1].Changes, p.results[1].SubnetUp = "trap", []string{"trap 128", "trap 128"}, true
-	r := &run{o: Options{SM: SMOpenSM}, smDir: dir, sms: []*smProc{p}}
+	r := &run{o: Options{SM: SMOpenSM}, smDir: dir, sms: []*SMProc{p}}
 	require.Equal(t, "; OpenSM since the last step: 1 heavy sweeps (last 1.5 s after the last step (trap, up true)) on 2 traps; "+
 		"whole log: 2 SMP timeouts (ERR 3120), 1 noisy traps ignored, 1 light sweeps", r.opensmDiag(end))
 	r.o.SM = SMIbsm

@@ -288,11 +288,11 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	if *measure < 0 {
 		return usage(errors.New("--measure must be positive"))
 	}
-	if !fabricNameRE.MatchString(*name) {
+	if !FabricNameRE.MatchString(*name) {
 		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
 	start := time.Now()
-	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*QoSReport, error) {
+	rep, err := RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*QoSReport, error) {
 		o.Log = log
 		return RunQoS(ctx, o)
 	}, func(rep *QoSReport) {
@@ -307,11 +307,11 @@ func runQoSCmd(env *harness.Env, args []string) error {
 					m.Mode, f.ID, f.SL, f.ReceivedMbps, f.RequestedMbps, f.P99Us, f.BoundUs)
 			}
 			for _, c := range m.Checks {
-				fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", mark(c), m.Mode, c.Name, c.Detail)
+				fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", Mark(c), m.Mode, c.Name, c.Detail)
 			}
 		}
 		for _, c := range rep.Checks {
-			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", mark(c), "all", c.Name, c.Detail)
+			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", Mark(c), "all", c.Name, c.Detail)
 		}
 	})
 	if err != nil {
@@ -323,6 +323,6 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	return nil
 }
 
-// fabricNameRE is a fabric name (ibfab's rule) short enough that the
+// FabricNameRE is a fabric name (ibfab's rule) short enough that the
 // modes' names, the prefix and "_" and a letter, stay readable.
-var fabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,20}$`)
+var FabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,20}$`)

@@ -162,7 +162,7 @@ func qosMarkdown(rep *QoSReport) string {
 			fmt.Fprintf(&b, "The run stopped early: %s\n\n", m.Error)
 		}
 		for _, c := range m.Checks {
-			fmt.Fprintf(&b, "- %s %s: %s\n", mark(c), c.Name, c.Detail)
+			fmt.Fprintf(&b, "- %s %s: %s\n", Mark(c), c.Name, c.Detail)
 		}
 		if m.Rejected != nil {
 			fmt.Fprintf(&b, "- f3: %s at %s: %s\n", m.Rejected.Action, m.Rejected.Port, m.Rejected.Reason)
@@ -193,13 +193,13 @@ func qosMarkdown(rep *QoSReport) string {
 	if len(rep.Checks) > 0 {
 		b.WriteString("## Across modes\n\n")
 		for _, c := range rep.Checks {
-			fmt.Fprintf(&b, "- %s %s: %s\n", mark(c), c.Name, c.Detail)
+			fmt.Fprintf(&b, "- %s %s: %s\n", Mark(c), c.Name, c.Detail)
 		}
 	}
 	return b.String()
 }
 
-func mark(c Check) string {
+func Mark(c Check) string {
 	switch {
 	case c.Skipped:
 		return "skip"

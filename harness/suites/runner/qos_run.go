@@ -155,7 +155,7 @@ func (r *qosRun) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := p.waitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+	if _, _, err := p.WaitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return fmt.Errorf("subnet not up: %w", err)
 	}
 	if err := r.waitPorts(ctx, 60*time.Second); err != nil {
@@ -197,7 +197,7 @@ func (r *qosRun) execute(ctx context.Context) error {
 // admit gets the flows their SLs: from ibsm's decisions (f1 from its
 // file, f2 through `ibsm qos add`, f3 refused), SL 0 without QoS, or
 // ibsm's mapping computed here for OpenSM.
-func (r *qosRun) admit(ctx context.Context, p *smProc) error {
+func (r *qosRun) admit(ctx context.Context, p *SMProc) error {
 	switch r.mode {
 	case QoSNone:
 		r.sl["f1"], r.sl["f2"] = 0, 0
@@ -244,7 +244,7 @@ func (r *qosRun) admit(ctx context.Context, p *smProc) error {
 }
 
 // waitQoS waits for ibsm's first decision on flow id.
-func (r *qosRun) waitQoS(p *smProc, id string, timeout time.Duration) (sm.QoSEvent, error) {
+func (r *qosRun) waitQoS(p *SMProc, id string, timeout time.Duration) (sm.QoSEvent, error) {
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		for _, e := range p.QoSEvents() {
 			if e.ID == id {
@@ -508,7 +508,7 @@ var portRefRE = regexp.MustCompile(`^(.+)\[([0-9]+)\]$`)
 
 // cut takes down the switch link f1 crosses and checks that ibsm moved or
 // gave up every flow that crossed it, then measures again.
-func (r *qosRun) cut(ctx context.Context, p *smProc) error {
+func (r *qosRun) cut(ctx context.Context, p *SMProc) error {
 	var link string
 	for _, h := range r.flows["f1"].Flow.Hops {
 		if strings.HasPrefix(h.Port, "sw1[") {

@@ -43,7 +43,7 @@ type Check struct {
 type Event struct {
 	T    float64 `json:"t"`
 	What string  `json:"what"`
-	Mark string  `json:"mark,omitempty"` // "step" or "restored": drawn on the plot
+	Mark string  `json:"Mark,omitempty"` // "step" or "restored": drawn on the plot
 }
 
 // Window is the data traffic between two moments.
@@ -108,7 +108,7 @@ type run struct {
 	smp    *sampler
 
 	mu    sync.Mutex
-	sms   []*smProc
+	sms   []*SMProc
 	smLog io.Writer
 	smDir string // OpenSM's cache and log
 	// opensmConf is more of OpenSM's configuration (the QoS run's qos_*
@@ -127,9 +127,9 @@ func (r *run) logf(format string, args ...any) {
 
 func (r *run) event(format string, args ...any) { r.markEvent("", format, args...) }
 
-func (r *run) markEvent(mark, format string, args ...any) {
+func (r *run) markEvent(Mark, format string, args ...any) {
 	r.mu.Lock()
-	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
+	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: Mark}
 	if r.t0.IsZero() {
 		e.T = 0
 	}
@@ -143,13 +143,13 @@ func (r *run) smKind() SMKind { return r.o.SM }
 
 // startSM starts the run's subnet manager at the suite's SM node and
 // adds it to those the run stops and reports.
-func (r *run) startSM() (*smProc, error) {
-	var p *smProc
+func (r *run) startSM() (*SMProc, error) {
+	var p *SMProc
 	var err error
 	if r.smKind() == SMOpenSM {
-		p, err = startOpenSM(r.fabric, r.s.SMNode, r.smDir, r.opensmConf, r.s.SMArgs, r.smEvent)
+		p, err = StartOpenSM(r.fabric, r.s.SMNode, r.smDir, r.opensmConf, r.s.SMArgs, r.smEvent)
 	} else {
-		p, err = startSM(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
+		p, err = StartIbsm(r.fabric, r.s.SMNode, r.s.SMArgs, r.smLog, r.smEvent)
 	}
 	if err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func (r *run) start() {
 	r.mu.Unlock()
 }
 
-func (r *run) sm() *smProc {
+func (r *run) sm() *SMProc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sms[len(r.sms)-1]
@@ -338,7 +338,7 @@ func (r *run) bringUpSM(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := p.waitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+	if _, _, err := p.WaitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return nil, fmt.Errorf("subnet not up: %w", err)
 	}
 	if err := r.waitPorts(ctx, 120*time.Second); err != nil {
@@ -383,7 +383,7 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	up, _, err := p.waitResult(0, 90*time.Second, func(x SMResult) bool { return x.SubnetUp })
+	up, _, err := p.WaitResult(0, 90*time.Second, func(x SMResult) bool { return x.SubnetUp })
 	if err != nil {
 		rep.check("subnet up", false, "%v", err)
 		return errors.New("the subnet did not come up")

@@ -30,10 +30,10 @@ type SMResult struct {
 	sm.Result
 }
 
-// smProc is one subnet manager process in an HCA's namespace: ibsm, its
+// SMProc is one subnet manager process in an HCA's namespace: ibsm, its
 // JSON lines parsed as they come, or OpenSM, its log read as it grows
 // (opensm.go).
-type smProc struct {
+type SMProc struct {
 	kind     SMKind
 	cmd      *exec.Cmd
 	node     string
@@ -50,6 +50,12 @@ type smProc struct {
 	done    chan struct{}
 	err     error
 }
+
+// Kind is which subnet manager p runs.
+func (p *SMProc) Kind() SMKind { return p.kind }
+
+// Done is closed when p's process has exited and its output is read.
+func (p *SMProc) Done() <-chan struct{} { return p.done }
 
 // smBinary finds ibsm as the harness finds the node programs: in
 // $IBFAB_BIN, next to the running executable, or on PATH.
@@ -73,16 +79,16 @@ func smBinary() (string, error) {
 	return "", fmt.Errorf("ibsm not found next to ibfab, in $%s or on PATH (make build puts it in bin/)", harness.BinEnv)
 }
 
-// startSM runs `ibsm --port sim --json ARGS` in node's namespace of fabric.
+// StartIbsm runs `ibsm --port sim --json ARGS` in node's namespace of fabric.
 // Every line it prints also goes to log, when set, and each result to
 // onResult.
-func startSM(fabric, node string, args []string, log io.Writer, onResult func(SMResult)) (*smProc, error) {
+func StartIbsm(fabric, node string, args []string, log io.Writer, onResult func(SMResult)) (*SMProc, error) {
 	bin, err := smBinary()
 	if err != nil {
 		return nil, err
 	}
 	argv := append([]string{"--port", "sim", "--json"}, args...)
-	p := &smProc{kind: SMIbsm, cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
+	p := &SMProc{kind: SMIbsm, cmd: exec.Command(bin, argv...), node: node, log: log, onResult: onResult, done: make(chan struct{})}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -127,7 +133,7 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	return l.w.Write(b)
 }
 
-func (p *smProc) read(r io.Reader) {
+func (p *SMProc) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -158,7 +164,7 @@ const maxCCLogs = 4096
 // recognised: the suites read its outcome from the control call), and reports
 // whether line was one; results carry an event field too, naming the
 // sweep or assimilation.
-func (p *smProc) event(line []byte) bool {
+func (p *SMProc) event(line []byte) bool {
 	var head struct {
 		Event string `json:"event"`
 	}
@@ -193,7 +199,7 @@ func (p *smProc) event(line []byte) bool {
 
 // SMEvents returns ibsm's SM state events so far (election, handover,
 // polling timeout, …).
-func (p *smProc) SMEvents() []sm.SMEvent {
+func (p *SMProc) SMEvents() []sm.SMEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]sm.SMEvent(nil), p.states...)
@@ -201,7 +207,7 @@ func (p *smProc) SMEvents() []sm.SMEvent {
 
 // SMEventsAt returns ibsm's SM state events so far and when each was
 // read.
-func (p *smProc) SMEventsAt() ([]sm.SMEvent, []time.Time) {
+func (p *SMProc) SMEventsAt() ([]sm.SMEvent, []time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]sm.SMEvent(nil), p.states...), append([]time.Time(nil), p.stateAt...)
@@ -209,14 +215,14 @@ func (p *smProc) SMEventsAt() ([]sm.SMEvent, []time.Time) {
 
 // CCLogEvents returns the CongestionLog entries ibsm reported so far (at
 // most maxCCLogs).
-func (p *smProc) CCLogEvents() []sm.CCLogEvent {
+func (p *SMProc) CCLogEvents() []sm.CCLogEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]sm.CCLogEvent(nil), p.ccLogs...)
 }
 
 // add keeps a result and shows it to onResult.
-func (p *smProc) add(res SMResult) {
+func (p *SMProc) add(res SMResult) {
 	p.mu.Lock()
 	p.results = append(p.results, res)
 	p.mu.Unlock()
@@ -226,28 +232,28 @@ func (p *smProc) add(res SMResult) {
 }
 
 // Results returns the results read so far.
-func (p *smProc) Results() []SMResult {
+func (p *SMProc) Results() []SMResult {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]SMResult(nil), p.results...)
 }
 
 // QoSEvents returns ibsm's QoS decisions read so far.
-func (p *smProc) QoSEvents() []sm.QoSEvent {
+func (p *SMProc) QoSEvents() []sm.QoSEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]sm.QoSEvent(nil), p.qos...)
 }
 
 // Stderr returns what the SM wrote to stderr so far (OpenSM: and stdout).
-func (p *smProc) Stderr() string {
+func (p *SMProc) Stderr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stderr.String()
 }
 
 // Alive reports whether the process still runs.
-func (p *smProc) Alive() bool {
+func (p *SMProc) Alive() bool {
 	select {
 	case <-p.done:
 		return false
@@ -257,7 +263,7 @@ func (p *smProc) Alive() bool {
 }
 
 // Kill ends the SM with SIGKILL, as a crash would, and waits for it.
-func (p *smProc) Kill() {
+func (p *SMProc) Kill() {
 	if p.Alive() {
 		p.cmd.Process.Signal(syscall.SIGKILL)
 	}
@@ -265,7 +271,7 @@ func (p *smProc) Kill() {
 }
 
 // Stop ends the SM with SIGTERM (SIGKILL after 5 s) and waits for it.
-func (p *smProc) Stop() {
+func (p *SMProc) Stop() {
 	if !p.Alive() {
 		return
 	}
@@ -279,7 +285,7 @@ func (p *smProc) Stop() {
 
 // waitResult waits until the SM has reported a result after index from
 // for which ok holds, and returns it and its index.
-func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) bool) (SMResult, int, error) {
+func (p *SMProc) WaitResult(from int, timeout time.Duration, ok func(SMResult) bool) (SMResult, int, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		rs := p.Results()
@@ -289,7 +295,7 @@ func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) b
 			}
 		}
 		if !p.Alive() {
-			return SMResult{}, 0, fmt.Errorf("%s exited (%v): %s", p.kind, p.err, lastLines(p.Stderr(), 5))
+			return SMResult{}, 0, fmt.Errorf("%s exited (%v): %s", p.kind, p.err, LastLines(p.Stderr(), 5))
 		}
 		if time.Now().After(deadline) {
 			return SMResult{}, 0, fmt.Errorf("no such %s result after %v (%d results read)", p.kind, timeout, len(rs))
@@ -298,7 +304,7 @@ func (p *smProc) waitResult(from int, timeout time.Duration, ok func(SMResult) b
 	}
 }
 
-func lastLines(s string, n int) string {
+func LastLines(s string, n int) string {
 	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -33,7 +33,7 @@ func TestSMResultTrigger(t *testing.T) {
 // TestSMProcEvents: ibsm's events are kept apart from its results, which
 // carry an event field of their own (the sweep or assimilation).
 func TestSMProcEvents(t *testing.T) {
-	p := &smProc{}
+	p := &SMProc{}
 	for _, tc := range []struct {
 		line  string
 		event bool

@@ -194,7 +194,7 @@ var sminfoRE = regexp.MustCompile(`sm lid (\d+) sm guid (0x[0-9a-fA-F]+), activi
 func ParseSMInfo(out string) (SMInfoAnswer, error) {
 	m := sminfoRE.FindStringSubmatch(out)
 	if m == nil {
-		return SMInfoAnswer{}, fmt.Errorf("no sminfo answer in %q", lastLines(out, 2))
+		return SMInfoAnswer{}, fmt.Errorf("no sminfo answer in %q", LastLines(out, 2))
 	}
 	lid, err1 := strconv.ParseUint(m[1], 10, 16)
 	guid, err2 := strconv.ParseUint(m[2], 0, 64)
@@ -226,7 +226,7 @@ func RunSMInfo(ctx context.Context, fabric, node, dir string) (string, error) {
 	err = c.Wait()
 	harness.RemoveUMADSysfs(dir, c.Process.Pid)
 	if err != nil {
-		return out.String(), fmt.Errorf("sminfo at %s: %w: %s", node, err, lastLines(out.String(), 2))
+		return out.String(), fmt.Errorf("sminfo at %s: %w: %s", node, err, LastLines(out.String(), 2))
 	}
 	return out.String(), nil
 }

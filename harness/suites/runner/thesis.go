@@ -65,7 +65,7 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	if *changes < 1 || *scale < 1 {
 		return usage(errors.New("--changes and --time-scale are at least 1"))
 	}
-	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*ThesisReport, error) {
+	rep, err := RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*ThesisReport, error) {
 		o.Log = log
 		return RunThesis(ctx, o)
 	}, func(rep *ThesisReport) {
@@ -291,12 +291,12 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		}
 		harness.Down(r.fabric)
 	}()
-	p, err := startSM(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
+	p, err := StartIbsm(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
 	if err != nil {
 		return nil, c, err
 	}
 	r.sms = append(r.sms, p)
-	if _, _, err := p.waitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+	if _, _, err := p.WaitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return nil, c, fmt.Errorf("bring-up: %w", err)
 	}
 	if err := r.waitPorts(ctx, 60*time.Second); err != nil {

@@ -1,4 +1,4 @@
-package runner
+package smfailover
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/internal/enum"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm"
@@ -61,14 +62,14 @@ func (x *FailoverScenario) UnmarshalText(b []byte) error {
 // joins it (Second): the standby that takes over when First is killed,
 // or the SM of higher priority First hands over to.
 type FailoverPairing struct {
-	First  SMKind `json:"first"`
-	Second SMKind `json:"second"`
+	First  runner.SMKind `json:"first"`
+	Second runner.SMKind `json:"second"`
 }
 
 func (p FailoverPairing) String() string { return p.First.String() + "/" + p.Second.String() }
 
 // FailoverPairings are the pairings the suite runs, in order.
-var FailoverPairings = []FailoverPairing{{SMIbsm, SMIbsm}, {SMIbsm, SMOpenSM}, {SMOpenSM, SMIbsm}}
+var FailoverPairings = []FailoverPairing{{runner.SMIbsm, runner.SMIbsm}, {runner.SMIbsm, runner.SMOpenSM}, {runner.SMOpenSM, runner.SMIbsm}}
 
 // failoverCase is one case of the plan.
 type failoverCase struct {
@@ -90,8 +91,8 @@ func (c failoverCase) id() string {
 func failoverPlan(quick bool) []failoverCase {
 	if quick {
 		return []failoverCase{
-			{FailoverPairing{SMOpenSM, SMIbsm}, FailoverKill},
-			{FailoverPairing{SMIbsm, SMOpenSM}, FailoverHandover},
+			{FailoverPairing{runner.SMOpenSM, runner.SMIbsm}, FailoverKill},
+			{FailoverPairing{runner.SMIbsm, runner.SMOpenSM}, FailoverHandover},
 		}
 	}
 	var out []failoverCase
@@ -113,7 +114,7 @@ const (
 )
 
 // failoverOpenSMConf is OpenSM's configuration for the suite's polling
-// (the log flushed line by line comes with startOpenSM), and what an
+// (the log flushed line by line comes with StartOpenSM), and what an
 // OpenSM beside ibsm needs so that taking over from it costs no packet:
 //
 //   - qos TRUE: OpenSM then sets every switch's SLtoVL tables. ibsm's
@@ -225,8 +226,8 @@ type FailoverSMInfo struct {
 
 // FailoverSample is one SMInfo reading of a case.
 type FailoverSample struct {
-	T      float64 `json:"t"` // seconds since the case started
-	States SMState `json:"states"`
+	T      float64        `json:"t"` // seconds since the case started
+	States runner.SMState `json:"states"`
 }
 
 // FailoverCase is one case's run: what it measured and its checks.
@@ -277,8 +278,8 @@ type FailoverCase struct {
 	Rereads      int              `json:"rereads"`
 	FinalMaster  string           `json:"final_master"`
 	SMInfo       []FailoverSMInfo `json:"sminfo"`
-	Events       []Event          `json:"events"`
-	Checks       []Check          `json:"checks"`
+	Events       []runner.Event   `json:"events"`
+	Checks       []runner.Check   `json:"checks"`
 	Passed       bool             `json:"passed"`
 	DurationS    float64          `json:"duration_s"`
 	Error        string           `json:"error,omitempty"`
@@ -312,7 +313,7 @@ type FailoverReport struct {
 // notOneMaster counts the readings that found other than one Master,
 // leaving out those taken in [from, to), when there can be none (zero
 // times: none left out).
-func notOneMaster(ss []SMSample, from, to time.Time) int {
+func notOneMaster(ss []runner.SMSample, from, to time.Time) int {
 	n := 0
 	for _, s := range ss {
 		if !from.IsZero() && !s.At.Before(from) && (to.IsZero() || s.At.Before(to)) {
@@ -327,7 +328,7 @@ func notOneMaster(ss []SMSample, from, to time.Time) int {
 
 // firstState returns the first reading at or after from in which node is
 // in state, and whether there is one.
-func firstState(ss []SMSample, from time.Time, node, state string) (time.Time, bool) {
+func firstState(ss []runner.SMSample, from time.Time, node, state string) (time.Time, bool) {
 	for _, s := range ss {
 		if !s.At.Before(from) && s.States[node] == state {
 			return s.At, true
@@ -338,7 +339,7 @@ func firstState(ss []SMSample, from time.Time, node, state string) (time.Time, b
 
 // firstLeft returns the first reading at or after from in which node is
 // neither Standby nor unread, and whether there is one.
-func firstLeft(ss []SMSample, from time.Time, node string) (time.Time, bool) {
+func firstLeft(ss []runner.SMSample, from time.Time, node string) (time.Time, bool) {
 	for _, s := range ss {
 		if st, ok := s.States[node]; ok && !s.At.Before(from) && st != "Standby" && st != "" {
 			return s.At, true
@@ -350,7 +351,7 @@ func firstLeft(ss []SMSample, from time.Time, node string) (time.Time, bool) {
 // mastersAround returns the SM nodes Master in the last reading before
 // from and in the first after to: those an `sminfo` run between them may
 // rightly name.
-func mastersAround(ss []SMSample, from, to time.Time) map[string]bool {
+func mastersAround(ss []runner.SMSample, from, to time.Time) map[string]bool {
 	out := map[string]bool{}
 	before, after := -1, -1
 	for i, s := range ss {
@@ -385,7 +386,7 @@ func judgeSMInfo(out string, runErr error, guids map[uint64]string, masters map[
 		v.Error = runErr.Error()
 		return v
 	}
-	a, err := ParseSMInfo(out)
+	a, err := runner.ParseSMInfo(out)
 	if err != nil {
 		v.Error = err.Error()
 		return v
@@ -444,10 +445,10 @@ func dropChanges(before, after map[string]uint64) map[string]uint64 {
 }
 
 // failoverChecks are the verdicts on one case's measurements.
-func failoverChecks(c *FailoverCase) []Check {
-	var cs []Check
+func failoverChecks(c *FailoverCase) []runner.Check {
+	var cs []runner.Check
 	add := func(name string, ok bool, format string, args ...any) {
-		cs = append(cs, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+		cs = append(cs, runner.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	ms := func(p *float64) string {
 		if p == nil {

@@ -1,4 +1,4 @@
-package runner
+package smfailover
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/fabricnet"
+	"ibfab/harness/suites/runner"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -48,7 +49,7 @@ func TestFailoverQuick(t *testing.T) {
 	require.Len(t, rep.Cases, len(plan))
 	for i, c := range rep.Cases {
 		for _, ch := range c.Checks {
-			t.Logf("%s %s: %s %s: %s", c.Pairing, c.Scenario, mark(ch), ch.Name, ch.Detail)
+			t.Logf("%s %s: %s %s: %s", c.Pairing, c.Scenario, runner.Mark(ch), ch.Name, ch.Detail)
 		}
 		assert.Equal(t, plan[i].Pairing, c.Pairing)
 		assert.Equal(t, plan[i].Scenario, c.Scenario)
@@ -76,4 +77,12 @@ func TestFailoverQuick(t *testing.T) {
 	for _, f := range []string{"index.md", "report.json"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
+}
+
+// tlog writes a run's progress lines to the test's log.
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(b []byte) (int, error) {
+	l.t.Logf("%s", b)
+	return len(b), nil
 }

@@ -1,4 +1,4 @@
-package runner
+package smfailover
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 )
 
 // writeFailoverReport writes report.json and index.md to dir.
@@ -108,7 +109,7 @@ func failoverMarkdown(rep *FailoverReport) string {
 		}
 		b.WriteString("| check | | detail |\n|---|---|---|\n")
 		for _, ch := range c.Checks {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", ch.Name, mark(ch), mdCell(ch.Detail))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", ch.Name, runner.Mark(ch), mdCell(ch.Detail))
 		}
 		if len(c.Short) > 0 {
 			fmt.Fprintf(&b, "\nFlows short: %s.\n", strings.Join(c.Short, "; "))
@@ -127,7 +128,7 @@ func failoverMarkdown(rep *FailoverReport) string {
 				if s.Error != "" {
 					got = "error"
 				}
-				verdict := mark(Check{OK: s.OK})
+				verdict := runner.Mark(runner.Check{OK: s.OK})
 				if s.Transition {
 					verdict = "in the handover"
 				}
@@ -215,7 +216,7 @@ func runFailoverCmd(env *harness.Env, args []string) error {
 	if help, err := harness.ParseFlags(env, fs, cmd, failoverSynopsis, failoverDesc, args, 0); help || err != nil {
 		return err
 	}
-	if !fabricNameRE.MatchString(*name) {
+	if !runner.FabricNameRE.MatchString(*name) {
 		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
 	o := FailoverOptions{Out: *out, Fabric: *name, Quick: *quick}
@@ -225,7 +226,7 @@ func runFailoverCmd(env *harness.Env, args []string) error {
 			return usage(err)
 		}
 	}
-	rep, err := runAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*FailoverReport, error) {
+	rep, err := runner.RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*FailoverReport, error) {
 		o.Log = log
 		return RunFailover(ctx, o)
 	}, func(rep *FailoverReport) { PrintFailover(env.Stdout, rep, filepath.Join(*out, "index.md")) })
@@ -244,7 +245,10 @@ func PrintFailover(w io.Writer, rep *FailoverReport, index string) {
 	for _, c := range rep.Cases {
 		fmt.Fprintf(w, "  %s %-13s %-14s %s\n", verdict(c.Passed), c.Pairing, c.Scenario, failoverTime(c))
 		for _, ch := range c.Checks {
-			fmt.Fprintf(w, "    %-4s %-30s %s\n", mark(ch), ch.Name, ch.Detail)
+			fmt.Fprintf(w, "    %-4s %-30s %s\n", runner.Mark(ch), ch.Name, ch.Detail)
 		}
 	}
 }
+
+// Experiment is `ibfab run sm-failover`, for the command's table.
+var Experiment = runner.Experiment{Name: "sm-failover", Synopsis: failoverSynopsis, Run: runFailoverCmd}

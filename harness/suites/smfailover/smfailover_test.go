@@ -1,4 +1,4 @@
-package runner
+package smfailover
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/sm"
 )
 
@@ -53,26 +54,26 @@ func TestFailoverConf(t *testing.T) {
 
 // smSamples builds readings 200 ms apart from t0, each "A,B" states
 // ("M" Master, "S" Standby, "-" no answer, "D" Discovering).
-func smSamples(t0 time.Time, rows ...string) []SMSample {
+func smSamples(t0 time.Time, rows ...string) []runner.SMSample {
 	name := map[string]string{"M": "Master", "S": "Standby", "-": "", "D": "Discovering"}
-	var out []SMSample
+	var out []runner.SMSample
 	for i, r := range rows {
 		a, b, _ := strings.Cut(r, ",")
-		out = append(out, SMSample{At: t0.Add(time.Duration(i) * 200 * time.Millisecond), States: SMState{"ca0": name[a], "ca5": name[b]}})
+		out = append(out, runner.SMSample{At: t0.Add(time.Duration(i) * 200 * time.Millisecond), States: runner.SMState{"ca0": name[a], "ca5": name[b]}})
 	}
 	return out
 }
 
 func TestSMStateMasters(t *testing.T) {
 	for _, tc := range []struct {
-		s      SMState
+		s      runner.SMState
 		master string
 		n      int
 	}{
-		{SMState{"a": "Master", "b": "Standby"}, "a", 1},
-		{SMState{"a": "Master", "b": "Master"}, "", 2},
-		{SMState{"a": "", "b": "Standby"}, "", 0},
-		{SMState{}, "", 0},
+		{runner.SMState{"a": "Master", "b": "Standby"}, "a", 1},
+		{runner.SMState{"a": "Master", "b": "Master"}, "", 2},
+		{runner.SMState{"a": "", "b": "Standby"}, "", 0},
+		{runner.SMState{}, "", 0},
 	} {
 		assert.Equal(t, tc.master, tc.s.Master(), "%v", tc.s)
 		assert.Len(t, tc.s.Masters(), tc.n, "%v", tc.s)
@@ -122,12 +123,12 @@ func TestMastersAround(t *testing.T) {
 const sminfoOut = "sminfo: sm lid 1 sm guid 0x2c90000000101, activity count 42 priority 10 state 3 SMINFO_MASTER\n"
 
 func TestParseSMInfo(t *testing.T) {
-	a, err := ParseSMInfo(sminfoOut)
+	a, err := runner.ParseSMInfo(sminfoOut)
 	require.NoError(t, err)
-	assert.Equal(t, SMInfoAnswer{LID: 1, GUID: 0x2c90000000101, Priority: 10, State: "SMINFO_MASTER"}, a)
+	assert.Equal(t, runner.SMInfoAnswer{LID: 1, GUID: 0x2c90000000101, Priority: 10, State: "SMINFO_MASTER"}, a)
 	for _, bad := range []string{"", "ibwarn: [123] mad_rpc: _do_madrpc failed; dport (Lid 1)\nsminfo: iberror: failed: query\n",
 		"sminfo: sm lid 99999 sm guid 0x1, activity count 1 priority 1 state 3 SMINFO_MASTER"} {
-		_, err := ParseSMInfo(bad)
+		_, err := runner.ParseSMInfo(bad)
 		assert.Error(t, err, "%q", bad)
 	}
 }
@@ -136,7 +137,7 @@ func FuzzParseSMInfo(f *testing.F) {
 	f.Add(sminfoOut)
 	f.Add("sminfo: sm lid 65535 sm guid 0xffffffffffffffffff, activity count 1 priority 99999999999999999999 state 1 SMINFO_STANDBY")
 	f.Fuzz(func(t *testing.T, s string) {
-		a, err := ParseSMInfo(s)
+		a, err := runner.ParseSMInfo(s)
 		if err == nil && !strings.HasPrefix(a.State, "SMINFO_") {
 			t.Fatalf("state %q", a.State)
 		}
@@ -200,10 +201,10 @@ func ptr(v float64) *float64 { return &v }
 
 // goodKill is a kill case whose every check passes.
 func goodKill() FailoverCase {
-	return FailoverCase{Pairing: FailoverPairing{SMOpenSM, SMIbsm}, Scenario: FailoverKill, FirstNode: "ca0", SecondNode: "ca5",
+	return FailoverCase{Pairing: FailoverPairing{runner.SMOpenSM, runner.SMIbsm}, Scenario: FailoverKill, FirstNode: "ca0", SecondNode: "ca5",
 		BoundMs: 4000, DetectMs: ptr(3100), MasterMs: ptr(3300), UpMs: ptr(3600), MasterFrom: "ibsm's event",
 		PortsRead: 24, LIDsChanged: []string{}, Flows: 12, Sent: 5000, Received: 5000,
-		Samples: []FailoverSample{{T: 1, States: SMState{"ca0": "Master", "ca5": "Standby"}}}, FinalMaster: "ca5",
+		Samples: []FailoverSample{{T: 1, States: runner.SMState{"ca0": "Master", "ca5": "Standby"}}}, FinalMaster: "ca5",
 		SMInfo: []FailoverSMInfo{{T: 1, Want: "ca0", Named: "ca0", State: "SMINFO_MASTER", OK: true}}}
 }
 
@@ -258,7 +259,7 @@ func TestFailoverMarkdown(t *testing.T) {
 	k.Checks = failoverChecks(&k)
 	k.Passed = true
 	h := goodKill()
-	h.Pairing, h.Scenario, h.DetectMs, h.MasterMs = FailoverPairing{SMIbsm, SMOpenSM}, FailoverHandover, nil, ptr(2500)
+	h.Pairing, h.Scenario, h.DetectMs, h.MasterMs = FailoverPairing{runner.SMIbsm, runner.SMOpenSM}, FailoverHandover, nil, ptr(2500)
 	h.Lost, h.Sent = 2, 4000
 	h.Checks = failoverChecks(&h)
 	rep := &FailoverReport{Suite: "sm-failover", Fabric: "smfo", Topology: "mesh", PollInterval: 1, PollRetries: 2, BoundMs: 4000,

@@ -1,4 +1,4 @@
-package runner
+package smfailover
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/nodeproc"
 	"ibfab/sm"
 	"ibfab/topologies"
@@ -120,12 +121,12 @@ type failoverRun struct {
 	t0  time.Time
 	rep *FailoverCase
 	mu  sync.Mutex
-	sms []*smProc
-	smp *SMInfoSampler
+	sms []*runner.SMProc
+	smp *runner.SMInfoSampler
 }
 
 func (r *failoverRun) event(format string, args ...any) {
-	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...)}
+	e := runner.Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...)}
 	r.mu.Lock()
 	r.rep.Events = append(r.rep.Events, e)
 	r.mu.Unlock()
@@ -156,7 +157,7 @@ func (r *failoverRun) run(ctx context.Context) FailoverCase {
 	}
 	r.rep.Checks = failoverChecks(r.rep)
 	if err != nil {
-		r.rep.Checks = append(r.rep.Checks, Check{Name: "case completed", OK: false, Detail: err.Error()})
+		r.rep.Checks = append(r.rep.Checks, runner.Check{Name: "case completed", OK: false, Detail: err.Error()})
 	}
 	r.rep.Passed = true
 	for _, c := range r.rep.Checks {
@@ -196,26 +197,26 @@ func (r *failoverRun) workDir() string {
 }
 
 // startSM starts an SM of kind at node with priority prio.
-func (r *failoverRun) startSM(kind SMKind, node string, prio int) (*smProc, error) {
-	var p *smProc
+func (r *failoverRun) startSM(kind runner.SMKind, node string, prio int) (*runner.SMProc, error) {
+	var p *runner.SMProc
 	var err error
-	onResult := func(x SMResult) {
+	onResult := func(x runner.SMResult) {
 		if x.SubnetUp {
 			r.event("%s at %s: %s, subnet up (%.0f ms, %d SMPs)", kind, node, x.Event, x.MsTotal, x.SMPsTotal)
 		}
 	}
-	if kind == SMOpenSM {
+	if kind == runner.SMOpenSM {
 		dir := filepath.Join(r.workDir(), "opensm-"+node)
-		p, err = startOpenSM(r.o.Fabric, node, dir, failoverOpenSMConf(), []string{"-p", fmt.Sprint(prio)}, onResult)
+		p, err = runner.StartOpenSM(r.o.Fabric, node, dir, failoverOpenSMConf(), []string{"-p", fmt.Sprint(prio)}, onResult)
 	} else {
 		var f *os.File
 		f, err = os.Create(filepath.Join(r.workDir(), "ibsm-"+node+".jsonl"))
 		if err != nil {
 			return nil, err
 		}
-		p, err = startSM(r.o.Fabric, node, failoverIbsmArgs(prio), f, onResult)
+		p, err = runner.StartIbsm(r.o.Fabric, node, failoverIbsmArgs(prio), f, onResult)
 		if err == nil {
-			go func() { <-p.done; f.Close() }()
+			go func() { <-p.Done(); f.Close() }()
 		} else {
 			f.Close()
 		}
@@ -229,7 +230,7 @@ func (r *failoverRun) startSM(kind SMKind, node string, prio int) (*smProc, erro
 	r.event("%s started at %s, priority %d", kind, node, prio)
 	if r.dir != "" {
 		name := "ibsm-" + node + ".jsonl"
-		if kind == SMOpenSM {
+		if kind == runner.SMOpenSM {
 			name = "opensm-" + node + "/opensm.log"
 		}
 		r.rep.Files = append(r.rep.Files, filepath.Join(r.c.id(), name))
@@ -240,7 +241,7 @@ func (r *failoverRun) startSM(kind SMKind, node string, prio int) (*smProc, erro
 // stopAll stops every SM the case started.
 func (r *failoverRun) stopAll() {
 	r.mu.Lock()
-	sms := append([]*smProc(nil), r.sms...)
+	sms := append([]*runner.SMProc(nil), r.sms...)
 	r.mu.Unlock()
 	for _, p := range sms {
 		p.Stop()
@@ -249,14 +250,14 @@ func (r *failoverRun) stopAll() {
 
 // waitUp waits for p to report the subnet up in a result read at or
 // after from.
-func waitUp(p *smProc, from time.Time, timeout time.Duration) (time.Time, error) {
-	x, _, err := p.waitResult(0, timeout, func(x SMResult) bool { return x.SubnetUp && !x.At.Before(from) })
+func waitUp(p *runner.SMProc, from time.Time, timeout time.Duration) (time.Time, error) {
+	x, _, err := p.WaitResult(0, timeout, func(x runner.SMResult) bool { return x.SubnetUp && !x.At.Before(from) })
 	return x.At, err
 }
 
 // waitReading waits until a reading of the sampler at or after from
 // satisfies ok, and returns it.
-func waitReading(ctx context.Context, s *SMInfoSampler, from time.Time, timeout time.Duration, what string, ok func(SMState) bool) (SMSample, error) {
+func waitReading(ctx context.Context, s *runner.SMInfoSampler, from time.Time, timeout time.Duration, what string, ok func(runner.SMState) bool) (runner.SMSample, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		for _, x := range s.Samples() {
@@ -266,14 +267,14 @@ func waitReading(ctx context.Context, s *SMInfoSampler, from time.Time, timeout 
 		}
 		if time.Now().After(deadline) {
 			ss := s.Samples()
-			last := SMState{}
+			last := runner.SMState{}
 			if len(ss) > 0 {
 				last = ss[len(ss)-1].States
 			}
-			return SMSample{}, fmt.Errorf("%s: not within %v (last reading %v)", what, timeout, last)
+			return runner.SMSample{}, fmt.Errorf("%s: not within %v (last reading %v)", what, timeout, last)
 		}
 		if err := pause(ctx, 50*time.Millisecond); err != nil {
-			return SMSample{}, err
+			return runner.SMSample{}, err
 		}
 	}
 }
@@ -326,7 +327,7 @@ func (r *failoverRun) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var second *smProc
+	var second *runner.SMProc
 	if kill {
 		// The standby joins before the traffic: the case is its takeover.
 		if second, err = r.joinStandby(ctx, secondPrio); err != nil {
@@ -376,7 +377,7 @@ func (r *failoverRun) execute(ctx context.Context) error {
 // up and its port LIDs, starts the SMInfo sampler on both SMs' ports and
 // waits for a reading of the first Master. guids names the SMs' port
 // GUIDs.
-func (r *failoverRun) firstMaster(ctx context.Context, prio int) (first *smProc, guids map[uint64]string, err error) {
+func (r *failoverRun) firstMaster(ctx context.Context, prio int) (first *runner.SMProc, guids map[uint64]string, err error) {
 	first, err = r.startSM(r.c.Pairing.First, r.first, prio)
 	if err != nil {
 		return nil, nil, err
@@ -402,9 +403,9 @@ func (r *failoverRun) firstMaster(ctx context.Context, prio int) (first *smProc,
 		}
 		guids[r.topo.Node(i).Ports[1].GUID] = n
 	}
-	r.smp = NewSMInfoSampler(r.o.Fabric, r.observer, smLIDs)
+	r.smp = runner.NewSMInfoSampler(r.o.Fabric, r.observer, smLIDs)
 	r.smp.Start(FailoverSampleEvery)
-	if _, err := waitReading(ctx, r.smp, r.t0, 30*time.Second, r.first+" Master", func(s SMState) bool { return s.Master() == r.first }); err != nil {
+	if _, err := waitReading(ctx, r.smp, r.t0, 30*time.Second, r.first+" Master", func(s runner.SMState) bool { return s.Master() == r.first }); err != nil {
 		return nil, nil, err
 	}
 	return first, guids, nil
@@ -412,12 +413,12 @@ func (r *failoverRun) firstMaster(ctx context.Context, prio int) (first *smProc,
 
 // joinStandby starts the second SM at prio and waits for a reading of it
 // Standby under the first.
-func (r *failoverRun) joinStandby(ctx context.Context, prio int) (*smProc, error) {
+func (r *failoverRun) joinStandby(ctx context.Context, prio int) (*runner.SMProc, error) {
 	second, err := r.startSM(r.c.Pairing.Second, r.second, prio)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := waitReading(ctx, r.smp, time.Now(), 60*time.Second, r.second+" Standby", func(s SMState) bool {
+	if _, err := waitReading(ctx, r.smp, time.Now(), 60*time.Second, r.second+" Standby", func(s runner.SMState) bool {
 		return s[r.second] == "Standby" && s.Master() == r.first
 	}); err != nil {
 		return nil, err
@@ -427,7 +428,7 @@ func (r *failoverRun) joinStandby(ctx context.Context, prio int) (*smProc, error
 }
 
 // killFirst queries SMInfo once, kills the first SM and returns when.
-func (r *failoverRun) killFirst(ctx context.Context, first *smProc, sminfo *sminfoRunner) time.Time {
+func (r *failoverRun) killFirst(ctx context.Context, first *runner.SMProc, sminfo *sminfoRunner) time.Time {
 	sminfo.once(ctx)
 	r.event("SIGKILL %s at %s", r.c.Pairing.First, r.first)
 	first.Kill()
@@ -439,7 +440,7 @@ func (r *failoverRun) killFirst(ctx context.Context, first *smProc, sminfo *smin
 
 // startSecond queries SMInfo every second and starts the second SM at
 // prio a second later; from is when it started.
-func (r *failoverRun) startSecond(ctx context.Context, sminfo *sminfoRunner, prio int) (second *smProc, from time.Time, err error) {
+func (r *failoverRun) startSecond(ctx context.Context, sminfo *sminfoRunner, prio int) (second *runner.SMProc, from time.Time, err error) {
 	sminfo.loop(ctx, time.Second)
 	if err := pause(ctx, time.Second); err != nil {
 		return nil, from, err
@@ -455,14 +456,14 @@ func (r *failoverRun) startSecond(ctx context.Context, sminfo *sminfoRunner, pri
 // election or handover event, OpenSM's log), else by the readings; for a
 // kill also when the second noticed (DetectMs). readAt is when the
 // reading showed it.
-func (r *failoverRun) timeTakeover(ctx context.Context, second *smProc, from time.Time, kill bool) (masterAt, readAt time.Time, err error) {
-	x, err := waitReading(ctx, r.smp, from, 60*time.Second, r.second+" Master", func(s SMState) bool { return s.Master() == r.second })
+func (r *failoverRun) timeTakeover(ctx context.Context, second *runner.SMProc, from time.Time, kill bool) (masterAt, readAt time.Time, err error) {
+	x, err := waitReading(ctx, r.smp, from, 60*time.Second, r.second+" Master", func(s runner.SMState) bool { return s.Master() == r.second })
 	if err != nil {
 		return masterAt, readAt, err
 	}
 	masterAt, readAt = x.At, x.At
 	r.rep.MasterFrom = "SMInfo readings"
-	if second.kind == SMIbsm {
+	if second.Kind() == runner.SMIbsm {
 		evs, ats := second.SMEventsAt()
 		if t, ok := failoverMasterEvent(evs, ats, from, sm.SMActionElection, sm.SMActionHandover); ok {
 			masterAt, r.rep.MasterFrom = t, "ibsm's event"
@@ -471,7 +472,7 @@ func (r *failoverRun) timeTakeover(ctx context.Context, second *smProc, from tim
 			r.rep.DetectMs = msSince(t, from)
 		}
 	}
-	if second.kind == SMOpenSM {
+	if second.Kind() == runner.SMOpenSM {
 		// Its log times its state changes to the µs; the readings only
 		// to their period.
 		b, _ := os.ReadFile(filepath.Join(r.workDir(), "opensm-"+r.second, "opensm.log"))
@@ -495,10 +496,10 @@ func (r *failoverRun) timeTakeover(ctx context.Context, second *smProc, from tim
 
 // timeUp waits for the second's subnet up and times it from from; for a
 // handover it sets the window the SMInfo queries are judged in.
-func (r *failoverRun) timeUp(second *smProc, from, masterAt time.Time, kill bool, sminfo *sminfoRunner) error {
+func (r *failoverRun) timeUp(second *runner.SMProc, from, masterAt time.Time, kill bool, sminfo *sminfoRunner) error {
 	// OpenSM's SUBNET UP may come before a reading shows it Master.
 	upFrom := from
-	if second.kind == SMIbsm {
+	if second.Kind() == runner.SMIbsm {
 		upFrom = masterAt
 	}
 	upAt, err := waitUp(second, upFrom, 60*time.Second)
@@ -599,7 +600,7 @@ type sminfoRun struct {
 
 func (s *sminfoRunner) once(ctx context.Context) {
 	from := time.Now()
-	out, err := RunSMInfo(ctx, s.r.o.Fabric, s.r.observer, s.r.workDir())
+	out, err := runner.RunSMInfo(ctx, s.r.o.Fabric, s.r.observer, s.r.workDir())
 	s.mu.Lock()
 	s.runs = append(s.runs, sminfoRun{from: from, to: time.Now(), out: out, err: err})
 	s.mu.Unlock()
@@ -644,7 +645,7 @@ func (s *sminfoRunner) results() []FailoverSMInfo {
 		v.T = run.from.Sub(s.r.t0).Seconds()
 		v.Transition = inTransition(v, run.from, run.to, s.windowFrom, s.windowTo, map[string]bool{s.r.first: true, s.r.second: true})
 		if !v.OK {
-			v.Output = lastLines(run.out, 3)
+			v.Output = runner.LastLines(run.out, 3)
 		}
 		out = append(out, v)
 	}
