@@ -127,9 +127,9 @@ func (r *run) logf(format string, args ...any) {
 
 func (r *run) event(format string, args ...any) { r.markEvent("", format, args...) }
 
-func (r *run) markEvent(Mark, format string, args ...any) {
+func (r *run) markEvent(mark, format string, args ...any) {
 	r.mu.Lock()
-	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: Mark}
+	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
 	if r.t0.IsZero() {
 		e.T = 0
 	}
