@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/qos"
 	"ibfab/harness/suites/runner"
 	"ibfab/harness/suites/smfailover"
 )
@@ -23,7 +24,7 @@ import (
 // errors name them.
 var experiments = []runner.Experiment{
 	runner.ThesisExperiment,
-	runner.QoSExperiment,
+	qos.Experiment,
 	runner.CCExperiment,
 	runner.AFCExperiment,
 	smfailover.Experiment,

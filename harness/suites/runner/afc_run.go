@@ -96,7 +96,7 @@ func runAFCFabric(ctx context.Context, k int, exps []afcExperiment, o AFCOptions
 		return
 	}
 	r.w = rep.Windows
-	down, err := r.up()
+	down, err := r.Up()
 	if err != nil {
 		fr.Error = err.Error()
 		return
@@ -219,7 +219,7 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, 
 	}
 	for _, sl := range sls {
 		d := bySL[sl]
-		rate := load / 100 * float64(linkRate) * float64(len(d)) / others
+		rate := load / 100 * float64(LinkRate) * float64(len(d)) / others
 		out = append(out, nodeproc.FlowArgs{ID: afcUniformFlow + uint32(sl), Port: 1, Dests: d, RateBPS: uint64(rate),
 			Payload: afcPayload, Pattern: hca.Poisson, Seed: seed*16 + uint64(sl), MaxBacklog: afcMaxBacklog})
 	}
@@ -232,7 +232,7 @@ func (r *afcRun) hotFlow(q AFCQueuing, src, hot int) (nodeproc.FlowArgs, error) 
 	if err != nil {
 		return nodeproc.FlowArgs{}, err
 	}
-	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.lids[r.hosts[hot]]), SL: sl, RateBPS: linkRate,
+	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.lids[r.hosts[hot]]), SL: sl, RateBPS: LinkRate,
 		Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: afcMaxBacklog}, nil
 }
 
@@ -313,7 +313,7 @@ const afcDrainRounds = 20
 // measurement would start on a loaded fabric.
 func (r *afcRun) drain(ctx context.Context) {
 	for range afcDrainRounds {
-		sleep(ctx, atScale(r.w.Drain, r.scale))
+		Sleep(ctx, atScale(r.w.Drain, r.scale))
 		st, err := r.readSwitches(ctx)
 		if err != nil || ctx.Err() != nil {
 			return
@@ -389,8 +389,8 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 	if err != nil {
 		return err
 	}
-	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.hosts, r.scale, linkRate, afcHotFlow)
-	p.Offered, p.SourceDrops = afcOffered(b.flows, r.hosts, linkRate)
+	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.hosts, r.scale, LinkRate, afcHotFlow)
+	p.Offered, p.SourceDrops = afcOffered(b.flows, r.hosts, LinkRate)
 	p.Adapted = b.switches.adapted() - a.switches.adapted()
 	return nil
 }
@@ -449,7 +449,7 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 		// The whole exchange may wait at its source: an application's
 		// sends wait, they are not dropped as an open-loop source's are.
 		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: hca.InTurn, Burst: afcExchangeMessages,
-			Messages: per, RateBPS: linkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
+			Messages: per, RateBPS: LinkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
 		_, err := harness.StartFlows(ctx, r.fabric, h, []nodeproc.FlowArgs{f})
 		return err
 	})
@@ -458,10 +458,10 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	}
 	// The exchange's ideal time is per packets at the link rate; give it
 	// twenty times that before calling it stuck.
-	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(linkRate) * float64(time.Second))
+	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(LinkRate) * float64(time.Second))
 	deadline := time.Now().Add(atScale(20*ideal, r.scale) + 30*time.Second)
 	for {
-		sleep(ctx, max(atScale(ideal/4, r.scale), 200*time.Millisecond))
+		Sleep(ctx, max(atScale(ideal/4, r.scale), 200*time.Millisecond))
 		b, err := r.readFlows(ctx, false)
 		if err != nil {
 			return err
@@ -536,7 +536,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, afcParts{uniform: true, isolated: true}); err != nil {
 		return err
 	}
-	sleep(ctx, atScale(r.w.Warmup, r.scale))
+	Sleep(ctx, atScale(r.w.Warmup, r.scale))
 	prev, err := r.readSwitches(ctx)
 	if err != nil {
 		return err
@@ -563,7 +563,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 			}
 			stopped = true
 		}
-		sleep(ctx, every)
+		Sleep(ctx, every)
 		cur, err := r.readSwitches(ctx)
 		if err != nil {
 			return err
@@ -601,7 +601,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	// The tail: a window of its own once the hot spot and the backlog it
 	// left at the sources have drained, in which the uniform load alone
 	// keeps every VL below the threshold and nothing may be adapted.
-	sleep(ctx, atScale(r.w.Tail, r.scale))
+	Sleep(ctx, atScale(r.w.Tail, r.scale))
 	last, err := r.readSwitches(ctx)
 	if err != nil {
 		return err

@@ -357,7 +357,7 @@ func (w ccWindow) point() CCPoint {
 	}
 	p.Packets = rx.packets
 	p.MeanLatencyUs = rx.meanNs / 1e3
-	p.P99LatencyUs = us(p99Between(nil, rx.buckets))
+	p.P99LatencyUs = Micros(P99Between(nil, rx.buckets))
 	tx := sent(w.b, w.sources, w.id)
 	p.InjectedMbps, p.SourceDropped, p.Backlog = tx.injectedMbps, tx.dropped, tx.backlog
 	p.PeakLinkLoad, p.MeanLinkLoad = peakMean(linkLoads(w.a.ports, w.b.ports, w.scale, w.inter))

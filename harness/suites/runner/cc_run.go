@@ -61,17 +61,17 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 	for i := range exps {
 		exps[i].SMArgs = r.s.SMArgs
 	}
-	r.logf("cc: fabric %s (%s) at time scale %g for %v", fabric, g.Fabric, scale, ids(g.Experiments))
-	down, err := r.up()
+	r.Logf("cc: fabric %s (%s) at time scale %g for %v", fabric, g.Fabric, scale, ids(g.Experiments))
+	down, err := r.Up()
 	if err != nil {
 		return fail(err)
 	}
 	defer func() {
 		if derr := down(); derr != nil {
-			r.logf("cc: %s: %v", fabric, derr)
+			r.Logf("cc: %s: %v", fabric, derr)
 		}
 		for i := range exps {
-			exps[i].SM, exps[i].CCLogs = r.smResults(), r.ccLogs()
+			exps[i].SM, exps[i].CCLogs = r.SMResults(), r.ccLogs()
 			exps[i].Events = r.events
 		}
 	}()
@@ -144,8 +144,8 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 	r.tag, r.notes = "cc "+fabric, &r.events
 	for _, l := range topo.Links() {
 		if topo.Node(l.A.Node).Type == topologies.Switch && topo.Node(l.B.Node).Type == topologies.Switch {
-			r.inter[portKey(topo.Node(l.A.Node).Name, l.A.Port)] = true
-			r.inter[portKey(topo.Node(l.B.Node).Name, l.B.Port)] = true
+			r.inter[PortKey(topo.Node(l.A.Node).Name, l.A.Port)] = true
+			r.inter[PortKey(topo.Node(l.B.Node).Name, l.B.Port)] = true
 		}
 	}
 	return r, release, nil
@@ -248,7 +248,7 @@ func (r *ccRun) snap(ctx context.Context, hcas []string, reset bool, cca []strin
 // readSwitch adds a switch's port counters to s.
 func (r *ccRun) readSwitch(ctx context.Context, sw string, s *ccSnap, mu *sync.Mutex) error {
 	var st nodeproc.Status
-	if err := r.call(ctx, sw, "status", nil, &st); err != nil {
+	if err := r.Call(ctx, sw, "status", nil, &st); err != nil {
 		return fmt.Errorf("%s status: %w", sw, err)
 	}
 	at := time.Now()
@@ -259,7 +259,7 @@ func (r *ccRun) readSwitch(ctx context.Context, sw string, s *ccSnap, mu *sync.M
 		if p.Congestion != nil {
 			snap.Marked = p.Congestion.Marked
 		}
-		s.ports[portKey(sw, p.Port)] = snap
+		s.ports[PortKey(sw, p.Port)] = snap
 	}
 	return nil
 }
@@ -310,7 +310,7 @@ func (r *ccRun) point(ctx context.Context, pat string, sch CCScheme, load float6
 	}
 	defer func() {
 		r.stopFlows(ctx, ccSweepFlow, src)
-		sleep(ctx, atScale(r.w.Drain, r.scale))
+		Sleep(ctx, atScale(r.w.Drain, r.scale))
 	}()
 	if err := r.startFlows(ctx, ccSweepFlow, src, dst, load, uint64(load)); err != nil {
 		return p, err
@@ -392,7 +392,7 @@ func errSuffix(e string) string {
 // hotSpot runs the burst under one scheme: the fabric sampled every
 // Sample before, during and after it.
 func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, src, dst []string) *CCHotRun {
-	h := &CCHotRun{Scheme: sch, Fabric: r.fabric, OfferedMbps: b.Load * float64(linkRate) / 1e6}
+	h := &CCHotRun{Scheme: sch, Fabric: r.fabric, OfferedMbps: b.Load * float64(LinkRate) / 1e6}
 	fail := func(err error) *CCHotRun {
 		h.Error = err.Error()
 		summarizeHot(h)
@@ -403,7 +403,7 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 	}
 	defer func() {
 		r.stopFlows(ctx, ccBurstFlow, src)
-		sleep(ctx, atScale(r.w.Drain, r.scale))
+		Sleep(ctx, atScale(r.w.Drain, r.scale))
 	}()
 	hcas := union(src, dst)
 	t0 := time.Now()
@@ -416,7 +416,7 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 	every := max(atScale(r.w.Sample, r.scale), 300*time.Millisecond)
 	var started, stopped time.Time
 	for time.Since(t0) < end && ctx.Err() == nil {
-		sleep(ctx, every)
+		Sleep(ctx, every)
 		if started.IsZero() && time.Since(t0) >= b.Start {
 			if err := r.startFlows(ctx, ccBurstFlow, src, dst, h.OfferedMbps, 1000); err != nil {
 				return fail(err)
@@ -448,7 +448,7 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 			h.AcceptedMbps = rx.bits / 1e6 / float64(n) * whole.Seconds() / d.Seconds()
 		}
 	}
-	h.MeanLatencyUs, h.P99LatencyUs = rx.meanNs/1e3, us(p99Between(nil, rx.buckets))
+	h.MeanLatencyUs, h.P99LatencyUs = rx.meanNs/1e3, Micros(P99Between(nil, rx.buckets))
 	summarizeHot(h)
 	return h
 }

@@ -30,9 +30,9 @@ type CaptureInfo struct {
 
 var portRE = regexp.MustCompile(`^([^\[\]]+)\[([0-9]+)\]$`)
 
-// startCapture captures s.Capture to capture.pcap in the report directory
+// StartCapture captures s.Capture to capture.pcap in the report directory
 // and returns the function that stops it.
-func (r *run) startCapture(ctx context.Context) (stop func()) {
+func (r *SuiteRun) StartCapture(ctx context.Context) (stop func()) {
 	m := portRE.FindStringSubmatch(r.s.Capture)
 	if r.o.Out == "" || m == nil {
 		return func() {}
@@ -82,7 +82,7 @@ func (r *run) startCapture(ctx context.Context) (stop func()) {
 }
 
 // finalChecks decides the run: a and b bound the survivors' steady traffic.
-func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead map[string]bool, a, b Sample) {
+func (r *SuiteRun) finalChecks(ctx context.Context, hosts, survivors []string, dead map[string]bool, a, b Sample) {
 	r.checkConnected(hosts, survivors, a, b)
 	r.checkLoss()
 	r.checkVerifier()
@@ -94,7 +94,7 @@ func (r *run) finalChecks(ctx context.Context, hosts, survivors []string, dead m
 
 // checkConnected: every packet a survivor sent to a survivor arrived,
 // every survivor heard from the others, nothing was dropped.
-func (r *run) checkConnected(hosts, survivors []string, a, b Sample) {
+func (r *SuiteRun) checkConnected(hosts, survivors []string, a, b Sample) {
 	var deaf []string
 	for _, h := range survivors {
 		if b.HostRx[h] == a.HostRx[h] {
@@ -109,7 +109,7 @@ func (r *run) checkConnected(hosts, survivors []string, a, b Sample) {
 
 // checkLoss: no loss while the steps acted, unless a link or node died,
 // and then only packets that went to it.
-func (r *run) checkLoss() {
+func (r *SuiteRun) checkLoss() {
 	s, rep, f := r.s, r.rep, r.rep.Fault
 	// A link or node that dies loses what was on its way to it; a node
 	// that comes (back) makes the SM change tables, which may drop a few
@@ -152,7 +152,7 @@ func (r *run) checkLoss() {
 // deadlock-free, and each ibsm ended with the subnet up. A sweep that
 // failed for want of answers (SMPs lost, as in vl15-loss) is no verifier
 // failure: the next one starts over.
-func (r *run) checkVerifier() {
+func (r *SuiteRun) checkVerifier() {
 	if r.smKind() != SMIbsm {
 		r.rep.skip("verifier holds", "OpenSM reports no verified route sets and the intermediate states of its sweeps are not observable; "+
 			"what applies is checked: every port as expected and OpenSM's last heavy sweep ending in SUBNET UP (restored), survivors connected, processes alive")
@@ -179,7 +179,7 @@ func (r *run) checkVerifier() {
 
 // checkProcesses: the nodes that should run do, the others are dead as
 // planned, the SM runs; with StableLIDs, no node's LID moved.
-func (r *run) checkProcesses(ctx context.Context, dead map[string]bool) {
+func (r *SuiteRun) checkProcesses(ctx context.Context, dead map[string]bool) {
 	rep := r.rep
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
@@ -214,7 +214,7 @@ func (r *run) checkProcesses(ctx context.Context, dead map[string]bool) {
 }
 
 // checkStayedActive: every sample of the ports found them all Active.
-func (r *run) checkStayedActive() {
+func (r *SuiteRun) checkStayedActive() {
 	var first string
 	for _, x := range r.smp.Samples() {
 		if len(x.NotActive) > 0 {

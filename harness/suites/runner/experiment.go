@@ -57,11 +57,11 @@ type pointWindows struct {
 // a first reading (read(ctx, true): the hosts' records reset),
 // w.Measure, a second (read(ctx, false)); the windows at time scale.
 func measure[S any](ctx context.Context, w pointWindows, scale float64, read func(ctx context.Context, first bool) (S, error)) (a, b S, err error) {
-	sleep(ctx, atScale(w.Warmup, scale))
+	Sleep(ctx, atScale(w.Warmup, scale))
 	if a, err = read(ctx, true); err != nil {
 		return a, b, err
 	}
-	sleep(ctx, atScale(w.Measure, scale))
+	Sleep(ctx, atScale(w.Measure, scale))
 	b, err = read(ctx, false)
 	return a, b, err
 }
@@ -69,7 +69,7 @@ func measure[S any](ctx context.Context, w pointWindows, scale float64, read fun
 // experimentRun is one fabric of an experiment, up with its SM: its
 // hosts and switches, their LIDs once up, and the run's progress notes.
 type experimentRun struct {
-	*run
+	*SuiteRun
 	scale float64
 	hosts []string
 	sws   []string
@@ -82,8 +82,8 @@ type experimentRun struct {
 // files in dir ("" for none), ibsm as SM; hosts in the experiment's order.
 func newExperimentRun(s *Suite, topo *topologies.Topology, fabric, dir string, hosts []string, log io.Writer) experimentRun {
 	r := experimentRun{scale: s.TimeScale, hosts: hosts, sws: switchNames(topo)}
-	r.run = &run{s: s, o: Options{Out: dir, Fabric: fabric, SM: SMIbsm, Log: log}, topo: topo, fabric: fabric,
-		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fabric, SMKind: SMIbsm, SMNode: s.SMNode, TimeScale: s.TimeScale}}
+	r.SuiteRun = NewSuiteRun(s, Options{Out: dir, Fabric: fabric, SM: SMIbsm, Log: log}, topo, fabric,
+		&Report{Suite: s.Name, Fabric: fabric, SMKind: SMIbsm, SMNode: s.SMNode, TimeScale: s.TimeScale})
 	return r
 }
 
@@ -102,7 +102,7 @@ func switchNames(topo *topologies.Topology) []string {
 func (r *experimentRun) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	*r.notes = append(*r.notes, msg)
-	r.logf("%s: %s", r.tag, msg)
+	r.Logf("%s: %s", r.tag, msg)
 }
 
 // bringUp starts ibsm, waits for the subnet and every port, reads the

@@ -27,7 +27,6 @@ type Experiment struct {
 // The experiments, for the command's table (harness/suites).
 var (
 	ThesisExperiment = Experiment{"thesis", thesisSynopsis, runThesisCmd}
-	QoSExperiment    = Experiment{"qos", qosSynopsis, runQoSCmd}
 	CCExperiment     = Experiment{"cc", ccSynopsis, runCCCmd}
 	AFCExperiment    = Experiment{"afc", afcSynopsis, runAFCCmd}
 )

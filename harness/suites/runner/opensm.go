@@ -336,7 +336,7 @@ func osmResult(s osmSweep, smps uint64, counted bool) SMResult {
 // opensmDiag says, for a run with OpenSM that was not restored, what its
 // log shows since end: its last heavy sweep, the traps it got, the SMPs
 // that timed out and the traps it ignored as noisy ("" for ibsm).
-func (r *run) opensmDiag(end time.Time) string {
+func (r *SuiteRun) opensmDiag(end time.Time) string {
 	if r.smKind() != SMOpenSM {
 		return ""
 	}

@@ -199,7 +199,7 @@ func TestOpenSMDiag(t *testing.T) {
 	p := &SMProc{kind: SMOpenSM, done: make(chan struct{})}
 	p.results = []SMResult{{At: end.Add(-time.Second)}, {At: end.Add(1500 * time.Millisecond)}}
 	p.results[1].Trigger, p.results[1].Changes, p.results[1].SubnetUp = "trap", []string{"trap 128", "trap 128"}, true
-	r := &run{o: Options{SM: SMOpenSM}, smDir: dir, sms: []*SMProc{p}}
+	r := &SuiteRun{o: Options{SM: SMOpenSM}, smDir: dir, sms: []*SMProc{p}}
 	require.Equal(t, "; OpenSM since the last step: 1 heavy sweeps (last 1.5 s after the last step (trap, up true)) on 2 traps; "+
 		"whole log: 2 SMP timeouts (ERR 3120), 1 noisy traps ignored, 1 light sweeps", r.opensmDiag(end))
 	r.o.SM = SMIbsm

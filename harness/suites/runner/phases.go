@@ -25,9 +25,9 @@ var lossCauses = []string{"link_down_while_queued", "port_not_active", "input_po
 
 // traffic runs the measured part: traffic, steps, restoration, and the
 // survivors' steady traffic, then checks.
-func (r *run) traffic(ctx context.Context, hosts []string) error {
+func (r *SuiteRun) traffic(ctx context.Context, hosts []string) error {
 	s, rep := r.s, r.rep
-	r.start()
+	r.Start()
 	r.smp = newSampler(r.fabric, r.t0)
 	sctx, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -39,13 +39,13 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	if err := r.startTraffic(ctx, hosts, hosts); err != nil {
 		return err
 	}
-	r.event("traffic: %d hosts, %g %% of the link rate each, to every other host", len(hosts), s.Load)
+	r.Eventf("traffic: %d hosts, %g %% of the link rate each, to every other host", len(hosts), s.Load)
 	// The capture starts a second before the first step, so that it shows
 	// the port's traffic before the fault as well as after.
 	lead := min(time.Second, s.Warmup)
-	sleep(ctx, s.Warmup-lead)
-	stopCapture := r.startCapture(ctx)
-	sleep(ctx, lead)
+	Sleep(ctx, s.Warmup-lead)
+	stopCapture := r.StartCapture(ctx)
+	Sleep(ctx, lead)
 	began, end, err := r.runSteps(ctx)
 	if err != nil {
 		stopCapture()
@@ -56,20 +56,20 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	restored := r.waitWhole(ctx, began, end, dead, down, bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
-		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", bound+10*time.Second, r.whyNot(ctx, began, dead, down), r.opensmDiag(end))
+		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", bound+10*time.Second, r.WhyNot(ctx, began, dead, down), r.opensmDiag(end))
 		return errors.New("the fabric was not restored")
 	}
 	rep.RestoredMs = float64(restored) / float64(time.Millisecond)
 	r.markEvent("restored", "restored: %.0f ms after the last step", rep.RestoredMs)
 	rep.check("restored within bound", restored <= bound, "%.0f ms after the last step (bound %v)", rep.RestoredMs, bound)
 
-	r.stopTraffic(ctx, hosts)
+	r.StopTraffic(ctx, hosts)
 	p1 := r.drain(ctx)
 	rep.Fault = window(p0, p1)
-	r.event("traffic stopped: %d sent, %d received, drops %v", rep.Fault.Sent, rep.Fault.Received, rep.Fault.Drops)
+	r.Eventf("traffic stopped: %d sent, %d received, drops %v", rep.Fault.Sent, rep.Fault.Received, rep.Fault.Drops)
 
 	// Hosts a step added take part from here on.
-	all, lids, err := r.hostLIDs(ctx)
+	all, lids, err := r.HostLIDs(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,17 +83,18 @@ func (r *run) traffic(ctx context.Context, hosts []string) error {
 	if err := r.startTraffic(ctx, survivors, survivors); err != nil {
 		return err
 	}
-	r.event("steady traffic among the %d surviving hosts", len(survivors))
-	sleep(ctx, s.Steady)
-	r.stopTraffic(ctx, survivors)
+	r.Eventf("steady traffic among the %d surviving hosts", len(survivors))
+	Sleep(ctx, s.Steady)
+	r.StopTraffic(ctx, survivors)
 	b := r.drain(ctx)
 	rep.Steady = window(a, b)
-	r.event("steady traffic stopped: %d sent, %d received", rep.Steady.Sent, rep.Steady.Received)
+	r.Eventf("steady traffic stopped: %d sent, %d received", rep.Steady.Sent, rep.Steady.Received)
 	r.finalChecks(ctx, all, survivors, dead, a, b)
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// Sleep waits d, or less when ctx ends.
+func Sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
@@ -118,11 +119,11 @@ func (s *sampler) mark(ctx context.Context) Sample {
 
 // drain waits until the hosts' received count stops growing (the packets
 // in flight have arrived) and returns the last sample.
-func (r *run) drain(ctx context.Context) Sample {
+func (r *SuiteRun) drain(ctx context.Context) Sample {
 	last := r.smp.mark(ctx)
 	same := 0
 	for deadline := time.Now().Add(5 * time.Second); same < 3 && time.Now().Before(deadline); {
-		sleep(ctx, 100*time.Millisecond)
+		Sleep(ctx, 100*time.Millisecond)
 		cur := r.smp.mark(ctx)
 		if cur.Rx == last.Rx {
 			same++
@@ -134,14 +135,15 @@ func (r *run) drain(ctx context.Context) Sample {
 	return last
 }
 
-func (r *run) call(ctx context.Context, node, op string, args, res any) error {
+// Call sends op with args to node's control socket, its answer into res.
+func (r *SuiteRun) Call(ctx context.Context, node, op string, args, res any) error {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return ctl.Call(cctx, nodeproc.SocketPath(r.fabric, node), op, args, res)
 }
 
 // startTraffic makes every host of from send to every other host of to.
-func (r *run) startTraffic(ctx context.Context, from, to []string) error {
+func (r *SuiteRun) startTraffic(ctx context.Context, from, to []string) error {
 	for i, h := range from {
 		var dests []uint16
 		for _, d := range to {
@@ -153,22 +155,22 @@ func (r *run) startTraffic(ctx context.Context, from, to []string) error {
 			continue
 		}
 		args := nodeproc.TrafficArgs{Port: 1, Load: r.s.Load, Payload: r.s.Payload, Dests: dests, Seed: uint64(i + 1)}
-		if err := r.call(ctx, h, "traffic-start", args, nil); err != nil {
+		if err := r.Call(ctx, h, "traffic-start", args, nil); err != nil {
 			return fmt.Errorf("traffic-start on %s: %w", h, err)
 		}
 	}
 	return nil
 }
 
-// stopTraffic stops the generators; a host that died has none to stop.
-func (r *run) stopTraffic(ctx context.Context, hosts []string) {
+// StopTraffic stops the generators; a host that died has none to stop.
+func (r *SuiteRun) StopTraffic(ctx context.Context, hosts []string) {
 	for _, h := range hosts {
-		r.call(ctx, h, "traffic-stop", map[string]int{"port": 1}, nil)
+		r.Call(ctx, h, "traffic-stop", map[string]int{"port": 1}, nil)
 	}
 }
 
-// hostLIDs returns the HCAs and every node's LID.
-func (r *run) hostLIDs(ctx context.Context) ([]string, map[string]int, error) {
+// HostLIDs returns the HCAs and every node's LID.
+func (r *SuiteRun) HostLIDs(ctx context.Context) ([]string, map[string]int, error) {
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
 		return nil, nil, err
@@ -198,7 +200,7 @@ func (r *run) hostLIDs(ctx context.Context) ([]string, map[string]int, error) {
 // before the step that made it returns (an added piece's links train, and
 // are assimilated, while the add still waits for them): its reaction
 // counts from when the step began.
-func (r *run) runSteps(ctx context.Context) (began, end time.Time, err error) {
+func (r *SuiteRun) runSteps(ctx context.Context) (began, end time.Time, err error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -207,7 +209,7 @@ func (r *run) runSteps(ctx context.Context) (began, end time.Time, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sleep(ctx, time.Until(start.Add(st.At)))
+			Sleep(ctx, time.Until(start.Add(st.At)))
 			r.markEvent("step", "%v", st.Action)
 			mu.Lock()
 			if now := time.Now(); now.After(began) {
@@ -222,7 +224,7 @@ func (r *run) runSteps(ctx context.Context) (began, end time.Time, err error) {
 }
 
 // apply carries out one action.
-func (r *run) apply(ctx context.Context, a Action) error {
+func (r *SuiteRun) apply(ctx context.Context, a Action) error {
 	var err error
 	switch a.Kind {
 	case LinkDown, LinkUp:
@@ -252,7 +254,7 @@ func (r *run) apply(ctx context.Context, a Action) error {
 	case KillSM:
 		r.sm().Kill()
 	case StartSM:
-		_, err = r.startSM()
+		_, err = r.StartSM()
 	default:
 		err = fmt.Errorf("unknown action %q", a.Kind)
 	}
@@ -262,12 +264,12 @@ func (r *run) apply(ctx context.Context, a Action) error {
 	return nil
 }
 
-// portKey names a port.
-func portKey(node string, port int) string { return fmt.Sprintf("%s[%d]", node, port) }
+// PortKey names a port.
+func PortKey(node string, port int) string { return fmt.Sprintf("%s[%d]", node, port) }
 
 // expected returns what the steps leave behind: the nodes dead, and the
 // ports (both ends) whose link is down.
-func (r *run) expected() (dead, down map[string]bool) {
+func (r *SuiteRun) expected() (dead, down map[string]bool) {
 	dead, down = map[string]bool{}, map[string]bool{}
 	steps := slices.Clone(r.s.Steps)
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
@@ -283,7 +285,7 @@ func (r *run) expected() (dead, down map[string]bool) {
 			if !ok {
 				continue
 			}
-			for _, k := range []string{portKey(st.Node, st.Port), portKey(r.topo.Node(peer.Node).Name, peer.Port)} {
+			for _, k := range []string{PortKey(st.Node, st.Port), PortKey(r.topo.Node(peer.Node).Name, peer.Port)} {
 				if st.Kind == LinkDown {
 					down[k] = true
 				} else {
@@ -296,17 +298,17 @@ func (r *run) expected() (dead, down map[string]bool) {
 }
 
 // wantActive says whether node i's port p should be Active.
-func (r *run) wantActive(i, p int, dead, down map[string]bool) (want, cabled bool) {
+func (r *SuiteRun) wantActive(i, p int, dead, down map[string]bool) (want, cabled bool) {
 	peer, ok := r.topo.Peer(topologies.PortRef{Node: i, Port: p})
 	if !ok {
 		return false, false
 	}
 	n := r.topo.Node(i).Name
-	return !dead[n] && !dead[r.topo.Node(peer.Node).Name] && !down[portKey(n, p)], true
+	return !dead[n] && !dead[r.topo.Node(peer.Node).Name] && !down[PortKey(n, p)], true
 }
 
 // survivors returns the hosts still connected to the SM's.
-func (r *run) survivors(hosts []string, dead, down map[string]bool) []string {
+func (r *SuiteRun) survivors(hosts []string, dead, down map[string]bool) []string {
 	start, _ := r.topo.Lookup(r.s.SMNode)
 	seen := map[int]bool{start: true}
 	queue := []int{start}
@@ -334,7 +336,7 @@ func (r *run) survivors(hosts []string, dead, down map[string]bool) []string {
 }
 
 // changesTopology says whether the steps change what the SM must route.
-func (r *run) changesTopology() bool {
+func (r *SuiteRun) changesTopology() bool {
 	return r.smMustReact || slices.ContainsFunc(r.s.Steps, func(st Step) bool {
 		switch st.Kind {
 		case LinkDown, LinkUp, LinkFlap, KillNode, Restart, AddPiece:
@@ -344,9 +346,9 @@ func (r *run) changesTopology() bool {
 	})
 }
 
-// whyNot says what keeps the fabric from being whole ("" when it is): a
+// WhyNot says what keeps the fabric from being whole ("" when it is): a
 // change the steps made needs an SM result after since, when they began.
-func (r *run) whyNot(ctx context.Context, since time.Time, dead, down map[string]bool) string {
+func (r *SuiteRun) WhyNot(ctx context.Context, since time.Time, dead, down map[string]bool) string {
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
 		return err.Error()
@@ -364,7 +366,7 @@ func (r *run) whyNot(ctx context.Context, since time.Time, dead, down map[string
 		for _, p := range n.Ports {
 			want, cabled := r.wantActive(i, p.Port, dead, down)
 			if cabled && want != (p.State == "Active") {
-				bad = append(bad, fmt.Sprintf("%s %s", portKey(n.Name, p.Port), p.State))
+				bad = append(bad, fmt.Sprintf("%s %s", PortKey(n.Name, p.Port), p.State))
 			}
 		}
 	}
@@ -391,9 +393,9 @@ func (r *run) whyNot(ctx context.Context, since time.Time, dead, down map[string
 
 // waitWhole waits until whyNot (with since) is empty and returns how long
 // after end that was, or -1 after timeout.
-func (r *run) waitWhole(ctx context.Context, since, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
+func (r *SuiteRun) waitWhole(ctx context.Context, since, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
 	for deadline := end.Add(timeout); time.Now().Before(deadline) && ctx.Err() == nil; {
-		if r.whyNot(ctx, since, dead, down) == "" {
+		if r.WhyNot(ctx, since, dead, down) == "" {
 			return time.Since(end)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -401,10 +403,10 @@ func (r *run) waitWhole(ctx context.Context, since, end time.Time, dead, down ma
 	return -1
 }
 
-// waitPorts waits until every cabled port is Active.
-func (r *run) waitPorts(ctx context.Context, timeout time.Duration) error {
+// WaitPorts waits until every cabled port is Active.
+func (r *SuiteRun) WaitPorts(ctx context.Context, timeout time.Duration) error {
 	for deadline := time.Now().Add(timeout); ; {
-		why := r.whyNot(ctx, time.Time{}, nil, nil)
+		why := r.WhyNot(ctx, time.Time{}, nil, nil)
 		if why == "" {
 			return nil
 		}

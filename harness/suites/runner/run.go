@@ -97,8 +97,11 @@ func (r *Report) skip(name, why string) {
 	r.Checks = append(r.Checks, Check{Name: name, OK: true, Skipped: true, Detail: why})
 }
 
-// run is one suite's run in progress.
-type run struct {
+// SuiteRun is one suite's run in progress on one fabric: the runner the
+// failure suites and the experiments share (bring-up, the SM, traffic,
+// the sampler, steps and checks). An experiment embeds it and adds its
+// own state.
+type SuiteRun struct {
 	s      *Suite
 	o      Options
 	topo   *topologies.Topology
@@ -119,15 +122,42 @@ type run struct {
 	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
 }
 
-func (r *run) logf(format string, args ...any) {
+// NewSuiteRun prepares the run of suite s on topo as fabric with o, its
+// findings in rep; the SM's lines go nowhere until the run sets a log.
+func NewSuiteRun(s *Suite, o Options, topo *topologies.Topology, fabric string, rep *Report) *SuiteRun {
+	return &SuiteRun{s: s, o: o, topo: topo, fabric: fabric, smLog: io.Discard, rep: rep}
+}
+
+// Suite is the suite r runs; an experiment may change its load and SM
+// arguments between phases.
+func (r *SuiteRun) Suite() *Suite { return r.s }
+
+// Fabric is the name of r's fabric.
+func (r *SuiteRun) Fabric() string { return r.fabric }
+
+// Topology is r's fabric's topology.
+func (r *SuiteRun) Topology() *topologies.Topology { return r.topo }
+
+// Report is where r records its events, LIDs and checks.
+func (r *SuiteRun) Report() *Report { return r.rep }
+
+// T0 is when r's traffic started (Start), the zero of its events' times.
+func (r *SuiteRun) T0() time.Time { return r.t0 }
+
+// SetOpenSMConf adds conf to OpenSM's configuration when r starts it.
+func (r *SuiteRun) SetOpenSMConf(conf string) { r.opensmConf = conf }
+
+// Logf writes a progress line to the run's log, when it has one.
+func (r *SuiteRun) Logf(format string, args ...any) {
 	if r.o.Log != nil {
 		fmt.Fprintf(r.o.Log, format+"\n", args...)
 	}
 }
 
-func (r *run) event(format string, args ...any) { r.markEvent("", format, args...) }
+// Eventf records an event of the run (its time since T0) and logs it.
+func (r *SuiteRun) Eventf(format string, args ...any) { r.markEvent("", format, args...) }
 
-func (r *run) markEvent(mark, format string, args ...any) {
+func (r *SuiteRun) markEvent(mark, format string, args ...any) {
 	r.mu.Lock()
 	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
 	if r.t0.IsZero() {
@@ -135,15 +165,15 @@ func (r *run) markEvent(mark, format string, args ...any) {
 	}
 	r.rep.Events = append(r.rep.Events, e)
 	r.mu.Unlock()
-	r.logf("%7.3f s  %s", e.T, e.What)
+	r.Logf("%7.3f s  %s", e.T, e.What)
 }
 
 // smKind is the run's subnet manager.
-func (r *run) smKind() SMKind { return r.o.SM }
+func (r *SuiteRun) smKind() SMKind { return r.o.SM }
 
-// startSM starts the run's subnet manager at the suite's SM node and
+// StartSM starts the run's subnet manager at the suite's SM node and
 // adds it to those the run stops and reports.
-func (r *run) startSM() (*SMProc, error) {
+func (r *SuiteRun) StartSM() (*SMProc, error) {
 	var p *SMProc
 	var err error
 	if r.smKind() == SMOpenSM {
@@ -161,7 +191,7 @@ func (r *run) startSM() (*SMProc, error) {
 }
 
 // smEvent puts an SM result on the timeline.
-func (r *run) smEvent(x SMResult) {
+func (r *SuiteRun) smEvent(x SMResult) {
 	state := "subnet up"
 	if !x.SubnetUp {
 		state = "subnet NOT up: " + x.Reason
@@ -180,17 +210,17 @@ func (r *run) smEvent(x SMResult) {
 	if len(x.Changes) > 0 {
 		what += "; " + strings.Join(x.Changes, "; ")
 	}
-	r.event("%s", what)
+	r.Eventf("%s", what)
 }
 
-// start sets the traffic's start, the origin of the timeline.
-func (r *run) start() {
+// Start sets the traffic's start, the origin of the timeline.
+func (r *SuiteRun) Start() {
 	r.mu.Lock()
 	r.t0 = time.Now()
 	r.mu.Unlock()
 }
 
-func (r *run) sm() *SMProc {
+func (r *SuiteRun) sm() *SMProc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sms[len(r.sms)-1]
@@ -230,7 +260,7 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 			}
 		}
 	}
-	r := &run{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
+	r := &SuiteRun{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
 	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMKind: o.SM, SMNode: s.SMNode, SMArgs: s.SMArgs,
 		TimeScale: s.TimeScale, Load: s.Load, Started: time.Now()}
 	if o.Out != "" {
@@ -238,8 +268,8 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 			return nil, err
 		}
 	}
-	r.logf("suite %s: %s", s.Name, s.Summary)
-	down, err := r.up()
+	r.Logf("suite %s: %s", s.Name, s.Summary)
+	down, err := r.Up()
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +291,7 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	for _, c := range r.rep.Checks {
 		r.rep.Passed = r.rep.Passed && c.OK
 	}
-	r.rep.SM = r.smResults()
+	r.rep.SM = r.SMResults()
 	r.rep.Phases = phaseReport(r.rep)
 	if r.smp != nil {
 		r.rep.Samples = r.smp.Samples()
@@ -270,12 +300,12 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 	return r.rep, nil
 }
 
-// up prepares where the run's SM writes (ibsm's lines to ibsm.jsonl in
+// Up prepares where the run's SM writes (ibsm's lines to ibsm.jsonl in
 // the report directory; OpenSM's cache and log to a fresh opensm/ there,
 // or to a temporary directory) and brings the fabric up, the SM's HCA
 // with the flags its SM wants. down stops every SM the run started,
 // takes the fabric down and closes or removes those files.
-func (r *run) up() (down func() error, err error) {
+func (r *SuiteRun) Up() (down func() error, err error) {
 	var release []func()
 	undo := func() {
 		for _, f := range release {
@@ -332,24 +362,24 @@ func (r *run) up() (down func() error, err error) {
 // and for every port, and returns the LIDs by node name. The first sweep
 // of a fabric of some hundred ports with LMC aliases and CC or AR MADs
 // takes a while at a time scale in the thousands.
-func (r *run) bringUpSM(ctx context.Context) (map[string]int, error) {
-	r.start()
-	p, err := r.startSM()
+func (r *SuiteRun) bringUpSM(ctx context.Context) (map[string]int, error) {
+	r.Start()
+	p, err := r.StartSM()
 	if err != nil {
 		return nil, err
 	}
 	if _, _, err := p.WaitResult(0, 300*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return nil, fmt.Errorf("subnet not up: %w", err)
 	}
-	if err := r.waitPorts(ctx, 120*time.Second); err != nil {
+	if err := r.WaitPorts(ctx, 120*time.Second); err != nil {
 		return nil, err
 	}
-	_, lids, err := r.hostLIDs(ctx)
+	_, lids, err := r.HostLIDs(ctx)
 	return lids, err
 }
 
-// smResults returns what every SM the run started reported.
-func (r *run) smResults() []SMResult {
+// SMResults returns what every SM the run started reported.
+func (r *SuiteRun) SMResults() []SMResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []SMResult
@@ -361,7 +391,7 @@ func (r *run) smResults() []SMResult {
 
 // ccLogs returns the CongestionLog entries the run's ibsm processes
 // reported.
-func (r *run) ccLogs() []sm.CCLogEvent {
+func (r *SuiteRun) ccLogs() []sm.CCLogEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []sm.CCLogEvent
@@ -372,14 +402,14 @@ func (r *run) ccLogs() []sm.CCLogEvent {
 }
 
 // execute is the run's sequence; an error ends it early.
-func (r *run) execute(ctx context.Context) error {
+func (r *SuiteRun) execute(ctx context.Context) error {
 	s, rep := r.s, r.rep
 	for _, a := range s.BringUp {
 		if err := r.apply(ctx, a); err != nil {
 			return err
 		}
 	}
-	p, err := r.startSM()
+	p, err := r.StartSM()
 	if err != nil {
 		return err
 	}
@@ -407,10 +437,10 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		rep.check("bring-up faults acted", acted > 0, "%d rules matched %d frames and acted on %d", len(fs), matched, acted)
 	}
-	if err := r.waitPorts(ctx, 30*time.Second); err != nil {
+	if err := r.WaitPorts(ctx, 30*time.Second); err != nil {
 		return fmt.Errorf("after bring-up: %w", err)
 	}
-	hosts, lids, err := r.hostLIDs(ctx)
+	hosts, lids, err := r.HostLIDs(ctx)
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,9 @@ func (p *SMProc) Kind() SMKind { return p.kind }
 // Done is closed when p's process has exited and its output is read.
 func (p *SMProc) Done() <-chan struct{} { return p.done }
 
-// smBinary finds ibsm as the harness finds the node programs: in
+// SMBinary finds ibsm as the harness finds the node programs: in
 // $IBFAB_BIN, next to the running executable, or on PATH.
-func smBinary() (string, error) {
+func SMBinary() (string, error) {
 	var dirs []string
 	if d := os.Getenv(harness.BinEnv); d != "" {
 		dirs = append(dirs, d)
@@ -83,7 +83,7 @@ func smBinary() (string, error) {
 // Every line it prints also goes to log, when set, and each result to
 // onResult.
 func StartIbsm(fabric, node string, args []string, log io.Writer, onResult func(SMResult)) (*SMProc, error) {
-	bin, err := smBinary()
+	bin, err := SMBinary()
 	if err != nil {
 		return nil, err
 	}

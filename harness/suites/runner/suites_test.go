@@ -63,7 +63,7 @@ func TestExpectedAndSurvivors(t *testing.T) {
 		{"killed and restarted", []Step{{Action: Action{Kind: KillNode, Node: "sw6"}}, {At: time.Second, Action: Action{Kind: Restart, Node: "sw6"}}}, nil, nil, 7},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &run{s: &Suite{SMNode: "ca4", Steps: c.steps}, topo: topologies.Default()}
+			r := &SuiteRun{s: &Suite{SMNode: "ca4", Steps: c.steps}, topo: topologies.Default()}
 			dead, down := r.expected()
 			require.ElementsMatch(t, c.dead, keys(dead))
 			require.ElementsMatch(t, c.down, keys(down))

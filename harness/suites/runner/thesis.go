@@ -267,7 +267,7 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 	s := Suite{Name: fmt.Sprintf("thesis%d-%s", n, m.Name), Topology: func() (*topologies.Topology, error) { return topo, nil },
 		TimeScale: o.TimeScale, SMNode: topo.Node(0).Name, SMArgs: m.Args, Payload: 256}
 	prefix := cmp.Or(o.fabric, "th")
-	r := &run{s: &s, o: Options{Log: o.Log, Every: 250 * time.Millisecond}, topo: topo, fabric: fmt.Sprintf("%s%d_%s", prefix, n, m.Name),
+	r := &SuiteRun{s: &s, o: Options{Log: o.Log, Every: 250 * time.Millisecond}, topo: topo, fabric: fmt.Sprintf("%s%d_%s", prefix, n, m.Name),
 		smLog: io.Discard, rep: &Report{}, smMustReact: true}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -280,7 +280,7 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 		defer f.Close()
 		r.smLog = f
 	}
-	r.logf("== %d switches, %s mechanism (ibsm %v)", n, m.Name, m.Args)
+	r.Logf("== %d switches, %s mechanism (ibsm %v)", n, m.Name, m.Args)
 	up := harness.UpOptions{TimeScale: o.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
 	if _, err := harness.Up(r.fabric, topo, up); err != nil {
 		return nil, c, fmt.Errorf("up: %w", err)
@@ -299,21 +299,21 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 	if _, _, err := p.WaitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
 		return nil, c, fmt.Errorf("bring-up: %w", err)
 	}
-	if err := r.waitPorts(ctx, 60*time.Second); err != nil {
+	if err := r.WaitPorts(ctx, 60*time.Second); err != nil {
 		return nil, c, err
 	}
-	hosts, lids, err := r.hostLIDs(ctx)
+	hosts, lids, err := r.HostLIDs(ctx)
 	if err != nil {
 		return nil, c, err
 	}
 	r.rep.LIDs = lids
-	r.start()
+	r.Start()
 	r.smp = newSampler(r.fabric, r.t0)
 	if c.sat <= 0 {
 		if c, err = r.saturation(ctx, hosts); err != nil {
 			return nil, calibration{}, err
 		}
-		r.logf("saturation: %.0f packets/s per host (CPU: %s)", c.sat, c.cpu)
+		r.Logf("saturation: %.0f packets/s per host (CPU: %s)", c.sat, c.cpu)
 	}
 	r.ppsPerPercent = c.ppsPerPercent
 	sat := c.sat

@@ -22,7 +22,7 @@ const saturationLoad = 5.0
 // link rate (for linkPercent) and the CPU the fabric's processes used
 // meanwhile. A port that went down while it was measured makes it an
 // error: the rate would be the machine's starvation, not the fabric's.
-func (r *run) saturation(ctx context.Context, hosts []string) (calibration, error) {
+func (r *SuiteRun) saturation(ctx context.Context, hosts []string) (calibration, error) {
 	var c calibration
 	st, err := harness.Status(ctx, r.fabric)
 	if err != nil {
@@ -40,16 +40,16 @@ func (r *run) saturation(ctx context.Context, hosts []string) (calibration, erro
 	if err := r.startTraffic(ctx, hosts, hosts); err != nil {
 		return c, err
 	}
-	sleep(ctx, time.Second)
+	Sleep(ctx, time.Second)
 	a := r.smp.mark(ctx)
 	hostsCPU, switchesCPU := cpuNow(hostPIDs), cpuNow(switchPIDs)
-	sleep(ctx, 2*time.Second)
+	Sleep(ctx, 2*time.Second)
 	b := r.smp.mark(ctx)
 	c.cpu = SaturationCPU{Seconds: b.T - a.T, Hosts: cpuSince(hostsCPU).Seconds(), Switches: cpuSince(switchesCPU).Seconds()}
 	var offered float64
 	for _, h := range hosts {
 		var gs hca.GeneratorStats
-		if err := r.call(ctx, h, "traffic-stop", map[string]int{"port": 1}, &gs); err == nil && gs.Elapsed > 0 {
+		if err := r.Call(ctx, h, "traffic-stop", map[string]int{"port": 1}, &gs); err == nil && gs.Elapsed > 0 {
 			offered += float64(gs.Offered) / gs.Elapsed.Seconds()
 		}
 	}
@@ -94,12 +94,12 @@ func cpuSince(before map[int]time.Duration) time.Duration {
 
 // linkPercent converts packets per second per host into the generator's
 // load, % of the link's data rate.
-func (r *run) linkPercent(pps float64) float64 { return pps / r.ppsPerPercent }
+func (r *SuiteRun) linkPercent(pps float64) float64 { return pps / r.ppsPerPercent }
 
 // cycle deactivates switch v (SIGKILL) with traffic among all hosts, then
 // activates it again (restart) with traffic among the hosts that stayed
 // connected, and measures both.
-func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech string, load float64) ([]ChangeResult, error) {
+func (r *SuiteRun) cycle(ctx context.Context, hosts []string, v, size int, mech string, load float64) ([]ChangeResult, error) {
 	name := r.topo.Node(v).Name
 	var rest []string
 	for _, h := range hosts {
@@ -117,7 +117,7 @@ func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech strin
 		if err := r.startTraffic(ctx, senders, senders); err != nil {
 			return out, err
 		}
-		sleep(ctx, 1500*time.Millisecond)
+		Sleep(ctx, 1500*time.Millisecond)
 		p := r.sm()
 		from := len(p.Results())
 		a := r.smp.mark(ctx)
@@ -136,11 +136,11 @@ func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech strin
 			dead[name] = true
 		}
 		if restored := r.waitWhole(ctx, at, at, dead, nil, 60*time.Second); restored < 0 {
-			return out, fmt.Errorf("%s of %s: not assimilated after 60 s: %s", change, name, r.whyNot(ctx, at, dead, nil))
+			return out, fmt.Errorf("%s of %s: not assimilated after 60 s: %s", change, name, r.WhyNot(ctx, at, dead, nil))
 		}
-		sleep(ctx, 300*time.Millisecond)
+		Sleep(ctx, 300*time.Millisecond)
 		b := r.smp.mark(ctx)
-		r.stopTraffic(ctx, senders)
+		r.StopTraffic(ctx, senders)
 		r.drain(ctx)
 		cr := ChangeResult{Size: size, Mechanism: mech, Load: load, Change: change, Switch: name,
 			Drops: dataDrops(dropsBetween(a, b)), Sent: b.Tx - a.Tx}
@@ -157,7 +157,7 @@ func (r *run) cycle(ctx context.Context, hosts []string, v, size int, mech strin
 		for _, d := range cr.Drops {
 			cr.Dropped += d
 		}
-		r.logf("%2d switches %-8s %3.0f%%  %-12s %-5s  %8.1f ms to valid tables, %6d SMPs, %7d of %7d packets dropped %v",
+		r.Logf("%2d switches %-8s %3.0f%%  %-12s %-5s  %8.1f ms to valid tables, %6d SMPs, %7d of %7d packets dropped %v",
 			size, mech, load, change, name, cr.MsToValid, cr.SMPs, cr.Dropped, cr.Sent, cr.Drops)
 		out = append(out, cr)
 	}

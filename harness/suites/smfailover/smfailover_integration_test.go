@@ -11,6 +11,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness/suites/runner"
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -41,7 +42,7 @@ func TestFailoverQuick(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	rep, err := RunFailover(context.Background(), FailoverOptions{Out: dir, Fabric: name, Quick: true, Log: tlog{t}})
+	rep, err := RunFailover(context.Background(), FailoverOptions{Out: dir, Fabric: name, Quick: true, Log: testsupport.LogWriter(t)})
 	require.NoError(t, err)
 	left, _ := fabricnet.Namespaces(name)
 	assert.Empty(t, left, "namespaces left behind")
@@ -77,12 +78,4 @@ func TestFailoverQuick(t *testing.T) {
 	for _, f := range []string{"index.md", "report.json"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
-}
-
-// tlog writes a run's progress lines to the test's log.
-type tlog struct{ t *testing.T }
-
-func (l tlog) Write(b []byte) (int, error) {
-	l.t.Logf("%s", b)
-	return len(b), nil
 }

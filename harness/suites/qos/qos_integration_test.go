@@ -1,4 +1,4 @@
-package runner
+package qos
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/sm"
@@ -29,7 +30,7 @@ func TestQoSQuick(t *testing.T) {
 	fabrictest.BuildBinaries(t)
 	dir := t.TempDir()
 	rep, err := RunQoS(context.Background(), QoSOptions{Out: dir, Fabric: fabrictest.Name("qos"), Quick: true,
-		Modes: []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}, Log: tlog{t}})
+		Modes: []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}, Log: testsupport.LogWriter(t)})
 	require.NoError(t, err)
 	for _, m := range rep.Modes {
 		for _, c := range m.Checks {

@@ -1,4 +1,4 @@
-package runner
+package qos
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 
 	"ibfab/internal/enum"
 	"ibfab/sm"
@@ -135,14 +135,14 @@ type QoSModeReport struct {
 	LinkMbps  float64          `json:"link_mbps"`        // the bottleneck's data rate
 	Series    []QoSSeriesPoint `json:"series"`
 	// ibsm's decisions, and what the link cut did (QoSIbsm).
-	Events   []sm.QoSEvent   `json:"events,omitempty"`
-	Rejected *sm.QoSEvent    `json:"rejected,omitempty"`
-	Cut      string          `json:"cut,omitempty"`
-	AfterCut []QoSFlowResult `json:"after_cut,omitempty"`
-	SM       []SMResult      `json:"sm,omitempty"`
-	Capture  *CaptureInfo    `json:"capture,omitempty"`
-	Checks   []Check         `json:"checks"`
-	Error    string          `json:"error,omitempty"`
+	Events   []sm.QoSEvent       `json:"events,omitempty"`
+	Rejected *sm.QoSEvent        `json:"rejected,omitempty"`
+	Cut      string              `json:"cut,omitempty"`
+	AfterCut []QoSFlowResult     `json:"after_cut,omitempty"`
+	SM       []runner.SMResult   `json:"sm,omitempty"`
+	Capture  *runner.CaptureInfo `json:"capture,omitempty"`
+	Checks   []runner.Check      `json:"checks"`
+	Error    string              `json:"error,omitempty"`
 }
 
 // QoSReport is the experiment.
@@ -151,7 +151,7 @@ type QoSReport struct {
 	TimeScale float64         `json:"time_scale"`
 	Measure   float64         `json:"measure_s"` // real seconds per window
 	Modes     []QoSModeReport `json:"modes"`
-	Checks    []Check         `json:"checks"`
+	Checks    []runner.Check  `json:"checks"`
 	Passed    bool            `json:"passed"`
 	Files     []string        `json:"files,omitempty"`
 }
@@ -206,7 +206,7 @@ func RunQoS(ctx context.Context, o QoSOptions) (*QoSReport, error) {
 // qosCompare checks across arrangements: the flows that ibsm's QoS
 // served must miss without it (the experiment shows something only if
 // they do).
-func qosCompare(rep *QoSReport) []Check {
+func qosCompare(rep *QoSReport) []runner.Check {
 	var with, without *QoSModeReport
 	for i := range rep.Modes {
 		switch rep.Modes[i].Mode {
@@ -225,7 +225,7 @@ func qosCompare(rep *QoSReport) []Check {
 			missed++
 		}
 	}
-	return []Check{{Name: "without QoS the flows miss", OK: missed > 0,
+	return []runner.Check{{Name: "without QoS the flows miss", OK: missed > 0,
 		Detail: fmt.Sprintf("%d of %d flows missed their bandwidth or latency as best effort", missed, len(without.Flows))}}
 }
 
@@ -264,7 +264,7 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	const cmd = "run qos"
 	fs := flag.NewFlagSet("ibfab run qos", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	smKind := fs.String("sm", SMIbsm.String(), "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
+	smKind := fs.String("sm", runner.SMIbsm.String(), "ibsm (ibsm with QoS, then without), opensm (ibsm's QoS, then OpenSM's), or all three")
 	quick := fs.Bool("quick", false, "shorter windows (3 s real)")
 	measure := fs.Duration("measure", 0, "real length of a measurement window (default 8 s, 3 s with --quick)")
 	out := fs.String("out", "out/qos", "write the report to `DIR`")
@@ -276,9 +276,9 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	}
 	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
 	switch *smKind {
-	case SMIbsm.String():
+	case runner.SMIbsm.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSNone}
-	case SMOpenSM.String():
+	case runner.SMOpenSM.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSOpenSM} // side by side
 	case "all":
 		o.Modes = []QoSMode{QoSIbsm, QoSNone, QoSOpenSM}
@@ -288,11 +288,11 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	if *measure < 0 {
 		return usage(errors.New("--measure must be positive"))
 	}
-	if !FabricNameRE.MatchString(*name) {
+	if !runner.FabricNameRE.MatchString(*name) {
 		return usage(fmt.Errorf("--name %q: want 1-20 of [a-z0-9_]", *name))
 	}
 	start := time.Now()
-	rep, err := RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*QoSReport, error) {
+	rep, err := runner.RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*QoSReport, error) {
 		o.Log = log
 		return RunQoS(ctx, o)
 	}, func(rep *QoSReport) {
@@ -307,11 +307,11 @@ func runQoSCmd(env *harness.Env, args []string) error {
 					m.Mode, f.ID, f.SL, f.ReceivedMbps, f.RequestedMbps, f.P99Us, f.BoundUs)
 			}
 			for _, c := range m.Checks {
-				fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", Mark(c), m.Mode, c.Name, c.Detail)
+				fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", runner.Mark(c), m.Mode, c.Name, c.Detail)
 			}
 		}
 		for _, c := range rep.Checks {
-			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", Mark(c), "all", c.Name, c.Detail)
+			fmt.Fprintf(env.Stdout, "  %-4s %-10s %-36s %s\n", runner.Mark(c), "all", c.Name, c.Detail)
 		}
 	})
 	if err != nil {
@@ -323,6 +323,5 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	return nil
 }
 
-// FabricNameRE is a fabric name (ibfab's rule) short enough that the
-// modes' names, the prefix and "_" and a letter, stay readable.
-var FabricNameRE = regexp.MustCompile(`^[a-z0-9_]{1,20}$`)
+// Experiment is `ibfab run qos`, for the command's table.
+var Experiment = runner.Experiment{Name: "qos", Synopsis: qosSynopsis, Run: runQoSCmd}

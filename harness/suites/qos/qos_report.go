@@ -1,4 +1,4 @@
-package runner
+package qos
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"ibfab/harness/suites/runner"
 )
 
 // writeQoSReport writes the experiment to dir: report.json, per mode
@@ -162,7 +164,7 @@ func qosMarkdown(rep *QoSReport) string {
 			fmt.Fprintf(&b, "The run stopped early: %s\n\n", m.Error)
 		}
 		for _, c := range m.Checks {
-			fmt.Fprintf(&b, "- %s %s: %s\n", Mark(c), c.Name, c.Detail)
+			fmt.Fprintf(&b, "- %s %s: %s\n", runner.Mark(c), c.Name, c.Detail)
 		}
 		if m.Rejected != nil {
 			fmt.Fprintf(&b, "- f3: %s at %s: %s\n", m.Rejected.Action, m.Rejected.Port, m.Rejected.Reason)
@@ -193,18 +195,8 @@ func qosMarkdown(rep *QoSReport) string {
 	if len(rep.Checks) > 0 {
 		b.WriteString("## Across modes\n\n")
 		for _, c := range rep.Checks {
-			fmt.Fprintf(&b, "- %s %s: %s\n", Mark(c), c.Name, c.Detail)
+			fmt.Fprintf(&b, "- %s %s: %s\n", runner.Mark(c), c.Name, c.Detail)
 		}
 	}
 	return b.String()
-}
-
-func Mark(c Check) string {
-	switch {
-	case c.Skipped:
-		return "skip"
-	case c.OK:
-		return "ok"
-	}
-	return "FAIL"
 }

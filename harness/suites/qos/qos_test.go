@@ -1,4 +1,4 @@
-package runner
+package qos
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm/qos"
@@ -25,7 +26,7 @@ func TestP99Between(t *testing.T) {
 		{"one percent exactly", []hca.Bucket{{LeNs: 100, Count: 109}, {LeNs: 200, Count: 5}, {LeNs: 900, Count: 1}}, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, p99Between(before, tc.after))
+			assert.Equal(t, tc.want, runner.P99Between(before, tc.after))
 		})
 	}
 }
@@ -89,7 +90,7 @@ func TestQoSCompare(t *testing.T) {
 func TestQoSMarkdown(t *testing.T) {
 	rep := &QoSReport{TimeScale: QoSTimeScale, Measure: 3, Modes: []QoSModeReport{{Mode: QoSIbsm, Fabric: "q_q",
 		Flows:  []QoSFlowResult{{ID: "f1", SL: 2, RequestedMbps: 2000, ReceivedMbps: 1999, BoundUs: 1000, P99Us: 20, PromisedUs: 116.8, BandwidthMet: true, LatencyMet: true}},
-		Checks: []Check{{Name: "f1 bandwidth", OK: true, Detail: "received"}}}}}
+		Checks: []runner.Check{{Name: "f1 bandwidth", OK: true, Detail: "received"}}}}}
 	md := qosMarkdown(rep)
 	assert.Contains(t, md, "| ibsm-qos | f1 | 2 | 2000 | 1999.0 |")
 	assert.Contains(t, md, "116.8")

@@ -1,12 +1,10 @@
-package runner
+package qos
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,18 +15,18 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/internal/opensmrun"
 	"ibfab/nodeproc"
 	"ibfab/sm"
 	"ibfab/sm/qos"
 	"ibfab/topologies"
-	"ibfab/wire/mad"
 )
 
 // qosRun is one arrangement of the QoS experiment in progress.
 type qosRun struct {
-	*run
+	*runner.SuiteRun
 	mode    QoSMode
 	mr      *QoSModeReport
 	control string // ibsm's control socket
@@ -41,10 +39,6 @@ type qosRun struct {
 // qosPoll is how often the flows at b1 are read during a window.
 const qosPoll = 500 * time.Millisecond
 
-// linkRate is the data rate of every link the suites cable (the
-// dumbbell, meshes and tori): 4x SDR.
-var linkRate, _ = mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
-
 // runQoSMode brings a fabric up for mode, runs the experiment on it and
 // takes it down.
 func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport, err error) {
@@ -56,37 +50,37 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 			return nil, err
 		}
 	}
-	kind := SMIbsm
+	kind := runner.SMIbsm
 	if m == QoSOpenSM {
-		kind = SMOpenSM
+		kind = runner.SMOpenSM
 	}
 	topo := topologies.Dumbbell()
-	s := Suite{Name: "qos-" + m.String(), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
+	s := runner.Suite{Name: "qos-" + m.String(), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	r := &qosRun{mode: m, mr: mr, dir: dir, sl: map[string]uint8{}, flows: map[string]*sm.QoSEvent{}, length: o.Measure,
 		control: filepath.Join(filepath.Dir(nodeproc.SocketPath(fabric, "sm0")), "ibsm-qos.sock")}
-	r.run = &run{s: &s, o: Options{Out: dir, Fabric: fabric, SM: kind, Log: o.Log}, topo: topo, fabric: fabric,
-		smLog: io.Discard, rep: &Report{Suite: s.Name, Fabric: fabric, SMKind: kind, SMNode: s.SMNode, TimeScale: s.TimeScale}}
+	r.SuiteRun = runner.NewSuiteRun(&s, runner.Options{Out: dir, Fabric: fabric, SM: kind, Log: o.Log}, topo, fabric,
+		&runner.Report{Suite: s.Name, Fabric: fabric, SMKind: kind, SMNode: s.SMNode, TimeScale: s.TimeScale})
 	release, err := r.smArgs()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	r.logf("qos %s: fabric %s at time scale %d", m, fabric, QoSTimeScale)
-	down, err := r.up()
+	r.Logf("qos %s: fabric %s at time scale %d", m, fabric, QoSTimeScale)
+	down, err := r.Up()
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		derr := down()
-		mr.SM = r.smResults()
+		mr.SM = r.SMResults()
 		if derr != nil && err == nil {
 			err = derr
 		}
 	}()
 	if err := r.execute(ctx); err != nil {
 		mr.Error = err.Error()
-		mr.Checks = append(mr.Checks, Check{Name: "run completed", Detail: err.Error()})
+		mr.Checks = append(mr.Checks, runner.Check{Name: "run completed", Detail: err.Error()})
 	}
 	return mr, nil
 }
@@ -96,7 +90,7 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 // release removes the flow file when the run has no report directory.
 func (r *qosRun) smArgs() (release func(), err error) {
 	release = func() {}
-	base := slices.Clone(DefaultSMArgs)
+	base := slices.Clone(runner.DefaultSMArgs)
 	switch r.mode {
 	case QoSIbsm:
 		var file string
@@ -104,11 +98,11 @@ func (r *qosRun) smArgs() (release func(), err error) {
 		if err != nil {
 			return nil, err
 		}
-		r.s.SMArgs = append(base, "--qos-flows", file, "--control", r.control)
+		r.Suite().SMArgs = append(base, "--qos-flows", file, "--control", r.control)
 	case QoSNone:
-		r.s.SMArgs = base
+		r.Suite().SMArgs = base
 	case QoSOpenSM:
-		r.s.SMArgs = []string{"-Q"}
+		r.Suite().SMArgs = []string{"-Q"}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", r.mode)
 	}
@@ -139,7 +133,7 @@ func (r *qosRun) flowFile() (path string, release func(), err error) {
 }
 
 func (r *qosRun) check(name string, ok bool, format string, args ...any) {
-	r.mr.Checks = append(r.mr.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	r.mr.Checks = append(r.mr.Checks, runner.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 }
 
 // execute is one arrangement: SM up, flows admitted, traffic, a window,
@@ -150,33 +144,33 @@ func (r *qosRun) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	r.start()
-	p, err := r.startSM()
+	r.Start()
+	p, err := r.StartSM()
 	if err != nil {
 		return err
 	}
-	if _, _, err := p.WaitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+	if _, _, err := p.WaitResult(0, 120*time.Second, func(x runner.SMResult) bool { return x.SubnetUp }); err != nil {
 		return fmt.Errorf("subnet not up: %w", err)
 	}
-	if err := r.waitPorts(ctx, 60*time.Second); err != nil {
+	if err := r.WaitPorts(ctx, 60*time.Second); err != nil {
 		return err
 	}
-	_, lids, err := r.hostLIDs(ctx)
+	_, lids, err := r.HostLIDs(ctx)
 	if err != nil {
 		return err
 	}
-	r.rep.LIDs = lids
+	r.Report().LIDs = lids
 	if err := r.admit(ctx, p); err != nil {
 		return err
 	}
 	if err := r.startLoad(ctx); err != nil {
 		return err
 	}
-	sleep(ctx, time.Second)
-	stop := r.startCapture(ctx)
+	runner.Sleep(ctx, time.Second)
+	stop := r.StartCapture(ctx)
 	res, series, err := r.window(ctx, r.length)
 	stop()
-	r.mr.Capture = r.rep.Capture
+	r.mr.Capture = r.Report().Capture
 	if err != nil {
 		return err
 	}
@@ -188,16 +182,16 @@ func (r *qosRun) execute(ctx context.Context) error {
 		}
 	}
 	for _, f := range []qosFlow{qosF1, qosF2} {
-		harness.StopFlow(ctx, r.fabric, f.Src, f.id)
+		harness.StopFlow(ctx, r.Fabric(), f.Src, f.id)
 	}
-	r.stopTraffic(ctx, qosBestEffort)
+	r.StopTraffic(ctx, qosBestEffort)
 	return nil
 }
 
 // admit gets the flows their SLs: from ibsm's decisions (f1 from its
 // file, f2 through `ibsm qos add`, f3 refused), SL 0 without QoS, or
 // ibsm's mapping computed here for OpenSM.
-func (r *qosRun) admit(ctx context.Context, p *SMProc) error {
+func (r *qosRun) admit(ctx context.Context, p *runner.SMProc) error {
 	switch r.mode {
 	case QoSNone:
 		r.sl["f1"], r.sl["f2"] = 0, 0
@@ -223,7 +217,7 @@ func (r *qosRun) admit(ctx context.Context, p *SMProc) error {
 			return err
 		}
 		r.mr.Events = append(r.mr.Events, *ev)
-		r.event("ibsm qos add %s: %s %s %s", req.ID, ev.Action, ev.Port, ev.Reason)
+		r.Eventf("ibsm qos add %s: %s %s %s", req.ID, ev.Action, ev.Port, ev.Reason)
 		if req.ID == qosF3.ID {
 			r.mr.Rejected = ev
 			r.check("f3 refused at the bottleneck", ev.Action == sm.QoSReject && ev.Port == qosBottleneck,
@@ -244,7 +238,7 @@ func (r *qosRun) admit(ctx context.Context, p *SMProc) error {
 }
 
 // waitQoS waits for ibsm's first decision on flow id.
-func (r *qosRun) waitQoS(p *SMProc, id string, timeout time.Duration) (sm.QoSEvent, error) {
+func (r *qosRun) waitQoS(p *runner.SMProc, id string, timeout time.Duration) (sm.QoSEvent, error) {
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		for _, e := range p.QoSEvents() {
 			if e.ID == id {
@@ -259,7 +253,7 @@ func (r *qosRun) waitQoS(p *SMProc, id string, timeout time.Duration) (sm.QoSEve
 // qosAdd runs `ibsm qos add` against the SM's control socket, as a user
 // would, and returns its decision.
 func (r *qosRun) qosAdd(ctx context.Context, q qos.Request) (*sm.QoSEvent, error) {
-	bin, err := smBinary()
+	bin, err := runner.SMBinary()
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +297,7 @@ func offlinePath() []qos.Link {
 	var out []qos.Link
 	for i := range 3 {
 		out = append(out, qos.Link{Key: qos.PortKey{GUID: uint64(i + 1)}, Name: fmt.Sprintf("hop%d", i),
-			Rate: linkRate, MTU: 2048, DataVLs: 8})
+			Rate: runner.LinkRate, MTU: 2048, DataVLs: 8})
 	}
 	return out
 }
@@ -311,20 +305,20 @@ func offlinePath() []qos.Link {
 // startLoad starts best effort at 100 % from qosBestEffort to b1 on SL 0,
 // and the flows on their SLs at their rates.
 func (r *qosRun) startLoad(ctx context.Context) error {
-	b1 := uint16(r.rep.LIDs["b1"])
+	b1 := uint16(r.Report().LIDs["b1"])
 	for i, h := range qosBestEffort {
-		if err := r.call(ctx, h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 100, Payload: 2048,
+		if err := r.Call(ctx, h, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: 100, Payload: 2048,
 			Dests: []uint16{b1}, Seed: uint64(i + 1)}, nil); err != nil {
 			return fmt.Errorf("best effort from %s: %w", h, err)
 		}
 	}
 	for _, f := range []qosFlow{qosF1, qosF2} {
-		st, err := harness.StartFlow(ctx, r.fabric, f.Src, nodeproc.FlowArgs{ID: f.id, Port: 1, DLID: b1, SL: r.sl[f.ID],
+		st, err := harness.StartFlow(ctx, r.Fabric(), f.Src, nodeproc.FlowArgs{ID: f.id, Port: 1, DLID: b1, SL: r.sl[f.ID],
 			RateBPS: uint64(f.Mbps * 1e6), Payload: qos.DefaultPayload, Pattern: hca.CBR})
 		if err != nil {
 			return err
 		}
-		r.event("flow %s from %s: SL %d on VL %d, %.0f Mb/s", f.ID, f.Src, st.SL, st.VL, f.Mbps)
+		r.Eventf("flow %s from %s: SL %d on VL %d, %.0f Mb/s", f.ID, f.Src, st.SL, st.VL, f.Mbps)
 	}
 	return nil
 }
@@ -342,19 +336,19 @@ type rxSnap struct {
 // the window runs).
 func (r *qosRun) snap(ctx context.Context, reset bool) (rxSnap, error) {
 	s := rxSnap{at: time.Now(), flows: map[string]hca.FlowRxStats{}}
-	rep, err := harness.Flows(ctx, r.fabric, "b1", nodeproc.FlowsArgs{Reset: reset})
+	rep, err := harness.Flows(ctx, r.Fabric(), "b1", nodeproc.FlowsArgs{Reset: reset})
 	if err != nil {
 		return s, err
 	}
 	for _, f := range rep.Received {
 		for _, q := range []qosFlow{qosF1, qosF2} {
-			if f.ID == q.id && f.SLID == uint16(r.rep.LIDs[q.Src]) {
+			if f.ID == q.id && f.SLID == uint16(r.Report().LIDs[q.Src]) {
 				s.flows[q.ID] = f
 			}
 		}
 	}
 	var st nodeproc.Status
-	if err := r.call(ctx, "b1", "status", nil, &st); err != nil {
+	if err := r.Call(ctx, "b1", "status", nil, &st); err != nil {
 		return s, err
 	}
 	if len(st.Ports) > 0 {
@@ -377,7 +371,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 	prev := base
 	var series []QoSSeriesPoint
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		sleep(ctx, qosPoll)
+		runner.Sleep(ctx, qosPoll)
 		cur, err := r.snap(ctx, false)
 		if err != nil {
 			return nil, nil, err
@@ -396,7 +390,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 		if ok {
 			res.Packets, res.Lost = f.Packets, f.Lost
 			res.ReceivedMbps = f.ThroughputBPS / 1e6
-			res.P50Us, res.P99Us, res.MaxUs = us(f.Latency.P50Ns), us(f.Latency.P99Ns), us(f.Latency.MaxNs)
+			res.P50Us, res.P99Us, res.MaxUs = runner.Micros(f.Latency.P50Ns), runner.Micros(f.Latency.P99Ns), runner.Micros(f.Latency.MaxNs)
 		}
 		a, b := senders0[q.ID], senders1[q.ID]
 		if dt := b.Elapsed - a.Elapsed; dt > 0 {
@@ -418,7 +412,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 func (r *qosRun) senders(ctx context.Context) map[string]hca.FlowStats {
 	out := map[string]hca.FlowStats{}
 	for _, q := range []qosFlow{qosF1, qosF2} {
-		rep, err := harness.Flows(ctx, r.fabric, q.Src, nodeproc.FlowsArgs{})
+		rep, err := harness.Flows(ctx, r.Fabric(), q.Src, nodeproc.FlowsArgs{})
 		if err != nil {
 			continue
 		}
@@ -434,7 +428,7 @@ func (r *qosRun) senders(ctx context.Context) map[string]hca.FlowStats {
 // point is one series sample between two snapshots: each flow's rate and
 // p99 over the interval, and best effort's rate.
 func (r *qosRun) point(a, b rxSnap) QoSSeriesPoint {
-	p := QoSSeriesPoint{T: time.Since(r.t0).Seconds(), Mbps: map[string]float64{}, P99: map[string]float64{}}
+	p := QoSSeriesPoint{T: time.Since(r.T0()).Seconds(), Mbps: map[string]float64{}, P99: map[string]float64{}}
 	emu := b.at.Sub(a.at).Seconds() / QoSTimeScale
 	if emu <= 0 {
 		return p
@@ -448,41 +442,13 @@ func (r *qosRun) point(a, b rxSnap) QoSSeriesPoint {
 		bits := float64(fb.WireBytes-fa.WireBytes) * 8
 		flows += bits
 		p.Mbps[id] = bits / emu / 1e6
-		p.P99[id] = us(p99Between(fa.Latency.Buckets, fb.Latency.Buckets))
+		p.P99[id] = runner.Micros(runner.P99Between(fa.Latency.Buckets, fb.Latency.Buckets))
 	}
 	if b.rcv >= a.rcv {
 		p.Mbps["best-effort"] = max(0, (float64(b.rcv-a.rcv)*8-flows)/emu/1e6)
 	}
 	return p
 }
-
-// p99Between is the 99th percentile of the samples added between two
-// cumulative histograms, as the upper bound of its bucket.
-func p99Between(a, b []hca.Bucket) int64 {
-	before := map[int64]uint64{}
-	for _, x := range a {
-		before[x.LeNs] = x.Count
-	}
-	var diff []hca.Bucket
-	var n uint64
-	for _, x := range b {
-		if c := x.Count - before[x.LeNs]; c > 0 {
-			diff = append(diff, hca.Bucket{LeNs: x.LeNs, Count: c})
-			n += c
-		}
-	}
-	slices.SortFunc(diff, func(x, y hca.Bucket) int { return int(x.LeNs - y.LeNs) })
-	need := uint64(math.Ceil(0.99 * float64(n)))
-	var seen uint64
-	for _, x := range diff {
-		if seen += x.Count; seen >= need {
-			return x.LeNs
-		}
-	}
-	return 0
-}
-
-func us(ns int64) float64 { return float64(ns) / 1e3 }
 
 // judge checks a window of the mode.
 func (r *qosRun) judge(res []QoSFlowResult) {
@@ -491,7 +457,7 @@ func (r *qosRun) judge(res []QoSFlowResult) {
 		sat += f.ReceivedMbps
 	}
 	sat += r.mr.BestMbps
-	r.mr.LinkMbps = float64(linkRate) / 1e6
+	r.mr.LinkMbps = float64(runner.LinkRate) / 1e6
 	r.check("bottleneck saturated", sat >= 0.95*r.mr.LinkMbps, "b1 received %.0f Mb/s of %.0f (flows and best effort)", sat, r.mr.LinkMbps)
 	if r.mode != QoSIbsm {
 		return
@@ -508,7 +474,7 @@ var portRefRE = regexp.MustCompile(`^(.+)\[([0-9]+)\]$`)
 
 // cut takes down the switch link f1 crosses and checks that ibsm moved or
 // gave up every flow that crossed it, then measures again.
-func (r *qosRun) cut(ctx context.Context, p *SMProc) error {
+func (r *qosRun) cut(ctx context.Context, p *runner.SMProc) error {
 	var link string
 	for _, h := range r.flows["f1"].Flow.Hops {
 		if strings.HasPrefix(h.Port, "sw1[") {
@@ -531,13 +497,13 @@ func (r *qosRun) cut(ctx context.Context, p *SMProc) error {
 	slices.Sort(affected)
 	r.mr.Cut = link
 	from := len(p.QoSEvents())
-	r.event("cut %s (flows %v cross it)", link, affected)
-	if err := harness.SetLink(r.fabric, m[1], port, false); err != nil {
+	r.Eventf("cut %s (flows %v cross it)", link, affected)
+	if err := harness.SetLink(r.Fabric(), m[1], port, false); err != nil {
 		return err
 	}
 	decided := map[string]sm.QoSEvent{}
 	for deadline := time.Now().Add(120 * time.Second); len(decided) < len(affected) && time.Now().Before(deadline); {
-		sleep(ctx, 100*time.Millisecond)
+		runner.Sleep(ctx, 100*time.Millisecond)
 		for _, e := range p.QoSEvents()[from:] {
 			if e.Action == sm.QoSReroute || e.Action == sm.QoSLost {
 				decided[e.ID] = e
@@ -559,11 +525,11 @@ func (r *qosRun) cut(ctx context.Context, p *SMProc) error {
 	}
 	r.check("link cut: every flow moved or reported", len(decided) == len(affected) && len(affected) > 0,
 		"cut %s, %d flows crossed it: %s", link, len(affected), strings.Join(got, "; "))
-	sw, _ := r.topo.Lookup(m[1])
-	peer, _ := r.topo.Peer(topologies.PortRef{Node: sw, Port: port})
-	down := map[string]bool{link: true, portKey(r.topo.Node(peer.Node).Name, peer.Port): true}
-	for deadline := time.Now().Add(60 * time.Second); ; sleep(ctx, 100*time.Millisecond) {
-		why := r.whyNot(ctx, time.Time{}, nil, down)
+	sw, _ := r.Topology().Lookup(m[1])
+	peer, _ := r.Topology().Peer(topologies.PortRef{Node: sw, Port: port})
+	down := map[string]bool{link: true, runner.PortKey(r.Topology().Node(peer.Node).Name, peer.Port): true}
+	for deadline := time.Now().Add(60 * time.Second); ; runner.Sleep(ctx, 100*time.Millisecond) {
+		why := r.WhyNot(ctx, time.Time{}, nil, down)
 		if why == "" {
 			break
 		}
@@ -571,7 +537,7 @@ func (r *qosRun) cut(ctx context.Context, p *SMProc) error {
 			return fmt.Errorf("after the cut: %s", why)
 		}
 	}
-	sleep(ctx, time.Second)
+	runner.Sleep(ctx, time.Second)
 	after, _, err := r.window(ctx, r.length/2)
 	if err != nil {
 		return fmt.Errorf("after the cut: %w", err)
@@ -600,7 +566,7 @@ func (r *qosRun) openSMQoS() error {
 	if err != nil {
 		return err
 	}
-	r.opensmConf = conf.String()
+	r.SetOpenSMConf(conf.String())
 	return nil
 }
 
