@@ -18,12 +18,13 @@ import (
 	"ibfab/harness/suites/qos"
 	"ibfab/harness/suites/runner"
 	"ibfab/harness/suites/smfailover"
+	"ibfab/harness/suites/thesis"
 )
 
 // experiments are `ibfab run`'s experiments, in the order its usage and
 // errors name them.
 var experiments = []runner.Experiment{
-	runner.ThesisExperiment,
+	thesis.Experiment,
 	qos.Experiment,
 	runner.CCExperiment,
 	runner.AFCExperiment,

@@ -93,7 +93,7 @@ const afcCollapsed = 0.1
 // afcScaleWhy is the reason common to the claims that need deep,
 // persistent congestion trees.
 const afcScaleWhy = "likely the scale: our fat trees have 16 or 54 hosts where the paper's has 11,664, so a hot spot has 2-14 sources " +
-	"instead of 1,166 and 4 or 9 paths per pair instead of 324; the tree it grows is smaller and the HoL blocking it causes weaker, " +
+	"instead of 1,166 and 4 or 9 paths per pair instead of 324; the tree it grows is smaller and the HoL blocking it Causes weaker, " +
 	"and the differences between schemes shrink toward the run-to-run spread of a point"
 
 // afcClaims evaluates every claim on each K the points cover.

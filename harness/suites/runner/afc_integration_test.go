@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -26,7 +27,7 @@ func TestAFCMechanism(t *testing.T) {
 	fabrictest.BuildBinaries(t)
 	dir := t.TempDir()
 	rep, err := RunAFC(context.Background(), AFCOptions{Out: dir, Fabric: fabrictest.Name("af"), Quick: true,
-		Only: []string{"E6"}, Log: tlog{t}})
+		Only: []string{"E6"}, Log: testsupport.LogWriter(t)})
 	require.NoError(t, err)
 	for _, c := range rep.Checks {
 		t.Logf("%v %s: %s", c.OK, c.Name, c.Detail)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -26,7 +27,7 @@ func TestCCQuick(t *testing.T) {
 	testenv.RequireRoot(t)
 	fabrictest.BuildBinaries(t)
 	dir := t.TempDir()
-	rep, err := RunCC(context.Background(), CCOptions{Out: dir, Fabric: fabrictest.Name("cc"), Quick: true, Log: tlog{t}})
+	rep, err := RunCC(context.Background(), CCOptions{Out: dir, Fabric: fabrictest.Name("cc"), Quick: true, Log: testsupport.LogWriter(t)})
 	require.NoError(t, err)
 	for _, c := range rep.Comparisons {
 		t.Logf("%s %s %s: ours %s, paper %s: %s %s", c.Experiment, c.Pattern, c.Metric, c.Ours, c.Paper, c.Verdict, c.Why)

@@ -102,9 +102,9 @@ func (r *SuiteRun) checkConnected(hosts, survivors []string, a, b Sample) {
 		}
 	}
 	w := r.rep.Steady
-	r.rep.check("survivors connected", len(survivors) > 1 && w.Sent > 0 && w.Lost == 0 && len(dataDrops(w.Drops)) == 0 && len(deaf) == 0,
+	r.rep.check("survivors connected", len(survivors) > 1 && w.Sent > 0 && w.Lost == 0 && len(DataDrops(w.Drops)) == 0 && len(deaf) == 0,
 		"%d of %d hosts: %d packets sent, %d received, data drops: %s; hosts that heard nothing: %v",
-		len(survivors), len(hosts), w.Sent, w.Received, causes(dataDrops(w.Drops)), deaf)
+		len(survivors), len(hosts), w.Sent, w.Received, Causes(DataDrops(w.Drops)), deaf)
 }
 
 // checkLoss: no loss while the steps acted, unless a link or node died,
@@ -119,8 +119,8 @@ func (r *SuiteRun) checkLoss() {
 	})
 	came := slices.ContainsFunc(s.Steps, func(st Step) bool { return st.Kind == AddPiece || st.Kind == Restart })
 	if !died && !came {
-		rep.check("no data lost", f.Lost == 0 && len(dataDrops(f.Drops)) == 0, "%d sent, %d received, data drops: %s (VL15: %d)",
-			f.Sent, f.Received, causes(dataDrops(f.Drops)), f.Drops[vl15Cause])
+		rep.check("no data lost", f.Lost == 0 && len(DataDrops(f.Drops)) == 0, "%d sent, %d received, data drops: %s (VL15: %d)",
+			f.Sent, f.Received, Causes(DataDrops(f.Drops)), f.Drops[vl15Cause])
 		return
 	}
 	allowed := lossCauses
@@ -131,7 +131,7 @@ func (r *SuiteRun) checkLoss() {
 	}
 	var other []string
 	var where uint64
-	for c, v := range dataDrops(f.Drops) {
+	for c, v := range DataDrops(f.Drops) {
 		if slices.Contains(allowed, c) {
 			where += v
 		} else {
@@ -192,7 +192,7 @@ func (r *SuiteRun) checkProcesses(ctx context.Context, dead map[string]bool) {
 			wrong = append(wrong, fmt.Sprintf("%s alive %v", n.Name, n.Alive))
 		}
 	}
-	if p := r.sm(); !p.Alive() {
+	if p := r.SM(); !p.Alive() {
 		wrong = append(wrong, p.kind.String()+" not running: "+LastLines(p.Stderr(), 3))
 	}
 	rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
@@ -228,8 +228,8 @@ func (r *SuiteRun) checkStayedActive() {
 // vl15Cause is the drop cause of VL15 alone: SMPs and traps, not data.
 const vl15Cause = "vl15_overflow"
 
-// dataDrops returns the drops that can be data packets.
-func dataDrops(m map[string]uint64) map[string]uint64 {
+// DataDrops returns the drops that can be data packets.
+func DataDrops(m map[string]uint64) map[string]uint64 {
 	out := map[string]uint64{}
 	for c, v := range m {
 		if c != vl15Cause {

@@ -34,6 +34,7 @@
 // phase of each sweep and assimilation), ibsm.jsonl or opensm/ (OpenSM's
 // log and cache), capture.pcap (one port through the steps) and index.md.
 //
-// thesis.go is `ibfab run thesis`: the joint evaluation of the thesis's
-// chapter 8, basic against improved mechanism on irregular fabrics.
+// The experiments run on SuiteRun (NewSuiteRun, its exported steps) or,
+// for those of load points (cc, afc), on experimentRun: packages thesis,
+// qos and smfailover beside this one, cc*.go and afc*.go still here.
 package runner

@@ -26,9 +26,8 @@ type Experiment struct {
 
 // The experiments, for the command's table (harness/suites).
 var (
-	ThesisExperiment = Experiment{"thesis", thesisSynopsis, runThesisCmd}
-	CCExperiment     = Experiment{"cc", ccSynopsis, runCCCmd}
-	AFCExperiment    = Experiment{"afc", afcSynopsis, runAFCCmd}
+	CCExperiment  = Experiment{"cc", ccSynopsis, runCCCmd}
+	AFCExperiment = Experiment{"afc", afcSynopsis, runAFCCmd}
 )
 
 // RunAndPrint runs an experiment until it ends or a signal comes, its

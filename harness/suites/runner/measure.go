@@ -168,7 +168,7 @@ func bins(ss []Sample, width float64) []Bin {
 		t1 := min(t0+width, ss[len(ss)-1].T)
 		a, b := at(t0), at(t1)
 		bn := Bin{T0: t0, T1: t1, Sent: b.Tx - a.Tx, Received: b.Rx - a.Rx}
-		if d := dropsBetween(a, b); len(d) > 0 {
+		if d := DropsBetween(a, b); len(d) > 0 {
 			bn.Dropped = d
 		}
 		out = append(out, bn)
@@ -176,8 +176,8 @@ func bins(ss []Sample, width float64) []Bin {
 	return out
 }
 
-// dropsBetween returns the drops by cause between two samples.
-func dropsBetween(a, b Sample) map[string]uint64 {
+// DropsBetween returns the drops by cause between two samples.
+func DropsBetween(a, b Sample) map[string]uint64 {
 	out := map[string]uint64{}
 	for c, v := range b.Drops {
 		if d := v - a.Drops[c]; d > 0 {

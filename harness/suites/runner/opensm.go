@@ -342,7 +342,7 @@ func (r *SuiteRun) opensmDiag(end time.Time) string {
 	}
 	var sweeps, traps int
 	last := "none"
-	for _, x := range r.sm().Results() {
+	for _, x := range r.SM().Results() {
 		if x.At.After(end) {
 			sweeps++
 			traps += len(x.Changes)

@@ -81,8 +81,8 @@ func phaseReport(rep *Report) *PhaseReport {
 	return pr
 }
 
-// phaseColors tell the phases apart, in the order of PhaseReport.Names.
-var phaseColors = []color.RGBA{
+// PhaseColors tell the phases apart, in the order of PhaseReport.Names.
+var PhaseColors = []color.RGBA{
 	{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255}, {R: 44, G: 160, B: 44, A: 255},
 	{R: 214, G: 39, B: 40, A: 255}, {R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255},
 	{R: 227, G: 119, B: 194, A: 255}, {R: 127, G: 127, B: 127, A: 255}, {R: 188, G: 189, B: 34, A: 255},
@@ -113,12 +113,12 @@ func plotPhases(path, title string, pr *PhaseReport) error {
 	if err != nil {
 		return err
 	}
-	return savePanels(path, vg.Length(max(9, 2+0.9*float64(len(labels))))*vg.Inch, 4.5*vg.Inch, left, right)
+	return SavePanels(path, vg.Length(max(9, 2+0.9*float64(len(labels))))*vg.Inch, 4.5*vg.Inch, left, right)
 }
 
-// savePanels draws plots side by side into a w×h image at path, its
+// SavePanels draws plots side by side into a w×h image at path, its
 // format by the extension (.svg, .png).
-func savePanels(path string, w, h vg.Length, ps ...*plot.Plot) error {
+func SavePanels(path string, w, h vg.Length, ps ...*plot.Plot) error {
 	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(filepath.Ext(path), "."))
 	if err != nil {
 		return err
@@ -161,7 +161,7 @@ func stackedBars(title, unit string, labels, names []string, rows []PhaseRow, va
 			return nil, err
 		}
 		b.LineStyle.Width = 0
-		b.Color = phaseColors[i%len(phaseColors)]
+		b.Color = PhaseColors[i%len(PhaseColors)]
 		if below != nil {
 			b.StackOn(below)
 		}
@@ -170,13 +170,13 @@ func stackedBars(title, unit string, labels, names []string, rows []PhaseRow, va
 		p.Legend.Add(n, b)
 	}
 	p.Y.Min = 0
-	legendRoom(p, len(names), true)
+	LegendRoom(p, len(names), true)
 	return p, nil
 }
 
-// legendRoom stretches p's Y axis so that a legend of n entries at its
+// LegendRoom stretches p's Y axis so that a legend of n entries at its
 // top (or bottom) covers no bar.
-func legendRoom(p *plot.Plot, n int, top bool) {
+func LegendRoom(p *plot.Plot, n int, top bool) {
 	p.Legend.Top = top
 	f := 1 + 0.08*float64(n+1)
 	if top {

@@ -36,7 +36,7 @@ func (r *SuiteRun) traffic(ctx context.Context, hosts []string) error {
 	defer func() { stopSampling(); wg.Wait() }()
 
 	p0 := r.smp.mark(ctx)
-	if err := r.startTraffic(ctx, hosts, hosts); err != nil {
+	if err := r.StartTraffic(ctx, hosts, hosts); err != nil {
 		return err
 	}
 	r.Eventf("traffic: %d hosts, %g %% of the link rate each, to every other host", len(hosts), s.Load)
@@ -53,7 +53,7 @@ func (r *SuiteRun) traffic(ctx context.Context, hosts []string) error {
 	}
 	dead, down := r.expected()
 	bound := s.scaledBound()
-	restored := r.waitWhole(ctx, began, end, dead, down, bound+10*time.Second)
+	restored := r.WaitWhole(ctx, began, end, dead, down, bound+10*time.Second)
 	stopCapture()
 	if restored < 0 {
 		rep.check("restored within bound", false, "not whole %v after the last step: %s%s", bound+10*time.Second, r.WhyNot(ctx, began, dead, down), r.opensmDiag(end))
@@ -64,7 +64,7 @@ func (r *SuiteRun) traffic(ctx context.Context, hosts []string) error {
 	rep.check("restored within bound", restored <= bound, "%.0f ms after the last step (bound %v)", rep.RestoredMs, bound)
 
 	r.StopTraffic(ctx, hosts)
-	p1 := r.drain(ctx)
+	p1 := r.Drain(ctx)
 	rep.Fault = window(p0, p1)
 	r.Eventf("traffic stopped: %d sent, %d received, drops %v", rep.Fault.Sent, rep.Fault.Received, rep.Fault.Drops)
 
@@ -80,13 +80,13 @@ func (r *SuiteRun) traffic(ctx context.Context, hosts []string) error {
 	}
 	survivors := r.survivors(all, dead, down)
 	a := r.smp.mark(ctx)
-	if err := r.startTraffic(ctx, survivors, survivors); err != nil {
+	if err := r.StartTraffic(ctx, survivors, survivors); err != nil {
 		return err
 	}
 	r.Eventf("steady traffic among the %d surviving hosts", len(survivors))
 	Sleep(ctx, s.Steady)
 	r.StopTraffic(ctx, survivors)
-	b := r.drain(ctx)
+	b := r.Drain(ctx)
 	rep.Steady = window(a, b)
 	r.Eventf("steady traffic stopped: %d sent, %d received", rep.Steady.Sent, rep.Steady.Received)
 	r.finalChecks(ctx, all, survivors, dead, a, b)
@@ -103,7 +103,7 @@ func Sleep(ctx context.Context, d time.Duration) {
 
 func window(a, b Sample) Window {
 	return Window{From: a.T, To: b.T, Sent: b.Tx - a.Tx, Received: b.Rx - a.Rx,
-		Lost: int64(b.Tx-a.Tx) - int64(b.Rx-a.Rx), Drops: dropsBetween(a, b)}
+		Lost: int64(b.Tx-a.Tx) - int64(b.Rx-a.Rx), Drops: DropsBetween(a, b)}
 }
 
 // mark takes a sample now and returns it.
@@ -117,9 +117,9 @@ func (s *sampler) mark(ctx context.Context) Sample {
 	return s.samples[len(s.samples)-1]
 }
 
-// drain waits until the hosts' received count stops growing (the packets
+// Drain waits until the hosts' received count stops growing (the packets
 // in flight have arrived) and returns the last sample.
-func (r *SuiteRun) drain(ctx context.Context) Sample {
+func (r *SuiteRun) Drain(ctx context.Context) Sample {
 	last := r.smp.mark(ctx)
 	same := 0
 	for deadline := time.Now().Add(5 * time.Second); same < 3 && time.Now().Before(deadline); {
@@ -142,8 +142,8 @@ func (r *SuiteRun) Call(ctx context.Context, node, op string, args, res any) err
 	return ctl.Call(cctx, nodeproc.SocketPath(r.fabric, node), op, args, res)
 }
 
-// startTraffic makes every host of from send to every other host of to.
-func (r *SuiteRun) startTraffic(ctx context.Context, from, to []string) error {
+// StartTraffic makes every host of from send to every other host of to.
+func (r *SuiteRun) StartTraffic(ctx context.Context, from, to []string) error {
 	for i, h := range from {
 		var dests []uint16
 		for _, d := range to {
@@ -252,7 +252,7 @@ func (r *SuiteRun) apply(ctx context.Context, a Action) error {
 			r.mu.Unlock()
 		}
 	case KillSM:
-		r.sm().Kill()
+		r.SM().Kill()
 	case StartSM:
 		_, err = r.StartSM()
 	default:
@@ -376,7 +376,7 @@ func (r *SuiteRun) WhyNot(ctx context.Context, since time.Time, dead, down map[s
 		}
 		return "ports: " + strings.Join(bad, ", ")
 	}
-	p := r.sm()
+	p := r.SM()
 	rs := p.Results()
 	switch {
 	case !p.Alive():
@@ -391,9 +391,9 @@ func (r *SuiteRun) WhyNot(ctx context.Context, since time.Time, dead, down map[s
 	return ""
 }
 
-// waitWhole waits until whyNot (with since) is empty and returns how long
+// WaitWhole waits until WhyNot (with since) is empty and returns how long
 // after end that was, or -1 after timeout.
-func (r *SuiteRun) waitWhole(ctx context.Context, since, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
+func (r *SuiteRun) WaitWhole(ctx context.Context, since, end time.Time, dead, down map[string]bool, timeout time.Duration) time.Duration {
 	for deadline := end.Add(timeout); time.Now().Before(deadline) && ctx.Err() == nil; {
 		if r.WhyNot(ctx, since, dead, down) == "" {
 			return time.Since(end)

@@ -150,7 +150,7 @@ func markdown(rep *Report) string {
 		name string
 		w    Window
 	}{{"traffic through the steps", rep.Fault}, {"survivors, after restoration", rep.Steady}} {
-		fmt.Fprintf(&b, "| %s (%.1f–%.1f s) | %d | %d | %d | %s |\n", w.name, w.w.From, w.w.To, w.w.Sent, w.w.Received, w.w.Lost, causes(w.w.Drops))
+		fmt.Fprintf(&b, "| %s (%.1f–%.1f s) | %d | %d | %d | %s |\n", w.name, w.w.From, w.w.To, w.w.Sent, w.w.Received, w.w.Lost, Causes(w.w.Drops))
 	}
 	fmt.Fprintf(&b, "\nRestored %.0f ms after the last step.\n\n## Timeline\n\n", rep.RestoredMs)
 	for _, e := range rep.Events {
@@ -196,7 +196,8 @@ func markdown(rep *Report) string {
 	return b.String()
 }
 
-func causes(m map[string]uint64) string {
+// Causes is drops by cause as text, the causes sorted.
+func Causes(m map[string]uint64) string {
 	if len(m) == 0 {
 		return "none"
 	}

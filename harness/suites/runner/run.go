@@ -118,8 +118,7 @@ type SuiteRun struct {
 	// options).
 	opensmConf string
 
-	ppsPerPercent float64 // thesis: the generator's packets/s per % of the link rate
-	smMustReact   bool    // thesis: a change the SM must take in, outside Steps
+	smMustReact bool // a change the SM must take in, outside Steps (ExpectSMReaction)
 }
 
 // NewSuiteRun prepares the run of suite s on topo as fabric with o, its
@@ -146,6 +145,32 @@ func (r *SuiteRun) T0() time.Time { return r.t0 }
 
 // SetOpenSMConf adds conf to OpenSM's configuration when r starts it.
 func (r *SuiteRun) SetOpenSMConf(conf string) { r.opensmConf = conf }
+
+// SetSMLog sends the lines of the ibsm the run starts next to w.
+func (r *SuiteRun) SetSMLog(w io.Writer) { r.smLog = w }
+
+// ExpectSMReaction tells the run that the experiment makes changes the SM
+// must take in outside the suite's steps (WhyNot then waits for its
+// result).
+func (r *SuiteRun) ExpectSMReaction() { r.smMustReact = true }
+
+// StopSMs stops every SM the run started.
+func (r *SuiteRun) StopSMs() {
+	r.mu.Lock()
+	sms := r.sms
+	r.mu.Unlock()
+	for _, p := range sms {
+		p.Stop()
+	}
+}
+
+// StartSampler prepares the run's sampler of every node's counters, its
+// samples timed from T0 and taken by Sample.
+func (r *SuiteRun) StartSampler() { r.smp = newSampler(r.Fabric(), r.T0()) }
+
+// Sample takes a sample of every node's counters now (StartSampler
+// first).
+func (r *SuiteRun) Sample(ctx context.Context) Sample { return r.smp.mark(ctx) }
 
 // Logf writes a progress line to the run's log, when it has one.
 func (r *SuiteRun) Logf(format string, args ...any) {
@@ -220,7 +245,8 @@ func (r *SuiteRun) Start() {
 	r.mu.Unlock()
 }
 
-func (r *SuiteRun) sm() *SMProc {
+// SM is the subnet manager the run started last.
+func (r *SuiteRun) SM() *SMProc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sms[len(r.sms)-1]
@@ -335,7 +361,7 @@ func (r *SuiteRun) Up() (down func() error, err error) {
 		r.smLog = f
 	}
 	o := harness.UpOptions{TimeScale: r.s.TimeScale, NodeArgs: r.s.NodeArgs,
-		NodeArgsFor: map[string][]string{r.s.SMNode: ibsmHCAArgs(r.s.SMArgs)}}
+		NodeArgsFor: map[string][]string{r.s.SMNode: IbsmHCAArgs(r.s.SMArgs)}}
 	if r.o.SM == SMOpenSM {
 		o.NodeArgsFor = map[string][]string{r.s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
 	}

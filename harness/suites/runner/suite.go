@@ -140,7 +140,7 @@ type Suite struct {
 // ibsm's timers in the shipped suites. A sweep every smSweepInterval backs
 // the traps up: a trap is an SMP on VL15, which drops what overflows its
 // buffer, and under traffic some are lost. SMPs wait smTimeout for their
-// answer, in ibsm and at the SM's HCA (ibsmHCAArgs): on a loaded machine
+// answer, in ibsm and at the SM's HCA (IbsmHCAArgs): on a loaded machine
 // 200 ms is too short.
 const (
 	smSweepInterval = 3 * time.Second

@@ -12,6 +12,7 @@ import (
 	"ibfab/capture"
 	"ibfab/fabricnet"
 	"ibfab/harness/suites/runner"
+	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 )
@@ -87,7 +88,7 @@ func TestSuitesOpenSM(t *testing.T) {
 func runSuite(t *testing.T, s runner.Suite, o runner.Options) (*runner.Report, string) {
 	t.Helper()
 	dir := t.TempDir()
-	o.Out, o.Log = dir, testLog{t}
+	o.Out, o.Log = dir, testsupport.LogWriter(t)
 	rep, err := runner.Run(context.Background(), s, o)
 	require.NoError(t, err)
 	for _, c := range rep.Checks {
@@ -127,38 +128,4 @@ func checkFiles(t *testing.T, dir, smLog string) {
 		require.NoError(t, err)
 		require.Positive(t, st.Size(), f)
 	}
-}
-
-// TestThesisSmall is `ibfab run thesis` cut down to one small network and
-// one load: both mechanisms assimilate a switch's deactivation and
-// activation under traffic, and the table compares them.
-func TestThesisSmall(t *testing.T) {
-	testenv.RequireRoot(t)
-	fabrictest.BuildBinaries(t)
-	dir := t.TempDir()
-	rep, err := runner.RunThesis(context.Background(), runner.ThesisOptions{
-		Sizes: []int{4}, Loads: []float64{25}, Changes: 1, Seed: 1, Out: dir, Log: testLog{t}})
-	require.NoError(t, err)
-	require.Empty(t, rep.Errors)
-	require.Positive(t, rep.Saturation[4])
-	require.Len(t, rep.Results, 4, "two mechanisms × deactivation and activation")
-	for _, r := range rep.Results {
-		require.Positive(t, r.MsToValid, "%+v", r)
-		require.Positive(t, r.SMPs, "%+v", r)
-		require.Positive(t, r.Sent, "%+v", r)
-	}
-	require.Len(t, rep.Rows, 1)
-	require.Positive(t, rep.Rows[0].TimeRatioAct)
-	require.Contains(t, runner.ThesisTable(rep), "| 4 | 25 % |")
-	for _, f := range []string{"thesis.json", "index.md", "thesis.svg", "thesis.png"} {
-		_, err := os.Stat(filepath.Join(dir, f))
-		require.NoError(t, err)
-	}
-}
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("%s", b)
-	return len(b), nil
 }

@@ -1,4 +1,4 @@
-package runner
+package thesis
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/topologies"
 )
 
@@ -65,7 +66,7 @@ func runThesisCmd(env *harness.Env, args []string) error {
 	if *changes < 1 || *scale < 1 {
 		return usage(errors.New("--changes and --time-scale are at least 1"))
 	}
-	rep, err := RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*ThesisReport, error) {
+	rep, err := runner.RunAndPrint(env, cmd, *asJSON, func(ctx context.Context, log io.Writer) (*ThesisReport, error) {
 		o.Log = log
 		return RunThesis(ctx, o)
 	}, func(rep *ThesisReport) {
@@ -104,7 +105,7 @@ type Mechanism struct {
 // Mechanisms are Table 26's basic and improved mechanisms. The improved
 // one distributes only changed LFT blocks (ibsm always does), as in the
 // thesis's section 8.6.
-var Mechanisms = []Mechanism{{"basic", BasicSMArgs}, {"improved", DefaultSMArgs}}
+var Mechanisms = []Mechanism{{"basic", runner.BasicSMArgs}, {"improved", runner.DefaultSMArgs}}
 
 // ChangeResult is one deactivation or activation of a switch.
 type ChangeResult struct {
@@ -264,11 +265,12 @@ func (c SaturationCPU) String() string {
 // thesisFabric runs one mechanism on one network. c is the calibration
 // measured on this network before (zero: measure it).
 func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topology, n int, m Mechanism, c calibration) ([]ChangeResult, calibration, error) {
-	s := Suite{Name: fmt.Sprintf("thesis%d-%s", n, m.Name), Topology: func() (*topologies.Topology, error) { return topo, nil },
+	s := runner.Suite{Name: fmt.Sprintf("thesis%d-%s", n, m.Name), Topology: func() (*topologies.Topology, error) { return topo, nil },
 		TimeScale: o.TimeScale, SMNode: topo.Node(0).Name, SMArgs: m.Args, Payload: 256}
 	prefix := cmp.Or(o.fabric, "th")
-	r := &SuiteRun{s: &s, o: Options{Log: o.Log, Every: 250 * time.Millisecond}, topo: topo, fabric: fmt.Sprintf("%s%d_%s", prefix, n, m.Name),
-		smLog: io.Discard, rep: &Report{}, smMustReact: true}
+	r := &thesisRun{SuiteRun: runner.NewSuiteRun(&s, runner.Options{Log: o.Log, Every: 250 * time.Millisecond}, topo,
+		fmt.Sprintf("%s%d_%s", prefix, n, m.Name), &runner.Report{})}
+	r.ExpectSMReaction()
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, c, err
@@ -278,25 +280,22 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 			return nil, c, err
 		}
 		defer f.Close()
-		r.smLog = f
+		r.SetSMLog(f)
 	}
 	r.Logf("== %d switches, %s mechanism (ibsm %v)", n, m.Name, m.Args)
-	up := harness.UpOptions{TimeScale: o.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: ibsmHCAArgs(s.SMArgs)}}
-	if _, err := harness.Up(r.fabric, topo, up); err != nil {
+	up := harness.UpOptions{TimeScale: o.TimeScale, NodeArgsFor: map[string][]string{s.SMNode: runner.IbsmHCAArgs(s.SMArgs)}}
+	if _, err := harness.Up(r.Fabric(), topo, up); err != nil {
 		return nil, c, fmt.Errorf("up: %w", err)
 	}
 	defer func() {
-		for _, p := range r.sms {
-			p.Stop()
-		}
-		harness.Down(r.fabric)
+		r.StopSMs()
+		harness.Down(r.Fabric())
 	}()
-	p, err := StartIbsm(r.fabric, s.SMNode, s.SMArgs, r.smLog, r.smEvent)
+	p, err := r.StartSM()
 	if err != nil {
 		return nil, c, err
 	}
-	r.sms = append(r.sms, p)
-	if _, _, err := p.WaitResult(0, 120*time.Second, func(x SMResult) bool { return x.SubnetUp }); err != nil {
+	if _, _, err := p.WaitResult(0, 120*time.Second, func(x runner.SMResult) bool { return x.SubnetUp }); err != nil {
 		return nil, c, fmt.Errorf("bring-up: %w", err)
 	}
 	if err := r.WaitPorts(ctx, 60*time.Second); err != nil {
@@ -306,9 +305,9 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 	if err != nil {
 		return nil, c, err
 	}
-	r.rep.LIDs = lids
+	r.Report().LIDs = lids
 	r.Start()
-	r.smp = newSampler(r.fabric, r.t0)
+	r.StartSampler()
 	if c.sat <= 0 {
 		if c, err = r.saturation(ctx, hosts); err != nil {
 			return nil, calibration{}, err
@@ -332,3 +331,6 @@ func thesisFabric(ctx context.Context, o ThesisOptions, topo *topologies.Topolog
 	}
 	return out, c, nil
 }
+
+// Experiment is `ibfab run thesis`, for the command's table.
+var Experiment = runner.Experiment{Name: "thesis", Synopsis: thesisSynopsis, Run: runThesisCmd}

@@ -1,4 +1,4 @@
-package runner
+package thesis
 
 import (
 	"context"
@@ -7,10 +7,18 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/internal/proccpu"
 	"ibfab/topologies"
 )
+
+// thesisRun is one mechanism's run on one network: the suites' runner
+// and the generator's packets/s per % of the link rate it calibrated.
+type thesisRun struct {
+	*runner.SuiteRun
+	ppsPerPercent float64
+}
 
 // saturationLoad is the offered load (% of the link rate per host) that
 // saturates the fabric on this machine at any time scale up to 100.
@@ -22,9 +30,9 @@ const saturationLoad = 5.0
 // link rate (for linkPercent) and the CPU the fabric's processes used
 // meanwhile. A port that went down while it was measured makes it an
 // error: the rate would be the machine's starvation, not the fabric's.
-func (r *SuiteRun) saturation(ctx context.Context, hosts []string) (calibration, error) {
+func (r *thesisRun) saturation(ctx context.Context, hosts []string) (calibration, error) {
 	var c calibration
-	st, err := harness.Status(ctx, r.fabric)
+	st, err := harness.Status(ctx, r.Fabric())
 	if err != nil {
 		return c, err
 	}
@@ -36,15 +44,15 @@ func (r *SuiteRun) saturation(ctx context.Context, hosts []string) (calibration,
 			switchPIDs = append(switchPIDs, n.PID)
 		}
 	}
-	r.s.Load = saturationLoad
-	if err := r.startTraffic(ctx, hosts, hosts); err != nil {
+	r.Suite().Load = saturationLoad
+	if err := r.StartTraffic(ctx, hosts, hosts); err != nil {
 		return c, err
 	}
-	Sleep(ctx, time.Second)
-	a := r.smp.mark(ctx)
+	runner.Sleep(ctx, time.Second)
+	a := r.Sample(ctx)
 	hostsCPU, switchesCPU := cpuNow(hostPIDs), cpuNow(switchPIDs)
-	Sleep(ctx, 2*time.Second)
-	b := r.smp.mark(ctx)
+	runner.Sleep(ctx, 2*time.Second)
+	b := r.Sample(ctx)
 	c.cpu = SaturationCPU{Seconds: b.T - a.T, Hosts: cpuSince(hostsCPU).Seconds(), Switches: cpuSince(switchesCPU).Seconds()}
 	var offered float64
 	for _, h := range hosts {
@@ -53,7 +61,7 @@ func (r *SuiteRun) saturation(ctx context.Context, hosts []string) (calibration,
 			offered += float64(gs.Offered) / gs.Elapsed.Seconds()
 		}
 	}
-	r.drain(ctx)
+	r.Drain(ctx)
 	if offered == 0 || b.T <= a.T {
 		return c, fmt.Errorf("saturation: no traffic measured")
 	}
@@ -61,7 +69,7 @@ func (r *SuiteRun) saturation(ctx context.Context, hosts []string) (calibration,
 	c.sat = float64(b.Rx-a.Rx) / (b.T - a.T) / float64(len(hosts))
 	if len(b.NotActive) > 0 {
 		return c, fmt.Errorf("saturation: %.0f packets/s per host measured with ports not Active (%v; CPU %s): %s",
-			c.sat, dataDrops(dropsBetween(a, b)), c.cpu, strings.Join(b.NotActive, " "))
+			c.sat, runner.DataDrops(runner.DropsBetween(a, b)), c.cpu, strings.Join(b.NotActive, " "))
 	}
 	if c.sat >= 0.9*c.ppsPerPercent*saturationLoad {
 		return c, fmt.Errorf("saturation: the hosts received %.0f of %.0f packets/s each offered: not saturated", c.sat, c.ppsPerPercent*saturationLoad)
@@ -94,17 +102,17 @@ func cpuSince(before map[int]time.Duration) time.Duration {
 
 // linkPercent converts packets per second per host into the generator's
 // load, % of the link's data rate.
-func (r *SuiteRun) linkPercent(pps float64) float64 { return pps / r.ppsPerPercent }
+func (r *thesisRun) linkPercent(pps float64) float64 { return pps / r.ppsPerPercent }
 
 // cycle deactivates switch v (SIGKILL) with traffic among all hosts, then
 // activates it again (restart) with traffic among the hosts that stayed
 // connected, and measures both.
-func (r *SuiteRun) cycle(ctx context.Context, hosts []string, v, size int, mech string, load float64) ([]ChangeResult, error) {
-	name := r.topo.Node(v).Name
+func (r *thesisRun) cycle(ctx context.Context, hosts []string, v, size int, mech string, load float64) ([]ChangeResult, error) {
+	name := r.Topology().Node(v).Name
 	var rest []string
 	for _, h := range hosts {
-		i, _ := r.topo.Lookup(h)
-		if peer, ok := r.topo.Peer(topologies.PortRef{Node: i, Port: 1}); !ok || peer.Node != v {
+		i, _ := r.Topology().Lookup(h)
+		if peer, ok := r.Topology().Peer(topologies.PortRef{Node: i, Port: 1}); !ok || peer.Node != v {
 			rest = append(rest, h)
 		}
 	}
@@ -114,19 +122,19 @@ func (r *SuiteRun) cycle(ctx context.Context, hosts []string, v, size int, mech 
 		if change == "activation" {
 			senders = rest
 		}
-		if err := r.startTraffic(ctx, senders, senders); err != nil {
+		if err := r.StartTraffic(ctx, senders, senders); err != nil {
 			return out, err
 		}
-		Sleep(ctx, 1500*time.Millisecond)
-		p := r.sm()
+		runner.Sleep(ctx, 1500*time.Millisecond)
+		p := r.SM()
 		from := len(p.Results())
-		a := r.smp.mark(ctx)
+		a := r.Sample(ctx)
 		at := time.Now()
 		var err error
 		if change == "deactivation" {
-			err = harness.Kill(r.fabric, name)
+			err = harness.Kill(r.Fabric(), name)
 		} else {
-			_, _, err = harness.Restart(r.fabric, name, 30*time.Second)
+			_, _, err = harness.Restart(r.Fabric(), name, 30*time.Second)
 		}
 		if err != nil {
 			return out, fmt.Errorf("%s of %s: %w", change, name, err)
@@ -135,15 +143,15 @@ func (r *SuiteRun) cycle(ctx context.Context, hosts []string, v, size int, mech 
 		if change == "deactivation" {
 			dead[name] = true
 		}
-		if restored := r.waitWhole(ctx, at, at, dead, nil, 60*time.Second); restored < 0 {
+		if restored := r.WaitWhole(ctx, at, at, dead, nil, 60*time.Second); restored < 0 {
 			return out, fmt.Errorf("%s of %s: not assimilated after 60 s: %s", change, name, r.WhyNot(ctx, at, dead, nil))
 		}
-		Sleep(ctx, 300*time.Millisecond)
-		b := r.smp.mark(ctx)
+		runner.Sleep(ctx, 300*time.Millisecond)
+		b := r.Sample(ctx)
 		r.StopTraffic(ctx, senders)
-		r.drain(ctx)
+		r.Drain(ctx)
 		cr := ChangeResult{Size: size, Mechanism: mech, Load: load, Change: change, Switch: name,
-			Drops: dataDrops(dropsBetween(a, b)), Sent: b.Tx - a.Tx}
+			Drops: runner.DataDrops(runner.DropsBetween(a, b)), Sent: b.Tx - a.Tx}
 		for _, x := range p.Results()[from:] {
 			// An assimilation, or a full sweep when one was needed.
 			ms := x.MsTotal

@@ -1,4 +1,4 @@
-package runner
+package thesis
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"ibfab/harness/suites/runner"
 )
 
 // thesisRef holds the thesis's means (Tables 28-31): seconds to valid
@@ -168,7 +170,7 @@ func writeThesis(dir string, rep *ThesisReport) error {
 	md.WriteString("## Changes\n\n")
 	md.WriteString("| switches | mechanism | load | change | switch | ms to valid | SMPs | dropped | sent | drops by cause |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Results {
-		fmt.Fprintf(&md, "| %d | %s | %g | %s | %s | %.1f | %d | %d | %d | %s |\n", r.Size, r.Mechanism, r.Load, r.Change, r.Switch, r.MsToValid, r.SMPs, r.Dropped, r.Sent, causes(r.Drops))
+		fmt.Fprintf(&md, "| %d | %s | %g | %s | %s | %.1f | %d | %d | %d | %s |\n", r.Size, r.Mechanism, r.Load, r.Change, r.Switch, r.MsToValid, r.SMPs, r.Dropped, r.Sent, runner.Causes(r.Drops))
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(&md, "\n**Error:** %s\n", e)
@@ -231,9 +233,9 @@ func plotThesis(path string, rep *ThesisReport) error {
 				return nil, err
 			}
 			b.LineStyle.Width = 0
-			b.Color = phaseColors[i/2]
+			b.Color = runner.PhaseColors[i/2]
 			if i%2 == 1 { // the thesis's: the same hue, lighter
-				c := phaseColors[i/2]
+				c := runner.PhaseColors[i/2]
 				b.Color = color.RGBA{R: c.R/2 + 127, G: c.G/2 + 127, B: c.B/2 + 127, A: 255}
 			}
 			b.Offset = w * vg.Length(float64(i)-1.5)
@@ -242,10 +244,10 @@ func plotThesis(path string, rep *ThesisReport) error {
 		}
 		if p.Y.Max > 0 {
 			p.Y.Min = min(p.Y.Min, 0)
-			legendRoom(p, len(ss), true)
+			runner.LegendRoom(p, len(ss), true)
 		} else { // every change a cut: the bars hang from 0
 			p.Y.Max = 0
-			legendRoom(p, len(ss), false)
+			runner.LegendRoom(p, len(ss), false)
 		}
 		return p, nil
 	}
@@ -257,7 +259,7 @@ func plotThesis(path string, rep *ThesisReport) error {
 	if err != nil {
 		return err
 	}
-	return savePanels(path, vg.Length(max(9, 2+1.4*float64(len(labels))))*vg.Inch, 4.5*vg.Inch, left, right)
+	return runner.SavePanels(path, vg.Length(max(9, 2+1.4*float64(len(labels))))*vg.Inch, 4.5*vg.Inch, left, right)
 }
 
 // when is v when ok, else 0 (no bar).
