@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/cc"
 	"ibfab/harness/suites/qos"
 	"ibfab/harness/suites/runner"
 	"ibfab/harness/suites/smfailover"
@@ -26,7 +27,7 @@ import (
 var experiments = []runner.Experiment{
 	thesis.Experiment,
 	qos.Experiment,
-	runner.CCExperiment,
+	cc.Experiment,
 	runner.AFCExperiment,
 	smfailover.Experiment,
 }

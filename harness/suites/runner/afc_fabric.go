@@ -92,7 +92,7 @@ type afcSwitches map[string]nodeproc.Status
 func (r *afcRun) readSwitches(ctx context.Context) (afcSwitches, error) {
 	s := afcSwitches{}
 	var mu sync.Mutex
-	err := forEach(r.sws, func(sw string) error {
+	err := ForEach(r.Switches, func(sw string) error {
 		st, err := harness.NodeState(ctx, r.fabric, sw)
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ func afcAccepted(a, b afcFlows, hosts []string, scale float64, rate uint64, hot 
 	}
 	var sum, hotSum float64
 	for _, h := range hosts {
-		w := emuSeconds(b.at[h].Sub(a.at[h]), scale)
+		w := EmuSeconds(b.at[h].Sub(a.at[h]), scale)
 		if w <= 0 {
 			continue
 		}

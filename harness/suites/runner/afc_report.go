@@ -69,7 +69,7 @@ func writeAFCReport(dir string, rep *AFCReport) error {
 		}
 		rep.Files = append(rep.Files, names...)
 	}
-	return writeReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
+	return WriteReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
 }
 
 // afcFigure is a grid of plots saved as one PNG and one SVG.
@@ -131,13 +131,13 @@ func afcFigures(rep *AFCReport) ([]afcFigure, error) {
 		k   int
 		voq bool
 	}
-	var keys []panelKey
+	var Keys []panelKey
 	for _, p := range rep.Points {
-		if k := (panelKey{p.K, p.VOQ}); !slices.Contains(keys, k) {
-			keys = append(keys, k)
+		if k := (panelKey{p.K, p.VOQ}); !slices.Contains(Keys, k) {
+			Keys = append(Keys, k)
 		}
 	}
-	for _, key := range keys {
+	for _, key := range Keys {
 		f, err := sweepFigure(rep.Points, key.k, key.voq)
 		if err != nil {
 			return nil, err
@@ -201,7 +201,7 @@ func sweepFigure(ps []AFCPoint, k int, voq bool) (afcFigure, error) {
 					continue
 				}
 				slices.SortFunc(xy, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
-				if err := addLine(p, xy, q.String(), afcQueuingColors[q], false); err != nil {
+				if err := AddLine(p, xy, q.String(), afcQueuingColors[q], false); err != nil {
 					return afcFigure{}, err
 				}
 			}
@@ -276,19 +276,19 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 		}
 	}
 	slices.Sort(vls)
-	pal := plotPalette()
+	pal := PlotPalette()
 	for i, vl := range vls {
 		var xy plotter.XYs
 		for _, s := range m.Samples {
 			xy = append(xy, plotter.XY{X: s.TMs, Y: s.Occupancy[vl]})
 		}
-		if err := addLine(occ, xy, vl, pal[i%len(pal)], false); err != nil {
+		if err := AddLine(occ, xy, vl, pal[i%len(pal)], false); err != nil {
 			return nil, nil, err
 		}
 	}
 	if m.Threshold > 0 && len(m.Samples) > 0 {
 		th := plotter.XYs{{X: m.Samples[0].TMs, Y: m.Threshold}, {X: m.Samples[len(m.Samples)-1].TMs, Y: m.Threshold}}
-		if err := addLine(occ, th, "threshold", color.Gray{Y: 120}, true); err != nil {
+		if err := AddLine(occ, th, "threshold", color.Gray{Y: 120}, true); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -306,7 +306,7 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 		name string
 		c    color.Color
 	}{{a, "adapted packets", pal[0]}, {hs, "SQS VL queues with hot-spot packets", pal[1]}, {ha, "AFC queues with hot-spot packets", pal[2]}} {
-		if err := addLine(ad, l.xy, l.name, l.c, false); err != nil {
+		if err := AddLine(ad, l.xy, l.name, l.c, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -318,7 +318,7 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 // part with its figures and numbers.
 func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	var b strings.Builder
-	writePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	WritePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
 	fmt.Fprintf(&b, "Every time and rate is emulated; each fabric runs at its own time scale (below). "+
 		"Links are 4x SDR (8 Gb/s of data) where the paper's are 40 Gb/s: only ratios matter, and every window is in emulated time "+
 		"(warm-up %v, measurement %v, drain %v; E6: %v uniform, %v with the hot spot, %v after, sampled every %v). "+

@@ -29,7 +29,7 @@ type AFCOptions = ExperimentOptions
 
 // afcRun is one fabric of the experiments, up, with its SM.
 type afcRun struct {
-	experimentRun // hosts by host index
+	ExperimentRun // hosts by host index
 	k             int
 	w             afcWindows
 	layout        *topologies.FatTreeLayout
@@ -49,7 +49,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.prepare("afc"); err != nil {
+	if err := o.Prepare("afc"); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -68,7 +68,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 	}
 	rep.Claims = afcClaims(rep.Points, rep.Exchanges, rep.Mechanism)
 	rep.Checks = afcChecks(rep, plan)
-	rep.Passed = allOK(rep.Checks)
+	rep.Passed = AllOK(rep.Checks)
 	rep.ElapsedS = time.Since(start).Seconds()
 	if o.Out != "" {
 		if err := writeAFCReport(o.Out, rep); err != nil {
@@ -103,10 +103,10 @@ func runAFCFabric(ctx context.Context, k int, exps []afcExperiment, o AFCOptions
 	}
 	defer func() {
 		if derr := down(); derr != nil {
-			r.note("down: %v", derr)
+			r.Note("down: %v", derr)
 		}
 	}()
-	if err := r.bringUp(ctx, "subnet up: %d hosts, %d switches, time scale %g", len(r.hosts), len(r.sws), r.scale); err != nil {
+	if err := r.BringUp(ctx, "subnet up: %d hosts, %d switches, time scale %g", len(r.Hosts), len(r.Switches), r.Scale); err != nil {
 		fr.Error = err.Error()
 		return
 	}
@@ -157,9 +157,9 @@ func newAFCRun(k int, fr *AFCFabricReport, o AFCOptions) (*afcRun, error) {
 	args := append(slices.Clone(DefaultSMArgs), afcSMArgs(r.control)...)
 	s := Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: afcNodeArgs(),
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r.experimentRun = newExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
-	r.tag, r.notes = fmt.Sprintf("afc k=%d", k), &fr.Events
-	fr.Hosts, fr.Switches, fr.TimeScale, fr.SMArgs = len(r.hosts), len(r.sws), r.scale, args
+	r.ExperimentRun = NewExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
+	r.Tag, r.Notes = fmt.Sprintf("afc k=%d", k), &fr.Events
+	fr.Hosts, fr.Switches, fr.TimeScale, fr.SMArgs = len(r.Hosts), len(r.Switches), r.Scale, args
 	return r, nil
 }
 
@@ -169,7 +169,7 @@ func (r *afcRun) apply(ctx context.Context, s afcSetup) error {
 	afc := s.Routing == AFCAFI
 	if !r.curSet || r.cur.VOQ != s.VOQ || r.cur.Queuing.vls() != s.Queuing.vls() || (r.cur.Routing == AFCAFI) != afc {
 		blocks := afcVLBlocks(s.Queuing, afc)
-		if err := forEach(r.sws, func(sw string) error { return afcConfigureSwitch(ctx, r.fabric, sw, s.VOQ, blocks) }); err != nil {
+		if err := ForEach(r.Switches, func(sw string) error { return afcConfigureSwitch(ctx, r.fabric, sw, s.VOQ, blocks) }); err != nil {
 			return err
 		}
 	}
@@ -184,12 +184,12 @@ func (r *afcRun) apply(ctx context.Context, s afcSetup) error {
 
 // sl is the SL setup s gives the flow from host index src to dst.
 func (r *afcRun) sl(q AFCQueuing, src, dst int) (uint8, error) {
-	dlid := uint16(r.lids[r.hosts[dst]])
+	dlid := uint16(r.LIDs[r.Hosts[dst]])
 	e, ok := r.layout.Flow(src, dst, dlid)
 	if !ok {
 		return 0, fmt.Errorf("no flow %d→%d in the layout", src, dst)
 	}
-	return q.sqs().SL(q.vls(), len(r.hosts), e)
+	return q.sqs().SL(q.vls(), len(r.Hosts), e)
 }
 
 // uniformFlows are host src's uniform flows at load percent of its link:
@@ -198,7 +198,7 @@ func (r *afcRun) sl(q AFCQueuing, src, dst int) (uint8, error) {
 func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, exclude int) ([]nodeproc.FlowArgs, error) {
 	bySL := map[uint8][]nodeproc.FlowDest{}
 	var sls []uint8
-	for dst := range r.hosts {
+	for dst := range r.Hosts {
 		if dst == src || dst == exclude {
 			continue
 		}
@@ -209,7 +209,7 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, 
 		if _, ok := bySL[sl]; !ok {
 			sls = append(sls, sl)
 		}
-		bySL[sl] = append(bySL[sl], nodeproc.FlowDest{DLID: uint16(r.lids[r.hosts[dst]]), SL: sl})
+		bySL[sl] = append(bySL[sl], nodeproc.FlowDest{DLID: uint16(r.LIDs[r.Hosts[dst]]), SL: sl})
 	}
 	slices.Sort(sls)
 	var out []nodeproc.FlowArgs
@@ -232,18 +232,18 @@ func (r *afcRun) hotFlow(q AFCQueuing, src, hot int) (nodeproc.FlowArgs, error) 
 	if err != nil {
 		return nodeproc.FlowArgs{}, err
 	}
-	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.lids[r.hosts[hot]]), SL: sl, RateBPS: LinkRate,
+	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.LIDs[r.Hosts[hot]]), SL: sl, RateBPS: LinkRate,
 		Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: afcMaxBacklog}, nil
 }
 
 // hotSpot returns the hot destination (the last host) and the sources of
 // traffic t.
 func (r *afcRun) hotSpot(t AFCTraffic) (int, []int, error) {
-	hot := len(r.hosts) - 1
+	hot := len(r.Hosts) - 1
 	if t.hotFraction() == 0 {
 		return hot, nil, nil
 	}
-	src, err := topologies.HotSpotSources(len(r.hosts), t.hotFraction(), hot, 1)
+	src, err := topologies.HotSpotSources(len(r.Hosts), t.hotFraction(), hot, 1)
 	return hot, src, err
 }
 
@@ -263,8 +263,8 @@ func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, l
 	if err != nil {
 		return err
 	}
-	return forEach(r.hosts, func(h string) error {
-		i := slices.Index(r.hosts, h)
+	return ForEach(r.Hosts, func(h string) error {
+		i := slices.Index(r.Hosts, h)
 		var flows []nodeproc.FlowArgs
 		exclude := -1
 		if parts.isolated {
@@ -295,7 +295,7 @@ func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, l
 
 // stopTraffic stops every flow and lets the fabric drain.
 func (r *afcRun) stopTraffic(ctx context.Context) {
-	forEach(r.hosts, func(h string) error {
+	ForEach(r.Hosts, func(h string) error {
 		harness.StopAllFlows(ctx, r.fabric, h)
 		return nil
 	})
@@ -313,7 +313,7 @@ const afcDrainRounds = 20
 // measurement would start on a loaded fabric.
 func (r *afcRun) drain(ctx context.Context) {
 	for range afcDrainRounds {
-		Sleep(ctx, atScale(r.w.Drain, r.scale))
+		Sleep(ctx, AtScale(r.w.Drain, r.Scale))
 		st, err := r.readSwitches(ctx)
 		if err != nil || ctx.Err() != nil {
 			return
@@ -322,13 +322,13 @@ func (r *afcRun) drain(ctx context.Context) {
 			return
 		}
 	}
-	r.note("switches still hold packets after %d drain periods", afcDrainRounds)
+	r.Note("switches still hold packets after %d drain periods", afcDrainRounds)
 }
 
 // readFlows reads every host's flows, resetting them with reset.
 func (r *afcRun) readFlows(ctx context.Context, reset bool) (afcFlows, error) {
 	s := newAFCFlows()
-	err := r.readHostFlows(ctx, r.hosts, reset, s.flows, s.at)
+	err := r.ReadHostFlows(ctx, r.Hosts, reset, s.flows, s.at)
 	return s, err
 }
 
@@ -364,8 +364,8 @@ func (r *afcRun) sweep(ctx context.Context, e afcExperiment) []AFCPoint {
 						} else if err := r.point(ctx, &p); err != nil {
 							p.Error = err.Error()
 						}
-						r.note("%s %s %s at %.0f %%: offered %.3f, accepted %.3f (hot %.3f), %d adapted%s", e.ID, t, p.afcSetup, load,
-							p.Offered, p.Accepted, p.HotAccepted, p.Adapted, errSuffix(p.Error))
+						r.Note("%s %s %s at %.0f %%: offered %.3f, accepted %.3f (hot %.3f), %d adapted%s", e.ID, t, p.afcSetup, load,
+							p.Offered, p.Accepted, p.HotAccepted, p.Adapted, ErrSuffix(p.Error))
 						out = append(out, p)
 					}
 				}
@@ -385,12 +385,12 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 	if err := r.startTraffic(ctx, p.Traffic, p.Queuing, p.Load, afcParts{uniform: true, hot: true}); err != nil {
 		return err
 	}
-	a, b, err := measure(ctx, r.w.pointWindows, r.scale, r.snapshot)
+	a, b, err := MeasurePoint(ctx, r.w.PointWindows, r.Scale, r.snapshot)
 	if err != nil {
 		return err
 	}
-	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.hosts, r.scale, LinkRate, afcHotFlow)
-	p.Offered, p.SourceDrops = afcOffered(b.flows, r.hosts, LinkRate)
+	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.Hosts, r.Scale, LinkRate, afcHotFlow)
+	p.Offered, p.SourceDrops = afcOffered(b.flows, r.Hosts, LinkRate)
 	p.Adapted = b.switches.adapted() - a.switches.adapted()
 	return nil
 }
@@ -407,7 +407,7 @@ func (r *afcRun) exchanges(ctx context.Context, e afcExperiment) []AFCExchange {
 				} else if err := r.exchange(ctx, &x); err != nil {
 					x.Error = err.Error()
 				}
-				r.note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.afcSetup, x.ExecUs, x.Received, x.Expected, errSuffix(x.Error))
+				r.Note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.afcSetup, x.ExecUs, x.Received, x.Expected, ErrSuffix(x.Error))
 				out = append(out, x)
 			}
 		}
@@ -425,27 +425,27 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 		return err
 	}
 	defer r.stopTraffic(ctx)
-	phases, err := topologies.PairwiseExchange(len(r.hosts))
+	phases, err := topologies.PairwiseExchange(len(r.Hosts))
 	if err != nil {
 		return err
 	}
-	partners := make([][]nodeproc.FlowDest, len(r.hosts))
+	partners := make([][]nodeproc.FlowDest, len(r.Hosts))
 	for _, ph := range phases {
 		for _, pr := range ph {
 			sl, err := r.sl(x.Queuing, pr.Src, pr.Dst)
 			if err != nil {
 				return err
 			}
-			partners[pr.Src] = append(partners[pr.Src], nodeproc.FlowDest{DLID: uint16(r.lids[r.hosts[pr.Dst]]), SL: sl})
+			partners[pr.Src] = append(partners[pr.Src], nodeproc.FlowDest{DLID: uint16(r.LIDs[r.Hosts[pr.Dst]]), SL: sl})
 		}
 	}
 	if _, err := r.readFlows(ctx, true); err != nil { // receivers start clean
 		return err
 	}
-	per := uint64(afcExchangeMessages * (len(r.hosts) - 1))
-	x.Expected = per * uint64(len(r.hosts))
-	err = forEach(r.hosts, func(h string) error {
-		i := slices.Index(r.hosts, h)
+	per := uint64(afcExchangeMessages * (len(r.Hosts) - 1))
+	x.Expected = per * uint64(len(r.Hosts))
+	err = ForEach(r.Hosts, func(h string) error {
+		i := slices.Index(r.Hosts, h)
 		// The whole exchange may wait at its source: an application's
 		// sends wait, they are not dropped as an open-loop source's are.
 		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: hca.InTurn, Burst: afcExchangeMessages,
@@ -459,16 +459,16 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	// The exchange's ideal time is per packets at the link rate; give it
 	// twenty times that before calling it stuck.
 	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(LinkRate) * float64(time.Second))
-	deadline := time.Now().Add(atScale(20*ideal, r.scale) + 30*time.Second)
+	deadline := time.Now().Add(AtScale(20*ideal, r.Scale) + 30*time.Second)
 	for {
-		Sleep(ctx, max(atScale(ideal/4, r.scale), 200*time.Millisecond))
+		Sleep(ctx, max(AtScale(ideal/4, r.Scale), 200*time.Millisecond))
 		b, err := r.readFlows(ctx, false)
 		if err != nil {
 			return err
 		}
 		var first, last int64
 		var got uint64
-		for _, h := range r.hosts {
+		for _, h := range r.Hosts {
 			for _, rx := range b.flows[h].Received {
 				if rx.ID != afcExchangeFlow || rx.Packets == 0 {
 					continue
@@ -505,10 +505,10 @@ func (r *afcRun) mechanisms(ctx context.Context, e afcExperiment) []AFCMechanism
 		}
 		if st, err := r.readSwitches(ctx); err == nil {
 			q, o := st.fullest()
-			r.note("%s %s drained: fullest VL %s %.0f %%", e.ID, rt, q, 100*o)
+			r.Note("%s %s drained: fullest VL %s %.0f %%", e.ID, rt, q, 100*o)
 		}
-		r.note("%s %s: hot-spot packets in %d SQS VL queues and %d AFC queues, %d adapted while hot, %d at the end, fullest VL %s %.0f %%%s",
-			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, m.EndFullest, 100*m.EndOccupancy, errSuffix(m.Error))
+		r.Note("%s %s: hot-spot packets in %d SQS VL queues and %d AFC queues, %d adapted while hot, %d at the end, fullest VL %s %.0f %%%s",
+			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, m.EndFullest, 100*m.EndOccupancy, ErrSuffix(m.Error))
 		out = append(out, m)
 	}
 	return out
@@ -528,23 +528,23 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	if err != nil {
 		return err
 	}
-	hotLID := uint16(r.lids[r.hosts[hot]])
-	if err := forEach(r.sws, func(sw string) error { return afcWatch(ctx, r.fabric, sw, hotLID) }); err != nil {
+	hotLID := uint16(r.LIDs[r.Hosts[hot]])
+	if err := ForEach(r.Switches, func(sw string) error { return afcWatch(ctx, r.fabric, sw, hotLID) }); err != nil {
 		return err
 	}
 	defer r.stopTraffic(ctx)
 	if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, afcParts{uniform: true, isolated: true}); err != nil {
 		return err
 	}
-	Sleep(ctx, atScale(r.w.Warmup, r.scale))
+	Sleep(ctx, AtScale(r.w.Warmup, r.Scale))
 	prev, err := r.readSwitches(ctx)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	every := atScale(r.w.Sample, r.scale)
-	hotOn, hotOff := atScale(r.w.Before, r.scale), atScale(r.w.Before+r.w.Hot, r.scale)
-	end := atScale(r.w.Before+r.w.Hot+r.w.After, r.scale)
+	every := AtScale(r.w.Sample, r.Scale)
+	hotOn, hotOff := AtScale(r.w.Before, r.Scale), AtScale(r.w.Before+r.w.Hot, r.Scale)
+	end := AtScale(r.w.Before+r.w.Hot+r.w.After, r.Scale)
 	var started, stopped bool
 	sqs, afc := map[string]bool{}, map[string]bool{}
 	for el := time.Duration(0); el < end && ctx.Err() == nil; el = time.Since(t0) {
@@ -555,7 +555,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 			started = true
 		}
 		if started && !stopped && el >= hotOff {
-			if err := forEach(r.hosts, func(h string) error {
+			if err := ForEach(r.Hosts, func(h string) error {
 				harness.StopFlow(ctx, r.fabric, h, afcHotFlow)
 				return nil
 			}); err != nil {
@@ -569,29 +569,29 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 			return err
 		}
 		at := time.Since(t0)
-		phase := phaseBefore
+		phase := PhaseBefore
 		switch {
 		case stopped:
-			phase = phaseAfter
+			phase = PhaseAfter
 		case started:
-			phase = phaseBurst
+			phase = PhaseBurst
 		}
-		smp := AFCMechSample{TMs: emuSeconds(at, r.scale) * 1e3, Phase: phase, Adapted: cur.adapted() - prev.adapted(),
+		smp := AFCMechSample{TMs: EmuSeconds(at, r.Scale) * 1e3, Phase: phase, Adapted: cur.adapted() - prev.adapted(),
 			Occupancy: cur.occupancyByVL()}
 		for _, q := range cur.hotQueues(prev) {
 			if q.vl == s.afcVL() {
 				smp.HotAFC++
-				if phase == phaseBurst {
+				if phase == PhaseBurst {
 					afc[q.name] = true
 				}
 			} else {
 				smp.HotSQS++
-				if phase == phaseBurst {
+				if phase == PhaseBurst {
 					sqs[q.name] = true
 				}
 			}
 		}
-		if phase == phaseBurst {
+		if phase == PhaseBurst {
 			m.AdaptedHot += smp.Adapted
 		}
 		m.Samples = append(m.Samples, smp)
@@ -601,7 +601,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	// The tail: a window of its own once the hot spot and the backlog it
 	// left at the sources have drained, in which the uniform load alone
 	// keeps every VL below the threshold and nothing may be adapted.
-	Sleep(ctx, atScale(r.w.Tail, r.scale))
+	Sleep(ctx, AtScale(r.w.Tail, r.Scale))
 	last, err := r.readSwitches(ctx)
 	if err != nil {
 		return err
@@ -676,21 +676,21 @@ paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
 
 // runAFCCmd is `ibfab run afc`.
 func runAFCCmd(env *harness.Env, args []string) error {
-	return experimentCmd[*AFCReport]{cmd: "run afc", synopsis: afcSynopsis, desc: afcDesc,
-		quickUsage: "K=2, fewer setups and loads (under 10 minutes)",
-		scaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3)", defOut: "out/afc", defName: "afc", maxName: 9, ids: afcIDs,
-		validate: func(quick bool, only []string) error {
+	return ExperimentCmd[*AFCReport]{Cmd: "run afc", Synopsis: afcSynopsis, Desc: afcDesc,
+		QuickUsage: "K=2, fewer setups and loads (under 10 minutes)",
+		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
+		Validate: func(quick bool, only []string) error {
 			_, err := selectAFC(afcPlan(quick), only)
 			return err
 		},
-		run: RunAFC, print: printAFC, passed: func(r *AFCReport) bool { return r.Passed },
-	}.main(env, args)
+		Run: RunAFC, Print: printAFC, Passed: func(r *AFCReport) bool { return r.Passed },
+	}.Main(env, args)
 }
 
 // printAFC is the command's summary: the verdict, the claims and the
 // checks.
 func printAFC(w io.Writer, rep *AFCReport, index string) {
-	printSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+	PrintSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
 		for _, c := range rep.Claims {
 			fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
 		}

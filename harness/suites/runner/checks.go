@@ -195,7 +195,7 @@ func (r *SuiteRun) checkProcesses(ctx context.Context, dead map[string]bool) {
 	if p := r.SM(); !p.Alive() {
 		wrong = append(wrong, p.kind.String()+" not running: "+LastLines(p.Stderr(), 3))
 	}
-	rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), keys(dead), wrong)
+	rep.check("processes alive", len(wrong) == 0, "%d nodes, %d dead as planned %v; wrong: %v", len(st.Nodes), len(dead), Keys(dead), wrong)
 	if !r.s.StableLIDs {
 		return
 	}
@@ -239,5 +239,5 @@ func DataDrops(m map[string]uint64) map[string]uint64 {
 	return out
 }
 
-// keys returns m's keys, sorted.
-func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+// Keys returns m's keys, sorted.
+func Keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

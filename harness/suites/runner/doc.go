@@ -35,6 +35,6 @@
 // log and cache), capture.pcap (one port through the steps) and index.md.
 //
 // The experiments run on SuiteRun (NewSuiteRun, its exported steps) or,
-// for those of load points (cc, afc), on experimentRun: packages thesis,
+// for those of load points (cc, afc), on ExperimentRun: packages thesis,
 // qos and smfailover beside this one, cc*.go and afc*.go still here.
 package runner

@@ -18,7 +18,6 @@ func TestEnumsJSON(t *testing.T) {
 		stringers(afcRoutingSet.Values()),
 		stringers(afcQueuingSet.Values()),
 		stringers(afcTraffics.Values()),
-		stringers(ccSchemes.Values()),
 		stringers(verdicts.Values()),
 		stringers(smKinds.Values()),
 	} {

@@ -31,9 +31,9 @@ type ExperimentOptions struct {
 	Only      []string // experiment IDs; empty: all
 }
 
-// prepare gives o its default fabric prefix and makes its report
+// Prepare gives o its default fabric prefix and makes its report
 // directory.
-func (o *ExperimentOptions) prepare(name string) error {
+func (o *ExperimentOptions) Prepare(name string) error {
 	if o.Fabric == "" {
 		o.Fabric = name
 	}
@@ -43,45 +43,45 @@ func (o *ExperimentOptions) prepare(name string) error {
 	return nil
 }
 
-// pointWindows are the durations of one load point in emulated time: the
+// PointWindows are the durations of one load point in emulated time: the
 // load on before the measurement, the measurement, the drain after the
 // flows stop. The experiments' windows embed it first (their JSON begins
 // with its fields).
-type pointWindows struct {
+type PointWindows struct {
 	Warmup  time.Duration `json:"warmup_ns"`  // load on before a measurement
 	Measure time.Duration `json:"measure_ns"` // one load point
 	Drain   time.Duration `json:"drain_ns"`   // after the flows stop
 }
 
-// measure is a load point's measurement, the load running: w.Warmup,
+// MeasurePoint is a load point's measurement, the load running: w.Warmup,
 // a first reading (read(ctx, true): the hosts' records reset),
 // w.Measure, a second (read(ctx, false)); the windows at time scale.
-func measure[S any](ctx context.Context, w pointWindows, scale float64, read func(ctx context.Context, first bool) (S, error)) (a, b S, err error) {
-	Sleep(ctx, atScale(w.Warmup, scale))
+func MeasurePoint[S any](ctx context.Context, w PointWindows, scale float64, read func(ctx context.Context, first bool) (S, error)) (a, b S, err error) {
+	Sleep(ctx, AtScale(w.Warmup, scale))
 	if a, err = read(ctx, true); err != nil {
 		return a, b, err
 	}
-	Sleep(ctx, atScale(w.Measure, scale))
+	Sleep(ctx, AtScale(w.Measure, scale))
 	b, err = read(ctx, false)
 	return a, b, err
 }
 
-// experimentRun is one fabric of an experiment, up with its SM: its
+// ExperimentRun is one fabric of an experiment, up with its SM: its
 // hosts and switches, their LIDs once up, and the run's progress notes.
-type experimentRun struct {
+type ExperimentRun struct {
 	*SuiteRun
-	scale float64
-	hosts []string
-	sws   []string
-	lids  map[string]int
-	tag   string    // the progress lines' prefix
-	notes *[]string // where note keeps its lines
+	Scale    float64
+	Hosts    []string
+	Switches []string
+	LIDs     map[string]int
+	Tag      string    // the progress lines' prefix
+	Notes    *[]string // where Note keeps its lines
 }
 
-// newExperimentRun prepares the run of suite s on topo as fabric, its
+// NewExperimentRun prepares the run of suite s on topo as fabric, its
 // files in dir ("" for none), ibsm as SM; hosts in the experiment's order.
-func newExperimentRun(s *Suite, topo *topologies.Topology, fabric, dir string, hosts []string, log io.Writer) experimentRun {
-	r := experimentRun{scale: s.TimeScale, hosts: hosts, sws: switchNames(topo)}
+func NewExperimentRun(s *Suite, topo *topologies.Topology, fabric, dir string, hosts []string, log io.Writer) ExperimentRun {
+	r := ExperimentRun{Scale: s.TimeScale, Hosts: hosts, Switches: switchNames(topo)}
 	r.SuiteRun = NewSuiteRun(s, Options{Out: dir, Fabric: fabric, SM: SMIbsm, Log: log}, topo, fabric,
 		&Report{Suite: s.Name, Fabric: fabric, SMKind: SMIbsm, SMNode: s.SMNode, TimeScale: s.TimeScale})
 	return r
@@ -99,29 +99,29 @@ func switchNames(topo *topologies.Topology) []string {
 }
 
 // note records a progress line and logs it.
-func (r *experimentRun) note(format string, args ...any) {
+func (r *ExperimentRun) Note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	*r.notes = append(*r.notes, msg)
-	r.Logf("%s: %s", r.tag, msg)
+	*r.Notes = append(*r.Notes, msg)
+	r.Logf("%s: %s", r.Tag, msg)
 }
 
 // bringUp starts ibsm, waits for the subnet and every port, reads the
 // LIDs, and notes the subnet up with format and args.
-func (r *experimentRun) bringUp(ctx context.Context, format string, args ...any) error {
+func (r *ExperimentRun) BringUp(ctx context.Context, format string, args ...any) error {
 	lids, err := r.bringUpSM(ctx)
 	if err != nil {
 		return err
 	}
-	r.lids = lids
-	r.note(format, args...)
+	r.LIDs = lids
+	r.Note(format, args...)
 	return nil
 }
 
 // readHostFlows reads the flows of hosts (resetting them with reset) into
-// flows and at, when each was read, ccParallel at a time.
-func (r *experimentRun) readHostFlows(ctx context.Context, hosts []string, reset bool, flows map[string]nodeproc.FlowsReport, at map[string]time.Time) error {
+// flows and at, when each was read, controlParallel at a time.
+func (r *ExperimentRun) ReadHostFlows(ctx context.Context, hosts []string, reset bool, flows map[string]nodeproc.FlowsReport, at map[string]time.Time) error {
 	var mu sync.Mutex
-	return forEach(hosts, func(h string) error {
+	return ForEach(hosts, func(h string) error {
 		fr, err := harness.Flows(ctx, r.fabric, h, nodeproc.FlowsArgs{Reset: reset})
 		t := time.Now()
 		if err != nil {
@@ -134,9 +134,9 @@ func (r *experimentRun) readHostFlows(ctx context.Context, hosts []string, reset
 	})
 }
 
-// writeReportFiles writes an experiment's report.json (rep, indented,
+// WriteReportFiles writes an experiment's report.json (rep, indented,
 // with a newline at the end), then its index.md (index()).
-func writeReportFiles(dir string, rep any, index func() string) error {
+func WriteReportFiles(dir string, rep any, index func() string) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
@@ -155,8 +155,8 @@ func PassFail(passed bool) string {
 	return "FAIL"
 }
 
-// allOK is whether every check passed.
-func allOK(checks []Check) bool {
+// AllOK is whether every check passed.
+func AllOK(checks []Check) bool {
 	for _, c := range checks {
 		if !c.OK {
 			return false
@@ -165,10 +165,10 @@ func allOK(checks []Check) bool {
 	return true
 }
 
-// writePreamble begins an experiment's index: the title with the
+// WritePreamble begins an experiment's index: the title with the
 // verdict, and "Started …, full|--quick, N s. ", the rest of the first
 // paragraph the caller's.
-func writePreamble(b *strings.Builder, title string, passed, quick bool, started time.Time, elapsedS float64) {
+func WritePreamble(b *strings.Builder, title string, passed, quick bool, started time.Time, elapsedS float64) {
 	mode := "full"
 	if quick {
 		mode = "--quick"
@@ -177,9 +177,9 @@ func writePreamble(b *strings.Builder, title string, passed, quick bool, started
 	fmt.Fprintf(b, "Started %s, %s, %.0f s. ", started.Format("2006-01-02 15:04:05"), mode, elapsedS)
 }
 
-// printSummary is an experiment command's summary: the verdict line,
+// PrintSummary is an experiment command's summary: the verdict line,
 // rows (the claims table's) and the checks.
-func printSummary(w io.Writer, name string, passed bool, elapsedS float64, index string, rows func(io.Writer), checks []Check) {
+func PrintSummary(w io.Writer, name string, passed bool, elapsedS float64, index string, rows func(io.Writer), checks []Check) {
 	fmt.Fprintf(w, "%s %s (%.1f s), report %s\n", PassFail(passed), name, elapsedS, index)
 	rows(w)
 	for _, c := range checks {

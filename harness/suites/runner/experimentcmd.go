@@ -26,7 +26,6 @@ type Experiment struct {
 
 // The experiments, for the command's table (harness/suites).
 var (
-	CCExperiment  = Experiment{"cc", ccSynopsis, runCCCmd}
 	AFCExperiment = Experiment{"afc", afcSynopsis, runAFCCmd}
 )
 
@@ -56,58 +55,58 @@ func RunAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(cont
 	return rep, nil
 }
 
-// experimentCmd is the shape every experiment command (run cc, run afc)
+// ExperimentCmd is the shape every experiment command (run cc, run afc)
 // shares: --quick, --time-scale, --out, --only, --name, --json, the
 // report's summary or JSON, and exit status 1 when the report failed.
-type experimentCmd[R any] struct {
-	cmd, synopsis, desc    string
-	quickUsage, scaleUsage string
-	defOut, defName        string
-	maxName                int      // longest fabric name prefix
-	ids                    []string // the experiments --only names
-	// validate checks --only against the plan --quick selects.
-	validate func(quick bool, only []string) error
-	run      func(ctx context.Context, o ExperimentOptions) (R, error)
-	print    func(w io.Writer, rep R, index string)
-	passed   func(R) bool
+type ExperimentCmd[R any] struct {
+	Cmd, Synopsis, Desc    string
+	QuickUsage, ScaleUsage string
+	DefOut, DefName        string
+	MaxName                int      // longest fabric name prefix
+	IDs                    []string // the experiments --only names
+	// Validate checks --only against the plan --quick selects.
+	Validate func(quick bool, only []string) error
+	Run      func(ctx context.Context, o ExperimentOptions) (R, error)
+	Print    func(w io.Writer, rep R, index string)
+	Passed   func(R) bool
 }
 
-// main parses args and runs the experiments.
-func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
-	fs := flag.NewFlagSet("ibfab "+c.cmd, flag.ContinueOnError)
+// Main parses args and runs the experiments.
+func (c ExperimentCmd[R]) Main(env *harness.Env, args []string) error {
+	fs := flag.NewFlagSet("ibfab "+c.Cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	quick := fs.Bool("quick", false, c.quickUsage)
-	scale := fs.Float64("time-scale", 0, c.scaleUsage)
-	out := fs.String("out", c.defOut, "write the report to `DIR`")
-	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(c.ids, ",")+")")
-	name := fs.String("name", c.defName, "fabric name prefix")
+	quick := fs.Bool("quick", false, c.QuickUsage)
+	scale := fs.Float64("time-scale", 0, c.ScaleUsage)
+	out := fs.String("out", c.DefOut, "write the report to `DIR`")
+	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(c.IDs, ",")+")")
+	name := fs.String("name", c.DefName, "fabric name prefix")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	usage := func(err error) error { return &harness.UsageError{Cmd: c.cmd, Usage: c.synopsis, Err: err} }
-	if help, err := harness.ParseFlags(env, fs, c.cmd, c.synopsis, c.desc, args, 0); help || err != nil {
+	usage := func(err error) error { return &harness.UsageError{Cmd: c.Cmd, Usage: c.Synopsis, Err: err} }
+	if help, err := harness.ParseFlags(env, fs, c.Cmd, c.Synopsis, c.Desc, args, 0); help || err != nil {
 		return err
 	}
 	if *scale < 0 || *scale > 1e6 {
 		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
 	}
-	if !FabricNameRE.MatchString(*name) || len(*name) > c.maxName {
-		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.maxName))
+	if !FabricNameRE.MatchString(*name) || len(*name) > c.MaxName {
+		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.MaxName))
 	}
 	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
-		if err := c.validate(*quick, o.Only); err != nil {
+		if err := c.Validate(*quick, o.Only); err != nil {
 			return usage(err)
 		}
 	}
-	rep, err := RunAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
+	rep, err := RunAndPrint(env, c.Cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
 		o.Log = log
-		return c.run(ctx, o)
-	}, func(rep R) { c.print(env.Stdout, rep, filepath.Join(*out, "index.md")) })
+		return c.Run(ctx, o)
+	}, func(rep R) { c.Print(env.Stdout, rep, filepath.Join(*out, "index.md")) })
 	if err != nil {
 		return err
 	}
-	if !c.passed(rep) {
-		return &harness.CommandError{Cmd: c.cmd, Err: errors.New("a check failed or an experiment did not complete")}
+	if !c.Passed(rep) {
+		return &harness.CommandError{Cmd: c.Cmd, Err: errors.New("a check failed or an experiment did not complete")}
 	}
 	return nil
 }

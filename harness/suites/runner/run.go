@@ -415,9 +415,9 @@ func (r *SuiteRun) SMResults() []SMResult {
 	return out
 }
 
-// ccLogs returns the CongestionLog entries the run's ibsm processes
+// CCLogs returns the CongestionLog entries the run's ibsm processes
 // reported.
-func (r *SuiteRun) ccLogs() []sm.CCLogEvent {
+func (r *SuiteRun) CCLogs() []sm.CCLogEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []sm.CCLogEvent

@@ -65,8 +65,8 @@ func TestExpectedAndSurvivors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &SuiteRun{s: &Suite{SMNode: "ca4", Steps: c.steps}, topo: topologies.Default()}
 			dead, down := r.expected()
-			require.ElementsMatch(t, c.dead, keys(dead))
-			require.ElementsMatch(t, c.down, keys(down))
+			require.ElementsMatch(t, c.dead, Keys(dead))
+			require.ElementsMatch(t, c.down, Keys(down))
 			require.Len(t, r.survivors(hosts, dead, down), c.survivors)
 		})
 	}

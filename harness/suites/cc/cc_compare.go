@@ -1,21 +1,23 @@
-package runner
+package cc
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"ibfab/harness/suites/runner"
 )
 
 // CCVerdict is how one of our figures stands beside the paper's: the
 // experiments' one Verdict (verdict.go).
-type CCVerdict = Verdict
+type CCVerdict = runner.Verdict
 
 // The verdicts cc gives.
 const (
-	CCAgrees      = VerdictAgrees      // within the paper's range, widened by ccTolerance
-	CCSameSign    = VerdictSameSign    // the paper's direction, not its size
-	CCDisagrees   = VerdictDisagrees   // the opposite of the paper, or no effect
-	CCNotMeasured = VerdictNotMeasured // the run gave nothing to compare
+	CCAgrees      = runner.VerdictAgrees      // within the paper's range, widened by ccTolerance
+	CCSameSign    = runner.VerdictSameSign    // the paper's direction, not its size
+	CCDisagrees   = runner.VerdictDisagrees   // the opposite of the paper, or no effect
+	CCNotMeasured = runner.VerdictNotMeasured // the run gave nothing to compare
 )
 
 // ccTolerance widens the paper's ranges on both sides: its figures are
@@ -455,11 +457,11 @@ func hotWhy(v CCVerdict, iba, drb *CCHotRun) string {
 // must shed 5 % of its rate, where the same link's load measured without
 // CC swings by 2 %) and nothing depends on wall-clock time: the runs
 // share the machine's noise.
-func ccMustShow(rep *CCReport) []Check {
+func ccMustShow(rep *CCReport) []runner.Check {
 	off, iba, drb := hotRun(rep, "D0", CCOff), hotRun(rep, "D6", CCIBA), hotRun(rep, "D5", CCDRB)
-	var cs []Check
+	var cs []runner.Check
 	add := func(name string, ok bool, format string, args ...any) {
-		cs = append(cs, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+		cs = append(cs, runner.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	if iba != nil {
 		add("IBA_CC: the hot link's FECN marks rise", iba.FECNBurst > iba.FECNBefore && iba.FECNBurst > 0,

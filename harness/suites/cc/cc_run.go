@@ -1,4 +1,4 @@
-package runner
+package cc
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -21,18 +22,13 @@ const (
 	ccBurstFlow uint32 = 2
 )
 
-// ccParallel bounds the control calls in flight: enough to read a
-// 64-node fabric in a fraction of a second, few enough to leave the
-// switches their CPU.
-const ccParallel = 4
-
 // ccRun is one fabric of the experiments, up, with its SM.
 type ccRun struct {
-	experimentRun // hosts by grid address
-	f             CCFabric
-	w             ccWindows
-	inter         map[string]bool // switch output ports cabled to a switch
-	events        []string
+	runner.ExperimentRun // hosts by grid address
+	f                    CCFabric
+	w                    ccWindows
+	inter                map[string]bool // switch output ports cabled to a switch
+	events               []string
 }
 
 // runCCGroup brings g's fabric up, runs its experiments and takes it
@@ -59,7 +55,7 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 	}
 	defer release()
 	for i := range exps {
-		exps[i].SMArgs = r.s.SMArgs
+		exps[i].SMArgs = r.Suite().SMArgs
 	}
 	r.Logf("cc: fabric %s (%s) at time scale %g for %v", fabric, g.Fabric, scale, ids(g.Experiments))
 	down, err := r.Up()
@@ -71,14 +67,14 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 			r.Logf("cc: %s: %v", fabric, derr)
 		}
 		for i := range exps {
-			exps[i].SM, exps[i].CCLogs = r.SMResults(), r.ccLogs()
+			exps[i].SM, exps[i].CCLogs = r.SMResults(), r.CCLogs()
 			exps[i].Events = r.events
 		}
 	}()
-	if err := r.bringUp(ctx, "subnet up, %d hosts", len(r.hosts)); err != nil {
+	if err := r.BringUp(ctx, "subnet up, %d hosts", len(r.Hosts)); err != nil {
 		return fail(err)
 	}
-	r.rep.LIDs = r.lids
+	r.Report().LIDs = r.LIDs
 	for i, e := range g.Experiments {
 		if ctx.Err() != nil {
 			exps[i].Error = ctx.Err().Error()
@@ -122,7 +118,7 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 	// directed-route SMP waits behind a data packet 8 ms per hop, and a
 	// light sweep that timed out on a switch took its answer for a change
 	// and reassimilated the subnet in the middle of the load sweep.
-	args := append(slices.Clone(DefaultSMArgs), "--routing", "updn-fera", "--lmc", "2", "--sweep-interval", "30s")
+	args := append(slices.Clone(runner.DefaultSMArgs), "--routing", "updn-fera", "--lmc", "2", "--sweep-interval", "30s")
 	release := func() {}
 	if f.CC {
 		var conf string
@@ -133,60 +129,35 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 		args = append(args, "--cc", conf)
 	}
 	sm := topologies.GridHost(f.Dims, 0)
-	s := Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args,
+	s := runner.Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args,
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	var hosts []string
 	for i := range f.Nodes() {
 		hosts = append(hosts, topologies.GridHost(f.Dims, i))
 	}
 	r := &ccRun{f: f, w: ccWindowsFor(o.Quick), inter: map[string]bool{}}
-	r.experimentRun = newExperimentRun(&s, topo, fabric, dir, hosts, o.Log)
-	r.tag, r.notes = "cc "+fabric, &r.events
+	r.ExperimentRun = runner.NewExperimentRun(&s, topo, fabric, dir, hosts, o.Log)
+	r.Tag, r.Notes = "cc "+fabric, &r.events
 	for _, l := range topo.Links() {
 		if topo.Node(l.A.Node).Type == topologies.Switch && topo.Node(l.B.Node).Type == topologies.Switch {
-			r.inter[PortKey(topo.Node(l.A.Node).Name, l.A.Port)] = true
-			r.inter[PortKey(topo.Node(l.B.Node).Name, l.B.Port)] = true
+			r.inter[runner.PortKey(topo.Node(l.A.Node).Name, l.A.Port)] = true
+			r.inter[runner.PortKey(topo.Node(l.B.Node).Name, l.B.Port)] = true
 		}
 	}
 	return r, release, nil
-}
-
-// forEach calls fn for every name, ccParallel at a time, and returns the
-// first error.
-func forEach(names []string, fn func(string) error) error {
-	var mu sync.Mutex
-	var first error
-	sem := make(chan struct{}, ccParallel)
-	var wg sync.WaitGroup
-	for _, n := range names {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(n); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // setScheme sets every HCA's CCA to the scheme. Setting a mode starts
 // the CCA afresh (hca.SetCCA), even the mode it has: no CCTI or open
 // alias is left from the last measurement.
 func (r *ccRun) setScheme(ctx context.Context, s CCScheme) error {
-	return forEach(r.hosts, func(h string) error {
+	return runner.ForEach(r.Hosts, func(h string) error {
 		cap := 0
 		if s == CCDRB {
 			cap = ccDRBCap
 		}
 		m := s.mode()
-		if _, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{Mode: &m, Cap: cap}); err != nil {
+		if _, err := harness.CCA(ctx, r.Fabric(), h, nodeproc.CCAArgs{Mode: &m, Cap: cap}); err != nil {
 			return fmt.Errorf("%s: cca %s: %w", h, s, err)
 		}
 		return nil
@@ -201,12 +172,12 @@ func (r *ccRun) startFlows(ctx context.Context, id uint32, src, dst []string, mb
 	for i, s := range src {
 		idx[s] = i
 	}
-	return forEach(src, func(s string) error {
+	return runner.ForEach(src, func(s string) error {
 		i := idx[s]
-		a := nodeproc.FlowArgs{ID: id, Port: 1, DLID: uint16(r.lids[dst[i]]), RateBPS: uint64(mbps * 1e6),
+		a := nodeproc.FlowArgs{ID: id, Port: 1, DLID: uint16(r.LIDs[dst[i]]), RateBPS: uint64(mbps * 1e6),
 			Payload: ccPayload, Pattern: hca.Poisson, Seed: seed + uint64(i), MaxBacklog: ccMaxBacklog,
 			MessageBytes: ccMessageBytes}
-		_, err := harness.StartFlow(ctx, r.fabric, s, a)
+		_, err := harness.StartFlow(ctx, r.Fabric(), s, a)
 		return err
 	})
 }
@@ -214,26 +185,26 @@ func (r *ccRun) startFlows(ctx context.Context, id uint32, src, dst []string, mb
 // stopFlows stops flow id at every source; a flow already gone is no
 // error.
 func (r *ccRun) stopFlows(ctx context.Context, id uint32, src []string) {
-	forEach(src, func(s string) error {
-		harness.StopFlow(ctx, r.fabric, s, id)
+	runner.ForEach(src, func(s string) error {
+		harness.StopFlow(ctx, r.Fabric(), s, id)
 		return nil
 	})
 }
 
-// snap reads, each ccParallel at a time, the flows of hcas (reset after
+// snap reads, each a few at a time (runner.ForEach), the flows of hcas (reset after
 // the read with reset), every switch's port counters, and the CCAs of
 // cca.
 func (r *ccRun) snap(ctx context.Context, hcas []string, reset bool, cca []string) (ccSnap, error) {
 	s := newCCSnap()
 	var mu sync.Mutex
-	if err := r.readHostFlows(ctx, hcas, reset, s.flows, s.at); err != nil {
+	if err := r.ReadHostFlows(ctx, hcas, reset, s.flows, s.at); err != nil {
 		return s, err
 	}
-	if err := forEach(r.sws, func(sw string) error { return r.readSwitch(ctx, sw, &s, &mu) }); err != nil {
+	if err := runner.ForEach(r.Switches, func(sw string) error { return r.readSwitch(ctx, sw, &s, &mu) }); err != nil {
 		return s, err
 	}
-	err := forEach(cca, func(h string) error {
-		st, err := harness.CCA(ctx, r.fabric, h, nodeproc.CCAArgs{})
+	err := runner.ForEach(cca, func(h string) error {
+		st, err := harness.CCA(ctx, r.Fabric(), h, nodeproc.CCAArgs{})
 		if err != nil {
 			return fmt.Errorf("%s: cca: %w", h, err)
 		}
@@ -259,7 +230,7 @@ func (r *ccRun) readSwitch(ctx context.Context, sw string, s *ccSnap, mu *sync.M
 		if p.Congestion != nil {
 			snap.Marked = p.Congestion.Marked
 		}
-		s.ports[PortKey(sw, p.Port)] = snap
+		s.ports[runner.PortKey(sw, p.Port)] = snap
 	}
 	return nil
 }
@@ -278,7 +249,7 @@ func (r *ccRun) sweep(ctx context.Context, e ccExperiment, er *CCExperimentRepor
 		er.Patterns = append(er.Patterns, CCPattern{Name: pat.String(), Sources: len(pairs), Fixed: fixed})
 		var src, dst []string
 		for _, p := range pairs {
-			src, dst = append(src, r.hosts[p.Src]), append(dst, r.hosts[p.Dst])
+			src, dst = append(src, r.Hosts[p.Src]), append(dst, r.Hosts[p.Dst])
 		}
 		for _, sch := range e.Schemes {
 			for _, load := range e.Loads {
@@ -289,9 +260,9 @@ func (r *ccRun) sweep(ctx context.Context, e ccExperiment, er *CCExperimentRepor
 				p, err := r.point(ctx, pat.String(), sch, load, src, dst)
 				if err != nil {
 					p.Error = err.Error()
-					r.note("%s %s %s %.0f Mb/s: %v", e.ID, pat, sch, load, err)
+					r.Note("%s %s %s %.0f Mb/s: %v", e.ID, pat, sch, load, err)
 				} else {
-					r.note("%s %s %s %.0f Mb/s: accepted %.0f, injected %.0f, latency %.1f µs (p99 %.1f), peak link %.2f, %d marks, CCTI %.1f, %.2f paths",
+					r.Note("%s %s %s %.0f Mb/s: accepted %.0f, injected %.0f, latency %.1f µs (p99 %.1f), peak link %.2f, %d marks, CCTI %.1f, %.2f paths",
 						e.ID, pat, sch, load, p.AcceptedMbps, p.InjectedMbps, p.MeanLatencyUs, p.P99LatencyUs, p.PeakLinkLoad, p.FECNMarks, p.MeanCCTI, p.MeanActive)
 				}
 				er.Points = append(er.Points, p)
@@ -310,13 +281,13 @@ func (r *ccRun) point(ctx context.Context, pat string, sch CCScheme, load float6
 	}
 	defer func() {
 		r.stopFlows(ctx, ccSweepFlow, src)
-		Sleep(ctx, atScale(r.w.Drain, r.scale))
+		runner.Sleep(ctx, runner.AtScale(r.w.Drain, r.Scale))
 	}()
 	if err := r.startFlows(ctx, ccSweepFlow, src, dst, load, uint64(load)); err != nil {
 		return p, err
 	}
 	hcas := union(src, dst)
-	a, b, err := measure(ctx, r.w.pointWindows, r.scale, func(ctx context.Context, first bool) (ccSnap, error) {
+	a, b, err := runner.MeasurePoint(ctx, r.w.PointWindows, r.Scale, func(ctx context.Context, first bool) (ccSnap, error) {
 		if first {
 			return r.snap(ctx, hcas, true, nil)
 		}
@@ -326,7 +297,7 @@ func (r *ccRun) point(ctx context.Context, pat string, sch CCScheme, load float6
 		return p, err
 	}
 	w := ccWindow{pattern: pat, scheme: sch, offered: load, id: ccSweepFlow, sources: src, receivers: dst,
-		scale: r.scale, inter: r.isInter, a: a, b: b}
+		scale: r.Scale, inter: r.isInter, a: a, b: b}
 	return w.point(), nil
 }
 
@@ -348,8 +319,8 @@ func (r *ccRun) hotBurst() (topologies.Burst, error) {
 	if err != nil {
 		return b, err
 	}
-	b.Start = atScale(r.w.Before, r.scale)
-	b.Length = atScale(r.w.Burst, r.scale)
+	b.Start = runner.AtScale(r.w.Before, r.Scale)
+	b.Length = runner.AtScale(r.w.Burst, r.Scale)
 	return b, nil
 }
 
@@ -372,8 +343,8 @@ func (r *ccRun) hotExperiment(ctx context.Context, e ccExperiment, er *CCExperim
 		if !ok {
 			h = r.hotSpot(ctx, sch, b, src, dst)
 			cache[key] = h
-			r.note("%s hot spot %s: peak %.2f at %s, injected %.0f of %.0f Mb/s, %d marks, CCTI up to %d, up to %d paths%s",
-				e.ID, sch, h.PeakLoad, h.HotLink, h.InjectedMbps, h.OfferedMbps, h.FECNBurst, h.MaxCCTI, h.MaxActive, errSuffix(h.Error))
+			r.Note("%s hot spot %s: peak %.2f at %s, injected %.0f of %.0f Mb/s, %d marks, CCTI up to %d, up to %d paths%s",
+				e.ID, sch, h.PeakLoad, h.HotLink, h.InjectedMbps, h.OfferedMbps, h.FECNBurst, h.MaxCCTI, h.MaxActive, runner.ErrSuffix(h.Error))
 		}
 		er.Hot = append(er.Hot, h)
 		if h.Error != "" && er.Error == "" {
@@ -382,17 +353,10 @@ func (r *ccRun) hotExperiment(ctx context.Context, e ccExperiment, er *CCExperim
 	}
 }
 
-func errSuffix(e string) string {
-	if e == "" {
-		return ""
-	}
-	return "; " + e
-}
-
 // hotSpot runs the burst under one scheme: the fabric sampled every
 // Sample before, during and after it.
 func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, src, dst []string) *CCHotRun {
-	h := &CCHotRun{Scheme: sch, Fabric: r.fabric, OfferedMbps: b.Load * float64(LinkRate) / 1e6}
+	h := &CCHotRun{Scheme: sch, Fabric: r.Fabric(), OfferedMbps: b.Load * float64(runner.LinkRate) / 1e6}
 	fail := func(err error) *CCHotRun {
 		h.Error = err.Error()
 		summarizeHot(h)
@@ -403,7 +367,7 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 	}
 	defer func() {
 		r.stopFlows(ctx, ccBurstFlow, src)
-		Sleep(ctx, atScale(r.w.Drain, r.scale))
+		runner.Sleep(ctx, runner.AtScale(r.w.Drain, r.Scale))
 	}()
 	hcas := union(src, dst)
 	t0 := time.Now()
@@ -412,11 +376,11 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 		return fail(err)
 	}
 	first := prev
-	end := b.Start + b.Length + atScale(r.w.After, r.scale)
-	every := max(atScale(r.w.Sample, r.scale), 300*time.Millisecond)
+	end := b.Start + b.Length + runner.AtScale(r.w.After, r.Scale)
+	every := max(runner.AtScale(r.w.Sample, r.Scale), 300*time.Millisecond)
 	var started, stopped time.Time
 	for time.Since(t0) < end && ctx.Err() == nil {
-		Sleep(ctx, every)
+		runner.Sleep(ctx, every)
 		if started.IsZero() && time.Since(t0) >= b.Start {
 			if err := r.startFlows(ctx, ccBurstFlow, src, dst, h.OfferedMbps, 1000); err != nil {
 				return fail(err)
@@ -432,11 +396,11 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 			return fail(err)
 		}
 		mid := latest(prev.at).Add(latest(cur.at).Sub(latest(prev.at)) / 2)
-		t := emuSeconds(latest(cur.at).Sub(t0), r.scale) * 1e3
-		h.Samples = append(h.Samples, hotSample(prev, cur, t, phaseOf(mid, started, stopped), src, dst, r.lids, ccBurstFlow, r.scale, r.isInter))
+		t := runner.EmuSeconds(latest(cur.at).Sub(t0), r.Scale) * 1e3
+		h.Samples = append(h.Samples, hotSample(prev, cur, t, phaseOf(mid, started, stopped), src, dst, r.LIDs, ccBurstFlow, r.Scale, r.isInter))
 		prev = cur
 	}
-	rx := received(first, prev, dst, ccBurstFlow, r.scale)
+	rx := received(first, prev, dst, ccBurstFlow, r.Scale)
 	if n := len(src); n > 0 && !started.IsZero() {
 		// Over the burst only: the receivers' window began before it.
 		burst := stopped
@@ -448,7 +412,7 @@ func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, s
 			h.AcceptedMbps = rx.bits / 1e6 / float64(n) * whole.Seconds() / d.Seconds()
 		}
 	}
-	h.MeanLatencyUs, h.P99LatencyUs = rx.meanNs/1e3, Micros(P99Between(nil, rx.buckets))
+	h.MeanLatencyUs, h.P99LatencyUs = rx.meanNs/1e3, runner.Micros(runner.P99Between(nil, rx.buckets))
 	summarizeHot(h)
 	return h
 }
@@ -469,9 +433,9 @@ func latest(at map[string]time.Time) time.Time {
 func phaseOf(mid, started, stopped time.Time) string {
 	switch {
 	case started.IsZero() || mid.Before(started):
-		return phaseBefore
+		return runner.PhaseBefore
 	case stopped.IsZero() || mid.Before(stopped):
-		return phaseBurst
+		return runner.PhaseBurst
 	}
-	return phaseAfter
+	return runner.PhaseAfter
 }

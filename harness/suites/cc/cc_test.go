@@ -1,4 +1,4 @@
-package runner
+package cc
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -79,7 +80,7 @@ func TestCCFabric(t *testing.T) {
 	assert.InDelta(t, 4000, ccTimeScale(f, 0), 1e-9)
 	assert.InDelta(t, 1000, ccTimeScale(CCFabric{Dims: []int{4, 4}}, 0), 1e-9)
 	assert.InDelta(t, 300, ccTimeScale(f, 300), 1e-9, "--time-scale wins")
-	assert.Equal(t, 2*time.Second, atScale(2*time.Millisecond, 1000))
+	assert.Equal(t, 2*time.Second, runner.AtScale(2*time.Millisecond, 1000))
 }
 
 func TestCCConf(t *testing.T) {
@@ -207,7 +208,7 @@ func TestHotSample(t *testing.T) {
 		Dests: []nodeproc.CCADest{{DLID: 20, CCTI: 6, IPDNs: 900, Active: []uint16{20, 21}}, {DLID: 30, CCTI: 9}}}
 	a.flows["s1"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccBurstFlow, SentBytes: 1000, Elapsed: time.Millisecond}}}
 	b.flows["s1"] = nodeproc.FlowsReport{Sent: []hca.FlowStats{{ID: ccBurstFlow, SentBytes: 1000 + 250000, Elapsed: 2 * time.Millisecond, Backlog: 12}}}
-	s := hotSample(a, b, 2, phaseBurst, []string{"s1", "s2"}, []string{"d1", "d2"}, map[string]int{"d1": 20, "d2": 40},
+	s := hotSample(a, b, 2, runner.PhaseBurst, []string{"s1", "s2"}, []string{"d1", "d2"}, map[string]int{"d1": 20, "d2": 40},
 		ccBurstFlow, 1000, func(string) bool { return true })
 	assert.InDelta(t, 1, s.Loads["sw[1]"], 1e-9)
 	assert.Equal(t, uint64(10), s.FECN)
@@ -224,10 +225,10 @@ func TestHotSample(t *testing.T) {
 
 func TestSummarizeHot(t *testing.T) {
 	h := &CCHotRun{Samples: []CCHotSample{
-		{Phase: phaseBefore, Loads: map[string]float64{"a": 0, "b": 0}, FECN: 0},
-		{Phase: phaseBurst, Loads: map[string]float64{"a": 1, "b": 0.2}, FECN: 30, CCTI: map[string]int{"s": 8}, Active: map[string]int{"p": 3}, InjectedMbps: 3000, Opens: 2, Backlog: 50},
-		{Phase: phaseBurst, Loads: map[string]float64{"a": 0.8, "b": 0.4}, FECN: 10, CCTI: map[string]int{"s": 5}, Active: map[string]int{"p": 2}, InjectedMbps: 2000},
-		{Phase: phaseAfter, Loads: map[string]float64{"a": 0, "b": 0}, CCTI: map[string]int{"s": 1}, Active: map[string]int{"p": 1}, Closes: 2},
+		{Phase: runner.PhaseBefore, Loads: map[string]float64{"a": 0, "b": 0}, FECN: 0},
+		{Phase: runner.PhaseBurst, Loads: map[string]float64{"a": 1, "b": 0.2}, FECN: 30, CCTI: map[string]int{"s": 8}, Active: map[string]int{"p": 3}, InjectedMbps: 3000, Opens: 2, Backlog: 50},
+		{Phase: runner.PhaseBurst, Loads: map[string]float64{"a": 0.8, "b": 0.4}, FECN: 10, CCTI: map[string]int{"s": 5}, Active: map[string]int{"p": 2}, InjectedMbps: 2000},
+		{Phase: runner.PhaseAfter, Loads: map[string]float64{"a": 0, "b": 0}, CCTI: map[string]int{"s": 1}, Active: map[string]int{"p": 1}, Closes: 2},
 	}}
 	summarizeHot(h)
 	assert.Equal(t, "a", h.HotLink)
@@ -247,11 +248,11 @@ func TestSummarizeHot(t *testing.T) {
 
 func TestPhaseOf(t *testing.T) {
 	start, stop := t0.Add(time.Second), t0.Add(3*time.Second)
-	assert.Equal(t, phaseBefore, phaseOf(t0, time.Time{}, time.Time{}))
-	assert.Equal(t, phaseBefore, phaseOf(t0, start, time.Time{}))
-	assert.Equal(t, phaseBurst, phaseOf(t0.Add(2*time.Second), start, time.Time{}))
-	assert.Equal(t, phaseBurst, phaseOf(t0.Add(2*time.Second), start, stop))
-	assert.Equal(t, phaseAfter, phaseOf(t0.Add(4*time.Second), start, stop))
+	assert.Equal(t, runner.PhaseBefore, phaseOf(t0, time.Time{}, time.Time{}))
+	assert.Equal(t, runner.PhaseBefore, phaseOf(t0, start, time.Time{}))
+	assert.Equal(t, runner.PhaseBurst, phaseOf(t0.Add(2*time.Second), start, time.Time{}))
+	assert.Equal(t, runner.PhaseBurst, phaseOf(t0.Add(2*time.Second), start, stop))
+	assert.Equal(t, runner.PhaseAfter, phaseOf(t0.Add(4*time.Second), start, stop))
 }
 
 // pts builds a curve: offered loads with accepted and mean latency.
@@ -423,7 +424,7 @@ func TestCCMustShow(t *testing.T) {
 	reportOf := func(off, iba, drb *CCHotRun) *CCReport {
 		return &CCReport{Experiments: []CCExperimentReport{{ID: "D0", Hot: []*CCHotRun{off}}, {ID: "D5", Hot: []*CCHotRun{drb}}, {ID: "D6", Hot: []*CCHotRun{iba}}}}
 	}
-	failed := func(cs []Check) []string {
+	failed := func(cs []runner.Check) []string {
 		var out []string
 		for _, c := range cs {
 			if !c.OK {
@@ -469,7 +470,7 @@ func TestWriteCCReport(t *testing.T) {
 	iba, drb := hot(CCIBA, 1.0), hot(CCDRB, 0.4)
 	for _, h := range []*CCHotRun{iba, drb} {
 		for i := range 4 {
-			h.Samples = append(h.Samples, CCHotSample{T: float64(i), Phase: phaseBurst, Loads: map[string]float64{"sw1-0[4]": 0.5, "sw0-0[2]": 0.1},
+			h.Samples = append(h.Samples, CCHotSample{T: float64(i), Phase: runner.PhaseBurst, Loads: map[string]float64{"sw1-0[4]": 0.5, "sw0-0[2]": 0.1},
 				CCTI: map[string]int{"ca0-0": i}, Active: map[string]int{"ca0-0→ca2-0": i%3 + 1}})
 		}
 	}

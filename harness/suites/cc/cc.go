@@ -1,4 +1,4 @@
-package runner
+package cc
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/internal/enum"
 	"ibfab/topologies"
@@ -261,7 +262,7 @@ func ccTimeScale(f CCFabric, override float64) float64 {
 // ccWindows are an experiment's durations in emulated time; the runner
 // multiplies them by the time scale.
 type ccWindows struct {
-	pointWindows
+	runner.PointWindows
 	// The hot spot: before the burst, the burst, after it; sampled every
 	// Sample.
 	Before time.Duration `json:"before_ns"`
@@ -271,7 +272,7 @@ type ccWindows struct {
 }
 
 func ccWindowsFor(quick bool) ccWindows {
-	w := ccWindows{pointWindows: pointWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: time.Millisecond},
+	w := ccWindows{PointWindows: runner.PointWindows{Warmup: 500 * time.Microsecond, Measure: 1500 * time.Microsecond, Drain: time.Millisecond},
 		Before: 500 * time.Microsecond, Burst: 2 * time.Millisecond, After: 1500 * time.Microsecond, Sample: 250 * time.Microsecond}
 	if quick {
 		w.Measure, w.Burst, w.After = time.Millisecond, 3*time.Millisecond, time.Millisecond
@@ -279,12 +280,9 @@ func ccWindowsFor(quick bool) ccWindows {
 	return w
 }
 
-// atScale is d of emulated time at time scale s, in real time.
-func atScale(d time.Duration, s float64) time.Duration { return time.Duration(float64(d) * s) }
-
 // CCOptions tune RunCC: the fabric prefix defaults to "cc", the time
 // scale to ccTimeScale per fabric.
-type CCOptions = ExperimentOptions
+type CCOptions = runner.ExperimentOptions
 
 // RunCC runs the experiments and, with o.Out, writes the report there.
 // The error is for a run that could not start; an experiment that failed
@@ -294,7 +292,7 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.prepare("cc"); err != nil {
+	if err := o.Prepare("cc"); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -311,10 +309,10 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 	rep.Checks = ccMustShow(rep)
 	for _, e := range rep.Experiments {
 		if e.Error != "" {
-			rep.Checks = append(rep.Checks, Check{Name: e.ID + " completed", Detail: e.Error})
+			rep.Checks = append(rep.Checks, runner.Check{Name: e.ID + " completed", Detail: e.Error})
 		}
 	}
-	rep.Passed = allOK(rep.Checks)
+	rep.Passed = runner.AllOK(rep.Checks)
 	rep.ElapsedS = time.Since(start).Seconds()
 	if o.Out != "" {
 		if err := writeCCReport(o.Out, rep); err != nil {
@@ -343,23 +341,26 @@ a must-show check fails or an experiment did not complete.`
 
 // runCCCmd is `ibfab run cc`.
 func runCCCmd(env *harness.Env, args []string) error {
-	return experimentCmd[*CCReport]{cmd: "run cc", synopsis: ccSynopsis, desc: ccDesc,
-		quickUsage: "4x4 fabrics, three loads, shorter windows (under 5 minutes)",
-		scaleUsage: "time scale of every fabric (default 62.5 per node)", defOut: "out/cc", defName: "cc", maxName: 12, ids: ccIDs,
-		validate: func(quick bool, only []string) error {
+	return runner.ExperimentCmd[*CCReport]{Cmd: "run cc", Synopsis: ccSynopsis, Desc: ccDesc,
+		QuickUsage: "4x4 fabrics, three loads, shorter windows (under 5 minutes)",
+		ScaleUsage: "time scale of every fabric (default 62.5 per node)", DefOut: "out/cc", DefName: "cc", MaxName: 12, IDs: ccIDs,
+		Validate: func(quick bool, only []string) error {
 			_, err := selectExperiments(ccPlan(quick), only)
 			return err
 		},
-		run: RunCC, print: printCC, passed: func(r *CCReport) bool { return r.Passed },
-	}.main(env, args)
+		Run: RunCC, Print: printCC, Passed: func(r *CCReport) bool { return r.Passed },
+	}.Main(env, args)
 }
 
 // printCC is the command's summary: the verdict, the comparison with the
 // paper and the checks.
 func printCC(w io.Writer, rep *CCReport, index string) {
-	printSummary(w, "cc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+	runner.PrintSummary(w, "cc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
 		for _, c := range rep.Comparisons {
 			fmt.Fprintf(w, "  %-3s %-10s %-34s ours %-22s paper %-16s %s\n", c.Experiment, c.Pattern, c.Metric, c.Ours, c.Paper, c.Verdict)
 		}
 	}, rep.Checks)
 }
+
+// Experiment is `ibfab run cc`, for the command's table.
+var Experiment = runner.Experiment{Name: "cc", Synopsis: ccSynopsis, Run: runCCCmd}

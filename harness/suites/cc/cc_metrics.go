@@ -1,10 +1,11 @@
-package runner
+package cc
 
 import (
 	"math"
 	"slices"
 	"time"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/sm"
@@ -19,7 +20,7 @@ type CCReport struct {
 	Windows     ccWindows            `json:"windows_emulated"`
 	Experiments []CCExperimentReport `json:"experiments"`
 	Comparisons []CCComparison       `json:"comparisons"`
-	Checks      []Check              `json:"checks"`
+	Checks      []runner.Check       `json:"checks"`
 	Passed      bool                 `json:"passed"`
 	ElapsedS    float64              `json:"elapsed_s"`
 	Files       []string             `json:"files,omitempty"`
@@ -28,16 +29,16 @@ type CCReport struct {
 // CCExperimentReport is one experiment: its load points or its hot-spot
 // runs.
 type CCExperimentReport struct {
-	ID         string      `json:"id"`
-	Title      string      `json:"title"`
-	Fabric     CCFabric    `json:"fabric"`
-	FabricName string      `json:"fabric_name"`
-	TimeScale  float64     `json:"time_scale"`
-	Patterns   []CCPattern `json:"patterns,omitempty"`
-	Points     []CCPoint   `json:"points,omitempty"`
-	Hot        []*CCHotRun `json:"hot_spot,omitempty"`
-	SMArgs     []string    `json:"sm_args"`
-	SM         []SMResult  `json:"sm,omitempty"`
+	ID         string            `json:"id"`
+	Title      string            `json:"title"`
+	Fabric     CCFabric          `json:"fabric"`
+	FabricName string            `json:"fabric_name"`
+	TimeScale  float64           `json:"time_scale"`
+	Patterns   []CCPattern       `json:"patterns,omitempty"`
+	Points     []CCPoint         `json:"points,omitempty"`
+	Hot        []*CCHotRun       `json:"hot_spot,omitempty"`
+	SMArgs     []string          `json:"sm_args"`
+	SM         []runner.SMResult `json:"sm,omitempty"`
 	// CCLogs are the CongestionLog entries ibsm read on the fabric and
 	// printed as cc_log events (the first maxCCLogs).
 	CCLogs []sm.CCLogEvent `json:"cc_log,omitempty"`
@@ -142,13 +143,6 @@ type CCHotSample struct {
 	Backlog      int     `json:"backlog"`
 }
 
-// Hot-spot phases.
-const (
-	phaseBefore = "before"
-	phaseBurst  = "burst"
-	phaseAfter  = "after"
-)
-
 // ccPortSnap is one switch port's counters at a moment.
 type ccPortSnap struct {
 	At        time.Time
@@ -171,9 +165,6 @@ func newCCSnap() ccSnap {
 		ports: map[string]ccPortSnap{}, cca: map[string]nodeproc.CCAStatus{}}
 }
 
-// emuSeconds is a real interval in emulated seconds.
-func emuSeconds(d time.Duration, scale float64) float64 { return d.Seconds() / scale }
-
 // linkLoads is each port's load between two snapshots, as a fraction of
 // its rate, for the ports keep selects.
 func linkLoads(a, b map[string]ccPortSnap, scale float64, keep func(string) bool) map[string]float64 {
@@ -183,7 +174,7 @@ func linkLoads(a, b map[string]ccPortSnap, scale float64, keep func(string) bool
 		if !ok || !keep(k) || pb.Rate == 0 || pb.XmitWords < pa.XmitWords {
 			continue
 		}
-		emu := emuSeconds(pb.At.Sub(pa.At), scale)
+		emu := runner.EmuSeconds(pb.At.Sub(pa.At), scale)
 		if emu <= 0 {
 			continue
 		}
@@ -249,7 +240,7 @@ func received(a, b ccSnap, receivers []string, id uint32, scale float64) ccRx {
 	var hs [][]hca.Bucket
 	var latSum float64
 	for _, n := range receivers {
-		emu := emuSeconds(b.at[n].Sub(a.at[n]), scale)
+		emu := runner.EmuSeconds(b.at[n].Sub(a.at[n]), scale)
 		if emu <= 0 {
 			continue
 		}
@@ -357,7 +348,7 @@ func (w ccWindow) point() CCPoint {
 	}
 	p.Packets = rx.packets
 	p.MeanLatencyUs = rx.meanNs / 1e3
-	p.P99LatencyUs = Micros(P99Between(nil, rx.buckets))
+	p.P99LatencyUs = runner.Micros(runner.P99Between(nil, rx.buckets))
 	tx := sent(w.b, w.sources, w.id)
 	p.InjectedMbps, p.SourceDropped, p.Backlog = tx.injectedMbps, tx.dropped, tx.backlog
 	p.PeakLinkLoad, p.MeanLinkLoad = peakMean(linkLoads(w.a.ports, w.b.ports, w.scale, w.inter))
@@ -368,7 +359,7 @@ func (w ccWindow) point() CCPoint {
 	for _, n := range w.receivers {
 		span = max(span, w.b.at[n].Sub(w.a.at[n]))
 	}
-	p.WindowMs = emuSeconds(span, w.scale) * 1e3
+	p.WindowMs = runner.EmuSeconds(span, w.scale) * 1e3
 	return p
 }
 
@@ -458,9 +449,9 @@ func summarizeHot(h *CCHotRun) {
 	injN := 0
 	for _, s := range h.Samples {
 		switch s.Phase {
-		case phaseBefore:
+		case runner.PhaseBefore:
 			h.FECNBefore += s.FECN
-		case phaseBurst:
+		case runner.PhaseBurst:
 			h.FECNBurst += s.FECN
 			n++
 			for k, v := range s.Loads {
@@ -486,7 +477,7 @@ func summarizeHot(h *CCHotRun) {
 		h.BurstLoads[k] /= float64(n)
 	}
 	h.PeakLoad, h.HotLink = 0, ""
-	for _, k := range keys(h.BurstLoads) {
+	for _, k := range runner.Keys(h.BurstLoads) {
 		if v := h.BurstLoads[k]; v > h.PeakLoad {
 			h.PeakLoad, h.HotLink = v, k
 		}

@@ -1,4 +1,4 @@
-package runner
+package cc
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"ibfab/harness/suites/runner"
 )
 
 var ccColors = map[CCScheme]color.Color{
@@ -28,7 +30,7 @@ func writeCCReport(dir string, rep *CCReport) error {
 		}
 		rep.Files = append(rep.Files, files...)
 	}
-	return writeReportFiles(dir, rep, func() string { return ccMarkdown(rep) })
+	return runner.WriteReportFiles(dir, rep, func() string { return ccMarkdown(rep) })
 }
 
 // ccPlot is one figure to draw.
@@ -116,12 +118,12 @@ func plotSweep(e *CCExperimentReport, pat string, latency bool) (*plot.Plot, err
 			xy = append(xy, plotter.XY{X: pt.OfferedMbps, Y: y})
 			top = max(top, pt.OfferedMbps)
 		}
-		if err := addLine(p, xy, s.String(), ccColors[s], false); err != nil {
+		if err := runner.AddLine(p, xy, s.String(), ccColors[s], false); err != nil {
 			return nil, err
 		}
 	}
 	if !latency && top > 0 {
-		if err := addLine(p, plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}}, "offered", ccColors[CCOff], true); err != nil {
+		if err := runner.AddLine(p, plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}}, "offered", ccColors[CCOff], true); err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +147,7 @@ func plotPeak(e *CCExperimentReport) (*plot.Plot, error) {
 		if len(xy) == 0 {
 			continue
 		}
-		if err := addLine(p, xy, h.Scheme.String(), ccColors[h.Scheme], false); err != nil {
+		if err := runner.AddLine(p, xy, h.Scheme.String(), ccColors[h.Scheme], false); err != nil {
 			return nil, err
 		}
 	}
@@ -167,16 +169,16 @@ func plotLinks(e *CCExperimentReport, h *CCHotRun) (*plot.Plot, error) {
 			series[k] = append(series[k], plotter.XY{X: s.T, Y: v})
 		}
 	}
-	for _, k := range keys(series) {
+	for _, k := range runner.Keys(series) {
 		if k == h.HotLink {
 			continue
 		}
-		if err := addLine(p, series[k], "", color.RGBA{R: 190, G: 190, B: 190, A: 255}, false); err != nil {
+		if err := runner.AddLine(p, series[k], "", color.RGBA{R: 190, G: 190, B: 190, A: 255}, false); err != nil {
 			return nil, err
 		}
 	}
 	if xy := series[h.HotLink]; len(xy) > 0 {
-		if err := addLine(p, xy, h.HotLink, ccColors[h.Scheme], false); err != nil {
+		if err := runner.AddLine(p, xy, h.HotLink, ccColors[h.Scheme], false); err != nil {
 			return nil, err
 		}
 	}
@@ -197,22 +199,15 @@ func plotPerKey(e *CCExperimentReport, h *CCHotRun, what, unit string, get func(
 			series[k] = append(series[k], plotter.XY{X: s.T, Y: v})
 		}
 	}
-	palette := plotPalette()
-	for i, k := range keys(series) {
-		if err := addLine(p, series[k], k, palette[i%len(palette)], false); err != nil {
+	palette := runner.PlotPalette()
+	for i, k := range runner.Keys(series) {
+		if err := runner.AddLine(p, series[k], k, palette[i%len(palette)], false); err != nil {
 			return nil, err
 		}
 	}
 	p.Legend.Top = true
 	p.Y.Min = 0
 	return p, nil
-}
-
-func plotPalette() []color.Color {
-	return []color.Color{
-		color.RGBA{B: 200, A: 255}, color.RGBA{R: 200, A: 255}, color.RGBA{G: 140, A: 255}, color.RGBA{R: 200, G: 120, A: 255},
-		color.RGBA{R: 120, B: 160, A: 255}, color.RGBA{G: 140, B: 160, A: 255}, color.RGBA{R: 90, G: 90, B: 90, A: 255}, color.RGBA{R: 160, G: 160, A: 255},
-	}
 }
 
 func toFloat(m map[string]int) map[string]float64 {
@@ -223,28 +218,11 @@ func toFloat(m map[string]int) map[string]float64 {
 	return out
 }
 
-// addLine adds a line (dashed with dash) and, with a name, its legend.
-func addLine(p *plot.Plot, xy plotter.XYs, name string, c color.Color, dash bool) error {
-	l, err := plotter.NewLine(xy)
-	if err != nil {
-		return err
-	}
-	l.Color, l.Width = c, vg.Points(1.5)
-	if dash {
-		l.Dashes, l.Width = []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
-	}
-	p.Add(l)
-	if name != "" {
-		p.Legend.Add(name, l)
-	}
-	return nil
-}
-
 // ccMarkdown is the index: the table beside the paper's, a sentence per
 // disagreement, the checks, each experiment with its plots.
 func ccMarkdown(rep *CCReport) string {
 	var b strings.Builder
-	writePreamble(&b, "Congestion control: IBA CC against DRB (issue 19, seed 004)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	runner.WritePreamble(&b, "Congestion control: IBA CC against DRB (issue 19, seed 004)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
 	fmt.Fprintf(&b, "Every rate and latency is in emulated time; each fabric runs at its own time scale "+
 		"(below), chosen so that the machine keeps up with the links. Links are 4x SDR (8 Gb/s of data); traffic is "+
 		"flows of %d-byte messages (Poisson arrivals) in %d-byte packets, offered load in Mb/s of wire bytes per source; "+
@@ -275,7 +253,7 @@ func ccMarkdown(rep *CCReport) string {
 		b.WriteString("None ran (they need D0, D5 and D6).\n")
 	}
 	for _, ch := range rep.Checks {
-		fmt.Fprintf(&b, "- %s %s: %s\n", Mark(ch), ch.Name, ch.Detail)
+		fmt.Fprintf(&b, "- %s %s: %s\n", runner.Mark(ch), ch.Name, ch.Detail)
 	}
 	for i := range rep.Experiments {
 		ccExperimentMarkdown(&b, &rep.Experiments[i])
