@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/afc"
 	"ibfab/harness/suites/cc"
 	"ibfab/harness/suites/qos"
 	"ibfab/harness/suites/runner"
@@ -28,7 +29,7 @@ var experiments = []runner.Experiment{
 	thesis.Experiment,
 	qos.Experiment,
 	cc.Experiment,
-	runner.AFCExperiment,
+	afc.Experiment,
 	smfailover.Experiment,
 }
 

@@ -24,11 +24,6 @@ type Experiment struct {
 	Run      func(env *harness.Env, args []string) error
 }
 
-// The experiments, for the command's table (harness/suites).
-var (
-	AFCExperiment = Experiment{"afc", afcSynopsis, runAFCCmd}
-)
-
 // RunAndPrint runs an experiment until it ends or a signal comes, its
 // progress on stderr unless asJSON, and prints its report: as one JSON
 // line, or with text.

@@ -1,4 +1,4 @@
-package runner
+package afc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 	"ibfab/sm"
@@ -92,8 +93,8 @@ type afcSwitches map[string]nodeproc.Status
 func (r *afcRun) readSwitches(ctx context.Context) (afcSwitches, error) {
 	s := afcSwitches{}
 	var mu sync.Mutex
-	err := ForEach(r.Switches, func(sw string) error {
-		st, err := harness.NodeState(ctx, r.fabric, sw)
+	err := runner.ForEach(r.Switches, func(sw string) error {
+		st, err := harness.NodeState(ctx, r.Fabric(), sw)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package runner
+package afc
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
 )
@@ -170,7 +171,7 @@ func TestAFCClaimsDisagree(t *testing.T) {
 	for _, c := range afcClaims(ps, nil, mech) {
 		byID[c.ID] = c
 	}
-	want := map[string]Verdict{
+	want := map[string]runner.Verdict{
 		"UT-routing":          verdictDisagree,
 		"HS-AFI-gain":         verdictPartly,
 		"HS-Flow2SL-AFI-best": verdictAgree,
@@ -216,7 +217,7 @@ func TestVerdictOf(t *testing.T) {
 	h, e, f := outcomeHolds, outcomeTie, outcomeFails
 	for _, c := range []struct {
 		os   []afcOutcome
-		want Verdict
+		want runner.Verdict
 	}{
 		{nil, verdictNone},
 		{[]afcOutcome{h, h}, verdictAgree},

@@ -1,4 +1,4 @@
-package runner
+package afc
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -294,7 +295,7 @@ func afcTimeScale(hosts int, override float64) float64 {
 
 // afcWindows are the experiments' durations in emulated time.
 type afcWindows struct {
-	PointWindows
+	runner.PointWindows
 	// E6: uniform traffic alone, with the hot spot, and after it, sampled
 	// every Sample; then Tail, the window in which adaptation must have
 	// stopped.
@@ -310,7 +311,7 @@ func afcWindowsFor() afcWindows {
 	// 0.6 ms to fill at full load: the warm-up is three times that, or
 	// a window measures the filling; 2 ms carry 480 packets on a
 	// saturated link.
-	return afcWindows{PointWindows: PointWindows{Warmup: 2 * time.Millisecond, Measure: 2 * time.Millisecond, Drain: 500 * time.Microsecond},
+	return afcWindows{PointWindows: runner.PointWindows{Warmup: 2 * time.Millisecond, Measure: 2 * time.Millisecond, Drain: 500 * time.Microsecond},
 		Before: time.Millisecond, Hot: 4 * time.Millisecond, After: 4 * time.Millisecond, Sample: 500 * time.Microsecond,
 		Tail: 2 * time.Millisecond}
 }
@@ -328,3 +329,6 @@ const (
 	// its time.
 	afcExchangeMessages = 16
 )
+
+// Experiment is `ibfab run afc`, for the command's table.
+var Experiment = runner.Experiment{Name: "afc", Synopsis: afcSynopsis, Run: runAFCCmd}

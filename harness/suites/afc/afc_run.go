@@ -1,4 +1,4 @@
-package runner
+package afc
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -25,16 +26,16 @@ const (
 
 // AFCOptions tune RunAFC: the fabric prefix defaults to "afc", the time
 // scale to afcTimeScale per fabric.
-type AFCOptions = ExperimentOptions
+type AFCOptions = runner.ExperimentOptions
 
 // afcRun is one fabric of the experiments, up, with its SM.
 type afcRun struct {
-	ExperimentRun // hosts by host index
-	k             int
-	w             afcWindows
-	layout        *topologies.FatTreeLayout
-	control       string // ibsm's control socket
-	fr            *AFCFabricReport
+	runner.ExperimentRun // hosts by host index
+	k                    int
+	w                    afcWindows
+	layout               *topologies.FatTreeLayout
+	control              string // ibsm's control socket
+	fr                   *AFCFabricReport
 
 	cur    afcSetup // what the fabric is set to
 	curSet bool
@@ -68,7 +69,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 	}
 	rep.Claims = afcClaims(rep.Points, rep.Exchanges, rep.Mechanism)
 	rep.Checks = afcChecks(rep, plan)
-	rep.Passed = AllOK(rep.Checks)
+	rep.Passed = runner.AllOK(rep.Checks)
 	rep.ElapsedS = time.Since(start).Seconds()
 	if o.Out != "" {
 		if err := writeAFCReport(o.Out, rep); err != nil {
@@ -154,10 +155,10 @@ func newAFCRun(k int, fr *AFCFabricReport, o AFCOptions) (*afcRun, error) {
 	r.control = filepath.Join(filepath.Dir(nodeproc.SocketPath(fr.Name, "sm0")), "ibsm-ar.sock")
 	// Sweeps every 30 s: at a time scale in the thousands a sweep's SMPs
 	// wait behind the data packets, and the fabric does not change.
-	args := append(slices.Clone(DefaultSMArgs), afcSMArgs(r.control)...)
-	s := Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: afcNodeArgs(),
+	args := append(slices.Clone(runner.DefaultSMArgs), afcSMArgs(r.control)...)
+	s := runner.Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: afcNodeArgs(),
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r.ExperimentRun = NewExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
+	r.ExperimentRun = runner.NewExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
 	r.Tag, r.Notes = fmt.Sprintf("afc k=%d", k), &fr.Events
 	fr.Hosts, fr.Switches, fr.TimeScale, fr.SMArgs = len(r.Hosts), len(r.Switches), r.Scale, args
 	return r, nil
@@ -169,7 +170,7 @@ func (r *afcRun) apply(ctx context.Context, s afcSetup) error {
 	afc := s.Routing == AFCAFI
 	if !r.curSet || r.cur.VOQ != s.VOQ || r.cur.Queuing.vls() != s.Queuing.vls() || (r.cur.Routing == AFCAFI) != afc {
 		blocks := afcVLBlocks(s.Queuing, afc)
-		if err := ForEach(r.Switches, func(sw string) error { return afcConfigureSwitch(ctx, r.fabric, sw, s.VOQ, blocks) }); err != nil {
+		if err := runner.ForEach(r.Switches, func(sw string) error { return afcConfigureSwitch(ctx, r.Fabric(), sw, s.VOQ, blocks) }); err != nil {
 			return err
 		}
 	}
@@ -219,7 +220,7 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, 
 	}
 	for _, sl := range sls {
 		d := bySL[sl]
-		rate := load / 100 * float64(LinkRate) * float64(len(d)) / others
+		rate := load / 100 * float64(runner.LinkRate) * float64(len(d)) / others
 		out = append(out, nodeproc.FlowArgs{ID: afcUniformFlow + uint32(sl), Port: 1, Dests: d, RateBPS: uint64(rate),
 			Payload: afcPayload, Pattern: hca.Poisson, Seed: seed*16 + uint64(sl), MaxBacklog: afcMaxBacklog})
 	}
@@ -232,7 +233,7 @@ func (r *afcRun) hotFlow(q AFCQueuing, src, hot int) (nodeproc.FlowArgs, error) 
 	if err != nil {
 		return nodeproc.FlowArgs{}, err
 	}
-	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.LIDs[r.Hosts[hot]]), SL: sl, RateBPS: LinkRate,
+	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.LIDs[r.Hosts[hot]]), SL: sl, RateBPS: runner.LinkRate,
 		Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: afcMaxBacklog}, nil
 }
 
@@ -263,7 +264,7 @@ func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, l
 	if err != nil {
 		return err
 	}
-	return ForEach(r.Hosts, func(h string) error {
+	return runner.ForEach(r.Hosts, func(h string) error {
 		i := slices.Index(r.Hosts, h)
 		var flows []nodeproc.FlowArgs
 		exclude := -1
@@ -288,15 +289,15 @@ func (r *afcRun) startTraffic(ctx context.Context, t AFCTraffic, q AFCQueuing, l
 		if len(flows) == 0 {
 			return nil
 		}
-		_, err := harness.StartFlows(ctx, r.fabric, h, flows)
+		_, err := harness.StartFlows(ctx, r.Fabric(), h, flows)
 		return err
 	})
 }
 
 // stopTraffic stops every flow and lets the fabric drain.
 func (r *afcRun) stopTraffic(ctx context.Context) {
-	ForEach(r.Hosts, func(h string) error {
-		harness.StopAllFlows(ctx, r.fabric, h)
+	runner.ForEach(r.Hosts, func(h string) error {
+		harness.StopAllFlows(ctx, r.Fabric(), h)
 		return nil
 	})
 	r.drain(ctx)
@@ -313,7 +314,7 @@ const afcDrainRounds = 20
 // measurement would start on a loaded fabric.
 func (r *afcRun) drain(ctx context.Context) {
 	for range afcDrainRounds {
-		Sleep(ctx, AtScale(r.w.Drain, r.Scale))
+		runner.Sleep(ctx, runner.AtScale(r.w.Drain, r.Scale))
 		st, err := r.readSwitches(ctx)
 		if err != nil || ctx.Err() != nil {
 			return
@@ -365,7 +366,7 @@ func (r *afcRun) sweep(ctx context.Context, e afcExperiment) []AFCPoint {
 							p.Error = err.Error()
 						}
 						r.Note("%s %s %s at %.0f %%: offered %.3f, accepted %.3f (hot %.3f), %d adapted%s", e.ID, t, p.afcSetup, load,
-							p.Offered, p.Accepted, p.HotAccepted, p.Adapted, ErrSuffix(p.Error))
+							p.Offered, p.Accepted, p.HotAccepted, p.Adapted, runner.ErrSuffix(p.Error))
 						out = append(out, p)
 					}
 				}
@@ -385,12 +386,12 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 	if err := r.startTraffic(ctx, p.Traffic, p.Queuing, p.Load, afcParts{uniform: true, hot: true}); err != nil {
 		return err
 	}
-	a, b, err := MeasurePoint(ctx, r.w.PointWindows, r.Scale, r.snapshot)
+	a, b, err := runner.MeasurePoint(ctx, r.w.PointWindows, r.Scale, r.snapshot)
 	if err != nil {
 		return err
 	}
-	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.Hosts, r.Scale, LinkRate, afcHotFlow)
-	p.Offered, p.SourceDrops = afcOffered(b.flows, r.Hosts, LinkRate)
+	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.Hosts, r.Scale, runner.LinkRate, afcHotFlow)
+	p.Offered, p.SourceDrops = afcOffered(b.flows, r.Hosts, runner.LinkRate)
 	p.Adapted = b.switches.adapted() - a.switches.adapted()
 	return nil
 }
@@ -407,7 +408,7 @@ func (r *afcRun) exchanges(ctx context.Context, e afcExperiment) []AFCExchange {
 				} else if err := r.exchange(ctx, &x); err != nil {
 					x.Error = err.Error()
 				}
-				r.Note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.afcSetup, x.ExecUs, x.Received, x.Expected, ErrSuffix(x.Error))
+				r.Note("%s %s: %.0f µs, %d of %d packets%s", e.ID, x.afcSetup, x.ExecUs, x.Received, x.Expected, runner.ErrSuffix(x.Error))
 				out = append(out, x)
 			}
 		}
@@ -444,13 +445,13 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	}
 	per := uint64(afcExchangeMessages * (len(r.Hosts) - 1))
 	x.Expected = per * uint64(len(r.Hosts))
-	err = ForEach(r.Hosts, func(h string) error {
+	err = runner.ForEach(r.Hosts, func(h string) error {
 		i := slices.Index(r.Hosts, h)
 		// The whole exchange may wait at its source: an application's
 		// sends wait, they are not dropped as an open-loop source's are.
 		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: hca.InTurn, Burst: afcExchangeMessages,
-			Messages: per, RateBPS: LinkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
-		_, err := harness.StartFlows(ctx, r.fabric, h, []nodeproc.FlowArgs{f})
+			Messages: per, RateBPS: runner.LinkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
+		_, err := harness.StartFlows(ctx, r.Fabric(), h, []nodeproc.FlowArgs{f})
 		return err
 	})
 	if err != nil {
@@ -458,10 +459,10 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	}
 	// The exchange's ideal time is per packets at the link rate; give it
 	// twenty times that before calling it stuck.
-	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(LinkRate) * float64(time.Second))
-	deadline := time.Now().Add(AtScale(20*ideal, r.Scale) + 30*time.Second)
+	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(runner.LinkRate) * float64(time.Second))
+	deadline := time.Now().Add(runner.AtScale(20*ideal, r.Scale) + 30*time.Second)
 	for {
-		Sleep(ctx, max(AtScale(ideal/4, r.Scale), 200*time.Millisecond))
+		runner.Sleep(ctx, max(runner.AtScale(ideal/4, r.Scale), 200*time.Millisecond))
 		b, err := r.readFlows(ctx, false)
 		if err != nil {
 			return err
@@ -508,7 +509,7 @@ func (r *afcRun) mechanisms(ctx context.Context, e afcExperiment) []AFCMechanism
 			r.Note("%s %s drained: fullest VL %s %.0f %%", e.ID, rt, q, 100*o)
 		}
 		r.Note("%s %s: hot-spot packets in %d SQS VL queues and %d AFC queues, %d adapted while hot, %d at the end, fullest VL %s %.0f %%%s",
-			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, m.EndFullest, 100*m.EndOccupancy, ErrSuffix(m.Error))
+			e.ID, rt, len(m.HotSQS), len(m.HotAFC), m.AdaptedHot, m.AdaptedTail, m.EndFullest, 100*m.EndOccupancy, runner.ErrSuffix(m.Error))
 		out = append(out, m)
 	}
 	return out
@@ -529,22 +530,22 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 		return err
 	}
 	hotLID := uint16(r.LIDs[r.Hosts[hot]])
-	if err := ForEach(r.Switches, func(sw string) error { return afcWatch(ctx, r.fabric, sw, hotLID) }); err != nil {
+	if err := runner.ForEach(r.Switches, func(sw string) error { return afcWatch(ctx, r.Fabric(), sw, hotLID) }); err != nil {
 		return err
 	}
 	defer r.stopTraffic(ctx)
 	if err := r.startTraffic(ctx, t, m.Queuing, afcE6Load, afcParts{uniform: true, isolated: true}); err != nil {
 		return err
 	}
-	Sleep(ctx, AtScale(r.w.Warmup, r.Scale))
+	runner.Sleep(ctx, runner.AtScale(r.w.Warmup, r.Scale))
 	prev, err := r.readSwitches(ctx)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	every := AtScale(r.w.Sample, r.Scale)
-	hotOn, hotOff := AtScale(r.w.Before, r.Scale), AtScale(r.w.Before+r.w.Hot, r.Scale)
-	end := AtScale(r.w.Before+r.w.Hot+r.w.After, r.Scale)
+	every := runner.AtScale(r.w.Sample, r.Scale)
+	hotOn, hotOff := runner.AtScale(r.w.Before, r.Scale), runner.AtScale(r.w.Before+r.w.Hot, r.Scale)
+	end := runner.AtScale(r.w.Before+r.w.Hot+r.w.After, r.Scale)
 	var started, stopped bool
 	sqs, afc := map[string]bool{}, map[string]bool{}
 	for el := time.Duration(0); el < end && ctx.Err() == nil; el = time.Since(t0) {
@@ -555,43 +556,43 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 			started = true
 		}
 		if started && !stopped && el >= hotOff {
-			if err := ForEach(r.Hosts, func(h string) error {
-				harness.StopFlow(ctx, r.fabric, h, afcHotFlow)
+			if err := runner.ForEach(r.Hosts, func(h string) error {
+				harness.StopFlow(ctx, r.Fabric(), h, afcHotFlow)
 				return nil
 			}); err != nil {
 				return err
 			}
 			stopped = true
 		}
-		Sleep(ctx, every)
+		runner.Sleep(ctx, every)
 		cur, err := r.readSwitches(ctx)
 		if err != nil {
 			return err
 		}
 		at := time.Since(t0)
-		phase := PhaseBefore
+		phase := runner.PhaseBefore
 		switch {
 		case stopped:
-			phase = PhaseAfter
+			phase = runner.PhaseAfter
 		case started:
-			phase = PhaseBurst
+			phase = runner.PhaseBurst
 		}
-		smp := AFCMechSample{TMs: EmuSeconds(at, r.Scale) * 1e3, Phase: phase, Adapted: cur.adapted() - prev.adapted(),
+		smp := AFCMechSample{TMs: runner.EmuSeconds(at, r.Scale) * 1e3, Phase: phase, Adapted: cur.adapted() - prev.adapted(),
 			Occupancy: cur.occupancyByVL()}
 		for _, q := range cur.hotQueues(prev) {
 			if q.vl == s.afcVL() {
 				smp.HotAFC++
-				if phase == PhaseBurst {
+				if phase == runner.PhaseBurst {
 					afc[q.name] = true
 				}
 			} else {
 				smp.HotSQS++
-				if phase == PhaseBurst {
+				if phase == runner.PhaseBurst {
 					sqs[q.name] = true
 				}
 			}
 		}
-		if phase == PhaseBurst {
+		if phase == runner.PhaseBurst {
 			m.AdaptedHot += smp.Adapted
 		}
 		m.Samples = append(m.Samples, smp)
@@ -601,7 +602,7 @@ func (r *afcRun) mechanism(ctx context.Context, t AFCTraffic, m *AFCMechanism) e
 	// The tail: a window of its own once the hot spot and the backlog it
 	// left at the sources have drained, in which the uniform load alone
 	// keeps every VL below the threshold and nothing may be adapted.
-	Sleep(ctx, AtScale(r.w.Tail, r.Scale))
+	runner.Sleep(ctx, runner.AtScale(r.w.Tail, r.Scale))
 	last, err := r.readSwitches(ctx)
 	if err != nil {
 		return err
@@ -622,10 +623,10 @@ func sortedKeys(m map[string]bool) []string {
 
 // afcChecks are the run's checks: every planned measurement made, and
 // E6's mechanism claims (the issue's must-show) holding.
-func afcChecks(rep *AFCReport, plan []afcExperiment) []Check {
-	var out []Check
+func afcChecks(rep *AFCReport, plan []afcExperiment) []runner.Check {
+	var out []runner.Check
 	for _, f := range rep.Fabrics {
-		out = append(out, Check{Name: fmt.Sprintf("K=%d fabric ran its experiments", f.K), OK: f.Error == "",
+		out = append(out, runner.Check{Name: fmt.Sprintf("K=%d fabric ran its experiments", f.K), OK: f.Error == "",
 			Detail: map[bool]string{true: fmt.Sprintf("%s in %.0f s", f.Name, f.ElapsedS), false: f.Error}[f.Error == ""]})
 	}
 	failed := 0
@@ -645,11 +646,11 @@ func afcChecks(rep *AFCReport, plan []afcExperiment) []Check {
 		}
 	}
 	total := len(rep.Points) + len(rep.Exchanges) + len(rep.Mechanism)
-	out = append(out, Check{Name: "every measurement completed", OK: failed == 0 && total > 0,
+	out = append(out, runner.Check{Name: "every measurement completed", OK: failed == 0 && total > 0,
 		Detail: fmt.Sprintf("%d of %d failed", failed, total)})
 	if slices.ContainsFunc(plan, func(e afcExperiment) bool { return e.Kind == afcMechanism }) {
 		for _, c := range mechanismClaims(rep.Mechanism) {
-			out = append(out, Check{Name: c.ID + ": " + c.Paper, OK: c.Verdict == verdictAgree, Detail: c.Ours})
+			out = append(out, runner.Check{Name: c.ID + ": " + c.Paper, OK: c.Verdict == verdictAgree, Detail: c.Ours})
 		}
 	}
 	return out
@@ -676,7 +677,7 @@ paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
 
 // runAFCCmd is `ibfab run afc`.
 func runAFCCmd(env *harness.Env, args []string) error {
-	return ExperimentCmd[*AFCReport]{Cmd: "run afc", Synopsis: afcSynopsis, Desc: afcDesc,
+	return runner.ExperimentCmd[*AFCReport]{Cmd: "run afc", Synopsis: afcSynopsis, Desc: afcDesc,
 		QuickUsage: "K=2, fewer setups and loads (under 10 minutes)",
 		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
 		Validate: func(quick bool, only []string) error {
@@ -690,7 +691,7 @@ func runAFCCmd(env *harness.Env, args []string) error {
 // printAFC is the command's summary: the verdict, the claims and the
 // checks.
 func printAFC(w io.Writer, rep *AFCReport, index string) {
-	PrintSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+	runner.PrintSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
 		for _, c := range rep.Claims {
 			fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
 		}

@@ -1,4 +1,4 @@
-package runner
+package afc
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"ibfab/harness/suites/runner"
 )
 
 // AFCReport is `ibfab run afc`'s report.
@@ -30,7 +32,7 @@ type AFCReport struct {
 	Exchanges []AFCExchange     `json:"exchanges,omitempty"`
 	Mechanism []AFCMechanism    `json:"mechanism,omitempty"`
 	Claims    []AFCClaim        `json:"claims"`
-	Checks    []Check           `json:"checks"`
+	Checks    []runner.Check    `json:"checks"`
 	Files     []string          `json:"files"`
 }
 
@@ -69,7 +71,7 @@ func writeAFCReport(dir string, rep *AFCReport) error {
 		}
 		rep.Files = append(rep.Files, names...)
 	}
-	return WriteReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
+	return runner.WriteReportFiles(dir, rep, func() string { return afcMarkdown(rep, figs) })
 }
 
 // afcFigure is a grid of plots saved as one PNG and one SVG.
@@ -131,13 +133,13 @@ func afcFigures(rep *AFCReport) ([]afcFigure, error) {
 		k   int
 		voq bool
 	}
-	var Keys []panelKey
+	var keys []panelKey
 	for _, p := range rep.Points {
-		if k := (panelKey{p.K, p.VOQ}); !slices.Contains(Keys, k) {
-			Keys = append(Keys, k)
+		if k := (panelKey{p.K, p.VOQ}); !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
-	for _, key := range Keys {
+	for _, key := range keys {
 		f, err := sweepFigure(rep.Points, key.k, key.voq)
 		if err != nil {
 			return nil, err
@@ -201,7 +203,7 @@ func sweepFigure(ps []AFCPoint, k int, voq bool) (afcFigure, error) {
 					continue
 				}
 				slices.SortFunc(xy, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
-				if err := AddLine(p, xy, q.String(), afcQueuingColors[q], false); err != nil {
+				if err := runner.AddLine(p, xy, q.String(), afcQueuingColors[q], false); err != nil {
 					return afcFigure{}, err
 				}
 			}
@@ -276,19 +278,19 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 		}
 	}
 	slices.Sort(vls)
-	pal := PlotPalette()
+	pal := runner.PlotPalette()
 	for i, vl := range vls {
 		var xy plotter.XYs
 		for _, s := range m.Samples {
 			xy = append(xy, plotter.XY{X: s.TMs, Y: s.Occupancy[vl]})
 		}
-		if err := AddLine(occ, xy, vl, pal[i%len(pal)], false); err != nil {
+		if err := runner.AddLine(occ, xy, vl, pal[i%len(pal)], false); err != nil {
 			return nil, nil, err
 		}
 	}
 	if m.Threshold > 0 && len(m.Samples) > 0 {
 		th := plotter.XYs{{X: m.Samples[0].TMs, Y: m.Threshold}, {X: m.Samples[len(m.Samples)-1].TMs, Y: m.Threshold}}
-		if err := AddLine(occ, th, "threshold", color.Gray{Y: 120}, true); err != nil {
+		if err := runner.AddLine(occ, th, "threshold", color.Gray{Y: 120}, true); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -306,7 +308,7 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 		name string
 		c    color.Color
 	}{{a, "adapted packets", pal[0]}, {hs, "SQS VL queues with hot-spot packets", pal[1]}, {ha, "AFC queues with hot-spot packets", pal[2]}} {
-		if err := AddLine(ad, l.xy, l.name, l.c, false); err != nil {
+		if err := runner.AddLine(ad, l.xy, l.name, l.c, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -318,7 +320,7 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 // part with its figures and numbers.
 func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	var b strings.Builder
-	WritePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	runner.WritePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
 	fmt.Fprintf(&b, "Every time and rate is emulated; each fabric runs at its own time scale (below). "+
 		"Links are 4x SDR (8 Gb/s of data) where the paper's are 40 Gb/s: only ratios matter, and every window is in emulated time "+
 		"(warm-up %v, measurement %v, drain %v; E6: %v uniform, %v with the hot spot, %v after, sampled every %v). "+
@@ -354,7 +356,7 @@ func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	}
 	b.WriteString("\n## Checks\n\n")
 	for _, ch := range rep.Checks {
-		fmt.Fprintf(&b, "- %s %s: %s\n", Mark(ch), ch.Name, ch.Detail)
+		fmt.Fprintf(&b, "- %s %s: %s\n", runner.Mark(ch), ch.Name, ch.Detail)
 	}
 	b.WriteString("\n## Fabrics\n\n| K | fabric | hosts | switches | time scale | experiments | s | ibsm |\n|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Fabrics {

@@ -1,10 +1,12 @@
-package runner
+package afc
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"ibfab/harness/suites/runner"
 )
 
 // The paper's qualitative claims (the figures' numbers did not survive in
@@ -18,22 +20,22 @@ import (
 
 // AFCClaim is one claim of the paper beside what we measured.
 type AFCClaim struct {
-	ID      string  `json:"id"`
-	K       int     `json:"k"`
-	Paper   string  `json:"paper"`
-	Ours    string  `json:"ours"`
-	Verdict Verdict `json:"verdict"` // agrees, partly, within noise, disagrees, not measured
+	ID      string         `json:"id"`
+	K       int            `json:"k"`
+	Paper   string         `json:"paper"`
+	Ours    string         `json:"ours"`
+	Verdict runner.Verdict `json:"verdict"` // agrees, partly, within noise, disagrees, not measured
 	// Why explains a verdict other than agrees.
 	Why string `json:"why,omitempty"`
 }
 
 // The verdicts afc gives.
 const (
-	verdictAgree    = VerdictAgrees
-	verdictPartly   = VerdictPartly
-	verdictTie      = VerdictWithinNoise
-	verdictDisagree = VerdictDisagrees
-	verdictNone     = VerdictNotMeasured
+	verdictAgree    = runner.VerdictAgrees
+	verdictPartly   = runner.VerdictPartly
+	verdictTie      = runner.VerdictWithinNoise
+	verdictDisagree = runner.VerdictDisagrees
+	verdictNone     = runner.VerdictNotMeasured
 )
 
 // afcOutcome is what our points say of one case of a claim.
@@ -60,7 +62,7 @@ func above(a, b float64) afcOutcome {
 func both(os ...afcOutcome) afcOutcome { return slices.Min(os) }
 
 // verdictOf turns the outcomes of a claim's cases into its verdict.
-func verdictOf(os []afcOutcome) Verdict {
+func verdictOf(os []afcOutcome) runner.Verdict {
 	var n [3]int
 	for _, o := range os {
 		n[o+1]++
@@ -133,7 +135,7 @@ func (c afcClaimSet) top(t AFCTraffic, r AFCRouting, q AFCQueuing, voq bool) (fl
 
 // perTraffic evaluates a case on HS10 and on HS25, and joins the texts of
 // both into Ours.
-func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, bool)) (string, Verdict) {
+func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, bool)) (string, runner.Verdict) {
 	var texts []string
 	var os []afcOutcome
 	for _, t := range []AFCTraffic{AFCHS10, AFCHS25} {
@@ -151,7 +153,7 @@ func (c afcClaimSet) perTraffic(eval func(t AFCTraffic) (afcOutcome, string, boo
 var afcTieWhy = fmt.Sprintf("the differences the claim rests on are within the run-to-run spread of a point (%.2f): "+
 	"our runs neither confirm nor refute it", afcNoise)
 
-func (c afcClaimSet) claim(id, paper, ours string, verdict Verdict, why string) AFCClaim {
+func (c afcClaimSet) claim(id, paper, ours string, verdict runner.Verdict, why string) AFCClaim {
 	cl := AFCClaim{ID: id, K: c.k, Paper: paper, Ours: ours, Verdict: verdict}
 	switch verdict {
 	case verdictAgree, verdictNone:

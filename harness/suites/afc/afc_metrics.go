@@ -1,10 +1,11 @@
-package runner
+package afc
 
 import (
 	"math"
 	"slices"
 	"time"
 
+	"ibfab/harness/suites/runner"
 	"ibfab/nodeproc"
 )
 
@@ -49,7 +50,7 @@ func afcAccepted(a, b afcFlows, hosts []string, scale float64, rate uint64, hot 
 	}
 	var sum, hotSum float64
 	for _, h := range hosts {
-		w := EmuSeconds(b.at[h].Sub(a.at[h]), scale)
+		w := runner.EmuSeconds(b.at[h].Sub(a.at[h]), scale)
 		if w <= 0 {
 			continue
 		}
