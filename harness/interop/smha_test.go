@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
-	"ibfab/harness/suites"
+	"ibfab/harness/suites/runner"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/sm"
 )
@@ -117,21 +117,21 @@ func smhaUp(l smhaLine) bool { return l.Event == "sweep" && l.SubnetUp }
 
 // smhaSampler reads the SMInfo of the SMs at their HCAs' LIDs from one
 // HCA every smhaSampleEvery (the failover suite's reader).
-type smhaSampler struct{ *suites.SMInfoSampler }
+type smhaSampler struct{ *runner.SMInfoSampler }
 
 func newSampler(f *fabrictest.Fabric, from string, sms ...string) *smhaSampler {
 	lids := map[string]uint16{}
 	for _, n := range sms {
 		lids[n] = f.Node(n).Ports[0].LID
 	}
-	return &smhaSampler{suites.NewSMInfoSampler(f.Name, from, lids)}
+	return &smhaSampler{runner.NewSMInfoSampler(f.Name, from, lids)}
 }
 
 func (s *smhaSampler) start() { s.Start(smhaSampleEvery) }
 
 // finish stops sampling, checks that every sample had exactly one Master
 // and returns the samples.
-func (s *smhaSampler) finish(t *testing.T) []suites.SMSample {
+func (s *smhaSampler) finish(t *testing.T) []runner.SMSample {
 	t.Helper()
 	samples := s.Stop()
 	require.NotEmpty(t, samples)
@@ -143,7 +143,7 @@ func (s *smhaSampler) finish(t *testing.T) []suites.SMSample {
 }
 
 // masterOf returns the SM node a sample finds Master.
-func masterOf(st suites.SMSample) string { return st.States.Master() }
+func masterOf(st runner.SMSample) string { return st.States.Master() }
 
 // sminfoNames checks that `sminfo` on node names the SM whose port is
 // port 1 of master as the master.

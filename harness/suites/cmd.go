@@ -15,41 +15,39 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/suites/afc"
+	"ibfab/harness/suites/cc"
+	"ibfab/harness/suites/qos"
+	"ibfab/harness/suites/runner"
+	"ibfab/harness/suites/smfailover"
+	"ibfab/harness/suites/thesis"
 )
-
-// experiment is one of the experiments `ibfab run` runs beside the
-// failure-injection suites: `ibfab run NAME ARGS…` is run(env, ARGS).
-type experiment struct {
-	name     string
-	synopsis string // its usage line, "run NAME …"
-	run      func(env *harness.Env, args []string) error
-}
 
 // experiments are `ibfab run`'s experiments, in the order its usage and
 // errors name them.
-var experiments = []experiment{
-	{"thesis", thesisSynopsis, runThesisCmd},
-	{"qos", qosSynopsis, runQoSCmd},
-	{"cc", ccSynopsis, runCCCmd},
-	{"afc", afcSynopsis, runAFCCmd},
-	{"sm-failover", failoverSynopsis, runFailoverCmd},
+var experiments = []runner.Experiment{
+	thesis.Experiment,
+	qos.Experiment,
+	cc.Experiment,
+	afc.Experiment,
+	smfailover.Experiment,
 }
 
 // lookupExperiment returns the experiment named name.
-func lookupExperiment(name string) (experiment, bool) {
+func lookupExperiment(name string) (runner.Experiment, bool) {
 	for _, e := range experiments {
-		if e.name == name {
+		if e.Name == name {
 			return e, true
 		}
 	}
-	return experiment{}, false
+	return runner.Experiment{}, false
 }
 
 // experimentNames are the experiments' names joined by sep.
 func experimentNames(sep string) string {
 	names := make([]string, len(experiments))
 	for i, e := range experiments {
-		names[i] = e.name
+		names[i] = e.Name
 	}
 	return strings.Join(names, sep)
 }
@@ -91,123 +89,67 @@ var Command = harness.Command{
 func runDescription() string {
 	var b strings.Builder
 	b.WriteString(runDesc)
-	for _, s := range Builtin() {
+	for _, s := range runner.Builtin() {
 		fmt.Fprintf(&b, "  %-15s %s\n", s.Name, s.Summary)
 	}
 	return b.String()
+}
+
+// runFlags are `ibfab run SUITE`'s flags and its one argument.
+type runFlags struct {
+	out    string
+	asJSON bool
+	mech   string
+	sm     runner.SMKind
+	name   string
+	suite  string // the argument: a suite's name or "all"
 }
 
 func runCmd(env *harness.Env, args []string) error {
 	const cmd = "run"
 	if len(args) > 0 {
 		if e, ok := lookupExperiment(args[0]); ok {
-			return e.run(env, args[1:])
+			return e.Run(env, args[1:])
 		}
 	}
-	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("out", "out/suites", "write each suite's report to `DIR`/SUITE")
-	asJSON := fs.Bool("json", false, "print each report as one JSON object on a line, not the checks")
-	mech := fs.String("mechanism", "", "ibsm's mechanism: basic or improved (default: the suite's, improved)")
-	smKind := SMIbsm
-	fs.TextVar(&smKind, "sm", SMIbsm, "the subnet manager: ibsm or opensm")
-	name := fs.String("name", "", "fabric name (default s_SUITE)")
-	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
-	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
+	f, help, err := parseRunFlags(env, cmd, args)
 	if help || err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usage(errors.New("want one suite name (ibfab run -h lists them)"))
-	}
-	var list []Suite
-	if pos[0] == "all" {
-		list = Builtin()
-	} else if s, ok := Lookup(pos[0]); ok {
-		list = []Suite{s}
-	} else {
-		return usage(fmt.Errorf("no suite %q; suites: %s, all, %s", pos[0], strings.Join(Names(), ", "), experimentNames(", ")))
-	}
-	if smKind == SMOpenSM && *mech != "" {
-		return usage(errors.New("--mechanism is ibsm's; OpenSM runs as Debian ships it"))
-	}
-	var smArgs []string
-	switch *mech {
-	case "":
-	case "basic":
-		smArgs = BasicSMArgs
-	case "improved":
-		smArgs = DefaultSMArgs
-	default:
-		return usage(fmt.Errorf("--mechanism %q: want basic or improved", *mech))
-	}
-	if *name != "" && len(list) > 1 {
-		return usage(errors.New("--name goes with one suite"))
+	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: err} }
+	list, smArgs, err := f.plan()
+	if err != nil {
+		return usage(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	failed := 0
 	for _, s := range list {
-		o := Options{Out: filepath.Join(*out, s.Name), Fabric: *name, SM: smKind, SMArgs: smArgs}
-		if !*asJSON {
+		o := runner.Options{Out: filepath.Join(f.out, s.Name), Fabric: f.name, SM: f.sm, SMArgs: smArgs}
+		if !f.asJSON {
 			o.Log = env.Stderr
 		}
 		start := time.Now()
-		rep, err := Run(ctx, s, o)
+		rep, err := runner.Run(ctx, s, o)
 		if err != nil {
 			return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("%s: %w", s.Name, err)}
 		}
 		if !rep.Passed {
 			failed++
 		}
-		if *asJSON {
-			b, err := json.Marshal(rep)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "%s\n", b)
-			continue
-		}
-		verdict := "PASS"
-		if !rep.Passed {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(env.Stdout, "%s %s (%.1f s), report %s\n", verdict, s.Name, time.Since(start).Seconds(), filepath.Join(o.Out, "index.md"))
-		for _, c := range rep.Checks {
-			mark := "ok  "
-			switch {
-			case c.Skipped:
-				mark = "skip"
-			case !c.OK:
-				mark = "FAIL"
-			}
-			fmt.Fprintf(env.Stdout, "  %s %-32s %s\n", mark, c.Name, c.Detail)
+		if err := printSuiteReport(env.Stdout, rep, f.asJSON, s.Name, time.Since(start), filepath.Join(o.Out, "index.md")); err != nil {
+			return err
 		}
 	}
 	total := len(list)
-	if pos[0] == "all" {
-		// The failover suite runs both SMs itself, with its own flags:
-		// --sm and --mechanism do not apply.
+	if f.suite == "all" {
 		total++
-		o := FailoverOptions{Out: filepath.Join(*out, "sm-failover")}
-		if !*asJSON {
-			o.Log = env.Stderr
-		}
-		rep, err := RunFailover(ctx, o)
+		passed, err := runFailoverInAll(ctx, env, cmd, f)
 		if err != nil {
-			return &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
+			return err
 		}
-		if !rep.Passed {
+		if !passed {
 			failed++
-		}
-		if *asJSON {
-			b, err := json.Marshal(rep)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "%s\n", b)
-		} else {
-			printFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
 		}
 	}
 	if failed > 0 {
@@ -216,84 +158,102 @@ func runCmd(env *harness.Env, args []string) error {
 	return nil
 }
 
-// runAndPrint runs an experiment until it ends or a signal comes, its
-// progress on stderr unless asJSON, and prints its report: as one JSON
-// line, or with text.
-func runAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(context.Context, io.Writer) (R, error), text func(R)) (R, error) {
-	var log io.Writer
-	if !asJSON {
-		log = env.Stderr
+// parseRunFlags parses `ibfab run SUITE`'s flags and wants one argument.
+func parseRunFlags(env *harness.Env, cmd string, args []string) (f runFlags, help bool, err error) {
+	fs := flag.NewFlagSet("ibfab run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.out, "out", "out/suites", "write each suite's report to `DIR`/SUITE")
+	fs.BoolVar(&f.asJSON, "json", false, "print each report as one JSON object on a line, not the checks")
+	fs.StringVar(&f.mech, "mechanism", "", "ibsm's mechanism: basic or improved (default: the suite's, improved)")
+	f.sm = runner.SMIbsm
+	fs.TextVar(&f.sm, "sm", runner.SMIbsm, "the subnet manager: ibsm or opensm")
+	fs.StringVar(&f.name, "name", "", "fabric name (default s_SUITE)")
+	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
+	if help || err != nil {
+		return f, help, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := run(ctx, log)
+	if len(pos) != 1 {
+		return f, false, &harness.UsageError{Cmd: cmd, Usage: runSynopsis, Err: errors.New("want one suite name (ibfab run -h lists them)")}
+	}
+	f.suite = pos[0]
+	return f, false, nil
+}
+
+// plan is the suites f names and the SM arguments its --mechanism
+// gives, or what is wrong with the flags.
+func (f runFlags) plan() ([]runner.Suite, []string, error) {
+	var list []runner.Suite
+	if f.suite == "all" {
+		list = runner.Builtin()
+	} else if s, ok := runner.Lookup(f.suite); ok {
+		list = []runner.Suite{s}
+	} else {
+		return nil, nil, fmt.Errorf("no suite %q; suites: %s, all, %s", f.suite, strings.Join(runner.Names(), ", "), experimentNames(", "))
+	}
+	if f.sm == runner.SMOpenSM && f.mech != "" {
+		return nil, nil, errors.New("--mechanism is ibsm's; OpenSM runs as Debian ships it")
+	}
+	var smArgs []string
+	switch f.mech {
+	case "":
+	case "basic":
+		smArgs = runner.BasicSMArgs
+	case "improved":
+		smArgs = runner.DefaultSMArgs
+	default:
+		return nil, nil, fmt.Errorf("--mechanism %q: want basic or improved", f.mech)
+	}
+	if f.name != "" && len(list) > 1 {
+		return nil, nil, errors.New("--name goes with one suite")
+	}
+	return list, smArgs, nil
+}
+
+// printSuiteReport prints a suite's report: as one JSON line, or its
+// verdict line and its checks.
+func printSuiteReport(w io.Writer, rep *runner.Report, asJSON bool, name string, took time.Duration, index string) error {
+	if asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(w, "%s %s (%.1f s), report %s\n", runner.PassFail(rep.Passed), name, took.Seconds(), index)
+	for _, c := range rep.Checks {
+		mark := "ok  "
+		switch {
+		case c.Skipped:
+			mark = "skip"
+		case !c.OK:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %-32s %s\n", mark, c.Name, c.Detail)
+	}
+	return nil
+}
+
+// runFailoverInAll is `ibfab run all`'s last suite, the SM failover
+// suite, its report in OUT/sm-failover. It runs both SMs itself, with
+// its own flags: --sm and --mechanism do not apply.
+func runFailoverInAll(ctx context.Context, env *harness.Env, cmd string, f runFlags) (passed bool, err error) {
+	o := smfailover.FailoverOptions{Out: filepath.Join(f.out, "sm-failover")}
+	if !f.asJSON {
+		o.Log = env.Stderr
+	}
+	rep, err := smfailover.RunFailover(ctx, o)
 	if err != nil {
-		return rep, &harness.CommandError{Cmd: cmd, Err: err}
+		return false, &harness.CommandError{Cmd: cmd, Err: fmt.Errorf("sm-failover: %w", err)}
 	}
-	if !asJSON {
-		text(rep)
-		return rep, nil
+	if !f.asJSON {
+		smfailover.PrintFailover(env.Stdout, rep, filepath.Join(o.Out, "index.md"))
+		return rep.Passed, nil
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		return rep, err
+		return false, err
 	}
 	fmt.Fprintf(env.Stdout, "%s\n", b)
-	return rep, nil
-}
-
-// experimentCmd is the shape every experiment command (run cc, run afc)
-// shares: --quick, --time-scale, --out, --only, --name, --json, the
-// report's summary or JSON, and exit status 1 when the report failed.
-type experimentCmd[R any] struct {
-	cmd, synopsis, desc    string
-	quickUsage, scaleUsage string
-	defOut, defName        string
-	maxName                int      // longest fabric name prefix
-	ids                    []string // the experiments --only names
-	// validate checks --only against the plan --quick selects.
-	validate func(quick bool, only []string) error
-	run      func(ctx context.Context, o ExperimentOptions) (R, error)
-	print    func(w io.Writer, rep R, index string)
-	passed   func(R) bool
-}
-
-// main parses args and runs the experiments.
-func (c experimentCmd[R]) main(env *harness.Env, args []string) error {
-	fs := flag.NewFlagSet("ibfab "+c.cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	quick := fs.Bool("quick", false, c.quickUsage)
-	scale := fs.Float64("time-scale", 0, c.scaleUsage)
-	out := fs.String("out", c.defOut, "write the report to `DIR`")
-	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(c.ids, ",")+")")
-	name := fs.String("name", c.defName, "fabric name prefix")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	usage := func(err error) error { return &harness.UsageError{Cmd: c.cmd, Usage: c.synopsis, Err: err} }
-	if help, err := harness.ParseFlags(env, fs, c.cmd, c.synopsis, c.desc, args, 0); help || err != nil {
-		return err
-	}
-	if *scale < 0 || *scale > 1e6 {
-		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
-	}
-	if !fabricNameRE.MatchString(*name) || len(*name) > c.maxName {
-		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.maxName))
-	}
-	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
-	if *only != "" {
-		o.Only = strings.Split(*only, ",")
-		if err := c.validate(*quick, o.Only); err != nil {
-			return usage(err)
-		}
-	}
-	rep, err := runAndPrint(env, c.cmd, *asJSON, func(ctx context.Context, log io.Writer) (R, error) {
-		o.Log = log
-		return c.run(ctx, o)
-	}, func(rep R) { c.print(env.Stdout, rep, filepath.Join(*out, "index.md")) })
-	if err != nil {
-		return err
-	}
-	if !c.passed(rep) {
-		return &harness.CommandError{Cmd: c.cmd, Err: errors.New("a check failed or an experiment did not complete")}
-	}
-	return nil
+	return rep.Passed, nil
 }

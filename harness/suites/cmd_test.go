@@ -22,12 +22,41 @@ func TestRunExperiments(t *testing.T) {
 	require.Equal(t, harness.ExitUsage, harness.Main([]string{"run", "nosuch"}, &out, &errb))
 	assert.Contains(t, out.String()+errb.String(), ", all, thesis, qos, cc, afc, sm-failover")
 	for _, e := range experiments {
-		require.True(t, strings.HasPrefix(e.synopsis, "run "+e.name+" "), e.synopsis)
+		require.True(t, strings.HasPrefix(e.Synopsis, "run "+e.Name+" "), e.Synopsis)
 		var out, errb bytes.Buffer
-		require.Equal(t, harness.ExitOK, harness.Main([]string{"run", e.name, "-h"}, &out, &errb), e.name)
-		assert.Contains(t, out.String()+errb.String(), e.synopsis, e.name)
+		require.Equal(t, harness.ExitOK, harness.Main([]string{"run", e.Name, "-h"}, &out, &errb), e.Name)
+		assert.Contains(t, out.String()+errb.String(), e.Synopsis, e.Name)
 		out.Reset()
 		errb.Reset()
-		require.Equal(t, harness.ExitUsage, harness.Main([]string{"run", e.name, "extra"}, &out, &errb), e.name)
+		require.Equal(t, harness.ExitUsage, harness.Main([]string{"run", e.Name, "extra"}, &out, &errb), e.Name)
 	}
+}
+
+func TestRunUsage(t *testing.T) {
+	harness.Register(Command)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run"}, harness.ExitUsage, "want one suite name"},
+		{[]string{"run", "nosuch"}, harness.ExitUsage, `no suite "nosuch"`},
+		{[]string{"run", "link-failure", "--mechanism", "fast"}, harness.ExitUsage, "want basic or improved"},
+		{[]string{"run", "all", "--name", "x"}, harness.ExitUsage, "--name goes with one suite"},
+		{[]string{"run", "link-failure", "--sm", "other"}, harness.ExitUsage, "want one of ibsm, opensm"},
+		{[]string{"run", "link-failure", "--sm", "opensm", "--mechanism", "basic"}, harness.ExitUsage, "--mechanism is ibsm's"},
+		{[]string{"run", "thesis", "--sizes", "8,x"}, harness.ExitUsage, "--sizes"},
+		{[]string{"run", "thesis", "--loads", "0"}, harness.ExitUsage, "--loads"},
+		{[]string{"run", "thesis", "extra"}, harness.ExitUsage, "unexpected argument"},
+		{[]string{"run", "-h"}, harness.ExitOK, "flap-storm"},
+		{[]string{"run", "thesis", "-h"}, harness.ExitOK, "--time-scale"},
+	} {
+		var out, errb bytes.Buffer
+		code := harness.Main(c.args, &out, &errb)
+		require.Equal(t, c.code, code, "%v: %s%s", c.args, out.String(), errb.String())
+		require.Contains(t, out.String()+errb.String(), c.msg, "%v", c.args)
+	}
+	var out bytes.Buffer
+	harness.Main([]string{"-h"}, &out, &out)
+	require.True(t, strings.Contains(out.String(), "run "), "ibfab -h lists run")
 }

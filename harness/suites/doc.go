@@ -1,36 +1,6 @@
-// Package suites runs failure-injection scenarios on the soft fabric and
-// measures them: `ibfab run SUITE` and the integration tests.
-//
-// A Suite is a fabric (a topology), a traffic pattern (every host's
-// generator, through the traffic-start control op, to every other host),
-// a subnet manager, a timed list of steps (link down/up/flap, node
-// kill/restart, hot-add of a piece, eBPF fault rules, SM kill and start)
-// and the checks Run applies afterwards. The subnet manager is ibsm with a
-// chosen mechanism, run as `ibsm --port sim --json` in an HCA's namespace,
-// its JSON lines parsed; or (Options.SM, `ibfab run --sm opensm`) Debian's
-// unmodified OpenSM as a daemon at that HCA with libumad2sim preloaded,
-// its verbose log read for each heavy sweep and its phases (opensm.go).
-// The checks:
-//
-//   - restored within bound: every port that should be Active is, the
-//     others are not, and the SM has reported the subnet up after the last
-//     step;
-//   - survivors connected: uniform traffic among the hosts still connected
-//     to the SM's loses nothing and reaches every one of them;
-//   - no data lost (nothing died), or data lost only where a link died:
-//     drops only of the causes of a dead link or node;
-//   - verifier holds: every ibsm result is up, deadlock-free, without
-//     problems (skipped for OpenSM, which reports no route verification);
-//   - processes alive: the nodes that should run do, and the SM;
-//   - per suite: the fabric stayed Active, LIDs stable, fault rules acted.
-//
-// A sampler reads every node's status every 200 ms: the hosts' sent and
-// received data packets per time bin and every port's drops by cause.
-// The report directory holds report.json, traffic.svg/png (packets per
-// second around the steps), phases.svg/png (the SM's time and SMPs per
-// phase of each sweep and assimilation), ibsm.jsonl or opensm/ (OpenSM's
-// log and cache), capture.pcap (one port through the steps) and index.md.
-//
-// thesis.go is `ibfab run thesis`: the joint evaluation of the thesis's
-// chapter 8, basic against improved mechanism on irregular fabrics.
+// Package suites is ibfab's run subcommand: `ibfab run SUITE|all` runs
+// the failure-injection suites of package runner, and `ibfab run NAME`
+// one of the experiments in the table cmd.go holds, each a package over
+// runner's framework. It is the one place that wires the experiments
+// into the command, so the framework never imports them.
 package suites
