@@ -2,8 +2,6 @@ package harness
 
 import (
 	"flag"
-	"io"
-	"slices"
 
 	"ibfab/internal/cli"
 )
@@ -52,22 +50,4 @@ func ParseFlags(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []s
 // cmd, and returns the positional ones.
 func ParseInterleaved(env *Env, fs *flag.FlagSet, cmd, synopsis, desc string, args []string) (pos []string, help bool, err error) {
 	return cli.ParseInterleaved(env, fs, cli.Help{Prog: "ibfab", Cmd: cmd, Synopsis: synopsis, Desc: desc}, args)
-}
-
-// registered are the commands Register was given.
-var registered []Command
-
-// Register and Main run subcommands of the packages below ibfabcli on
-// their own, with ibfab's usage text and exit statuses, as their tests do
-// (harness/suites' run); the ibfab command is ibfabcli.Main.
-func Register(c Command) {
-	if !slices.ContainsFunc(registered, func(x Command) bool { return x.Name == c.Name }) {
-		registered = append(registered, c)
-	}
-}
-
-// Main runs the registered subcommands' command line args, as ibfab
-// would, and returns the exit status.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return cli.Main("ibfab", registered, args, stdout, stderr)
 }

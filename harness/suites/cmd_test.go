@@ -9,7 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/harness"
+	"ibfab/internal/cli"
 )
+
+// runMain runs ibfab's command line with the run command alone, as the
+// ibfab binary (harness/ibfabcli, above this package) runs it.
+func runMain(args []string, stdout, stderr *bytes.Buffer) int {
+	return cli.Main("ibfab", []cli.Command{Command}, args, stdout, stderr)
+}
 
 // TestRunExperiments: `ibfab run` reads its experiments from the table:
 // its usage line and its unknown-suite error name them in the table's
@@ -17,23 +24,21 @@ import (
 func TestRunExperiments(t *testing.T) {
 	assert.Equal(t, "thesis, qos, cc, afc, sm-failover", experimentNames(", "))
 	assert.Equal(t, "run SUITE|all|thesis|qos|cc|afc|sm-failover [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]", runSynopsis)
-	harness.Register(Command)
 	var out, errb bytes.Buffer
-	require.Equal(t, harness.ExitUsage, harness.Main([]string{"run", "nosuch"}, &out, &errb))
+	require.Equal(t, harness.ExitUsage, runMain([]string{"run", "nosuch"}, &out, &errb))
 	assert.Contains(t, out.String()+errb.String(), ", all, thesis, qos, cc, afc, sm-failover")
 	for _, e := range experiments {
 		require.True(t, strings.HasPrefix(e.Synopsis, "run "+e.Name+" "), e.Synopsis)
 		var out, errb bytes.Buffer
-		require.Equal(t, harness.ExitOK, harness.Main([]string{"run", e.Name, "-h"}, &out, &errb), e.Name)
+		require.Equal(t, harness.ExitOK, runMain([]string{"run", e.Name, "-h"}, &out, &errb), e.Name)
 		assert.Contains(t, out.String()+errb.String(), e.Synopsis, e.Name)
 		out.Reset()
 		errb.Reset()
-		require.Equal(t, harness.ExitUsage, harness.Main([]string{"run", e.Name, "extra"}, &out, &errb), e.Name)
+		require.Equal(t, harness.ExitUsage, runMain([]string{"run", e.Name, "extra"}, &out, &errb), e.Name)
 	}
 }
 
 func TestRunUsage(t *testing.T) {
-	harness.Register(Command)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -52,11 +57,11 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "thesis", "-h"}, harness.ExitOK, "--time-scale"},
 	} {
 		var out, errb bytes.Buffer
-		code := harness.Main(c.args, &out, &errb)
+		code := runMain(c.args, &out, &errb)
 		require.Equal(t, c.code, code, "%v: %s%s", c.args, out.String(), errb.String())
 		require.Contains(t, out.String()+errb.String(), c.msg, "%v", c.args)
 	}
 	var out bytes.Buffer
-	harness.Main([]string{"-h"}, &out, &out)
+	runMain([]string{"-h"}, &out, &out)
 	require.True(t, strings.Contains(out.String(), "run "), "ibfab -h lists run")
 }
