@@ -213,10 +213,10 @@ var afcIDs = []string{"E6", "E1", "E2", "E3", "E4", "E5"}
 
 // afcPlan is a run's experiments: E1-E4 on K=2 at two loads, HS10 (E2) on
 // K=3 at full load, E5 and E6 on K=2; quick keeps K=2, UT and HS10, two
-// queuings, two loads, and E5 with two routings. Sized to the hour from
-// runs on this machine: a K=2 point takes 8 s, a K=3 point 60 s at its
-// time scale, and one K=3 exchange two minutes, which is why E5 stays on
-// K=2 (its 32 setups alone would have taken the hour).
+// queuings, two loads, and E5 with two routings. Sized to an hour on a
+// two-core machine, where a K=3 point takes several times a K=2 one and
+// a K=3 exchange minutes: E5 stays on K=2, as its 32 setups on K=3 alone
+// would take the hour (docs/results.md has the measured times).
 func afcPlan(quick bool) []afcExperiment {
 	loads := []float64{50, 100}
 	loads3 := []float64{100}

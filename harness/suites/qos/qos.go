@@ -58,8 +58,8 @@ func (x QoSMode) MarshalText() ([]byte, error) { return qosModes.Marshal(x) }
 func (x *QoSMode) UnmarshalText(b []byte) error { return qosModes.Unmarshal(x, b) }
 
 // QoSTimeScale runs the QoS fabric 250 times slower than real time: the
-// hot-spot benchmark's scale, at which this machine paces four senders at
-// full rate into one port without a drop.
+// hot-spot benchmark's scale, at which a two-core machine paces four
+// senders at full rate into one port without a drop.
 const QoSTimeScale = 250
 
 // qosFlow is one QoS flow of the experiment: its request and the host

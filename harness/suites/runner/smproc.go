@@ -105,8 +105,8 @@ func StartIbsm(fabric, node string, args []string, log io.Writer, onResult func(
 // args. The attach point hands an SMP back as timed out after its own
 // timeout (200 ms, OpenSM's), and ibsm then resends it at once: unless
 // that timeout is ibsm's (--timeout), every SMP answered later than 200 ms
-// is lost whatever ibsm waits for, and under traffic on this machine the
-// round trips of a 32-switch fabric take longer.
+// is lost whatever ibsm waits for, and under traffic on a machine of two
+// cores the round trips of a 32-switch fabric can take longer.
 func IbsmHCAArgs(args []string) []string {
 	t := sm.DefaultTimeout.String()
 	for i, a := range args {

@@ -21,7 +21,8 @@ type thesisRun struct {
 }
 
 // saturationLoad is the offered load (% of the link rate per host) that
-// saturates the fabric on this machine at any time scale up to 100.
+// saturates the fabric at any time scale up to 100 (its links' rates,
+// not the machine's, bound it there).
 const saturationLoad = 5.0
 
 // saturation offers saturationLoad from every host to every other and
