@@ -6,10 +6,17 @@ import (
 	"ibfab/wire/mad"
 )
 
-// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16), with
-// their data rate in units of 0.5 Gb/s (the codes are not ordered by
-// rate).
-var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240}
+// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16, to 1.2
+// Tb/s of IBA 1.5), with their data rate in units of 0.5 Gb/s (the codes
+// are not ordered by rate). A code outside it is no rate: a query that
+// asks for one is ReqInvalid, as OpenSM answers it.
+var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240,
+	11: 28, 12: 112, 13: 224, 14: 336, 15: 50, 16: 200, 17: 400, 18: 600, 19: 56, 20: 100, 21: 800, 22: 1200,
+	23: 1600, 24: 2400}
+
+// rateValid and mtuValid report whether a code names a rate or an MTU.
+func rateValid(c uint8) bool { _, ok := rateHalfGbps[c]; return ok }
+func mtuValid(c uint8) bool  { return c >= uint8(mad.MTU256) && c <= uint8(mad.MTU4096) }
 
 // rateCode returns the code of a link of width w and speed s, 0 when
 // neither is known.
@@ -168,7 +175,7 @@ func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp in
 	if r.mask&gidBit != 0 {
 		var g mad.GID
 		copy(g[:], r.data[l.Components[gidComp].Bit/8:])
-		i, ok := x.byGID[g]
+		i, ok := x.portByGID(g)
 		if !ok {
 			return nil, 0, mad.StatusSAReqInvalidGID
 		}
@@ -339,6 +346,10 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst routing.En
 	return rec, true
 }
 
+// mprMaxPaths is the most paths a MultiPathRecord query without NumbPath
+// gets: what NumbPath can ask (7 bits), OpenSM's limit too.
+const mprMaxPaths = 127
+
 // multiPathRecords answers a MultiPathRecord GetMulti: the PathRecords
 // from each of its source GIDs to each of its destination GIDs, each
 // (SLID, DLID) alias pair once, under the path properties it asks, at
@@ -353,12 +364,24 @@ func (s *SA) multiPathRecords(r *request) reply {
 	if err != nil || int(q.SGIDCount)+int(q.DGIDCount) > mad.MultiPathMaxGIDs {
 		return fail(mad.StatusSAReqInvalid)
 	}
-	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount") | ml.Bit("NumbPath")
-	if r.mask&need != need || q.SGIDCount == 0 || q.DGIDCount == 0 || q.NumbPath == 0 {
+	// As OpenSM: both counts are required, NumbPath is not (at most
+	// mprMaxPaths then); a count of 0, or a rate or MTU that is none, is
+	// ReqInvalid; a multicast or unknown GID ReqInvalidGID.
+	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount")
+	if r.mask&need != need {
 		return fail(mad.StatusSAReqInsufficient)
 	}
+	sel := func(s, v string) bool { return r.mask&ml.Bit(s) != 0 && r.mask&ml.Bit(v) != 0 }
+	if q.SGIDCount == 0 || q.DGIDCount == 0 || sel("RateSelector", "Rate") && !rateValid(q.Rate) ||
+		sel("MTUSelector", "MTU") && !mtuValid(q.MTU) {
+		return fail(mad.StatusSAReqInvalid)
+	}
+	limit := mprMaxPaths
+	if r.mask&ml.Bit("NumbPath") != 0 {
+		limit = int(q.NumbPath & 0x7f)
+	}
 	for _, g := range q.GIDs {
-		if _, ok := s.view.byGID[g]; !ok {
+		if _, ok := s.view.portByGID(g); !ok {
 			return fail(mad.StatusSAReqInvalidGID)
 		}
 	}
@@ -388,8 +411,8 @@ func (s *SA) multiPathRecords(r *request) reply {
 			out = append(out, rep.records...)
 		}
 	}
-	if len(out) > int(q.NumbPath) {
-		out = out[:q.NumbPath]
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	return reply{records: out, size: pl.Size}
 }

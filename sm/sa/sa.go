@@ -51,6 +51,7 @@ type SA struct {
 // Stats counts what the SA did.
 type Stats struct {
 	Requests    uint64            // SubnAdm requests taken
+	WrongSMKey  uint64            // requests dropped: an SM_Key not 0 and not the SA's
 	Answered    map[string]uint64 // answers by status name ("OK", "NoRecords" …)
 	Reports     uint64            // Reports sent, resends included
 	ReportAck   uint64            // ReportResponses received
@@ -141,6 +142,12 @@ func (s *SA) HandleMAD(m madport.MAD) {
 		}
 		return
 	}
+	if k := b.SMKey(); k != 0 && k != s.cfg.SMKey {
+		// A wrong SM_Key is not answered at all (as OpenSM drops it):
+		// a client probing keys learns nothing.
+		s.stats.WrongSMKey++
+		return
+	}
 	s.stats.Requests++
 	r := &request{from: m, hdr: b, method: h.Method(), attr: h.AttrID(), mask: b.ComponentMask(), data: b.Data()}
 	var rep reply
@@ -201,7 +208,10 @@ func (s *SA) serve(r *request) reply {
 	if s.view == nil {
 		return fail(mad.StatusSANoResources)
 	}
-	mask := r.mask
+	data, mask := r.data, r.mask
+	if r.attr == mad.AttrSAVLArbRecord || r.attr == mad.AttrSASLtoVLRecord {
+		data, mask = s.view.qosQuery(r.attr, data, mask)
+	}
 	capBit := mad.SAPortInfoRecordLayout.Bit("CapabilityMask")
 	capMatch := r.attr == mad.AttrSAPortInfoRecord && mask&capBit != 0
 	if capMatch {
@@ -211,10 +221,10 @@ func (s *SA) serve(r *request) reply {
 	}
 	var out [][]byte
 	for _, rec := range build(r) {
-		if !l.Match(r.data, rec, mask) {
+		if !l.Match(data, rec, mask) {
 			continue
 		}
-		if c := mad.SAPortInfoRecordLayout.Components[7]; capMatch && c.Uint(rec)&c.Uint(r.data) != c.Uint(r.data) {
+		if c := mad.SAPortInfoRecordLayout.Components[7]; capMatch && c.Uint(rec)&c.Uint(data) != c.Uint(data) {
 			continue
 		}
 		out = append(out, rec)
