@@ -1,7 +1,6 @@
 package interop_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +69,7 @@ func testOsmtest(t *testing.T, suffix string, topo *topologies.Topology, stress 
 	hosts := f.Hosts()
 	smNode, client := hosts[0], hosts[len(hosts)-1]
 	flows := osmtestFlows
-	if stress && os.Getenv("OSMT_NOSTRESS") == "" { // DEVHACK
+	if stress {
 		flows = append(flows, osmtestStress...)
 	}
 	run := func(t *testing.T) {

@@ -360,16 +360,24 @@ func (m *mcast) leave(r *request, q *mad.MCMemberRecordFields) reply {
 		return fail(st)
 	}
 	states, ok := g.members[q.PortGID]
-	if !ok || states&q.JoinState == 0 {
-		return fail(mad.StatusSAReqInvalid) // not a member in those states
+	if !ok || states&q.JoinState == 0 || states|q.JoinState != states {
+		return fail(mad.StatusSAReqInvalid) // not a member in all those states
 	}
-	rec := g.recordOf(q.PortGID)
-	if states &^= q.JoinState; states == 0 {
+	// What is left stays when it is a full membership, or another full
+	// member keeps the group; else the member goes (OpenSM's rule). The
+	// answer carries the join states left.
+	left := states &^ q.JoinState
+	othersFull := false
+	for gid, st := range g.members {
+		othersFull = othersFull || (gid != q.PortGID && st&mad.JoinFullMember != 0)
+	}
+	if left&mad.JoinFullMember != 0 || (left != 0 && othersFull) {
+		g.members[q.PortGID] = left
+	} else {
 		delete(g.members, q.PortGID)
 		delete(g.proxy, q.PortGID)
-	} else {
-		g.members[q.PortGID] = states
 	}
+	rec := g.recordOf(q.PortGID)
 	if len(g.members) == 0 && !g.bySM {
 		delete(m.groups, q.MGID)
 		m.sa.notify(m.sa.smNotice(TrapMcGroupDeleted, q.MGID), q.MGID)

@@ -784,3 +784,26 @@ func TestServiceSwappedPrefix(t *testing.T) {
 	r = e.ask(t, 1, mad.MethodSet, mad.AttrSAServiceRecord, mask, mad.AppendServiceRecord(nil, &set))
 	assert.Equal(t, mad.StatusSAReqInvalidGID, r.Header.MAD.Status)
 }
+
+// TestPartialLeave: a leave must name join states the member has (all
+// of them); what is left stays, and the answer carries it (osmtest's
+// o15-0.1.14 checks, OpenSM's rule).
+func TestPartialLeave(t *testing.T) {
+	e := newEnv(t)
+	q, mask := join(e, 0, broadcast, mad.JoinFullMember|mad.JoinNonMember)
+	r := e.ask(t, 0, mad.MethodSet, mad.AttrSAMCMemberRecord, mask, mad.AppendMCMemberRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	q.JoinState = mad.JoinNonMember | mad.JoinSendOnly
+	r = e.ask(t, 0, mad.MethodDelete, mad.AttrSAMCMemberRecord, mask, mad.AppendMCMemberRecord(nil, &q))
+	assert.Equal(t, mad.StatusSAReqInvalid, r.Header.MAD.Status, "a state the member lacks")
+	q.JoinState = mad.JoinNonMember
+	r = e.ask(t, 0, mad.MethodDelete, mad.AttrSAMCMemberRecord, mask, mad.AppendMCMemberRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	got, _ := mad.DecodeMCMemberRecord(r.Payload)
+	assert.Equal(t, uint8(mad.JoinFullMember), got.JoinState, "full membership left")
+	q.JoinState = mad.JoinFullMember
+	r = e.ask(t, 0, mad.MethodDelete, mad.AttrSAMCMemberRecord, mask, mad.AppendMCMemberRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	got, _ = mad.DecodeMCMemberRecord(r.Payload)
+	assert.Zero(t, got.JoinState, "gone")
+}
