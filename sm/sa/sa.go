@@ -208,6 +208,15 @@ func (s *SA) serve(r *request) reply {
 	if s.view == nil {
 		return fail(mad.StatusSANoResources)
 	}
+	return reply{records: s.matching(r, l, build(r))}
+}
+
+// matching returns the records of recs that match r's query, with the
+// special rules of two attributes: a PortInfoRecord query's
+// CapabilityMask matches records with all its bits (capPortInfoCapMaskMatch,
+// as saquery -s asks), and VLArbitration and SLtoVL queries name ports
+// as qosQuery reads them.
+func (s *SA) matching(r *request, l *mad.SARecordLayout, recs [][]byte) [][]byte {
 	data, mask := r.data, r.mask
 	if r.attr == mad.AttrSAVLArbRecord || r.attr == mad.AttrSASLtoVLRecord {
 		data, mask = s.view.qosQuery(r.attr, data, mask)
@@ -215,21 +224,17 @@ func (s *SA) serve(r *request) reply {
 	capBit := mad.SAPortInfoRecordLayout.Bit("CapabilityMask")
 	capMatch := r.attr == mad.AttrSAPortInfoRecord && mask&capBit != 0
 	if capMatch {
-		// CapabilityMask matches when the record has every bit the query
-		// has (capPortInfoCapMaskMatch), as saquery -s asks.
 		mask &^= capBit
 	}
+	c := mad.SAPortInfoRecordLayout.Components[mad.SAPortInfoRecordLayout.Component("CapabilityMask")]
 	var out [][]byte
-	for _, rec := range build(r) {
-		if !l.Match(data, rec, mask) {
-			continue
-		}
-		if c := mad.SAPortInfoRecordLayout.Components[7]; capMatch && c.Uint(rec)&c.Uint(data) != c.Uint(data) {
+	for _, rec := range recs {
+		if !l.Match(data, rec, mask) || capMatch && c.Uint(rec)&c.Uint(data) != c.Uint(data) {
 			continue
 		}
 		out = append(out, rec)
 	}
-	return reply{records: out}
+	return out
 }
 
 // respond answers r with rep: GetResp (Get, Set), GetTableResp or
