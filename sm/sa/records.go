@@ -207,7 +207,8 @@ func (x *index) nodeRecords() [][]byte {
 }
 
 // portInfoRecords: every port whose PortInfo the SM holds, a switch's
-// under its port 0 LID; M_Keys hidden from untrusted requesters.
+// under its port 0 LID (a port that is down with its states alone, as
+// OpenSM's); M_Keys hidden from untrusted requesters.
 func (s *SA) portInfoRecords(r *request) [][]byte {
 	if s.view == nil || s.view.sn == nil {
 		return nil
@@ -225,6 +226,12 @@ func (s *SA) portInfoRecords(r *request) [][]byte {
 			lid := x.lidOf(i, p)
 			if lid == 0 {
 				continue
+			}
+			if pi.PortState == mad.PortStateDown {
+				// A port that is down holds no valid PortInfo but its
+				// states (C14-24-2.1): OpenSM keeps only those, and so do
+				// the records of an uncabled switch port here.
+				pi = mad.PortInfoFields{PortState: pi.PortState, PortPhysicalState: pi.PortPhysicalState}
 			}
 			if !trusted {
 				pi.MKey = 0
