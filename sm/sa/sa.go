@@ -136,6 +136,13 @@ func (s *SA) HandleMAD(m madport.MAD) {
 		mad.RMPPType(b.RMPPType()) != mad.RMPPTypeData && ah.HandleRMPP(m) {
 		return // an ACK, STOP or ABORT of one of our transfers
 	}
+	if b.RMPPVersion() != 0 && mad.RMPP(m.Data).Active() && !h.Method().IsResponse() {
+		// A request sent as an RMPP transfer: acknowledged, and taken
+		// when it is one segment (an SA request fits one MAD).
+		if ra, ok := s.cfg.Sender.(RequestAcker); ok && !ra.AckRequest(m) {
+			return
+		}
+	}
 	if h.Method().IsResponse() {
 		if h.Method() == mad.MethodReportResp {
 			s.reportAnswered(m)
