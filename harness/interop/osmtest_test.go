@@ -55,7 +55,10 @@ var (
 // against OpenSM and then against ibsm (taking the subnet over with the
 // LIDs OpenSM gave), on the default fabric and on a fat tree of 144
 // hosts, one fabric per size with every flow on it; each flow must print
-// its pass line.
+// its pass line, and ibsm must keep the multicast groups OpenSM keeps.
+// It takes about 3.5 minutes on the default fabric (the stress flows
+// most of it) and 6 on the fat tree (-f a and -f v validate every path
+// of 162 end ports, about 1.5 minutes each per SM).
 func TestOsmtest(t *testing.T) {
 	fabrictest.UMAD2Sim(t)
 	fabrictest.ShimLibrary(t)
