@@ -154,6 +154,9 @@ var _ RequestAcker = (*PortSender)(nil)
 
 // AckRequest implements RequestAcker.
 func (p *PortSender) AckRequest(m madport.MAD) bool {
+	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
+		return true // the transport (the kernel's umad) acknowledged and reassembled it
+	}
 	r, err := rmpp.NewReceiver(rmpp.ReceiverConfig{Clock: p.Clock, Send: func(b []byte) error { return p.send(m, b) }})
 	if err != nil {
 		return false
