@@ -81,7 +81,9 @@ func testOsmtest(t *testing.T, suffix string, topo *topologies.Topology, stress 
 	groups := map[string][]string{} // the multicast groups left after the flows, by SM
 	run := func(t *testing.T) {
 		defer func() { groups[path.Base(t.Name())] = mcGroups(f.For(t), client) }()
-		inv := t.TempDir() + "/osmtest.dat"
+		dir := t.TempDir()
+		t.Chdir(dir) // osmtest -f q writes qos.txt where it runs
+		inv := dir + "/osmtest.dat"
 		for _, fl := range flows {
 			start := time.Now()
 			out, errOut, err := f.Shim(client, append([]string{"osmtest", "-i", inv}, fl.args...)...)
