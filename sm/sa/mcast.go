@@ -99,6 +99,12 @@ func (g *group) recordOf(gid mad.GID) []byte {
 func (s *SA) mcMemberRecord(r *request) reply {
 	l := mad.SAMCMemberRecordLayout
 	q, _ := mad.DecodeMCMemberRecord(r.data)
+	// A rate or MTU that is none, with its selector, is ReqInvalid
+	// whatever the method (OpenSM checks it first).
+	sel := func(s, v string) bool { return r.mask&l.Bit(s) != 0 && r.mask&l.Bit(v) != 0 }
+	if sel("RateSelector", "Rate") && !rateValid(q.Rate) || sel("MTUSelector", "MTU") && !mtuValid(q.MTU) {
+		return fail(mad.StatusSAReqInvalid)
+	}
 	switch r.method {
 	case mad.MethodGet, mad.MethodGetTable:
 		var out [][]byte
@@ -145,13 +151,13 @@ func (m *mcast) sorted() []*group {
 }
 
 // member checks the port a join or leave names: it must exist, and share
-// a partition with the requester.
+// a partition with the requester; q's PortGID becomes the port's GID.
 func (m *mcast) member(r *request, q *mad.MCMemberRecordFields) (routing.EndPort, mad.Status) {
 	x := m.sa.view
 	if x == nil || x.sn == nil {
 		return routing.EndPort{}, mad.StatusSANoResources
 	}
-	i, ok := x.byGID[q.PortGID]
+	i, ok := x.portByGID(q.PortGID)
 	if !ok {
 		return routing.EndPort{}, mad.StatusSAReqInvalidGID
 	}
@@ -162,6 +168,9 @@ func (m *mcast) member(r *request, q *mad.MCMemberRecordFields) (routing.EndPort
 	if from, ok := x.owner(r.from.LID); ok && (from.Node != e.Node || from.Port != e.Port) && !x.sharePKey(from, e) {
 		return routing.EndPort{}, mad.StatusSAReqInvalid
 	}
+	// Members are kept by their port's own GID, whatever prefix the
+	// request wrote (portByGID).
+	q.PortGID = x.gid(e.Node, e.Port)
 	return e, mad.StatusOK
 }
 
@@ -170,7 +179,6 @@ func (m *mcast) member(r *request, q *mad.MCMemberRecordFields) (routing.EndPort
 // the join states.
 func (m *mcast) join(r *request, q *mad.MCMemberRecordFields) reply {
 	l := mad.SAMCMemberRecordLayout
-	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
 	need := l.Bit("MGID") | l.Bit("PortGID") | l.Bit("JoinState")
 	if r.mask&need != need {
 		return fail(mad.StatusSAReqInsufficient)
@@ -182,107 +190,157 @@ func (m *mcast) join(r *request, q *mad.MCMemberRecordFields) reply {
 	if st != mad.StatusOK {
 		return fail(st)
 	}
-	x := m.sa.view
-	mtu, rate := x.pathProps(e, nil)
 	g := m.groups[q.MGID]
 	if g == nil {
-		create := need | l.Bit("Q_Key") | l.Bit("TClass") | l.Bit("P_Key") | l.Bit("FlowLabel") | l.Bit("SL")
-		if r.mask&create != create {
-			return fail(mad.StatusSAReqInsufficient)
-		}
-		if !q.MGID.IsZero() && (!q.MGID.IsMulticast() || q.MGID[1]&0x0f == 0) {
-			return fail(mad.StatusSAReqInvalid) // not a multicast GID, or reserved scope
-		}
-		if q.JoinState&mad.JoinFullMember == 0 && q.JoinState&mad.JoinSendOnlyFull == 0 {
-			return fail(mad.StatusSAReqInvalid) // only a full member creates
-		}
-		if !x.hasPKey(e.Node, e.Port, q.PKey, false) {
-			return fail(mad.StatusSAReqInvalid)
-		}
-		rec := *q
-		var ok bool
-		sel := func(selName, valName string, sel, want, have uint8, values []uint8, less func(a, b uint8) bool) uint8 {
-			if !ok || !has(valName) {
-				return have
-			}
-			s := uint8(mad.SelectorExactly)
-			if has(selName) {
-				s = sel
-			}
-			v, good := selectValue(s, want, have, values, less)
-			ok = ok && good
-			return v
-		}
-		ok = true
-		rec.MTU = sel("MTUSelector", "MTU", q.MTUSelector, q.MTU, mtu, mtuCodes, mtuLess)
-		rec.Rate = sel("RateSelector", "Rate", q.RateSelector, q.Rate, rate, rateCodes(), rateLess)
-		if !ok {
-			return fail(mad.StatusSAReqInvalid)
-		}
-		rec.MTUSelector, rec.RateSelector, rec.PacketLifeTimeSelector = mad.SelectorExactly, mad.SelectorExactly, mad.SelectorExactly
-		if !has("PacketLifeTime") {
-			rec.PacketLifeTime = m.sa.cfg.PacketLifeTime
-		}
-		if !has("Scope") {
-			rec.Scope = q.MGID[1] & 0x0f
-		}
-		rec.PKey |= 0x8000
-		mlid, free := m.freeMLID()
-		if !free {
-			return fail(mad.StatusSANoResources)
-		}
-		if has("MLID") && q.MLID != 0 {
-			return fail(mad.StatusSAReqInvalid) // the SA assigns MLIDs
-		}
-		rec.MLID = mlid
-		if q.MGID.IsZero() {
-			rec.MGID = mad.GID{0xff, 0x12, 0xa0, 0x1b, byte(rec.PKey >> 8), byte(rec.PKey), 0, 0, 0, 0, 0, 0,
-				0, 0, byte(mlid >> 8), byte(mlid)}
-		}
-		g = &group{rec: rec, members: map[mad.GID]uint8{}, proxy: map[mad.GID]bool{}}
-		m.groups[rec.MGID] = g
-		m.sa.notify(m.sa.smNotice(TrapMcGroupCreated, rec.MGID), rec.MGID)
+		g, st = m.create(r, q, e)
 	} else {
-		// Joining: what the request names must be what the group is,
-		// and the port must carry the group's MTU and rate.
-		gr := mad.AppendMCMemberRecord(nil, &g.rec)
-		check := r.mask & (l.Bit("Q_Key") | l.Bit("P_Key") | l.Bit("SL") | l.Bit("FlowLabel") | l.Bit("TClass") |
-			l.Bit("HopLimit") | l.Bit("Scope") | l.Bit("MLID"))
-		if !l.Match(r.data, gr, check) {
-			return fail(mad.StatusSAReqInvalid)
-		}
-		for _, c := range []struct {
-			sel, val        string
-			selV, want, grp uint8
-			less            func(a, b uint8) bool
-		}{
-			{"MTUSelector", "MTU", q.MTUSelector, q.MTU, g.rec.MTU, mtuLess},
-			{"RateSelector", "Rate", q.RateSelector, q.Rate, g.rec.Rate, rateLess},
-		} {
-			if !has(c.val) {
-				continue
-			}
-			s := uint8(mad.SelectorExactly)
-			if has(c.sel) {
-				s = c.selV
-			}
-			// The group's value must satisfy the selector as it is.
-			if s == mad.SelectorLess && !c.less(c.grp, c.want) || s == mad.SelectorGreater && !c.less(c.want, c.grp) ||
-				s == mad.SelectorExactly && c.grp != c.want {
-				return fail(mad.StatusSAReqInvalid)
-			}
-		}
-		if q.JoinState&(mad.JoinFullMember|mad.JoinNonMember) != 0 && (mtu < g.rec.MTU || rateLess(rate, g.rec.Rate)) {
-			return fail(mad.StatusSAReqInvalid) // the port cannot carry the group's traffic
-		}
-		if !x.hasPKey(e.Node, e.Port, g.rec.PKey, false) {
-			return fail(mad.StatusSAReqInvalid)
-		}
+		st = m.admit(r, q, g, e)
+	}
+	if st != mad.StatusOK {
+		return fail(st)
 	}
 	g.members[q.PortGID] |= q.JoinState
 	g.proxy[q.PortGID] = q.ProxyJoin
 	m.rebuild()
 	return reply{records: [][]byte{g.recordOf(q.PortGID)}}
+}
+
+// create makes the group a join names, for its first member e: the
+// request must give every component a group is made of, its creator
+// must be a full member of it (or send-only full) holding its P_Key, and
+// the MTU and rate it asks must be what e's link carries.
+func (m *mcast) create(r *request, q *mad.MCMemberRecordFields, e routing.EndPort) (*group, mad.Status) {
+	l := mad.SAMCMemberRecordLayout
+	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
+	x := m.sa.view
+	create := l.Bit("MGID") | l.Bit("PortGID") | l.Bit("JoinState") | l.Bit("Q_Key") | l.Bit("TClass") |
+		l.Bit("P_Key") | l.Bit("FlowLabel") | l.Bit("SL")
+	switch {
+	case r.mask&create != create:
+		return nil, mad.StatusSAReqInsufficient
+	case !q.MGID.IsZero() && !validMGID(q.MGID):
+		return nil, mad.StatusSAReqInvalid
+	case q.JoinState&mad.JoinFullMember == 0 && q.JoinState&mad.JoinSendOnlyFull == 0:
+		return nil, mad.StatusSAReqInvalid // only a full member creates
+	case !x.hasPKey(e.Node, e.Port, q.PKey, false):
+		return nil, mad.StatusSAReqInvalid
+	case has("MLID") && q.MLID != 0:
+		return nil, mad.StatusSAReqInvalid // the SA assigns MLIDs
+	}
+	mtu, rate := x.pathProps(e, nil)
+	rec := *q
+	var okMTU, okRate bool
+	rec.MTU, okMTU = groupValue(r, "MTUSelector", "MTU", q.MTUSelector, q.MTU, mtu, mtuCodes, mtuLess)
+	rec.Rate, okRate = groupValue(r, "RateSelector", "Rate", q.RateSelector, q.Rate, rate, rateCodes(), rateLess)
+	if !okMTU || !okRate {
+		return nil, mad.StatusSAReqInvalid
+	}
+	rec.MTUSelector, rec.RateSelector, rec.PacketLifeTimeSelector = mad.SelectorExactly, mad.SelectorExactly, mad.SelectorExactly
+	if !has("PacketLifeTime") {
+		rec.PacketLifeTime = m.sa.cfg.PacketLifeTime
+	}
+	if !has("Scope") {
+		rec.Scope = q.MGID[1] & 0x0f
+	}
+	rec.PKey |= 0x8000
+	mlid, free := m.freeMLID()
+	if !free {
+		return nil, mad.StatusSANoResources
+	}
+	rec.MLID = mlid
+	if q.MGID.IsZero() {
+		rec.MGID = mad.GID{0xff, 0x12, 0xa0, 0x1b, byte(rec.PKey >> 8), byte(rec.PKey), 0, 0, 0, 0, 0, 0,
+			0, 0, byte(mlid >> 8), byte(mlid)}
+	}
+	g := &group{rec: rec, members: map[mad.GID]uint8{}, proxy: map[mad.GID]bool{}}
+	m.groups[rec.MGID] = g
+	m.sa.notify(m.sa.smNotice(TrapMcGroupCreated, rec.MGID), rec.MGID)
+	return g, mad.StatusOK
+}
+
+// validMGID reports whether a client may create a group of MGID g (IBA
+// 4.1.1, OpenSM's checks): a multicast GID of a scope that is not
+// reserved, and but for IPoIB's signatures no reserved flag bits and no
+// SA-assigned signature (0xA01B) of link-local scope.
+func validMGID(g mad.GID) bool {
+	if !g.IsMulticast() || g[1]&0x0f == 0 {
+		return false
+	}
+	switch sig := uint16(g[2])<<8 | uint16(g[3]); sig {
+	case 0x401b, 0x601b:
+		return true
+	case 0xa01b:
+		if g[1]&0x0f == 2 {
+			return false
+		}
+	}
+	return g[1]&0xe0 == 0
+}
+
+// groupValue returns the MTU or rate a new group gets: what the port
+// has, or under the selector the request gives (exactly when it gives
+// none) the value asked; false when the port cannot meet it.
+func groupValue(r *request, selName, valName string, sel, want, have uint8, values []uint8,
+	less func(a, b uint8) bool) (uint8, bool) {
+	l := mad.SAMCMemberRecordLayout
+	if r.mask&l.Bit(valName) == 0 {
+		return have, true
+	}
+	s := uint8(mad.SelectorExactly)
+	if r.mask&l.Bit(selName) != 0 {
+		s = sel
+	}
+	return selectValue(s, want, have, values, less)
+}
+
+// admit checks a join to the existing group g: what the request names
+// must be what the group is, its MTU and rate selectors must hold of the
+// group's, and a receiving member's port must carry the group's MTU and
+// rate and hold its P_Key.
+func (m *mcast) admit(r *request, q *mad.MCMemberRecordFields, g *group, e routing.EndPort) mad.Status {
+	l := mad.SAMCMemberRecordLayout
+	gr := mad.AppendMCMemberRecord(nil, &g.rec)
+	check := r.mask & (l.Bit("Q_Key") | l.Bit("P_Key") | l.Bit("SL") | l.Bit("FlowLabel") | l.Bit("TClass") |
+		l.Bit("HopLimit") | l.Bit("Scope") | l.Bit("MLID"))
+	if !l.Match(r.data, gr, check) {
+		return mad.StatusSAReqInvalid
+	}
+	if !selectorHolds(r, "MTUSelector", "MTU", q.MTUSelector, q.MTU, g.rec.MTU, mtuLess) ||
+		!selectorHolds(r, "RateSelector", "Rate", q.RateSelector, q.Rate, g.rec.Rate, rateLess) {
+		return mad.StatusSAReqInvalid
+	}
+	x := m.sa.view
+	mtu, rate := x.pathProps(e, nil)
+	if q.JoinState&(mad.JoinFullMember|mad.JoinNonMember) != 0 && (mtu < g.rec.MTU || rateLess(rate, g.rec.Rate)) {
+		return mad.StatusSAReqInvalid // the port cannot carry the group's traffic
+	}
+	if !x.hasPKey(e.Node, e.Port, g.rec.PKey, false) {
+		return mad.StatusSAReqInvalid
+	}
+	return mad.StatusOK
+}
+
+// selectorHolds reports whether a group's value grp meets the request's
+// selector (exactly when it gives none) of the value it asks, when it
+// asks one.
+func selectorHolds(r *request, selName, valName string, sel, want, grp uint8, less func(a, b uint8) bool) bool {
+	l := mad.SAMCMemberRecordLayout
+	if r.mask&l.Bit(valName) == 0 {
+		return true
+	}
+	s := uint8(mad.SelectorExactly)
+	if r.mask&l.Bit(selName) != 0 {
+		s = sel
+	}
+	switch s {
+	case mad.SelectorLess:
+		return less(grp, want)
+	case mad.SelectorGreater:
+		return less(want, grp)
+	case mad.SelectorExactly:
+		return grp == want
+	}
+	return true // largest available: any
 }
 
 // leave answers a Delete: the join states given leave the member; a
@@ -302,16 +360,24 @@ func (m *mcast) leave(r *request, q *mad.MCMemberRecordFields) reply {
 		return fail(st)
 	}
 	states, ok := g.members[q.PortGID]
-	if !ok || states&q.JoinState == 0 {
-		return fail(mad.StatusSAReqInvalid) // not a member in those states
+	if !ok || states&q.JoinState == 0 || states|q.JoinState != states {
+		return fail(mad.StatusSAReqInvalid) // not a member in all those states
 	}
-	rec := g.recordOf(q.PortGID)
-	if states &^= q.JoinState; states == 0 {
+	// What is left stays when it is a full membership, or another full
+	// member keeps the group; else the member goes (OpenSM's rule). The
+	// answer carries the join states left.
+	left := states &^ q.JoinState
+	othersFull := false
+	for gid, st := range g.members {
+		othersFull = othersFull || (gid != q.PortGID && st&mad.JoinFullMember != 0)
+	}
+	if left&mad.JoinFullMember != 0 || (left != 0 && othersFull) {
+		g.members[q.PortGID] = left
+	} else {
 		delete(g.members, q.PortGID)
 		delete(g.proxy, q.PortGID)
-	} else {
-		g.members[q.PortGID] = states
 	}
+	rec := g.recordOf(q.PortGID)
 	if len(g.members) == 0 && !g.bySM {
 		delete(m.groups, q.MGID)
 		m.sa.notify(m.sa.smNotice(TrapMcGroupDeleted, q.MGID), q.MGID)

@@ -6,10 +6,17 @@ import (
 	"ibfab/wire/mad"
 )
 
-// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16), with
-// their data rate in units of 0.5 Gb/s (the codes are not ordered by
-// rate).
-var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240}
+// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16, to 1.2
+// Tb/s of IBA 1.5), with their data rate in units of 0.5 Gb/s (the codes
+// are not ordered by rate). A code outside it is no rate: a query that
+// asks for one is ReqInvalid, as OpenSM answers it.
+var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240,
+	11: 28, 12: 112, 13: 224, 14: 336, 15: 50, 16: 200, 17: 400, 18: 600, 19: 56, 20: 100, 21: 800, 22: 1200,
+	23: 1600, 24: 2400}
+
+// rateValid and mtuValid report whether a code names a rate or an MTU.
+func rateValid(c uint8) bool { _, ok := rateHalfGbps[c]; return ok }
+func mtuValid(c uint8) bool  { return c >= uint8(mad.MTU256) && c <= uint8(mad.MTU4096) }
 
 // rateCode returns the code of a link of width w and speed s, 0 when
 // neither is known.
@@ -168,7 +175,7 @@ func (x *index) endpoints(r *request, gidBit, lidBit uint64, gidComp, lidComp in
 	if r.mask&gidBit != 0 {
 		var g mad.GID
 		copy(g[:], r.data[l.Components[gidComp].Bit/8:])
-		i, ok := x.byGID[g]
+		i, ok := x.portByGID(g)
 		if !ok {
 			return nil, 0, mad.StatusSAReqInvalidGID
 		}
@@ -246,8 +253,9 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst routing.En
 	if !ok {
 		return nil, false
 	}
+	self := dst.Node == src.Node && dst.Port == src.Port
 	back, _ := x.walk(dst, slid)
-	reversible := back != nil || (dst.Node == src.Node && dst.Port == src.Port)
+	reversible := back != nil || self
 	if has("Reversible") && q.Reversible && !reversible {
 		return nil, false
 	}
@@ -263,53 +271,91 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst routing.En
 		Reversible: reversible, PKey: pkey, MTUSelector: mad.SelectorExactly, MTU: mtu,
 		RateSelector: mad.SelectorExactly, Rate: rate, PacketLifeTimeSelector: mad.SelectorExactly,
 		PacketLifeTime: s.cfg.PacketLifeTime}
-	if dst.Node == src.Node && dst.Port == src.Port {
+	if self {
 		f.PacketLifeTime = 0 // a port to itself crosses no link (OpenSM gives 0 too)
 	}
+	if !pathSelectors(r, q, &f) || !x.pathSL(r, q, &f, dst, dlid) {
+		return nil, false
+	}
+	copyAsked(r, q, &f)
+	rec := mad.AppendPathRecord(nil, &f)
+	// What the query asks of the rest (RawTraffic, Preference …) must
+	// match as it is.
+	if !l.Match(r.data, rec, r.mask&^pathBuilt) {
+		return nil, false
+	}
+	return rec, true
+}
+
+// pathBuilt are the PathRecord components pathRecord decides itself (or
+// copies from the query); the query's others must match as they are.
+var pathBuilt = func() uint64 {
+	l := mad.SAPathRecordLayout
+	var m uint64
+	for _, n := range []string{"SGID", "DGID", "SLID", "DLID", "MTU", "MTUSelector", "Rate", "RateSelector",
+		"PacketLifeTime", "PacketLifeTimeSelector", "P_Key", "Reversible", "NumbPath", "SL", "TClass", "FlowLabel",
+		"HopLimit", "ServiceID_MSB", "ServiceID_LSB", "QoSClass"} {
+		m |= l.Bit(n)
+	}
+	return m
+}()
+
+// pathSelectors applies the query's MTU, rate and packet lifetime
+// selectors (exactly when it gives a value without one) to what the path
+// offers, f's: false when the path cannot meet them, else f carries the
+// values the selectors pick.
+func pathSelectors(r *request, q *mad.PathRecordFields, f *mad.PathRecordFields) bool {
+	l := mad.SAPathRecordLayout
+	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
+	selector := func(name string, sel uint8) uint8 {
+		if has(name) {
+			return sel
+		}
+		return mad.SelectorExactly
+	}
+	ok := true
 	if has("MTU") {
-		sel := uint8(mad.SelectorExactly)
-		if has("MTUSelector") {
-			sel = q.MTUSelector
-		}
-		if f.MTU, ok = selectValue(sel, q.MTU, mtu, mtuCodes, mtuLess); !ok {
-			return nil, false
-		}
+		f.MTU, ok = selectValue(selector("MTUSelector", q.MTUSelector), q.MTU, f.MTU, mtuCodes, mtuLess)
 	}
-	if has("Rate") {
-		sel := uint8(mad.SelectorExactly)
-		if has("RateSelector") {
-			sel = q.RateSelector
-		}
-		if f.Rate, ok = selectValue(sel, q.Rate, rate, rateCodes(), rateLess); !ok {
-			return nil, false
-		}
+	if ok && has("Rate") {
+		f.Rate, ok = selectValue(selector("RateSelector", q.RateSelector), q.Rate, f.Rate, rateCodes(), rateLess)
 	}
-	if has("PacketLifeTime") {
-		sel := uint8(mad.SelectorExactly)
-		if has("PacketLifeTimeSelector") {
-			sel = q.PacketLifeTimeSelector
-		}
-		plt := f.PacketLifeTime
-		switch {
+	if ok && has("PacketLifeTime") {
+		switch plt, sel := f.PacketLifeTime, selector("PacketLifeTimeSelector", q.PacketLifeTimeSelector); {
 		case sel == mad.SelectorGreater && !(plt > q.PacketLifeTime),
 			sel == mad.SelectorLess && !(plt < q.PacketLifeTime),
 			sel == mad.SelectorExactly && plt != q.PacketLifeTime:
-			return nil, false
+			ok = false
 		}
 	}
-	if rt := x.v.Routes; rt != nil && rt.Layers > 1 {
-		// Alias i of a CA port travels on SL i: the VL layer its
-		// routes were made deadlock-free in (routing.Routes.Layers).
-		f.SL = uint8(dlid - dst.LID)
-		if dst.Port == 0 && x.sn.IsSwitch(dst.Node) {
-			f.SL = 0
+	return ok
+}
+
+// pathSL sets the path's SL: with routes in several VL layers, alias i
+// of a CA port travels on SL i (the layer its routes were made
+// deadlock-free in, routing.Routes.Layers), and a query naming another
+// SL gets no path; else the SL asked, 0 when none is.
+func (x *index) pathSL(r *request, q *mad.PathRecordFields, f *mad.PathRecordFields, dst routing.EndPort, dlid uint16) bool {
+	asked := r.mask&mad.SAPathRecordLayout.Bit("SL") != 0
+	rt := x.v.Routes
+	if rt == nil || rt.Layers <= 1 {
+		if asked {
+			f.SL = q.SL
 		}
-		if has("SL") && q.SL != f.SL {
-			return nil, false
-		}
-	} else if has("SL") {
-		f.SL = q.SL
+		return true
 	}
+	f.SL = uint8(dlid - dst.LID)
+	if dst.Port == 0 && x.sn.IsSwitch(dst.Node) {
+		f.SL = 0
+	}
+	return !asked || q.SL == f.SL
+}
+
+// copyAsked copies into f the components a path carries as the query
+// asks them: traffic class, flow label, hop limit, service ID, QoS class.
+func copyAsked(r *request, q *mad.PathRecordFields, f *mad.PathRecordFields) {
+	l := mad.SAPathRecordLayout
+	has := func(name string) bool { return r.mask&l.Bit(name) != 0 }
 	if has("TClass") {
 		f.TClass = q.TClass
 	}
@@ -325,19 +371,11 @@ func (s *SA) pathRecord(r *request, q *mad.PathRecordFields, src, dst routing.En
 	if has("QoSClass") {
 		f.QoSClass = q.QoSClass
 	}
-	rec := mad.AppendPathRecord(nil, &f)
-	// What the query asks of the rest (RawTraffic, Preference …) must
-	// match as it is.
-	rest := r.mask &^ (l.Bit("SGID") | l.Bit("DGID") | l.Bit("SLID") | l.Bit("DLID") | l.Bit("MTU") |
-		l.Bit("MTUSelector") | l.Bit("Rate") | l.Bit("RateSelector") | l.Bit("PacketLifeTime") |
-		l.Bit("PacketLifeTimeSelector") | l.Bit("P_Key") | l.Bit("Reversible") | l.Bit("NumbPath") |
-		l.Bit("SL") | l.Bit("TClass") | l.Bit("FlowLabel") | l.Bit("HopLimit") | l.Bit("ServiceID_MSB") |
-		l.Bit("ServiceID_LSB") | l.Bit("QoSClass"))
-	if !l.Match(r.data, rec, rest) {
-		return nil, false
-	}
-	return rec, true
 }
+
+// mprMaxPaths is the most paths a MultiPathRecord query without NumbPath
+// gets: what NumbPath can ask (7 bits), OpenSM's limit too.
+const mprMaxPaths = 127
 
 // multiPathRecords answers a MultiPathRecord GetMulti: the PathRecords
 // from each of its source GIDs to each of its destination GIDs, each
@@ -353,12 +391,24 @@ func (s *SA) multiPathRecords(r *request) reply {
 	if err != nil || int(q.SGIDCount)+int(q.DGIDCount) > mad.MultiPathMaxGIDs {
 		return fail(mad.StatusSAReqInvalid)
 	}
-	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount") | ml.Bit("NumbPath")
-	if r.mask&need != need || q.SGIDCount == 0 || q.DGIDCount == 0 || q.NumbPath == 0 {
+	// As OpenSM: both counts are required, NumbPath is not (at most
+	// mprMaxPaths then); a count of 0, or a rate or MTU that is none, is
+	// ReqInvalid; a multicast or unknown GID ReqInvalidGID.
+	need := ml.Bit("SGIDCount") | ml.Bit("DGIDCount")
+	if r.mask&need != need {
 		return fail(mad.StatusSAReqInsufficient)
 	}
+	sel := func(s, v string) bool { return r.mask&ml.Bit(s) != 0 && r.mask&ml.Bit(v) != 0 }
+	if q.SGIDCount == 0 || q.DGIDCount == 0 || sel("RateSelector", "Rate") && !rateValid(q.Rate) ||
+		sel("MTUSelector", "MTU") && !mtuValid(q.MTU) {
+		return fail(mad.StatusSAReqInvalid)
+	}
+	limit := mprMaxPaths
+	if r.mask&ml.Bit("NumbPath") != 0 {
+		limit = int(q.NumbPath & 0x7f)
+	}
 	for _, g := range q.GIDs {
-		if _, ok := s.view.byGID[g]; !ok {
+		if _, ok := s.view.portByGID(g); !ok {
 			return fail(mad.StatusSAReqInvalidGID)
 		}
 	}
@@ -388,8 +438,8 @@ func (s *SA) multiPathRecords(r *request) reply {
 			out = append(out, rep.records...)
 		}
 	}
-	if len(out) > int(q.NumbPath) {
-		out = out[:q.NumbPath]
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	return reply{records: out, size: pl.Size}
 }

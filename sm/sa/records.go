@@ -19,6 +19,9 @@ type index struct {
 	sn    *sm.Subnet
 	ends  []routing.EndPort
 	byGID map[mad.GID]int // end port index by port GID
+	// byGUID is the end port index by port GUID: what a requester's GID
+	// is looked up by (portByGID).
+	byGUID map[uint64]int
 	// byNodeGUID is the node index by GUID, built at its first use.
 	byNodeGUID map[uint64]int
 	// nodeOrder is the nodes, byNode the end ports by node and byPort
@@ -26,16 +29,21 @@ type index struct {
 	nodeOrder      []int
 	byNode, byPort []routing.EndPort
 	tables         map[mad.AttrID][][]byte
+	// qos is the VLArbitration and SLtoVL records by node, sl2vl the
+	// SLtoVL tables written, each built at its first use (qos.go).
+	qos   map[qosKey][][]byte
+	sl2vl map[sl2vlKey][]byte
 }
 
 func newIndex(v *sm.View) *index {
-	x := &index{v: v, sn: v.Subnet, byGID: map[mad.GID]int{}, tables: map[mad.AttrID][][]byte{}}
+	x := &index{v: v, sn: v.Subnet, byGID: map[mad.GID]int{}, byGUID: map[uint64]int{}, tables: map[mad.AttrID][][]byte{}}
 	if x.sn == nil {
 		return x
 	}
 	x.ends = x.sn.EndPorts()
 	for i, e := range x.ends {
 		x.byGID[x.gid(e.Node, e.Port)] = i
+		x.byGUID[x.portGUID(e.Node, e.Port)] = i
 	}
 	// OpenSM walks its node and port tables in the order of their
 	// GUIDs as the host reads the network-order bytes (byte-swapped on
@@ -93,6 +101,25 @@ func (x *index) gid(i, p int) mad.GID {
 	return mad.MakeGID(prefix, x.portGUID(i, p))
 }
 
+// portByGID returns the end port a requester's unicast GID names, as
+// OpenSM finds it: by the interface ID alone when the prefix is link-local
+// (fe80::/10, whatever its other bits: libibumad's clients send the
+// default prefix byte-swapped, and real HCAs see that too), else when
+// the prefix is the port's own.
+func (x *index) portByGID(g mad.GID) (int, bool) {
+	if g.IsMulticast() {
+		return 0, false
+	}
+	i, ok := x.byGUID[g.GUID()]
+	if !ok {
+		return 0, false
+	}
+	if linkLocal := g[0] == 0xfe && g[1]&0xc0 == 0x80; !linkLocal && x.gid(x.ends[i].Node, x.ends[i].Port) != g {
+		return 0, false
+	}
+	return i, true
+}
+
 // portInfo returns what the SM knows of port p of node i.
 func (x *index) portInfo(i, p int) (mad.PortInfoFields, bool) {
 	if i < 0 || i >= len(x.sn.Have) || p < 0 || p >= len(x.sn.Have[i]) || !x.sn.Have[i][p] {
@@ -134,8 +161,8 @@ func (s *SA) tables() map[mad.AttrID]func(*request) [][]byte {
 		mad.AttrSASMInfoRecord:     s.smInfoRecords,
 		mad.AttrSAGUIDInfoRecord:   s.cached(mad.AttrSAGUIDInfoRecord, (*index).guidInfoRecords),
 		mad.AttrSAPKeyTableRecord:  s.pkeyTableRecords,
-		mad.AttrSASLtoVLRecord:     s.cached(mad.AttrSASLtoVLRecord, (*index).sl2vlRecords),
-		mad.AttrSAVLArbRecord:      s.cached(mad.AttrSAVLArbRecord, (*index).vlArbRecords),
+		mad.AttrSASLtoVLRecord:     s.qosRecords(mad.AttrSASLtoVLRecord, (*index).sl2vlOf),
+		mad.AttrSAVLArbRecord:      s.qosRecords(mad.AttrSAVLArbRecord, (*index).vlArbOf),
 		mad.AttrSAInformInfoRecord: s.informInfoRecords,
 	}
 }
@@ -180,7 +207,8 @@ func (x *index) nodeRecords() [][]byte {
 }
 
 // portInfoRecords: every port whose PortInfo the SM holds, a switch's
-// under its port 0 LID; M_Keys hidden from untrusted requesters.
+// under its port 0 LID (a port that is down with its states alone, as
+// OpenSM's); M_Keys hidden from untrusted requesters.
 func (s *SA) portInfoRecords(r *request) [][]byte {
 	if s.view == nil || s.view.sn == nil {
 		return nil
@@ -198,6 +226,12 @@ func (s *SA) portInfoRecords(r *request) [][]byte {
 			lid := x.lidOf(i, p)
 			if lid == 0 {
 				continue
+			}
+			if pi.PortState == mad.PortStateDown {
+				// A port that is down holds no valid PortInfo but its
+				// states (C14-24-2.1): OpenSM keeps only those, and so do
+				// the records of an uncabled switch port here.
+				pi = mad.PortInfoFields{PortState: pi.PortState, PortPhysicalState: pi.PortPhysicalState}
 			}
 			if !trusted {
 				pi.MKey = 0
@@ -388,105 +422,6 @@ func (x *index) nodeByGUID(guid uint64) (int, bool) {
 	}
 	i, ok := x.byNodeGUID[guid]
 	return i, ok
-}
-
-// sl2vlRecords: the SLtoVL tables the SM wrote. A switch's, written with
-// modifiers that name all input or output ports, are given per (input,
-// output) pair, the most specific block written for it; a CA port's has
-// no ports in its record.
-func (x *index) sl2vlRecords() [][]byte {
-	type pair struct{ in, out int }
-	tables := map[uint64]map[pair][]byte{} // switch GUID -> resolved table
-	rank := map[uint64]map[pair]int{}
-	var out [][]byte
-	keys := x.blockKeys(mad.AttrSLtoVLMapping)
-	for _, k := range keys {
-		i, ok := x.nodeByGUID(k.NodeGUID)
-		if !ok {
-			continue
-		}
-		data := x.v.Blocks[k]
-		if !x.sn.IsSwitch(i) {
-			f := mad.SLtoVLRecordFields{LID: x.lidOf(i, k.Port), Table: mad.SLtoVLMappingTable(data).Fields()}
-			out = append(out, mad.AppendSLtoVLRecord(nil, &f))
-			continue
-		}
-		m, err := mad.ParseSLtoVLModifier(k.Mod)
-		if err != nil {
-			continue
-		}
-		n := x.sn.Topo.Node(i).NumPorts
-		if tables[k.NodeGUID] == nil {
-			tables[k.NodeGUID], rank[k.NodeGUID] = map[pair][]byte{}, map[pair]int{}
-		}
-		for in := 0; in <= n; in++ {
-			for o := 1; o <= n; o++ {
-				if (!m.AllInPorts && in != int(m.InPort)) || (!m.AllOutPorts && o != int(m.OutPort)) {
-					continue
-				}
-				r := 0
-				if !m.AllInPorts {
-					r += 2
-				}
-				if !m.AllOutPorts {
-					r++
-				}
-				p := pair{in, o}
-				if old, ok := rank[k.NodeGUID][p]; !ok || r >= old {
-					tables[k.NodeGUID][p], rank[k.NodeGUID][p] = data, r
-				}
-			}
-		}
-	}
-	for _, i := range x.sn.Switches() {
-		t := tables[x.sn.Topo.Node(i).GUID]
-		pairs := make([]pair, 0, len(t))
-		for p := range t {
-			pairs = append(pairs, p)
-		}
-		slices.SortFunc(pairs, func(a, b pair) int { return cmp.Or(cmp.Compare(a.in, b.in), cmp.Compare(a.out, b.out)) })
-		for _, p := range pairs {
-			f := mad.SLtoVLRecordFields{LID: x.lidOf(i, 0), InputPortNum: uint8(p.in), OutputPortNum: uint8(p.out),
-				Table: mad.SLtoVLMappingTable(t[p]).Fields()}
-			out = append(out, mad.AppendSLtoVLRecord(nil, &f))
-		}
-	}
-	return out
-}
-
-// blockKeys returns the keys of the blocks of attr the SM wrote, by
-// switch GUID, port and modifier.
-func (x *index) blockKeys(attr mad.AttrID) []sm.BlockKey {
-	keys := make([]sm.BlockKey, 0, len(x.v.Blocks))
-	for k := range x.v.Blocks {
-		if k.Attr == attr {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b sm.BlockKey) int {
-		return cmp.Or(cmp.Compare(a.NodeGUID, b.NodeGUID), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Mod, b.Mod))
-	})
-	return keys
-}
-
-// vlArbRecords: the VLArbitration blocks the SM wrote.
-func (x *index) vlArbRecords() [][]byte {
-	var out [][]byte
-	keys := x.blockKeys(mad.AttrVLArbitration)
-	for _, k := range keys {
-		i, ok := x.nodeByGUID(k.NodeGUID)
-		if !ok {
-			continue
-		}
-		blk, port, err := mad.ParseVLArbModifier(k.Mod)
-		if err != nil {
-			continue
-		}
-		f := mad.VLArbRecordFields{LID: x.lidOf(i, k.Port), OutputPortNum: port, BlockNum: uint8(blk),
-			Table: mad.VLArbitrationTable(x.v.Blocks[k]).Fields()}
-		out = append(out, mad.AppendVLArbRecord(nil, &f))
-	}
-	return out
 }
 
 // sharePKey reports whether end ports a and b hold a P_Key in common

@@ -51,6 +51,7 @@ type SA struct {
 // Stats counts what the SA did.
 type Stats struct {
 	Requests    uint64            // SubnAdm requests taken
+	WrongSMKey  uint64            // requests dropped: an SM_Key not 0 and not the SA's
 	Answered    map[string]uint64 // answers by status name ("OK", "NoRecords" …)
 	Reports     uint64            // Reports sent, resends included
 	ReportAck   uint64            // ReportResponses received
@@ -135,10 +136,23 @@ func (s *SA) HandleMAD(m madport.MAD) {
 		mad.RMPPType(b.RMPPType()) != mad.RMPPTypeData && ah.HandleRMPP(m) {
 		return // an ACK, STOP or ABORT of one of our transfers
 	}
+	if b.RMPPVersion() != 0 && mad.RMPP(m.Data).Active() && !h.Method().IsResponse() {
+		// A request sent as an RMPP transfer: acknowledged, and taken
+		// when it is one segment (an SA request fits one MAD).
+		if ra, ok := s.cfg.Sender.(RequestAcker); ok && !ra.AckRequest(m) {
+			return
+		}
+	}
 	if h.Method().IsResponse() {
 		if h.Method() == mad.MethodReportResp {
 			s.reportAnswered(m)
 		}
+		return
+	}
+	if k := b.SMKey(); k != 0 && k != s.cfg.SMKey {
+		// A wrong SM_Key is not answered at all (as OpenSM drops it):
+		// a client probing keys learns nothing.
+		s.stats.WrongSMKey++
 		return
 	}
 	s.stats.Requests++
@@ -201,25 +215,33 @@ func (s *SA) serve(r *request) reply {
 	if s.view == nil {
 		return fail(mad.StatusSANoResources)
 	}
-	mask := r.mask
+	return reply{records: s.matching(r, l, build(r))}
+}
+
+// matching returns the records of recs that match r's query, with the
+// special rules of two attributes: a PortInfoRecord query's
+// CapabilityMask matches records with all its bits (capPortInfoCapMaskMatch,
+// as saquery -s asks), and VLArbitration and SLtoVL queries name ports
+// as qosQuery reads them.
+func (s *SA) matching(r *request, l *mad.SARecordLayout, recs [][]byte) [][]byte {
+	data, mask := r.data, r.mask
+	if r.attr == mad.AttrSAVLArbRecord || r.attr == mad.AttrSASLtoVLRecord {
+		data, mask = s.view.qosQuery(r.attr, data, mask)
+	}
 	capBit := mad.SAPortInfoRecordLayout.Bit("CapabilityMask")
 	capMatch := r.attr == mad.AttrSAPortInfoRecord && mask&capBit != 0
 	if capMatch {
-		// CapabilityMask matches when the record has every bit the query
-		// has (capPortInfoCapMaskMatch), as saquery -s asks.
 		mask &^= capBit
 	}
+	c := mad.SAPortInfoRecordLayout.Components[mad.SAPortInfoRecordLayout.Component("CapabilityMask")]
 	var out [][]byte
-	for _, rec := range build(r) {
-		if !l.Match(r.data, rec, mask) {
-			continue
-		}
-		if c := mad.SAPortInfoRecordLayout.Components[7]; capMatch && c.Uint(rec)&c.Uint(r.data) != c.Uint(r.data) {
+	for _, rec := range recs {
+		if !l.Match(data, rec, mask) || capMatch && c.Uint(rec)&c.Uint(data) != c.Uint(data) {
 			continue
 		}
 		out = append(out, rec)
 	}
-	return reply{records: out}
+	return out
 }
 
 // respond answers r with rep: GetResp (Get, Set), GetTableResp or

@@ -2,6 +2,7 @@ package sa_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,7 +178,7 @@ func TestStatuses(t *testing.T) {
 		{"Set of a read-only record", mad.MethodSet, mad.AttrSANodeRecord, 0, nil, mad.StatusMethodAttrUnsupported},
 		{"GetTable of ClassPortInfo", mad.MethodGetTable, mad.AttrSAClassPortInfo, 0, nil, mad.StatusMethodAttrUnsupported},
 		{"ServiceRecord without GID", mad.MethodSet, mad.AttrSAServiceRecord, mad.SAServiceRecordLayout.Bit("ServiceID"),
-			nil, mad.StatusSAReqInsufficient},
+			nil, mad.StatusSAReqInvalid},
 		{"join without PortGID", mad.MethodSet, mad.AttrSAMCMemberRecord, mad.SAMCMemberRecordLayout.Bit("MGID"),
 			nil, mad.StatusSAReqInsufficient},
 		{"PathRecord to an unknown GID", mad.MethodGet, mad.AttrSAPathRecord, mad.SAPathRecordLayout.Bit("DGID"),
@@ -546,31 +547,54 @@ func getMFT(t *testing.T, e *env, i int) []byte {
 // TestVLTableRecords: the SLtoVL and VLArbitration tables an SM with
 // --vl-tables set wrote are the records; without, there are none.
 func TestVLTableRecords(t *testing.T) {
-	e := newEnvWith(t, sm.Config{PortConfig: sm.PortConfig{VLTables: sm.VLTablesKeep}})
-	for _, attr := range []mad.AttrID{mad.AttrSASLtoVLRecord, mad.AttrSAVLArbRecord} {
-		r := e.ask(t, 0, mad.MethodGetTable, attr, 0, nil)
-		require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
-		assert.Empty(t, r.Payload, "%v: the SM wrote none", attr)
+	for _, mode := range []sm.VLTables{sm.VLTablesKeep, sm.VLTablesSet} {
+		e := newEnvWith(t, sm.Config{PortConfig: sm.PortConfig{VLTables: mode}})
+		// Every port: a switch's 0-n, each HCA's one; SLtoVL per (output,
+		// input) pair of a switch, once per HCA port; VLArbitration
+		// blocks 1-4 of each port. Tables ibsm did not write read zero.
+		ports, pairs := 4, 4
+		for _, i := range e.sn.Switches() {
+			n := e.sn.Topo.Node(i).NumPorts
+			ports += n + 1
+			pairs += (n + 1) * (n + 1)
+		}
+		sl := records(t, e.ask(t, 0, mad.MethodGetTable, mad.AttrSASLtoVLRecord, 0, nil))
+		assert.Len(t, sl, pairs, "%v: SLtoVL records", mode)
+		va := records(t, e.ask(t, 0, mad.MethodGetTable, mad.AttrSAVLArbRecord, 0, nil))
+		assert.Len(t, va, 4*ports, "%v: VLArbitration records", mode)
+		written := func(recs [][]byte) bool {
+			for _, r := range recs {
+				if slices.ContainsFunc(r[8:], func(b byte) bool { return b != 0 }) {
+					return true
+				}
+			}
+			return false
+		}
+		assert.Equal(t, mode == sm.VLTablesSet, written(sl), "%v: SLtoVL tables written", mode)
+		assert.Equal(t, mode == sm.VLTablesSet, written(va), "%v: VLArbitration tables written", mode)
+
+		// An HCA's port asked as port 0 (osmtest's way) is its own port.
+		l := mad.SAVLArbRecordLayout
+		q := mad.AppendVLArbRecord(nil, &mad.VLArbRecordFields{LID: e.lid(2), BlockNum: 3})
+		r := e.ask(t, 0, mad.MethodGet, mad.AttrSAVLArbRecord, l.Bit("LID")|l.Bit("OutputPortNum")|l.Bit("BlockNum"), q)
+		require.Equal(t, mad.StatusOK, r.Header.MAD.Status, "%v: VLArbitration of an HCA's port 0", mode)
+		f, err := mad.DecodeVLArbRecord(r.Payload)
+		require.NoError(t, err)
+		assert.Equal(t, mad.VLArbRecordFields{LID: e.lid(2), OutputPortNum: 1, BlockNum: 3}, mad.VLArbRecordFields{
+			LID: f.LID, OutputPortNum: f.OutputPortNum, BlockNum: f.BlockNum})
+		ls := mad.SASLtoVLRecordLayout
+		qs := mad.AppendSLtoVLRecord(nil, &mad.SLtoVLRecordFields{LID: e.lid(2)})
+		r = e.ask(t, 0, mad.MethodGet, mad.AttrSASLtoVLRecord, ls.Bit("LID")|ls.Bit("InputPortNum")|ls.Bit("OutputPortNum"), qs)
+		require.Equal(t, mad.StatusOK, r.Header.MAD.Status, "%v: SLtoVL of an HCA's port", mode)
+		fs, err := mad.DecodeSLtoVLRecord(r.Payload)
+		require.NoError(t, err)
+		assert.Equal(t, e.lid(2), fs.LID)
+		// A switch's pair, by its LID.
+		sw := e.sn.Switches()[0]
+		qs = mad.AppendSLtoVLRecord(nil, &mad.SLtoVLRecordFields{LID: e.sn.LID[sw][0], InputPortNum: 2, OutputPortNum: 1})
+		r = e.ask(t, 0, mad.MethodGet, mad.AttrSASLtoVLRecord, ls.Bit("LID")|ls.Bit("InputPortNum")|ls.Bit("OutputPortNum"), qs)
+		assert.Equal(t, mad.StatusOK, r.Header.MAD.Status, "%v: SLtoVL of a switch's pair", mode)
 	}
-	e = newEnvWith(t, sm.Config{PortConfig: sm.PortConfig{VLTables: sm.VLTablesSet}})
-	r := e.ask(t, 0, mad.MethodGetTable, mad.AttrSASLtoVLRecord, 0, nil)
-	recs := records(t, r)
-	// Each switch of n ports per input 0-n and output 1-n, and each HCA.
-	want := 4
-	for _, i := range e.sn.Switches() {
-		n := e.sn.Topo.Node(i).NumPorts
-		want += (n + 1) * n
-	}
-	assert.Len(t, recs, want)
-	l := mad.SASLtoVLRecordLayout
-	q := mad.AppendSLtoVLRecord(nil, &mad.SLtoVLRecordFields{LID: e.lid(2)})
-	r = e.ask(t, 0, mad.MethodGet, mad.AttrSASLtoVLRecord, l.Bit("LID"), q)
-	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
-	f, err := mad.DecodeSLtoVLRecord(r.Payload)
-	require.NoError(t, err)
-	assert.Equal(t, e.lid(2), f.LID)
-	r = e.ask(t, 0, mad.MethodGetTable, mad.AttrSAVLArbRecord, 0, nil)
-	assert.NotEmpty(t, records(t, r))
 }
 
 // TestMultiPath asks for paths from one port to two others.
@@ -595,6 +619,17 @@ func TestMultiPath(t *testing.T) {
 	assert.Len(t, records(t, r), 1, "NumbPath bounds the answer")
 	r = e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, l.Bit("NumbPath"), mad.AppendMultiPathRecord(nil, &q))
 	assert.Equal(t, mad.StatusSAReqInsufficient, r.Header.MAD.Status)
+	// The counts alone suffice (OpenSM's rule, osmtest's query): every
+	// path, up to 127.
+	counts := l.Bit("SGIDCount") | l.Bit("DGIDCount")
+	r = e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, counts, mad.AppendMultiPathRecord(nil, &q))
+	require.Equal(t, mad.StatusOK, r.Header.MAD.Status)
+	assert.Len(t, records(t, r), 2, "no NumbPath: every path")
+	z := q
+	z.DGIDCount = 0
+	z.GIDs = q.GIDs[:1]
+	r = e.ask(t, 0, mad.MethodGetMulti, mad.AttrSAMultiPathRecord, counts, mad.AppendMultiPathRecord(nil, &z))
+	assert.Equal(t, mad.StatusSAReqInvalid, r.Header.MAD.Status, "no destination GID")
 	r = e.ask(t, 0, mad.MethodGet, mad.AttrSAMultiPathRecord, mask, mad.AppendMultiPathRecord(nil, &q))
 	assert.Equal(t, mad.StatusMethodAttrUnsupported, r.Header.MAD.Status, "MultiPathRecord takes GetMulti")
 }

@@ -137,3 +137,31 @@ func (p *PortSender) HandleRMPP(m madport.MAD) bool {
 	_ = s.Handle(m.Data)
 	return true
 }
+
+// RequestAcker is a Sender that also acknowledges a request that came as
+// an RMPP transfer (a MultiPathRecord GetMulti, OpenSM's clients' some
+// GetTables): the kernel's MAD layer ACKs those under OpenSM, but ibsm
+// reads its port raw, so the SA must, or the requester's side resends
+// the request until it gives up, and every resend is answered again.
+type RequestAcker interface {
+	// AckRequest takes an RMPP DATA segment of a request: it sends the
+	// ACK and reports whether the request is whole (one segment, the
+	// only kind the SA takes: every SA request fits one MAD).
+	AckRequest(m madport.MAD) bool
+}
+
+var _ RequestAcker = (*PortSender)(nil)
+
+// AckRequest implements RequestAcker.
+func (p *PortSender) AckRequest(m madport.MAD) bool {
+	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
+		return true // the transport (the kernel's umad) acknowledged and reassembled it
+	}
+	r, err := rmpp.NewReceiver(rmpp.ReceiverConfig{Clock: p.Clock, Send: func(b []byte) error { return p.send(m, b) }})
+	if err != nil {
+		return false
+	}
+	defer r.Cancel()
+	_, done, err := r.Handle(m.Data)
+	return err == nil && done
+}

@@ -80,3 +80,32 @@ func TestPortSenderRMPP(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestAck: a request sent as a one-segment RMPP transfer (a
+// MultiPathRecord GetMulti, as osmtest sends it) gets the SA's ACK of
+// segment 1 before the answer.
+func TestRequestAck(t *testing.T) {
+	e := newEnv(t)
+	var sent []madport.MAD
+	port := &loopPort{sent: func(m madport.MAD) { sent = append(sent, m) }}
+	a, err := sa.New(sa.Config{Sender: &sa.PortSender{Port: port}})
+	require.NoError(t, err)
+	a.Update(e.sm.View())
+	l := mad.SAMultiPathRecordLayout
+	q := mad.MultiPathRecordFields{SGIDCount: 1, DGIDCount: 1, GIDs: []mad.GID{e.gid(0), e.gid(2)}}
+	f := mad.SAMADFields{MAD: mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: sa.ClassVersion,
+		Method: mad.MethodGetMulti, TransactionID: 0x77, AttrID: mad.AttrSAMultiPathRecord},
+		ComponentMask: l.Bit("SGIDCount") | l.Bit("DGIDCount"), RMPPVersion: mad.RMPPVersion1,
+		RMPPType: uint8(mad.RMPPTypeData), RMPPFlags: uint8(mad.RMPPFlagActive | mad.RMPPFlagFirst | mad.RMPPFlagLast),
+		SegmentNumber: 1, PayloadLength: uint32(mad.SAHeaderSize + l.Size)}
+	copy(f.Data[:], mad.AppendMultiPathRecord(nil, &q))
+	a.HandleMAD(madport.MAD{LID: e.lid(0), QP: 1, Data: mad.AppendSAMAD(nil, &f)})
+	require.GreaterOrEqual(t, len(sent), 2, "an ACK and the answer")
+	ack := mad.RMPP(sent[0].Data).Fields()
+	assert.Equal(t, mad.RMPPTypeAck, ack.Type)
+	assert.Equal(t, uint32(1), ack.Data1, "segment 1 acknowledged")
+	assert.Equal(t, uint64(0x77), mad.MAD(sent[0].Data).TransactionID())
+	assert.Equal(t, e.lid(0), sent[0].LID)
+	assert.Equal(t, mad.MethodGetMultiResp, mad.MAD(sent[1].Data).Method())
+	assert.Equal(t, mad.StatusOK, mad.MAD(sent[1].Data).Status())
+}
