@@ -191,24 +191,27 @@ func AppendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte,
 	if len(mad) > MADSize {
 		return dst, fmt.Errorf("%w: MAD of %d bytes, at most %d", ErrLong, len(mad), MADSize)
 	}
-	return appendPacket(dst, hdrSize, f, mad)
+	return appendPacket(dst, hdrSize, f, mad, MADSize)
 }
 
 // AppendRMPPPacket is AppendPacket for an RMPP agent's message, which
-// the kernel cuts into segments: a MAD of any length up to MaxRMPPSize.
+// the kernel cuts into segments: its length, up to MaxRMPPSize, is the
+// transfer's payload length, so it is not padded (the kernel pads the
+// last segment).
 func AppendRMPPPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte, error) {
 	if len(mad) > MaxRMPPSize {
 		return dst, fmt.Errorf("%w: message of %d bytes, at most %d", ErrLong, len(mad), MaxRMPPSize)
 	}
-	return appendPacket(dst, hdrSize, f, mad)
+	return appendPacket(dst, hdrSize, f, mad, len(mad))
 }
 
-func appendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte) ([]byte, error) {
+// appendPacket appends the header and mad, zero-padded to size bytes.
+func appendPacket(dst []byte, hdrSize int, f *HeaderFields, mad []byte, size int) ([]byte, error) {
 	if err := checkHeaderSize(hdrSize); err != nil {
 		return dst, err
 	}
 	n := len(dst)
-	dst = append(dst, make([]byte, hdrSize+max(MADSize, len(mad)))...)
+	dst = append(dst, make([]byte, hdrSize+size)...)
 	Header(dst[n : n+hdrSize]).Encode(f)
 	copy(dst[n+hdrSize:], mad)
 	return dst, nil

@@ -157,7 +157,7 @@ func TestPackets(t *testing.T) {
 }
 
 // TestRMPPPackets: an RMPP agent's file carries whole messages both ways,
-// bounded by MaxRMPPSize.
+// of their own length, bounded by MaxRMPPSize.
 func TestRMPPPackets(t *testing.T) {
 	msg := make([]byte, 3*umad.MADSize+17)
 	for i := range msg {
@@ -173,9 +173,9 @@ func TestRMPPPackets(t *testing.T) {
 	_, _, err = umad.DecodePacket(pkt, umad.HeaderSize)
 	assert.ErrorIs(t, err, umad.ErrLong, "a file without RMPP agents")
 
-	short, err := umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, msg[:10])
+	short, err := umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, msg[:74])
 	require.NoError(t, err)
-	assert.Len(t, short, umad.HeaderSize+umad.MADSize, "padded to a MAD")
+	assert.Len(t, short, umad.HeaderSize+74, "not padded: the length is the payload's, as the kernel reads it")
 	_, err = umad.AppendRMPPPacket(nil, umad.HeaderSize, &sampleHeader, make([]byte, umad.MaxRMPPSize+1))
 	assert.ErrorIs(t, err, umad.ErrLong)
 }

@@ -267,18 +267,20 @@ func (p *Port) Send(m madport.MAD) error {
 	if p.closed.Load() {
 		return madport.ErrClosed
 	}
-	if len(m.Data) < madport.MADSize {
+	if len(m.Data) < mad.RMPPHeaderEnd {
 		return fmt.Errorf("%w: %d bytes, want %d", ErrMAD, len(m.Data), madport.MADSize)
 	}
 	h := mad.MAD(m.Data)
 	class := uint8(h.MgmtClass())
+	// An RMPP agent's message with the Active flag is a transfer's whole
+	// payload, of its own length; any other MAD is one of 256 bytes.
+	rmppMsg := p.rmpp[class] && mad.RMPPClass(h.MgmtClass()) && mad.RMPP(m.Data).Active()
+	if !rmppMsg && len(m.Data) != madport.MADSize {
+		return fmt.Errorf("%w: %d bytes, want %d (another length needs an RMPP agent and the Active flag)", ErrMAD, len(m.Data), madport.MADSize)
+	}
 	id, ok := p.agents[class]
 	if !ok {
 		return fmt.Errorf("%w %v", ErrNoAgent, h.MgmtClass())
-	}
-	long := len(m.Data) > madport.MADSize
-	if long && !(p.rmpp[class] && mad.RMPPClass(h.MgmtClass()) && mad.RMPP(m.Data).Active()) {
-		return fmt.Errorf("%w: %d bytes, want %d (a longer message needs an RMPP agent and the Active flag)", ErrMAD, len(m.Data), madport.MADSize)
 	}
 	f := HeaderFields{AgentID: id, QPN: m.QP, QKey: m.QKey, LID: m.LID, SL: m.SL}
 	if !IsSMIClass(class) && f.QKey == 0 {
@@ -292,7 +294,7 @@ func (p *Port) Send(m madport.MAD) error {
 		p.tids.Remember(h.TransactionID())
 	}
 	appendPkt := AppendPacket
-	if long {
+	if rmppMsg {
 		appendPkt = AppendRMPPPacket
 	}
 	pkt, err := appendPkt(make([]byte, 0, p.hdrSize+len(m.Data)), p.hdrSize, &f, m.Data)

@@ -61,6 +61,15 @@ func (p *PortSender) send(to madport.MAD, b []byte) error {
 
 // SendSA implements Sender.
 func (p *PortSender) SendSA(r Response) error {
+	method := r.Header.MAD.Method
+	rmppAnswer := method == mad.MethodGetTableResp || method == mad.MethodGetMultiResp || len(r.Payload) > mad.SADataSize
+	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && rmppAnswer && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
+		// Even an answer of one segment: its length tells the kernel
+		// the payload length, which a padded MAD would overstate (the
+		// client would read the padding as records).
+		first := Segments(&Response{Header: r.Header})[0]
+		return p.sendWhole(r.To, append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...))
+	}
 	if len(r.Payload) <= mad.SADataSize {
 		p.mu.Lock()
 		p.stats.Single++
@@ -69,9 +78,6 @@ func (p *PortSender) SendSA(r Response) error {
 	}
 	first := Segments(&Response{Header: r.Header})[0]
 	msg := append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...)
-	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
-		return p.sendWhole(r.To, msg)
-	}
 	key := xferKey{r.To.LID, r.Header.MAD.TransactionID}
 	to := r.To
 	s, err := rmpp.NewSender(rmpp.SenderConfig{Clock: p.Clock, Timeout: p.Timeout, Retries: p.Retries,
@@ -103,6 +109,8 @@ func (p *PortSender) SendSA(r Response) error {
 // transport numbers, flags First and Last and resends by window.
 func (p *PortSender) sendWhole(to madport.MAD, msg []byte) error {
 	h := mad.RMPP(msg)
+	h.SetVersion(mad.RMPPVersion1)
+	h.SetType(mad.RMPPTypeData)
 	h.SetFlags(mad.RMPPFlagActive)
 	h.SetSegmentNumber(0)
 	h.SetPayloadLength(0)

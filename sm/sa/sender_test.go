@@ -109,3 +109,32 @@ func TestRequestAck(t *testing.T) {
 	assert.Equal(t, mad.MethodGetMultiResp, mad.MAD(sent[1].Data).Method())
 	assert.Equal(t, mad.StatusOK, mad.MAD(sent[1].Data).Status())
 }
+
+// segmentingPort is a loopPort whose transport runs RMPP for the SA's
+// class, as the kernel's umad does for an RMPP agent.
+type segmentingPort struct{ loopPort }
+
+func (*segmentingPort) SegmentsRMPP(class uint8) bool { return class == uint8(mad.ClassSubnAdm) }
+
+// TestPortSenderWhole: on a port that runs RMPP itself, a GetTableResp
+// goes as one message of the SA header and the records alone, however
+// short (a padded one would count its padding as records), with only
+// the Active flag for the transport to complete.
+func TestPortSenderWhole(t *testing.T) {
+	port := &segmentingPort{}
+	var got []madport.MAD
+	port.sent = func(m madport.MAD) { got = append(got, m) }
+	ps := &sa.PortSender{Port: port}
+	for _, records := range []int{1, 40} {
+		got = nil
+		r := sa.Response{To: madport.MAD{LID: 5, QP: 1}, Payload: make([]byte, 64*records)}
+		r.Header.MAD = mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: sa.ClassVersion,
+			Method: mad.MethodGetTableResp, TransactionID: 7, AttrID: mad.AttrSAPathRecord}
+		require.NoError(t, ps.SendSA(r))
+		require.Len(t, got, 1, "%d records: one message", records)
+		m := got[0].Data
+		assert.Len(t, m, mad.RMPPClassHeaderSize(mad.ClassSubnAdm)+64*records, "%d records", records)
+		assert.Equal(t, mad.RMPPFlagActive, mad.RMPP(m).Flags(), "Active alone")
+		assert.Equal(t, uint8(mad.RMPPVersion1), mad.RMPP(m).Version())
+	}
+}
