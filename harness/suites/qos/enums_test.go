@@ -1,23 +1,11 @@
 package qos
 
 import (
-	"encoding/json"
-	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"ibfab/internal/testsupport"
 )
 
 // TestEnumsJSON: every QoS mode is its name in JSON, and reads back from
 // it (runner's TestEnumsJSON does the framework's enums).
-func TestEnumsJSON(t *testing.T) {
-	for _, v := range qosModes.Values() {
-		b, err := json.Marshal(v)
-		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("%q", v.String()), string(b))
-		var back QoSMode
-		require.NoError(t, json.Unmarshal(b, &back))
-		assert.Equal(t, v, back)
-	}
-}
+func TestEnumsJSON(t *testing.T) { testsupport.EnumJSON(t, qosModes.Values()) }
