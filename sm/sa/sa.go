@@ -344,8 +344,7 @@ type Sender interface {
 // carry it) in order.
 func Segments(r *Response) [][]byte {
 	f := r.Header
-	rmpp := f.MAD.Method == mad.MethodGetTableResp || f.MAD.Method == mad.MethodGetMultiResp ||
-		len(r.Payload) > mad.SADataSize
+	rmpp := usesRMPP(r)
 	n := max(1, (len(r.Payload)+mad.SADataSize-1)/mad.SADataSize)
 	out := make([][]byte, 0, n)
 	for i := range n {
@@ -368,6 +367,13 @@ func Segments(r *Response) [][]byte {
 		out = append(out, mad.AppendSAMAD(nil, &g))
 	}
 	return out
+}
+
+// usesRMPP reports whether answer r goes with an RMPP header: a
+// GetTableResp or GetMultiResp, or one longer than a MAD.
+func usesRMPP(r *Response) bool {
+	m := r.Header.MAD.Method
+	return m == mad.MethodGetTableResp || m == mad.MethodGetMultiResp || len(r.Payload) > mad.SADataSize
 }
 
 // now is the SA's time.

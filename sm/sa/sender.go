@@ -61,14 +61,11 @@ func (p *PortSender) send(to madport.MAD, b []byte) error {
 
 // SendSA implements Sender.
 func (p *PortSender) SendSA(r Response) error {
-	method := r.Header.MAD.Method
-	rmppAnswer := method == mad.MethodGetTableResp || method == mad.MethodGetMultiResp || len(r.Payload) > mad.SADataSize
-	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && rmppAnswer && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
+	if seg, ok := p.Port.(madport.RMPPSegmenter); ok && usesRMPP(&r) && seg.SegmentsRMPP(uint8(mad.ClassSubnAdm)) {
 		// Even an answer of one segment: its length tells the kernel
 		// the payload length, which a padded MAD would overstate (the
 		// client would read the padding as records).
-		first := Segments(&Response{Header: r.Header})[0]
-		return p.sendWhole(r.To, append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...))
+		return p.sendWhole(r.To, wholeMessage(&r))
 	}
 	if len(r.Payload) <= mad.SADataSize {
 		p.mu.Lock()
@@ -76,8 +73,7 @@ func (p *PortSender) SendSA(r Response) error {
 		p.mu.Unlock()
 		return p.send(r.To, Segments(&r)[0])
 	}
-	first := Segments(&Response{Header: r.Header})[0]
-	msg := append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...)
+	msg := wholeMessage(&r)
 	key := xferKey{r.To.LID, r.Header.MAD.TransactionID}
 	to := r.To
 	s, err := rmpp.NewSender(rmpp.SenderConfig{Clock: p.Clock, Timeout: p.Timeout, Retries: p.Retries,
@@ -104,7 +100,14 @@ func (p *PortSender) SendSA(r Response) error {
 	return nil
 }
 
-// sendWhole hands a long answer to a port that runs RMPP itself (the
+// wholeMessage is r as one RMPP message: the headers of its first
+// segment and the whole payload, what a transfer cuts into segments.
+func wholeMessage(r *Response) []byte {
+	first := Segments(&Response{Header: r.Header})[0]
+	return append(first[:mad.RMPPClassHeaderSize(mad.ClassSubnAdm)], r.Payload...)
+}
+
+// sendWhole hands an RMPP answer to a port that runs RMPP itself (the
 // kernel's umad): one message with only the Active flag, which the
 // transport numbers, flags First and Last and resends by window.
 func (p *PortSender) sendWhole(to madport.MAD, msg []byte) error {
