@@ -353,18 +353,7 @@ func (s *Server) writer(c *client) {
 			s.drop(DropClientGone)
 		}
 	}()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-c.out.Ready():
-		}
-		for b, ok := c.out.Pop(); ok; b, ok = c.out.Pop() {
-			if !s.write(c, b) {
-				return
-			}
-		}
-	}
+	c.out.Serve(c.done, func(b []byte) bool { return s.write(c, b) })
 }
 
 // write writes b to c, waiting while c does not read, and reports

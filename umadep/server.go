@@ -267,16 +267,10 @@ func (s *Server) isClosed() bool {
 // out in the queue.
 func (s *Server) sendLoop() {
 	defer s.wg.Done()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-s.sendq.Ready():
-		}
-		for o, ok := s.sendq.Pop(); ok; o, ok = s.sendq.Pop() {
-			s.sendOne(o)
-		}
-	}
+	s.sendq.Serve(s.done, func(o outMAD) bool {
+		s.sendOne(o)
+		return true
+	})
 }
 
 func (s *Server) sendOne(o outMAD) {
@@ -493,24 +487,18 @@ func (s *Server) runConn(uc *conn) {
 // waits while the client does not read (as a MAD waits in the kernel's
 // list), until the connection closes.
 func (s *Server) writeConn(uc *conn) {
-	for {
-		select {
-		case <-uc.done:
-			return
-		case <-uc.out.Ready():
-		}
-		for b, ok := uc.out.Pop(); ok; b, ok = uc.out.Pop() {
-			if _, err := uc.c.Write(b); err != nil {
-				s.st.Dropped.Add(1)
-				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
-					uc.close()
-					return
-				}
-				continue
+	uc.out.Serve(uc.done, func(b []byte) bool {
+		if _, err := uc.c.Write(b); err != nil {
+			s.st.Dropped.Add(1)
+			if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
+				uc.close()
+				return false
 			}
-			s.st.Delivered.Add(1)
+			return true
 		}
-	}
+		s.st.Delivered.Add(1)
+		return true
+	})
 }
 
 // dropConn forgets a closed connection, its agents and their requests.

@@ -3,8 +3,7 @@ package fifo
 import "sync"
 
 // Queue is a FIFO of up to Limit items (0: no limit). Its methods are
-// safe for concurrent use; one consumer waits on Ready and then Pops
-// until Pop reports empty.
+// safe for concurrent use; one consumer Serves it (or Pops).
 type Queue[T any] struct {
 	limit int
 	ready chan struct{}
@@ -68,7 +67,21 @@ func (q *Queue[T]) Len() int {
 	return len(q.items) - q.head
 }
 
-// Ready receives a value after a Push into the queue; a consumer that
-// woke on it Pops until the queue is empty, as several Pushes may share
-// one signal.
-func (q *Queue[T]) Ready() <-chan struct{} { return q.ready }
+// Serve hands the queue's items to handle in order, waiting for more
+// while it is empty, until done is closed or handle returns false. One
+// goroutine serves a queue.
+func (q *Queue[T]) Serve(done <-chan struct{}, handle func(T) bool) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-q.ready:
+		}
+		// Several Pushes may share one signal: empty the queue.
+		for v, ok := q.Pop(); ok; v, ok = q.Pop() {
+			if !handle(v) {
+				return
+			}
+		}
+	}
+}

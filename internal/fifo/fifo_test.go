@@ -64,9 +64,9 @@ func TestInterleaved(t *testing.T) {
 	assert.Equal(t, next-want, q.Len())
 }
 
-// TestReady: a consumer waiting on Ready gets every item of concurrent
+// TestServe: a consumer Serving the queue gets every item of concurrent
 // producers exactly once.
-func TestReady(t *testing.T) {
+func TestServe(t *testing.T) {
 	const producers, each = 4, 5000
 	q := fifo.New[int](0)
 	var wg sync.WaitGroup
@@ -80,13 +80,21 @@ func TestReady(t *testing.T) {
 		}()
 	}
 	seen := make(map[int]bool)
-	for len(seen) < producers*each {
-		<-q.Ready()
-		for v, ok := q.Pop(); ok; v, ok = q.Pop() {
-			require.False(t, seen[v], "item %d twice", v)
-			seen[v] = true
+	twice := -1
+	q.Serve(nil, func(v int) bool {
+		if seen[v] {
+			twice = v
 		}
-	}
+		seen[v] = true
+		return len(seen) < producers*each
+	})
 	wg.Wait()
+	assert.Equal(t, -1, twice, "an item served twice")
+	assert.Len(t, seen, producers*each)
 	assert.Zero(t, q.Len())
+
+	// A closed done ends Serve while the queue is empty.
+	done := make(chan struct{})
+	close(done)
+	q.Serve(done, func(int) bool { t.Error("served from an empty queue"); return true })
 }
