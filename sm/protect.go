@@ -298,13 +298,17 @@ func blockTable(layers int) []byte {
 // cannot be read is a warning: its turn is left as it is.
 func (s *SM) readBlocks(sn *Subnet, res *Result) {
 	for _, sw := range sn.Switches() {
-		n := sn.Topo.Node(sw).NumPorts
-		for in := 1; in <= n; in++ {
-			for out := 1; out <= n; out++ {
-				if in == out || !linkedPort(sn, sw, in) || !linkedPort(sn, sw, out) {
-					continue
+		var linked []int
+		for p := 1; p <= sn.Topo.Node(sw).NumPorts; p++ {
+			if linkedPort(sn, sw, p) {
+				linked = append(linked, p)
+			}
+		}
+		for _, in := range linked {
+			for _, out := range linked {
+				if in != out {
+					s.readTurn(sn, sw, turnKey{guid: sn.Topo.Node(sw).GUID, in: in, out: out}, res)
 				}
-				s.readTurn(sn, sw, turnKey{guid: sn.Topo.Node(sw).GUID, in: in, out: out}, res)
 			}
 		}
 	}
@@ -354,7 +358,6 @@ func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
 // keepBlocks undoes the blocks not in want (on linked turns) and forgets
 // those of switches that are gone.
 func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {
-	linked := func(sw, p int) bool { return linkedPort(sn, sw, p) }
 	var undo []turnKey
 	for k := range s.blocked {
 		sw, ok := sn.Topo.LookupGUID(k.guid)
@@ -362,7 +365,7 @@ func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint
 		case !ok || !sn.IsSwitch(sw) || k.in > sn.Topo.Node(sw).NumPorts || k.out > sn.Topo.Node(sw).NumPorts:
 			delete(s.blocked, k)
 			delete(s.kept, k)
-		case !want[k] && linked(sw, k.in) && linked(sw, k.out):
+		case !want[k] && linkedPort(sn, sw, k.in) && linkedPort(sn, sw, k.out):
 			undo = append(undo, k)
 		}
 	}
