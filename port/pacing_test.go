@@ -1,9 +1,14 @@
 package port_test
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
+	"ibfab/link"
 	"ibfab/port"
 	"ibfab/port/porttest"
 	"ibfab/wire/mad"
@@ -80,4 +85,44 @@ func TestPacing(t *testing.T) {
 			noDrops(t, e.a, e.b)
 		})
 	}
+}
+
+// dataWrites is an endpoint that counts the data packets written to it.
+type dataWrites struct {
+	link.Endpoint
+	n atomic.Int64
+}
+
+func (d *dataWrites) WritePacket(k link.Kind, b []byte) error {
+	if k == link.KindData {
+		d.n.Add(1)
+	}
+	return d.Endpoint.WritePacket(k, b)
+}
+
+// TestSendInline: a packet sent to a parked transmitter that may send it
+// at once is written before Send returns, by the caller, not after a
+// hand-off to the transmitter goroutine; one the pacer holds back waits
+// for the transmitter. With one P, the transmitter cannot run before the
+// test goroutine blocks, so the count right after Send tells who wrote.
+func TestSendInline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var wa *dataWrites
+	e := newEnvOver(t, port.Config{PaceSlack: -1, RxBlocks: 2048}, nil, func(ep link.Endpoint) link.Endpoint {
+		d := &dataWrites{Endpoint: ep}
+		if wa == nil {
+			wa = d
+		}
+		return d
+	})
+	e.activate(t)
+	e.settle()
+	before := wa.n.Load()
+	send(t, e.a, porttest.UD(0, 1, 2048, 1))
+	assert.Equal(t, before+1, wa.n.Load(), "written by Send")
+	send(t, e.a, porttest.UD(0, 1, 2048, 2))
+	assert.Equal(t, before+1, wa.n.Load(), "the second waits for its slot on the link")
+	e.run(t, func() bool { return e.rb.count() == 2 })
+	assert.Equal(t, before+2, wa.n.Load())
+	noDrops(t, e.a, e.b)
 }

@@ -305,7 +305,7 @@ func (p *Port) Send(pkt *Packet) error {
 		default:
 			p.tx[vl].q.push(e)
 			p.congNoteLocked(vl)
-			p.kickLocked()
+			p.sendOrKickLocked()
 			p.mu.Unlock()
 			return nil
 		}

@@ -166,6 +166,40 @@ func (p *Port) sendFCsInlineLocked() {
 	p.idleCond.Broadcast()
 }
 
+// sendOrKickLocked has a packet just queued sent: by the caller, when the
+// transmitter is parked and the packet may go at once, else by the
+// transmitter, kicked. Sending from the caller spares the hand-off to the
+// transmitter goroutine, which in a node process costs the time until the
+// caller parks (a receiver's next read, a generator's next timer): on the
+// 2-core machine a third of a hop's time went there (docs/DESIGN.md §3a).
+// What goes first is decided as the transmitter would decide it (pickLocked);
+// anything that must wait (pacing, credits, flow-control and training
+// packets owed, a drain) is the transmitter's, which the kick hands over.
+func (p *Port) sendOrKickLocked() {
+	if !p.parked || p.wake || p.writing || p.closed || p.tsDue || p.fcDue != 0 {
+		p.kickLocked()
+		return
+	}
+	now := p.cfg.Clock.Now()
+	if !p.cfg.Unpaced && p.pace.next.Sub(now) > p.cfg.PaceSlack {
+		p.kickLocked()
+		return
+	}
+	vl, ok := p.pickLocked()
+	if !ok {
+		p.kickLocked()
+		return
+	}
+	p.writing = true
+	p.writeDataLocked(vl, now)
+	p.writing = false
+	if p.queuedLocked() || p.fcDue != 0 || p.tsDue {
+		p.kickLocked()
+	}
+	p.txCond.Signal()
+	p.idleCond.Broadcast()
+}
+
 // queuedLocked reports whether a packet the port's state lets out is
 // queued, credits or not.
 func (p *Port) queuedLocked() bool {
