@@ -65,9 +65,25 @@ var crc16Tables = func() (t [16][256]uint16) {
 // CRC16 returns the IBA CRC-16 of b: the VCRC when b runs from the LRH
 // through the ICRC, the LPCRC when b is the first four bytes of a link
 // packet.
-func CRC16(b []byte) uint16 {
+func CRC16(b []byte) uint16 { return ^crc16Update(0xffff, b) }
+
+// crc16FoldMin is the shortest input worth folding (crc16_amd64.go): below
+// it the tables' sixteen bytes a step are as fast.
+const crc16FoldMin = 256
+
+// crc16Update runs the CRC-16 register c over b: folded as far as the CPU
+// can (crc16FoldInto), the rest through the tables.
+func crc16Update(c uint16, b []byte) uint16 {
+	var acc [64]byte
+	if n := crc16FoldInto(c, b, &acc); n > 0 {
+		c, b = crc16Table(0, acc[:]), b[n:]
+	}
+	return crc16Table(c, b)
+}
+
+// crc16Table runs the register c over b through the slicing-by-16 tables.
+func crc16Table(c uint16, b []byte) uint16 {
 	t := &crc16Tables
-	c := uint16(0xffff)
 	for ; len(b) >= 16; b = b[16:] {
 		_ = b[15] // one bounds check for the sixteen
 		c ^= uint16(b[0]) | uint16(b[1])<<8
@@ -79,7 +95,34 @@ func CRC16(b []byte) uint16 {
 	for _, x := range b {
 		c = t[0][byte(c)^x] ^ c>>8
 	}
-	return ^c
+	return c
+}
+
+// xPowMod16 returns x^e mod x^16+x^12+x^3+x+1, coefficient of x^d in bit d.
+func xPowMod16(e int) uint16 {
+	const p = 0x100b // P without its x^16
+	r := uint16(1)
+	for range e {
+		top := r & 0x8000
+		r <<= 1
+		if top != 0 {
+			r ^= p
+		}
+	}
+	return r
+}
+
+// reflect64 places a polynomial of degree < 16 (coefficient of x^d in bit
+// d) in a 64-bit lane of the bit-reflected fold: the coefficient of x^d in
+// bit 63-d.
+func reflect64(v uint16) uint64 {
+	var r uint64
+	for d := range 16 {
+		if v&(1<<d) != 0 {
+			r |= 1 << (63 - d)
+		}
+	}
+	return r
 }
 
 // ICRC returns the invariant CRC of pkt, which runs from the first byte of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,6 +55,20 @@ func TestCRC16(t *testing.T) {
 			name string
 			in   []byte
 		}{fmt.Sprintf("%d bytes", n), long[100 : 100+n]})
+	}
+	// Around the lengths where the carry-less fold takes over (256) and
+	// where it leaves its last round to the tables, and a packet of the
+	// largest MTU: random bytes, so that every bit of the fold counts.
+	rnd := make([]byte, 4200)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range rnd {
+		rnd[i] = byte(r.Uint32())
+	}
+	for _, n := range []int{255, 256, 257, 300, 319, 320, 321, 383, 384, 511, 512, 1000, 2048, 2100, 4095, 4200} {
+		tests = append(tests, struct {
+			name string
+			in   []byte
+		}{fmt.Sprintf("%d random bytes", n), rnd[:n]})
 	}
 	tests = append(tests, struct {
 		name string
