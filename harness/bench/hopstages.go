@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -20,21 +21,21 @@ import (
 // across processes. At light traffic a packet's events are the next ones
 // of each kind after the one before, which is how a packet is followed.
 //
-//	kick    ca1's transmitter is woken by the generator's Send
-//	write   ca1 writes the data packet (the syscall starts)
+//	write   ca1 writes the data packet (the syscall starts); the writer
+//	        (the generator sending inline, or the port's transmitter
+//	        after a hand-off) was woken at woke
 //	rx      sw1's receive goroutine is runnable (the kernel delivered
 //	        the frame and woke the thread polling the socket)
 //	run     it runs
-//	fwd     it has routed the packet and woken port 2's transmitter
-//	write2  that transmitter writes it
+//	write2  sw1 writes it on port 2 (inline from the receive goroutine,
+//	        or the transmitter's after a hand-off)
 //	rx2     ca2's receive goroutine is runnable
 //	run2    it runs
 var hopStageNames = []string{
-	"ca1 send → write (transmitter hand-off)",
+	"ca1 writer woken → write (generate, seal, send; hand-off if any)",
 	"ca1 write → sw1 receiver runnable (kernel, wake-up)",
 	"sw1 receiver runnable → running (scheduler)",
-	"sw1 running → port 2 transmitter woken (read, verify, route)",
-	"sw1 transmitter woken → write (hand-off)",
+	"sw1 running → write (read, verify, route; hand-off if any)",
 	"sw1 write → ca2 receiver runnable (kernel, wake-up)",
 	"ca2 receiver runnable → running (scheduler)",
 	"ca1 write → ca2 receiver running (the hop)",
@@ -51,43 +52,46 @@ type HopStage struct {
 
 // procEvents is what a hop needs of one process's trace, each sorted.
 type procEvents struct {
-	kicks    []trace.Time // a transmitter goroutine made runnable
-	writes   []trace.Time // a data packet's write syscall begins
+	writes   []write      // data packets' write syscalls
 	runnable []trace.Time // a receive goroutine made runnable
 	running  []trace.Time // a receive goroutine starts running
 }
 
-// Function names that tell the goroutines apart.
-const (
-	txFunc    = "ibfab/port.(*Port).transmit"
-	writeFunc = "ibfab/port.(*Port).writeDataLocked"
-)
+// write is a data packet's write: when the syscall began, and when the
+// goroutine making it was last woken (woken: if the trace saw that).
+type write struct {
+	at, woke trace.Time
+	woken    bool
+}
+
+// writeFunc is the function every data packet's write goes through.
+const writeFunc = "ibfab/port.(*Port).writeDataLocked"
 
 // readProcEvents reads one execution trace. It takes two passes: a
-// goroutine is known as a receiver or transmitter only once it waited on
-// the network or parked in transmit.
+// goroutine is known as a receiver only once it waited on the network.
 func readProcEvents(r io.Reader) (*procEvents, error) {
 	evs, roles, err := goroutineTransitions(r)
 	if err != nil {
 		return nil, err
 	}
-	var pe procEvents
+	pe := procEvents{}
+	woke := map[trace.GoID]trace.Time{}
 	for _, ev := range evs {
-		pe.add(ev, roles)
+		pe.add(ev, roles, woke)
 	}
-	for _, s := range [][]trace.Time{pe.kicks, pe.writes, pe.runnable, pe.running} {
-		slices.Sort(s)
-	}
+	slices.SortFunc(pe.writes, func(a, b write) int { return cmp.Compare(a.at, b.at) })
+	slices.Sort(pe.runnable)
+	slices.Sort(pe.running)
 	return &pe, nil
 }
 
-// goroutineRoles are the receive and transmit goroutines of a trace.
-type goroutineRoles struct{ rx, tx map[trace.GoID]bool }
+// goroutineRoles are the receive goroutines of a trace.
+type goroutineRoles struct{ rx map[trace.GoID]bool }
 
 // goroutineTransitions returns the goroutine state transitions of the
-// trace r, and which goroutines receive and which transmit.
+// trace r, and which goroutines receive.
 func goroutineTransitions(r io.Reader) ([]trace.Event, goroutineRoles, error) {
-	roles := goroutineRoles{rx: map[trace.GoID]bool{}, tx: map[trace.GoID]bool{}}
+	roles := goroutineRoles{rx: map[trace.GoID]bool{}}
 	tr, err := trace.NewReader(r)
 	if err != nil {
 		return nil, roles, err
@@ -108,34 +112,34 @@ func goroutineTransitions(r io.Reader) ([]trace.Event, goroutineRoles, error) {
 		if st.Resource.Kind != trace.ResourceGoroutine {
 			continue
 		}
-		g := st.Resource.Goroutine()
 		from, to := st.Goroutine()
-		switch {
-		case from == trace.GoRunning && to == trace.GoWaiting && st.Reason == "network":
-			roles.rx[g] = true
-		case to == trace.GoWaiting && inStack(st.Stack, txFunc):
-			roles.tx[g] = true
+		if from == trace.GoRunning && to == trace.GoWaiting && st.Reason == "network" {
+			roles.rx[st.Resource.Goroutine()] = true
 		}
 		evs = append(evs, ev)
 	}
 }
 
 // add records ev, a goroutine's state transition, if it is one a hop
-// needs: a transmitter kicked, a receiver made runnable or running, a
-// data packet's write.
-func (pe *procEvents) add(ev trace.Event, roles goroutineRoles) {
+// needs: a receiver made runnable or running, a data packet's write (with
+// when its goroutine was woken, which woke tracks).
+func (pe *procEvents) add(ev trace.Event, roles goroutineRoles, woke map[trace.GoID]trace.Time) {
 	st := ev.StateTransition()
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
 	switch {
-	case from == trace.GoWaiting && to == trace.GoRunnable && roles.tx[g]:
-		pe.kicks = append(pe.kicks, ev.Time())
-	case from == trace.GoWaiting && to == trace.GoRunnable && roles.rx[g]:
-		pe.runnable = append(pe.runnable, ev.Time())
+	case to == trace.GoRunnable && from != trace.GoRunning:
+		// Woken, or created (a clock timer's callback runs on a
+		// goroutine of its own: the generator's next packet).
+		woke[g] = ev.Time()
+		if from == trace.GoWaiting && roles.rx[g] {
+			pe.runnable = append(pe.runnable, ev.Time())
+		}
 	case from == trace.GoRunnable && to == trace.GoRunning && roles.rx[g]:
 		pe.running = append(pe.running, ev.Time())
 	case from == trace.GoRunning && to == trace.GoSyscall && inStack(st.Stack, writeFunc):
-		pe.writes = append(pe.writes, ev.Time())
+		w, ok := woke[g]
+		pe.writes = append(pe.writes, write{at: ev.Time(), woke: w, woken: ok})
 	}
 }
 
@@ -151,25 +155,33 @@ func inStack(s trace.Stack, fn string) bool {
 // hopStages follows each data packet ca1 wrote through sw1 to ca2.
 func hopStages(ca1, sw1, ca2 *procEvents) []HopStage {
 	d := make([][]time.Duration, len(hopStageNames))
+	at := func(ws []write) []trace.Time {
+		t := make([]trace.Time, len(ws))
+		for i, w := range ws {
+			t[i] = w.at
+		}
+		return t
+	}
+	sw1Writes := at(sw1.writes)
 	for _, w := range ca1.writes {
-		t := []trace.Time{0, w}
-		for _, s := range [][]trace.Time{sw1.runnable, sw1.running, sw1.kicks, sw1.writes, ca2.runnable, ca2.running} {
+		t := []trace.Time{w.at}
+		for _, s := range [][]trace.Time{sw1.runnable, sw1.running, sw1Writes, ca2.runnable, ca2.running} {
 			n, ok := next(s, t[len(t)-1])
 			if !ok {
 				break
 			}
 			t = append(t, n)
 		}
-		if len(t) < 8 {
+		if len(t) < 6 {
 			continue
 		}
-		if k, ok := prev(ca1.kicks, w); ok {
-			d[0] = append(d[0], w.Sub(k))
+		if w.woken && w.at.Sub(w.woke) <= time.Millisecond {
+			d[0] = append(d[0], w.at.Sub(w.woke))
 		}
-		for i := 1; i < 7; i++ {
-			d[i] = append(d[i], t[i+1].Sub(t[i]))
+		for i := 1; i < 6; i++ {
+			d[i] = append(d[i], t[i].Sub(t[i-1]))
 		}
-		d[7] = append(d[7], t[7].Sub(t[1]))
+		d[6] = append(d[6], t[5].Sub(t[0]))
 	}
 	out := make([]HopStage, len(hopStageNames))
 	for i, name := range hopStageNames {
@@ -189,19 +201,6 @@ func hopStages(ca1, sw1, ca2 *procEvents) []HopStage {
 func next(s []trace.Time, t trace.Time) (trace.Time, bool) {
 	i, _ := slices.BinarySearch(s, t)
 	if i == len(s) {
-		return 0, false
-	}
-	return s[i], true
-}
-
-// prev returns the last time in s at or before t, if within a
-// millisecond: older, it woke the transmitter for another packet.
-func prev(s []trace.Time, t trace.Time) (trace.Time, bool) {
-	i, found := slices.BinarySearch(s, t)
-	if !found {
-		i--
-	}
-	if i < 0 || t.Sub(s[i]) > time.Millisecond {
 		return 0, false
 	}
 	return s[i], true

@@ -24,12 +24,13 @@ func TestHopStages(t *testing.T) {
 	}
 	// Two packets 1000 µs apart, the second slower at every stage; a
 	// third write that sw1 never saw.
-	ca1 := &procEvents{kicks: us(0, 1000), writes: us(10, 1020, 5000)}
-	sw1 := &procEvents{runnable: us(40, 1070), running: us(41, 1072), kicks: us(60, 1100), writes: us(70, 1120)}
+	wr := func(at, woke int) write { return write{at: xtrace.Time(at * 1000), woke: xtrace.Time(woke * 1000), woken: true} }
+	ca1 := &procEvents{writes: []write{wr(10, 0), wr(1020, 1000), wr(5000, 4990)}}
+	sw1 := &procEvents{runnable: us(40, 1070), running: us(41, 1072), writes: []write{wr(70, 40), wr(1120, 1070)}}
 	ca2 := &procEvents{runnable: us(100, 1180), running: us(101, 1182)}
 	st := hopStages(ca1, sw1, ca2)
 	require.Len(t, st, len(hopStageNames))
-	want := [][2]float64{{10, 20}, {30, 50}, {1, 2}, {19, 28}, {10, 20}, {30, 60}, {1, 2}, {91, 162}}
+	want := [][2]float64{{10, 20}, {30, 50}, {1, 2}, {29, 48}, {30, 60}, {1, 2}, {91, 162}}
 	for i, s := range st {
 		assert.Equal(t, 2, s.Packets, "%s", s.Stage)
 		assert.InDelta(t, want[i][0], s.P50Us, 1e-9, "%s p50", s.Stage)
