@@ -126,3 +126,25 @@ func TestSendInline(t *testing.T) {
 	assert.Equal(t, before+2, wa.n.Load())
 	noDrops(t, e.a, e.b)
 }
+
+// TestSendInlineQuietLink: a packet sent inline after the link was quiet
+// starts a new schedule, so the packets behind it still go one
+// serialization time apart: a quiet spell is no credit for a burst.
+func TestSendInlineQuietLink(t *testing.T) {
+	e := newEnv(t, port.Config{PaceSlack: -1, RxBlocks: 2048}, nil)
+	e.activate(t)
+	send(t, e.a, porttest.UD(0, 1, 2048, 0))
+	e.run(t, func() bool { return e.rb.count() == 1 })
+	perPacket := time.Duration(float64(porttest.UDSize(2048)*8) / float64(e.a.Rate()) * 1e9)
+	e.clk.Advance(20 * perPacket)
+	e.settle()
+	for i := range 4 {
+		send(t, e.a, porttest.UD(0, 1, 2048, byte(i+1)))
+	}
+	e.run(t, func() bool { return e.rb.count() == 5 })
+	got := e.rb.arrivals()[1:]
+	for i := 1; i < len(got); i++ {
+		assert.GreaterOrEqual(t, got[i].at.Sub(got[i-1].at), perPacket-time.Nanosecond, "packets %d and %d", i-1, i)
+	}
+	noDrops(t, e.a, e.b)
+}

@@ -193,8 +193,14 @@ func (p *Port) sendOrKickLocked() {
 	p.writing = true
 	p.writeDataLocked(vl, now)
 	p.writing = false
-	if p.queuedLocked() || p.fcDue != 0 || p.tsDue {
+	switch {
+	case p.queuedLocked() || p.fcDue != 0 || p.tsDue:
 		p.kickLocked()
+	default:
+		// The queues ran empty, as the transmitter would have found
+		// them: a packet after a quiet spell starts a new schedule
+		// rather than catching up on the old one.
+		p.pace.idle = true
 	}
 	p.txCond.Signal()
 	p.idleCond.Broadcast()
