@@ -40,12 +40,15 @@ func ptr(x float64) *float64 { return &x }
 
 // TestAssimilationVerdict: the goal is met only when every fault of every
 // network was measured on both sides and ibsm's goal configuration was
-// within the ratio.
+// within the ratio, within 20 ms of its own account, and its runs within
+// twice each other.
 func TestAssimilationVerdict(t *testing.T) {
-	fault := func(ibsm, osm *float64) FaultResult {
+	faultWith := func(ibsm, osm, beyond, spread *float64) FaultResult {
 		return FaultResult{Fault: "link", OpenSM: SMSide{MsDataPlane: osm},
-			IBSM: []IBSMSide{{Discovery: goalConfig.discovery, Provisional: goalConfig.provisional, SMSide: SMSide{MsDataPlane: ibsm}}}}
+			IBSM: []IBSMSide{{Discovery: goalConfig.discovery, Provisional: goalConfig.provisional,
+				SMSide: SMSide{MsDataPlane: ibsm, DataPlaneSpread: spread}, MsBeyondAccount: beyond}}}
 	}
+	fault := func(ibsm, osm *float64) FaultResult { return faultWith(ibsm, osm, ptr(0), ptr(1)) }
 	net := func(faults ...FaultResult) AssimilationFabric {
 		return AssimilationFabric{Network: "irregular8", Faults: faults}
 	}
@@ -62,6 +65,9 @@ func TestAssimilationVerdict(t *testing.T) {
 		{"one fault not met", []AssimilationFabric{net(fault(ptr(10), ptr(100)), fault(ptr(50), ptr(100)))}, false},
 		{"goal configuration missing", []AssimilationFabric{net(FaultResult{Fault: "link", OpenSM: SMSide{MsDataPlane: ptr(100)}})}, false},
 		{"all met", []AssimilationFabric{net(fault(ptr(10), ptr(100)), fault(ptr(20), ptr(100)))}, true},
+		{"dark past its own account", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), ptr(30), ptr(1)))}, false},
+		{"no account", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), nil, ptr(1)))}, false},
+		{"runs spread", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), ptr(5), ptr(3)))}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +104,8 @@ func TestMedian(t *testing.T) {
 	assert.Nil(t, ratioOf(ptr(1), nil))
 	assert.Nil(t, ratioOf(ptr(1), ptr(0)))
 	assert.Equal(t, 0.5, *ratioOf(ptr(1), ptr(2)))
+	assert.Nil(t, spread(nil, 50))
+	assert.Equal(t, 4.0, *spread([]float64{0, 200, 100}, 50), "a 0 counts as the floor")
 }
 
 // TestBadArguments: every bad command line is a usage error, before any
