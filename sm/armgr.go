@@ -12,6 +12,7 @@ import (
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/ftree"
 	"ibfab/sm/txn"
+	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
@@ -63,24 +64,28 @@ type ARConfig struct {
 	// which adaptive-th and afi adapt; 0 takes DefaultARThreshold.
 	Threshold uint8
 	// AFCVL is the Adapted Flow Channel of afi mode: a data VL of the
-	// ports (below Config.OpVLs' count).
+	// ports (below Config.OpVLs' count), or AFCVLHighest.
 	AFCVL uint8
 	// OnEvent hears the manager's events (control calls, a fabric that
 	// is no fat tree), on the SM's goroutine.
 	OnEvent func(AREvent)
 }
 
-// check returns an ErrConfig for a field out of range; opVLs is the
-// OperationalVLs code the ports run.
-func (c *ARConfig) check(opVLs uint8) error {
+// AFCVLHighest is ARConfig.AFCVL's "the highest data VL every cabled
+// port runs", found at each programming: the ports run what their VLCaps
+// allow (Config.OpVLs bounds it), which only discovery tells.
+const AFCVLHighest uint8 = 0xff
+
+// check returns an ErrConfig for a field out of range; dataVLs is the
+// most data VLs the ports run (Config.OpVLs', or the subnet's own).
+func (c *ARConfig) check(dataVLs int) error {
 	switch {
 	case !c.Mode.IsValid():
 		return fmt.Errorf("%w: adaptive routing mode %d", ErrConfig, c.Mode)
 	case !mad.ValidThreshold(c.Threshold):
 		return fmt.Errorf("%w: adaptive routing threshold %d %%, want 1 to %d", ErrConfig, c.Threshold, mad.ARThresholdMax)
-	case int(c.AFCVL) >= mad.NumDataVLs(opVLs):
-		return fmt.Errorf("%w: AFC VL %d, the ports run VL0-VL%d (OperationalVLs %d)",
-			ErrConfig, c.AFCVL, mad.NumDataVLs(opVLs)-1, opVLs)
+	case c.AFCVL != AFCVLHighest && int(c.AFCVL) >= dataVLs:
+		return fmt.Errorf("%w: AFC VL %d, the ports run VL0-VL%d", ErrConfig, c.AFCVL, dataVLs-1)
 	}
 	return nil
 }
@@ -180,9 +185,9 @@ func (s *SM) arPhase(ctx context.Context, res *Result) error {
 // did and what went wrong.
 func (s *SM) arProgram(ctx context.Context) (*ARResult, []string, error) {
 	c := &s.ar.cfg
-	r := &ARResult{Mode: c.Mode, Threshold: c.Threshold, AFCVL: c.AFCVL}
 	var warns []string
 	warn := func(format string, args ...any) { warns = append(warns, fmt.Sprintf(format, args...)) }
+	r := &ARResult{Mode: c.Mode, Threshold: c.Threshold, AFCVL: s.arAFCVL(warn)}
 	plan, err := newARPlan(&s.subnet.Fabric)
 	if err != nil {
 		r.Error = "adaptive routing left off: " + err.Error()
@@ -226,6 +231,39 @@ func (s *SM) arProgram(ctx context.Context) (*ARResult, []string, error) {
 	}
 	s.ar.last = r
 	return r, warns, nil
+}
+
+// arAFCVL is the AFC VL to program: the configured one, or with
+// AFCVLHighest the highest data VL of the subnet's fewest. An AFC VL some
+// cabled port does not run is a warning: adapted packets would be
+// dropped there (the switch checks it against its VLCap alone).
+func (s *SM) arAFCVL(warn func(string, ...any)) uint8 {
+	n := subnetDataVLs(s.subnet)
+	vl := s.ar.cfg.AFCVL
+	switch {
+	case vl == AFCVLHighest:
+		return uint8(n - 1)
+	case int(vl) >= n:
+		warn("AFC VL %d, but some cabled ports run VL0-VL%d only", vl, n-1)
+	}
+	return vl
+}
+
+// subnetDataVLs is the fewest data VLs a cabled port of sn runs (its
+// PortInfo as last read or set), at least 1.
+func subnetDataVLs(sn *Subnet) int {
+	n := 0
+	for _, l := range sn.Topo.Links() {
+		for _, e := range []topologies.PortRef{l.A, l.B} {
+			if !sn.Have[e.Node][e.Port] {
+				continue
+			}
+			if v := mad.NumDataVLs(sn.PortInfo[e.Node][e.Port].OperationalVLs); v > 0 && (n == 0 || v < n) {
+				n = v
+			}
+		}
+	}
+	return max(n, 1)
 }
 
 // arRefresh makes the targets the subnet's switches with a LID: new ones
@@ -417,7 +455,7 @@ func arBlockList[T comparable](n int, known map[uint32]T) []uint32 {
 func (s *SM) arInfo(t *arTarget, plan *arPlan, r *ARResult, warn func(string, ...any)) {
 	c := &s.ar.cfg
 	want := t.info
-	want.Mode, want.Threshold, want.AFCVL = c.Mode, c.Threshold, c.AFCVL
+	want.Mode, want.Threshold, want.AFCVL = c.Mode, c.Threshold, r.AFCVL
 	want.Enable = t.ok && c.Mode != mad.AROff
 	if !t.ok {
 		want.Mode = mad.AROff
@@ -586,7 +624,11 @@ func (s *SM) arServe(ctx context.Context, c arCall) error {
 		ev, err = s.arApply(ctx, c.set)
 	}
 	cfg := &s.ar.cfg
-	c.reply <- ARReply{Mode: cfg.Mode, Threshold: cfg.Threshold, AFCVL: cfg.AFCVL, Installed: s.installed,
+	afc := cfg.AFCVL
+	if afc == AFCVLHighest && s.ar.last != nil {
+		afc = s.ar.last.AFCVL // what the switches were given
+	}
+	c.reply <- ARReply{Mode: cfg.Mode, Threshold: cfg.Threshold, AFCVL: afc, Installed: s.installed,
 		Last: s.ar.last, Event: ev}
 	return err
 }
@@ -603,7 +645,11 @@ func (s *SM) arApply(ctx context.Context, set *ARSetting) (*AREvent, error) {
 	if set.AFCVL != nil {
 		next.AFCVL = *set.AFCVL
 	}
-	if err := next.check(s.cfg.OpVLs); err != nil {
+	n := mad.NumDataVLs(s.cfg.OpVLs)
+	if s.installed && s.subnet != nil {
+		n = min(n, subnetDataVLs(s.subnet)) // what the ports run now
+	}
+	if err := next.check(n); err != nil {
 		r := ARResult{Mode: next.Mode, Threshold: next.Threshold, AFCVL: next.AFCVL}
 		return s.arEvent(AREvent{Action: ARActionReject, ARResult: r,
 			Reason: strings.TrimPrefix(err.Error(), ErrConfig.Error()+": ")}), nil

@@ -149,13 +149,15 @@ func arSends(b *bench) func() map[string]int {
 	}
 }
 
-// checkIdentitySL2VL asserts that every port maps SL s to VL s of the 4
-// data VLs (s mod 4) and arbitrates them with equal weights.
+// checkIdentitySL2VL asserts that every port runs the 8 data VLs of its
+// VLCap (the SM's default bounds nothing), maps SL s to VL s (s mod 8) and
+// arbitrates them with equal weights.
 func checkIdentitySL2VL(t *testing.T, b *bench) {
 	t.Helper()
-	n := mad.NumDataVLs(sm.DefaultOpVLs)
+	n := mad.NumDataVLs(agent.DefaultVLCap)
 	for _, nd := range b.f.Nodes() {
 		for _, out := range cabledPorts(b.topo, nd.Index) {
+			assert.Equal(t, uint8(agent.DefaultVLCap), nd.Agent.PortConfig(uint8(out)).OperationalVLs, "%s port %d", nd.Name, out)
 			for sl := range uint8(mad.NumSLs) {
 				assert.Equal(t, sl%uint8(n), nd.Agent.VLFor(0, uint8(out), sl), "%s port %d SL %d", nd.Name, out, sl)
 			}
@@ -324,9 +326,11 @@ func TestARControl(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, sm.ARActionReject, rep.Event.Action)
 	assert.Contains(t, rep.Event.Reason, "threshold 0")
-	badVL := uint8(4)
+	// The subnet's ports run VL0-VL7 (their VLCap): VL8 is no data VL of
+	// theirs, though the configuration's bound (VL0-VL14) holds it.
+	badVL := uint8(8)
 	_, err = call(&sm.ARSetting{AFCVL: &badVL})
-	assert.ErrorContains(t, err, "AFC VL 4")
+	assert.ErrorContains(t, err, "AFC VL 8, the ports run VL0-VL7")
 	assert.Empty(t, sends(), "nothing sent for refused settings")
 	checkAR(t, b, mad.ARAdaptive, 60, 2)
 
@@ -371,8 +375,15 @@ func TestARConfigCheck(t *testing.T) {
 		{sm.ARConfig{Mode: 7}, "adaptive routing mode 7"},
 		{sm.ARConfig{Mode: mad.ARAFI, Threshold: 150}, "threshold 150"},
 		{sm.ARConfig{Mode: mad.ARAFI, AFCVL: 4}, "AFC VL 4, the ports run VL0-VL3"},
+		{sm.ARConfig{Mode: mad.ARAFI, AFCVL: 15}, "AFC VL 15, the ports run VL0-VL14"},
 	} {
-		_, err := sm.New(b.port, sm.Config{AR: &tc.cfg})
+		// The first cases bound the ports at VL0-VL3, the last has no
+		// bound but the spec's.
+		opVLs := uint8(3)
+		if tc.cfg.AFCVL == 15 {
+			opVLs = 0
+		}
+		_, err := sm.New(b.port, sm.Config{AR: &tc.cfg, PortConfig: sm.PortConfig{OpVLs: opVLs}})
 		assert.ErrorIs(t, err, sm.ErrConfig)
 		assert.ErrorContains(t, err, tc.want)
 	}
