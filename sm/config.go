@@ -66,7 +66,7 @@ type Config struct {
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
 
-	// CC turns the congestion control manager on (ccmgr.go).
+	// CC turns the congestion control manager on (package sm/ccmgr).
 	CC *CCConfig
 
 	// AR turns the adaptive routing manager on (armgr.go), whatever its

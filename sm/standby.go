@@ -139,7 +139,7 @@ func (s *SM) forgetWritten() {
 		}
 	}
 	if s.cc != nil {
-		clear(s.cc.targets)
+		s.cc.Forget()
 	}
 	if s.ar != nil {
 		clear(s.ar.targets)
