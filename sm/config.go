@@ -69,10 +69,10 @@ type Config struct {
 	// CC turns the congestion control manager on (package sm/ccmgr).
 	CC *CCConfig
 
-	// AR turns the adaptive routing manager on (armgr.go), whatever its
-	// mode: it then owns the switches' adaptive routing, and SLtoVL and
-	// VL arbitration are set (SL s on VL s, equal weights) whatever
-	// VLTables says.
+	// AR turns the adaptive routing manager on (package sm/armgr),
+	// whatever its mode: it then owns the switches' adaptive routing, and
+	// SLtoVL and VL arbitration are set (SL s on VL s, equal weights)
+	// whatever VLTables says.
 	AR *ARConfig
 
 	// Partitions turns the partition manager on (partmgr.go): P_Key
@@ -296,7 +296,7 @@ func (c *Config) check() error {
 		return err
 	}
 	if c.AR != nil {
-		if err := c.AR.check(mad.NumDataVLs(c.OpVLs)); err != nil {
+		if err := checkAR(c.AR, mad.NumDataVLs(c.OpVLs)); err != nil {
 			return err
 		}
 	}

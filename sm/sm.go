@@ -163,7 +163,7 @@ type turnBlocks struct {
 type managers struct {
 	qos  *qosState         // nil with QoS off
 	cc   CongestionManager // nil with congestion control off
-	ar   *arManager        // nil with adaptive routing unmanaged
+	ar   *arState          // nil with adaptive routing unmanaged
 	part *partManager      // nil with partitions unmanaged
 }
 
@@ -222,9 +222,6 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
-	if cfg.AR != nil {
-		s.ar = newARManager(cfg.AR)
-	}
 	if cfg.Partitions != nil {
 		if s.part, err = newPartManager(cfg.Partitions); err != nil {
 			return nil, err
@@ -236,6 +233,9 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s.tx.OnSA = s.subnAdm
 	if cfg.CC != nil {
 		s.cc = ccmgr.New(cfg.CC, s.tx, clk)
+	}
+	if cfg.AR != nil {
+		s.ar = newARState(cfg.AR, s.tx)
 	}
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)

@@ -142,7 +142,7 @@ func (s *SM) forgetWritten() {
 		s.cc.Forget()
 	}
 	if s.ar != nil {
-		clear(s.ar.targets)
+		s.ar.Forget()
 	}
 }
 
