@@ -13,6 +13,7 @@ import (
 	"ibfab/sm/routing"
 	"ibfab/sm/routing/routingtest"
 	"ibfab/sm/txn"
+	"ibfab/sm/txn/txntest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -32,72 +33,27 @@ type fakeAttr struct {
 	mod uint32
 }
 
-// sent counts requests by method and attribute.
-type sent struct {
-	set  bool
-	attr mad.AttrID
-}
-
-// fakeSender is an armgr.Sender over fake switches, by LID: Get and Set
-// queue the request, Run answers every one queued (and those the
-// callbacks queue) in order, on the caller's goroutine, as the
-// transaction layer does.
+// fakeSender is an armgr.Sender over fake switches, by LID.
 type fakeSender struct {
+	txntest.Queue
 	switches map[uint16]*fakeSwitch
-	queue    []fakeReq
-	sent     map[sent]int
-	sends    uint64
 }
 
-type fakeReq struct {
-	set  bool
-	r    txn.Request
-	done func(*txn.Response)
-}
-
-func (f *fakeSender) Get(r txn.Request, done func(*txn.Response)) {
-	f.queue = append(f.queue, fakeReq{false, r, done})
-}
-
-func (f *fakeSender) Set(r txn.Request, done func(*txn.Response)) {
-	f.queue = append(f.queue, fakeReq{true, r, done})
-}
-
-func (f *fakeSender) Sends() uint64 { return f.sends }
-
-func (f *fakeSender) Run(context.Context) error {
-	for len(f.queue) > 0 {
-		q := f.queue[0]
-		f.queue = f.queue[1:]
-		f.sends++
-		f.sent[sent{q.set, q.r.Attr}]++
-		q.done(f.answer(q))
+// answer is what the switch addressed makes of r.
+func (f *fakeSender) answer(set bool, r *txn.Request) *txn.Response {
+	sw := f.switches[r.LID]
+	if sw == nil || r.Class != mad.ClassVendorAR {
+		return &txn.Response{Err: errNoAnswer}
 	}
-	return nil
-}
-
-// answer is what the switch addressed makes of q.
-func (f *fakeSender) answer(q fakeReq) *txn.Response {
-	sw := f.switches[q.r.LID]
-	if sw == nil || q.r.Class != mad.ClassVendorAR {
-		return &txn.Response{Req: &q.r, Err: errNoAnswer}
-	}
-	a := fakeAttr{q.r.Attr, q.r.Mod}
-	if q.set {
-		sw.attrs[a] = append([]byte(nil), q.r.Data...)
+	a := fakeAttr{r.Attr, r.Mod}
+	if set {
+		sw.attrs[a] = append([]byte(nil), r.Data...)
 	}
 	data, ok := sw.attrs[a]
 	if !ok {
 		data = make([]byte, mad.ARDataSize)
 	}
-	return &txn.Response{Req: &q.r, Data: data}
-}
-
-// take returns the sends counted since the last call.
-func (f *fakeSender) take() map[sent]int {
-	out := f.sent
-	f.sent = map[sent]int{}
-	return out
+	return &txn.Response{Data: data}
 }
 
 // fakeFabric is a routed fabric of topo and its view, every switch
@@ -106,7 +62,8 @@ func fakeFabric(t *testing.T, topo *topologies.Topology, dataVLs int) (*fakeSend
 	t.Helper()
 	fab, err := routing.NewFabric(topo, 0, 1, 0)
 	require.NoError(t, err)
-	f := &fakeSender{switches: map[uint16]*fakeSwitch{}, sent: map[sent]int{}}
+	f := &fakeSender{switches: map[uint16]*fakeSwitch{}}
+	f.Answer = f.answer
 	v := &armgr.View{Fabric: fab, DataVLs: dataVLs}
 	for _, e := range fab.Ends() {
 		if topo.Node(e.Node).Type != topologies.Switch {
@@ -182,7 +139,7 @@ func TestProgram(t *testing.T) {
 			if tc.events != nil {
 				assert.Contains(t, r.Error, "adaptive routing left off")
 			} else {
-				assert.Positive(t, f.take()[sent{true, mad.AttrARLIDTable}], "the LID tables written")
+				assert.Positive(t, f.Take()[txntest.Sent{Set: true, Attr: mad.AttrARLIDTable}], "the LID tables written")
 				assert.Equal(t, 1, r.Groups)
 			}
 			if tc.warn != "" {
@@ -200,12 +157,12 @@ func TestProgram(t *testing.T) {
 				assert.Equal(t, tc.afc, info.AFCVL)
 			}
 
-			f.take()
+			f.Take()
 			again, _, err := m.Program(context.Background(), v)
 			require.NoError(t, err)
 			assert.Zero(t, again.Read)
 			assert.Zero(t, again.Sets)
-			assert.Empty(t, f.take(), "nothing differs: nothing sent")
+			assert.Empty(t, f.Take(), "nothing differs: nothing sent")
 		})
 	}
 }
@@ -222,7 +179,7 @@ func TestApply(t *testing.T) {
 	ctx := context.Background()
 	_, _, err = m.Program(ctx, v)
 	require.NoError(t, err)
-	f.take()
+	f.Take()
 	assert.Equal(t, uint8(7), m.Reply(true, nil).AFCVL, "AFCVLHighest as the switches hold it")
 
 	afi, vl, bad, zero := mad.ARAFI, uint8(2), uint8(8), uint8(0)
@@ -232,16 +189,16 @@ func TestApply(t *testing.T) {
 		up     bool
 		action armgr.Action
 		reason string
-		sets   map[sent]int
+		sets   map[txntest.Sent]int
 	}{
 		{name: "AFC VL past the ports'", set: armgr.Setting{AFCVL: &bad}, up: true,
-			action: armgr.ActionReject, reason: "AFC VL 8, the ports run VL0-VL7", sets: map[sent]int{}},
+			action: armgr.ActionReject, reason: "AFC VL 8, the ports run VL0-VL7", sets: map[txntest.Sent]int{}},
 		{name: "threshold 0", set: armgr.Setting{Threshold: &zero}, up: true,
-			action: armgr.ActionReject, reason: "threshold 0", sets: map[sent]int{}},
+			action: armgr.ActionReject, reason: "threshold 0", sets: map[txntest.Sent]int{}},
 		{name: "subnet down", set: armgr.Setting{Mode: &afi}, action: armgr.ActionPending,
-			reason: "subnet not up", sets: map[sent]int{}},
+			reason: "subnet not up", sets: map[txntest.Sent]int{}},
 		{name: "afi on VL2", set: armgr.Setting{Mode: &afi, AFCVL: &vl}, up: true, action: armgr.ActionSet,
-			sets: map[sent]int{{true, mad.AttrARInfo}: 4}},
+			sets: map[txntest.Sent]int{{Set: true, Attr: mad.AttrARInfo}: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var view *armgr.View
@@ -256,13 +213,7 @@ func TestApply(t *testing.T) {
 			if tc.reason != "" {
 				assert.Contains(t, e.Reason, tc.reason)
 			}
-			got := map[sent]int{}
-			for k, n := range f.take() {
-				if k.set {
-					got[k] = n
-				}
-			}
-			assert.Equal(t, tc.sets, got)
+			assert.Equal(t, tc.sets, f.Sets())
 			assert.Equal(t, *e, ev[len(ev)-1], "the event heard is the one returned")
 		})
 	}

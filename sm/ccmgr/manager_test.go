@@ -14,6 +14,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/sm/ccmgr"
 	"ibfab/sm/txn"
+	"ibfab/sm/txn/txntest"
 	"ibfab/wire/mad"
 )
 
@@ -33,68 +34,36 @@ type fakeAttr struct {
 	mod uint32
 }
 
-// fakeSender is a ccmgr.Sender over fake nodes, by LID: Get and Set queue
-// the request, Run answers every one queued (and those the callbacks
-// queue) in order, as the transaction layer does on the SM's goroutine.
+// fakeSender is a ccmgr.Sender over fake nodes, by LID.
 type fakeSender struct {
+	txntest.Queue
 	nodes map[uint16]*fakeNode
-	queue []fakeReq
-	sent  map[sent]int
-}
-
-// sent counts requests by method and attribute (the CC attributes'
-// IDs are the SMPs' too, so AttrID's names do not tell them).
-type sent struct {
-	set  bool
-	attr mad.AttrID
-}
-
-type fakeReq struct {
-	set  bool
-	r    txn.Request
-	done func(*txn.Response)
 }
 
 func newFakeSender() *fakeSender {
-	return &fakeSender{nodes: map[uint16]*fakeNode{}, sent: map[sent]int{}}
+	f := &fakeSender{nodes: map[uint16]*fakeNode{}}
+	f.Answer = f.answer
+	return f
 }
 
-func (f *fakeSender) Get(r txn.Request, done func(*txn.Response)) {
-	f.queue = append(f.queue, fakeReq{false, r, done})
-}
-
-func (f *fakeSender) Set(r txn.Request, done func(*txn.Response)) {
-	f.queue = append(f.queue, fakeReq{true, r, done})
-}
-
-func (f *fakeSender) Run(context.Context) error {
-	for len(f.queue) > 0 {
-		q := f.queue[0]
-		f.queue = f.queue[1:]
-		q.done(f.answer(q))
+// answer is what the node addressed makes of r.
+func (f *fakeSender) answer(set bool, r *txn.Request) *txn.Response {
+	n := f.nodes[r.LID]
+	if n == nil || r.Class != mad.ClassCongestion || (n.key != 0 && r.CCKey != n.key) {
+		return &txn.Response{Err: errNoAnswer}
 	}
-	return nil
-}
-
-// answer is what the node addressed makes of q.
-func (f *fakeSender) answer(q fakeReq) *txn.Response {
-	f.sent[sent{q.set, q.r.Attr}]++
-	n := f.nodes[q.r.LID]
-	if n == nil || q.r.Class != mad.ClassCongestion || (n.key != 0 && q.r.CCKey != n.key) {
-		return &txn.Response{Req: &q.r, Err: errNoAnswer}
-	}
-	a := fakeAttr{q.r.Attr, q.r.Mod}
-	if q.set {
-		n.attrs[a] = append([]byte(nil), q.r.Data...)
-		if q.r.Attr == mad.AttrCongestionKeyInfo {
-			n.key = mad.CongestionKeyInfo(q.r.Data).Fields().CCKey
+	a := fakeAttr{r.Attr, r.Mod}
+	if set {
+		n.attrs[a] = append([]byte(nil), r.Data...)
+		if r.Attr == mad.AttrCongestionKeyInfo {
+			n.key = mad.CongestionKeyInfo(r.Data).Fields().CCKey
 		}
 	}
 	data, ok := n.attrs[a]
 	if !ok {
-		return &txn.Response{Req: &q.r, Err: errNoAnswer}
+		return &txn.Response{Err: errNoAnswer}
 	}
-	return &txn.Response{Req: &q.r, Data: data}
+	return &txn.Response{Data: data}
 }
 
 // addSwitch gives the fake a switch at lid with ports 1-4, holding
@@ -125,13 +94,6 @@ func (f *fakeSender) addCA(lid uint16, key uint64, tableCap uint8) ccmgr.Node {
 	}
 	f.nodes[lid] = n
 	return ccmgr.Node{GUID: 0x100 + uint64(lid), Port: 1, Name: fmt.Sprintf("ca%d[1]", lid), LID: lid, NumPorts: 1}
-}
-
-// take returns the sends counted since the last call.
-func (f *fakeSender) take() map[sent]int {
-	out := f.sent
-	f.sent = map[sent]int{}
-	return out
 }
 
 // testSettings is a file of switch-wide marking, two SLs of CA settings
@@ -174,24 +136,24 @@ func TestSweep(t *testing.T) {
 		nodeKey  uint64 // what the nodes hold
 		tableCap uint8
 		first    ccmgr.Result
-		sets     map[sent]int
+		sets     map[txntest.Sent]int
 		warn     string
 	}{
 		{name: "programs", key: "0x1234", tableCap: 2,
 			first: ccmgr.Result{Nodes: 3, Read: 3, KeySets: 3, Sets: 2 + 2*(1+2)},
-			sets: map[sent]int{{true, mad.AttrCongestionKeyInfo}: 3, {true, mad.AttrSwitchCongestionSetting}: 1, {true, mad.AttrSwitchPortCongestionSetting}: 1,
-				{true, mad.AttrCACongestionSetting}: 2, {true, mad.AttrCongestionControlTable}: 4}},
+			sets: map[txntest.Sent]int{{Set: true, Attr: mad.AttrCongestionKeyInfo}: 3, {Set: true, Attr: mad.AttrSwitchCongestionSetting}: 1, {Set: true, Attr: mad.AttrSwitchPortCongestionSetting}: 1,
+				{Set: true, Attr: mad.AttrCACongestionSetting}: 2, {Set: true, Attr: mad.AttrCongestionControlTable}: 4}},
 		{name: "no key", key: "0", tableCap: 2,
 			first: ccmgr.Result{Nodes: 3, Read: 3, Sets: 2 + 2*(1+2)},
-			sets: map[sent]int{{true, mad.AttrSwitchCongestionSetting}: 1, {true, mad.AttrSwitchPortCongestionSetting}: 1,
-				{true, mad.AttrCACongestionSetting}: 2, {true, mad.AttrCongestionControlTable}: 4}},
+			sets: map[txntest.Sent]int{{Set: true, Attr: mad.AttrSwitchCongestionSetting}: 1, {Set: true, Attr: mad.AttrSwitchPortCongestionSetting}: 1,
+				{Set: true, Attr: mad.AttrCACongestionSetting}: 2, {Set: true, Attr: mad.AttrCongestionControlTable}: 4}},
 		{name: "another key", key: "0x1234", nodeKey: 0x9999, tableCap: 2,
 			first: ccmgr.Result{Nodes: 3, Read: 3, KeyFailures: 3},
-			sets:  map[sent]int{}, warn: "it may hold another key"},
+			sets:  map[txntest.Sent]int{}, warn: "it may hold another key"},
 		{name: "small table", key: "0x1234", tableCap: 1,
 			first: ccmgr.Result{Nodes: 3, Read: 3, KeySets: 3, Sets: 2 + 2},
-			sets: map[sent]int{{true, mad.AttrCongestionKeyInfo}: 3, {true, mad.AttrSwitchCongestionSetting}: 1, {true, mad.AttrSwitchPortCongestionSetting}: 1,
-				{true, mad.AttrCACongestionSetting}: 2},
+			sets: map[txntest.Sent]int{{Set: true, Attr: mad.AttrCongestionKeyInfo}: 3, {Set: true, Attr: mad.AttrSwitchCongestionSetting}: 1, {Set: true, Attr: mad.AttrSwitchPortCongestionSetting}: 1,
+				{Set: true, Attr: mad.AttrCACongestionSetting}: 2},
 			warn: "a CongestionControlTable of 70 entries, the port holds 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,13 +164,7 @@ func TestSweep(t *testing.T) {
 			r, err := m.Sweep(context.Background(), nodes, w.add)
 			require.NoError(t, err)
 			assert.Equal(t, tc.first, *r)
-			got := map[sent]int{}
-			for k, v := range f.take() {
-				if k.set {
-					got[k] = v
-				}
-			}
-			assert.Equal(t, tc.sets, got)
+			assert.Equal(t, tc.sets, f.Sets())
 			if tc.warn == "" {
 				assert.Empty(t, w)
 			} else {
@@ -220,14 +176,14 @@ func TestSweep(t *testing.T) {
 			r, err = m.Sweep(context.Background(), nodes, w.add)
 			require.NoError(t, err)
 			again := ccmgr.Result{Nodes: 3}
-			logs := map[sent]int{{false, mad.AttrCongestionLog}: 3}
+			logs := map[txntest.Sent]int{{Set: false, Attr: mad.AttrCongestionLog}: 3}
 			if tc.first.KeyFailures > 0 {
 				// Never read, so met anew, and no log read.
 				again = tc.first
-				logs = map[sent]int{{false, mad.AttrCongestionKeyInfo}: 3}
+				logs = map[txntest.Sent]int{{Set: false, Attr: mad.AttrCongestionKeyInfo}: 3}
 			}
 			assert.Equal(t, again, *r)
-			assert.Equal(t, logs, f.take(), "what the second sweep sends")
+			assert.Equal(t, logs, f.Take(), "what the second sweep sends")
 		})
 	}
 }
