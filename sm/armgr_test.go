@@ -14,8 +14,6 @@ import (
 	"ibfab/madport"
 	"ibfab/memfabric"
 	"ibfab/sm"
-	"ibfab/sm/routing"
-	"ibfab/sm/routing/ftree"
 	"ibfab/sm/routing/routingtest"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -149,13 +147,15 @@ func arSends(b *bench) func() map[string]int {
 	}
 }
 
-// checkIdentitySL2VL asserts that every port maps SL s to VL s of the 4
-// data VLs (s mod 4) and arbitrates them with equal weights.
+// checkIdentitySL2VL asserts that every port runs the 8 data VLs of its
+// VLCap (the SM's default bounds nothing), maps SL s to VL s (s mod 8) and
+// arbitrates them with equal weights.
 func checkIdentitySL2VL(t *testing.T, b *bench) {
 	t.Helper()
-	n := mad.NumDataVLs(sm.DefaultOpVLs)
+	n := mad.NumDataVLs(agent.DefaultVLCap)
 	for _, nd := range b.f.Nodes() {
 		for _, out := range cabledPorts(b.topo, nd.Index) {
+			assert.Equal(t, uint8(agent.DefaultVLCap), nd.Agent.PortConfig(uint8(out)).OperationalVLs, "%s port %d", nd.Name, out)
 			for sl := range uint8(mad.NumSLs) {
 				assert.Equal(t, sl%uint8(n), nd.Agent.VLFor(0, uint8(out), sl), "%s port %d SL %d", nd.Name, out, sl)
 			}
@@ -324,9 +324,11 @@ func TestARControl(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, sm.ARActionReject, rep.Event.Action)
 	assert.Contains(t, rep.Event.Reason, "threshold 0")
-	badVL := uint8(4)
+	// The subnet's ports run VL0-VL7 (their VLCap): VL8 is no data VL of
+	// theirs, though the configuration's bound (VL0-VL14) holds it.
+	badVL := uint8(8)
 	_, err = call(&sm.ARSetting{AFCVL: &badVL})
-	assert.ErrorContains(t, err, "AFC VL 4")
+	assert.ErrorContains(t, err, "AFC VL 8, the ports run VL0-VL7")
 	assert.Empty(t, sends(), "nothing sent for refused settings")
 	checkAR(t, b, mad.ARAdaptive, 60, 2)
 
@@ -371,8 +373,15 @@ func TestARConfigCheck(t *testing.T) {
 		{sm.ARConfig{Mode: 7}, "adaptive routing mode 7"},
 		{sm.ARConfig{Mode: mad.ARAFI, Threshold: 150}, "threshold 150"},
 		{sm.ARConfig{Mode: mad.ARAFI, AFCVL: 4}, "AFC VL 4, the ports run VL0-VL3"},
+		{sm.ARConfig{Mode: mad.ARAFI, AFCVL: 15}, "AFC VL 15, the ports run VL0-VL14"},
 	} {
-		_, err := sm.New(b.port, sm.Config{AR: &tc.cfg})
+		// The first cases bound the ports at VL0-VL3, the last has no
+		// bound but the spec's.
+		opVLs := uint8(3)
+		if tc.cfg.AFCVL == 15 {
+			opVLs = 0
+		}
+		_, err := sm.New(b.port, sm.Config{AR: &tc.cfg, PortConfig: sm.PortConfig{OpVLs: opVLs}})
 		assert.ErrorIs(t, err, sm.ErrConfig)
 		assert.ErrorContains(t, err, tc.want)
 	}
@@ -405,89 +414,4 @@ func FuzzARAnswers(f *testing.F) {
 			require.NotNil(t, res.AR)
 		}
 	})
-}
-
-// TestARPlan: the AR manager's plan is the fat tree's up ports
-// (FatTreeUpPorts): on every switch group 1 is all its up ports, every
-// CA LID adapts over the group whose ports are its alternatives (group 0
-// when it has none: below the switch) and switch LIDs over none; where a
-// link is missing, a destination reached minimally through some up
-// ports alone gets a further group of just those.
-func TestARPlan(t *testing.T) {
-	tp, err := topologies.RLFT(2, 3)
-	require.NoError(t, err)
-	leaf, _ := tp.Lookup("s1-3")
-	top, _ := tp.Lookup("s3-1")
-	for _, tc := range []struct {
-		name string
-		cut  *topologies.PortRef
-		// groups is how many groups, "none" not counted, the switches
-		// named have; the others have 1, or 0 at the top.
-		groups map[string]int
-	}{
-		{name: "complete"},
-		// s1-3 keeps port 4 alone, its group 1; the other leaves
-		// reach it through port 4 only.
-		{name: "leaf up link", cut: &topologies.PortRef{Node: leaf, Port: 3},
-			groups: map[string]int{"s1-0": 2, "s1-1": 2, "s1-2": 2, "s1-4": 2, "s1-5": 2, "s1-6": 2, "s1-7": 2}},
-		// s3-1 no longer reaches pod 1 (s2-3): the other pods'
-		// switches up to s3-1 reach pod 1 through their other up port.
-		{name: "top down link", cut: &topologies.PortRef{Node: top, Port: 2},
-			groups: map[string]int{"s2-1": 2, "s2-5": 2, "s2-7": 2}},
-		{name: "top cut from pod 0", cut: &topologies.PortRef{Node: top, Port: 1},
-			groups: map[string]int{"s2-3": 2, "s2-5": 2, "s2-7": 2}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			topo := tp
-			if tc.cut != nil {
-				topo = routingtest.Without(t, tp, *tc.cut)
-			}
-			f, err := routing.NewFabric(topo, 0, 1, 1)
-			require.NoError(t, err)
-			up, err := ftree.FatTreeUpPorts(f)
-			require.NoError(t, err)
-			groups, lids, err := sm.ARPlan(f)
-			require.NoError(t, err)
-			mask := func(ports []int) mad.PortMask {
-				var m mad.PortMask
-				for _, p := range ports {
-					m.Add(uint8(p))
-				}
-				return m
-			}
-			for _, s := range f.Switches() {
-				name := topo.Node(s).Name
-				require.NotEmpty(t, groups[s], name)
-				assert.True(t, groups[s][0].IsZero(), "%s: group 0 is empty", name)
-				want, ok := tc.groups[name]
-				if !ok && up.Stage(s) < 3 {
-					want = 1
-				}
-				assert.Len(t, groups[s], want+1, "%s: %v", name, groups[s])
-				if len(up.Up(s)) > 0 {
-					assert.Equal(t, mask(up.Up(s)), groups[s][1], "%s: group 1 is all its up ports", name)
-				}
-				require.Len(t, lids[s], int(f.MaxLID())+1, name)
-				for _, e := range f.EndPorts() {
-					for k := range e.NumLIDs() {
-						lid := e.LID + uint16(k)
-						g := lids[s][lid]
-						alts := up.Alternatives(s, lid)
-						if alts == nil {
-							assert.Zero(t, g, "%s: LID %d has no alternatives", name, lid)
-							continue
-						}
-						require.Less(t, int(g), len(groups[s]), name)
-						assert.NotZero(t, g, "%s: LID %d", name, lid)
-						assert.Equal(t, mask(alts), groups[s][g], "%s: LID %d's group is its alternatives", name, lid)
-					}
-				}
-			}
-		})
-	}
-	f, err := routing.NewFabric(routingtest.Grid(t, false, 2, 2), 0, 1, 0)
-	require.NoError(t, err)
-	_, _, err = sm.ARPlan(f)
-	assert.ErrorIs(t, err, routing.ErrRouting, "not a fat tree")
-	assert.ErrorContains(t, err, "not a fat tree")
 }

@@ -23,9 +23,13 @@ const (
 	DefaultRetrainTimeout = 30 * time.Second
 	DefaultRouting        = "updn-pira"
 	DefaultSweepInterval  = 10 * time.Second
-	DefaultOpVLs          = 3  // VL0-VL3
-	DefaultSubnetTimeOut  = 18 // 4.096 µs × 2^18 ≈ 1 s
-	DefaultPriority       = 0
+	// DefaultOpVLs bounds OperationalVLs at VL0-VL14, the most the spec
+	// has, so that a port runs every VL both ends of its link support
+	// (the smaller VLCap), as OpenSM does with its max_op_vls default
+	// (osm_physp_calc_link_op_vls): a smaller Config.OpVLs bounds it.
+	DefaultOpVLs         = MaxOpVLs
+	DefaultSubnetTimeOut = 18 // 4.096 µs × 2^18 ≈ 1 s
+	DefaultPriority      = 0
 	// DefaultSMKey is ibsm's SM_Key unless told otherwise, OpenSM's
 	// default (its sm_key option): two SMs cooperate only when their keys
 	// match. Config.SMKey itself takes 0 as a key.
@@ -39,10 +43,10 @@ const (
 	// DefaultVLTables leaves SLtoVL and VL arbitration as the devices
 	// hold them, as OpenSM does with QoS off; QoS sets them.
 	DefaultVLTables = VLTablesKeep
-	// DefaultQoSOpVLs is the OperationalVLs code with QoS on: VL0-VL7,
-	// best effort and seven latency classes.
-	DefaultQoSOpVLs = 4
 )
+
+// MaxOpVLs is the largest OperationalVLs code: VL0-VL14.
+const MaxOpVLs = 5
 
 // Config is an SM's configuration. Zero fields take the defaults.
 //
@@ -62,13 +66,13 @@ type Config struct {
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
 
-	// CC turns the congestion control manager on (ccmgr.go).
+	// CC turns the congestion control manager on (package sm/ccmgr).
 	CC *CCConfig
 
-	// AR turns the adaptive routing manager on (armgr.go), whatever its
-	// mode: it then owns the switches' adaptive routing, and SLtoVL and
-	// VL arbitration are set (SL s on VL s, equal weights) whatever
-	// VLTables says.
+	// AR turns the adaptive routing manager on (package sm/armgr),
+	// whatever its mode: it then owns the switches' adaptive routing, and
+	// SLtoVL and VL arbitration are set (SL s on VL s, equal weights)
+	// whatever VLTables says.
 	AR *ARConfig
 
 	// Partitions turns the partition manager on (partmgr.go): P_Key
@@ -120,7 +124,10 @@ type RoutingConfig struct {
 
 // PortConfig is what the SM sets in every port (configure.go).
 type PortConfig struct {
-	OpVLs         uint8 // OperationalVLs code, capped by both ends' VLCap
+	// OpVLs bounds the OperationalVLs code of every port, which is the
+	// smaller VLCap of the link's two ends; 0 takes DefaultOpVLs (no
+	// bound beyond the ports').
+	OpVLs         uint8
 	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
 	VLArbWeight   uint8 // weight of each data VL in the low-priority table
 	VLTables      VLTables
@@ -222,7 +229,6 @@ func (c *Config) setDefaults() {
 		c.PollRetries = 0
 	}
 	if c.QoS != nil {
-		orDefault(&c.OpVLs, DefaultQoSOpVLs)
 		c.VLTables = VLTablesSet
 	}
 	if c.AR != nil {
@@ -290,7 +296,7 @@ func (c *Config) check() error {
 		return err
 	}
 	if c.AR != nil {
-		if err := c.AR.check(c.OpVLs); err != nil {
+		if err := checkAR(c.AR, mad.NumDataVLs(c.OpVLs)); err != nil {
 			return err
 		}
 	}

@@ -310,6 +310,9 @@ func (sn *Subnet) qosLink(p topologies.PortRef) (qos.Link, error) {
 }
 
 // portName names a port as "node[port]", by NodeDescription when the
+// portRef is port p of node i.
+func portRef(i, p int) topologies.PortRef { return topologies.PortRef{Node: i, Port: p} }
+
 // SM read one.
 func portName(t *topologies.Topology, p topologies.PortRef) string {
 	n := t.Node(p.Node)

@@ -8,6 +8,7 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/madport"
+	"ibfab/sm/ccmgr"
 	"ibfab/sm/routing"
 	"ibfab/sm/txn"
 	"ibfab/topologies"
@@ -160,10 +161,10 @@ type turnBlocks struct {
 // managers' inboxes (handOff); what they point to is the SM goroutine's,
 // without a lock.
 type managers struct {
-	qos  *qosState    // nil with QoS off
-	cc   *ccManager   // nil with congestion control off
-	ar   *arManager   // nil with adaptive routing unmanaged
-	part *partManager // nil with partitions unmanaged
+	qos  *qosState         // nil with QoS off
+	cc   CongestionManager // nil with congestion control off
+	ar   *arState          // nil with adaptive routing unmanaged
+	part *partManager      // nil with partitions unmanaged
 }
 
 // saLink is the Subnet Administrator beside the SM (subnadm.go), nil
@@ -221,12 +222,6 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
-	if cfg.CC != nil {
-		s.cc = newCCManager(cfg.CC)
-	}
-	if cfg.AR != nil {
-		s.ar = newARManager(cfg.AR)
-	}
 	if cfg.Partitions != nil {
 		if s.part, err = newPartManager(cfg.Partitions); err != nil {
 			return nil, err
@@ -236,6 +231,12 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	s.tx.KeyOf = s.smpKey
 	s.tx.OnUnsolicited = s.unsolicited
 	s.tx.OnSA = s.subnAdm
+	if cfg.CC != nil {
+		s.cc = ccmgr.New(cfg.CC, s.tx, clk)
+	}
+	if cfg.AR != nil {
+		s.ar = newARState(cfg.AR, s.tx)
+	}
 	if err := port.SetIsSM(true); err != nil {
 		return nil, fmt.Errorf("sm: setting IsSM: %w", err)
 	}

@@ -139,10 +139,10 @@ func (s *SM) forgetWritten() {
 		}
 	}
 	if s.cc != nil {
-		clear(s.cc.targets)
+		s.cc.Forget()
 	}
 	if s.ar != nil {
-		clear(s.ar.targets)
+		s.ar.Forget()
 	}
 }
 

@@ -27,19 +27,20 @@ type arOptions struct {
 	sl2vl     string
 }
 
-// afcVLDefault is --afc-vl's "the highest data VL of --op-vls".
+// afcVLDefault is --afc-vl's "the highest data VL the ports run".
 const afcVLDefault = -1
 
 func addARFlags(fs *flag.FlagSet, a *arOptions) {
 	fs.TextVar(&a.mode, "ar-mode", mad.AROff, "manage adaptive routing (seed 003) through the vendor class 0x0A in `mode` off, adaptive, adaptive-th or afi; any mode sets SL s on VL s and equal-weight VL arbitration, and 'ibsm ar set' changes it at run time")
 	fs.UintVar(&a.threshold, "ar-threshold", sm.DefaultARThreshold, "with --ar-mode, the downstream VL occupancy in `percent` (1-100) at which adaptive-th and afi adapt")
-	fs.IntVar(&a.afcVL, "afc-vl", afcVLDefault, "with --ar-mode, the Adapted Flow Channel `VL` of afi mode (default: the highest data VL of --op-vls)")
+	fs.IntVar(&a.afcVL, "afc-vl", afcVLDefault, "with --ar-mode, the Adapted Flow Channel `VL` of afi mode (default: the highest data VL every cabled port runs)")
 	fs.StringVar(&a.sl2vl, "sl2vl", "", "`identity`: SL s on VL s (mod the port's data VLs) and equal-weight VL arbitration on every port, as --vl-tables set (implied by --ar-mode)")
 }
 
 // config turns the flags into the SM's adaptive routing configuration
 // (nil without --ar-mode) and applies --sl2vl; fs tells which flags were
-// given, opVLs is the OperationalVLs code the ports run.
+// given, opVLs is the OperationalVLs code that bounds the ports' (0 for
+// none: as their VLCaps allow).
 func (a *arOptions) config(fs *flag.FlagSet, cfg *sm.Config, opVLs uint8) (*sm.ARConfig, error) {
 	switch a.sl2vl {
 	case "":
@@ -63,15 +64,19 @@ func (a *arOptions) config(fs *flag.FlagSet, cfg *sm.Config, opVLs uint8) (*sm.A
 	if !mad.ValidThreshold(uint8(min(a.threshold, 255))) {
 		return nil, fmt.Errorf("--ar-threshold %d, want 1-%d", a.threshold, mad.ARThresholdMax)
 	}
-	n := mad.NumDataVLs(opVLs)
-	afc := a.afcVL
-	if afc == afcVLDefault {
-		afc = n - 1
+	c := &sm.ARConfig{Mode: mode, Threshold: uint8(a.threshold), AFCVL: sm.AFCVLHighest}
+	if a.afcVL == afcVLDefault {
+		return c, nil // found once the SM knows what the ports run
 	}
-	if afc < 0 || afc >= n {
-		return nil, fmt.Errorf("--afc-vl %d, the ports run VL0-VL%d (--op-vls %d)", a.afcVL, n-1, opVLs)
+	bound := fmt.Sprintf(" (--op-vls %d)", opVLs)
+	if opVLs == 0 {
+		opVLs, bound = sm.MaxOpVLs, ""
 	}
-	return &sm.ARConfig{Mode: mode, Threshold: uint8(a.threshold), AFCVL: uint8(afc)}, nil
+	if n := mad.NumDataVLs(opVLs); a.afcVL < 0 || a.afcVL >= n {
+		return nil, fmt.Errorf("--afc-vl %d, the ports run VL0-VL%d at most%s", a.afcVL, n-1, bound)
+	}
+	c.AFCVL = uint8(a.afcVL)
+	return c, nil
 }
 
 // serveAROp answers an adaptive routing control op.

@@ -28,8 +28,9 @@ func TestARFlagErrors(t *testing.T) {
 		{[]string{"--ar-mode", "fast"}, `adaptive routing mode "fast" unknown`},
 		{[]string{"--ar-mode", "afi", "--ar-threshold", "0"}, "--ar-threshold 0, want 1-100"},
 		{[]string{"--ar-mode", "afi", "--ar-threshold", "101"}, "--ar-threshold 101, want 1-100"},
-		{[]string{"--ar-mode", "afi", "--afc-vl", "4"}, "--afc-vl 4, the ports run VL0-VL3 (--op-vls 3)"},
-		{[]string{"--ar-mode", "afi", "--op-vls", "2", "--afc-vl", "2"}, "--afc-vl 2, the ports run VL0-VL1 (--op-vls 2)"},
+		{[]string{"--ar-mode", "afi", "--op-vls", "3", "--afc-vl", "4"}, "--afc-vl 4, the ports run VL0-VL3 at most (--op-vls 3)"},
+		{[]string{"--ar-mode", "afi", "--op-vls", "2", "--afc-vl", "2"}, "--afc-vl 2, the ports run VL0-VL1 at most (--op-vls 2)"},
+		{[]string{"--ar-mode", "afi", "--afc-vl", "15"}, "--afc-vl 15, the ports run VL0-VL14 at most"},
 		{[]string{"--ar-threshold", "50"}, "--ar-threshold configures adaptive routing: say --ar-mode"},
 		{[]string{"--afc-vl", "1"}, "--afc-vl configures adaptive routing: say --ar-mode"},
 		{[]string{"--sl2vl", "spread"}, `--sl2vl "spread", want identity`},
@@ -62,7 +63,9 @@ func TestARFlagErrors(t *testing.T) {
 }
 
 // TestAROnce: on a fat tree ibsm --ar-mode programs every switch and says
-// so in the sweep's JSON; the default AFC VL is the highest of --op-vls.
+// so in the sweep's JSON; the default AFC VL is the highest data VL the
+// ports run: VL7, as memfabric's ports support VL0-VL7 and no --op-vls
+// bounds them.
 func TestAROnce(t *testing.T) {
 	file := writeTopo(t, mustKAry(t))
 	code, out, errs := ibsm(t, "--port", "mem:"+file, "--routing", "ftree", "--once", "--json", "--ar-mode", "afi", "--ar-threshold", "60")
@@ -70,13 +73,17 @@ func TestAROnce(t *testing.T) {
 	var res sm.Result
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &res), out)
 	require.NotNil(t, res.AR, out)
-	assert.Equal(t, sm.ARResult{Mode: mad.ARAFI, Threshold: 60, AFCVL: 3, Switches: 12, Enabled: 12, Read: 12,
+	assert.Equal(t, sm.ARResult{Mode: mad.ARAFI, Threshold: 60, AFCVL: 7, Switches: 12, Enabled: 12, Read: 12,
 		Sets: res.AR.Sets, Groups: 1}, *res.AR)
 	assert.NotZero(t, res.SMPsByAttr["Set ARLIDTable"])
 
 	code, out, errs = ibsm(t, "--port", "mem:"+file, "--routing", "ftree", "--once", "--ar-mode", "adaptive")
 	require.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "ar: mode adaptive, threshold 75 %, AFC VL 3: 12 of 12 switches on")
+	assert.Contains(t, out, "ar: mode adaptive, threshold 75 %, AFC VL 7: 12 of 12 switches on")
+
+	code, out, errs = ibsm(t, "--port", "mem:"+file, "--routing", "ftree", "--once", "--ar-mode", "afi", "--op-vls", "3")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "ar: mode afi, threshold 75 %, AFC VL 3: 12 of 12 switches on", "--op-vls bounds the default")
 
 	code, out, errs = ibsm(t, "--port", "mem", "--once", "--ar-mode", "adaptive-th")
 	require.Equal(t, exitOK, code, errs)
@@ -111,8 +118,8 @@ func TestARCommand(t *testing.T) {
 
 	code, o, e := ibsm(t, "ar", "set", "--mode", "afi", "--threshold", "60", "--control", sock)
 	require.Equal(t, exitOK, code, e)
-	assert.Contains(t, o, "ar set: mode afi, threshold 60 %, AFC VL 3: 12 of 12 switches on, 12 Sets, 0 failures, 12 SMPs")
-	assert.Contains(t, out.String(), `{"event":"ar","action":"set","mode":"afi","threshold":60,"afc_vl":3,"switches":12,"enabled":12`)
+	assert.Contains(t, o, "ar set: mode afi, threshold 60 %, AFC VL 7: 12 of 12 switches on, 12 Sets, 0 failures, 12 SMPs")
+	assert.Contains(t, out.String(), `{"event":"ar","action":"set","mode":"afi","threshold":60,"afc_vl":7,"switches":12,"enabled":12`)
 
 	code, o, e = ibsm(t, "ar", "show", "--control", sock, "--json")
 	require.Equal(t, exitOK, code, e)
@@ -125,12 +132,12 @@ func TestARCommand(t *testing.T) {
 	assert.Equal(t, 12, rep.Last.Enabled)
 	code, o, e = ibsm(t, "ar", "show", "--control", sock)
 	require.Equal(t, exitOK, code, e)
-	assert.Contains(t, o, "ar: mode afi, threshold 60 %, AFC VL 3 (subnet up)")
+	assert.Contains(t, o, "ar: mode afi, threshold 60 %, AFC VL 7 (subnet up)")
 
 	code, _, e = ibsm(t, "ar", "set", "--mode", "afi", "--afc-vl", "9", "--control", sock)
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, e, "AFC VL 9, the ports run VL0-VL3")
+	assert.Contains(t, e, "AFC VL 9, the ports run VL0-VL7", "the subnet's VLs, not the bound's VL0-VL14")
 	code, o, e = ibsm(t, "ar", "set", "--mode", "adaptive", "--control", sock)
 	require.Equal(t, exitOK, code, e)
-	assert.Contains(t, o, "ar set: mode adaptive, threshold 60 %, AFC VL 3")
+	assert.Contains(t, o, "ar set: mode adaptive, threshold 60 %, AFC VL 7")
 }

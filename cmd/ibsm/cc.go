@@ -37,7 +37,7 @@ func (c *ccOptions) config() (*sm.CCConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sm.CCConfig{CCSettings: *s, LogInterval: c.logInterval}, nil
+	return &sm.CCConfig{Settings: *s, LogInterval: c.logInterval}, nil
 }
 
 // reportCC prints one CongestionLog entry.

@@ -160,7 +160,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.cfg.Retries, "retries", sm.DefaultRetries, "resends of an unanswered SMP")
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	addSMInfoFlags(fs, o)
-	fs.UintVar(&o.vls, "op-vls", sm.DefaultOpVLs, "OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14")
+	fs.UintVar(&o.vls, "op-vls", 0, "bound on every port's OperationalVLs `code`, which is otherwise what both ends of its link support (the smaller VLCap), as OpenSM's max_op_vls: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14, 0 none")
 	fs.TextVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables `mode`: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
 	fs.TextVar(&o.cfg.Options.Parent, "pira-parent", routing.ParentLast, "PIRa parent `choice`: last, first or random")
@@ -175,8 +175,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 }
 
 // managerConfigs builds the configurations of the managers the flags
-// turn on: QoS, congestion control, partitions and M_Keys. With QoS the
-// default --op-vls is QoS's.
+// turn on: QoS, congestion control, partitions and M_Keys.
 func (o *options) managerConfigs(fs *flag.FlagSet, stderr io.Writer) error {
 	var err error
 	if o.cfg.QoS, err = o.qos.config(); err != nil {
@@ -190,9 +189,6 @@ func (o *options) managerConfigs(fs *flag.FlagSet, stderr io.Writer) error {
 	}
 	if err := o.mkey.apply(&o.cfg); err != nil {
 		return err
-	}
-	if o.cfg.QoS != nil && !flagSet(fs, "op-vls") {
-		o.vls = sm.DefaultQoSOpVLs
 	}
 	return nil
 }
@@ -210,7 +206,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 	case !o.routesCmd && o.dump:
 		return errors.New("--dump belongs to 'ibsm routes'")
 	case o.lmc > 7 || o.priority > 15 || o.vls > 5:
-		return errors.New("--lmc is 0-7, --priority 0-15, --op-vls 1-5")
+		return errors.New("--lmc is 0-7, --priority 0-15, --op-vls 0-5")
 	}
 	return nil
 }

@@ -123,14 +123,16 @@ const (
 //     up*/down* graph's cut nodes, and those blocks stay in the switches
 //     when ibsm dies; OpenSM without QoS never touches SLtoVL, and its
 //     min-hop routes take some of those turns (a 2×3 mesh lost 5 of its
-//     12 flows entirely);
-//   - max_op_vls 3 (VL0-VL3), ibsm's OperationalVLs: OpenSM's default (as
-//     many as the ports have, VL0-VL7 here) differs, and OpenSM takes
-//     every port whose OperationalVLs it must change through Init, which
-//     refuses the hosts' packets for most of a second.
+//     12 flows entirely).
+//
+// No max_op_vls: OpenSM takes every port whose OperationalVLs it must
+// change through Init, which refuses the hosts' packets for most of a
+// second, so both SMs must program the same VLs; both now program what
+// the two ends of a link support (VL0-VL7 here) by default. (When ibsm
+// programmed VL0-VL3, this conf held max_op_vls 3.)
 func failoverOpenSMConf() string {
-	return fmt.Sprintf("sweep_interval %d\nsminfo_polling_timeout %d\npolling_retry_number %d\nqos TRUE\nmax_op_vls %d\n",
-		int(FailoverSweepInterval/time.Second), FailoverPollInterval.Milliseconds(), FailoverPollRetries, sm.DefaultOpVLs)
+	return fmt.Sprintf("sweep_interval %d\nsminfo_polling_timeout %d\npolling_retry_number %d\nqos TRUE\n",
+		int(FailoverSweepInterval/time.Second), FailoverPollInterval.Milliseconds(), FailoverPollRetries)
 }
 
 // failoverIbsmArgs are ibsm's flags with priority prio. --pre-block=false:

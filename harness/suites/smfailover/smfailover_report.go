@@ -192,8 +192,8 @@ must give it up within its polling bound (both poll every 1 s, 2 retries:
 and must be handed the subnet. Throughout, a third host reads both SMs'
 SMInfo every 200 ms (exactly one Master outside a kill's gap) and runs
 sminfo (it must name the Master); flows among the four non-SM hosts must lose
-no packet; every port's LID must stay. OpenSM runs with qos TRUE and
-max_op_vls 3, ibsm with --pre-block=false (docs/suites.md: why).
+no packet; every port's LID must stay. OpenSM runs with qos TRUE,
+ibsm with --pre-block=false (docs/suites.md: why).
 
 --quick runs two cases (OpenSM killed under an ibsm standby; ibsm handing over
 to OpenSM); --only runs the cases named FIRST-SECOND-SCENARIO

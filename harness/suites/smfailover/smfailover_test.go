@@ -47,7 +47,7 @@ func TestFailoverRoles(t *testing.T) {
 }
 
 func TestFailoverConf(t *testing.T) {
-	assert.Equal(t, "sweep_interval 2\nsminfo_polling_timeout 1000\npolling_retry_number 2\nqos TRUE\nmax_op_vls 3\n", failoverOpenSMConf())
+	assert.Equal(t, "sweep_interval 2\nsminfo_polling_timeout 1000\npolling_retry_number 2\nqos TRUE\n", failoverOpenSMConf())
 	assert.Equal(t, []string{"--priority", "10", "--pre-block=false", "--sweep-interval", "2s", "--polling-interval", "1s", "--polling-retries", "2"}, failoverIbsmArgs(10))
 	assert.Equal(t, 4*time.Second, sm.PollingBound(FailoverPollInterval, FailoverPollRetries))
 }
@@ -374,5 +374,5 @@ func TestFailoverMarkdownSettings(t *testing.T) {
 	rep := &FailoverReport{SMNodes: []string{"ca0", "ca5"}, OpenSMConf: failoverOpenSMConf(), IbsmArgs: failoverIbsmArgs(0)[2:]}
 	md := failoverMarkdown(rep)
 	assert.Contains(t, md, "`ibsm --port sim --json --priority P --pre-block=false --sweep-interval 2s")
-	assert.Contains(t, md, "qos TRUE; max_op_vls 3`")
+	assert.Contains(t, md, "qos TRUE`")
 }

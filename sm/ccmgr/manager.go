@@ -1,4 +1,4 @@
-package sm
+package ccmgr
 
 import (
 	"cmp"
@@ -7,48 +7,24 @@ import (
 	"slices"
 	"time"
 
+	"ibfab/internal/clock"
 	"ibfab/sm/txn"
-	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
 
-// The congestion control manager (IBA Annex A10), as OpenSM's: once the
-// subnet is up, every switch gets SwitchCongestionSetting and every CA
-// port CACongestionSetting and its CongestionControlTable up to
-// CCTI_Limit, from the configuration (CCSettings, OpenSM's cc_* options),
-// by class 0x21 Sets LID-routed to QP1 with the CC_Key in every MAD. A
-// node is read first, the first time the manager meets it (its
-// CongestionKeyInfo, then its settings); after that only what differs
-// from what it last read or wrote is sent, which on an unchanged subnet
-// is nothing. With cc_key given, a node whose CongestionKeyInfo holds
-// another key gets it set; a node that does not answer with the key (it
-// holds one the manager does not know, protected) is reported and left
-// alone until the next sweep. SwitchPortCongestionSetting is written
-// only where a port has an element of its own (Valid), which would
-// override the switch-wide settings: the file has no per-port options,
-// so the manager clears such elements.
-//
-// Each sweep, and every CCConfig.LogInterval while the SM watches, the
-// manager reads every node's CongestionLog and hands each entry it has
-// not seen in the node's last read to CCConfig.OnEvent.
-
-// PhaseCC is the phase that programs congestion control and reads the
-// logs.
-const PhaseCC = "cc"
-
-// CCConfig turns the congestion control manager on.
-type CCConfig struct {
-	CCSettings
+// Config turns the congestion control manager on.
+type Config struct {
+	Settings
 	// LogInterval, when positive, has the SM read every node's
 	// CongestionLog that often while it watches the subnet, besides
 	// once per sweep.
 	LogInterval time.Duration
 	// OnEvent hears every new CongestionLog entry, on the SM's goroutine.
-	OnEvent func(CCLogEvent)
+	OnEvent func(LogEvent)
 }
 
-// CCResult is what the manager did in a sweep.
-type CCResult struct {
+// Result is what the manager did in a sweep.
+type Result struct {
 	Nodes       int `json:"nodes"`        // switches and CA ports managed
 	Read        int `json:"read"`         // of them read for the first time
 	Sets        int `json:"sets"`         // Sets of settings and table blocks that differed
@@ -58,8 +34,8 @@ type CCResult struct {
 	LogEntries  int `json:"log_entries"`  // new CongestionLog entries
 }
 
-// CCLogEvent is one new CongestionLog entry of a node.
-type CCLogEvent struct {
+// LogEvent is one new CongestionLog entry of a node.
+type LogEvent struct {
 	Event string `json:"event"` // "cc_log"
 	Node  string `json:"node"`
 	GUID  string `json:"guid"`
@@ -86,23 +62,46 @@ type CCLogEvent struct {
 	Counter   uint16 `json:"events_counter"`
 }
 
-// ccManager is the manager's state: what every node holds, as last read
-// or written.
-type ccManager struct {
-	cfg     CCConfig
-	cct     []mad.CongestionControlTableFields // cfg's table in blocks, as every CA port is sent it
-	targets map[ccKey]*ccTarget
-	nextLog time.Time // the next periodic log read (SM clock); zero: none due
+// Sender is what the manager sends its MADs through: the SM's transaction
+// layer (txn.Layer), whose Run sends what was queued and runs the
+// callbacks of the answers until none is pending. Callbacks run on the
+// goroutine that calls Run, so the manager needs no locks.
+type Sender interface {
+	Get(r txn.Request, done func(*txn.Response))
+	Set(r txn.Request, done func(*txn.Response))
+	Run(ctx context.Context) error
 }
 
-// ccKey names a managed node: a switch (port 0) or a CA port.
-type ccKey struct {
+// Node is a node the manager programs, as the SM's sweep found it: a
+// switch (Port 0) or a CA port, with its LID.
+type Node struct {
+	GUID     uint64
+	Port     int    // the CA port; 0 for a switch
+	Name     string // for warnings and events
+	LID      uint16
+	Switch   bool
+	NumPorts int
+}
+
+// Manager is the congestion control manager: what every node holds, as
+// last read or written. It runs on the SM's goroutine.
+type Manager struct {
+	cfg     Config
+	tx      Sender
+	clk     clock.Clock
+	cct     []mad.CongestionControlTableFields // cfg's table in blocks, as every CA port is sent it
+	targets map[key]*target
+	nextLog time.Time // the next periodic log read (clk's); zero: none due
+}
+
+// key names a managed node: a switch (port 0) or a CA port.
+type key struct {
 	guid uint64
 	port int
 }
 
-// ccTarget is one managed node and what it holds.
-type ccTarget struct {
+// target is one managed node and what it holds.
+type target struct {
 	name     string
 	lid      uint16
 	port     int // the CA port; 0 for a switch
@@ -114,129 +113,119 @@ type ccTarget struct {
 	caSet    mad.CACongestionSettingFields
 	tableCap int // CongestionControlTable blocks
 	cct      []mad.CongestionControlTableFields
-	seen     []ccLogEntry // the entries of the last log read
+	seen     []logEntry // the entries of the last log read
 }
 
-func newCCManager(c *CCConfig) *ccManager {
-	return &ccManager{cfg: *c, cct: c.cctBlocks(), targets: map[ccKey]*ccTarget{}}
+// New returns a manager of configuration c that sends through tx and
+// schedules its periodic log reads on clk.
+func New(c *Config, tx Sender, clk clock.Clock) *Manager {
+	return &Manager{cfg: *c, tx: tx, clk: clk, cct: c.cctBlocks(), targets: map[key]*target{}}
 }
 
-// ccOn reports whether the manager programs the subnet.
-func (s *SM) ccOn() bool { return s.cc != nil && s.cc.cfg.Enabled }
+// Enabled reports whether the manager programs the subnet (the file's
+// congestion_control).
+func (m *Manager) Enabled() bool { return m.cfg.Enabled }
 
-// ccPhase programs the subnet just brought up and reads the logs.
-func (s *SM) ccPhase(ctx context.Context, res *Result) error {
-	if !s.ccOn() || s.subnet == nil {
-		return nil
-	}
-	return s.phase(res, PhaseCC, func() error {
-		r := &CCResult{}
-		res.CC = r
-		warn := func(format string, args ...any) {
-			res.Warnings = append(res.Warnings, "cc: "+fmt.Sprintf(format, args...))
-		}
-		s.ccRefresh()
-		r.Nodes = len(s.cc.targets)
-		for _, k := range s.ccKeys() {
-			t := s.cc.targets[k]
-			if t.ready {
-				s.ccApply(t, r, warn)
-			} else {
-				r.Read++
-				s.ccIntro(t, r, warn)
-			}
-		}
-		if err := s.tx.Run(ctx); err != nil {
-			return err
-		}
-		err := s.ccReadLogs(ctx, r, warn)
-		s.ccSchedule()
-		return err
-	})
-}
+// Forget drops what the manager knows of every node, so that each is
+// read again when next met: a standby SM does not see what the master
+// changes.
+func (m *Manager) Forget() { clear(m.targets) }
 
-// ccRefresh makes the targets the subnet's switches and CA ports with a
-// LID: new ones to be read, gone ones forgotten.
-func (s *SM) ccRefresh() {
-	sn := s.subnet
-	live := map[ccKey]bool{}
-	for i := range sn.Topo.NumNodes() {
-		n := sn.Topo.Node(i)
-		for p := 0; p < len(sn.LID[i]) && p <= n.NumPorts; p++ {
-			lid := sn.LID[i][p]
-			if lid == 0 || (sn.IsSwitch(i) && p != 0) {
-				continue
-			}
-			k := ccKey{n.GUID, p}
-			live[k] = true
-			if t := s.cc.targets[k]; t != nil {
-				t.lid, t.name = lid, portName(sn.Topo, portRef(i, p))
-				continue
-			}
-			s.cc.targets[k] = &ccTarget{name: portName(sn.Topo, portRef(i, p)), lid: lid, port: p,
-				sw: sn.IsSwitch(i), numPorts: n.NumPorts}
+// Sweep programs the nodes of a subnet just brought up (those met before
+// by what differs, new ones once read) and reads every node's log; warn
+// hears what went wrong. The Result is never nil.
+func (m *Manager) Sweep(ctx context.Context, nodes []Node, warn func(string, ...any)) (*Result, error) {
+	r := &Result{}
+	m.refresh(nodes)
+	r.Nodes = len(m.targets)
+	for _, k := range m.keys() {
+		t := m.targets[k]
+		if t.ready {
+			m.apply(t, r, warn)
+		} else {
+			r.Read++
+			m.intro(t, r, warn)
 		}
 	}
-	for k := range s.cc.targets {
+	if err := m.tx.Run(ctx); err != nil {
+		return r, err
+	}
+	err := m.readLogs(ctx, r, warn)
+	m.schedule()
+	return r, err
+}
+
+// refresh makes the targets the nodes given: new ones to be read, gone
+// ones forgotten.
+func (m *Manager) refresh(nodes []Node) {
+	live := map[key]bool{}
+	for _, n := range nodes {
+		k := key{n.GUID, n.Port}
+		live[k] = true
+		if t := m.targets[k]; t != nil {
+			t.lid, t.name = n.LID, n.Name
+			continue
+		}
+		m.targets[k] = &target{name: n.Name, lid: n.LID, port: n.Port, sw: n.Switch, numPorts: n.NumPorts}
+	}
+	for k := range m.targets {
 		if !live[k] {
-			delete(s.cc.targets, k)
+			delete(m.targets, k)
 		}
 	}
 }
 
-// ccKeys returns the targets' keys in order, so that the SMPs go out in
-// an order that does not depend on the map's.
-func (s *SM) ccKeys() []ccKey {
-	keys := make([]ccKey, 0, len(s.cc.targets))
-	for k := range s.cc.targets {
+// keys returns the targets' keys in order, so that the MADs go out in an
+// order that does not depend on the map's.
+func (m *Manager) keys() []key {
+	keys := make([]key, 0, len(m.targets))
+	for k := range m.targets {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b ccKey) int { return cmp.Or(cmp.Compare(a.guid, b.guid), cmp.Compare(a.port, b.port)) })
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.guid, b.guid), cmp.Compare(a.port, b.port)) })
 	return keys
 }
 
-func portRef(i, p int) topologies.PortRef { return topologies.PortRef{Node: i, Port: p} }
-
-// ccRequest addresses a CC attribute of t.
-func (s *SM) ccRequest(t *ccTarget, attr mad.AttrID, mod uint32, data []byte) txn.Request {
-	return txn.Request{LID: t.lid, Class: mad.ClassCongestion, CCKey: s.cc.cfg.Key, Attr: attr, Mod: mod, Data: data}
+// request addresses a CC attribute of t.
+func (m *Manager) request(t *target, attr mad.AttrID, mod uint32, data []byte) txn.Request {
+	return txn.Request{LID: t.lid, Class: mad.ClassCongestion, CCKey: m.cfg.Key, Attr: attr, Mod: mod, Data: data}
 }
 
-// ccIntro meets a node: it reads its CongestionKeyInfo with the CC_Key,
+// intro meets a node: it reads its CongestionKeyInfo with the CC_Key,
 // sets the key when the file gives one the node does not hold, reads its
 // settings, and then applies the file.
-func (s *SM) ccIntro(t *ccTarget, r *CCResult, warn func(string, ...any)) {
-	s.tx.Get(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *txn.Response) {
+func (m *Manager) intro(t *target, r *Result, warn func(string, ...any)) {
+	m.tx.Get(m.request(t, mad.AttrCongestionKeyInfo, 0, nil), func(resp *txn.Response) {
 		if resp.Err != nil {
 			r.KeyFailures++
 			warn("%s: no CongestionKeyInfo with the CC_Key (%v): it may hold another key", t.name, resp.Err)
 			return
 		}
 		k := mad.CongestionKeyInfo(resp.Data).Fields()
-		if s.cc.cfg.Key == 0 || k.CCKey == s.cc.cfg.Key {
-			s.ccReadSettings(t, r, warn)
+		if m.cfg.Key == 0 || k.CCKey == m.cfg.Key {
+			m.readSettings(t, r, warn)
 			return
 		}
-		want := mad.CongestionKeyInfoFields{CCKey: s.cc.cfg.Key, ProtectBit: k.ProtectBit, LeasePeriod: k.LeasePeriod}
-		s.tx.Set(s.ccRequest(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *txn.Response) {
+		want := mad.CongestionKeyInfoFields{CCKey: m.cfg.Key, ProtectBit: k.ProtectBit, LeasePeriod: k.LeasePeriod}
+		m.tx.Set(m.request(t, mad.AttrCongestionKeyInfo, 0, mad.AppendCongestionKeyInfo(nil, &want)), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.KeyFailures++
 				warn("%s: setting the CC_Key: %v: it may hold another key", t.name, resp.Err)
 				return
 			}
 			r.KeySets++
-			s.ccReadSettings(t, r, warn)
+			m.readSettings(t, r, warn)
 		})
 	})
 }
 
-// ccReadSettings reads what t holds of what the manager programs, then
+// readSettings reads what t holds of what the manager programs, then
 // applies the file.
-func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any)) {
+func (m *Manager) readSettings(t *target, r *Result, warn func(string, ...any)) {
 	pending, failed := 0, false
 	read := func(attr mad.AttrID, mod uint32, take func([]byte)) {
 		pending++
-		s.tx.Get(s.ccRequest(t, attr, mod, nil), func(resp *txn.Response) {
+		m.tx.Get(m.request(t, attr, mod, nil), func(resp *txn.Response) {
 			pending--
 			if resp.Err != nil {
 				failed = true
@@ -247,7 +236,7 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 			}
 			if pending == 0 && !failed {
 				t.ready = true
-				s.ccApply(t, r, warn)
+				m.apply(t, r, warn)
 			}
 		})
 	}
@@ -264,7 +253,7 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 	read(mad.AttrCACongestionSetting, 0, func(b []byte) { t.caSet = mad.CACongestionSetting(b).Fields() })
 	read(mad.AttrCongestionInfo, 0, func(b []byte) {
 		t.tableCap = int(mad.CongestionInfo(b).Fields().ControlTableCap)
-		t.cct = make([]mad.CongestionControlTableFields, min(t.tableCap, len(s.cc.cct)))
+		t.cct = make([]mad.CongestionControlTableFields, min(t.tableCap, len(m.cct)))
 		for blk := range t.cct {
 			read(mad.AttrCongestionControlTable, uint32(blk), func(d []byte) {
 				t.cct[blk] = mad.CongestionControlTable(d).Fields()
@@ -273,10 +262,10 @@ func (s *SM) ccReadSettings(t *ccTarget, r *CCResult, warn func(string, ...any))
 	})
 }
 
-// ccApply sends t what differs from the file.
-func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
+// apply sends t what differs from the file.
+func (m *Manager) apply(t *target, r *Result, warn func(string, ...any)) {
 	set := func(attr mad.AttrID, mod uint32, data []byte, took func([]byte)) {
-		s.tx.Set(s.ccRequest(t, attr, mod, data), func(resp *txn.Response) {
+		m.tx.Set(m.request(t, attr, mod, data), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.Failures++
 				warn("%s: setting %v %d: %v", t.name, attr, mod, resp.Err)
@@ -286,7 +275,7 @@ func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 			took(resp.Data)
 		})
 	}
-	c := &s.cc.cfg
+	c := &m.cfg
 	if t.sw {
 		if !switchSettingHolds(&t.swSet, &c.Switch) {
 			set(mad.AttrSwitchCongestionSetting, 0, mad.AppendSwitchCongestionSetting(nil, &c.Switch),
@@ -305,7 +294,7 @@ func (s *SM) ccApply(t *ccTarget, r *CCResult, warn func(string, ...any)) {
 		set(mad.AttrCACongestionSetting, 0, mad.AppendCACongestionSetting(nil, &c.CA),
 			func(b []byte) { t.caSet = mad.CACongestionSetting(b).Fields() })
 	}
-	want := s.cc.cct
+	want := m.cct
 	if len(want) > t.tableCap {
 		warn("%s: a CongestionControlTable of %d entries, the port holds %d", t.name, len(c.CCT), t.tableCap*mad.CCTEntriesPerBlock)
 		return
@@ -343,42 +332,42 @@ func caSettingHolds(have, want *mad.CACongestionSettingFields) bool {
 	return true
 }
 
-// ccReadLogs reads the CongestionLog of every node met and hands on the
+// readLogs reads the CongestionLog of every node met and hands on the
 // entries it has not seen.
-func (s *SM) ccReadLogs(ctx context.Context, r *CCResult, warn func(string, ...any)) error {
-	for _, k := range s.ccKeys() {
-		t := s.cc.targets[k]
+func (m *Manager) readLogs(ctx context.Context, r *Result, warn func(string, ...any)) error {
+	for _, k := range m.keys() {
+		t := m.targets[k]
 		if !t.ready {
 			continue
 		}
-		s.tx.Get(s.ccRequest(t, mad.AttrCongestionLog, 0, nil), func(resp *txn.Response) {
+		m.tx.Get(m.request(t, mad.AttrCongestionLog, 0, nil), func(resp *txn.Response) {
 			if resp.Err != nil {
 				r.Failures++
 				warn("%s: reading CongestionLog: %v", t.name, resp.Err)
 				return
 			}
-			l := decodeCCLog(resp.Data)
+			l := decodeLog(resp.Data)
 			if l == nil {
 				r.Failures++
 				warn("%s: CongestionLog of unknown type %d", t.name, resp.Data[0])
 				return
 			}
-			r.LogEntries += s.ccEmit(k, t, l)
+			r.LogEntries += m.emit(k, t, l)
 		})
 	}
-	return s.tx.Run(ctx)
+	return m.tx.Run(ctx)
 }
 
-// ccEmit hands on the entries of l that t's last log did not hold, and
+// emit hands on the entries of l that t's last log did not hold, and
 // returns how many.
-func (s *SM) ccEmit(k ccKey, t *ccTarget, l *ccLog) int {
+func (m *Manager) emit(k key, t *target, l *congestionLog) int {
 	n := 0
 	for _, e := range l.Entries {
 		if slices.Contains(t.seen, e) {
 			continue
 		}
 		n++
-		ev := CCLogEvent{Event: "cc_log", Node: t.name, GUID: fmt.Sprintf("%#016x", k.guid), LID: t.lid,
+		ev := LogEvent{Event: "cc_log", Node: t.name, GUID: fmt.Sprintf("%#016x", k.guid), LID: t.lid,
 			SL: e.SL, TimeStamp: e.Time, LogTime: l.Now, Counter: l.Counter}
 		if t.sw {
 			ev.Type, ev.Ports, ev.SLID, ev.DLID = "switch", l.Ports, e.SLID, e.DLID
@@ -386,40 +375,34 @@ func (s *SM) ccEmit(k ccKey, t *ccTarget, l *ccLog) int {
 			ev.Type, ev.Port = "ca", t.port
 			ev.LocalQP, ev.RemoteQP, ev.RemoteLID, ev.ServiceType = e.LocalQP, e.RemoteQP, e.RemoteLID, e.ServiceType
 		}
-		if s.cc.cfg.OnEvent != nil {
-			s.cc.cfg.OnEvent(ev)
+		if m.cfg.OnEvent != nil {
+			m.cfg.OnEvent(ev)
 		}
 	}
 	t.seen = l.Entries
 	return n
 }
 
-// ccSchedule sets the next periodic log read.
-func (s *SM) ccSchedule() {
-	if s.cc.cfg.LogInterval > 0 {
-		s.cc.nextLog = s.clk.Now().Add(s.cc.cfg.LogInterval)
+// schedule sets the next periodic log read.
+func (m *Manager) schedule() {
+	if m.cfg.LogInterval > 0 {
+		m.nextLog = m.clk.Now().Add(m.cfg.LogInterval)
 	}
 }
 
-// ccLogDue returns when the next periodic log read is due, if one is.
-func (s *SM) ccLogDue() (time.Time, bool) {
-	if !s.ccOn() || s.cc.nextLog.IsZero() || !s.installed {
+// LogDue returns when the next periodic log read is due, if one is.
+func (m *Manager) LogDue() (time.Time, bool) {
+	if !m.cfg.Enabled || m.nextLog.IsZero() {
 		return time.Time{}, false
 	}
-	return s.cc.nextLog, true
+	return m.nextLog, true
 }
 
-// ccPoll reads the logs when the periodic read is due; what went wrong
-// is reported as the sweep's would be, in a Result of event "cc_log" to
-// nobody: the events are what count.
-func (s *SM) ccPoll(ctx context.Context) error {
-	due, ok := s.ccLogDue()
-	if !ok || s.clk.Now().Before(due) {
-		return nil
-	}
-	s.tx.SetPhase(PhaseCC)
-	defer s.tx.SetPhase(PhaseWatch)
-	err := s.ccReadLogs(ctx, &CCResult{}, func(string, ...any) {})
-	s.ccSchedule()
+// ReadLogs is the periodic log read: every node met is read, and the
+// next read scheduled. What goes wrong is dropped: the events are what
+// count, and the next sweep reports what still fails.
+func (m *Manager) ReadLogs(ctx context.Context) error {
+	err := m.readLogs(ctx, &Result{}, func(string, ...any) {})
+	m.schedule()
 	return err
 }

@@ -1,12 +1,12 @@
-package sm
+package ccmgr
 
 import "ibfab/wire/mad"
 
 // CongestionLog's events as the CC manager keeps them: the log's
 // layout (IBA A10.4.3.5) is wire/mad's.
 
-// ccLogEntry is one event of a CongestionLog, switch or CA form.
-type ccLogEntry struct {
+// logEntry is one event of a CongestionLog, switch or CA form.
+type logEntry struct {
 	SLID, DLID  uint16 // switch
 	SL          uint8
 	LocalQP     uint32 // CA
@@ -16,25 +16,25 @@ type ccLogEntry struct {
 	Time        uint32
 }
 
-// ccLog is a decoded CongestionLog: its events counter, the time
+// congestionLog is a decoded CongestionLog: its events counter, the time
 // it was read, the switch's port map (ports with events), and its
 // non-empty entries.
-type ccLog struct {
+type congestionLog struct {
 	Counter uint16
 	Now     uint32
 	Ports   []int
-	Entries []ccLogEntry
+	Entries []logEntry
 }
 
-// decodeCCLog reads a CongestionLog's answer; nil when b is short or the
+// decodeLog reads a CongestionLog's answer; nil when b is short or the
 // log type is neither switch nor CA. Empty entries (all zero) are left
 // out.
-func decodeCCLog(b []byte) *ccLog {
+func decodeLog(b []byte) *congestionLog {
 	f, err := mad.DecodeCongestionLog(b)
 	if err != nil {
 		return nil
 	}
-	l := &ccLog{Counter: f.EventsCounter, Now: f.CurrentTimeStamp}
+	l := &congestionLog{Counter: f.EventsCounter, Now: f.CurrentTimeStamp}
 	switch f.LogType {
 	case mad.CongestionLogSwitch:
 		for p := range mad.PortMaskSize * 8 {
@@ -43,16 +43,16 @@ func decodeCCLog(b []byte) *ccLog {
 			}
 		}
 		for _, e := range f.Switch {
-			x := ccLogEntry{SLID: e.SLID, DLID: e.DLID, SL: e.SL, Time: e.Timestamp}
-			if x != (ccLogEntry{}) {
+			x := logEntry{SLID: e.SLID, DLID: e.DLID, SL: e.SL, Time: e.Timestamp}
+			if x != (logEntry{}) {
 				l.Entries = append(l.Entries, x)
 			}
 		}
 	case mad.CongestionLogCA:
 		for _, e := range f.CA {
-			x := ccLogEntry{LocalQP: e.LocalQP, RemoteQP: e.RemoteQP, SL: e.SL, ServiceType: e.ServiceType,
+			x := logEntry{LocalQP: e.LocalQP, RemoteQP: e.RemoteQP, SL: e.SL, ServiceType: e.ServiceType,
 				RemoteLID: e.RemoteLID, Time: e.Timestamp}
-			if x != (ccLogEntry{}) {
+			if x != (logEntry{}) {
 				l.Entries = append(l.Entries, x)
 			}
 		}

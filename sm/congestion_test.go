@@ -13,6 +13,7 @@ import (
 	"ibfab/agent"
 	"ibfab/madport"
 	"ibfab/sm"
+	"ibfab/sm/ccmgr"
 	"ibfab/sm/routing/routingtest"
 	"ibfab/wire/mad"
 )
@@ -48,9 +49,9 @@ type ccLogs = recorder[sm.CCLogEvent]
 
 func ccConfig(t *testing.T, key string, logs *ccLogs) *sm.CCConfig {
 	t.Helper()
-	c, err := sm.ParseCCSettings(strings.NewReader(ccFile(key)), "cc.conf")
+	c, err := ccmgr.ParseSettings(strings.NewReader(ccFile(key)), "cc.conf")
 	require.NoError(t, err)
-	cfg := &sm.CCConfig{CCSettings: *c}
+	cfg := &sm.CCConfig{Settings: *c}
 	if logs != nil {
 		cfg.OnEvent = logs.add
 	}
@@ -97,7 +98,7 @@ func TestCCManager(t *testing.T) {
 	require.NotNil(t, res.CC)
 	assert.Empty(t, res.Warnings)
 	assert.Equal(t, sm.CCResult{Nodes: 8, Read: 8, Sets: 4*1 + 4*(1+2), KeySets: 8}, *res.CC)
-	checkCC(t, b, &cfg.CCSettings)
+	checkCC(t, b, &cfg.Settings)
 	for _, m := range ccMADs {
 		assert.EqualValues(t, 1, m.QP, "to QP1")
 		assert.NotEqual(t, uint16(mad.PermissiveLID), m.LID, "LID-routed")
@@ -144,7 +145,7 @@ func TestCCManagerWrongKey(t *testing.T) {
 	assert.Zero(t, res.CC.Sets)
 	require.Len(t, res.Warnings, 8)
 	assert.Contains(t, res.Warnings[0], "it may hold another key")
-	checkCC(t, b, &ccConfig(t, "0x1234", nil).CCSettings)
+	checkCC(t, b, &ccConfig(t, "0x1234", nil).Settings)
 	require.NoError(t, other.Close())
 
 	right := b.newSM(t, sm.Config{CC: ccConfig(t, "0x1234", nil)})

@@ -1,4 +1,4 @@
-package sm_test
+package ccmgr_test
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ibfab/sm"
+	"ibfab/sm/ccmgr"
 	"ibfab/wire/mad"
 )
 
 // TestParseCCSettings reads every option in OpenSM's syntax.
 func TestParseCCSettings(t *testing.T) {
-	c, err := sm.ParseCCSettings(strings.NewReader(`# OpenSM's names
+	c, err := ccmgr.ParseSettings(strings.NewReader(`# OpenSM's names
 congestion_control TRUE
 cc_key 0x00000000000000ab
 cc_max_outstanding_mads 500
@@ -56,7 +56,7 @@ cc_cct 0:0, 1:2 ,3:16383
 	assert.Equal(t, []uint16{mad.CCTEntry(0, 0), mad.CCTEntry(1, 2), mad.CCTEntry(3, 16383)}, c.CCT)
 	assert.EqualValues(t, 2, c.CCTILimit())
 
-	off, err := sm.ParseCCSettings(strings.NewReader("congestion_control FALSE\n"), "f")
+	off, err := ccmgr.ParseSettings(strings.NewReader("congestion_control FALSE\n"), "f")
 	require.NoError(t, err)
 	assert.False(t, off.Enabled)
 }
@@ -87,13 +87,13 @@ func TestParseCCSettingsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sm.ParseCCSettings(strings.NewReader(tt.text), "f")
+			_, err := ccmgr.ParseSettings(strings.NewReader(tt.text), "f")
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, sm.ErrCCConfig))
+			assert.True(t, errors.Is(err, ccmgr.ErrConfig))
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 	// Two SLs of one option are two options.
-	_, err := sm.ParseCCSettings(strings.NewReader("cc_ca_cong_setting_ccti_timer 3 1\ncc_ca_cong_setting_ccti_timer 4 2\n"), "f")
+	_, err := ccmgr.ParseSettings(strings.NewReader("cc_ca_cong_setting_ccti_timer 3 1\ncc_ca_cong_setting_ccti_timer 4 2\n"), "f")
 	assert.NoError(t, err)
 }

@@ -1,4 +1,4 @@
-package sm
+package ccmgr
 
 import (
 	"bufio"
@@ -25,12 +25,12 @@ import (
 // MaxCCTEntries is the most cc_cct entries: CCTI_Limit is 14 bits.
 const MaxCCTEntries = 1 << 14
 
-// ErrCCConfig is the error of a congestion control file that does not
+// ErrConfig is the error of a congestion control file that does not
 // parse; the message names the file and line.
-var ErrCCConfig = errors.New("sm: bad congestion control configuration")
+var ErrConfig = errors.New("sm: bad congestion control configuration")
 
-// CCSettings is what the congestion control manager programs.
-type CCSettings struct {
+// Settings is what the congestion control manager programs.
+type Settings struct {
 	// Enabled is congestion_control: FALSE (OpenSM's default) leaves the
 	// devices' congestion control as it is.
 	Enabled bool
@@ -51,20 +51,20 @@ type CCSettings struct {
 	CCT []uint16
 }
 
-// LoadCCSettings reads a congestion control file.
-func LoadCCSettings(path string) (*CCSettings, error) {
+// LoadSettings reads a congestion control file.
+func LoadSettings(path string) (*Settings, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ParseCCSettings(f, path)
+	return ParseSettings(f, path)
 }
 
-// ParseCCSettings reads congestion control options from r; name names
+// ParseSettings reads congestion control options from r; name names
 // it in errors.
-func ParseCCSettings(r io.Reader, name string) (*CCSettings, error) {
-	p := ccParser{c: &CCSettings{}, seen: map[string]int{}}
+func ParseSettings(r io.Reader, name string) (*Settings, error) {
+	p := ccParser{c: &Settings{}, seen: map[string]int{}}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -78,52 +78,52 @@ func ParseCCSettings(r io.Reader, name string) (*CCSettings, error) {
 			key, val = k, v
 		}
 		if err := p.option(key, strings.TrimSpace(val), line); err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %s: %w", ErrCCConfig, name, line, key, err)
+			return nil, fmt.Errorf("%w: %s:%d: %s: %w", ErrConfig, name, line, key, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s:%d: %w", ErrCCConfig, name, line+1, err)
+		return nil, fmt.Errorf("%w: %s:%d: %w", ErrConfig, name, line+1, err)
 	}
 	return p.c, nil
 }
 
 type ccParser struct {
-	c    *CCSettings
+	c    *Settings
 	seen map[string]int // option (with its SL for the per-SL ones) -> line
 }
 
 // ccOption parses one option's value into c.
-type ccOption func(c *CCSettings, val string) error
+type ccOption func(c *Settings, val string) error
 
 // ccSLOption parses a per-SL CA option's value into entry e.
 type ccSLOption func(e *mad.CACongestionEntry, val string) error
 
 var ccOptions = map[string]ccOption{
-	"congestion_control": func(c *CCSettings, v string) error { return parseBool(v, &c.Enabled) },
-	"cc_key":             func(c *CCSettings, v string) error { return parseUint(v, 64, &c.Key) },
-	"cc_max_outstanding_mads": func(c *CCSettings, v string) error {
+	"congestion_control": func(c *Settings, v string) error { return parseBool(v, &c.Enabled) },
+	"cc_key":             func(c *Settings, v string) error { return parseUint(v, 64, &c.Key) },
+	"cc_max_outstanding_mads": func(c *Settings, v string) error {
 		return parseUint(v, 32, &c.MaxOutstanding)
 	},
-	"cc_sw_cong_setting_control_map": func(c *CCSettings, v string) error {
+	"cc_sw_cong_setting_control_map": func(c *Settings, v string) error {
 		return parseUint(v, 32, &c.Switch.ControlMap)
 	},
-	"cc_sw_cong_setting_victim_mask": func(c *CCSettings, v string) error { return parseMask(v, &c.Switch.VictimMask) },
-	"cc_sw_cong_setting_credit_mask": func(c *CCSettings, v string) error { return parseMask(v, &c.Switch.CreditMask) },
-	"cc_sw_cong_setting_threshold":   func(c *CCSettings, v string) error { return parseUint(v, 4, &c.Switch.Threshold) },
-	"cc_sw_cong_setting_packet_size": func(c *CCSettings, v string) error { return parseUint(v, 8, &c.Switch.PacketSize) },
-	"cc_sw_cong_setting_credit_starvation_threshold": func(c *CCSettings, v string) error {
+	"cc_sw_cong_setting_victim_mask": func(c *Settings, v string) error { return parseMask(v, &c.Switch.VictimMask) },
+	"cc_sw_cong_setting_credit_mask": func(c *Settings, v string) error { return parseMask(v, &c.Switch.CreditMask) },
+	"cc_sw_cong_setting_threshold":   func(c *Settings, v string) error { return parseUint(v, 4, &c.Switch.Threshold) },
+	"cc_sw_cong_setting_packet_size": func(c *Settings, v string) error { return parseUint(v, 8, &c.Switch.PacketSize) },
+	"cc_sw_cong_setting_credit_starvation_threshold": func(c *Settings, v string) error {
 		return parseUint(v, 4, &c.Switch.CSThreshold)
 	},
-	"cc_sw_cong_setting_credit_starvation_return_delay": func(c *CCSettings, v string) error {
+	"cc_sw_cong_setting_credit_starvation_return_delay": func(c *Settings, v string) error {
 		return parseCCTEntry(v, &c.Switch.CSReturnDelay)
 	},
-	"cc_sw_cong_setting_marking_rate": func(c *CCSettings, v string) error {
+	"cc_sw_cong_setting_marking_rate": func(c *Settings, v string) error {
 		return parseUint(v, 16, &c.Switch.MarkingRate)
 	},
-	"cc_ca_cong_setting_port_control": func(c *CCSettings, v string) error {
+	"cc_ca_cong_setting_port_control": func(c *Settings, v string) error {
 		return parseUint(v, 16, &c.CA.PortControl)
 	},
-	"cc_ca_cong_setting_control_map": func(c *CCSettings, v string) error {
+	"cc_ca_cong_setting_control_map": func(c *Settings, v string) error {
 		return parseUint(v, 16, &c.CA.ControlMap)
 	},
 	"cc_cct": parseCCT,
@@ -251,7 +251,7 @@ func parseCCTEntry(v string, out *uint16) error {
 }
 
 // parseCCT parses cc_cct: shift:multiplier entries separated by commas.
-func parseCCT(c *CCSettings, v string) error {
+func parseCCT(c *Settings, v string) error {
 	parts := strings.Split(v, ",")
 	if len(parts) > MaxCCTEntries {
 		return fmt.Errorf("%d entries, at most %d", len(parts), MaxCCTEntries)
@@ -266,7 +266,7 @@ func parseCCT(c *CCSettings, v string) error {
 }
 
 // CCTILimit returns the CCTI_Limit the table gives: its last index.
-func (c *CCSettings) CCTILimit() uint16 {
+func (c *Settings) CCTILimit() uint16 {
 	if len(c.CCT) == 0 {
 		return 0
 	}
@@ -275,7 +275,7 @@ func (c *CCSettings) CCTILimit() uint16 {
 
 // cctBlocks returns the CongestionControlTable blocks c programs: those
 // up to CCTI_Limit, at least one (an empty table sets CCTI_Limit 0).
-func (c *CCSettings) cctBlocks() []mad.CongestionControlTableFields {
+func (c *Settings) cctBlocks() []mad.CongestionControlTableFields {
 	n := max(1, (len(c.CCT)+mad.CCTEntriesPerBlock-1)/mad.CCTEntriesPerBlock)
 	out := make([]mad.CongestionControlTableFields, n)
 	for b := range out {

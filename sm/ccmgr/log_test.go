@@ -1,4 +1,4 @@
-package sm
+package ccmgr
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 
 // switchLog builds a switch CongestionLog in IBA's layout (A10.4.3.5):
 // events on ports 2 and 17, and the given entries.
-func switchLog(counter uint16, entries ...ccLogEntry) []byte {
+func switchLog(counter uint16, entries ...logEntry) []byte {
 	b := make([]byte, mad.CongestionLogSize)
 	be := binary.BigEndian
 	b[0] = mad.CongestionLogSwitch
@@ -32,7 +32,7 @@ func switchLog(counter uint16, entries ...ccLogEntry) []byte {
 }
 
 // caLog builds a CA CongestionLog with the given entries.
-func caLog(entries ...ccLogEntry) []byte {
+func caLog(entries ...logEntry) []byte {
 	b := make([]byte, mad.CongestionLogSize)
 	be := binary.BigEndian
 	b[0] = mad.CongestionLogCA
@@ -52,58 +52,58 @@ func caLog(entries ...ccLogEntry) []byte {
 // often the log is read; a switch's carry its port map, a CA port's its
 // QPs and SL.
 func TestCCLogEvents(t *testing.T) {
-	var got []CCLogEvent
-	s := &SM{managers: managers{cc: newCCManager(&CCConfig{OnEvent: func(e CCLogEvent) { got = append(got, e) }})}}
-	sw := &ccTarget{name: "sw[0]", lid: 3, sw: true}
-	a := ccLogEntry{SLID: 5, DLID: 9, SL: 1, Time: 100}
-	b := ccLogEntry{SLID: 6, DLID: 9, SL: 2, Time: 120}
-	l := decodeCCLog(switchLog(2, a, b))
+	var got []LogEvent
+	s := New(&Config{OnEvent: func(e LogEvent) { got = append(got, e) }}, nil, nil)
+	sw := &target{name: "sw[0]", lid: 3, sw: true}
+	a := logEntry{SLID: 5, DLID: 9, SL: 1, Time: 100}
+	b := logEntry{SLID: 6, DLID: 9, SL: 2, Time: 120}
+	l := decodeLog(switchLog(2, a, b))
 	require.NotNil(t, l)
 	assert.Equal(t, []int{2, 17}, l.Ports)
-	assert.Equal(t, 2, s.ccEmit(ccKey{0x10, 0}, sw, l))
+	assert.Equal(t, 2, s.emit(key{0x10, 0}, sw, l))
 	require.Len(t, got, 2)
-	assert.Equal(t, CCLogEvent{Event: "cc_log", Node: "sw[0]", GUID: "0x0000000000000010", LID: 3, Type: "switch",
+	assert.Equal(t, LogEvent{Event: "cc_log", Node: "sw[0]", GUID: "0x0000000000000010", LID: 3, Type: "switch",
 		Ports: []int{2, 17}, SL: 1, SLID: 5, DLID: 9, TimeStamp: 100, LogTime: 5000, Counter: 2}, got[0])
 	assert.EqualValues(t, 2, got[1].SL)
 
 	// Read again with one more entry: only that one is new.
-	c := ccLogEntry{SLID: 5, DLID: 8, SL: 1, Time: 130}
-	assert.Equal(t, 1, s.ccEmit(ccKey{0x10, 0}, sw, decodeCCLog(switchLog(1, a, b, c))))
+	c := logEntry{SLID: 5, DLID: 8, SL: 1, Time: 130}
+	assert.Equal(t, 1, s.emit(key{0x10, 0}, sw, decodeLog(switchLog(1, a, b, c))))
 	require.Len(t, got, 3)
 	assert.EqualValues(t, 8, got[2].DLID)
 
-	ca := &ccTarget{name: "ca[1]", lid: 4, port: 1}
-	e := ccLogEntry{LocalQP: 0x101, RemoteQP: 0x202, SL: 3, ServiceType: 3, RemoteLID: 7, Time: 99}
-	assert.Equal(t, 1, s.ccEmit(ccKey{0x20, 1}, ca, decodeCCLog(caLog(e))))
+	ca := &target{name: "ca[1]", lid: 4, port: 1}
+	e := logEntry{LocalQP: 0x101, RemoteQP: 0x202, SL: 3, ServiceType: 3, RemoteLID: 7, Time: 99}
+	assert.Equal(t, 1, s.emit(key{0x20, 1}, ca, decodeLog(caLog(e))))
 	require.Len(t, got, 4)
-	assert.Equal(t, CCLogEvent{Event: "cc_log", Node: "ca[1]", GUID: "0x0000000000000020", LID: 4, Type: "ca", Port: 1,
+	assert.Equal(t, LogEvent{Event: "cc_log", Node: "ca[1]", GUID: "0x0000000000000020", LID: 4, Type: "ca", Port: 1,
 		SL: 3, LocalQP: 0x101, RemoteQP: 0x202, RemoteLID: 7, ServiceType: 3, TimeStamp: 99, LogTime: 7000, Counter: 1}, got[3])
 
-	assert.Zero(t, s.ccEmit(ccKey{0x20, 1}, ca, decodeCCLog(caLog())), "an empty log")
-	assert.Nil(t, decodeCCLog(make([]byte, mad.CongestionLogSize)), "log type 0")
-	assert.Nil(t, decodeCCLog(make([]byte, 10)), "short")
+	assert.Zero(t, s.emit(key{0x20, 1}, ca, decodeLog(caLog())), "an empty log")
+	assert.Nil(t, decodeLog(make([]byte, mad.CongestionLogSize)), "log type 0")
+	assert.Nil(t, decodeLog(make([]byte, 10)), "short")
 }
 
 // FuzzDecodeCCLog: no input makes the decoder panic, and what it
 // returns has no more entries than the log holds.
 func FuzzDecodeCCLog(f *testing.F) {
-	f.Add(switchLog(1, ccLogEntry{SLID: 1, DLID: 2, Time: 3}))
-	f.Add(caLog(ccLogEntry{LocalQP: 1, Time: 2}))
+	f.Add(switchLog(1, logEntry{SLID: 1, DLID: 2, Time: 3}))
+	f.Add(caLog(logEntry{LocalQP: 1, Time: 2}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		l := decodeCCLog(b)
+		l := decodeLog(b)
 		if l != nil && len(l.Entries) > mad.CongestionLogSwitchEvents {
 			t.Fatalf("%d entries", len(l.Entries))
 		}
 	})
 }
 
-// FuzzParseCCSettings: no file makes the parser panic; what it takes has
+// FuzzParseSettings: no file makes the parser panic; what it takes has
 // a table CCTI_Limit can index.
-func FuzzParseCCSettings(f *testing.F) {
+func FuzzParseSettings(f *testing.F) {
 	f.Add("congestion_control TRUE\ncc_cct 0:1,1:2\ncc_ca_cong_setting_ccti_timer 1 5\n")
 	f.Add("cc_sw_cong_setting_victim_mask 0xff\ncc_key 0x10\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := ParseCCSettings(strings.NewReader(text), "fuzz")
+		c, err := ParseSettings(strings.NewReader(text), "fuzz")
 		if err == nil && len(c.CCT) > MaxCCTEntries {
 			t.Fatalf("%d table entries", len(c.CCT))
 		}
