@@ -3,6 +3,7 @@ package nodeproc
 import (
 	"encoding/json"
 
+	"ibfab/internal/enum"
 	"ibfab/port"
 )
 
@@ -24,20 +25,39 @@ type DropsReply struct {
 	NowNs   int64        `json:"now_ns"`
 }
 
-// DropRecord is one port.DropRecord by name: the cause as status shows
-// it, dir "rx" (dropped as received: unroutable, P_Key, input port down,
-// …) or "tx" (as sent: link down while queued, port not active, …).
+// DropRecord is one port.DropRecord as the "drops" op carries it: the
+// cause by the name status shows, the direction rx (dropped as received:
+// unroutable, P_Key, input port down, …) or tx (as sent: link down while
+// queued, port not active, …).
 type DropRecord struct {
-	AtNs  int64  `json:"at_ns"`
-	Port  uint8  `json:"port"`
-	Out   uint8  `json:"out,omitempty"` // a switch's output port it was routed to
-	Cause string `json:"cause"`
-	Dir   string `json:"dir"`
-	SLID  uint16 `json:"slid"`
-	DLID  uint16 `json:"dlid"`
-	VL    uint8  `json:"vl"`
-	SL    uint8  `json:"sl"`
+	AtNs  int64          `json:"at_ns"`
+	Port  uint8          `json:"port"`
+	Out   uint8          `json:"out,omitempty"` // a switch's output port it was routed to
+	Cause port.DropCause `json:"cause"`
+	Dir   DropDir        `json:"dir"`
+	SLID  uint16         `json:"slid"`
+	DLID  uint16         `json:"dlid"`
+	VL    uint8          `json:"vl"`
+	SL    uint8          `json:"sl"`
 }
+
+// DropDir is whether a packet was dropped as received or as sent.
+type DropDir uint8
+
+//go:generate go tool stringer -type=DropDir -linecomment
+
+const (
+	DropRx DropDir = iota // rx
+	DropTx                // tx
+)
+
+var dropDirs = enum.New("drop direction", DropRx, DropTx)
+
+// MarshalText implements encoding.TextMarshaler.
+func (d DropDir) MarshalText() ([]byte, error) { return dropDirs.Marshal(d) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *DropDir) UnmarshalText(text []byte) error { return dropDirs.Unmarshal(d, text) }
 
 // dropsOp serves "drops".
 func (n *Node) dropsOp(args json.RawMessage) (DropsReply, error) {
@@ -50,11 +70,11 @@ func (n *Node) dropsOp(args json.RawMessage) (DropsReply, error) {
 	recs, written := n.drops.Since(a.SinceNs, nil)
 	out := DropsReply{Records: make([]DropRecord, 0, len(recs)), Written: written, Size: n.drops.Size(), NowNs: n.now()}
 	for _, r := range recs {
-		dir := "rx"
+		dir := DropRx
 		if r.Sending {
-			dir = "tx"
+			dir = DropTx
 		}
-		out.Records = append(out.Records, DropRecord{AtNs: r.At, Port: r.Port, Out: r.Out, Cause: r.Cause.String(), Dir: dir,
+		out.Records = append(out.Records, DropRecord{AtNs: r.At, Port: r.Port, Out: r.Out, Cause: r.Cause, Dir: dir,
 			SLID: r.SLID, DLID: r.DLID, VL: r.VL, SL: r.SL})
 	}
 	return out, nil

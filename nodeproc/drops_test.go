@@ -2,6 +2,7 @@ package nodeproc
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"ibfab/internal/clock"
 	"ibfab/internal/ctl"
+	"ibfab/internal/testsupport"
 	"ibfab/link"
 	"ibfab/link/pipe"
 	"ibfab/port"
@@ -59,9 +61,9 @@ func TestDropsOp(t *testing.T) {
 	require.NoError(t, ctl.Call(context.Background(), sock, "drops", DropsArgs{SinceNs: t1}, &later))
 
 	assert.Equal(t, []DropRecord{
-		{AtNs: time.Unix(100, 0).UnixNano(), Port: 1, Cause: "unroutable", Dir: "rx", SLID: 1, DLID: 0x21, VL: 1},
-		{AtNs: t1, Port: 2, Cause: "port_not_active", Dir: "tx", SLID: 1, DLID: 0x22},
-		{AtNs: t1, Port: 2, Out: 1, Cause: "link_down_while_queued", Dir: "rx", SLID: 1, DLID: 0x24},
+		{AtNs: time.Unix(100, 0).UnixNano(), Port: 1, Cause: port.DropUnroutable, Dir: DropRx, SLID: 1, DLID: 0x21, VL: 1},
+		{AtNs: t1, Port: 2, Cause: port.DropNotActive, Dir: DropTx, SLID: 1, DLID: 0x22},
+		{AtNs: t1, Port: 2, Out: 1, Cause: port.DropLinkDown, Dir: DropRx, SLID: 1, DLID: 0x24},
 	}, all.Records)
 	assert.Equal(t, all.Records[1:], later.Records)
 	assert.Equal(t, uint64(3), all.Written)
@@ -78,4 +80,12 @@ func TestDropsOp(t *testing.T) {
 	res, err = n.handle(context.Background(), "drops", nil)
 	require.NoError(t, err)
 	assert.Len(t, res.(DropsReply).Records, 3, "no args: every record")
+}
+
+// TestDropDirJSON: the directions travel by name, and an unknown one is
+// an error naming the ones there are.
+func TestDropDirJSON(t *testing.T) {
+	testsupport.EnumJSON(t, dropDirs.Values())
+	var d DropDir
+	assert.ErrorContains(t, json.Unmarshal([]byte(`"up"`), &d), "rx")
 }

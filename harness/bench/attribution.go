@@ -9,6 +9,7 @@ import (
 
 	"ibfab/hca"
 	"ibfab/nodeproc"
+	"ibfab/port"
 )
 
 // Outage is one probed pair's dark spell after a fault (a gap of more than
@@ -130,7 +131,7 @@ func attribute(spans []outageSpan, ev evidence) []Outage {
 
 // notSentCauses are drops at the sender's own port that mean the packet
 // was never sent: the port refused it.
-var notSentCauses = map[string]bool{"port_not_active": true, "vl_mapping": true}
+var notSentCauses = map[port.DropCause]bool{port.DropNotActive: true, port.DropVLMapping: true}
 
 // maxRefuseWait: a refused packet is recorded once per try, and the
 // generator tries again only after a hold of up to this: each record
@@ -178,11 +179,11 @@ func (e *spellEvidence) drops() {
 				continue
 			}
 			switch {
-			case node == s.pair.src && r.SLID == s.slid && r.Dir == "tx" && notSentCauses[r.Cause]:
-				e.add(causeKey{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+			case node == s.pair.src && r.SLID == s.slid && r.Dir == nodeproc.DropTx && notSentCauses[r.Cause]:
+				e.add(causeKey{kind: "not_sent", node: node, port: int(r.Port), cause: r.Cause.String(), dir: r.Dir.String()}, r.AtNs, nil)
 				e.cover = append(e.cover, [2]int64{r.AtNs - maxRefuseWait, r.AtNs + e.iv})
 			case r.SLID == s.slid && r.DLID == s.dlid:
-				e.add(causeKey{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause, dir: r.Dir}, r.AtNs, nil)
+				e.add(causeKey{kind: "dropped", node: node, port: int(r.Port), out: int(r.Out), cause: r.Cause.String(), dir: r.Dir.String()}, r.AtNs, nil)
 				e.cover = append(e.cover, [2]int64{r.AtNs - e.iv, r.AtNs + e.iv})
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"ibfab/hca"
 	"ibfab/nodeproc"
+	"ibfab/port"
 )
 
 func TestAttribute(t *testing.T) {
@@ -17,10 +18,10 @@ func TestAttribute(t *testing.T) {
 	at := func(ms float64) int64 { return t0 + int64(ms*1e6) }
 	// h1 (LID 1) → h2 (LID 2), dark from 0 to 300 ms.
 	span := outageSpan{pair: pair{"h1", "h2"}, slid: 1, dlid: 2, start: at(0), end: at(300)}
-	drop := func(ms float64, cause, dir string, port uint8, slid, dlid uint16) nodeproc.DropRecord {
+	drop := func(ms float64, cause port.DropCause, dir nodeproc.DropDir, port uint8, slid, dlid uint16) nodeproc.DropRecord {
 		return nodeproc.DropRecord{AtNs: at(ms), Port: port, Cause: cause, Dir: dir, SLID: slid, DLID: dlid}
 	}
-	every := func(from, to float64, cause, dir string, port uint8) []nodeproc.DropRecord {
+	every := func(from, to float64, cause port.DropCause, dir nodeproc.DropDir, port uint8) []nodeproc.DropRecord {
 		var out []nodeproc.DropRecord
 		for ms := from; ms <= to; ms += 20 {
 			out = append(out, drop(ms, cause, dir, port, 1, 2))
@@ -38,16 +39,16 @@ func TestAttribute(t *testing.T) {
 		{name: "no evidence", wantCause: "unknown", wantKinds: []string{"unknown"}, wantUnexplain: 260},
 		{name: "unroutable then link down",
 			ev: evidence{drops: map[string][]nodeproc.DropRecord{
-				"sw5": every(20, 200, "unroutable", "rx", 3),
-				"sw2": append(every(220, 280, "link_down_while_queued", "tx", 1),
-					drop(100, "unroutable", "rx", 1, 1, 7),  // another pair's
-					drop(400, "unroutable", "rx", 1, 1, 2)), // after the spell
+				"sw5": every(20, 200, port.DropUnroutable, nodeproc.DropRx, 3),
+				"sw2": append(every(220, 280, port.DropLinkDown, nodeproc.DropTx, 1),
+					drop(100, port.DropUnroutable, nodeproc.DropRx, 1, 1, 7),  // another pair's
+					drop(400, port.DropUnroutable, nodeproc.DropRx, 1, 1, 2)), // after the spell
 			}},
 			wantCause: "dropped at sw5[3]: unroutable ×10 20-200 ms, then dropped at sw2[1]: link_down_while_queued ×4 220-280 ms",
 			wantKinds: []string{"dropped", "dropped"}},
 		{name: "routed to a dead output",
 			ev: evidence{drops: map[string][]nodeproc.DropRecord{"sw7": func() []nodeproc.DropRecord {
-				rs := every(0, 280, "link_down_while_queued", "rx", 4)
+				rs := every(0, 280, port.DropLinkDown, nodeproc.DropRx, 4)
 				for i := range rs {
 					rs[i].Out = 1
 				}
@@ -56,13 +57,13 @@ func TestAttribute(t *testing.T) {
 			wantCause: "dropped at sw7[4→1]: link_down_while_queued ×15 0-280 ms",
 			wantKinds: []string{"dropped"}},
 		{name: "drops then an unexplained tail",
-			ev:        evidence{drops: map[string][]nodeproc.DropRecord{"sw5": every(20, 60, "unroutable", "rx", 3)}},
+			ev:        evidence{drops: map[string][]nodeproc.DropRecord{"sw5": every(20, 60, port.DropUnroutable, nodeproc.DropRx, 3)}},
 			wantCause: "dropped at sw5[3]: unroutable ×3 20-60 ms, then unknown 80-280 ms",
 			wantKinds: []string{"dropped", "unknown"}, wantUnexplain: 200},
 		{name: "port refused at the sender, to any destination",
 			ev: evidence{drops: map[string][]nodeproc.DropRecord{"h1": {
-				drop(10, "port_not_active", "tx", 1, 1, 9), drop(100, "port_not_active", "tx", 1, 1, 2),
-				drop(190, "port_not_active", "tx", 1, 1, 5), drop(280, "port_not_active", "tx", 1, 1, 2)}}},
+				drop(10, port.DropNotActive, nodeproc.DropTx, 1, 1, 9), drop(100, port.DropNotActive, nodeproc.DropTx, 1, 1, 2),
+				drop(190, port.DropNotActive, nodeproc.DropTx, 1, 1, 5), drop(280, port.DropNotActive, nodeproc.DropTx, 1, 1, 2)}}},
 			wantCause: "not sent: port refused at h1[1] (port_not_active) ×4 10-280 ms",
 			wantKinds: []string{"not_sent"}},
 		{name: "generator stalled",
@@ -74,7 +75,7 @@ func TestAttribute(t *testing.T) {
 			wantKinds: []string{"cpu"}},
 		{name: "held where nothing else explains it",
 			ev: evidence{
-				drops: map[string][]nodeproc.DropRecord{"sw5": every(20, 100, "unroutable", "rx", 3)},
+				drops: map[string][]nodeproc.DropRecord{"sw5": every(20, 100, port.DropUnroutable, nodeproc.DropRx, 3)},
 				held: []heldSample{
 					{at: at(50), node: "sw2", port: 1, vl: 0, queued: 5}, // covered by the drops
 					{at: at(200), node: "sw2", port: 1, vl: 0, queued: 5},

@@ -24,7 +24,9 @@ func TestHopStages(t *testing.T) {
 	}
 	// Two packets 1000 µs apart, the second slower at every stage; a
 	// third write that sw1 never saw.
-	wr := func(at, woke int) write { return write{at: xtrace.Time(at * 1000), woke: xtrace.Time(woke * 1000), woken: true} }
+	wr := func(at, woke int) write {
+		return write{at: xtrace.Time(at * 1000), woke: xtrace.Time(woke * 1000), woken: true}
+	}
 	ca1 := &procEvents{writes: []write{wr(10, 0), wr(1020, 1000), wr(5000, 4990)}}
 	sw1 := &procEvents{runnable: us(40, 1070), running: us(41, 1072), writes: []write{wr(70, 40), wr(1120, 1070)}}
 	ca2 := &procEvents{runnable: us(100, 1180), running: us(101, 1182)}

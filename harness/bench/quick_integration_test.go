@@ -153,7 +153,7 @@ func TestQuickFabricHopStages(t *testing.T) {
 	quick(t, "fabric", &rep, "--only", "hop", "--profile", dir)
 	require.NotNil(t, rep.HopLatency)
 	st := rep.HopLatency.Stages
-	require.Len(t, st, 8)
+	require.Len(t, st, 7)
 	for _, s := range st {
 		assert.Positive(t, s.Packets, "%s", s.Stage)
 		assert.LessOrEqual(t, s.P50Us, s.P99Us, "%s", s.Stage)
