@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/hca"
 	"ibfab/internal/cli"
 	"ibfab/internal/goal"
 	"ibfab/internal/proccpu"
@@ -76,6 +77,12 @@ type HopLatency struct {
 	P99OverSer    float64 `json:"p99_over_serialization"`
 	P50AboveSerNs int64   `json:"p50_above_ser_ns"`
 	P99AboveSerNs int64   `json:"p99_above_ser_ns"`
+	// DirectP50Ns and DirectP99Ns are the same traffic ca1 → ca2 back to
+	// back, measured in the same run: one process wake-up less, no
+	// forwarding; SwitchAddsP50Ns is the hop's p50 less it.
+	DirectP50Ns     int64 `json:"direct_p50_ns"`
+	DirectP99Ns     int64 `json:"direct_p99_ns"`
+	SwitchAddsP50Ns int64 `json:"switch_adds_p50_ns"`
 	// Stages (with --profile): where a packet's time went, from the
 	// processes' execution traces.
 	Stages []HopStage `json:"stages,omitempty"`
@@ -187,7 +194,7 @@ func Fabric(o fabricOptions) *FabricReport {
 		Notes: []string{
 			"paced: ca1 → ca2 back to back at 120 % offered load, 2048-byte payloads, measured over 3 s of real time after 1 s; wire_ratio is the received wire rate (PortRcvData) in emulated time over the link rate.",
 			"unpaced: the same with pacing off at 200 % load: the machine's limit; limit_time_scale = link rate / unpaced wire rate.",
-			"hop_latency: light traffic ca1 → sw1 → ca2, the receiver's histogram of send stamp to receipt; serialization is one packet's on each of the two links (cut-through).",
+			"hop_latency: light traffic ca1 → sw1 → ca2, the receiver's histogram of send stamp to receipt; serialization is one packet's on each of the two links (cut-through). direct_*: the same traffic ca1 → ca2 back to back in the same run, the baseline; switch_adds_p50_ns is the hop's p50 less the direct one.",
 			"idle: a fat tree of 8 leaves, 4 spines, 88 HCAs (100 processes), 2 s after bring-up, CPU time over the idle span and VmRSS.",
 		}}
 	fail := func(what string, err error) {
@@ -370,18 +377,58 @@ func linkThroughput(name string, scale float64, unpaced bool, profileDir string)
 }
 
 // hopLatency sends light traffic ca1 → sw1 → ca2 and reads the receiver's
-// latency histogram (send stamp to receipt, on the fabric's shared clock).
+// latency histogram (send stamp to receipt, on the fabric's shared clock);
+// then the same ca1 → ca2 back to back, the baseline: what the switch adds
+// is one more wake-up of a receiving process and its forwarding.
 func hopLatency(name, profileDir string, log io.Writer) (*HopLatency, error) {
 	topo, err := star()
 	if err != nil {
 		return nil, err
 	}
+	lat, err := lightLatency(name, topo, "ca2", []string{"sw1", "ca1", "ca2"}, profileDir)
+	if err != nil {
+		return nil, err
+	}
+	direct, err := backToBack()
+	if err != nil {
+		return nil, err
+	}
+	dl, err := lightLatency(name+"d", direct, "ca1", nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("back to back: %w", err)
+	}
+	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	// Two links; with cut-through the packet is serialized on each.
+	ser := time.Duration(float64(2*wire.UDPacketSize(2048, false)*8) / float64(rate) * 1e9).Nanoseconds()
+	h := &HopLatency{
+		Samples: lat.Count, P50Ns: lat.P50Ns, P99Ns: lat.P99Ns, SerNs: ser,
+		P50OverSer: float64(lat.P50Ns) / float64(ser), P99OverSer: float64(lat.P99Ns) / float64(ser),
+		P50AboveSerNs: lat.P50Ns - ser, P99AboveSerNs: lat.P99Ns - ser,
+		DirectP50Ns: dl.P50Ns, DirectP99Ns: dl.P99Ns, SwitchAddsP50Ns: lat.P50Ns - dl.P50Ns,
+	}
+	fmt.Fprintf(log, "fabric: hop p50 %.1f µs, p99 %.1f µs; back to back p50 %.1f µs, p99 %.1f µs\n",
+		float64(h.P50Ns)/1e3, float64(h.P99Ns)/1e3, float64(h.DirectP50Ns)/1e3, float64(h.DirectP99Ns)/1e3)
+	if profileDir != "" {
+		st, err := hopStagesFrom(profileDir)
+		if err != nil {
+			return nil, fmt.Errorf("hop stages: %w", err)
+		}
+		h.Stages = st
+		fmt.Fprintf(log, "fabric: hop stages (traced)\n%s", formatHopStages(st))
+	}
+	return h, nil
+}
+
+// lightLatency brings topo up, sends 1 % of the link's rate in 2 KiB
+// packets from ca1 to ca2 for 4 s (the SM at smNode; with profileDir, the
+// last 3 s traced on the traced nodes) and returns ca2's latency histogram.
+func lightLatency(name string, topo *topologies.Topology, smNode string, traced []string, profileDir string) (*hca.LatencySnapshot, error) {
 	f, err := up(name, topo, harness.UpOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer f.down()
-	if err := f.configure("ca2"); err != nil {
+	if err := f.configure(smNode); err != nil {
 		return nil, err
 	}
 	lid, err := f.lids([]string{"ca2"})
@@ -392,9 +439,9 @@ func hopLatency(name, profileDir string, log io.Writer) (*HopLatency, error) {
 		Dests: []uint16{lid["ca2"]}, Seed: 3}, nil); err != nil {
 		return nil, err
 	}
-	if profileDir != "" {
+	if profileDir != "" && len(traced) > 0 {
 		time.Sleep(time.Second)
-		if err := f.profile(profileDir, []string{"sw1", "ca1", "ca2"}, 3*time.Second); err != nil {
+		if err := f.profile(profileDir, traced, 3*time.Second); err != nil {
 			return nil, err
 		}
 	} else {
@@ -410,24 +457,7 @@ func hopLatency(name, profileDir string, log io.Writer) (*HopLatency, error) {
 	if s.Ports[0].Traffic == nil || s.Ports[0].Traffic.Latency.Count == 0 {
 		return nil, errors.New("ca2 received no stamped packet")
 	}
-	lat := s.Ports[0].Traffic.Latency
-	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
-	// Two links; with cut-through the packet is serialized on each.
-	ser := time.Duration(float64(2*wire.UDPacketSize(2048, false)*8) / float64(rate) * 1e9).Nanoseconds()
-	h := &HopLatency{
-		Samples: lat.Count, P50Ns: lat.P50Ns, P99Ns: lat.P99Ns, SerNs: ser,
-		P50OverSer: float64(lat.P50Ns) / float64(ser), P99OverSer: float64(lat.P99Ns) / float64(ser),
-		P50AboveSerNs: lat.P50Ns - ser, P99AboveSerNs: lat.P99Ns - ser,
-	}
-	if profileDir != "" {
-		st, err := hopStagesFrom(profileDir)
-		if err != nil {
-			return nil, fmt.Errorf("hop stages: %w", err)
-		}
-		h.Stages = st
-		fmt.Fprintf(log, "fabric: hop stages (traced)\n%s", formatHopStages(st))
-	}
-	return h, nil
+	return &s.Ports[0].Traffic.Latency, nil
 }
 
 // idleFabric brings up a 100-process fat tree (8 leaves, 4 spines, 88
