@@ -400,7 +400,7 @@ func (tx *addTx) record() error {
 // startNodes starts the new nodes' processes and records their PIDs.
 func (tx *addTx) startNodes(o AddOptions) error {
 	st := tx.st
-	uo := UpOptions{TimeScale: st.TimeScale, NodeArgs: o.NodeArgs, NodeArgsFor: o.NodeArgsFor, epoch: time.Unix(0, st.Epoch)}
+	uo := UpOptions{TimeScale: st.TimeScale, NodeArgs: o.NodeArgs, NodeArgsFor: o.NodeArgsFor, CPUs: st.CPUs, epoch: time.Unix(0, st.Epoch)}
 	for i := tx.first; i < tx.u.NumNodes(); i++ {
 		pid, err := startNode(tx.name, st.Nodes[i], uo)
 		if err != nil {

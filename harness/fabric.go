@@ -32,7 +32,8 @@ type fabricState struct {
 	Fabric     string      `json:"fabric"`
 	Created    time.Time   `json:"created"`
 	TimeScale  float64     `json:"time_scale"`
-	Epoch      int64       `json:"epoch_ns"` // the node clocks' shared origin
+	Epoch      int64       `json:"epoch_ns"`       // the node clocks' shared origin
+	CPUs       []int       `json:"cpus,omitempty"` // UpOptions.CPUs, kept for restarts and additions
 	Namespaces []string    `json:"namespaces"`
 	Nodes      []nodeState `json:"nodes"`
 
@@ -66,6 +67,13 @@ type UpOptions struct {
 	Timeout time.Duration
 	// Progress, when set, sees each step: a phase name and counts.
 	Progress func(phase string, done, total int)
+	// CPUs, when set, are the CPUs every node process may run on (its
+	// affinity; nodes restarted or added later get the same). On a
+	// machine whose idle CPUs are slow to wake (a virtual machine
+	// without halt polling: docs/DESIGN.md §3a), processes that pass
+	// packets to each other wake each other fastest on one CPU, at the
+	// price of the parallelism of the others.
+	CPUs []int
 
 	epoch time.Time
 }
@@ -86,6 +94,9 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	}
 	if t.Count(topologies.Router) > 0 {
 		return nil, errors.New("the topology has routers, which ibfab does not emulate")
+	}
+	if err := checkCPUs(o.CPUs); err != nil {
+		return nil, err
 	}
 	o.epoch = time.Now()
 	progress := func(phase string) func(done, total int) {
@@ -110,7 +121,7 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	st := &fabricState{Fabric: name, Created: time.Now().UTC(), TimeScale: o.TimeScale,
-		Epoch: o.epoch.UnixNano(), Namespaces: f.Namespaces}
+		Epoch: o.epoch.UnixNano(), CPUs: o.CPUs, Namespaces: f.Namespaces}
 	for i, n := range t.Nodes() {
 		st.Nodes = append(st.Nodes, nodeState{Name: n.Name, Type: nodeTypeName(n.Type),
 			GUID: fmt.Sprintf("%#016x", n.GUID), Namespace: f.Namespaces[i]})

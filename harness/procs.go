@@ -12,6 +12,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"ibfab/fabricnet"
 	"ibfab/internal/ctl"
@@ -69,14 +72,57 @@ func startNode(fabric string, n nodeState, o UpOptions) (int, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// The child inherits the namespace of the thread that forks it.
-	if err := fabricnet.Do(n.Namespace, cmd.Start); err != nil {
+	// The child inherits the namespace and the CPU affinity of the thread
+	// that forks it, a fresh one that ends with the call.
+	start := cmd.Start
+	if len(o.CPUs) > 0 {
+		start = func() error {
+			var set unix.CPUSet
+			for _, c := range o.CPUs {
+				set.Set(c)
+			}
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				return fmt.Errorf("CPUs %v: %w", o.CPUs, err)
+			}
+			return cmd.Start()
+		}
+	}
+	if err := fabricnet.Do(n.Namespace, start); err != nil {
 		return 0, fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	// Reap it if it dies while this process lives (tests, long commands);
 	// once the harness exits, init does.
 	go cmd.Wait()
 	return cmd.Process.Pid, nil
+}
+
+// checkCPUs refuses CPUs the process may not run on (offline, or outside
+// its own affinity, which a child could not widen).
+func checkCPUs(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var own unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &own); err != nil {
+		return fmt.Errorf("CPUs: %w", err)
+	}
+	for _, c := range cpus {
+		if c < 0 || c >= 8*int(unsafe.Sizeof(own)) || !own.IsSet(c) {
+			return fmt.Errorf("CPU %d: not one this process may run on (%s)", c, cpuList(&own))
+		}
+	}
+	return nil
+}
+
+// cpuList names the CPUs of set, "0,1,3".
+func cpuList(set *unix.CPUSet) string {
+	var out []string
+	for c := 0; c < 8*int(unsafe.Sizeof(*set)); c++ {
+		if set.IsSet(c) {
+			out = append(out, strconv.Itoa(c))
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // isNodeProcess reports whether pid runs the node process of fabric/node,

@@ -94,7 +94,7 @@ func Restart(fabric, node string, timeout time.Duration) (pid int, note string, 
 	if err != nil {
 		return 0, "", err
 	}
-	o := UpOptions{TimeScale: st.TimeScale, NodeArgs: extra, epoch: time.Unix(0, st.Epoch)}
+	o := UpOptions{TimeScale: st.TimeScale, NodeArgs: extra, CPUs: st.CPUs, epoch: time.Unix(0, st.Epoch)}
 	if pid, err = startNode(fabric, n, o); err != nil {
 		return 0, "", err
 	}

@@ -18,7 +18,8 @@ import (
 // later kill is loss of signal to them again. A node that was killed
 // restarts too.
 func TestRestart(t *testing.T) {
-	f := fabrictest.Up(t, "rst", star(t), harness.UpOptions{NodeArgsFor: map[string][]string{"sw1": {"--keepalive", "1500ms"}}})
+	// On CPU 0 (UpOptions.CPUs): a restarted node keeps the placement.
+	f := fabrictest.Up(t, "rst", star(t), harness.UpOptions{NodeArgsFor: map[string][]string{"sw1": {"--keepalive", "1500ms"}}, CPUs: []int{0}})
 	sm := f.NewSM("ca1")
 	require.NoError(t, sm.Configure())
 	old := f.Node("sw1").PID
@@ -37,6 +38,11 @@ func TestRestart(t *testing.T) {
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.PID), "cmdline"))
 	require.NoError(t, err)
 	assert.Contains(t, string(cmdline), "--keepalive\x001500ms", "restarted with its flags")
+	for _, pid := range []int{st.PID, f.Node("ca1").PID} {
+		status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+		require.NoError(t, err)
+		assert.Regexp(t, `(?m)^Cpus_allowed_list:\s+0$`, string(status), "pid %d on CPU 0", pid)
+	}
 	for _, n := range f.Status().Nodes {
 		assert.True(t, n.Alive, n.Name)
 	}

@@ -150,3 +150,14 @@ func TestUpDownUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestUpBadCPUs: a CPU the harness may not run on is refused before
+// anything is created (as any user).
+func TestUpBadCPUs(t *testing.T) {
+	for _, cpus := range [][]int{{-1}, {1 << 20}} {
+		_, err := harness.Up("tbadcpu", topologies.Default(), harness.UpOptions{CPUs: cpus})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), fmt.Sprintf("CPU %d: not one this process may run on", cpus[0]))
+	}
+	assert.NoDirExists(t, filepath.Join(harness.RunDir, "tbadcpu"))
+}

@@ -137,6 +137,11 @@ func TestQuickFabric(t *testing.T) {
 	require.NotNil(t, rep.HopLatency)
 	assert.Positive(t, rep.HopLatency.Samples)
 	assert.Greater(t, rep.HopLatency.P99Ns, rep.HopLatency.SerNs, "faster than serialization")
+	for _, h := range []*bench.HopLatency{rep.HopLatency, rep.HopLatencyOneCPU} {
+		require.NotNil(t, h)
+		assert.Positive(t, h.DirectP50Ns, "the back-to-back baseline")
+		assert.Greater(t, h.P50Ns, h.SerNs)
+	}
 	require.NotNil(t, rep.Idle)
 	assert.Equal(t, 100, rep.Idle.Processes)
 	assert.Positive(t, rep.Idle.RSSMaxMiB)

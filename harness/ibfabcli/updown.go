@@ -5,17 +5,21 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/internal/cli"
 	"ibfab/topologies"
 )
 
 const (
-	upSynopsis = "up [-f TOPO] [--name N] [--time-scale S]"
+	upSynopsis = "up [-f TOPO] [--name N] [--time-scale S] [--cpus LIST]"
 	upDesc     = `
 Brings a fabric up: one network namespace per node (ibf-<N>-<node>) and one
 veth pair per link, the ends named p<port> in the two nodes' namespaces, all
 through netlink; then one process per node (ibswitch or ibhca) in its
 namespace, and waits until every cabled port has trained (LinkUp, Init).
-The ports then wait for a subnet manager to make them Active.
+The ports then wait for a subnet manager to make them Active. --cpus
+pins every node process to those CPUs (on a virtual machine whose idle
+CPUs wake slowly, one CPU makes a light-traffic hop several times faster,
+at the cost of the others' parallelism: docs/DESIGN.md §3a).
 Without -f the built-in default fabric (the thesis's 8-switch/7-host
 network) is used. State, control sockets and node logs are kept in
 /run/ibfab/<N>/. Several fabrics run side by side under different names.`
@@ -34,6 +38,8 @@ func runUp(env *Env, args []string) error {
 	file := fs.String("f", "", "topology `FILE` (default: the built-in default fabric)")
 	name := fs.String("name", defaultName, "fabric `N`ame: a-z, 0-9 and _")
 	scale := fs.Float64("time-scale", 1, "run emulated time `S` times slower (for fabrics that need more CPU than there is)")
+	var cpus cli.CPUList
+	fs.Var(&cpus, "cpus", "run every node process on these CPUs, `LIST` as taskset's (0,2-3; default: any)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
 	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
 		return err
@@ -57,7 +63,7 @@ func runUp(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "ibfab up: %s %d/%d\n", phase, done, total)
 		}
 	}
-	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress})
+	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress, CPUs: cpus})
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -96,4 +97,38 @@ func hasFlags(fs *flag.FlagSet) bool {
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
 	return n > 0
+}
+
+// CPUList is a flag.Value of CPU numbers as taskset and /sys write them:
+// "0", "0,2", "0-3,6".
+type CPUList []int
+
+func (l *CPUList) String() string {
+	var parts []string
+	for _, c := range *l {
+		parts = append(parts, strconv.Itoa(c))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set parses a list, refusing empty items, bad numbers and backward
+// ranges.
+func (l *CPUList) Set(s string) error {
+	var out []int
+	for _, item := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(item), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a {
+			return fmt.Errorf("CPU list %q: want numbers and ranges such as 0,2-3", s)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	*l = out
+	return nil
 }

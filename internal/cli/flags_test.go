@@ -54,3 +54,33 @@ func TestParseAround(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, help)
 }
+
+func TestCPUList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{in: "0", want: []int{0}},
+		{in: "0,2", want: []int{0, 2}},
+		{in: "0-3,6", want: []int{0, 1, 2, 3, 6}},
+		{in: " 1 ", want: []int{1}},
+		{in: "", err: true},
+		{in: "1,", err: true},
+		{in: "3-1", err: true},
+		{in: "-1", err: true},
+		{in: "a", err: true},
+	}
+	for _, tt := range tests {
+		var l CPUList
+		err := l.Set(tt.in)
+		if tt.err {
+			assert.Error(t, err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, []int(l), tt.in)
+	}
+	l := CPUList{0, 2}
+	assert.Equal(t, "0,2", l.String())
+}
