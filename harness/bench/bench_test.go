@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/cli"
+	"ibfab/topologies"
 )
 
 func TestProbePairs(t *testing.T) {
@@ -145,4 +146,52 @@ func TestHelp(t *testing.T) {
 		require.NoError(t, run(&cli.Env{Stdout: &out, Stderr: &out}, args), "%v", args)
 		assert.Contains(t, out.String(), "usage: ibfab bench", "%v", args)
 	}
+}
+
+// TestFaultPairs: on a network with more hosts than are probed, the hosts
+// beside the fault are among them, so that a probed route crosses it: the
+// hosts at both ends of a cut link, those of a dead switch's neighbours.
+func TestFaultPairs(t *testing.T) {
+	topo, err := topologies.Irregular(32, 4, 1, 1) // as the benchmark's irregular32
+	require.NoError(t, err)
+	sm := topo.Node(0).Name
+	hosts := topo.Reachable(sm, nil)
+	require.Greater(t, len(hosts), probeAllPairs)
+	probed := func(ps []pair) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range ps {
+			m[p.src] = true
+		}
+		return m
+	}
+	l, ok := topo.CycleLink(sm)
+	require.True(t, ok)
+	cut := &topologies.Damage{Cut: []topologies.Link{l}}
+	ps := faultPairs(topo, topo.Reachable(sm, cut), cut)
+	assert.Len(t, ps, probeAllPairs*(probeAllPairs-1))
+	got := probed(ps)
+	for _, end := range []int{l.A.Node, l.B.Node} {
+		for _, h := range topo.HostsOf(topo.Node(end).Name) {
+			assert.True(t, got[h], "%s beside the cut link", h)
+		}
+	}
+	victim, ok := topo.Victim(sm, nil)
+	require.True(t, ok)
+	dead := &topologies.Damage{Dead: map[string]bool{victim: true}}
+	got = probed(faultPairs(topo, topo.Reachable(sm, dead), dead))
+	vi, _ := topo.Lookup(victim)
+	beside := 0
+	for _, n := range topo.Neighbors(vi) {
+		for _, h := range topo.HostsOf(topo.Node(n).Name) {
+			if got[h] {
+				beside++
+			}
+		}
+	}
+	assert.Equal(t, min(probeAllPairs/2, len(faultHosts(topo, topo.Reachable(sm, dead), dead))), beside, "hosts of %s's neighbours", victim)
+	for _, h := range topo.HostsOf(victim) {
+		assert.False(t, got[h], "%s, the dead switch's host, probed", h)
+	}
+	// Without a fault the sample is the even one.
+	assert.Equal(t, probePairs(hosts), faultPairs(topo, hosts, nil))
 }

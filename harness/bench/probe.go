@@ -2,11 +2,14 @@ package bench
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"ibfab/hca"
 	"ibfab/nodeproc"
+	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -35,14 +38,75 @@ type pair struct{ src, dst string }
 func (p pair) String() string { return p.src + "→" + p.dst }
 
 // probePairs returns every ordered pair of hosts, or of a sample of them.
-func probePairs(hosts []string) []pair {
-	if stride := (len(hosts) + probeAllPairs - 1) / probeAllPairs; stride > 1 {
-		var sample []string
-		for i := 0; i < len(hosts); i += stride {
-			sample = append(sample, hosts[i])
-		}
-		hosts = sample
+func probePairs(hosts []string) []pair { return pairsOf(sample(hosts, nil)) }
+
+// faultPairs returns the pairs probed against fault d: as probePairs, but
+// the sample starts with the hosts beside the fault (faultHosts), so that
+// some probed routes cross it. Sampled evenly alone, the hosts of a larger
+// network often had no route over the cut link or the killed switch, and
+// both SMs then measured 0.
+func faultPairs(t *topologies.Topology, hosts []string, d *topologies.Damage) []pair {
+	return pairsOf(sample(hosts, faultHosts(t, hosts, d)))
+}
+
+// sample returns hosts, or, when they are more than probeAllPairs, up to
+// half that many of first (those among hosts) and the rest evenly spaced.
+func sample(hosts, first []string) []string {
+	if len(hosts) <= probeAllPairs {
+		return hosts
 	}
+	var out []string
+	for _, h := range first {
+		if len(out) < probeAllPairs/2 && slices.Contains(hosts, h) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	rest := slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return slices.Contains(out, h) })
+	need := probeAllPairs - len(out)
+	stride := (len(rest) + need - 1) / need
+	for i := 0; i < len(rest) && len(out) < probeAllPairs; i += stride {
+		out = append(out, rest[i])
+	}
+	return out
+}
+
+// faultHosts are the hosts beside fault d, alternating between its sides:
+// those of the switches at the ends of a cut link, those of a dead
+// switch's neighbours.
+func faultHosts(t *topologies.Topology, hosts []string, d *topologies.Damage) []string {
+	if d == nil {
+		return nil
+	}
+	var sides [][]string
+	for _, l := range d.Cut {
+		sides = append(sides, t.HostsOf(t.Node(l.A.Node).Name), t.HostsOf(t.Node(l.B.Node).Name))
+	}
+	for _, dead := range slices.Sorted(maps.Keys(d.Dead)) {
+		if i, ok := t.Lookup(dead); ok {
+			for _, n := range t.Neighbors(i) {
+				sides = append(sides, t.HostsOf(t.Node(n).Name))
+			}
+		}
+	}
+	var out []string
+	for k := 0; ; k++ {
+		more := false
+		for _, side := range sides {
+			if k < len(side) {
+				more = true
+				if slices.Contains(hosts, side[k]) {
+					out = append(out, side[k])
+				}
+			}
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+// pairsOf returns every ordered pair of hosts.
+func pairsOf(hosts []string) []pair {
 	var out []pair
 	for _, s := range hosts {
 		for _, d := range hosts {
