@@ -62,7 +62,7 @@ type Config struct {
 	RoutingConfig
 	PortConfig
 
-	// QoS turns the QoS manager on (qosmgr.go): it then owns SLtoVL and
+	// QoS turns the QoS manager on (package sm/qosmgr): it then owns SLtoVL and
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
 
