@@ -75,7 +75,7 @@ type Config struct {
 	// whatever VLTables says.
 	AR *ARConfig
 
-	// Partitions turns the partition manager on (partmgr.go): P_Key
+	// Partitions turns the partition manager on (package sm/partmgr): P_Key
 	// tables from a partitions.conf, and partition enforcement at the
 	// switch ports cabled to CAs.
 	Partitions *PartitionConfig
