@@ -62,7 +62,7 @@ type Config struct {
 	RoutingConfig
 	PortConfig
 
-	// QoS turns the QoS manager on (qosmgr.go): it then owns SLtoVL and
+	// QoS turns the QoS manager on (package sm/qosmgr): it then owns SLtoVL and
 	// VL arbitration, whatever VLTables says.
 	QoS *QoSConfig
 
@@ -75,7 +75,7 @@ type Config struct {
 	// whatever VLTables says.
 	AR *ARConfig
 
-	// Partitions turns the partition manager on (partmgr.go): P_Key
+	// Partitions turns the partition manager on (package sm/partmgr): P_Key
 	// tables from a partitions.conf, and partition enforcement at the
 	// switch ports cabled to CAs.
 	Partitions *PartitionConfig

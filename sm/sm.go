@@ -9,6 +9,7 @@ import (
 	"ibfab/internal/clock"
 	"ibfab/madport"
 	"ibfab/sm/ccmgr"
+	"ibfab/sm/partmgr"
 	"ibfab/sm/routing"
 	"ibfab/sm/txn"
 	"ibfab/topologies"
@@ -164,7 +165,7 @@ type managers struct {
 	qos  *qosState         // nil with QoS off
 	cc   CongestionManager // nil with congestion control off
 	ar   *arState          // nil with adaptive routing unmanaged
-	part *partManager      // nil with partitions unmanaged
+	part PartitionManager  // nil with partitions unmanaged
 }
 
 // saLink is the Subnet Administrator beside the SM (subnadm.go), nil
@@ -222,15 +223,15 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
-	if cfg.Partitions != nil {
-		if s.part, err = newPartManager(cfg.Partitions); err != nil {
-			return nil, err
-		}
-	}
 	s.tx = txn.New(port, clk, s.cfg.TxnConfig, s.cfg.MKey)
 	s.tx.KeyOf = s.smpKey
 	s.tx.OnUnsolicited = s.unsolicited
 	s.tx.OnSA = s.subnAdm
+	if cfg.Partitions != nil {
+		if s.part, err = partmgr.New(cfg.Partitions, s.tx); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.CC != nil {
 		s.cc = ccmgr.New(cfg.CC, s.tx, clk)
 	}

@@ -127,16 +127,7 @@ func (s *SM) forgetWritten() {
 	clear(s.blocked)
 	clear(s.kept)
 	if s.part != nil {
-		guids := map[uint64]bool{}
-		for k := range s.part.tables {
-			guids[k.node] = true
-		}
-		for g := range s.part.portGUIDs {
-			guids[g] = true
-		}
-		for g := range guids {
-			s.partForget(g)
-		}
+		s.part.ForgetAll()
 	}
 	if s.cc != nil {
 		s.cc.Forget()

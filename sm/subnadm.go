@@ -90,8 +90,8 @@ func (s *SM) view() *View {
 	v := &View{Subnet: s.subnet, Routes: s.routes}
 	if s.part != nil {
 		v.PKeys = map[PortKey][]mad.PKey{}
-		for k, t := range s.part.tables {
-			v.PKeys[PortKey{k.node, k.port}] = t
+		for k, t := range s.part.Tables() {
+			v.PKeys[PortKey{k.Node, k.Port}] = t
 		}
 	}
 	v.Blocks = map[BlockKey][]byte{}
