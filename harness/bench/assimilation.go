@@ -134,7 +134,7 @@ var assimilationDefinition = []string{
 	"ms_sm_reported (beside it, not judged): ibsm: the start of its last pass with the subnet up plus that pass's ms_to_connectivity (its provisional tables' with provisional routes); OpenSM: the time stamp of its last SUBNET UP log line.",
 	"ms_settled: from the fault to the SM's last pass (ibsm's result reaching the bench, OpenSM's SUBNET UP). smps: MADs the SM's HCA took from the SM (its attach point's mads_in) over the run.",
 	"OpenSM runs as a daemon (-R updn, rooted with -a at the SM's switch, as ibsm's up*/down*), a new one for each fault, since our switches do not bring it back to a link that trains again; ibsm runs in-process (package sm) and takes each undoing in too. Each fault waits until the SM has sent nothing for 0.5 s.",
-	"The goal, for ibsm's goal configuration on every fault: ms_data_plane at most goal_ratio of OpenSM's; ms_data_plane_beyond_account (its median less the median of ibsm's own account) at most 20 ms; data_plane_spread (max/min of the runs, each floored at the outage threshold) at most 2. seed_delivery_gap_ms is the thesis's simulated delivery gap while tables are distributed (seed 001, Fig. 12, 8 switches and 7 hosts, a switch removed): ours is ms_data_plane less the SM's detection and computation, which the seed's figure leaves out.",
+	"The goal, for ibsm's goal configuration on every fault: ms_data_plane at most goal_ratio of OpenSM's (a median under the outage threshold counts as the threshold: the probes cannot tell less); ms_data_plane_beyond_account (its median less the median of ibsm's own account) at most 20 ms; data_plane_spread (max/min of the runs, each floored at the outage threshold) at most 2. seed_delivery_gap_ms is the thesis's simulated delivery gap while tables are distributed (seed 001, Fig. 12, 8 switches and 7 hosts, a switch removed): ours is ms_data_plane less the SM's detection and computation, which the seed's figure leaves out.",
 	"Ratios are ibsm / OpenSM of the medians; a ratio against an OpenSM median of 0 or a side without a run is absent (not measured), and makes goal_met false.",
 }
 
@@ -203,13 +203,13 @@ func Assimilation(o AssimilationOptions, checkpoint func(*AssimilationReport)) *
 	for _, nt := range o.networks() {
 		fr := assimilationFabric(o, nt)
 		rep.Fabrics = append(rep.Fabrics, fr)
-		rep.Verdict = assimilationVerdict(rep.Fabrics)
+		rep.Verdict = assimilationVerdict(rep.Fabrics, outageIntervals*rep.ProbeIntervalMs)
 		rep.ElapsedMs = ms(time.Since(start))
 		if checkpoint != nil {
 			checkpoint(rep)
 		}
 	}
-	rep.Verdict = assimilationVerdict(rep.Fabrics)
+	rep.Verdict = assimilationVerdict(rep.Fabrics, outageIntervals*rep.ProbeIntervalMs)
 	rep.ElapsedMs = ms(time.Since(start))
 	return rep
 }
@@ -217,7 +217,7 @@ func Assimilation(o AssimilationOptions, checkpoint func(*AssimilationReport)) *
 // assimilationVerdict: every fault of every network measured on both
 // sides, ibsm's goal configuration within the goal ratio of OpenSM on the
 // data plane.
-func assimilationVerdict(fabrics []AssimilationFabric) goal.Verdict {
+func assimilationVerdict(fabrics []AssimilationFabric, thresholdMs float64) goal.Verdict {
 	var cases []goal.Case
 	for _, f := range fabrics {
 		if f.Error != "" {
@@ -237,7 +237,7 @@ func assimilationVerdict(fabrics []AssimilationFabric) goal.Verdict {
 			case ft.OpenSM.MsDataPlane == nil:
 				cases = append(cases, goal.Case{Name: name, Why: "OpenSM: no run succeeded" + runErrors(ft.OpenSM.Runs)})
 			default:
-				cases = append(cases, goalConfigCases(name, ft.IBSM[i], ft.OpenSM)...)
+				cases = append(cases, goalConfigCases(name, ft.IBSM[i], ft.OpenSM, thresholdMs)...)
 			}
 		}
 	}
@@ -246,8 +246,16 @@ func assimilationVerdict(fabrics []AssimilationFabric) goal.Verdict {
 
 // goalConfigCases judges the goal configuration's side of one fault: the
 // ratio to OpenSM, the time beyond its own account, the spread of its runs.
-func goalConfigCases(name string, g IBSMSide, osm SMSide) []goal.Case {
-	cases := []goal.Case{goal.AtMost(name, "ms_data_plane", *g.MsDataPlane, *osm.MsDataPlane, AssimilationGoal)}
+//
+// A data plane of 0 is no outage longer than the threshold (five probe
+// intervals), not an instant restoration: against OpenSM it counts as
+// the threshold, so the ratio is judged by what the probes can tell.
+func goalConfigCases(name string, g IBSMSide, osm SMSide, thresholdMs float64) []goal.Case {
+	dp, what := *g.MsDataPlane, "ms_data_plane"
+	if dp < thresholdMs {
+		dp, what = thresholdMs, fmt.Sprintf("ms_data_plane (under the %g ms outage threshold, counted as it)", thresholdMs)
+	}
+	cases := []goal.Case{goal.AtMost(name, what, dp, *osm.MsDataPlane, AssimilationGoal)}
 	if g.MsBeyondAccount == nil {
 		cases = append(cases, goal.Case{Name: name + " beyond its account", Why: "no account from ibsm"})
 	} else {

@@ -69,10 +69,12 @@ func TestAssimilationVerdict(t *testing.T) {
 		{"dark past its own account", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), ptr(30), ptr(1)))}, false},
 		{"no account", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), nil, ptr(1)))}, false},
 		{"runs spread", []AssimilationFabric{net(faultWith(ptr(10), ptr(100), ptr(5), ptr(3)))}, false},
+		{"0 counts as the threshold, within", []AssimilationFabric{net(fault(ptr(0), ptr(25)))}, true},
+		{"0 counts as the threshold, beyond", []AssimilationFabric{net(fault(ptr(0), ptr(24)))}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := assimilationVerdict(tt.fabrics)
+			v := assimilationVerdict(tt.fabrics, 5)
 			assert.Equal(t, tt.met, v.Met, "%v", v.Reasons)
 			assert.Equal(t, tt.met, len(v.Reasons) == 0, "%v", v.Reasons)
 		})
