@@ -161,10 +161,15 @@ type AssimilationOptions struct {
 	Prefix  string // fabric names
 	Quick   bool
 	Log     io.Writer
+	// ProbeInterval overrides the probes' interval (0: the default).
+	ProbeInterval time.Duration
 }
 
 // probeInterval is how often each probed pair hears from its sender.
 func (o *AssimilationOptions) probeInterval() time.Duration {
+	if o.ProbeInterval > 0 {
+		return o.ProbeInterval
+	}
 	if o.Quick {
 		return QuickProbeInterval
 	}
@@ -331,7 +336,7 @@ func assimilationFabric(o AssimilationOptions, nt network) AssimilationFabric {
 				return fail(fmt.Errorf("undoing %s: %w", ft.name, err))
 			}
 		}
-		fr.Faults[i].OpenSM = side(runs)
+		fr.Faults[i].OpenSM = side(runs, o.probeInterval())
 	}
 	for _, c := range o.Configs {
 		sides, err := ibsmConfigRuns(o, f, smNode, faults, c)
@@ -373,13 +378,13 @@ func ibsmConfigRuns(o AssimilationOptions, f *fabric, smNode string, faults []be
 			}
 			runs = append(runs, run)
 			if err := ft.undo(); err != nil {
-				return append(sides, side(runs)), fmt.Errorf("undoing %s: %w", ft.name, err)
+				return append(sides, side(runs, o.probeInterval())), fmt.Errorf("undoing %s: %w", ft.name, err)
 			}
 			if err := waitSettled(f, nil, time.Minute); err != nil {
-				return append(sides, side(runs)), fmt.Errorf("after undoing %s under ibsm: %w", ft.name, err)
+				return append(sides, side(runs, o.probeInterval())), fmt.Errorf("after undoing %s under ibsm: %w", ft.name, err)
 			}
 		}
-		sides = append(sides, side(runs))
+		sides = append(sides, side(runs, o.probeInterval()))
 	}
 	return sides, nil
 }
@@ -411,7 +416,7 @@ func makeFaults(f *fabric, smNode string) ([]benchFault, error) {
 }
 
 // side summarizes runs: the medians of those without error.
-func side(runs []FaultRun) SMSide {
+func side(runs []FaultRun, interval time.Duration) SMSide {
 	s := SMSide{Runs: runs}
 	var dp, rep, smps []float64
 	for _, r := range runs {
@@ -420,7 +425,7 @@ func side(runs []FaultRun) SMSide {
 		}
 	}
 	s.MsDataPlane, s.MsSMReported, s.SMPs = median(dp), median(rep), median(smps)
-	s.DataPlaneSpread = spread(dp, ms(outageIntervals*ProbeInterval))
+	s.DataPlaneSpread = spread(dp, ms(outageIntervals*interval))
 	return s
 }
 

@@ -119,6 +119,7 @@ func TestBadArguments(t *testing.T) {
 		{"nosuch"},
 		{"assimilation", "--sizes", "8,x"},
 		{"assimilation", "--sizes", "0"},
+		{"assimilation", "--probe-interval", "10us"},
 		{"assimilation", "--runs", "0"},
 		{"assimilation", "--configs", "some"},
 		{"assimilation", "--fattree", "100"},

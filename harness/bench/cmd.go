@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"ibfab/internal/cli"
 )
@@ -183,7 +184,7 @@ func positive(name string, n int) error {
 
 var assimilationBench = benchmark{
 	name:     "assimilation",
-	synopsis: "bench assimilation [--sizes 8,16,32] [--fattree 0|144|432] [--runs N] [--configs goal|all] [--quick] [--out FILE] [--name PREFIX]",
+	synopsis: "bench assimilation [--sizes 8,16,32] [--fattree 0|144|432] [--runs N] [--configs goal|all] [--probe-interval D] [--quick] [--out FILE] [--name PREFIX]",
 	desc: `ibsm's change assimilation against OpenSM's reaction to the same faults.
 On irregular networks (and a fat tree with --fattree), each SM in turn, at
 the first switch's host, meets a link cut between two switches and the kill
@@ -200,10 +201,14 @@ the goal configuration only.`,
 		fat := fs.Int("fattree", 0, "add a fat tree of 144 or 432 hosts (0: none)")
 		runs := fs.Int("runs", 3, "runs of each SM against each fault (medians reported)")
 		configs := fs.String("configs", "all", "ibsm configurations: goal (partial discovery, provisional routes) or all four (partial/full × provisional or not)")
+		interval := fs.Duration("probe-interval", 0, "each probed pair hears from its sender this often; an outage is five of them (default 10ms, 20ms with --quick)")
 		return func() (any, bool, error) {
-			o := AssimilationOptions{Sizes: sizes, FatTree: *fat, Runs: *runs, Prefix: c.name + "a", Quick: c.quick, Log: c.log}
+			o := AssimilationOptions{Sizes: sizes, FatTree: *fat, Runs: *runs, Prefix: c.name + "a", Quick: c.quick, Log: c.log, ProbeInterval: *interval}
 			if err := positive("runs", *runs); err != nil {
 				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: err}
+			}
+			if *interval != 0 && (*interval < time.Millisecond || *interval > time.Second) {
+				return nil, false, &cli.UsageError{Cmd: "bench assimilation", Usage: "bench assimilation -h", Err: fmt.Errorf("--probe-interval %v: want 1ms to 1s", *interval)}
 			}
 			switch *configs {
 			case "all":
