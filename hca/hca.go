@@ -102,6 +102,8 @@ func New(cfg Config) (*HCA, error) {
 	for i := range h.pstat {
 		h.pstat[i].hist = newHistogram()
 	}
+	// The silicon: every width and speed its ports' cable rate trains at.
+	wsup, ssup := link.Supported(cfg.PortConfig.CableRate())
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeCA,
 		NumPorts:        uint8(n),
@@ -110,6 +112,7 @@ func New(cfg Config) (*HCA, error) {
 		PortGUIDs:       cfg.PortGUIDs,
 		Description:     cfg.Description,
 		VLCap:           portagent.VLCap(cfg.PortConfig.DataVLs),
+		WidthSupported:  wsup, SpeedSupported: ssup,
 		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
 			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
 			h.lmcs[n-1].Store(uint32(pc.LMC)) // how many aliases DRB spreads over

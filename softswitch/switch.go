@@ -114,6 +114,8 @@ func New(cfg Config) (*Switch, error) {
 		return nil, err
 	}
 	s.cc.seen = make([][port.MaxDataVLs]atomic.Uint64, n.NumPorts+1)
+	// The silicon: every width and speed its ports' cable rate trains at.
+	wsup, ssup := link.Supported(pc.CableRate())
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
 		NumPorts:        uint8(n.NumPorts),
@@ -127,6 +129,7 @@ func New(cfg Config) (*Switch, error) {
 		// SM sets PartitionEnforcementInbound/Outbound (forward.go).
 		PartitionEnforcementCap: agent.DefaultPartitionEnforcementCap,
 		VLCap:                   portagent.VLCap(pc.DataVLs),
+		WidthSupported:          wsup, SpeedSupported: ssup,
 		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},
