@@ -37,6 +37,10 @@ type Config struct {
 	// PortConfig is the template of every port. Its Clock is replaced by
 	// Config.Clock and its OnStateChange by the HCA's own.
 	PortConfig port.Config
+	// PortRates are the cable rates of ports 1.. (index 0 is port 1) where
+	// they differ from PortConfig's, the silicon's; missing or zero
+	// entries are PortConfig's.
+	PortRates []port.Rate
 	// Clock is the time source of the ports, the agent, the generators and
 	// the latency stamps; nil means clock.Real().
 	Clock clock.Clock
@@ -136,6 +140,9 @@ func New(cfg Config) (*HCA, error) {
 	for i, ep := range cfg.Ports {
 		num := uint8(i + 1)
 		pc := cfg.PortConfig
+		if i < len(cfg.PortRates) {
+			pc = pc.WithRate(cfg.PortRates[i])
+		}
 		pc.Clock = clk
 		pc.Num = num
 		pc.OnStateChange = func(_ *port.Port, _, to port.State) {

@@ -323,3 +323,20 @@ func (c Config) CableRate() (mad.LinkWidth, mad.LinkSpeed) {
 	orDefault(&c.Speed, DefaultSpeed)
 	return c.Width, c.Speed
 }
+
+// Rate is a port's cable width and speed (Config.Width and Speed).
+type Rate struct {
+	Width mad.LinkWidth
+	Speed mad.LinkSpeed
+}
+
+// WithRate returns c with its width and speed set from r's non-zero ones.
+func (c Config) WithRate(r Rate) Config {
+	if r.Width != 0 {
+		c.Width = r.Width
+	}
+	if r.Speed != 0 {
+		c.Speed = r.Speed
+	}
+	return c
+}

@@ -41,6 +41,10 @@ type Config struct {
 	// Clock, OnStateChange, OnRelease and TxQueueLimit are the switch's
 	// own.
 	PortConfig port.Config
+	// PortRates are the cable rates of ports by number where they differ
+	// from PortConfig's, the silicon's (a switch of NDR with HDR cables
+	// to its hosts); missing or zero entries are PortConfig's.
+	PortRates []port.Rate
 	// Clock is the time source of the ports and the agent; nil means
 	// clock.Real().
 	Clock clock.Clock
@@ -145,7 +149,11 @@ func New(cfg Config) (*Switch, error) {
 		if i == 0 || ep == nil {
 			continue
 		}
-		if err := s.startPort(uint8(i), ep, pc); err != nil {
+		c := pc
+		if i < len(cfg.PortRates) {
+			c = pc.WithRate(cfg.PortRates[i])
+		}
+		if err := s.startPort(uint8(i), ep, c); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("softswitch: node %q port %d: %w", n.Name, i, err)
 		}

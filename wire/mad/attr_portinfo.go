@@ -531,11 +531,16 @@ func (p PortInfo) SpeedsSupported() LinkSpeed {
 // at an extended speed keeps a legacy LinkSpeedActive, as silicon does,
 // and readers prefer the extended fields, as OpenSM and libibnetdisc do).
 func (p PortInfo) SpeedActive() LinkSpeed {
-	if e2 := p.LinkSpeedExtActive2(); e2 != 0 {
+	return activeSpeed(p.LinkSpeedActive(), p.LinkSpeedExtActive(), p.LinkSpeedExtActive2())
+}
+
+// activeSpeed is SpeedActive of the three active fields.
+func activeSpeed(l LinkSpeed, e LinkSpeedExt, e2 LinkSpeedExt2) LinkSpeed {
+	switch {
+	case e2 != 0:
 		return JoinSpeeds(0, 0, e2)
-	}
-	if e := p.LinkSpeedExtActive(); e != 0 {
+	case e != 0:
 		return JoinSpeeds(0, e, 0)
 	}
-	return p.LinkSpeedActive()
+	return l
 }

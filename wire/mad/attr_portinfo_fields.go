@@ -60,6 +60,12 @@ type PortInfoFields struct {
 	LinkSpeedExtEnabled2                LinkSpeedExt2
 }
 
+// SpeedActive returns the speed the link is active at, from the
+// extended fields first (PortInfo.SpeedActive).
+func (f *PortInfoFields) SpeedActive() LinkSpeed {
+	return activeSpeed(f.LinkSpeedActive, f.LinkSpeedExtActive, f.LinkSpeedExtActive2)
+}
+
 // Encode writes f into p[:PortInfoSize], reserved bits zero. p must be
 // valid.
 func (p PortInfo) Encode(f *PortInfoFields) {
