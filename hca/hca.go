@@ -117,7 +117,7 @@ func New(cfg Config) (*HCA, error) {
 		Description:     cfg.Description,
 		VLCap:           portagent.VLCap(cfg.PortConfig.DataVLs),
 		WidthSupported:  wsup, SpeedSupported: ssup,
-		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
+		Ports: &portagent.Control{Silicon: port.Rate{Width: cfg.PortConfig.Width, Speed: cfg.PortConfig.Speed}, Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
 			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
 			h.lmcs[n-1].Store(uint32(pc.LMC)) // how many aliases DRB spreads over
 		}},

@@ -134,7 +134,7 @@ func New(cfg Config) (*Switch, error) {
 		PartitionEnforcementCap: agent.DefaultPartitionEnforcementCap,
 		VLCap:                   portagent.VLCap(pc.DataVLs),
 		WidthSupported:          wsup, SpeedSupported: ssup,
-		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
+		Ports: &portagent.Control{Silicon: port.Rate{Width: pc.Width, Speed: pc.Speed}, Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},
 		Counters: portagent.Counters(s.Port),
