@@ -62,8 +62,13 @@ type Config struct {
 	VLArbLowCap             uint8
 	GUIDCap                 uint8 // GUIDInfo entries per port
 	RespTimeValue           uint8
-	WidthSupported          mad.LinkWidth
-	SpeedSupported          mad.LinkSpeed
+	// WidthSupported and SpeedSupported are the node's silicon: the
+	// widths and speeds (every generation, mad.LinkSpeed) its ports
+	// support, what PortInfo reads when the data plane keeps none and
+	// what the CapabilityMask rate bits of a CA port and of a switch's
+	// port 0 say.
+	WidthSupported mad.LinkWidth
+	SpeedSupported mad.LinkSpeed
 	// ARGroupCap is the groups of alternative ports a switch's adaptive
 	// routing holds (ARInfo.GroupCap, ar.go), group 0 included.
 	ARGroupCap uint16
@@ -279,22 +284,28 @@ func (a *Agent) initPort(n uint8) {
 	p := &a.port[n]
 	c := &a.cfg
 	p.info = mad.PortInfoFields{
-		GIDPrefix:            defaultGIDPrefix,
-		LinkWidthEnabled:     c.WidthSupported,
-		LinkWidthSupported:   c.WidthSupported,
-		LinkSpeedSupported:   c.SpeedSupported,
-		LinkSpeedEnabled:     c.SpeedSupported,
-		LinkDownDefaultState: mad.PhysStatePolling,
-		NeighborMTU:          c.MTUCap,
-		VLCap:                c.VLCap,
-		VLArbitrationHighCap: c.VLArbHighCap,
-		VLArbitrationLowCap:  c.VLArbLowCap,
-		MTUCap:               c.MTUCap,
-		OperationalVLs:       c.VLCap, // every VL the port has: see above
-		GUIDCap:              c.GUIDCap,
-		RespTimeValue:        c.RespTimeValue,
-		VLStallCount:         7,
-		HOQLife:              DefaultLifeTimeValue,
+		GIDPrefix:          defaultGIDPrefix,
+		LinkWidthEnabled:   c.WidthSupported,
+		LinkWidthSupported: c.WidthSupported,
+		LinkSpeedSupported: c.SpeedSupported.Legacy(),
+		LinkSpeedEnabled:   c.SpeedSupported.Legacy(),
+		// Extended speeds of the silicon, all enabled after reset (the
+		// live ones come from the data plane: setLinkRate).
+		LinkSpeedExtSupported:  c.SpeedSupported.Ext(),
+		LinkSpeedExtEnabled:    c.SpeedSupported.Ext(),
+		LinkSpeedExtSupported2: c.SpeedSupported.Ext2(),
+		LinkSpeedExtEnabled2:   c.SpeedSupported.Ext2(),
+		LinkDownDefaultState:   mad.PhysStatePolling,
+		NeighborMTU:            c.MTUCap,
+		VLCap:                  c.VLCap,
+		VLArbitrationHighCap:   c.VLArbHighCap,
+		VLArbitrationLowCap:    c.VLArbLowCap,
+		MTUCap:                 c.MTUCap,
+		OperationalVLs:         c.VLCap, // every VL the port has: see above
+		GUIDCap:                c.GUIDCap,
+		RespTimeValue:          c.RespTimeValue,
+		VLStallCount:           7,
+		HOQLife:                DefaultLifeTimeValue,
 	}
 	if a.isSwitch() {
 		p.info.GUIDCap = 0
@@ -309,6 +320,12 @@ func (a *Agent) initPort(n uint8) {
 		}
 	} else if n > 0 {
 		p.info.CapabilityMask = caPortCaps
+	}
+	if !a.isSwitch() || n == 0 {
+		// The speeds the node's silicon has: OpenSM and libibnetdisc read
+		// a switch's from port 0.
+		p.info.CapabilityMask, p.info.CapabilityMask2 = mad.WithRateCapabilities(
+			p.info.CapabilityMask, p.info.CapabilityMask2, c.WidthSupported, c.SpeedSupported)
 	}
 	if p.info.GUIDCap > 0 {
 		p.guids = make([]uint64, p.info.GUIDCap)

@@ -19,9 +19,10 @@ import "ibfab/wire/mad"
 
 // portInfoTarget returns the port a PortInfo modifier names for an SMP
 // that arrived on arrival: on a switch 0..NumPorts, on a CA the arrival
-// port for 0 and any port for Get.
+// port for 0 and any port for Get. Bit 31 (SMSupportsExtendedSpeeds) is
+// not part of the port number.
 func (a *Agent) portInfoTarget(mod uint32, arrival uint8, set bool) (uint8, bool) {
-	if mod > 0xff {
+	if mod &^= mad.PortInfoSMSupportsExtendedSpeeds; mod > 0xff {
 		return 0, false
 	}
 	n := uint8(mod)
@@ -63,21 +64,13 @@ func (a *Agent) portInfoLocked(c *smpCtx) mad.Status {
 	mad.PortInfo(c.data).Encode(&info)
 	if a.livePort(n) {
 		data := c.data
+		caps := !a.isSwitch() // a switch says what it has on port 0
 		c.refresh = func() {
 			ls := a.ports.Link(n)
 			pi := mad.PortInfo(data)
 			pi.SetPortState(ls.State)
 			pi.SetPortPhysicalState(ls.Phys)
-			pi.SetLinkWidthActive(ls.Width)
-			pi.SetLinkSpeedActive(ls.Speed)
-			if ls.WidthSupported != 0 {
-				pi.SetLinkWidthSupported(ls.WidthSupported)
-				pi.SetLinkWidthEnabled(ls.WidthEnabled)
-			}
-			if ls.SpeedSupported != 0 {
-				pi.SetLinkSpeedSupported(ls.SpeedSupported)
-				pi.SetLinkSpeedEnabled(ls.SpeedEnabled)
-			}
+			setLinkRate(pi, ls, caps)
 		}
 	}
 	return st
@@ -99,11 +92,14 @@ func (a *Agent) setPortInfoLocked(c *smpCtx, n uint8) mad.Status {
 	if !ok {
 		return mad.StatusInvalidField
 	}
+	if sen, ok = enabledSpeeds(c, &req, sen, live); !ok {
+		return mad.StatusInvalidField
+	}
 	if wen != 0 {
 		next.LinkWidthEnabled = wen
 	}
 	if sen != 0 {
-		next.LinkSpeedEnabled = sen
+		next.LinkSpeedEnabled = sen.Legacy()
 	}
 	if !setMTUAndVLs(&req, cur, &next) {
 		return mad.StatusInvalidField
@@ -155,7 +151,7 @@ func enabledLink(c *smpCtx, req *mad.PortInfoFields, cur *mad.PortInfoFields, li
 		wsup = c.link.WidthSupported
 	}
 	if live && c.link.SpeedSupported != 0 {
-		ssup = c.link.SpeedSupported
+		ssup = c.link.SpeedSupported.Legacy() // the extended ones: enabledSpeeds
 	}
 	switch w := req.LinkWidthEnabled; {
 	case w == mad.LinkWidthNoChange:

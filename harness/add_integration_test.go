@@ -133,8 +133,8 @@ func TestAddSwitch(t *testing.T) {
 	code, _, errOut = run("add", f.Name, "-f", file)
 	assert.Equal(t, harness.ExitFailure, code)
 	assert.Contains(t, errOut, `bad piece: node "sw16" is in the fabric already`)
-	// A switch takes a cable only on a free port at its rate; an HCA
-	// never does.
+	// A switch takes a cable only on a free port no faster than its
+	// silicon (its fastest link at start); an HCA never does.
 	for _, c := range []struct {
 		node string
 		args nodeproc.CableArgs
@@ -143,7 +143,7 @@ func TestAddSwitch(t *testing.T) {
 		{"ca4", nodeproc.CableArgs{Port: 1}, "is an HCA"},
 		{"sw8", nodeproc.CableArgs{Port: 3}, "port is cabled"},
 		{"sw10", nodeproc.CableArgs{Port: 9}, "sw10 has ports 1-4"},
-		{"sw10", nodeproc.CableArgs{Port: 4, Speed: topologies.SpeedQDR}, "one rate per node"},
+		{"sw10", nodeproc.CableArgs{Port: 4, Speed: topologies.SpeedQDR}, "faster than the node's silicon"},
 		{"sw10", nodeproc.CableArgs{Port: 4}, "p4"}, // no veth end there
 	} {
 		err := f.Call(c.node, "cable", c.args, nil)

@@ -37,6 +37,10 @@ type Config struct {
 	// PortConfig is the template of every port. Its Clock is replaced by
 	// Config.Clock and its OnStateChange by the HCA's own.
 	PortConfig port.Config
+	// PortRates are the cable rates of ports 1.. (index 0 is port 1) where
+	// they differ from PortConfig's, the silicon's; missing or zero
+	// entries are PortConfig's.
+	PortRates []port.Rate
 	// Clock is the time source of the ports, the agent, the generators and
 	// the latency stamps; nil means clock.Real().
 	Clock clock.Clock
@@ -102,6 +106,8 @@ func New(cfg Config) (*HCA, error) {
 	for i := range h.pstat {
 		h.pstat[i].hist = newHistogram()
 	}
+	// The silicon: every width and speed its ports' cable rate trains at.
+	wsup, ssup := link.Supported(cfg.PortConfig.CableRate())
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeCA,
 		NumPorts:        uint8(n),
@@ -110,7 +116,8 @@ func New(cfg Config) (*HCA, error) {
 		PortGUIDs:       cfg.PortGUIDs,
 		Description:     cfg.Description,
 		VLCap:           portagent.VLCap(cfg.PortConfig.DataVLs),
-		Ports: &portagent.Control{Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
+		WidthSupported:  wsup, SpeedSupported: ssup,
+		Ports: &portagent.Control{Silicon: port.Rate{Width: cfg.PortConfig.Width, Speed: cfg.PortConfig.Speed}, Ports: h.Port, OnConfigure: func(n uint8, _ *port.Port, pc agent.PortConfig) {
 			h.lids[n-1].Store(uint32(pc.LID)) // the SLID of what the HCA sends
 			h.lmcs[n-1].Store(uint32(pc.LMC)) // how many aliases DRB spreads over
 		}},
@@ -133,6 +140,9 @@ func New(cfg Config) (*HCA, error) {
 	for i, ep := range cfg.Ports {
 		num := uint8(i + 1)
 		pc := cfg.PortConfig
+		if i < len(cfg.PortRates) {
+			pc = pc.WithRate(cfg.PortRates[i])
+		}
 		pc.Clock = clk
 		pc.Num = num
 		pc.OnStateChange = func(_ *port.Port, _, to port.State) {

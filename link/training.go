@@ -1,6 +1,7 @@
 package link
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -20,10 +21,15 @@ import (
 //
 //	offset 0: OUI 00-00-00      (3 bytes)
 //	offset 3: protocol 0x4954   (2 bytes, "IT")
-//	offset 5: version 1
+//	offset 5: version 2
 //	offset 6: LinkWidthEnabled  (mad.LinkWidth bits)
-//	offset 7: LinkSpeedEnabled  (mad.LinkSpeed bits)
-//	offset 8: flags: bit 0 Reply
+//	offset 7: enabled speeds    (mad.LinkSpeed bits, 2 bytes big-endian:
+//	          LinkSpeedEnabled, LinkSpeedExtEnabled, LinkSpeedExtEnabled2
+//	          in one mask)
+//	offset 9: flags: bit 0 Reply
+//
+// Version 1 had a one-byte speed (SDR to QDR only); a version-1 frame is
+// refused, since both ends of a link are the same build.
 //
 // A training port sends its frame with every round of training signals; a
 // port whose link is up answers a training peer's frame with a Reply,
@@ -37,12 +43,12 @@ type Training struct {
 
 // Training frame layout.
 const (
-	TrainingSize     = 9
+	TrainingSize     = 10
 	trainingProtocol = 0x4954
-	trainingVersion  = 1
+	trainingVersion  = 2
 	trainingWidthOff = 6
 	trainingSpeedOff = 7
-	trainingFlagsOff = 8
+	trainingFlagsOff = 9
 	trainingReply    = 1 << 0
 )
 
@@ -56,7 +62,7 @@ func AppendTraining(dst []byte, t Training) []byte {
 		flags |= trainingReply
 	}
 	return append(dst, 0, 0, 0, trainingProtocol>>8, trainingProtocol&0xff, trainingVersion,
-		uint8(t.Width), uint8(t.Speed), flags)
+		uint8(t.Width), uint8(t.Speed>>8), uint8(t.Speed), flags)
 }
 
 // ParseTraining decodes a training frame payload. Bytes past TrainingSize
@@ -72,10 +78,10 @@ func ParseTraining(b []byte) (Training, error) {
 	case b[trainingFlagsOff]&^trainingReply != 0:
 		return Training{}, fmt.Errorf("%w: flags %#x", ErrTraining, b[trainingFlagsOff])
 	}
-	t := Training{Width: mad.LinkWidth(b[trainingWidthOff]), Speed: mad.LinkSpeed(b[trainingSpeedOff]),
+	t := Training{Width: mad.LinkWidth(b[trainingWidthOff]), Speed: mad.LinkSpeed(binary.BigEndian.Uint16(b[trainingSpeedOff:])),
 		Reply: b[trainingFlagsOff]&trainingReply != 0}
 	if t.Width == 0 || t.Speed == 0 {
-		return Training{}, fmt.Errorf("%w: nothing enabled (width %#x, speed %#x)", ErrTraining, uint8(t.Width), uint8(t.Speed))
+		return Training{}, fmt.Errorf("%w: nothing enabled (width %#x, speed %#x)", ErrTraining, uint8(t.Width), uint16(t.Speed))
 	}
 	return t, nil
 }
@@ -83,8 +89,7 @@ func ParseTraining(b []byte) (Training, error) {
 // Widths from widest to narrowest, speeds from fastest to slowest: the
 // order Negotiate prefers them in.
 var (
-	widthOrder = []mad.LinkWidth{mad.LinkWidth12X, mad.LinkWidth8X, mad.LinkWidth4X, mad.LinkWidth1X}
-	speedOrder = []mad.LinkSpeed{mad.LinkSpeedQDR, mad.LinkSpeedDDR, mad.LinkSpeedSDR}
+	widthOrder = []mad.LinkWidth{mad.LinkWidth12X, mad.LinkWidth8X, mad.LinkWidth4X, mad.LinkWidth2X, mad.LinkWidth1X}
 )
 
 // Negotiate returns the width and speed a link trains at when its ends
@@ -100,32 +105,29 @@ func Negotiate(a, b Training) (mad.LinkWidth, mad.LinkSpeed, bool) {
 // the set s, 0 for an empty set.
 func Highest(w mad.LinkWidth, s mad.LinkSpeed) (mad.LinkWidth, mad.LinkSpeed) {
 	var hw mad.LinkWidth
-	var hs mad.LinkSpeed
 	for _, x := range widthOrder {
 		if w&x != 0 {
 			hw = x
 			break
 		}
 	}
-	for _, x := range speedOrder {
-		if s&x != 0 {
-			hs = x
-			break
-		}
-	}
-	return hw, hs
+	return hw, s.Fastest()
 }
 
 // Supported returns the widths and speeds a port whose cable runs at
 // width w and speed s supports: the narrower widths and slower speeds
 // silicon of that width and speed trains at too (a 4X port 1X and 4X, a
-// 12X port 1X, 4X and 12X, an 8X port 1X, 4X and 8X; a QDR port SDR, DDR
-// and QDR), as ibsim gives them.
+// 12X port 1X, 4X and 12X, an 8X port 1X, 4X and 8X, a 2X port 1X and
+// 2X; a port of HDR or faster 2X too, as IBA 1.3's 2X came with the
+// silicon of HDR; a QDR port SDR, DDR and QDR, an NDR port every speed
+// to NDR), as ibsim gives them.
 func Supported(w mad.LinkWidth, s mad.LinkSpeed) (mad.LinkWidth, mad.LinkSpeed) {
 	var sw mad.LinkWidth
 	switch w {
 	case mad.LinkWidth1X:
 		sw = mad.LinkWidth1X
+	case mad.LinkWidth2X:
+		sw = mad.LinkWidth1X | mad.LinkWidth2X
 	case mad.LinkWidth4X:
 		sw = mad.LinkWidth1X | mad.LinkWidth4X
 	case mad.LinkWidth8X:
@@ -133,11 +135,8 @@ func Supported(w mad.LinkWidth, s mad.LinkSpeed) (mad.LinkWidth, mad.LinkSpeed) 
 	case mad.LinkWidth12X:
 		sw = mad.LinkWidth1X | mad.LinkWidth4X | mad.LinkWidth12X
 	}
-	var ss mad.LinkSpeed
-	for _, x := range speedOrder {
-		if x <= s {
-			ss |= x
-		}
+	if s >= mad.LinkSpeedHDR && sw&mad.LinkWidth4X != 0 {
+		sw |= mad.LinkWidth2X
 	}
-	return sw, ss
+	return sw, s.UpTo()
 }

@@ -7,6 +7,7 @@ import (
 
 	"ibfab/agent"
 	"ibfab/internal/clock"
+	"ibfab/link"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -139,20 +140,57 @@ func (f *Fabric) agentConfig(i int, opts []Option) agent.Config {
 			cfg.PortGUIDs = append(cfg.PortGUIDs, n.Ports[p].GUID)
 		}
 	}
+	cfg.WidthSupported, cfg.SpeedSupported = f.silicon(i)
 	for _, o := range opts {
 		o(n, &cfg)
 	}
 	return cfg
 }
 
-// trained is the state of both ends of l once the link is up.
+// trained is the state of both ends of l once the link is up: its rate,
+// and what ports of that rate support and enable after reset, as a node
+// process's ports report them (topologies' Speed bits are mad's).
 func trained(l topologies.Link) agent.LinkState {
-	speed := mad.LinkSpeed(l.Speed)
-	if l.Speed > topologies.SpeedQDR {
-		speed = mad.LinkSpeedQDR // faster speeds live in LinkSpeedExtActive
+	w, s := linkRate(l)
+	ws, ss := link.Supported(w, s)
+	return agent.LinkState{State: mad.PortStateInit, Phys: mad.PhysStateLinkUp, Width: w, Speed: s,
+		WidthSupported: ws, WidthEnabled: ws, SpeedSupported: ss, SpeedEnabled: ss}
+}
+
+// linkRate is l's width and speed in PortInfo's terms; Mellanox's FDR10,
+// outside PortInfo, reads as the QDR it reports there.
+func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed) {
+	w, s := mad.LinkWidth(l.Width), mad.LinkSpeed(l.Speed)
+	if w == 0 {
+		w = mad.LinkWidth(topologies.DefaultWidth)
 	}
-	return agent.LinkState{State: mad.PortStateInit, Phys: mad.PhysStateLinkUp,
-		Width: mad.LinkWidth(l.Width), Speed: speed}
+	switch l.Speed {
+	case 0:
+		s = mad.LinkSpeed(topologies.DefaultSpeed)
+	case topologies.SpeedFDR10:
+		s = mad.LinkSpeedQDR
+	}
+	return w, s
+}
+
+// silicon is the widths and speeds node i's ports support: those of its
+// fastest link, what a switch says on port 0.
+func (f *Fabric) silicon(i int) (mad.LinkWidth, mad.LinkSpeed) {
+	var w mad.LinkWidth
+	var s mad.LinkSpeed
+	for p := 1; p <= f.topo.Node(i).NumPorts; p++ {
+		if l, ok := f.topo.LinkAt(topologies.PortRef{Node: i, Port: p}); ok {
+			lw, ls := linkRate(l)
+			if lw.Lanes() > w.Lanes() {
+				w = lw
+			}
+			s = max(s, ls)
+		}
+	}
+	if w == 0 {
+		return agent.DefaultWidthSupported, agent.DefaultSpeedSupported
+	}
+	return link.Supported(w, s)
 }
 
 // Close stops every agent's timers.

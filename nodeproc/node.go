@@ -214,7 +214,7 @@ type Node struct {
 	// mu guards watch and rate, which the "cable" op changes.
 	mu    sync.Mutex
 	watch []*peerwatch.Endpoint // by port number; nil when uncabled
-	rate  port.Config           // Width and Speed of the node's links; zero before the first
+	rate  port.Config           // Width and Speed of the node's silicon (its fastest link); zero before the first
 	kind  Kind
 	name  string
 	topo  *topologies.Topology
@@ -252,7 +252,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 	clk := clock.ScaledSince(clock.Precise(), o.TimeScale, o.Epoch)
 	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{}), clk: clk}
 	n.newDropLog(&o.Port)
-	eps, cfgs, err := openPorts(t, idx, o.Port)
+	eps, cfgs, rates, err := openPorts(t, idx, o.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,9 @@ func Start(kind Kind, o Options) (*Node, error) {
 	}
 	switch kind {
 	case KindSwitch:
-		n.sw, err = softswitch.New(switchConfig(tn, eps, cfgs, clk, o.SwitchArch))
+		sc := switchConfig(tn, eps, cfgs, clk, o.SwitchArch)
+		sc.PortRates = rates
+		n.sw, err = softswitch.New(sc)
 	case KindHCA:
 		n.hub = newMADHub()
 		var sim hca.MADClient
@@ -284,7 +286,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 		}
 		n.ca, err = hca.New(hca.Config{
 			NodeGUID: tn.GUID, SystemImageGUID: tn.SystemImageGUID, PortGUIDs: portGUIDs(tn), Description: tn.Description,
-			Ports: eps[1:], PortConfig: cfgs, Clock: clk, MADClient: n.hub,
+			Ports: eps[1:], PortConfig: cfgs, PortRates: rates[1:], Clock: clk, MADClient: n.hub,
 		})
 		if err == nil && n.umad != nil {
 			n.umad.Attach(umadep.HCAPort(n.ca))
@@ -334,21 +336,23 @@ func (c umadChain) DeliverMAD(port uint8, o agent.Outbound) {
 
 // openPorts opens the veth end of every cabled port, indexed by port
 // number. An HCA port without a cable gets an endpoint with no carrier, as
-// an HCA has all its ports whether cabled or not. Per-link width and speed
-// are not per-endpoint in package port, so the template is the node's first
-// link's; mixed-rate nodes are refused for now.
-func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoint, port.Config, error) {
+// an HCA has all its ports whether cabled or not. Each port runs at its
+// link's rate (rates, by port number); the template tmpl comes back with
+// the node's silicon: the widest width and fastest speed of its links,
+// what a switch's port 0 says it has (a switch of NDR with HDR hosts).
+func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoint, port.Config, []port.Rate, error) {
 	tn := t.Node(idx)
 	eps := make([]link.Endpoint, tn.NumPorts+1)
-	fail := func(err error) ([]link.Endpoint, port.Config, error) {
+	rates := make([]port.Rate, tn.NumPorts+1)
+	fail := func(err error) ([]link.Endpoint, port.Config, []port.Rate, error) {
 		for _, ep := range eps {
 			if ep != nil {
 				ep.Close()
 			}
 		}
-		return nil, tmpl, err
+		return nil, tmpl, nil, err
 	}
-	var rate string
+	var silicon port.Rate
 	for num := 1; num <= tn.NumPorts; num++ {
 		l, ok := t.LinkAt(topologies.PortRef{Node: idx, Port: num})
 		if !ok {
@@ -363,18 +367,18 @@ func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoi
 		if err != nil {
 			return fail(fmt.Errorf("port %d: %w", num, err))
 		}
-		if r := w.String() + " " + s.String(); rate == "" {
-			rate, tmpl.Width, tmpl.Speed = r, w, s
-		} else if r != rate {
-			return fail(fmt.Errorf("port %d runs at %s, port 1 at %s: one rate per node", num, r, rate))
+		rates[num] = port.Rate{Width: w, Speed: s}
+		if w.Lanes() > silicon.Width.Lanes() {
+			silicon.Width = w
 		}
+		silicon.Speed = max(silicon.Speed, s)
 		ep, err := veth.Open(fmt.Sprintf("p%d", num))
 		if err != nil {
 			return fail(fmt.Errorf("port %d: %w (is the process in namespace ibf-<fabric>-%s?)", num, err, tn.Name))
 		}
 		eps[num] = ep
 	}
-	return eps, tmpl, nil
+	return eps, tmpl.WithRate(silicon), rates, nil
 }
 
 // CheckLinkRate reports whether a node process emulates links of width w
@@ -384,7 +388,9 @@ func CheckLinkRate(w topologies.Width, s topologies.Speed) error {
 	return err
 }
 
-// linkRate maps a topology link's rate to PortInfo's width and speed.
+// linkRate maps a topology link's rate to PortInfo's width and speed
+// (topologies' Speed bits are mad.LinkSpeed's, FDR10 aside, which no
+// node emulates: it is Mellanox's, outside PortInfo).
 func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
 	w, s := l.Width, l.Speed
 	if w == 0 {
@@ -394,16 +400,17 @@ func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
 		s = topologies.DefaultSpeed
 	}
 	switch s {
-	case topologies.SpeedSDR, topologies.SpeedDDR, topologies.SpeedQDR:
+	case topologies.SpeedSDR, topologies.SpeedDDR, topologies.SpeedQDR, topologies.SpeedFDR, topologies.SpeedEDR,
+		topologies.SpeedHDR, topologies.SpeedNDR, topologies.SpeedXDR:
 	default:
-		return 0, 0, fmt.Errorf("link speed %v is not emulated (SDR, DDR and QDR are)", s)
+		return 0, 0, fmt.Errorf("link speed %v is not emulated (SDR, DDR, QDR, FDR, EDR, HDR, NDR and XDR are)", s)
 	}
 	switch w {
-	case topologies.Width1x, topologies.Width4x, topologies.Width8x, topologies.Width12x:
+	case topologies.Width1x, topologies.Width2x, topologies.Width4x, topologies.Width8x, topologies.Width12x:
 	default:
-		return 0, 0, fmt.Errorf("link width %v is not emulated (1x, 4x, 8x and 12x are)", w)
+		return 0, 0, fmt.Errorf("link width %v is not emulated (1x, 2x, 4x, 8x and 12x are)", w)
 	}
-	// topologies' masks are PortInfo's LinkWidth and LinkSpeed encodings.
+	// topologies' masks are PortInfo's LinkWidth and mad's LinkSpeed encodings.
 	return mad.LinkWidth(w), mad.LinkSpeed(s), nil
 }
 
@@ -617,8 +624,8 @@ func (n *Node) cable(a CableArgs) error {
 		return fmt.Errorf("port %d: %s has ports 1-%d", a.Port, n.name, len(n.watch)-1)
 	case n.sw.Port(uint8(a.Port)) != nil:
 		return fmt.Errorf("port %d: %w", a.Port, softswitch.ErrPortInUse)
-	case n.rate.Width != 0 && (w != n.rate.Width || s != n.rate.Speed):
-		return fmt.Errorf("port %d: the link runs at %v %v, the node's other links at %v %v: one rate per node",
+	case n.rate.Width != 0 && (w.Lanes() > n.rate.Width.Lanes() || s > n.rate.Speed):
+		return fmt.Errorf("port %d: the link runs at %v %v, faster than the node's silicon, %v %v",
 			a.Port, w, s, n.rate.Width, n.rate.Speed)
 	}
 	ep, err := veth.Open(fmt.Sprintf("p%d", a.Port))
@@ -638,7 +645,9 @@ func (n *Node) cable(a CableArgs) error {
 		return err
 	}
 	n.watch[a.Port] = pw
-	n.rate.Width, n.rate.Speed = w, s
+	if n.rate.Width == 0 {
+		n.rate.Width, n.rate.Speed = w, s
+	}
 	return nil
 }
 

@@ -80,8 +80,10 @@ var ErrConfig = errors.New("port: bad config")
 type Config struct {
 	// Width and Speed are the cable's: the widest width and fastest speed
 	// the port supports, what it trains at with a peer that enables them
-	// too, and so the link's data rate with 8b/10b coding (mad.DataRate):
-	// 4X SDR is 8 Gb/s.
+	// too, and so the link's data rate under the speed's coding
+	// (mad.DataRate: 8b/10b to QDR, 64b/66b for FDR and EDR, RS-FEC for
+	// HDR, NDR, XDR): 4X SDR is 8 Gb/s, 4X NDR 400 Gb/s. The transmitter
+	// is paced at width × lane data rate of what the link trained at.
 	Width mad.LinkWidth
 	Speed mad.LinkSpeed
 
@@ -312,4 +314,29 @@ func validVLCount(n int) bool {
 		return true
 	}
 	return false
+}
+
+// CableRate returns the config's width and speed, the defaults for zero
+// ones: what the port's silicon runs at.
+func (c Config) CableRate() (mad.LinkWidth, mad.LinkSpeed) {
+	orDefault(&c.Width, DefaultWidth)
+	orDefault(&c.Speed, DefaultSpeed)
+	return c.Width, c.Speed
+}
+
+// Rate is a port's cable width and speed (Config.Width and Speed).
+type Rate struct {
+	Width mad.LinkWidth
+	Speed mad.LinkSpeed
+}
+
+// WithRate returns c with its width and speed set from r's non-zero ones.
+func (c Config) WithRate(r Rate) Config {
+	if r.Width != 0 {
+		c.Width = r.Width
+	}
+	if r.Speed != 0 {
+		c.Speed = r.Speed
+	}
+	return c
 }

@@ -15,12 +15,15 @@ import (
 func TestLinkNegotiation(t *testing.T) {
 	const (
 		w1, w4, w12   = mad.LinkWidth1X, mad.LinkWidth4X, mad.LinkWidth12X
+		w2            = mad.LinkWidth2X
 		sdr, ddr, qdr = mad.LinkSpeedSDR, mad.LinkSpeedDDR, mad.LinkSpeedQDR
+		edr, hdr, ndr = mad.LinkSpeedEDR, mad.LinkSpeedHDR, mad.LinkSpeedNDR
+		xdr           = mad.LinkSpeedXDR
 	)
 	tests := []struct {
 		name string
 		a, b port.Config   // cable rates
-		enA  [2]uint8      // width, speed SetLinkEnabled on a before training (0: none)
+		enA  [2]uint16     // width, speed SetLinkEnabled on a before training (0: none)
 		w    mad.LinkWidth // active on both ends
 		s    mad.LinkSpeed
 		up   bool
@@ -28,9 +31,16 @@ func TestLinkNegotiation(t *testing.T) {
 		{name: "4X SDR both", w: w4, s: sdr},
 		{name: "12X QDR both", a: port.Config{Width: w12, Speed: qdr}, b: port.Config{Width: w12, Speed: qdr}, w: w12, s: qdr},
 		{name: "4X QDR to 12X DDR", a: port.Config{Width: w4, Speed: qdr}, b: port.Config{Width: w12, Speed: ddr}, w: w4, s: ddr},
-		{name: "a enables 1X", enA: [2]uint8{uint8(w1), 0}, w: w1, s: sdr},
-		{name: "a enables SDR only", a: port.Config{Width: w4, Speed: qdr}, b: port.Config{Width: w4, Speed: qdr}, enA: [2]uint8{0, uint8(sdr)}, w: w4, s: sdr},
+		{name: "a enables 1X", enA: [2]uint16{uint16(w1), 0}, w: w1, s: sdr},
+		{name: "a enables SDR only", a: port.Config{Width: w4, Speed: qdr}, b: port.Config{Width: w4, Speed: qdr}, enA: [2]uint16{0, uint16(sdr)}, w: w4, s: sdr},
 		{name: "1X cable end to a 4X one", a: port.Config{Width: w1}, w: w1, s: sdr},
+		{name: "4X NDR both", a: port.Config{Width: w4, Speed: ndr}, b: port.Config{Width: w4, Speed: ndr}, w: w4, s: ndr},
+		{name: "NDR to HDR trains HDR", a: port.Config{Width: w4, Speed: ndr}, b: port.Config{Width: w4, Speed: hdr}, w: w4, s: hdr},
+		{name: "HDR to EDR trains EDR", a: port.Config{Width: w4, Speed: hdr}, b: port.Config{Width: w4, Speed: edr}, w: w4, s: edr},
+		{name: "2X NDR to 4X NDR", a: port.Config{Width: w2, Speed: ndr}, b: port.Config{Width: w4, Speed: ndr}, w: w2, s: ndr},
+		{name: "4X XDR both", a: port.Config{Width: w4, Speed: xdr}, b: port.Config{Width: w4, Speed: xdr}, w: w4, s: xdr},
+		{name: "espeed HDR only on NDR", a: port.Config{Width: w4, Speed: ndr}, b: port.Config{Width: w4, Speed: ndr},
+			enA: [2]uint16{0, uint16(sdr | ddr | qdr | hdr)}, w: w4, s: hdr},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,7 +48,7 @@ func TestLinkNegotiation(t *testing.T) {
 			e := newEnv(t, tt.a, func(c *port.Config) { c.Width, c.Speed = b.Width, b.Speed })
 			up := func() bool { return e.a.State().Phys == mad.PhysStateLinkUp && e.b.State().Phys == mad.PhysStateLinkUp }
 			e.run(t, up)
-			if tt.enA != [2]uint8{} {
+			if tt.enA != [2]uint16{} {
 				if err := e.a.SetLinkEnabled(mad.LinkWidth(tt.enA[0]), mad.LinkSpeed(tt.enA[1])); err != nil {
 					t.Fatal(err)
 				}

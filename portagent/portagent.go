@@ -22,6 +22,9 @@ type Control struct {
 	// OnConfigure, when set, is called after Configure applied the
 	// operational VLs, for the node's own part of a PortInfo Set.
 	OnConfigure func(n uint8, p *port.Port, c agent.PortConfig)
+	// Silicon is the rate of the node's ports, what an uncabled one
+	// supports; zero means port.DefaultWidth and DefaultSpeed.
+	Silicon port.Rate
 }
 
 // Counters is agent.Counters over a node's ports; ports the node does not
@@ -40,11 +43,11 @@ func (c *Control) Link(n uint8) agent.LinkState {
 	if p == nil {
 		// An uncabled port polls for a peer, as on silicon (and as the
 		// node's status reports it), and reports the valid widths and
-		// speeds of a port of the default rate, never 0.
-		w, s := link.Supported(port.DefaultWidth, port.DefaultSpeed)
+		// speeds of a port of the node's silicon, never 0.
+		cw, cs := port.Config{}.WithRate(c.Silicon).CableRate()
+		w, s := link.Supported(cw, cs)
 		return agent.LinkState{State: mad.PortStateDown, Phys: mad.PhysStatePolling,
-			Width: port.DefaultWidth, Speed: port.DefaultSpeed,
-			WidthSupported: w, WidthEnabled: w, SpeedSupported: s, SpeedEnabled: s}
+			Width: cw, Speed: cs, WidthSupported: w, WidthEnabled: w, SpeedSupported: s, SpeedEnabled: s}
 	}
 	st, r := p.State(), p.LinkRate()
 	return agent.LinkState{State: st.Port, Phys: st.Phys, Width: r.WidthActive, Speed: r.SpeedActive,

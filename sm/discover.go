@@ -447,6 +447,10 @@ func forSet(pi mad.PortInfoFields) mad.PortInfoFields {
 	pi.LinkDownDefaultState = mad.PhysStateNoChange
 	pi.LinkWidthEnabled = mad.LinkWidthNoChange
 	pi.LinkSpeedEnabled = mad.LinkSpeedNoChange
+	// Not a change either: and the Sets carry no bit 31, so a port
+	// ignores them anyway (agent/attr_port_speed.go).
+	pi.LinkSpeedExtEnabled = mad.LinkSpeedExtNoChange
+	pi.LinkSpeedExtEnabled2 = 0
 	return pi
 }
 
@@ -516,12 +520,14 @@ func (d *discovery) subnet() (*Subnet, error) {
 				continue
 			}
 			w := topologies.Width(pt.pi.LinkWidthActive)
-			s := topologies.Speed(pt.pi.LinkSpeedActive)
+			// The extended fields first (a link at NDR reads QDR in
+			// LinkSpeedActive); topologies' Speed bits are mad's.
+			s := topologies.Speed(pt.pi.SpeedActive())
 			if !slices.Contains([]topologies.Width{topologies.Width1x, topologies.Width4x, topologies.Width8x,
 				topologies.Width12x, topologies.Width2x}, w) {
 				w = 0
 			}
-			if s&(s-1) != 0 || s > topologies.SpeedQDR {
+			if s&(s-1) != 0 || s > topologies.SpeedXDR || s == topologies.SpeedFDR10 {
 				s = 0
 			}
 			a := topologies.PortRef{Node: n.idx, Port: p}

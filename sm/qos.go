@@ -205,7 +205,7 @@ func (sn *Subnet) qosLink(p topologies.PortRef) (qos.Link, error) {
 		return qos.Link{}, fmt.Errorf("%s: no PortInfo", name)
 	}
 	pi := sn.PortInfo[p.Node][p.Port]
-	rate, err := mad.DataRate(pi.LinkWidthActive, pi.LinkSpeedActive)
+	rate, err := mad.DataRate(pi.LinkWidthActive, pi.SpeedActive()) // the real rate: NDR, not QDR
 	if err != nil {
 		return qos.Link{}, fmt.Errorf("%s: %w", name, err)
 	}

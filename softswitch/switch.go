@@ -41,6 +41,10 @@ type Config struct {
 	// Clock, OnStateChange, OnRelease and TxQueueLimit are the switch's
 	// own.
 	PortConfig port.Config
+	// PortRates are the cable rates of ports by number where they differ
+	// from PortConfig's, the silicon's (a switch of NDR with HDR cables
+	// to its hosts); missing or zero entries are PortConfig's.
+	PortRates []port.Rate
 	// Clock is the time source of the ports and the agent; nil means
 	// clock.Real().
 	Clock clock.Clock
@@ -114,6 +118,8 @@ func New(cfg Config) (*Switch, error) {
 		return nil, err
 	}
 	s.cc.seen = make([][port.MaxDataVLs]atomic.Uint64, n.NumPorts+1)
+	// The silicon: every width and speed its ports' cable rate trains at.
+	wsup, ssup := link.Supported(pc.CableRate())
 	a, err := agent.New(agent.Config{
 		Type:            mad.NodeTypeSwitch,
 		NumPorts:        uint8(n.NumPorts),
@@ -127,7 +133,8 @@ func New(cfg Config) (*Switch, error) {
 		// SM sets PartitionEnforcementInbound/Outbound (forward.go).
 		PartitionEnforcementCap: agent.DefaultPartitionEnforcementCap,
 		VLCap:                   portagent.VLCap(pc.DataVLs),
-		Ports: &portagent.Control{Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
+		WidthSupported:          wsup, SpeedSupported: ssup,
+		Ports: &portagent.Control{Silicon: port.Rate{Width: pc.Width, Speed: pc.Speed}, Ports: s.Port, OnConfigure: func(n uint8, _ *port.Port, _ agent.PortConfig) {
 			s.syncArbitration(n)
 		}},
 		Counters: portagent.Counters(s.Port),
@@ -142,7 +149,11 @@ func New(cfg Config) (*Switch, error) {
 		if i == 0 || ep == nil {
 			continue
 		}
-		if err := s.startPort(uint8(i), ep, pc); err != nil {
+		c := pc
+		if i < len(cfg.PortRates) {
+			c = pc.WithRate(cfg.PortRates[i])
+		}
+		if err := s.startPort(uint8(i), ep, c); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("softswitch: node %q port %d: %w", n.Name, i, err)
 		}

@@ -114,6 +114,7 @@ func _() {
 	_ = x[SpeedEDR-32]
 	_ = x[SpeedHDR-64]
 	_ = x[SpeedNDR-128]
+	_ = x[SpeedXDR-256]
 }
 
 const (
@@ -124,6 +125,7 @@ const (
 	_Speed_name_4 = "EDR"
 	_Speed_name_5 = "HDR"
 	_Speed_name_6 = "NDR"
+	_Speed_name_7 = "XDR"
 )
 
 var (
@@ -147,6 +149,8 @@ func (i Speed) String() string {
 		return _Speed_name_5
 	case i == 128:
 		return _Speed_name_6
+	case i == 256:
+		return _Speed_name_7
 	default:
 		return "Speed(" + strconv.FormatInt(int64(i), 10) + ")"
 	}

@@ -7,7 +7,8 @@ import (
 )
 
 // Speed groups: ibsim keeps LinkSpeedEnabled (SDR, DDR, QDR) and
-// LinkSpeedExtEnabled (FDR, EDR, HDR) apart; our Speed mask holds both.
+// LinkSpeedExtEnabled (FDR, EDR, HDR, NDR) apart; our Speed mask holds
+// both, and XDR (IBA 1.5, which ibsim 0.12 does not know).
 const (
 	baseSpeeds = SpeedSDR | SpeedDDR | SpeedQDR
 	extSpeeds  = SpeedFDR | SpeedEDR | SpeedHDR | SpeedNDR
@@ -42,9 +43,32 @@ func parseRate(tok string) (Width, Speed, error) {
 	wm, wok := commentWidthMask[w]
 	sp, sok := parseSpeed(s)
 	if !ok || !wok || !sok {
-		return 0, 0, fmt.Errorf("%w: unknown link rate %q", ErrRate, tok)
+		return 0, 0, fmt.Errorf("%w: unknown link rate %q (valid: %s)", ErrRate, tok, ValidRates())
 	}
-	return wm, sp<<1 - 1, nil // wraps to all bits for NDR
+	return wm, sp<<1 - 1, nil
+}
+
+// ParseRate parses a link rate as net files and the --rate flags spell
+// it, "4xNDR": a width of 1, 2, 4, 8 or 12 lanes and a speed, case as
+// ibnetdiscover prints it ("4XNDR" too). An unknown one is an ErrRate
+// error listing the valid rates.
+func ParseRate(s string) (Width, Speed, error) {
+	w, sp, ok := strings.Cut(strings.ToLower(s), "x")
+	wv, wok := map[string]Width{"1": Width1x, "2": Width2x, "4": Width4x, "8": Width8x, "12": Width12x}[w]
+	spv, sok := parseSpeed(strings.ToUpper(sp))
+	if !ok || !wok || !sok {
+		return 0, 0, fmt.Errorf("%w: unknown link rate %q (valid: %s)", ErrRate, s, ValidRates())
+	}
+	return wv, spv, nil
+}
+
+// ValidRates lists the rates ParseRate takes, as "{1,2,4,8,12}x{SDR,…}".
+func ValidRates() string {
+	var names []string
+	for s := SpeedSDR; s != 0 && s <= SpeedXDR; s <<= 1 {
+		names = append(names, s.String())
+	}
+	return "{1,2,4,8,12}x{" + strings.Join(names, ",") + "}"
 }
 
 // looksLikeRate tells a rate ("4xSDR", or ibnetdiscover's "??x???" for an
@@ -501,6 +525,53 @@ func (pl *portLine) option(k, v string) error {
 		pl.speed = pl.speed&^baseSpeeds | Speed(x)
 	case "e":
 		pl.speed = pl.speed&^extSpeeds | extSpeedMask(x)
+	}
+	return nil
+}
+
+// Rate is a link rate, width and speed, as a flag takes it
+// (flag.TextVar): "4xNDR". The zero value is no rate (leave the links as
+// they are).
+type Rate struct {
+	Width Width
+	Speed Speed
+}
+
+// String spells r as net files do, "" for the zero Rate.
+func (r Rate) String() string {
+	if r == (Rate{}) {
+		return ""
+	}
+	return r.Width.String() + r.Speed.String()
+}
+
+// MarshalText spells r as String does.
+func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses a rate as ParseRate does; "" is the zero Rate.
+func (r *Rate) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*r = Rate{}
+		return nil
+	}
+	w, s, err := ParseRate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = Rate{Width: w, Speed: s}
+	return nil
+}
+
+// SetRate sets every link of t to r; the zero Rate changes nothing.
+func (t *Topology) SetRate(r Rate) error {
+	if r == (Rate{}) {
+		return nil
+	}
+	if r.Width.Lanes() == 0 || !singleBit(r.Speed) {
+		return fmt.Errorf("%w: %v", ErrRate, r)
+	}
+	for i := range t.links {
+		t.links[i].Width, t.links[i].Speed = r.Width, r.Speed
 	}
 	return nil
 }

@@ -129,9 +129,11 @@ func (w Width) Lanes() int {
 
 // Speed is a per-lane link speed. Each is one bit, ordered from slowest to
 // fastest, so a set of enabled speeds is a mask and the fastest common speed
-// is the highest common bit. SDR, DDR and QDR have their PortInfo
-// LinkSpeedActive values.
-type Speed uint8
+// is the highest common bit. The bits are those of wire/mad's LinkSpeed
+// (SDR, DDR, QDR their PortInfo LinkSpeedActive values, FDR to NDR the
+// LinkSpeedExt values shifted by 4, XDR LinkSpeedExt2's by 8), but for
+// Mellanox's FDR10 in the bit mad leaves unused.
+type Speed uint16
 
 // Link speeds.
 const (
@@ -151,6 +153,8 @@ const (
 	SpeedHDR // HDR
 	// SpeedNDR: 106.25 Gb/s
 	SpeedNDR // NDR
+	// SpeedXDR: 212.5 Gb/s
+	SpeedXDR // XDR
 )
 
 func parseSpeed(name string) (Speed, bool) {
@@ -162,10 +166,10 @@ func parseSpeed(name string) (Speed, bool) {
 	return 0, false
 }
 
-func singleBit[T ~uint8](v T) bool { return v != 0 && v&(v-1) == 0 }
+func singleBit[T ~uint8 | ~uint16](v T) bool { return v != 0 && v&(v-1) == 0 }
 
 // highestBit returns the highest set bit of m, 0 when m is 0.
-func highestBit[T ~uint8](m T) T {
+func highestBit[T ~uint8 | ~uint16](m T) T {
 	var h T
 	for b := T(1); b != 0; b <<= 1 {
 		if m&b != 0 {

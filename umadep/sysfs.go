@@ -70,7 +70,7 @@ func (s *Server) sysfs() []umadproto.SysfsEntry {
 		file(pd+"/sm_sl", "%d", pi.MasterSMSL())
 		file(pd+"/state", "%d: %s", uint8(pi.PortState()), stateName(uint8(pi.PortState())))
 		file(pd+"/phys_state", "%d: %s", uint8(pi.PortPhysicalState()), physName(uint8(pi.PortPhysicalState())))
-		file(pd+"/rate", "%s", rateText(pi.LinkWidthActive(), pi.LinkSpeedActive()))
+		file(pd+"/rate", "%s", rateText(pi.LinkWidthActive(), pi.SpeedActive()))
 		file(pd+"/cap_mask", "0x%08x", pi.CapabilityMask())
 		file(pd+"/link_layer", "InfiniBand")
 		file(pd+"/gids/0", "%s", gidText(pi.GIDPrefix(), portGUID))
@@ -114,27 +114,30 @@ func physName(s uint8) string {
 	return "UNKNOWN"
 }
 
-// rateText renders a port's rate as the kernel does ("10 Gb/sec (4X)"),
-// the number first, which is what libibumad reads.
+// rateText renders a port's rate as the kernel's sysfs rate file does
+// (drivers/infiniband/core/sysfs.c): the nominal rate, lanes × 2.5, 5,
+// 10, 14, 25, 50, 100 or 200 Gb/s, then width and speed, SDR unnamed:
+// "10 Gb/sec (4X)", "56 Gb/sec (4X FDR)", "400 Gb/sec (4X NDR)"; the
+// number first, which is what libibumad reads (ibstat's "Rate: 400").
 func rateText(w mad.LinkWidth, sp mad.LinkSpeed) string {
-	r, err := mad.DataRate(w, sp)
-	if err != nil {
+	tenths := mad.NominalRate(w, sp)
+	if tenths == 0 {
 		return "0 Gb/sec"
 	}
-	// The kernel reports the signalling rate: data rate × 10/8.
-	gb := float64(r) * 10 / 8 / 1e9
-	txt := strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", gb), "0"), ".")
-	return fmt.Sprintf("%s Gb/sec (%s%s)", txt, w, speedSuffix(sp))
+	half := ""
+	if tenths%10 != 0 {
+		half = ".5" // 1X SDR, 2.5 Gb/s, is the one
+	}
+	return fmt.Sprintf("%d%s Gb/sec (%dX%s)", tenths/10, half, w.Lanes(), speedSuffix(sp))
 }
 
+// speedSuffix is the kernel's name of a speed after the width, none for
+// SDR.
 func speedSuffix(sp mad.LinkSpeed) string {
-	switch sp {
-	case mad.LinkSpeedDDR:
-		return " DDR"
-	case mad.LinkSpeedQDR:
-		return " QDR"
+	if sp == mad.LinkSpeedSDR {
+		return ""
 	}
-	return ""
+	return " " + sp.String()
 }
 
 // sysfsFile returns the content of the file at path, with ok false when

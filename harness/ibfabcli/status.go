@@ -8,6 +8,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/nodeproc"
 )
 
 const (
@@ -49,7 +50,7 @@ func runStatus(env *Env, args []string) error {
 		return enc.Encode(s)
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tTYPE\tPID\tPORT\tPHYS\tSTATE\tLID\tPEER\tXMIT_PKTS\tRCV_PKTS\tDROPS")
+	fmt.Fprintln(w, "NODE\tTYPE\tPID\tPORT\tPHYS\tSTATE\tRATE\tLID\tPEER\tXMIT_PKTS\tRCV_PKTS\tDROPS")
 	for _, n := range s.Nodes {
 		pid := fmt.Sprint(n.PID)
 		if !n.Alive {
@@ -64,8 +65,8 @@ func runStatus(env *Env, args []string) error {
 			if peer == "" {
 				peer = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t%d\n", n.Name, n.Type, pid, p.Port,
-				p.Phys, p.State, p.LID, peer, p.Counters.PortXmitPkts, p.Counters.PortRcvPkts, drops)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\n", n.Name, n.Type, pid, p.Port,
+				p.Phys, p.State, portRate(p), p.LID, peer, p.Counters.PortXmitPkts, p.Counters.PortRcvPkts, drops)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -76,4 +77,14 @@ func runStatus(env *Env, args []string) error {
 		return harness.WriteVLStatus(env.Stdout, s)
 	}
 	return nil
+}
+
+// portRate is a port's trained rate as status prints it: width, speed and
+// the data rate the transmitter is paced at ("4X NDR 400Gb/s"), "-" for
+// a port that never trained.
+func portRate(p nodeproc.PortStatus) string {
+	if p.Width == "" || p.Rate == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s %.4gGb/s", p.Width, p.Speed, float64(p.Rate)/1e9) // 4X FDR: 54.55
 }

@@ -29,6 +29,8 @@ func generatorKind(name, synopsis, desc string, required []string,
 			cmd := "topo " + k.name
 			fs := flagSet(cmd)
 			out := fs.String("o", "", "write the topology to `FILE` instead of standard output")
+			var rate topologies.Rate
+			fs.TextVar(&rate, "rate", topologies.Rate{}, "every link's `RATE`, e.g. 4xNDR, 2xNDR, 4xXDR (default 4xSDR)")
 			generate := setup(fs)
 			if help, err := parseFlags(env, fs, cmd, k.synopsis, k.desc, args, 0); help || err != nil {
 				return err
@@ -41,6 +43,9 @@ func generatorKind(name, synopsis, desc string, required []string,
 				}
 			}
 			t, err := generate()
+			if err == nil {
+				err = t.SetRate(rate)
+			}
 			if errors.Is(err, topologies.ErrInvalid) {
 				return &UsageError{Cmd: cmd, Usage: k.synopsis, Err: err}
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	upSynopsis = "up [-f TOPO] [--name N] [--time-scale S] [--cpus LIST]"
+	upSynopsis = "up [-f TOPO] [--name N] [--rate RATE] [--time-scale S] [--cpus LIST]"
 	upDesc     = `
 Brings a fabric up: one network namespace per node (ibf-<N>-<node>) and one
 veth pair per link, the ends named p<port> in the two nodes' namespaces, all
@@ -41,6 +41,8 @@ func runUp(env *Env, args []string) error {
 	var cpus cli.CPUList
 	fs.Var(&cpus, "cpus", "run every node process on these CPUs, `LIST` as taskset's (0,2-3; default: any)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
+	var rate topologies.Rate
+	fs.TextVar(&rate, "rate", topologies.Rate{}, "run every link at `RATE` (e.g. 4xHDR, 4xNDR, 2xNDR, 4xXDR) whatever the topology says")
 	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
 		return err
 	}
@@ -53,6 +55,9 @@ func runUp(env *Env, args []string) error {
 		if t, err = topologies.ParseFile(*file); err != nil {
 			return &CommandError{Cmd: cmd, Err: err}
 		}
+	}
+	if err := t.SetRate(rate); err != nil {
+		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: err}
 	}
 	if !(*scale > 0) || *scale > 1e6 {
 		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: fmt.Errorf("--time-scale %v: want a positive number", *scale)}

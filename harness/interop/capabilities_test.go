@@ -64,6 +64,9 @@ var capMasks = map[string]func(r *capReading) uint64{
 	"CA PortInfo.CapabilityMask":              func(r *capReading) uint64 { return uint64(r.caPort.CapabilityMask) },
 	"switch port 0 PortInfo.CapabilityMask":   func(r *capReading) uint64 { return uint64(r.swPort0.CapabilityMask) },
 	"switch port PortInfo.CapabilityMask":     func(r *capReading) uint64 { return uint64(r.swLinked.CapabilityMask) },
+	"CA PortInfo.CapabilityMask2":             func(r *capReading) uint64 { return uint64(r.caPort.CapabilityMask2) },
+	"switch port 0 PortInfo.CapabilityMask2":  func(r *capReading) uint64 { return uint64(r.swPort0.CapabilityMask2) },
+	"switch port PortInfo.CapabilityMask2":    func(r *capReading) uint64 { return uint64(r.swLinked.CapabilityMask2) },
 	"switch PMA ClassPortInfo.CapabilityMask": func(r *capReading) uint64 { return uint64(r.swPMA.CapabilityMask) },
 	"CA PMA ClassPortInfo.CapabilityMask":     func(r *capReading) uint64 { return uint64(r.caPMA.CapabilityMask) },
 	"switch CC ClassPortInfo.CapabilityMask":  func(r *capReading) uint64 { return uint64(r.swCCA.CapabilityMask) },
@@ -94,6 +97,18 @@ var capAudit = []capRow{
 	capBit("switch port 0 PortInfo.CapabilityMask", uint64(mad.PortCapIsNoticeSupported), "agent.TestTrapWaitsForSM"),
 	capBit("switch port 0 PortInfo.CapabilityMask", uint64(mad.PortCapIsSLMappingSupported), "agent.TestSLtoVL"),
 	capBit("switch port 0 PortInfo.CapabilityMask", uint64(mad.PortCapIsSystemImageGUIDSupported), "agent.TestSystemImageGUID"),
+	// The audit fabric runs at 4X NDR: the rate bits of NDR silicon, on a
+	// CA's port and a switch's port 0 (where OpenSM reads a switch's).
+	capBit("CA PortInfo.CapabilityMask", uint64(mad.PortCapIsExtendedSpeedsSupported), "harness/interop.TestExtendedSpeeds"),
+	capBit("CA PortInfo.CapabilityMask", uint64(mad.PortCapIsCapabilityMask2Supported), "agent.TestExtendedSpeedFields"),
+	capBit("switch port 0 PortInfo.CapabilityMask", uint64(mad.PortCapIsExtendedSpeedsSupported), "harness/interop.TestExtendedSpeeds"),
+	capBit("switch port 0 PortInfo.CapabilityMask", uint64(mad.PortCapIsCapabilityMask2Supported), "agent.TestSwitchPort0RateCaps"),
+	capBit("CA PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkWidth2xSupported), "port.TestLinkNegotiation"),
+	capBit("CA PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkSpeedHDRSupported), "harness/interop.TestExtendedSpeeds"),
+	capBit("CA PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkSpeedNDRSupported), "harness/interop.TestExtendedSpeeds"),
+	capBit("switch port 0 PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkWidth2xSupported), "port.TestLinkNegotiation"),
+	capBit("switch port 0 PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkSpeedHDRSupported), "harness/interop.TestExtendedSpeeds"),
+	capBit("switch port 0 PortInfo.CapabilityMask2", uint64(mad.PortCap2IsLinkSpeedNDRSupported), "harness/interop.TestExtendedSpeeds"),
 
 	// PortInfo capabilities of every port kind.
 	capValue("PortInfo.VLCap (VL0-7)", func(r *capReading) uint64 {
@@ -102,12 +117,18 @@ var capAudit = []capRow{
 	capValue("PortInfo.MTUCap (4096)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.MTUCap) })
 	}, uint64(mad.MTU4096), "port.TestPacing"),
-	capValue("PortInfo.LinkWidthSupported (1X, 4X)", func(r *capReading) uint64 {
+	capValue("PortInfo.LinkWidthSupported (1X, 2X, 4X)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkWidthSupported) })
-	}, uint64(mad.LinkWidth1X|mad.LinkWidth4X), "harness/interop.TestLinkWidthRetrain"),
-	capValue("PortInfo.LinkSpeedSupported (SDR)", func(r *capReading) uint64 {
+	}, uint64(mad.LinkWidth1X|mad.LinkWidth2X|mad.LinkWidth4X), "harness/interop.TestLinkWidthRetrain"),
+	capValue("PortInfo.LinkSpeedSupported (SDR, DDR, QDR)", func(r *capReading) uint64 {
 		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkSpeedSupported) })
-	}, uint64(mad.LinkSpeedSDR), "port.TestLinkNegotiation"),
+	}, uint64(mad.LinkSpeedSDR|mad.LinkSpeedDDR|mad.LinkSpeedQDR), "port.TestLinkNegotiation"),
+	capValue("PortInfo.LinkSpeedExtSupported (FDR, EDR, HDR, NDR)", func(r *capReading) uint64 {
+		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkSpeedExtSupported) })
+	}, 15, "harness/interop.TestExtendedSpeeds"),
+	capValue("PortInfo.LinkSpeedExtSupported2 (no XDR)", func(r *capReading) uint64 {
+		return capSame(r, func(p *mad.PortInfoFields) uint64 { return uint64(p.LinkSpeedExtSupported2) })
+	}, 0, "agent.TestSetExtendedSpeedXDR"),
 	capValue("CA and switch external PortInfo.VLArbitrationHighCap", func(r *capReading) uint64 {
 		return capSame2(uint64(r.caPort.VLArbitrationHighCap), uint64(r.swLinked.VLArbitrationHighCap))
 	}, 64, "portagent.TestVLArbitrationSetRuns"),
@@ -231,6 +252,8 @@ func capProofExists(proof string) error {
 func readCapabilities(t *testing.T) *capReading {
 	topo, err := topologies.Irregular(2, 4, 1, 1)
 	require.NoError(t, err)
+	// At 4X NDR, so that the extended-speed fields and bits show.
+	require.NoError(t, topo.SetRate(topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedNDR}))
 	f := fabrictest.Up(t, "caps", topo, harness.UpOptions{})
 	hosts := f.Hosts()
 	smNode, caNode := hosts[0], hosts[1]

@@ -54,8 +54,16 @@ func portstateParse(t *testing.T, net string) *topologies.Topology {
 // OpenSM sweep from ca1.
 func portstateUp(t *testing.T, suffix, net string) *fabrictest.Fabric {
 	t.Helper()
+	f, _ := portstateUpOSM(t, suffix, net)
+	return f
+}
+
+// portstateUpOSM is portstateUp, with the OpenSM it runs.
+func portstateUpOSM(t *testing.T, suffix, net string) (*fabrictest.Fabric, *fabrictest.OpenSM) {
+	t.Helper()
 	f := fabrictest.Up(t, suffix, portstateParse(t, net), harness.UpOptions{})
-	f.StartOpenSM("ca1").WaitLog(t, portstateWait, 0, "SUBNET UP")
+	osm := f.StartOpenSM("ca1")
+	osm.WaitLog(t, portstateWait, 0, "SUBNET UP")
 	fabrictest.Wait(t, portstateWait, "every port Active", func() bool {
 		for _, n := range f.Status().Nodes {
 			for _, p := range n.Ports {
@@ -66,7 +74,7 @@ func portstateUp(t *testing.T, suffix, net string) *fabrictest.Fabric {
 		}
 		return true
 	})
-	return f
+	return f, osm
 }
 
 // portstateOf returns "Phys/State" of port num of node. It does not fail

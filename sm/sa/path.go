@@ -6,32 +6,14 @@ import (
 	"ibfab/wire/mad"
 )
 
-// Rate codes of PathRecord and MCMemberRecord (IBA 15.2.5.16, to 1.2
-// Tb/s of IBA 1.5), with their data rate in units of 0.5 Gb/s (the codes
-// are not ordered by rate). A code outside it is no rate: a query that
-// asks for one is ReqInvalid, as OpenSM answers it.
-var rateHalfGbps = map[uint8]int{2: 5, 5: 10, 3: 20, 6: 40, 4: 60, 7: 80, 8: 120, 9: 160, 10: 240,
-	11: 28, 12: 112, 13: 224, 14: 336, 15: 50, 16: 200, 17: 400, 18: 600, 19: 56, 20: 100, 21: 800, 22: 1200,
-	23: 1600, 24: 2400}
-
-// rateValid and mtuValid report whether a code names a rate or an MTU.
-func rateValid(c uint8) bool { _, ok := rateHalfGbps[c]; return ok }
+// rateValid and mtuValid report whether a code names a rate or an MTU: a
+// code outside IBA 1.5's table (mad.RateHalfGbps, to 1.2 Tb/s) is no
+// rate, and a query that asks for one is ReqInvalid, as OpenSM answers it.
+func rateValid(c uint8) bool { _, ok := mad.RateHalfGbps(c); return ok }
 func mtuValid(c uint8) bool  { return c >= uint8(mad.MTU256) && c <= uint8(mad.MTU4096) }
 
-// rateCode returns the code of a link of width w and speed s, 0 when
-// neither is known.
-func rateCode(w mad.LinkWidth, s mad.LinkSpeed) uint8 {
-	lanes := map[mad.LinkWidth]int{mad.LinkWidth1X: 1, mad.LinkWidth4X: 4, mad.LinkWidth8X: 8, mad.LinkWidth12X: 12}[w]
-	per := map[mad.LinkSpeed]int{mad.LinkSpeedSDR: 5, mad.LinkSpeedDDR: 10, mad.LinkSpeedQDR: 20}[s] // half Gb/s signalling
-	v := lanes * per
-	best := uint8(0)
-	for c, r := range rateHalfGbps {
-		if r <= v && (best == 0 || r > rateHalfGbps[best]) {
-			best = c
-		}
-	}
-	return best
-}
+// rateHalf is a valid rate code's nominal rate in 0.5 Gb/s.
+func rateHalf(c uint8) int { r, _ := mad.RateHalfGbps(c); return r }
 
 // select applies a selector (mad.SelectorGreater …) to what a path
 // offers, have, given the value asked, want, under the order less: ok
@@ -67,15 +49,9 @@ func containsU8(s []uint8, v uint8) bool {
 var mtuCodes = []uint8{1, 2, 3, 4, 5}
 
 func mtuLess(a, b uint8) bool  { return a < b }
-func rateLess(a, b uint8) bool { return rateHalfGbps[a] < rateHalfGbps[b] }
+func rateLess(a, b uint8) bool { return rateHalf(a) < rateHalf(b) }
 
-func rateCodes() []uint8 {
-	out := make([]uint8, 0, len(rateHalfGbps))
-	for c := range rateHalfGbps {
-		out = append(out, c)
-	}
-	return out
-}
+func rateCodes() []uint8 { return mad.RateCodes() }
 
 // hop is one link a path crosses: out of port Port of node Node.
 type hop struct{ Node, Port int }
@@ -153,7 +129,8 @@ func (x *index) pathProps(src routing.EndPort, hops []hop) (mtu, rate uint8) {
 		if m := uint8(pi.NeighborMTU); m != 0 && m < mtu {
 			mtu = m
 		}
-		if r := rateCode(pi.LinkWidthActive, pi.LinkSpeedActive); r != 0 && (rate == 0 || rateLess(r, rate)) {
+		// The extended fields first: a link at NDR reads QDR in LinkSpeedActive.
+		if r := mad.RateCode(pi.LinkWidthActive, pi.SpeedActive()); r != 0 && (rate == 0 || rateLess(r, rate)) {
 			rate = r
 		}
 	}

@@ -49,6 +49,13 @@ func newEnvWith(t testing.TB, cfg sm.Config) *env {
 	t.Helper()
 	topo, err := topologies.FatTree(2, 2, 2)
 	require.NoError(t, err)
+	return newEnvTopo(t, topo, cfg)
+}
+
+// newEnvTopo is newEnvWith on topo, a fat tree of two leaves with two
+// HCAs each.
+func newEnvTopo(t testing.TB, topo *topologies.Topology, cfg sm.Config) *env {
+	t.Helper()
 	ca := -1
 	for i, n := range topo.Nodes() {
 		if n.Type == topologies.CA {

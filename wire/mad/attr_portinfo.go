@@ -30,7 +30,7 @@ import "encoding/binary"
 //	     52 +-----+---------+-------+-------+---------------+-+---+---------+
 //	        |rsvd |RespTime |LPhyErr|OvrnErr|      MaxCreditHint (16)       |
 //	     56 +-----+---------+-------+-------+-------------------------------+
-//	        |   reserved    |        LinkRoundTripLatency (24)              |
+//	        |r|A2 |S2 |En2  |        LinkRoundTripLatency (24)              |
 //	     60 +---------------+---------------+-------+-------+-----+---------+
 //	        |     CapabilityMask2 (16)      |LSExtAc|LSExtSu|rsvd |LSExtEn  |
 //	     64 +-------------------------------+-------+-------+-----+---------+
@@ -38,7 +38,10 @@ import "encoding/binary"
 // Byte 43's low bits are PartitionEnforcementInbound/Outbound and
 // FilterRawInbound/Outbound; byte 51's top bit is ClientReregister, then the
 // 2-bit MulticastPKeyTrapSuppressionEnabled. Bytes 60-63 are the extended
-// speed fields that IBA 1.2.1 left reserved.
+// speed fields that IBA 1.2.1 left reserved (IBA 1.3); byte 56 below its
+// top bit holds IBA 1.5's LinkSpeedExtActive2, LinkSpeedExtSupported2 (2
+// bits each) and LinkSpeedExtEnabled2 (3 bits), where libibmad's field
+// table puts them (bits 449-455).
 const (
 	piMKey              = 0
 	piGIDPrefix         = 8
@@ -71,7 +74,8 @@ const (
 	piRespTime          = 52
 	piPhyOverrun        = 53 // LocalPhyErrors, OverrunErrors
 	piMaxCreditHint     = 54
-	piRoundTrip         = 57 // 24 bits after a reserved byte
+	piSpeedExt2         = 56 // LinkSpeedExtActive2, Supported2, Enabled2
+	piRoundTrip         = 57 // 24 bits after the LinkSpeedExt2 byte
 	piCapabilityMask2   = 60
 	piSpeedExtActSupp   = 62 // LinkSpeedExtActive, LinkSpeedExtSupported
 	piSpeedExtEnabled   = 63
@@ -91,6 +95,10 @@ const (
 	piMPKeyTrapShift    = 5
 	piMPKeyTrapMask     = 0x03
 	piRoundTripMask     = 0xffffff
+	piExt2ActiveShift   = 5
+	piExt2SuppShift     = 3
+	piExt2Mask          = 0x03
+	piExt2EnabledMask   = 0x07
 	piRoundTripWordBase = 56 // RoundTrip is read as the low 24 bits of this word
 )
 
@@ -449,22 +457,90 @@ func (p PortInfo) SetCapabilityMask2(v uint16) {
 }
 
 // LinkSpeedExtActive returns the 4-bit LinkSpeedExtActive field.
-func (p PortInfo) LinkSpeedExtActive() uint8 { return attrHiNibble(p[piSpeedExtActSupp]) }
+func (p PortInfo) LinkSpeedExtActive() LinkSpeedExt {
+	return LinkSpeedExt(attrHiNibble(p[piSpeedExtActSupp]))
+}
 
 // SetLinkSpeedExtActive sets the LinkSpeedExtActive field.
-func (p PortInfo) SetLinkSpeedExtActive(v uint8) { attrSetHiNibble(p, piSpeedExtActSupp, v) }
+func (p PortInfo) SetLinkSpeedExtActive(v LinkSpeedExt) {
+	attrSetHiNibble(p, piSpeedExtActSupp, uint8(v))
+}
 
 // LinkSpeedExtSupported returns the 4-bit LinkSpeedExtSupported field.
-func (p PortInfo) LinkSpeedExtSupported() uint8 { return p[piSpeedExtActSupp] & piNibbleMask }
+func (p PortInfo) LinkSpeedExtSupported() LinkSpeedExt {
+	return LinkSpeedExt(p[piSpeedExtActSupp] & piNibbleMask)
+}
 
 // SetLinkSpeedExtSupported sets the LinkSpeedExtSupported field.
-func (p PortInfo) SetLinkSpeedExtSupported(v uint8) { attrSetLoNibble(p, piSpeedExtActSupp, v) }
+func (p PortInfo) SetLinkSpeedExtSupported(v LinkSpeedExt) {
+	attrSetLoNibble(p, piSpeedExtActSupp, uint8(v))
+}
 
 // LinkSpeedExtEnabled returns the 5-bit LinkSpeedExtEnabled field.
-func (p PortInfo) LinkSpeedExtEnabled() uint8 { return p[piSpeedExtEnabled] & piFiveBitMask }
+func (p PortInfo) LinkSpeedExtEnabled() LinkSpeedExt {
+	return LinkSpeedExt(p[piSpeedExtEnabled] & piFiveBitMask)
+}
 
 // SetLinkSpeedExtEnabled sets the LinkSpeedExtEnabled field from v's low 5
 // bits.
-func (p PortInfo) SetLinkSpeedExtEnabled(v uint8) {
-	attrSetBits(p, piSpeedExtEnabled, 0, piFiveBitMask, v)
+func (p PortInfo) SetLinkSpeedExtEnabled(v LinkSpeedExt) {
+	attrSetBits(p, piSpeedExtEnabled, 0, piFiveBitMask, uint8(v))
+}
+
+// LinkSpeedExtActive2 returns the 2-bit LinkSpeedExtActive2 field.
+func (p PortInfo) LinkSpeedExtActive2() LinkSpeedExt2 {
+	return LinkSpeedExt2(p[piSpeedExt2] >> piExt2ActiveShift & piExt2Mask)
+}
+
+// SetLinkSpeedExtActive2 sets the LinkSpeedExtActive2 field from v's low 2
+// bits.
+func (p PortInfo) SetLinkSpeedExtActive2(v LinkSpeedExt2) {
+	attrSetBits(p, piSpeedExt2, piExt2ActiveShift, piExt2Mask, uint8(v))
+}
+
+// LinkSpeedExtSupported2 returns the 2-bit LinkSpeedExtSupported2 field.
+func (p PortInfo) LinkSpeedExtSupported2() LinkSpeedExt2 {
+	return LinkSpeedExt2(p[piSpeedExt2] >> piExt2SuppShift & piExt2Mask)
+}
+
+// SetLinkSpeedExtSupported2 sets the LinkSpeedExtSupported2 field from v's
+// low 2 bits.
+func (p PortInfo) SetLinkSpeedExtSupported2(v LinkSpeedExt2) {
+	attrSetBits(p, piSpeedExt2, piExt2SuppShift, piExt2Mask, uint8(v))
+}
+
+// LinkSpeedExtEnabled2 returns the 3-bit LinkSpeedExtEnabled2 field.
+func (p PortInfo) LinkSpeedExtEnabled2() LinkSpeedExt2 {
+	return LinkSpeedExt2(p[piSpeedExt2] & piExt2EnabledMask)
+}
+
+// SetLinkSpeedExtEnabled2 sets the LinkSpeedExtEnabled2 field from v's low
+// 3 bits.
+func (p PortInfo) SetLinkSpeedExtEnabled2(v LinkSpeedExt2) {
+	attrSetBits(p, piSpeedExt2, 0, piExt2EnabledMask, uint8(v))
+}
+
+// SpeedsSupported returns every speed the port supports in one mask:
+// LinkSpeedSupported, LinkSpeedExtSupported and LinkSpeedExtSupported2.
+func (p PortInfo) SpeedsSupported() LinkSpeed {
+	return JoinSpeeds(p.LinkSpeedSupported(), p.LinkSpeedExtSupported(), p.LinkSpeedExtSupported2())
+}
+
+// SpeedActive returns the speed the link is active at: the extended-2
+// speed when one is, else the extended one, else LinkSpeedActive (a port
+// at an extended speed keeps a legacy LinkSpeedActive, as silicon does,
+// and readers prefer the extended fields, as OpenSM and libibnetdisc do).
+func (p PortInfo) SpeedActive() LinkSpeed {
+	return activeSpeed(p.LinkSpeedActive(), p.LinkSpeedExtActive(), p.LinkSpeedExtActive2())
+}
+
+// activeSpeed is SpeedActive of the three active fields.
+func activeSpeed(l LinkSpeed, e LinkSpeedExt, e2 LinkSpeedExt2) LinkSpeed {
+	switch {
+	case e2 != 0:
+		return JoinSpeeds(0, 0, e2)
+	case e != 0:
+		return JoinSpeeds(0, e, 0)
+	}
+	return l
 }

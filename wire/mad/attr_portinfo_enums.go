@@ -1,7 +1,6 @@
 package mad
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,93 +39,6 @@ const (
 	PhysStateLinkErrorRecovery         PhysState = 6 // LinkErrorRecovery
 	PhysStatePhyTest                   PhysState = 7 // PhyTest
 )
-
-// LinkWidth is a set of link widths: LinkWidthSupported and
-// LinkWidthEnabled may hold several bits, LinkWidthActive exactly one.
-type LinkWidth uint8
-
-// Link widths (IBA 14.2.5.6). LinkWidthEnabled also takes the two special
-// values LinkWidthNoChange and LinkWidthSetToSupported.
-const (
-	LinkWidth1X  LinkWidth = 1 << 0
-	LinkWidth4X  LinkWidth = 1 << 1
-	LinkWidth8X  LinkWidth = 1 << 2
-	LinkWidth12X LinkWidth = 1 << 3
-
-	LinkWidthNoChange       LinkWidth = 0
-	LinkWidthSetToSupported LinkWidth = 0xff
-)
-
-// Lanes returns the number of physical lanes of a single width, or 0 when w
-// is not exactly one known width.
-func (w LinkWidth) Lanes() int {
-	switch w {
-	case LinkWidth1X:
-		return 1
-	case LinkWidth4X:
-		return 4
-	case LinkWidth8X:
-		return 8
-	case LinkWidth12X:
-		return 12
-	}
-	return 0
-}
-
-// String lists the widths in w, e.g. "1X|4X".
-func (w LinkWidth) String() string {
-	return bitNames(uint8(w), []string{"1X", "4X", "8X", "12X"}, "LinkWidth")
-}
-
-// LinkSpeed is a set of link speeds: LinkSpeedSupported and
-// LinkSpeedEnabled may hold several bits, LinkSpeedActive exactly one.
-type LinkSpeed uint8
-
-// Link speeds (IBA 14.2.5.6), 4-bit fields. LinkSpeedEnabled also takes
-// the two special values LinkSpeedNoChange and LinkSpeedSetToSupported.
-const (
-	LinkSpeedSDR LinkSpeed = 1 << 0 // 2.5 Gbaud per lane
-	LinkSpeedDDR LinkSpeed = 1 << 1 // 5 Gbaud per lane
-	LinkSpeedQDR LinkSpeed = 1 << 2 // 10 Gbaud per lane
-
-	LinkSpeedNoChange       LinkSpeed = 0
-	LinkSpeedSetToSupported LinkSpeed = 0x0f
-)
-
-// Baud returns the signalling rate of one lane at a single speed, in
-// symbols per second, or 0 when s is not exactly one known speed.
-func (s LinkSpeed) Baud() uint64 {
-	switch s {
-	case LinkSpeedSDR:
-		return 2_500_000_000
-	case LinkSpeedDDR:
-		return 5_000_000_000
-	case LinkSpeedQDR:
-		return 10_000_000_000
-	}
-	return 0
-}
-
-// String lists the speeds in s, e.g. "SDR|DDR".
-func (s LinkSpeed) String() string {
-	return bitNames(uint8(s), []string{"SDR", "DDR", "QDR"}, "LinkSpeed")
-}
-
-// errNoRate is returned by DataRate for a width or speed that is not a
-// single known value.
-var errNoRate = errors.New("mad: data rate needs a single known width and speed")
-
-// DataRate returns the data rate of a link of width w and speed s in bits
-// per second: lanes × baud × 8/10, since SDR, DDR and QDR use 8b/10b
-// coding (4X SDR = 8 Gb/s). Active width and speed are single values; a set
-// of several, or a reserved one, is an error.
-func DataRate(w LinkWidth, s LinkSpeed) (uint64, error) {
-	lanes, baud := w.Lanes(), s.Baud()
-	if lanes == 0 || baud == 0 {
-		return 0, fmt.Errorf("%w: width %v, speed %v", errNoRate, w, s)
-	}
-	return uint64(lanes) * baud / 10 * 8, nil
-}
 
 // MTU is an IBA MTU code (IBA 14.2.5.6, 9.7.1: NeighborMTU, MTUCap).
 type MTU uint8
@@ -190,12 +102,76 @@ const (
 	PortCapIsSLMappingSupported            uint32 = 1 << 6
 	PortCapIsSMDisabled                    uint32 = 1 << 10
 	PortCapIsSystemImageGUIDSupported      uint32 = 1 << 11
+	PortCapIsExtendedSpeedsSupported       uint32 = 1 << 14 // IBA 1.3: LinkSpeedExt fields valid
+	PortCapIsCapabilityMask2Supported      uint32 = 1 << 15 // IBA 1.3: CapabilityMask2 valid
 	PortCapIsCommunicationManagementSupp   uint32 = 1 << 16
 	PortCapIsDeviceManagementSupported     uint32 = 1 << 19
 	PortCapIsCapabilityMaskNoticeSupported uint32 = 1 << 22
 	PortCapIsLinkRoundTripLatencySupported uint32 = 1 << 24
 	PortCapIsClientReregistrationSupported uint32 = 1 << 25
 )
+
+// PortInfo CapabilityMask2 bits (IBA 1.3-1.5 14.2.5.6; the numbering of
+// libibmad's and OpenSM's tables), those that say which widths and speeds
+// a port has.
+const (
+	PortCap2IsLinkWidth2xSupported     uint16 = 1 << 4
+	PortCap2IsLinkSpeedHDRSupported    uint16 = 1 << 5
+	PortCap2IsLinkSpeedNDRSupported    uint16 = 1 << 10
+	PortCap2IsExtendedSpeeds2Supported uint16 = 1 << 11
+	PortCap2IsLinkSpeedXDRSupported    uint16 = 1 << 12
+	portCap2Rate                              = PortCap2IsLinkWidth2xSupported | PortCap2IsLinkSpeedHDRSupported |
+		PortCap2IsLinkSpeedNDRSupported | PortCap2IsExtendedSpeeds2Supported | PortCap2IsLinkSpeedXDRSupported
+)
+
+// PortInfoSMSupportsExtendedSpeeds is bit 31 of a PortInfo attribute
+// modifier (IBA 1.3 14.2.5.6): the SM knows the extended speed fields.
+// A Set without it leaves LinkSpeedExtEnabled and LinkSpeedExtEnabled2
+// alone, since an SM of IBA 1.2.1 sends those bytes as reserved zeros
+// (agent/ follows it; Gets answer every field either way, as the
+// silicon infiniband-diags reads without the bit does).
+const PortInfoSMSupportsExtendedSpeeds uint32 = 1 << 31
+
+// RateCapabilities returns the CapabilityMask and CapabilityMask2 bits
+// that say a port supports the widths w and speeds s: IsExtendedSpeeds-
+// Supported for FDR and faster, IsCapabilityMask2Supported with any
+// CapabilityMask2 bit, the HDR, NDR and XDR bits for exactly the speeds
+// in s (XDR with IsExtendedSpeeds2Supported), IsLinkWidth2xSupported for
+// 2X. A port of SDR to QDR only gets none, as IBA 1.2.1 silicon.
+func RateCapabilities(w LinkWidth, s LinkSpeed) (uint32, uint16) {
+	var c uint32
+	var c2 uint16
+	if s.Ext() != 0 || s.Ext2() != 0 {
+		c |= PortCapIsExtendedSpeedsSupported
+	}
+	if w&LinkWidth2X != 0 {
+		c2 |= PortCap2IsLinkWidth2xSupported
+	}
+	if s&LinkSpeedHDR != 0 {
+		c2 |= PortCap2IsLinkSpeedHDRSupported
+	}
+	if s&LinkSpeedNDR != 0 {
+		c2 |= PortCap2IsLinkSpeedNDRSupported
+	}
+	if s&LinkSpeedXDR != 0 {
+		c2 |= PortCap2IsExtendedSpeeds2Supported | PortCap2IsLinkSpeedXDRSupported
+	}
+	if c2 != 0 {
+		c |= PortCapIsCapabilityMask2Supported
+	}
+	return c, c2
+}
+
+// WithRateCapabilities returns the masks c and c2 with their rate bits
+// (RateCapabilities' bits) replaced by those of widths w and speeds s.
+func WithRateCapabilities(c uint32, c2 uint16, w LinkWidth, s LinkSpeed) (uint32, uint16) {
+	rc, rc2 := RateCapabilities(w, s)
+	c = c&^PortCapIsExtendedSpeedsSupported | rc&PortCapIsExtendedSpeedsSupported
+	if c2 = c2&^portCap2Rate | rc2; c2 != 0 {
+		c |= PortCapIsCapabilityMask2Supported // other CapabilityMask2 bits keep it too
+	}
+	return c, c2
+}
 
 // bitNames joins the names of v's set bits with "|"; unnamed bits print
 // as "kind(0xNN)"; zero prints as "0".

@@ -52,9 +52,18 @@ type PortInfoFields struct {
 	MaxCreditHint                       uint16
 	LinkRoundTripLatency                uint32
 	CapabilityMask2                     uint16
-	LinkSpeedExtActive                  uint8
-	LinkSpeedExtSupported               uint8
-	LinkSpeedExtEnabled                 uint8
+	LinkSpeedExtActive                  LinkSpeedExt
+	LinkSpeedExtSupported               LinkSpeedExt
+	LinkSpeedExtEnabled                 LinkSpeedExt
+	LinkSpeedExtActive2                 LinkSpeedExt2
+	LinkSpeedExtSupported2              LinkSpeedExt2
+	LinkSpeedExtEnabled2                LinkSpeedExt2
+}
+
+// SpeedActive returns the speed the link is active at, from the
+// extended fields first (PortInfo.SpeedActive).
+func (f *PortInfoFields) SpeedActive() LinkSpeed {
+	return activeSpeed(f.LinkSpeedActive, f.LinkSpeedExtActive, f.LinkSpeedExtActive2)
 }
 
 // Encode writes f into p[:PortInfoSize], reserved bits zero. p must be
@@ -112,6 +121,9 @@ func (p PortInfo) Encode(f *PortInfoFields) {
 	p.SetLinkSpeedExtActive(f.LinkSpeedExtActive)
 	p.SetLinkSpeedExtSupported(f.LinkSpeedExtSupported)
 	p.SetLinkSpeedExtEnabled(f.LinkSpeedExtEnabled)
+	p.SetLinkSpeedExtActive2(f.LinkSpeedExtActive2)
+	p.SetLinkSpeedExtSupported2(f.LinkSpeedExtSupported2)
+	p.SetLinkSpeedExtEnabled2(f.LinkSpeedExtEnabled2)
 }
 
 // Fields returns every field of p. p must be valid.
@@ -168,6 +180,9 @@ func (p PortInfo) Fields() PortInfoFields {
 		LinkSpeedExtActive:                  p.LinkSpeedExtActive(),
 		LinkSpeedExtSupported:               p.LinkSpeedExtSupported(),
 		LinkSpeedExtEnabled:                 p.LinkSpeedExtEnabled(),
+		LinkSpeedExtActive2:                 p.LinkSpeedExtActive2(),
+		LinkSpeedExtSupported2:              p.LinkSpeedExtSupported2(),
+		LinkSpeedExtEnabled2:                p.LinkSpeedExtEnabled2(),
 	}
 }
 

@@ -117,6 +117,13 @@ var portInfoFieldTests = []struct {
 	{name: "LocalPhyErrors", f: mad.PortInfoFields{LocalPhyErrors: 0x0f}, want: map[int]byte{53: 0xf0}},
 	{name: "OverrunErrors", f: mad.PortInfoFields{OverrunErrors: 0x0f}, want: map[int]byte{53: 0x0f}},
 	{name: "MaxCreditHint", f: mad.PortInfoFields{MaxCreditHint: 0xffff}, want: attrFF(54, 2)},
+	// libibmad bits 449-455: byte 56 below its reserved top bit.
+	{name: "LinkSpeedExtActive2", f: mad.PortInfoFields{LinkSpeedExtActive2: 0xff}, want: map[int]byte{56: 0x60},
+		back: mad.PortInfoFields{LinkSpeedExtActive2: 3}},
+	{name: "LinkSpeedExtSupported2", f: mad.PortInfoFields{LinkSpeedExtSupported2: 0xff}, want: map[int]byte{56: 0x18},
+		back: mad.PortInfoFields{LinkSpeedExtSupported2: 3}},
+	{name: "LinkSpeedExtEnabled2", f: mad.PortInfoFields{LinkSpeedExtEnabled2: 0xff}, want: map[int]byte{56: 0x07},
+		back: mad.PortInfoFields{LinkSpeedExtEnabled2: 7}},
 	{name: "LinkRoundTripLatency", f: mad.PortInfoFields{LinkRoundTripLatency: ^uint32(0)}, want: attrFF(57, 3),
 		back: mad.PortInfoFields{LinkRoundTripLatency: 0xffffff}},
 	{name: "CapabilityMask2", f: mad.PortInfoFields{CapabilityMask2: 0xffff}, want: attrFF(60, 2)},
@@ -159,15 +166,15 @@ func attrKeys(m map[string]bool) []string {
 }
 
 // TestPortInfoReserved decodes all ones and re-encodes: only the reserved
-// bits of IBA 14.2.5.6 (byte 34 bits 5:3, byte 52 bits 7:5, byte 56, byte
-// 63 bits 7:5) come back zero.
+// bits of IBA 14.2.5.6 (byte 34 bits 5:3, byte 52 bits 7:5, byte 56 bit 7
+// (IBA 1.5 took its other bits for LinkSpeedExt2), byte 63 bits 7:5) come back zero.
 func TestPortInfoReserved(t *testing.T) {
 	all := bytes.Repeat([]byte{0xff}, mad.PortInfoSize)
 	f, err := mad.DecodePortInfo(all)
 	require.NoError(t, err)
 	got := mad.AppendPortInfo(nil, &f)
 	want := bytes.Repeat([]byte{0xff}, mad.PortInfoSize)
-	want[34], want[52], want[56], want[63] = 0xc7, 0x1f, 0x00, 0x1f
+	want[34], want[52], want[56], want[63] = 0xc7, 0x1f, 0x7f, 0x1f
 	if !bytes.Equal(got, want) {
 		t.Errorf("AppendPortInfo(DecodePortInfo(ff…)) = %x, want %x", got, want)
 	}
@@ -227,10 +234,17 @@ func TestPortInfoEnumStrings(t *testing.T) {
 		{name: "PhysReserved", v: mad.PhysState(8), want: "PhysState(8)"},
 		{name: "Width4X", v: mad.LinkWidth4X, want: "4X"},
 		{name: "WidthSet", v: mad.LinkWidth1X | mad.LinkWidth4X | mad.LinkWidth12X, want: "1X|4X|12X"},
-		{name: "WidthReservedBit", v: mad.LinkWidth8X | 0x10, want: "8X|LinkWidth(0x10)"},
+		{name: "WidthReservedBit", v: mad.LinkWidth8X | 0x20, want: "8X|LinkWidth(0x20)"},
+		{name: "Width2X", v: mad.LinkWidth2X | mad.LinkWidth4X, want: "4X|2X"},
 		{name: "WidthNone", v: mad.LinkWidthNoChange, want: "0"},
 		{name: "SpeedQDR", v: mad.LinkSpeedQDR, want: "QDR"},
 		{name: "SpeedSet", v: mad.LinkSpeedSDR | mad.LinkSpeedDDR, want: "SDR|DDR"},
+		{name: "SpeedAllGenerations", v: mad.LinkSpeedQDR | mad.LinkSpeedEDR | mad.LinkSpeedXDR, want: "QDR|EDR|XDR"},
+		{name: "SpeedReservedBits", v: mad.LinkSpeed(0x208), want: "LinkSpeed(0x208)"},
+		{name: "SpeedExtNDR", v: mad.LinkSpeedExtNDR | mad.LinkSpeedExtHDR, want: "HDR|NDR"},
+		{name: "SpeedExtDisabled", v: mad.LinkSpeedExtDisabled, want: "Disabled"},
+		{name: "SpeedExtAll", v: mad.LinkSpeedExtSetToSupported, want: "SetToSupported"},
+		{name: "SpeedExt2XDR", v: mad.LinkSpeedExt2XDR, want: "XDR"},
 		{name: "MTU256", v: mad.MTU256, want: "256"},
 		{name: "MTU4096", v: mad.MTU4096, want: "4096"},
 		{name: "MTUReserved", v: mad.MTU(0), want: "MTU(0)"},
@@ -258,7 +272,17 @@ func TestDataRate(t *testing.T) {
 		{name: "4X QDR", w: mad.LinkWidth4X, s: mad.LinkSpeedQDR, want: 32_000_000_000},
 		{name: "8X DDR", w: mad.LinkWidth8X, s: mad.LinkSpeedDDR, want: 32_000_000_000},
 		{name: "12X QDR", w: mad.LinkWidth12X, s: mad.LinkSpeedQDR, want: 96_000_000_000},
+		// 64b/66b: 14.0625 × 64/66 = 13.636 Gb/s a lane, 25.78125 × 64/66 = 25.
+		{name: "4X FDR", w: mad.LinkWidth4X, s: mad.LinkSpeedFDR, want: 54_545_454_545},
+		{name: "4X EDR", w: mad.LinkWidth4X, s: mad.LinkSpeedEDR, want: 100_000_000_000},
+		// RS(544,514) FEC under 256b/257b: 16/17 of the line.
+		{name: "4X HDR", w: mad.LinkWidth4X, s: mad.LinkSpeedHDR, want: 200_000_000_000},
+		{name: "2X NDR", w: mad.LinkWidth2X, s: mad.LinkSpeedNDR, want: 200_000_000_000},
+		{name: "4X NDR", w: mad.LinkWidth4X, s: mad.LinkSpeedNDR, want: 400_000_000_000},
+		{name: "4X XDR", w: mad.LinkWidth4X, s: mad.LinkSpeedXDR, want: 800_000_000_000},
+		{name: "12X XDR", w: mad.LinkWidth12X, s: mad.LinkSpeedXDR, want: 2_400_000_000_000},
 		{name: "no width", w: 0, s: mad.LinkSpeedSDR, wantErr: true},
+		{name: "two speeds", w: mad.LinkWidth4X, s: mad.LinkSpeedHDR | mad.LinkSpeedNDR, wantErr: true},
 		{name: "two widths", w: mad.LinkWidth1X | mad.LinkWidth4X, s: mad.LinkSpeedSDR, wantErr: true},
 		{name: "no speed", w: mad.LinkWidth4X, s: 0, wantErr: true},
 		{name: "reserved speed", w: mad.LinkWidth4X, s: 8, wantErr: true},

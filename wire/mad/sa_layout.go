@@ -264,6 +264,9 @@ func slicesConcat(parts ...[]SAComponent) []SAComponent {
 
 // portInfoRecordComponents lists the PortInfoRecord's components: the
 // record's LID, port and options, then every PortInfo field (at 4).
+// Byte 56 stays one reserved component (bit 51, OpenSM's RESV5), though
+// IBA 1.5 puts the LinkSpeedExt2 fields in it: splitting it would renumber
+// every component after it.
 func portInfoRecordComponents() []SAComponent {
 	const o = 4
 	return []SAComponent{bytesComp("EndportLID", 0, 2), bytesComp("PortNum", 2, 1), bytesComp("Options", 3, 1),
