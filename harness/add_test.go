@@ -70,8 +70,8 @@ func TestCheckPiece(t *testing.T) {
 		{"cable from nowhere", pieceOf(t, sw16, nil, at("sw17", 1, "sw8", 3)), `a cable starts at "sw17"`},
 		{"rate other than the switch's", pieceOf(t, sw16, nil, topologies.Attachment{Node: "sw16", Port: 1, BaseNode: "sw8", BasePort: 3,
 			Width: topologies.Width4x, Speed: topologies.SpeedQDR}), "sw8 would run sw8[3] at 4x QDR and sw8[1] at 4x SDR"},
-		{"rate not emulated", pieceOf(t, sw16, nil, topologies.Attachment{Node: "sw16", Port: 1, BaseNode: "sw8", BasePort: 3,
-			Width: topologies.Width4x, Speed: topologies.SpeedFDR}), "not emulated"},
+		{"an extended speed other than the switch's", pieceOf(t, sw16, nil, topologies.Attachment{Node: "sw16", Port: 1, BaseNode: "sw8", BasePort: 3,
+			Width: topologies.Width4x, Speed: topologies.SpeedFDR}), "sw8 would run sw8[3] at 4x FDR and sw8[1] at 4x SDR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := harness.CheckPiece(base, tc.piece)
