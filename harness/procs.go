@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"ibfab/fabricnet"
+	"ibfab/internal/cli"
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 )
@@ -102,27 +104,31 @@ func checkCPUs(cpus []int) error {
 	if len(cpus) == 0 {
 		return nil
 	}
-	var own unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &own); err != nil {
-		return fmt.Errorf("CPUs: %w", err)
+	own, err := AllowedCPUs()
+	if err != nil {
+		return err
 	}
 	for _, c := range cpus {
-		if c < 0 || c >= 8*int(unsafe.Sizeof(own)) || !own.IsSet(c) {
-			return fmt.Errorf("CPU %d: not one this process may run on (%s)", c, cpuList(&own))
+		if !slices.Contains(own, c) {
+			return fmt.Errorf("CPU %d: not one this process may run on (%s)", c, own.String())
 		}
 	}
 	return nil
 }
 
-// cpuList names the CPUs of set, "0,1,3".
-func cpuList(set *unix.CPUSet) string {
-	var out []string
-	for c := 0; c < 8*int(unsafe.Sizeof(*set)); c++ {
+// AllowedCPUs returns the CPUs this process may run on, lowest first.
+func AllowedCPUs() (cli.CPUList, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("CPUs: %w", err)
+	}
+	var out cli.CPUList
+	for c := range 8 * int(unsafe.Sizeof(set)) {
 		if set.IsSet(c) {
-			out = append(out, strconv.Itoa(c))
+			out = append(out, c)
 		}
 	}
-	return strings.Join(out, ",")
+	return out, nil
 }
 
 // isNodeProcess reports whether pid runs the node process of fabric/node,

@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"ibfab/harness"
 	"ibfab/hca"
@@ -310,16 +307,14 @@ func hopPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goa
 
 // firstCPU is the lowest CPU this process may run on.
 func firstCPU() (int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	cpus, err := harness.AllowedCPUs()
+	if err != nil {
 		return 0, err
 	}
-	for c := range 8 * int(unsafe.Sizeof(set)) {
-		if set.IsSet(c) {
-			return c, nil
-		}
+	if len(cpus) == 0 {
+		return 0, errors.New("no CPU in this process's affinity")
 	}
-	return 0, errors.New("no CPU in this process's affinity")
+	return cpus[0], nil
 }
 
 func idlePart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case {
