@@ -141,6 +141,9 @@ func TestUpDownUsage(t *testing.T) {
 		{"extra argument", []string{"up", "x"}, harness.ExitUsage},
 		{"missing file", []string{"up", "-f", "/nonexistent/topo", "--name", "tx"}, harness.ExitFailure},
 		{"down bad name", []string{"down", "--name", "A"}, harness.ExitUsage},
+		{"zero time scale", []string{"up", "--time-scale", "0"}, harness.ExitUsage},
+		{"time scale not a number", []string{"up", "--time-scale", "fast"}, harness.ExitUsage},
+		{"unknown rate", []string{"up", "--rate", "4xZDR"}, harness.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,3 +164,39 @@ func TestUpBadCPUs(t *testing.T) {
 	}
 	assert.NoDirExists(t, filepath.Join(harness.RunDir, "tbadcpu"))
 }
+
+// TestUpTimeScale: with this machine's limit recorded (5 Gb/s), up names
+// the time scale a 4x NDR link needs (400/5 × 2.5 = 200, rounded up to
+// 256), warns when --time-scale is below it, and --time-scale auto runs
+// the fabric at it.
+func TestUpTimeScale(t *testing.T) {
+	testenv.RequireRoot(t)
+	fabrictest.BuildBinaries(t)
+	t.Setenv("IBFAB_LIMIT_FILE", filepath.Join(t.TempDir(), "limit.json"))
+	require.NoError(t, harness.SaveMachineLimit(5e9, 2048, "test"))
+	topo := filepath.Join(t.TempDir(), "ndr.net")
+	require.NoError(t, os.WriteFile(topo, []byte(backToBackNDR), 0o644))
+
+	name := fmt.Sprintf("t%d_ts", os.Getpid())
+	code, out, errOut := run("up", "--name", name, "-f", topo, "--time-scale", "2")
+	t.Cleanup(func() { harness.Down(name) })
+	require.Equal(t, harness.ExitOK, code, errOut)
+	assert.Contains(t, out, "4xNDR (400 Gb/s) needs 256 on this machine")
+	assert.Contains(t, errOut, "warning: time scale 2 is below the 256 that 4xNDR needs")
+	require.NoError(t, harness.Down(name))
+
+	out = upFabric(t, name, "-f", topo, "--time-scale", "auto")
+	assert.Contains(t, out, "time scale 256")
+	st, err := harness.Status(context.Background(), name)
+	require.NoError(t, err)
+	assert.Equal(t, 256.0, st.TimeScale)
+}
+
+// backToBackNDR is two HCAs cabled at 4x NDR.
+const backToBackNDR = `
+Hca 1 "ca1"
+[1] "ca2"[1]		# lid 0 lmc 0 "ca2" lid 0 4xNDR
+
+Hca 1 "ca2"
+[1] "ca1"[1]		# lid 0 lmc 0 "ca1" lid 0 4xNDR
+`

@@ -388,6 +388,16 @@ func CheckLinkRate(w topologies.Width, s topologies.Speed) error {
 	return err
 }
 
+// LinkDataRate returns the data rate in bits/s of a topology link (0
+// width or speed meaning the topology's default), as a node paces it.
+func LinkDataRate(l topologies.Link) (uint64, error) {
+	w, s, err := linkRate(l)
+	if err != nil {
+		return 0, err
+	}
+	return mad.DataRate(w, s)
+}
+
 // linkRate maps a topology link's rate to PortInfo's width and speed
 // (topologies' Speed bits are mad.LinkSpeed's, FDR10 aside, which no
 // node emulates: it is Mellanox's, outside PortInfo).

@@ -35,11 +35,16 @@ const (
 
 // FabricReport is what ibfab bench fabric writes.
 type FabricReport struct {
-	Benchmark   string    `json:"benchmark"` // "fabric"
-	Date        string    `json:"date"`
-	Quick       bool      `json:"quick"`
-	LinkRateBps uint64    `json:"link_rate_bps"`
-	Paced       []LinkRun `json:"paced"`
+	Benchmark   string `json:"benchmark"` // "fabric"
+	Date        string `json:"date"`
+	Quick       bool   `json:"quick"`
+	LinkRate    string `json:"link_rate"` // the paced and unpaced link's, "4xSDR" unless --rate
+	LinkRateBps uint64 `json:"link_rate_bps"`
+	// TimeScaleNamed is the time scale ibfab up names for the link rate on
+	// this machine (harness.TimeScaleFor), from this run's unpaced limit
+	// or the one recorded before.
+	TimeScaleNamed *float64  `json:"time_scale_named,omitempty"`
+	Paced          []LinkRun `json:"paced"`
 	// PacedGoalScale is the smallest time scale at which paced goodput
 	// was within 1 % of the link rate (absent: at none).
 	PacedGoalScale *float64    `json:"paced_goal_met_at_time_scale,omitempty"`
@@ -104,26 +109,38 @@ type IdleFabric struct {
 
 var fabricBench = benchmark{
 	name:     "fabric",
-	synopsis: "bench fabric [--scales 1,2,4,8,16,32] [--idle-seconds S] [--only PARTS] [--profile DIR] [--quick] [--out FILE] [--name PREFIX]",
-	desc: `The fabric's data path and idle cost. Paced goodput of one 4x SDR link
-(two HCAs back to back, MTU 2048) at each time scale, against the 8 Gb/s
-link rate; the unpaced maximum of the same path (the machine's limit);
-switch hop latency p50/p99 above the serialization time; idle CPU and RSS
-of a 100-process fat tree. Goals: paced goodput within 1 % of the rate at
-a time scale ≤ 4; unpaced ≥ 0.5 of the rate; hop p50 ≤ 30 µs, p99 ≤
-300 µs; the idle fabric under 5 % of one core in all and 20 MiB per
-process. --profile adds the hop's stages from execution traces. --quick:
-scales 16 and 32, 5 s of idling.`,
+	synopsis: "bench fabric [--rate RATE] [--scales 1,2,4,8,16,32] [--idle-seconds S] [--only PARTS] [--profile DIR] [--quick] [--out FILE] [--name PREFIX]",
+	desc: `The fabric's data path and idle cost. The unpaced maximum of one 4x SDR
+link (two HCAs back to back, MTU 2048): the machine's limit, recorded for
+ibfab up to name the time scale each rate needs; paced goodput of the same
+link at each time scale, against the 8 Gb/s link rate; switch hop latency
+p50/p99 above the serialization time; idle CPU and RSS of a 100-process
+fat tree. Goals: paced goodput within 1 % of the rate at a time scale
+≤ 4; unpaced ≥ 4 Gb/s (half of 4x SDR); hop p50 ≤ 30 µs, p99 ≤ 300 µs;
+the idle fabric under 5 % of one core in all and 20 MiB per process.
+--rate runs the paced and unpaced link at RATE instead, paced at half,
+once and twice the time scale ibfab up names for it (unless --scales),
+the goal then paced goodput within 1 % at the named scale. --profile adds
+the hop's stages from execution traces. --quick: scales 16 and 32 (with
+--rate the named one alone), 5 s of idling.`,
 	flags: func(fs *flag.FlagSet, c *common) func() (any, bool, error) {
-		scales := floatList{1, 2, 4, 8, 16, 32}
-		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated)")
+		var scales floatList
+		fs.Var(&scales, "scales", "time scales of the paced runs (comma-separated; default 1,2,4,8,16,32, or around the named one with --rate)")
+		var rate topologies.Rate
+		fs.TextVar(&rate, "rate", topologies.Rate{}, "run the paced and unpaced link at `RATE` (e.g. 4xHDR, 4xNDR) instead of 4xSDR")
 		idle := fs.Float64("idle-seconds", 10, "seconds the idle fabric is measured over")
 		only := fs.String("only", "", "run only these parts (comma-separated: paced, unpaced, hop, idle); the others count as not measured")
 		prof := fs.String("profile", "", "write CPU profiles and execution traces of the nodes of each run into `DIR`/RUN")
 		return func() (any, bool, error) {
-			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick, profileDir: *prof}
+			o := fabricOptions{scales: scales, idle: time.Duration(*idle * float64(time.Second)), prefix: c.name + "f", log: c.log, quick: c.quick, profileDir: *prof, rate: rate}
 			if c.quick {
-				o.scales, o.idle = []float64{16, 32}, 5*time.Second
+				o.idle = 5 * time.Second
+			}
+			if len(o.scales) == 0 && rate == (topologies.Rate{}) {
+				o.scales = []float64{1, 2, 4, 8, 16, 32}
+				if c.quick {
+					o.scales = []float64{16, 32}
+				}
 			}
 			if *only != "" {
 				o.only = map[string]bool{}
@@ -134,8 +151,8 @@ scales 16 and 32, 5 s of idling.`,
 					o.only[p] = true
 				}
 			}
-			if len(o.scales) == 0 || o.idle < time.Second {
-				return nil, false, &cli.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want at least one --scales and --idle-seconds ≥ 1")}
+			if o.idle < time.Second {
+				return nil, false, &cli.UsageError{Cmd: "bench fabric", Usage: "bench fabric -h", Err: errors.New("want --idle-seconds ≥ 1")}
 			}
 			if err := requireRoot(); err != nil {
 				return nil, false, err
@@ -177,6 +194,17 @@ type fabricOptions struct {
 	log        io.Writer
 	profileDir string          // profiles of the hop latency run go here; "" for none
 	only       map[string]bool // the parts to run; nil: all
+	rate       topologies.Rate // of the paced and unpaced link; zero: 4x SDR
+}
+
+// linkRate is the paced and unpaced link's rate, its name and data rate.
+func (o fabricOptions) linkRate() (topologies.Rate, uint64) {
+	r := o.rate
+	if r == (topologies.Rate{}) {
+		r = topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedSDR}
+	}
+	bps, _ := nodeproc.LinkDataRate(topologies.Link{Width: r.Width, Speed: r.Speed}) // the flag parsed it
+	return r, bps
 }
 
 func (o fabricOptions) runs(part string) bool { return o.only == nil || o.only[part] }
@@ -192,11 +220,11 @@ func (o fabricOptions) profilePath(run string) string {
 // Fabric runs the fabric benchmark.
 func Fabric(o fabricOptions) *FabricReport {
 	start := time.Now()
-	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
-	rep := &FabricReport{Benchmark: "fabric", Date: start.UTC().Format(time.RFC3339), Quick: o.quick, LinkRateBps: rate,
+	r, rate := o.linkRate()
+	rep := &FabricReport{Benchmark: "fabric", Date: start.UTC().Format(time.RFC3339), Quick: o.quick, LinkRate: r.String(), LinkRateBps: rate,
 		Notes: []string{
 			"paced: ca1 → ca2 back to back at 120 % offered load, 2048-byte payloads, measured over 3 s of real time after 1 s; wire_ratio is the received wire rate (PortRcvData) in emulated time over the link rate.",
-			"unpaced: the same with pacing off at 200 % load: the machine's limit; limit_time_scale = link rate / unpaced wire rate.",
+			"unpaced: the same with pacing off at 200 % load: the machine's limit (recorded for ibfab up); limit_time_scale = link rate / unpaced wire rate; time_scale_named = the scale ibfab up names for the link rate: limit_time_scale × 2.5, rounded up to 1, 1.5, 2, 3, 4, 6, 8, 12, ….",
 			"hop_latency: light traffic ca1 → sw1 → ca2, the receiver's histogram of send stamp to receipt; serialization is one packet's on each of the two links (cut-through). direct_*: the same traffic ca1 → ca2 back to back in the same run, the baseline; switch_adds_p50_ns is the hop's p50 less the direct one. hop_latency has the processes where the scheduler puts them; hop_latency_one_cpu all on one CPU (ibfab up --cpus), which the goal is judged on: on a machine whose idle CPUs wake slowly (a virtual machine without halt polling) a wake-up across CPUs costs tens of µs, twice per hop (docs/DESIGN.md §3a).",
 			"idle: a fat tree of 8 leaves, 4 spines, 88 HCAs (100 processes), 2 s after bring-up, CPU time over the idle span and VmRSS.",
 		}}
@@ -235,18 +263,34 @@ type fabricPart struct {
 	run  func(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case
 }
 
+// The unpaced part comes first: the paced runs at --rate take their time
+// scale from its limit.
 var fabricParts = []fabricPart{
-	{"paced", pacedPart},
 	{"unpaced", unpacedPart},
+	{"paced", pacedPart},
 	{"hop", hopPart},
 	{"idle", idlePart},
 }
 
 func pacedPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case {
-	for _, scale := range o.scales {
-		fmt.Fprintf(o.log, "fabric: paced link at time scale %g\n", scale)
-		name := fmt.Sprintf("%sp%g", o.prefix, scale)
-		r, err := linkThroughput(name, scale, false, o.profilePath(name))
+	scales := o.scales
+	if len(scales) == 0 { // --rate without --scales: around the named scale
+		if rep.TimeScaleNamed == nil {
+			if err := nameTimeScale(o, rep); err != nil {
+				fail("paced", err)
+				return []goal.Case{goal.Failed("paced", err)}
+			}
+		}
+		n := *rep.TimeScaleNamed
+		scales = []float64{n / 2, n, 2 * n}
+		if o.quick {
+			scales = []float64{n}
+		}
+	}
+	for _, scale := range scales {
+		fmt.Fprintf(o.log, "fabric: paced %s link at time scale %g\n", rep.LinkRate, scale)
+		name := fmt.Sprintf("%sp%d", o.prefix, int(math.Round(scale*10)))
+		r, err := linkThroughput(name, o, scale, false, o.profilePath(name))
 		if err != nil {
 			fail(fmt.Sprintf("paced x%g", scale), err)
 			continue
@@ -261,22 +305,85 @@ func pacedPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []g
 	if len(rep.Paced) == 0 {
 		return []goal.Case{{Name: "paced", Why: "no paced run succeeded"}}
 	}
+	if o.rate != (topologies.Rate{}) {
+		return []goal.Case{pacedAtNamed(rep)}
+	}
 	met := rep.PacedGoalScale != nil && *rep.PacedGoalScale <= pacedGoalScale
 	why := fmt.Sprintf("paced goodput not within 1 %% of the link rate at any time scale ≤ %d tried", pacedGoalScale)
 	return []goal.Case{{Name: "paced", Measured: true, Met: met, Why: why}}
 }
 
+// pacedAtNamed judges --rate's goal: within 1 % at the named time scale.
+func pacedAtNamed(rep *FabricReport) goal.Case {
+	c := goal.Case{Name: "paced at the named time scale"}
+	if rep.TimeScaleNamed == nil {
+		c.Why = "no time scale named: the machine's limit is not known"
+		return c
+	}
+	for _, r := range rep.Paced {
+		if r.TimeScale == *rep.TimeScaleNamed {
+			c.Measured, c.Met = true, r.Within1Pct
+			c.Why = fmt.Sprintf("wire ratio %.4f at time scale %g", r.WireRatio, r.TimeScale)
+			return c
+		}
+	}
+	c.Why = fmt.Sprintf("no paced run at the named time scale %g", *rep.TimeScaleNamed)
+	return c
+}
+
+// nameTimeScale sets the time scale ibfab up names for the link rate from
+// the machine limit recorded before.
+func nameTimeScale(o fabricOptions, rep *FabricReport) error {
+	lim, err := harness.LoadMachineLimit()
+	if err != nil {
+		return err
+	}
+	_, bps := o.linkRate()
+	n := harness.TimeScaleFor(bps, lim)
+	rep.TimeScaleNamed = &n
+	return nil
+}
+
+// unpacedGoalBps is the unpaced goal in bits/s, whatever --rate: half a
+// 4x SDR link (the machine's speed, which the link's rate does not set).
+var unpacedGoalBps = func() float64 {
+	r, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+	return unpacedGoalRatio * float64(r)
+}()
+
+// MeasureMachineLimit measures what one unpaced link carries on this
+// machine (a back-to-back fabric named after name, some 6 s) and records
+// it for the next ibfab up.
+func MeasureMachineLimit(name string) (harness.MachineLimit, error) {
+	if len(name) > 28 {
+		name = name[:28]
+	}
+	r, err := linkThroughput(name+"_lim", fabricOptions{}, 1, true, "")
+	if err != nil {
+		return harness.MachineLimit{}, fmt.Errorf("measuring the machine's limit: %w", err)
+	}
+	if err := harness.SaveMachineLimit(r.WireBps, 2048, "ibfab up --time-scale auto"); err != nil {
+		return harness.MachineLimit{}, err
+	}
+	return harness.LoadMachineLimit()
+}
+
 func unpacedPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case {
-	fmt.Fprintln(o.log, "fabric: unpaced link")
-	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
-	r, err := linkThroughput(o.prefix+"u", 1, true, o.profilePath(o.prefix+"u"))
+	fmt.Fprintf(o.log, "fabric: unpaced %s link\n", rep.LinkRate)
+	r, err := linkThroughput(o.prefix+"u", o, 1, true, o.profilePath(o.prefix+"u"))
 	if err != nil {
 		fail("unpaced", err)
 		return []goal.Case{goal.Failed("unpaced", err)}
 	}
-	r.LimitTimeScale = float64(rate) / r.WireBps
+	r.LimitTimeScale = float64(rep.LinkRateBps) / r.WireBps
 	rep.Unpaced = r
-	return []goal.Case{goal.AtLeast("unpaced", "wire ratio", r.WireRatio, 1, unpacedGoalRatio)}
+	if err := harness.SaveMachineLimit(r.WireBps, 2048, "ibfab bench fabric"); err != nil {
+		fail("recording the machine limit", err)
+	}
+	n := harness.TimeScaleFor(rep.LinkRateBps, harness.MachineLimit{WireBps: r.WireBps})
+	rep.TimeScaleNamed = &n
+	fmt.Fprintf(o.log, "fabric: unpaced %.3g Gb/s: %s needs time scale %g here\n", r.WireBps/1e9, rep.LinkRate, n)
+	return []goal.Case{goal.AtLeast("unpaced", "wire rate over 4 Gb/s", r.WireBps, unpacedGoalBps, 1)}
 }
 
 func hopPart(o fabricOptions, rep *FabricReport, fail func(string, error)) []goal.Case {
@@ -333,9 +440,13 @@ func idlePart(o fabricOptions, rep *FabricReport, fail func(string, error)) []go
 
 // linkThroughput runs ca1 → ca2 at more than the link carries with
 // 2048-byte payloads and measures what arrives over 3 s of real time.
-func linkThroughput(name string, scale float64, unpaced bool, profileDir string) (*LinkRun, error) {
+func linkThroughput(name string, o fabricOptions, scale float64, unpaced bool, profileDir string) (*LinkRun, error) {
 	topo, err := backToBack()
 	if err != nil {
+		return nil, err
+	}
+	lr, rate := o.linkRate()
+	if err := topo.SetRate(lr); err != nil {
 		return nil, err
 	}
 	args := []string{"--mtu", "2048"}
@@ -385,7 +496,6 @@ func linkThroughput(name string, scale float64, unpaced bool, profileDir string)
 	if err := f.stopTraffic([]string{"ca1"}); err != nil {
 		return nil, err
 	}
-	rate, _ := mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
 	secs := t1.Sub(t0).Seconds() / scale // emulated
 	p0, p1 := s0.Ports[0], s1.Ports[0]
 	if p0.Traffic == nil || p1.Traffic == nil {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/harness"
 	"ibfab/harness/bench"
 	"ibfab/harness/ibfabcli"
 	"ibfab/internal/cli"
@@ -123,9 +125,16 @@ func TestQuickHotSpot(t *testing.T) {
 }
 
 func TestQuickFabric(t *testing.T) {
+	t.Setenv("IBFAB_LIMIT_FILE", filepath.Join(t.TempDir(), "limit.json"))
 	var rep bench.FabricReport
 	quick(t, "fabric", &rep)
 	require.Empty(t, rep.Errors)
+	assert.Equal(t, "4xSDR", rep.LinkRate)
+	lim, err := harness.LoadMachineLimit()
+	require.NoError(t, err, "the unpaced run records the machine's limit")
+	assert.Equal(t, rep.Unpaced.WireBps, lim.WireBps)
+	require.NotNil(t, rep.TimeScaleNamed)
+	assert.Equal(t, harness.TimeScaleFor(rep.LinkRateBps, lim), *rep.TimeScaleNamed)
 	require.Len(t, rep.Paced, 2)
 	for _, p := range rep.Paced {
 		assert.Positive(t, p.Packets)
@@ -146,6 +155,28 @@ func TestQuickFabric(t *testing.T) {
 	assert.Equal(t, 100, rep.Idle.Processes)
 	assert.Positive(t, rep.Idle.RSSMaxMiB)
 	assert.Equal(t, rep.Met, len(rep.Reasons) == 0)
+}
+
+// TestQuickFabricRate: --rate 4xNDR runs the unpaced and paced link at
+// NDR, the paced one (quick) once, at the time scale the unpaced limit
+// names, which is what the goal judges.
+func TestQuickFabricRate(t *testing.T) {
+	t.Setenv("IBFAB_LIMIT_FILE", filepath.Join(t.TempDir(), "limit.json"))
+	var rep bench.FabricReport
+	quick(t, "fabric", &rep, "--only", "unpaced,paced", "--rate", "4xNDR")
+	require.Empty(t, rep.Errors)
+	assert.Equal(t, "4xNDR", rep.LinkRate)
+	assert.Equal(t, uint64(400e9), rep.LinkRateBps)
+	require.NotNil(t, rep.Unpaced)
+	require.NotNil(t, rep.TimeScaleNamed)
+	assert.Equal(t, harness.TimeScaleFor(400e9, harness.MachineLimit{WireBps: rep.Unpaced.WireBps}), *rep.TimeScaleNamed)
+	require.Len(t, rep.Paced, 1)
+	p := rep.Paced[0]
+	assert.Equal(t, *rep.TimeScaleNamed, p.TimeScale)
+	assert.Positive(t, p.Packets)
+	assert.LessOrEqual(t, p.WireRatio, 1.05, "paced above the link rate")
+	assert.Greater(t, p.WireRatio, 0.5)
+	assert.Contains(t, strings.Join(rep.Reasons, "\n"), "hop: not measured: not run (--only)")
 }
 
 // TestQuickFabricHopStages: --profile traces the hop's three processes and

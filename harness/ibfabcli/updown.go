@@ -10,13 +10,19 @@ import (
 )
 
 const (
-	upSynopsis = "up [-f TOPO] [--name N] [--rate RATE] [--time-scale S] [--cpus LIST]"
+	upSynopsis = "up [-f TOPO] [--name N] [--rate RATE] [--time-scale S|auto] [--cpus LIST]"
 	upDesc     = `
 Brings a fabric up: one network namespace per node (ibf-<N>-<node>) and one
 veth pair per link, the ends named p<port> in the two nodes' namespaces, all
 through netlink; then one process per node (ibswitch or ibhca) in its
 namespace, and waits until every cabled port has trained (LinkUp, Init).
-The ports then wait for a subnet manager to make them Active. --cpus
+The ports then wait for a subnet manager to make them Active.
+A link is paced at its rate in emulated time, so a rate faster than this
+machine moves packets needs a time scale: up names the one the fabric's
+fastest link needs at full load (from the unpaced limit that ibfab bench
+fabric measured and recorded here), warns when --time-scale is smaller,
+and --time-scale auto takes it (measuring the limit first, some 6 s,
+when none is recorded). Traffic on many links at once needs more. --cpus
 pins every node process to those CPUs (on a virtual machine whose idle
 CPUs wake slowly, one CPU makes a light-traffic hop several times faster,
 at the cost of the others' parallelism: docs/DESIGN.md §3a).
@@ -37,7 +43,8 @@ func runUp(env *Env, args []string) error {
 	fs := flagSet(cmd)
 	file := fs.String("f", "", "topology `FILE` (default: the built-in default fabric)")
 	name := fs.String("name", defaultName, "fabric `N`ame: a-z, 0-9 and _")
-	scale := fs.Float64("time-scale", 1, "run emulated time `S` times slower (for fabrics that need more CPU than there is)")
+	scale := timeScaleFlag{scale: 1}
+	fs.Var(&scale, "time-scale", "run emulated time `S` times slower (for rates or fabrics that need more CPU than there is); auto: the scale the fastest link needs here")
 	var cpus cli.CPUList
 	fs.Var(&cpus, "cpus", "run every node process on these CPUs, `LIST` as taskset's (0,2-3; default: any)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
@@ -59,8 +66,9 @@ func runUp(env *Env, args []string) error {
 	if err := t.SetRate(rate); err != nil {
 		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: err}
 	}
-	if !(*scale > 0) || *scale > 1e6 {
-		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: fmt.Errorf("--time-scale %v: want a positive number", *scale)}
+	advice, err := adviseTimeScale(env, *name, t, &scale)
+	if err != nil {
+		return &CommandError{Cmd: cmd, Err: err}
 	}
 	big := t.NumNodes() >= 50
 	progress := func(phase string, done, total int) {
@@ -68,12 +76,13 @@ func runUp(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "ibfab up: %s %d/%d\n", phase, done, total)
 		}
 	}
-	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: *scale, Timeout: *timeout, Progress: progress, CPUs: cpus})
+	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: scale.scale, Timeout: *timeout, Progress: progress, CPUs: cpus})
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	fmt.Fprintf(env.Stdout, "fabric %s up: %d switches, %d HCAs, %d links trained (Init), in namespaces ibf-%s-*; time scale %g\n",
 		st.Fabric, t.Count(topologies.Switch), t.Count(topologies.CA), t.NumLinks(), st.Fabric, st.TimeScale)
+	fmt.Fprintln(env.Stdout, advice)
 	fmt.Fprintf(env.Stdout, "next: an SM makes the ports Active; 'ibfab status --name %s' shows them; 'ibfab down --name %s' ends it all\n", st.Fabric, st.Fabric)
 	return nil
 }
