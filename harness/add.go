@@ -402,7 +402,7 @@ func (tx *addTx) startNodes(o AddOptions) error {
 	st := tx.st
 	uo := UpOptions{TimeScale: st.TimeScale, NodeArgs: o.NodeArgs, NodeArgsFor: o.NodeArgsFor, CPUs: st.CPUs, epoch: time.Unix(0, st.Epoch)}
 	for i := tx.first; i < tx.u.NumNodes(); i++ {
-		pid, err := startNode(tx.name, st.Nodes[i], uo)
+		pid, err := startNode(tx.name, tx.u, st.Nodes[i], uo)
 		if err != nil {
 			return err
 		}

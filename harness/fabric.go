@@ -135,7 +135,7 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	if o.NoProcesses {
 		return st, nil
 	}
-	if err := startAll(st, o, progress("processes")); err != nil {
+	if err := startAll(st, t, o, progress("processes")); err != nil {
 		return nil, errors.Join(err, Down(name))
 	}
 	timeout := o.Timeout
@@ -154,9 +154,9 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 }
 
 // startAll starts every node's process and records the PIDs.
-func startAll(st *fabricState, o UpOptions, progress func(done, total int)) error {
+func startAll(st *fabricState, t *topologies.Topology, o UpOptions, progress func(done, total int)) error {
 	for i := range st.Nodes {
-		pid, err := startNode(st.Fabric, st.Nodes[i], o)
+		pid, err := startNode(st.Fabric, t, st.Nodes[i], o)
 		if err != nil {
 			return err
 		}

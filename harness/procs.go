@@ -21,6 +21,7 @@ import (
 	"ibfab/internal/cli"
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
+	"ibfab/topologies"
 )
 
 // BinEnv names the directory holding ibswitch, ibhca and ibsm when they
@@ -55,9 +56,12 @@ func Binary(name string) (string, error) {
 // startNode starts the process of node n inside its namespace, detached
 // from the harness (own session, output to a log file in the fabric's
 // directory), and returns its PID.
-func startNode(fabric string, n nodeState, o UpOptions) (int, error) {
+func startNode(fabric string, t *topologies.Topology, n nodeState, o UpOptions) (int, error) {
 	bin, err := nodeBinary(n.Type)
 	if err != nil {
+		return 0, err
+	}
+	if err := writeNeighbourhood(fabric, t, n.Name); err != nil {
 		return 0, err
 	}
 	logf, err := os.OpenFile(filepath.Join(fabricDir(fabric), n.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -96,6 +100,26 @@ func startNode(fabric string, n nodeState, o UpOptions) (int, error) {
 	// once the harness exits, init does.
 	go cmd.Wait()
 	return cmd.Process.Pid, nil
+}
+
+// writeNeighbourhood writes the part of t that node needs where its
+// process reads it (nodeproc.NeighbourhoodPath): the node, its peers and
+// its links, so that a node's start-up does not parse the whole fabric
+// and its memory does not hold it.
+func writeNeighbourhood(fabric string, t *topologies.Topology, node string) error {
+	i, ok := t.Lookup(node)
+	if !ok {
+		return fmt.Errorf("node %q is not in the fabric's topology", node)
+	}
+	u, err := t.Neighbourhood(i)
+	if err != nil {
+		return fmt.Errorf("%s's neighbourhood: %w", node, err)
+	}
+	f := nodeproc.NeighbourhoodPath(fabric, node)
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
+	}
+	return topologies.WriteFile(f, u)
 }
 
 // checkCPUs refuses CPUs the process may not run on (offline, or outside

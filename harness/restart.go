@@ -95,7 +95,7 @@ func Restart(fabric, node string, timeout time.Duration) (pid int, note string, 
 		return 0, "", err
 	}
 	o := UpOptions{TimeScale: st.TimeScale, NodeArgs: extra, CPUs: st.CPUs, epoch: time.Unix(0, st.Epoch)}
-	if pid, err = startNode(fabric, n, o); err != nil {
+	if pid, err = startNode(fabric, t, n, o); err != nil {
 		return 0, "", err
 	}
 	// Re-read the state: another command may have written it meanwhile.

@@ -15,6 +15,7 @@ import (
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
 
@@ -55,6 +56,15 @@ func TestUpDownDefault(t *testing.T) {
 	got, err := topologies.ParseFile(filepath.Join(harness.RunDir, name, "topology.net"))
 	require.NoError(t, err)
 	assert.True(t, topologies.Default().Equal(got))
+	// Each node reads only its neighbourhood: itself, its peers, its links.
+	for i, n := range got.Nodes() {
+		want, err := got.Neighbourhood(i)
+		require.NoError(t, err)
+		part, err := topologies.ParseFile(nodeproc.NeighbourhoodPath(name, n.Name))
+		require.NoError(t, err, n.Name)
+		assert.Equal(t, want.NumNodes(), part.NumNodes(), n.Name)
+		assert.Equal(t, want.NumLinks(), part.NumLinks(), n.Name)
+	}
 
 	// A second up of the same fabric is refused and changes nothing.
 	code, _, errOut := run("up", "--name", name)

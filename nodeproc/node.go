@@ -76,7 +76,7 @@ func SocketPath(fabric, node string) string {
 type Options struct {
 	Fabric    string
 	Node      string
-	Topology  string  // topology file; default RunDir/<fabric>/topology.net
+	Topology  string  // topology file; default NeighbourhoodPath, else RunDir/<fabric>/topology.net
 	Socket    string  // control socket; default SocketPath
 	TimeScale float64 // emulated time runs this many times slower
 	Epoch     time.Time
@@ -154,7 +154,7 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	var epochNS int64
 	fs.StringVar(&o.Fabric, "fabric", "", "fabric `N`ame")
 	fs.StringVar(&o.Node, "node", "", "node `NAME` in the topology")
-	fs.StringVar(&o.Topology, "topology", "", "topology `FILE` (default /run/ibfab/N/topology.net)")
+	fs.StringVar(&o.Topology, "topology", "", "topology `FILE` (default /run/ibfab/N/nodes/NODE.net, else /run/ibfab/N/topology.net)")
 	fs.StringVar(&o.Socket, "socket", "", "control socket `PATH` (default /run/ibfab/N/NAME.sock)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "run emulated time `S` times slower than real time")
 	fs.IntVar(&o.Procs, "procs", 1, "threads that run the node's Go code at once (GOMAXPROCS; 0: one per CPU)")
@@ -196,7 +196,10 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 		}
 	}
 	if o.Topology == "" {
-		o.Topology = filepath.Join(RunDir, o.Fabric, "topology.net")
+		o.Topology = NeighbourhoodPath(o.Fabric, o.Node)
+		if _, err := os.Stat(o.Topology); err != nil {
+			o.Topology = filepath.Join(RunDir, o.Fabric, "topology.net")
+		}
 	}
 	if o.Socket == "" {
 		o.Socket = SocketPath(o.Fabric, o.Node)
@@ -396,6 +399,13 @@ func LinkDataRate(l topologies.Link) (uint64, error) {
 		return 0, err
 	}
 	return mad.DataRate(w, s)
+}
+
+// NeighbourhoodPath is where the harness writes the part of the topology
+// a node needs (topologies.Neighbourhood), which the node reads instead of
+// the whole fabric's when it is there.
+func NeighbourhoodPath(fabric, node string) string {
+	return filepath.Join(RunDir, fabric, "nodes", node+".net")
 }
 
 // linkRate maps a topology link's rate to PortInfo's width and speed
