@@ -220,7 +220,6 @@ type Node struct {
 	rate  port.Config           // Width and Speed of the node's silicon (its fastest link); zero before the first
 	kind  Kind
 	name  string
-	topo  *topologies.Topology
 	tn    *topologies.Node
 	sw    *softswitch.Switch
 	ca    *hca.HCA
@@ -253,7 +252,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 	// The precise clock: pacing gaps, generator arrivals and keepalives
 	// of microseconds, where the runtime's timers fire a millisecond late.
 	clk := clock.ScaledSince(clock.Precise(), o.TimeScale, o.Epoch)
-	n := &Node{kind: kind, name: o.Node, topo: t, tn: tn, done: make(chan struct{}), clk: clk}
+	n := &Node{kind: kind, name: o.Node, tn: tn, done: make(chan struct{}), clk: clk}
 	n.newDropLog(&o.Port)
 	eps, cfgs, rates, err := openPorts(t, idx, o.Port)
 	if err != nil {
