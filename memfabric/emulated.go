@@ -124,12 +124,20 @@ func (f *Ports) SetPhysState(port uint8, s mad.PhysState) error {
 	return nil
 }
 
-// Configure implements agent.PortControl.
+// Configure implements agent.PortControl. Enabled widths and speeds are
+// what Link reports from now on, as a port's (port.SetLinkEnabled); the
+// active ones change at the next training.
 func (f *Ports) Configure(port uint8, c agent.PortConfig) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if int(port) < len(f.configs) {
 		f.configs[port] = c
+		if c.LinkWidthEnabled != 0 {
+			f.links[port].WidthEnabled = c.LinkWidthEnabled
+		}
+		if c.LinkSpeedEnabled != 0 {
+			f.links[port].SpeedEnabled = c.LinkSpeedEnabled
+		}
 	}
 	f.calls = append(f.calls, "Configure")
 }

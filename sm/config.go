@@ -129,6 +129,14 @@ type PortConfig struct {
 	// bound beyond the ports').
 	OpVLs         uint8
 	SubnetTimeOut uint8 // PortInfo.SubnetTimeOut of every port
+	// LinkSpeedExt is the LinkSpeedExtEnabled the SM sets, with
+	// SMSupportsExtendedSpeeds (bit 31 of the modifier), in both ports of
+	// every link whose two ends have extended speeds, as OpenSM's
+	// force_link_speed_ext: 0 leaves them as they are, 1 to 15 enables
+	// those of FDR, EDR, HDR and NDR, 30 none, 31 every one the port
+	// supports (sent when Enabled differs from Supported). As on silicon
+	// it takes effect at the link's next training.
+	LinkSpeedExt mad.LinkSpeedExt
 	VLArbWeight   uint8 // weight of each data VL in the low-priority table
 	VLTables      VLTables
 }
@@ -278,6 +286,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: OperationalVLs code %d, want 1 to 5", ErrConfig, c.OpVLs)
 	case c.SubnetTimeOut > 31:
 		return fmt.Errorf("%w: SubnetTimeOut %d, want 0 to 31", ErrConfig, c.SubnetTimeOut)
+	case c.LinkSpeedExt > 15 && c.LinkSpeedExt < mad.LinkSpeedExtDisabled || c.LinkSpeedExt > mad.LinkSpeedExtSetToSupported:
+		return fmt.Errorf("%w: LinkSpeedExtEnabled %d, want 0 to 15, 30 or 31", ErrConfig, c.LinkSpeedExt)
 	case c.MKeyProtect > MaxMKeyProtect:
 		return fmt.Errorf("%w: M_Key protection level %d, want 0 to %d", ErrConfig, c.MKeyProtect, MaxMKeyProtect)
 	case c.MKey == 0 && (c.MKeyProtect != 0 || c.MKeyLease != 0 || c.MKeyPerPort):

@@ -38,7 +38,11 @@ type shadowKey struct {
 type portPlan struct {
 	node, port int
 	mtu        mad.MTU
-	vls        uint8 // OperationalVLs code
+	vls        uint8            // OperationalVLs code
+	ext        mad.LinkSpeedExt // LinkSpeedExtEnabled to set; 0 none
+	// noExt says the port supports none of the extended speeds
+	// Config.LinkSpeedExt names, and is left as it is.
+	noExt bool
 }
 
 // plan returns the cabled ports of sn with their MTU and VLs: the smaller
@@ -61,7 +65,11 @@ func (s *SM) plan(sn *Subnet) []portPlan {
 			if mad.NumDataVLs(vls) == 0 {
 				vls = 1
 			}
-			out = append(out, portPlan{node: end.Node, port: end.Port, mtu: mtu, vls: vls})
+			pp := portPlan{node: end.Node, port: end.Port, mtu: mtu, vls: vls}
+			if extSpeeds(sn, end.Node, end.Port) && extSpeeds(sn, peer.Node, peer.Port) {
+				pp.ext, pp.noExt = s.extFor(&a)
+			}
+			out = append(out, pp)
 		}
 	}
 	slices.SortFunc(out, func(a, b portPlan) int {
@@ -71,6 +79,43 @@ func (s *SM) plan(sn *Subnet) []portPlan {
 		return a.port - b.port
 	})
 	return out
+}
+
+// extSpeeds reports whether port p of node i has the LinkSpeedExt fields:
+// its CapabilityMask says IsExtendedSpeedsSupported, a switch's in port 0
+// (the one port of a switch whose mask the spec defines; OpenSM's link
+// manager reads it there too).
+func extSpeeds(sn *Subnet, i, p int) bool {
+	if sn.IsSwitch(i) {
+		p = 0
+	}
+	return sn.Have[i][p] && sn.PortInfo[i][p].CapabilityMask&mad.PortCapIsExtendedSpeedsSupported != 0
+}
+
+// extFor is the LinkSpeedExtEnabled to set in a port reading pi: the
+// configuration's, less the speeds the port does not support (a Set
+// naming one is refused); none, and true, when that leaves nothing.
+func (s *SM) extFor(pi *mad.PortInfoFields) (mad.LinkSpeedExt, bool) {
+	e := s.cfg.LinkSpeedExt
+	if e == mad.LinkSpeedExtNoChange || e >= mad.LinkSpeedExtDisabled {
+		return e, false
+	}
+	if e &= pi.LinkSpeedExtSupported; e == 0 {
+		return 0, true
+	}
+	return e, false
+}
+
+// extOK reports whether a port reading pi enables the extended speeds
+// want asks for (0: any).
+func extOK(pi *mad.PortInfoFields, want mad.LinkSpeedExt) bool {
+	switch want {
+	case mad.LinkSpeedExtNoChange:
+		return true
+	case mad.LinkSpeedExtSetToSupported:
+		return pi.LinkSpeedExtEnabled == pi.LinkSpeedExtSupported
+	}
+	return pi.LinkSpeedExtEnabled == want
 }
 
 // path returns the directed route to port p of node i.
@@ -424,6 +469,13 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			pi := forSet(cur)
 			pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
 			pi.VLHighLimit = s.qosHighLimit(p.mtu)
+			if p.noExt && want == mad.PortStateArmed {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s port %d supports none of the extended speeds %v; left as it is",
+					t.Node(p.node).Name, p.port, s.cfg.LinkSpeedExt))
+			}
+			if !extOK(&cur, p.ext) {
+				pi.LinkSpeedExtEnabled = p.ext
+			}
 			mgmt := !sn.IsSwitch(p.node)
 			if mgmt {
 				s.setMgmt(sn, p.node, p.port, &pi)
@@ -442,12 +494,15 @@ func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Res
 			case want == mad.PortStateActive && state == mad.PortStateArmed:
 				pi.PortState = mad.PortStateActive
 			case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == pi.VLHighLimit &&
-				(!mgmt || s.mgmtOK(sn, p.node, p.port, &cur)):
+				extOK(&cur, p.ext) && (!mgmt || s.mgmtOK(sn, p.node, p.port, &cur)):
 				continue // configured already, nothing to move
 			case want == mad.PortStateActive:
 				continue // configured with the Armed pass
 			}
 			req := s.activationRequest(sn, p.node, p.port)
+			if pi.LinkSpeedExtEnabled != mad.LinkSpeedExtNoChange {
+				req.Mod |= mad.PortInfoSMSupportsExtendedSpeeds // else the port ignores the field
+			}
 			req.Data = mad.AppendPortInfo(nil, &pi)
 			s.tx.Set(req, func(r *txn.Response) {
 				if r.Err != nil {

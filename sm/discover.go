@@ -447,8 +447,8 @@ func forSet(pi mad.PortInfoFields) mad.PortInfoFields {
 	pi.LinkDownDefaultState = mad.PhysStateNoChange
 	pi.LinkWidthEnabled = mad.LinkWidthNoChange
 	pi.LinkSpeedEnabled = mad.LinkSpeedNoChange
-	// Not a change either: and the Sets carry no bit 31, so a port
-	// ignores them anyway (agent/attr_port_speed.go).
+	// Not a change either; activation sets LinkSpeedExtEnabled, with bit
+	// 31 of the modifier, when PortConfig.LinkSpeedExt asks for it.
 	pi.LinkSpeedExtEnabled = mad.LinkSpeedExtNoChange
 	pi.LinkSpeedExtEnabled2 = 0
 	return pi

@@ -34,6 +34,7 @@ import (
 	"ibfab/sm"
 	"ibfab/sm/routing"
 	"ibfab/sm/sa"
+	"ibfab/wire/mad"
 )
 
 // The usage blocks of docs/ibsm.md are copies of what ibsm prints.
@@ -85,6 +86,7 @@ type options struct {
 	cfg      sm.Config
 	seed     uint64
 	lmc, vls uint
+	speedExt uint // --link-speed-ext
 	priority uint
 	// pollRetries is --polling-retries, whose 0 means none (Config's
 	// means the default).
@@ -124,6 +126,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	o.cfg.LMC, o.cfg.Priority, o.cfg.OpVLs = uint8(o.lmc), uint8(o.priority), uint8(o.vls)
+	o.cfg.LinkSpeedExt = mad.LinkSpeedExt(o.speedExt)
 	if err := o.arAndControl(fs); err != nil {
 		return nil, err
 	}
@@ -161,6 +164,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cfg.SweepInterval, "sweep-interval", sm.DefaultSweepInterval, "time between light sweeps")
 	addSMInfoFlags(fs, o)
 	fs.UintVar(&o.vls, "op-vls", 0, "bound on every port's OperationalVLs `code`, which is otherwise what both ends of its link support (the smaller VLCap), as OpenSM's max_op_vls: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14, 0 none")
+	fs.UintVar(&o.speedExt, "link-speed-ext", 0, "LinkSpeedExtEnabled `value` to set on both ends of every link with extended speeds, as OpenSM's force_link_speed_ext (taken at the link's next training): 0 no change, 1-15 those of FDR 1, EDR 2, HDR 4, NDR 8, 30 none, 31 all supported")
 	fs.TextVar(&o.cfg.VLTables, "vl-tables", sm.DefaultVLTables, "SLtoVL and VL arbitration tables `mode`: set (SLs spread over the data VLs) or keep (the devices' own, as OpenSM with QoS off)")
 	fs.BoolVar(&o.cfg.AllowCreditLoops, "allow-credit-loops", false, "distribute minhop routes with a cycle in their channel dependency graph")
 	fs.TextVar(&o.cfg.Options.Parent, "pira-parent", routing.ParentLast, "PIRa parent `choice`: last, first or random")
@@ -207,6 +211,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return errors.New("--dump belongs to 'ibsm routes'")
 	case o.lmc > 7 || o.priority > 15 || o.vls > 5:
 		return errors.New("--lmc is 0-7, --priority 0-15, --op-vls 0-5")
+	case o.speedExt > 15 && o.speedExt < 30 || o.speedExt > 31:
+		return fmt.Errorf("--link-speed-ext %d: want 0 (no change), 1-15 (FDR 1, EDR 2, HDR 4, NDR 8), 30 (none) or 31 (all supported)", o.speedExt)
 	}
 	return nil
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
 )
 
@@ -121,4 +123,52 @@ func saqueryField(out, name string) string {
 		}
 	}
 	return v
+}
+
+// TestExtendedSpeedsIBSM: ibsm --link-speed-ext 4 (HDR only) brings
+// extSpeedNet up and sets LinkSpeedExtEnabled to HDR in both ends of
+// every link with extended speeds, as OpenSM's force_link_speed_ext
+// does, but for the EDR link's, which support no HDR and are left as they
+// are (with a warning, where OpenSM's Set would be refused); the links keep the speeds they trained at until they train again,
+// and a reset then trains the NDR link at HDR at both ends. A second ibsm
+// with 31 (every supported speed) enables them all again.
+func TestExtendedSpeedsIBSM(t *testing.T) {
+	f := fabrictest.Up(t, "espsm", portstateParse(t, extSpeedNet), harness.UpOptions{})
+	ibsm := func(ext string) string {
+		t.Helper()
+		out := f.For(t).MustUMAD("ca1", fabrictest.Bin(t, "ibsm"), "--port", "sim", "--once", "--link-speed-ext", ext)
+		require.Contains(t, out, "subnet up", "ibsm:\n%s", out)
+		return out
+	}
+	out := ibsm("4")
+	assert.Regexp(t, `warning: H-[0-9a-f]+ port 1 supports none of the extended speeds HDR; left as it is`, out)
+	lid := map[string]string{}
+	for _, n := range f.Status().Nodes {
+		lid[n.Name] = strconv.Itoa(int(n.Ports[0].LID))
+	}
+	enabled := func(node, port string) string {
+		return linkrateField(f.MustUMAD("ca1", "smpquery", "portinfo", lid[node], port), "LinkSpeedExtEnabled")
+	}
+	for _, p := range [][2]string{{"sw1", "1"}, {"sw1", "2"}, {"sw2", "1"}, {"ca1", "1"}} {
+		assert.Equal(t, "53.125 Gbps", enabled(p[0], p[1]), "%s[%s] LinkSpeedExtEnabled", p[0], p[1])
+	}
+	for _, p := range [][2]string{{"sw2", "2"}, {"ca2", "1"}} {
+		assert.Equal(t, "14.0625 Gbps or 25.78125 Gbps", enabled(p[0], p[1]), "%s[%s] LinkSpeedExtEnabled", p[0], p[1])
+	}
+	assert.Equal(t, "106.25 Gbps", linkrateField(f.MustUMAD("ca1", "smpquery", "portinfo", lid["sw1"], "2"), "LinkSpeedExtActive"),
+		"still NDR until the link trains again")
+
+	f.MustUMAD("ca1", "ibportstate", lid["sw1"], "2", "reset")
+	fabrictest.Wait(t, portstateWait, "the link trained again", func() bool {
+		return portstateOf(f, "sw1", 2) == "LinkUp/Init" || portstateOf(f, "sw1", 2) == "LinkUp/Active"
+	})
+	for _, end := range []struct {
+		node string
+		port int
+	}{{"sw1", 2}, {"sw2", 1}} {
+		st := portStatus(t, f, end.node, end.port)
+		assert.Equal(t, "HDR", st.Speed, "%s[%d]", end.node, end.port)
+	}
+	ibsm("31")
+	assert.Equal(t, "14.0625 Gbps or 25.78125 Gbps or 53.125 Gbps or 106.25 Gbps", enabled("sw1", "2"))
 }
