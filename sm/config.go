@@ -137,8 +137,8 @@ type PortConfig struct {
 	// supports (sent when Enabled differs from Supported). As on silicon
 	// it takes effect at the link's next training.
 	LinkSpeedExt mad.LinkSpeedExt
-	VLArbWeight   uint8 // weight of each data VL in the low-priority table
-	VLTables      VLTables
+	VLArbWeight  uint8 // weight of each data VL in the low-priority table
+	VLTables     VLTables
 }
 
 // ElectionConfig is the SM's part in the election and failover
