@@ -14,6 +14,7 @@ import (
 
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/topologies"
 )
 
 // extSpeedNet is portstateNet at mixed rates: the switches' link at 4X
@@ -171,4 +172,51 @@ func TestExtendedSpeedsIBSM(t *testing.T) {
 	}
 	ibsm("31")
 	assert.Equal(t, "14.0625 Gbps or 25.78125 Gbps or 53.125 Gbps or 106.25 Gbps", enabled("sw1", "2"))
+}
+
+// TestUniformExtendedSpeeds brings extSpeedNet up with every link at 4X
+// HDR, then at 4X NDR: OpenSM reaches SUBNET UP with no error in its log,
+// iblinkinfo prints the one rate, ibstat the kernel's Rate, and the
+// PathRecord ca1→ca2 has the links' rate, exactly (selector 2): from
+// OpenSM at HDR (code 17, 200 Gb/s) and from ibsm's SA at both (NDR:
+// code 21, 400 Gb/s; OpenSM 3.3.23 predates NDR's rate code, so its
+// PathRecord is not checked there).
+func TestUniformExtendedSpeeds(t *testing.T) {
+	for _, tc := range []struct {
+		rate, lane, ibstat, pr string
+		osmPR                  bool
+	}{
+		{rate: "4xHDR", lane: "53.125 Gbps", ibstat: "Rate: 200", pr: "0x91", osmPR: true},
+		{rate: "4xNDR", lane: "106.25 Gbps", ibstat: "Rate: 400", pr: "0x95"},
+	} {
+		t.Run(tc.rate, func(t *testing.T) {
+			topo := portstateParse(t, extSpeedNet)
+			var r topologies.Rate
+			require.NoError(t, r.UnmarshalText([]byte(tc.rate)))
+			require.NoError(t, topo.SetRate(r))
+			f := fabrictest.Up(t, "esu"+strings.ToLower(tc.rate[2:]), topo, harness.UpOptions{})
+			osm := f.StartOpenSM("ca1")
+			osm.WaitLog(t, portstateWait, 0, "SUBNET UP")
+			log := osm.LogText(t, 0)
+			assert.NotContains(t, log, " ERR ", "OpenSM's log:\n%s", fabrictest.Tail(log, 30))
+			links := f.MustUMAD("ca1", "iblinkinfo")
+			// Each of the 3 links from both ends, at the one rate.
+			assert.Equal(t, 6, strings.Count(links, "4X        "+tc.lane+" Active/  LinkUp"), "iblinkinfo:\n%s", links)
+			assert.Equal(t, 6, strings.Count(links, "Gbps"), "iblinkinfo:\n%s", links)
+			assert.Contains(t, f.MustShim("ca2", "ibstat"), tc.ibstat)
+			lid := map[string]string{}
+			for _, n := range f.Status().Nodes {
+				lid[n.Name] = strconv.Itoa(int(n.Ports[0].LID))
+			}
+			pr := func() string {
+				return saqueryField(f.MustUMAD("ca1", "saquery", "PR", "--src-to-dst", lid["ca1"]+":"+lid["ca2"]), "rate")
+			}
+			if tc.osmPR {
+				assert.Equal(t, tc.pr, pr(), "OpenSM's PathRecord rate")
+			}
+			require.NoError(t, osm.D.Stop())
+			startIBSM(t, f, "ca1")
+			assert.Equal(t, tc.pr, pr(), "ibsm's PathRecord rate")
+		})
+	}
 }
