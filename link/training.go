@@ -120,7 +120,8 @@ func Highest(w mad.LinkWidth, s mad.LinkSpeed) (mad.LinkWidth, mad.LinkSpeed) {
 // 12X port 1X, 4X and 12X, an 8X port 1X, 4X and 8X, a 2X port 1X and
 // 2X; a port of HDR or faster 2X too, as IBA 1.3's 2X came with the
 // silicon of HDR; a QDR port SDR, DDR and QDR, an NDR port every speed
-// to NDR), as ibsim gives them.
+// to NDR). (ibsim 0.12 gives every port 1X to 12X and FDR to NDR
+// whatever its cable: docs/results.md, 2026-12-03.)
 func Supported(w mad.LinkWidth, s mad.LinkSpeed) (mad.LinkWidth, mad.LinkSpeed) {
 	var sw mad.LinkWidth
 	switch w {
