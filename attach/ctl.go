@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"ibfab/hca"
 	"ibfab/internal/fifo"
 	"ibfab/simproto"
 )
@@ -73,15 +72,15 @@ func (s *Server) handleCtl(req *simproto.CtlFields, from *rawAddr) simproto.CtlF
 		s.st.bad.Add(1)
 		return fail()
 	}
-	h := s.hca.Load() // set: clients connect only once attached
+	h := s.device() // set: clients connect only once attached
 	d := resp.Data[:]
 	switch req.Type {
 	case simproto.CtlDisconnect:
 		s.disconnect(c, "disconnect")
 	case simproto.CtlGetPort:
 		ps := simproto.PortState{LID: h.Agent().PortConfig(c.port).LID}
-		if p := h.Port(c.port); p != nil {
-			ps.State = uint8(p.State().Port)
+		if st, ok := h.PortState(c.port); ok {
+			ps.State = uint8(st)
 		}
 		ps.Encode(d)
 	case simproto.CtlGetVendor:
@@ -149,7 +148,7 @@ func (s *Server) clientAt(id uint32, from *rawAddr) *client {
 // the client's MAD socket. It returns the answer's ClientInfo.
 func (s *Server) connect(req *simproto.CtlFields, from *rawAddr) (simproto.ClientInfo, error) {
 	ci, _ := simproto.DecodeClientInfo(req.Data[:]) // 64 bytes: cannot fail
-	h := s.hca.Load()
+	h := s.device()
 	if h == nil {
 		return ci, errors.New("no HCA attached yet")
 	}
@@ -256,7 +255,7 @@ func (s *Server) disconnect(c *client, reason string) {
 	was := s.disconnectLocked(c, reason)
 	s.mu.Unlock()
 	if was {
-		if h := s.hca.Load(); h != nil {
+		if h := s.device(); h != nil {
 			s.updateIsSM(h, c.port)
 		}
 	}
@@ -291,14 +290,14 @@ func (s *Server) setIsSM(c *client, on bool) {
 	}
 	c.issm = on
 	s.mu.Unlock()
-	if h := s.hca.Load(); h != nil {
+	if h := s.device(); h != nil {
 		s.updateIsSM(h, c.port)
 	}
 }
 
 // updateIsSM sets the IsSM capability of port when one of its clients is
 // an SM, and clears it when none is.
-func (s *Server) updateIsSM(h *hca.HCA, port uint8) {
+func (s *Server) updateIsSM(h Device, port uint8) {
 	// Serialised, so that the last change of the clients is the last one
 	// applied.
 	s.issmMu.Lock()

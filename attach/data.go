@@ -96,7 +96,7 @@ func (s *Server) serveSlot(sl *slot) {
 // of a one-segment transfer (rmpp.go), and sends a GMP with the P_Key of
 // the port's P_Key index 0 (the protocol carries no pkey_index).
 func (s *Server) fromClient(c *client, dgram []byte) {
-	h := s.hca.Load()
+	h := s.device()
 	if h == nil {
 		s.drop(DropNotAttached)
 		return
@@ -161,7 +161,7 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 // defaultPKey returns the P_Key the kernel puts on a GMP sent with
 // pkey_index 0: entry 0 of the port's P_Key table, or the default
 // partition while that entry is empty (base 0, which no port accepts).
-func defaultPKey(h *hca.HCA, port uint8) mad.PKey {
+func defaultPKey(h Device, port uint8) mad.PKey {
 	if keys := h.Agent().PKeys(port); len(keys) > 0 && keys[0].Base() != 0 {
 		return keys[0]
 	}
@@ -221,7 +221,7 @@ func (s *Server) expire(p *pending) {
 		p.timer = s.clk.AfterFunc(s.timeout(mad.MAD(p.req.MAD)), func() { s.expire(p) })
 		s.mu.Unlock()
 		s.st.retries.Add(1)
-		if h := s.hca.Load(); h != nil && h.SendMAD(p.req) != nil {
+		if h := s.device(); h != nil && h.SendMAD(p.req) != nil {
 			s.drop(DropSendFailed)
 		}
 		return
@@ -253,7 +253,7 @@ func (s *Server) DeliverMAD(port uint8, o agent.Outbound) {
 		s.st.bad.Add(1)
 		return
 	}
-	h := s.hca.Load()
+	h := s.device()
 	if h == nil {
 		s.drop(DropNotAttached)
 		return

@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"ibfab/hca"
 	"ibfab/wire/mad"
 )
 
@@ -14,18 +13,18 @@ import (
 const attrNodeDescription = mad.AttrNodeDescription
 
 // localGet returns the data of a Get of attr at the SMA of port.
-func (s *Server) localGet(h *hca.HCA, port uint8, attr mad.AttrID, mod uint32) ([]byte, error) {
+func (s *Server) localGet(h Device, port uint8, attr mad.AttrID, mod uint32) ([]byte, error) {
 	return h.Agent().LocalGet(port, attr, mod)
 }
 
 // nodeInfo returns the NodeInfo the SMA of port answers.
-func (s *Server) nodeInfo(h *hca.HCA, port uint8) (mad.NodeInfo, bool) {
+func (s *Server) nodeInfo(h Device, port uint8) (mad.NodeInfo, bool) {
 	d, err := s.localGet(h, port, mad.AttrNodeInfo, 0)
 	return mad.NodeInfo(d), err == nil
 }
 
 // portInfo returns the PortInfo of port.
-func (s *Server) portInfo(h *hca.HCA, port uint8) (mad.PortInfo, bool) {
+func (s *Server) portInfo(h Device, port uint8) (mad.PortInfo, bool) {
 	d, err := s.localGet(h, port, mad.AttrPortInfo, uint32(port))
 	return mad.PortInfo(d), err == nil
 }

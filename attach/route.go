@@ -2,7 +2,6 @@ package attach
 
 import (
 	"ibfab/agent"
-	"ibfab/hca"
 	"ibfab/wire/mad"
 )
 
@@ -80,7 +79,7 @@ func (s *Server) forgetSenderLocked(c *client) {
 }
 
 // unmatched answers or drops a request o no client takes (rule 4).
-func (s *Server) unmatched(h *hca.HCA, port uint8, o agent.Outbound) {
+func (s *Server) unmatched(h Device, port uint8, o agent.Outbound) {
 	hdr := mad.MAD(o.MAD)
 	class := hdr.MgmtClass()
 	switch meth := hdr.Method(); {

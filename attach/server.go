@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"ibfab/agent"
 	"ibfab/hca"
 	"ibfab/internal/clock"
 	"ibfab/internal/fifo"
@@ -82,13 +83,38 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
+// Device is the HCA an attach point serves: a soft HCA (*hca.HCA) or a
+// CA of the management plane, whose agents run in one process.
+type Device interface {
+	NumPorts() uint8
+	// SendMAD sends a client's MAD from the SMI or GSI of r.Port.
+	SendMAD(r agent.Request) error
+	Agent() *agent.Agent
+	// PortState is the logical state of port num, false for a port that
+	// does not exist.
+	PortState(num uint8) (mad.PortState, bool)
+}
+
+var _ Device = (*hca.HCA)(nil)
+
+// deviceBox holds the Device for an atomic pointer.
+type deviceBox struct{ Device }
+
+// device returns the attached Device, nil before Attach.
+func (s *Server) device() Device {
+	if b := s.hca.Load(); b != nil {
+		return b.Device
+	}
+	return nil
+}
+
 // Server is the attach point of one soft HCA: it serves the ibsim client
 // protocol on abstract sockets and moves its clients' MADs through the HCA.
 // All methods are safe for concurrent use.
 type Server struct {
 	cfg  Config
 	clk  clock.Clock
-	hca  atomic.Pointer[hca.HCA]
+	hca  atomic.Pointer[deviceBox]
 	node atomic.Pointer[string] // NodeID, once known
 
 	ctl   *net.UnixConn
@@ -182,14 +208,14 @@ func New(cfg Config) (*Server, error) {
 
 // Attach gives the server its HCA. Clients that connect before are
 // refused; MADs the HCA delivers before are dropped.
-func (s *Server) Attach(h *hca.HCA) error {
+func (s *Server) Attach(h Device) error {
 	if h == nil {
 		return fmt.Errorf("%w: nil HCA", ErrConfig)
 	}
 	if s.cfg.Port > h.NumPorts() {
 		return fmt.Errorf("%w: port %d, the HCA has %d", ErrConfig, s.cfg.Port, h.NumPorts())
 	}
-	if !s.hca.CompareAndSwap(nil, h) {
+	if !s.hca.CompareAndSwap(nil, &deviceBox{h}) {
 		return ErrAttached
 	}
 	if s.node.Load() == nil {

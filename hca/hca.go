@@ -216,6 +216,15 @@ func (h *HCA) Port(num uint8) *port.Port {
 	return h.ports[num-1].Load()
 }
 
+// PortState returns the logical state of port num; false for a port
+// the HCA does not have.
+func (h *HCA) PortState(num uint8) (mad.PortState, bool) {
+	if p := h.Port(num); p != nil {
+		return p.State().Port, true
+	}
+	return mad.PortStateDown, false
+}
+
 // LID returns the base LID the SM gave port num (0 before that).
 func (h *HCA) LID(num uint8) uint16 {
 	if num == 0 || int(num) > len(h.lids) {

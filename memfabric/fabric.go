@@ -33,10 +33,11 @@ type Fabric struct {
 	clock *clock.Manual
 	nodes []*Node
 
-	// mu protects queue, stats and every node's inbox.
+	// mu protects queue, stats, every node's inbox and ready.
 	mu    sync.Mutex
 	queue []hop
 	stats Stats
+	ready []int // nodes whose inbox has become non-empty, for ReceivedAll
 
 	off map[int]bool // nodes powered off (changes.go)
 }
@@ -250,6 +251,21 @@ func (f *Fabric) Received(node int) []Delivery {
 	return d
 }
 
+// ReceivedAll returns, and forgets, the MADs handed to the SM at every
+// node, node by node in the order their first MAD came; its cost is that
+// of the nodes holding some, however large the fabric.
+func (f *Fabric) ReceivedAll() []Delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Delivery
+	for _, i := range f.ready {
+		out = append(out, f.nodes[i].inbox...)
+		f.nodes[i].inbox = nil
+	}
+	f.ready = f.ready[:0]
+	return out
+}
+
 // Advance moves the clock by d, running the agents' timers, then Run.
 func (f *Fabric) Advance(d time.Duration) int {
 	f.clock.Advance(d)
@@ -287,7 +303,11 @@ func (f *Fabric) enqueue(node int, outs []agent.Outbound) {
 	for _, o := range outs {
 		if o.Local {
 			f.stats.Local++
-			f.nodes[node].inbox = append(f.nodes[node].inbox, Delivery{Node: node, Outbound: o})
+			n := f.nodes[node]
+			if len(n.inbox) == 0 {
+				f.ready = append(f.ready, node)
+			}
+			n.inbox = append(n.inbox, Delivery{Node: node, Outbound: o})
 			continue
 		}
 		f.queue = append(f.queue, hop{node: node, out: o})
