@@ -81,14 +81,15 @@ func (s *Server) forgetSenderLocked(c *client) {
 // unmatched answers or drops a request o no client takes (rule 4).
 func (s *Server) unmatched(h Device, port uint8, o agent.Outbound) {
 	hdr := mad.MAD(o.MAD)
-	class := hdr.MgmtClass()
-	switch meth := hdr.Method(); {
+	class, meth := hdr.MgmtClass(), hdr.Method()
+	resp, ok := Unmatched(port, o)
+	switch {
 	case class.IsSubn():
 		// Only an SMInfo request or a trap for an SM that has just left
 		// gets here: the SMA answers the rest itself.
 		s.drop(DropNoSM)
 		return
-	case meth != mad.MethodGet && meth != mad.MethodSet:
+	case !ok:
 		if class == mad.ClassSubnAdm && meth != mad.MethodReport {
 			s.drop(DropNoSM)
 		} else {
@@ -96,12 +97,22 @@ func (s *Server) unmatched(h Device, port uint8, o agent.Outbound) {
 		}
 		return
 	}
-	resp := o.MAD // ours: answer in place
-	hdr.SetMethod(mad.MethodGetResp)
-	hdr.SetStatus(mad.StatusMethodAttrUnsupported)
 	s.st.unmatched.Add(1)
-	err := h.SendMAD(agent.Request{Port: port, DLID: o.SLID, SL: o.SL, DestQP: o.SrcQP, PKey: o.PKey, MAD: resp})
-	if err != nil {
+	if h.SendMAD(resp) != nil {
 		s.drop(DropSendFailed)
 	}
+}
+
+// Unmatched returns the answer to a GMP o that arrived at port and that
+// no client takes, as the kernel's MAD layer gives it: a Get or Set gets
+// its response with status "unsupported method/attribute" (o's MAD is
+// answered in place); ok is false for anything else, which is dropped.
+func Unmatched(port uint8, o agent.Outbound) (resp agent.Request, ok bool) {
+	hdr := mad.MAD(o.MAD)
+	if meth := hdr.Method(); hdr.MgmtClass().IsSubn() || meth != mad.MethodGet && meth != mad.MethodSet {
+		return agent.Request{}, false
+	}
+	hdr.SetMethod(mad.MethodGetResp)
+	hdr.SetStatus(mad.StatusMethodAttrUnsupported)
+	return agent.Request{Port: port, DLID: o.SLID, SL: o.SL, DestQP: o.SrcQP, PKey: o.PKey, MAD: o.MAD}, true
 }

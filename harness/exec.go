@@ -16,6 +16,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/internal/ibsimrun"
 	"ibfab/simproto"
+	"ibfab/umadproto"
 )
 
 // ExecOptions tune Exec. The zero value runs a program as it is.
@@ -34,12 +35,21 @@ type ExecOptions struct {
 // sysfs tree the preloaded library leaves is removed afterwards. A
 // program that ran and failed returns c.Wait's *exec.ExitError.
 func Exec(fabric, node string, c *exec.Cmd, o ExecOptions) error {
-	_, n, err := lookupNode(fabric, node)
+	st, n, err := lookupNode(fabric, node)
 	if err != nil {
 		return err
 	}
 	if c.Env == nil {
 		c.Env = os.Environ()
+	}
+	if st.Plane == PlaneMgmt && o.UMAD != UMADOff && n.Type == "hca" {
+		if o, err = mgmtEndpoints(fabric, node, o); err != nil {
+			return err
+		}
+		// Both, whichever the mode: the node's sockets are not the
+		// defaults, and a Go client (ibsm --port sim or softumad) reads
+		// the variable of its own protocol.
+		c.Env = append(c.Env, simproto.EnvSockName+"="+o.Sim, umadproto.EnvSocket+"="+o.Socket)
 	}
 	c.Env = append(c.Env, "IBFAB_FABRIC="+fabric, "IBFAB_NODE="+node)
 	if o.UMAD != UMADOff {

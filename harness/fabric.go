@@ -32,8 +32,9 @@ type fabricState struct {
 	Fabric     string      `json:"fabric"`
 	Created    time.Time   `json:"created"`
 	TimeScale  float64     `json:"time_scale"`
-	Epoch      int64       `json:"epoch_ns"`       // the node clocks' shared origin
-	CPUs       []int       `json:"cpus,omitempty"` // UpOptions.CPUs, kept for restarts and additions
+	Plane      Plane       `json:"plane,omitempty"` // process (omitted) or mgmt
+	Epoch      int64       `json:"epoch_ns"`        // the node clocks' shared origin
+	CPUs       []int       `json:"cpus,omitempty"`  // UpOptions.CPUs, kept for restarts and additions
 	Namespaces []string    `json:"namespaces"`
 	Nodes      []nodeState `json:"nodes"`
 
@@ -62,6 +63,10 @@ type UpOptions struct {
 	NodeArgsFor map[string][]string
 	// NoProcesses creates only the namespaces and links.
 	NoProcesses bool
+	// Plane PlaneMgmt runs every node in one process, management plane
+	// only (package mgmtplane): no links, namespaces per node, time scale
+	// or node flags.
+	Plane Plane
 	// Timeout bounds the wait for every link to train; 0 means 30 s plus
 	// 100 ms per node.
 	Timeout time.Duration
@@ -116,6 +121,9 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	if o.Plane == PlaneMgmt {
+		return upPlane(name, t, o)
+	}
 	f, err := fabricnet.Create(name, t, progress("namespaces and links"))
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
@@ -148,6 +156,29 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 		return nil, errors.Join(err, Down(name))
 	}
 	if err := waitTrained(ctx, st, t, progress("links trained")); err != nil {
+		return nil, errors.Join(err, Down(name))
+	}
+	return st, nil
+}
+
+// upPlane is Up for a management-plane fabric (UpOptions.Plane).
+func upPlane(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) {
+	if o.NoProcesses || len(o.NodeArgs) > 0 || len(o.NodeArgsFor) > 0 || len(o.CPUs) > 0 || o.TimeScale != 1 {
+		return nil, errors.New("--plane mgmt runs no node processes: it takes no node flags, CPUs or time scale")
+	}
+	dir := fabricDir(name)
+	st := &fabricState{Fabric: name, Created: time.Now().UTC(), TimeScale: 1, Plane: PlaneMgmt, Epoch: o.epoch.UnixNano()}
+	for _, n := range t.Nodes() {
+		st.Nodes = append(st.Nodes, nodeState{Name: n.Name, Type: nodeTypeName(n.Type), GUID: fmt.Sprintf("%#016x", n.GUID)})
+	}
+	if err := topologies.WriteFile(filepath.Join(dir, topologyFile), t); err != nil {
+		return nil, errors.Join(err, Down(name))
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 30*time.Second + time.Duration(len(st.Nodes))*time.Millisecond
+	}
+	if err := upMgmt(st, t, timeout); err != nil {
 		return nil, errors.Join(err, Down(name))
 	}
 	return st, nil

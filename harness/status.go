@@ -21,6 +21,7 @@ import (
 type FabricStatus struct {
 	Fabric    string       `json:"fabric"`
 	TimeScale float64      `json:"time_scale"`
+	Plane     Plane        `json:"plane"`
 	Nodes     []NodeStatus `json:"nodes"`
 }
 
@@ -38,11 +39,16 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	statuses, errs := queryAll(ctx, st)
-	fs := &FabricStatus{Fabric: name, TimeScale: st.TimeScale}
+	query, isProcess := queryAll, isNodeProcess
+	if st.Plane == PlaneMgmt {
+		query = queryMgmt
+		isProcess = func(pid int, fabric, _ string) bool { return isMgmtProcess(pid, fabric) }
+	}
+	statuses, errs := query(ctx, st)
+	fs := &FabricStatus{Fabric: name, TimeScale: st.TimeScale, Plane: st.Plane}
 	for _, i := range st.given {
 		n := st.Nodes[i]
-		ns := NodeStatus{Alive: alive(n.PID) && isNodeProcess(n.PID, name, n.Name)}
+		ns := NodeStatus{Alive: alive(n.PID) && isProcess(n.PID, name, n.Name)}
 		if s := statuses[i]; s != nil {
 			ns.Status = *s
 		} else {

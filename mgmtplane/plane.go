@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"ibfab/agent"
 	"ibfab/attach"
 	"ibfab/memfabric"
 	"ibfab/topologies"
@@ -49,10 +50,11 @@ type Plane struct {
 	started time.Time // wall time at which the fabric clock read origin
 	origin  time.Time
 
-	mu      sync.Mutex
-	cas     map[int]*ca // CAs opened, by topology index
-	closed  bool
-	dropped uint64 // MADs for the client side of a CA no client opened
+	mu        sync.Mutex
+	cas       map[int]*ca // CAs opened, by topology index
+	closed    bool
+	dropped   uint64 // MADs for the client side of a CA no client opened
+	unmatched uint64 // of them, the requests answered "unsupported"
 }
 
 // ErrClosed is what Open returns after Close.
@@ -63,7 +65,10 @@ func New(t *topologies.Topology, cfg Config) (*Plane, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	f, err := memfabric.NewFabric(t)
+	// A CA hands every GMP but the PMA's to its client side, as an HCA
+	// hands them to its MAD client (the agent's own default keeps them
+	// for an SM at the port).
+	f, err := memfabric.NewFabric(t, func(n *topologies.Node, c *agent.Config) { c.LocalGMP = n.Type == topologies.CA })
 	if err != nil {
 		return nil, err
 	}
@@ -165,16 +170,17 @@ func (p *Plane) openCA(i int) (*ca, error) {
 
 // Stats are the plane's counters.
 type Stats struct {
-	Nodes   int             `json:"nodes"`
-	Opened  int             `json:"opened"`  // CAs whose client side is open
-	Dropped uint64          `json:"dropped"` // MADs for a CA with no client side open
-	Fabric  memfabric.Stats `json:"fabric"`
+	Nodes     int             `json:"nodes"`
+	Opened    int             `json:"opened"`    // CAs whose client side is open
+	Dropped   uint64          `json:"dropped"`   // MADs for a CA with no client side open, dropped
+	Unmatched uint64          `json:"unmatched"` // requests for one, answered "unsupported"
+	Fabric    memfabric.Stats `json:"fabric"`
 }
 
 // Stats returns the plane's counters.
 func (p *Plane) Stats() Stats {
 	p.mu.Lock()
-	s := Stats{Nodes: p.topo.NumNodes(), Opened: len(p.cas), Dropped: p.dropped}
+	s := Stats{Nodes: p.topo.NumNodes(), Opened: len(p.cas), Dropped: p.dropped, Unmatched: p.unmatched}
 	p.mu.Unlock()
 	s.Fabric = p.f.Stats()
 	return s
@@ -229,15 +235,30 @@ func (p *Plane) step() time.Duration {
 func (p *Plane) deliver(d memfabric.Delivery) {
 	p.mu.Lock()
 	c, ok := p.cas[d.Node]
-	if !ok {
-		p.dropped++
-	}
 	p.mu.Unlock()
 	if !ok {
+		p.unopened(d)
 		return
 	}
 	if c.umad.Claim(d.Port, d.Outbound) {
 		return
 	}
 	c.sim.DeliverMAD(d.Port, d.Outbound)
+}
+
+// unopened answers a request for the client side of a CA no client has
+// opened as a node process's attach point would with no client: a Get or
+// Set gets "unsupported method/attribute", the rest is dropped.
+func (p *Plane) unopened(d memfabric.Delivery) {
+	resp, ok := attach.Unmatched(d.Port, d.Outbound)
+	p.mu.Lock()
+	if ok {
+		p.unmatched++
+	} else {
+		p.dropped++
+	}
+	p.mu.Unlock()
+	if ok {
+		p.Do(func(f *memfabric.Fabric) { f.Send(d.Node, resp) })
+	}
 }

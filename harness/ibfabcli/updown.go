@@ -2,6 +2,7 @@ package ibfabcli
 
 import (
 	"fmt"
+	"time"
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
@@ -10,7 +11,7 @@ import (
 )
 
 const (
-	upSynopsis = "up [-f TOPO] [--name N] [--rate RATE] [--time-scale S|auto] [--cpus LIST]"
+	upSynopsis = "up [-f TOPO] [--name N] [--rate RATE] [--time-scale S|auto] [--cpus LIST] [--plane process|mgmt]"
 	upDesc     = `
 Brings a fabric up: one network namespace per node (ibf-<N>-<node>) and one
 veth pair per link, the ends named p<port> in the two nodes' namespaces, all
@@ -28,7 +29,12 @@ CPUs wake slowly, one CPU makes a light-traffic hop several times faster,
 at the cost of the others' parallelism: docs/DESIGN.md §3a).
 Without -f the built-in default fabric (the thesis's 8-switch/7-host
 network) is used. State, control sockets and node logs are kept in
-/run/ibfab/<N>/. Several fabrics run side by side under different names.`
+/run/ibfab/<N>/. Several fabrics run side by side under different names.
+--plane mgmt runs the management plane only, every node in one process
+(ibmgmt, in namespace ibf-<N>-mgmt), as ibsim does, at sizes a process per
+node cannot reach: the same agents, no data plane, links trained at once.
+exec --umad reaches any HCA there as on a process fabric (each HCA's
+endpoints open when a client first asks for them); status shows it.`
 	downSynopsis = "down [--name N]"
 	downDesc     = `
 Takes a fabric down: stops every process in its namespaces (node processes
@@ -48,6 +54,8 @@ func runUp(env *Env, args []string) error {
 	var cpus cli.CPUList
 	fs.Var(&cpus, "cpus", "run every node process on these CPUs, `LIST` as taskset's (0,2-3; default: any)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for the links to train (default 30s + 100ms per node)")
+	var plane harness.Plane
+	fs.TextVar(&plane, "plane", harness.PlaneProcess, "`PLANE`: process (a process per node, with the data plane) or mgmt (every node in one process, management plane only)")
 	var rate topologies.Rate
 	fs.TextVar(&rate, "rate", topologies.Rate{}, "run every link at `RATE` (e.g. 4xHDR, 4xNDR, 2xNDR, 4xXDR) whatever the topology says")
 	if help, err := parseFlags(env, fs, cmd, upSynopsis, upDesc, args, 0); help || err != nil {
@@ -65,6 +73,9 @@ func runUp(env *Env, args []string) error {
 	}
 	if err := t.SetRate(rate); err != nil {
 		return &UsageError{Cmd: cmd, Usage: upSynopsis, Err: err}
+	}
+	if plane == harness.PlaneMgmt {
+		return upMgmt(env, *name, t, *timeout)
 	}
 	advice, err := adviseTimeScale(env, *name, t, &scale)
 	if err != nil {
@@ -84,6 +95,18 @@ func runUp(env *Env, args []string) error {
 		st.Fabric, t.Count(topologies.Switch), t.Count(topologies.CA), t.NumLinks(), st.Fabric, st.TimeScale)
 	fmt.Fprintln(env.Stdout, advice)
 	fmt.Fprintf(env.Stdout, "next: an SM makes the ports Active; 'ibfab status --name %s' shows them; 'ibfab down --name %s' ends it all\n", st.Fabric, st.Fabric)
+	return nil
+}
+
+// upMgmt is up --plane mgmt.
+func upMgmt(env *Env, name string, t *topologies.Topology, timeout time.Duration) error {
+	st, err := harness.Up(name, t, harness.UpOptions{Plane: harness.PlaneMgmt, Timeout: timeout})
+	if err != nil {
+		return &CommandError{Cmd: "up", Err: err}
+	}
+	fmt.Fprintf(env.Stdout, "fabric %s up, management plane: %d switches, %d HCAs, %d links trained (Init), in one process (pid %d) in namespace %s\n",
+		st.Fabric, t.Count(topologies.Switch), t.Count(topologies.CA), t.NumLinks(), st.Nodes[0].PID, st.Namespaces[0])
+	fmt.Fprintf(env.Stdout, "next: 'ibfab exec --umad %s HCA -- opensm' or ibsm --port sim; 'ibfab down --name %s' ends it all\n", st.Fabric, st.Fabric)
 	return nil
 }
 

@@ -1,0 +1,195 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"ibfab/fabricnet"
+	"ibfab/internal/ctl"
+	"ibfab/internal/enum"
+	"ibfab/mgmtplane"
+	"ibfab/nodeproc"
+	"ibfab/simproto"
+	"ibfab/topologies"
+	"ibfab/umadproto"
+)
+
+//go:generate go tool stringer -type=Plane -linecomment
+
+// Plane is what a fabric runs: a process per node with the data plane,
+// or every node in one process, management plane only (package
+// mgmtplane), at sizes processes cannot reach.
+type Plane uint8
+
+// Planes.
+const (
+	PlaneProcess Plane = iota // process
+	PlaneMgmt                 // mgmt
+)
+
+var planes = enum.New("plane", PlaneProcess, PlaneMgmt)
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Plane) MarshalText() ([]byte, error) { return planes.Marshal(p) }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Plane) UnmarshalText(b []byte) error { return planes.Unmarshal(p, b) }
+
+const (
+	// mgmtNode is the namespace suffix of a management-plane fabric's one
+	// namespace, ibf-<fabric>-mgmt (no node has a namespace there).
+	mgmtNode = "mgmt"
+	// mgmtSocket is its process's control socket in the fabric's run
+	// directory.
+	mgmtSocket = "mgmt.sock"
+)
+
+// mgmtSocketPath is the control socket of fabric's management plane.
+func mgmtSocketPath(fabric string) string { return filepath.Join(fabricDir(fabric), mgmtSocket) }
+
+// mgmtPrefix starts the CAs' socket names of fabric's plane, which no
+// other fabric's share.
+func mgmtPrefix(fabric string) string { return "ibfab-" + fabric + "-" }
+
+// upMgmt brings fabric name's management plane up: one namespace, one
+// ibmgmt process holding every node of t, ready when its control socket
+// answers.
+func upMgmt(st *fabricState, t *topologies.Topology, timeout time.Duration) error {
+	ns := fabricnet.Namespace(st.Fabric, mgmtNode)
+	h, err := fabricnet.NewNamespace(ns)
+	if err != nil {
+		return err
+	}
+	h.Close()
+	st.Namespaces = []string{ns}
+	for i := range st.Nodes {
+		st.Nodes[i].Namespace = ns
+	}
+	if err := writeState(fabricDir(st.Fabric), st); err != nil {
+		return err
+	}
+	pid, err := startMgmt(st.Fabric, ns)
+	if err != nil {
+		return err
+	}
+	for i := range st.Nodes {
+		st.Nodes[i].PID = pid
+	}
+	if err := writeState(fabricDir(st.Fabric), st); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		var s mgmtplane.Stats
+		err := ctl.Call(ctx, mgmtSocketPath(st.Fabric), mgmtplane.OpStats, nil, &s)
+		if err == nil {
+			return nil
+		}
+		if !alive(pid) {
+			return fmt.Errorf("ibmgmt exited (see %s)", filepath.Join(fabricDir(st.Fabric), "mgmt.log"))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ibmgmt did not answer within %v: %w", timeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// startMgmt starts ibmgmt in namespace ns, detached, its output in the
+// fabric's mgmt.log.
+func startMgmt(fabric, ns string) (int, error) {
+	bin, err := Binary("ibmgmt")
+	if err != nil {
+		return 0, err
+	}
+	dir := fabricDir(fabric)
+	logf, err := os.OpenFile(filepath.Join(dir, "mgmt.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "--fabric", fabric, "--topology", filepath.Join(dir, topologyFile),
+		"--socket", mgmtSocketPath(fabric), "--prefix", mgmtPrefix(fabric))
+	cmd.Stdout, cmd.Stderr, cmd.Dir = logf, logf, "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := fabricnet.Do(ns, cmd.Start); err != nil {
+		return 0, fmt.Errorf("starting ibmgmt: %w", err)
+	}
+	go cmd.Wait()
+	return cmd.Process.Pid, nil
+}
+
+// isMgmtProcess reports whether pid is fabric's ibmgmt.
+func isMgmtProcess(pid int, fabric string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--fabric" {
+			return args[i+1] == fabric && filepath.Base(args[0]) == "ibmgmt"
+		}
+	}
+	return false
+}
+
+// queryMgmt is queryAll for a management plane: one call for every
+// node, in st's order.
+func queryMgmt(ctx context.Context, st *fabricState) ([]*nodeproc.Status, []error) {
+	out := make([]*nodeproc.Status, len(st.Nodes))
+	errs := make([]error, len(st.Nodes))
+	var all []nodeproc.Status
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := ctl.Call(cctx, mgmtSocketPath(st.Fabric), mgmtplane.OpStatus, nil, &all)
+	byName := map[string]*nodeproc.Status{}
+	for i := range all {
+		byName[all[i].Name] = &all[i]
+	}
+	for i, n := range st.Nodes {
+		switch s, ok := byName[n.Name]; {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = fmt.Errorf("the management plane has no node %q", n.Name)
+		default:
+			out[i] = s
+		}
+	}
+	return out, errs
+}
+
+// openMgmtCA opens the client side of CA node of fabric's management
+// plane and returns its sockets' names.
+func openMgmtCA(fabric, node string) (mgmtplane.Names, error) {
+	var n mgmtplane.Names
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := ctl.Call(ctx, mgmtSocketPath(fabric), mgmtplane.OpOpen, mgmtplane.OpenArgs{Node: node}, &n)
+	return n, err
+}
+
+// mgmtEndpoints opens CA node's client side in fabric's management plane
+// and points o at its sockets, unless o names others.
+func mgmtEndpoints(fabric, node string, o ExecOptions) (ExecOptions, error) {
+	names, err := openMgmtCA(fabric, node)
+	if err != nil {
+		return o, fmt.Errorf("opening %s's endpoints: %w", node, err)
+	}
+	if o.Socket == "" || o.Socket == umadproto.DefaultSocket {
+		o.Socket = names.UMAD
+	}
+	if o.Sim == "" || o.Sim == simproto.DefaultBase {
+		o.Sim = names.Sim
+	}
+	return o, nil
+}

@@ -1,0 +1,135 @@
+package mgmtplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"ibfab/internal/cli"
+	"ibfab/internal/ctl"
+	"ibfab/memfabric"
+	"ibfab/topologies"
+)
+
+// The control socket's ops (package ctl: one JSON request per line).
+const (
+	OpStatus   = "status"   // every node's nodeproc.Status
+	OpStats    = "stats"    // the plane's Stats
+	OpOpen     = "open"     // OpenArgs → Names
+	OpLink     = "link"     // LinkArgs
+	OpShutdown = "shutdown" // stop the process
+)
+
+// OpenArgs names the CA whose client side to open.
+type OpenArgs struct {
+	Node string `json:"node"`
+}
+
+// LinkArgs takes the link at a node's port down or up again.
+type LinkArgs struct {
+	Node string `json:"node"`
+	Port uint8  `json:"port"`
+	Up   bool   `json:"up"`
+}
+
+// handler serves the control socket.
+func (p *Plane) handler(stop func()) ctl.Handler {
+	return func(_ context.Context, op string, args json.RawMessage) (any, error) {
+		switch op {
+		case OpStatus:
+			return p.Status(), nil
+		case OpStats:
+			return p.Stats(), nil
+		case OpOpen:
+			var a OpenArgs
+			if err := json.Unmarshal(args, &a); err != nil {
+				return nil, err
+			}
+			return p.Open(a.Node)
+		case OpLink:
+			return nil, p.link(args)
+		case OpShutdown:
+			stop()
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w %q (the management plane serves %s, %s, %s, %s and %s)", ctl.ErrUnknownOp, op,
+			OpStatus, OpStats, OpOpen, OpLink, OpShutdown)
+	}
+}
+
+func (p *Plane) link(args json.RawMessage) error {
+	var a LinkArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return err
+	}
+	i, ok := p.topo.Lookup(a.Node)
+	if !ok {
+		return fmt.Errorf("mgmtplane: no node %q", a.Node)
+	}
+	var err error
+	p.Do(func(f *memfabric.Fabric) { err = f.SetLink(i, a.Port, a.Up) })
+	return err
+}
+
+// Main runs the management plane of a topology file with the
+// command-line arguments args (cmd/ibmgmt) and returns its exit status:
+// 0 after a shutdown request or SIGTERM, 1 when it cannot start, 2 for
+// bad arguments.
+func Main(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ibmgmt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ibmgmt --fabric N --topology FILE --socket PATH [--prefix P]\n\n"+
+			"Runs every node of a topology in this process, management plane only\n"+
+			"(ibfab up --plane mgmt starts it); see ibfab help up.\n\n")
+		fs.PrintDefaults()
+	}
+	fs.String("fabric", "", "fabric `N`ame (to tell the process by)")
+	topo := fs.String("topology", "", "topology `FILE`")
+	sock := fs.String("socket", "", "control socket `PATH`")
+	prefix := fs.String("prefix", DefaultPrefix, "`prefix` of the CAs' socket names")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.BadArgs(stderr, "ibmgmt", err, "")
+	}
+	if *topo == "" || *sock == "" || fs.NArg() > 0 {
+		return cli.BadArgs(stderr, "ibmgmt", errors.New("want --topology and --socket, and no arguments"), "")
+	}
+	if err := serve(*topo, *sock, *prefix, stderr); err != nil {
+		fmt.Fprintf(stderr, "ibmgmt: %v\n", err)
+		return cli.ExitFailure
+	}
+	return cli.ExitOK
+}
+
+// serve runs the plane until SIGTERM, SIGINT or a shutdown request.
+func serve(topoFile, sock, prefix string, stderr io.Writer) error {
+	t, err := topologies.ParseFile(topoFile)
+	if err != nil {
+		return err
+	}
+	p, err := New(t, Config{Prefix: prefix, Logf: func(format string, args ...any) {
+		fmt.Fprintf(stderr, "ibmgmt: "+format+"\n", args...)
+	}})
+	if err != nil {
+		return err
+	}
+	p.Start()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv, err := ctl.Listen(sock, p.handler(stop))
+	if err != nil {
+		return errors.Join(err, p.Close())
+	}
+	fmt.Fprintf(stderr, "ibmgmt: %d nodes up, control socket %s (pid %d)\n", t.NumNodes(), sock, os.Getpid())
+	<-ctx.Done()
+	return errors.Join(srv.Close(), p.Close())
+}
