@@ -241,6 +241,9 @@ func unreachable(u *topologies.Topology, first int) []string {
 // restarting a switch that did not take its new cable opens it from the
 // recorded topology; ibfab down removes everything.
 func Add(name string, p *topologies.Piece, o AddOptions) (*topologies.Topology, error) {
+	if err := needProcesses(name, "add"); err != nil {
+		return nil, err
+	}
 	if _, err := openState(name); err != nil {
 		return nil, err
 	}

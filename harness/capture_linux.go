@@ -81,6 +81,9 @@ type captureSock struct {
 // OpenCapture opens a capture of port of node in fabric name: one packet
 // socket on each end of the port's link, in the two nodes' namespaces.
 func OpenCapture(name, node string, port int) (_ *Capture, err error) {
+	if err := needProcesses(name, "capture"); err != nil {
+		return nil, err
+	}
 	st, t, err := loadFabric(name)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/internal/ibsimrun"
+	"ibfab/mgmtplane"
 	"ibfab/simproto"
 	"ibfab/umadproto"
 )
@@ -30,40 +31,21 @@ type ExecOptions struct {
 
 // Exec runs c in the network namespace of node of fabric and waits for
 // it, passing it the SIGINT, SIGTERM, SIGHUP and SIGQUIT this process
-// gets meanwhile, IBFAB_FABRIC and IBFAB_NODE added to its environment (c.Env, or
-// this process's when nil); with o.UMAD the node must be an HCA, and the
+// gets meanwhile, with ExecEnv's environment added to c.Env (or to this
+// process's when nil); with o.UMAD the node must be an HCA, and the
 // sysfs tree the preloaded library leaves is removed afterwards. A
 // program that ran and failed returns c.Wait's *exec.ExitError.
 func Exec(fabric, node string, c *exec.Cmd, o ExecOptions) error {
-	st, n, err := lookupNode(fabric, node)
+	ns, env, err := ExecEnv(fabric, node, o)
 	if err != nil {
 		return err
 	}
 	if c.Env == nil {
 		c.Env = os.Environ()
 	}
-	if st.Plane == PlaneMgmt && o.UMAD != UMADOff && n.Type == "hca" {
-		if o, err = mgmtEndpoints(fabric, node, o); err != nil {
-			return err
-		}
-		// Both, whichever the mode: the node's sockets are not the
-		// defaults, and a Go client (ibsm --port sim or softumad) reads
-		// the variable of its own protocol.
-		c.Env = append(c.Env, simproto.EnvSockName+"="+o.Sim, umadproto.EnvSocket+"="+o.Socket)
-	}
-	c.Env = append(c.Env, "IBFAB_FABRIC="+fabric, "IBFAB_NODE="+node)
-	if o.UMAD != UMADOff {
-		if n.Type != "hca" {
-			return fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)
-		}
-		extra, err := ModeEnv(o.UMAD, o.Socket, o.Sim)
-		if err != nil {
-			return err
-		}
-		c.Env = append(c.Env, extra...)
-	}
+	c.Env = append(c.Env, env...)
 	fwd := newForwarder()
-	if err := fabricnet.Do(n.Namespace, c.Start); err != nil {
+	if err := fabricnet.Do(ns, c.Start); err != nil {
 		fwd.stop()
 		return err
 	}
@@ -75,6 +57,38 @@ func Exec(fabric, node string, c *exec.Cmd, o ExecOptions) error {
 		RemoveShimSysfs(c.Process.Pid)
 	}
 	return err
+}
+
+// ExecEnv returns the namespace a program for node of fabric runs in and
+// what Exec adds to its environment: IBFAB_FABRIC and IBFAB_NODE, and
+// with o.UMAD the preload and socket of its mode (ModeEnv). On a
+// management-plane fabric it opens the HCA's endpoints and names their
+// sockets, both, whichever the mode: they are not the defaults, and a Go
+// client (ibsm --port sim or softumad) reads the variable of its own
+// protocol.
+func ExecEnv(fabric, node string, o ExecOptions) (ns string, env []string, err error) {
+	st, n, err := lookupNode(fabric, node)
+	if err != nil {
+		return "", nil, err
+	}
+	env = []string{"IBFAB_FABRIC=" + fabric, "IBFAB_NODE=" + node}
+	if o.UMAD == UMADOff {
+		return n.Namespace, env, nil
+	}
+	if n.Type != "hca" {
+		return "", nil, fmt.Errorf("--umad: %s is a %s; only an HCA has an attach point", node, n.Type)
+	}
+	if st.Plane == PlaneMgmt {
+		if o, err = mgmtEndpoints(fabric, node, o); err != nil {
+			return "", nil, err
+		}
+		env = append(env, simproto.EnvSockName+"="+o.Sim, umadproto.EnvSocket+"="+o.Socket)
+	}
+	extra, err := ModeEnv(o.UMAD, o.Socket, o.Sim)
+	if err != nil {
+		return "", nil, err
+	}
+	return n.Namespace, append(env, extra...), nil
 }
 
 // ExitStatus returns the exit status of a program Exec ran that failed
@@ -115,9 +129,13 @@ func RemoveUMADSysfs(dir string, pid int) {
 // Kill sends SIGKILL to node's process of fabric name and waits until it
 // is gone.
 func Kill(name, node string) error {
-	_, n, err := lookupNode(name, node)
+	st, n, err := lookupNode(name, node)
 	if err != nil {
 		return err
+	}
+	if st.Plane == PlaneMgmt {
+		// Every node is one process: the node is powered off in it.
+		return mgmtCall(name, mgmtplane.OpKill, mgmtplane.NodeArgs{Node: node}, nil)
 	}
 	if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, name, node) {
 		return fmt.Errorf("node %s of fabric %s is not running", node, name)

@@ -137,6 +137,9 @@ func lockFaults(fabric string) (func(), error) {
 // ingress, receives) in fabric; port 0 means every cabled port of the
 // node. It returns the faults installed, one per port.
 func AddFault(fabric, node string, port int, ingress bool, r bpf.Rule) ([]Fault, error) {
+	if err := needProcesses(fabric, "fault"); err != nil {
+		return nil, err
+	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}

@@ -53,6 +53,9 @@ func Flows(ctx context.Context, fabric, node string, a nodeproc.FlowsArgs) (node
 // op in its error.
 func callNode(ctx context.Context, fabric, node, op string, args, result any) error {
 	if err := ctl.Call(ctx, nodeproc.SocketPath(fabric, node), op, args, result); err != nil {
+		if perr := needProcesses(fabric, op); perr != nil {
+			return perr
+		}
 		return fmt.Errorf("%s %s: %w", node, op, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"ibfab/fabricnet"
+	"ibfab/mgmtplane"
 )
 
 // linkTargets returns both ends of the links at node's cabled ports (port
@@ -38,6 +39,9 @@ func linkTargets(fabric, node string, port int) ([]sender, error) {
 // SetLink sets the veth of node's port in fabric down or up (port 0: every
 // cabled port of the node).
 func SetLink(fabric, node string, port int, up bool) error {
+	if st, err := openState(fabric); err == nil && st.Plane == PlaneMgmt {
+		return mgmtCall(fabric, mgmtplane.OpLink, mgmtplane.LinkArgs{Node: node, Port: uint8(port), Up: up}, nil)
+	}
 	targets, err := linkTargets(fabric, node, port)
 	if err != nil {
 		return err

@@ -172,9 +172,7 @@ func queryMgmt(ctx context.Context, st *fabricState) ([]*nodeproc.Status, []erro
 // plane and returns its sockets' names.
 func openMgmtCA(fabric, node string) (mgmtplane.Names, error) {
 	var n mgmtplane.Names
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := ctl.Call(ctx, mgmtSocketPath(fabric), mgmtplane.OpOpen, mgmtplane.OpenArgs{Node: node}, &n)
+	err := mgmtCall(fabric, mgmtplane.OpOpen, mgmtplane.OpenArgs{Node: node}, &n)
 	return n, err
 }
 
@@ -192,4 +190,21 @@ func mgmtEndpoints(fabric, node string, o ExecOptions) (ExecOptions, error) {
 		o.Sim = names.Sim
 	}
 	return o, nil
+}
+
+// mgmtCall makes one control call to fabric's management plane.
+func mgmtCall(fabric, op string, args, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return ctl.Call(ctx, mgmtSocketPath(fabric), op, args, result)
+}
+
+// needProcesses returns an error when fabric runs the management plane
+// only, which has no node processes, veths or data plane for what to
+// work on.
+func needProcesses(fabric, what string) error {
+	if st, err := openState(fabric); err == nil && st.Plane == PlaneMgmt {
+		return fmt.Errorf("%s needs a process per node: fabric %s runs the management plane only (up --plane mgmt)", what, fabric)
+	}
+	return nil
 }

@@ -64,6 +64,9 @@ func splitNodeArgs(argv []string, fabric, node string) ([]string, error) {
 // the new PID and, when the node's extra flags were unknown (it had died
 // before any restart), a note saying so.
 func Restart(fabric, node string, timeout time.Duration) (pid int, note string, err error) {
+	if err := needProcesses(fabric, "restart"); err != nil {
+		return 0, "", err
+	}
 	st, t, err := loadFabric(fabric)
 	if err != nil {
 		return 0, "", err

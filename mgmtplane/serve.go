@@ -23,6 +23,7 @@ const (
 	OpStats    = "stats"    // the plane's Stats
 	OpOpen     = "open"     // OpenArgs → Names
 	OpLink     = "link"     // LinkArgs
+	OpKill     = "kill"     // NodeArgs: power the node off, as a crash
 	OpShutdown = "shutdown" // stop the process
 )
 
@@ -31,7 +32,13 @@ type OpenArgs struct {
 	Node string `json:"node"`
 }
 
-// LinkArgs takes the link at a node's port down or up again.
+// NodeArgs names a node.
+type NodeArgs struct {
+	Node string `json:"node"`
+}
+
+// LinkArgs takes the link at a node's port (0: every cabled port) down
+// or up again.
 type LinkArgs struct {
 	Node string `json:"node"`
 	Port uint8  `json:"port"`
@@ -54,12 +61,14 @@ func (p *Plane) handler(stop func()) ctl.Handler {
 			return p.Open(a.Node)
 		case OpLink:
 			return nil, p.link(args)
+		case OpKill:
+			return nil, p.kill(args)
 		case OpShutdown:
 			stop()
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w %q (the management plane serves %s, %s, %s, %s and %s)", ctl.ErrUnknownOp, op,
-			OpStatus, OpStats, OpOpen, OpLink, OpShutdown)
+		return nil, fmt.Errorf("%w %q (the management plane serves %s, %s, %s, %s, %s and %s)", ctl.ErrUnknownOp, op,
+			OpStatus, OpStats, OpOpen, OpLink, OpKill, OpShutdown)
 	}
 }
 
@@ -72,8 +81,37 @@ func (p *Plane) link(args json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("mgmtplane: no node %q", a.Node)
 	}
+	ports := []uint8{a.Port}
+	if a.Port == 0 {
+		ports = nil
+		for num := 1; num <= p.topo.Node(i).NumPorts; num++ {
+			if _, ok := p.topo.LinkAt(topologies.PortRef{Node: i, Port: num}); ok {
+				ports = append(ports, uint8(num))
+			}
+		}
+	}
+	var errs []error
+	p.Do(func(f *memfabric.Fabric) {
+		for _, num := range ports {
+			errs = append(errs, f.SetLink(i, num, a.Up))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// kill powers a node off, as a crash: its agent stops and its links go
+// dark at both ends.
+func (p *Plane) kill(args json.RawMessage) error {
+	var a NodeArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return err
+	}
+	i, ok := p.topo.Lookup(a.Node)
+	if !ok {
+		return fmt.Errorf("mgmtplane: no node %q", a.Node)
+	}
 	var err error
-	p.Do(func(f *memfabric.Fabric) { err = f.SetLink(i, a.Port, a.Up) })
+	p.Do(func(f *memfabric.Fabric) { err = f.PowerOff(i) })
 	return err
 }
 

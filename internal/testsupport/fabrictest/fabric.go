@@ -41,7 +41,7 @@ func BuildBinaries(tb testing.TB) {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm", "ibfab/cmd/ibfab").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", buildDir, "ibfab/cmd/ibswitch", "ibfab/cmd/ibhca", "ibfab/cmd/ibsm", "ibfab/cmd/ibfab", "ibfab/cmd/ibmgmt").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return

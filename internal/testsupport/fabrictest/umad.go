@@ -220,11 +220,7 @@ type Daemon struct {
 func (f *Fabric) StartUMAD(node string, argv ...string) *Daemon {
 	f.tb.Helper()
 	f.requireUMAD(argv)
-	env, err := harness.UMADEnv("")
-	if err != nil {
-		f.tb.Fatal(err)
-	}
-	return f.start(node, argv, env)
+	return f.start(node, argv, harness.UMADSim)
 }
 
 // StartShim is StartUMAD through ibfab's umad shim (exec --umad).
@@ -232,20 +228,21 @@ func (f *Fabric) StartShim(node string, argv ...string) *Daemon {
 	f.tb.Helper()
 	f.requireUMAD(argv)
 	ShimLibrary(f.tb)
-	env, err := harness.ShimEnv("")
+	return f.start(node, argv, harness.UMADShim)
+}
+
+// start starts argv at node with exec --umad's environment of mode.
+func (f *Fabric) start(node string, argv []string, mode harness.UMADMode) *Daemon {
+	f.tb.Helper()
+	ns, env, err := harness.ExecEnv(f.Name, node, harness.ExecOptions{UMAD: mode})
 	if err != nil {
 		f.tb.Fatal(err)
 	}
-	return f.start(node, argv, env)
-}
-
-func (f *Fabric) start(node string, argv, env []string) *Daemon {
-	f.tb.Helper()
 	d := &Daemon{done: make(chan struct{})}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = append(d.cmd.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
-	if err := fabricnet.Do(fabricnet.Namespace(f.Name, node), d.cmd.Start); err != nil {
+	if err := fabricnet.Do(ns, d.cmd.Start); err != nil {
 		f.tb.Fatalf("starting %v in %s: %v", argv, node, err)
 	}
 	go func() {
