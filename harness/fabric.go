@@ -103,6 +103,9 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	if err := checkCPUs(o.CPUs); err != nil {
 		return nil, err
 	}
+	if err := checkMemory(t, o.Plane); err != nil {
+		return nil, err
+	}
 	o.epoch = time.Now()
 	progress := func(phase string) func(done, total int) {
 		return func(done, total int) {

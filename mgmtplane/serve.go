@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"ibfab/internal/cli"
@@ -132,6 +133,7 @@ func Main(args []string, stderr io.Writer) int {
 	topo := fs.String("topology", "", "topology `FILE`")
 	sock := fs.String("socket", "", "control socket `PATH`")
 	prefix := fs.String("prefix", DefaultPrefix, "`prefix` of the CAs' socket names")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -140,6 +142,14 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	if *topo == "" || *sock == "" || fs.NArg() > 0 {
 		return cli.BadArgs(stderr, "ibmgmt", errors.New("want --topology and --socket, and no arguments"), "")
+	}
+	if *profile != "" {
+		stop, err := startProfile(*profile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibmgmt: %v\n", err)
+			return cli.ExitFailure
+		}
+		defer stop()
 	}
 	if err := serve(*topo, *sock, *prefix, stderr); err != nil {
 		fmt.Fprintf(stderr, "ibmgmt: %v\n", err)
@@ -170,4 +180,17 @@ func serve(topoFile, sock, prefix string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "ibmgmt: %d nodes up, control socket %s (pid %d)\n", t.NumNodes(), sock, os.Getpid())
 	<-ctx.Done()
 	return errors.Join(srv.Close(), p.Close())
+}
+
+// startProfile starts a CPU profile into file; stop ends and writes it.
+func startProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
