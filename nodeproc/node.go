@@ -168,6 +168,8 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.Port.KeepaliveInterval, "keepalive", DefaultKeepalive, "an idle link sends flow-control packets this often")
 	fs.BoolVar(&o.Port.IgnoreCredits, "no-flow-control", false, "send regardless of the peer's credits (a test node showing what credits prevent)")
 	fs.BoolVar(&o.Port.Unpaced, "unpaced", false, "do not pace transmission to the link rate (measures the machine's limit)")
+	fs.DurationVar(&o.Port.PaceSlack, "pace-slack", port.DefaultPaceSlack, "how far ahead of its link's schedule a transmitter may run before it sleeps, emulated (negative: none); a link k times faster than 4x SDR runs as many packets ahead with a k times shorter one")
+	fs.DurationVar(&o.Port.CatchUp, "catch-up", port.DefaultCatchUp, "how far behind its schedule a backlogged transmitter may fall and still send back to back to make the time up, emulated (negative: none)")
 	if kind == KindSwitch {
 		fs.TextVar(&o.SwitchArch, "switch-arch", softswitch.ArchVOQ, "switch architecture: `voq` (each packet queued at its output on arrival) or iq (one FIFO per input port and VL, only its head routed)")
 	}

@@ -273,8 +273,9 @@ func selectAFC(plan []afcExperiment, only []string) ([]afcExperiment, error) {
 	return out, nil
 }
 
-// afcTimeScale is a fabric's time scale: 62.5 per host (1000 for K=2's
-// 16 hosts, 3375 for K=3's 54). Half of it would do for the data packets
+// afcTimeScale is a fabric's time scale at rate: at 4x SDR 62.5 per
+// host (1000 for K=2's 16 hosts, 3375 for K=3's 54), times rate's data
+// rate over 4x SDR's (runner.ScaleAt). Half of it would do for the data packets
 // alone (4 KB cost the machine what the CC experiments' 2 KB do), but the
 // switches advertise every release (afcCreditSlack), a flow-control
 // packet per data packet and hop: at 32 per host K=2 fell behind its
@@ -283,17 +284,18 @@ func selectAFC(plan []afcExperiment, only []string) ([]afcExperiment, error) {
 // K=3 needs twice that per host, 125 (6750): at 62.5 its 99 processes
 // kept the machine's load average above 50 under a hot spot, and control
 // calls to the nodes timed out; more processes cost more than their links.
-func afcTimeScale(hosts int, override float64) float64 {
+func afcTimeScale(hosts int, override float64, rate topologies.Rate) float64 {
 	switch {
 	case override > 0:
 		return override
 	case hosts > 16:
-		return 125 * float64(hosts)
+		return runner.ScaleAt(125*float64(hosts), rate)
 	}
-	return 62.5 * float64(hosts)
+	return runner.ScaleAt(62.5*float64(hosts), rate)
 }
 
-// afcWindows are the experiments' durations in emulated time.
+// afcWindows are the experiments' durations in emulated time, tuned at
+// 4x SDR (afcWindowsFor, then at).
 type afcWindows struct {
 	runner.PointWindows
 	// E6: uniform traffic alone, with the hot spot, and after it, sampled
@@ -314,6 +316,15 @@ func afcWindowsFor() afcWindows {
 	return afcWindows{PointWindows: runner.PointWindows{Warmup: 2 * time.Millisecond, Measure: 2 * time.Millisecond, Drain: 500 * time.Microsecond},
 		Before: time.Millisecond, Hot: 4 * time.Millisecond, After: 4 * time.Millisecond, Sample: 500 * time.Microsecond,
 		Tail: 2 * time.Millisecond}
+}
+
+// at is w at k times 4x SDR's rate: as many packet times.
+func (w afcWindows) at(k float64) afcWindows {
+	w.PointWindows = w.PointWindows.At(k)
+	for _, d := range []*time.Duration{&w.Before, &w.Hot, &w.After, &w.Sample, &w.Tail} {
+		*d = runner.DurationAt(*d, k)
+	}
+	return w
 }
 
 // Traffic constants.

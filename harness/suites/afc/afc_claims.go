@@ -490,7 +490,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 	iq, o2 := mean(func(e AFCExchange) bool { return !e.VOQ })
 	ours, v := "", verdictNone
 	if o1 && o2 {
-		ours, v = fmt.Sprintf("mean %.0f µs with VOQs, %.0f µs without", voq, iq), verdictDisagree
+		ours, v = fmt.Sprintf("mean %.1f µs with VOQs, %.1f µs without", voq, iq), verdictDisagree
 		if voq < iq {
 			v = verdictAgree
 		}
@@ -500,7 +500,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 	ours, v = "", verdictNone
 	if len(ok) > 0 {
 		best := slices.MinFunc(ok, func(a, b AFCExchange) int { return cmpFloat(a.ExecUs, b.ExecUs) })
-		ours = fmt.Sprintf("best %s %.0f µs", best.afcSetup, best.ExecUs)
+		ours = fmt.Sprintf("best %s %.1f µs", best.afcSetup, best.ExecUs)
 		v = verdictDisagree
 		if best.Queuing == AFC1VC && best.VOQ {
 			v = verdictAgree
@@ -512,7 +512,7 @@ func exchangeClaims(ex []AFCExchange) []AFCClaim {
 	det, o2 := mean(func(e AFCExchange) bool { return e.Routing == AFCDModK })
 	ours, v = "", verdictNone
 	if o1 && o2 {
-		ours, v = fmt.Sprintf("mean AFI %.0f µs, D-mod-K %.0f µs", afi, det), verdictDisagree
+		ours, v = fmt.Sprintf("mean AFI %.1f µs, D-mod-K %.1f µs", afi, det), verdictDisagree
 		switch {
 		case afi <= det && afi >= 0.9*det:
 			v = verdictAgree

@@ -18,12 +18,14 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"ibfab/harness/suites/runner"
+	"ibfab/topologies"
 )
 
 // AFCReport is `ibfab run afc`'s report.
 type AFCReport struct {
 	Started   time.Time         `json:"started"`
 	Quick     bool              `json:"quick"`
+	LinkRate  topologies.Rate   `json:"link_rate"` // every link's
 	ElapsedS  float64           `json:"elapsed_s"`
 	Passed    bool              `json:"passed"`
 	Windows   afcWindows        `json:"windows"`
@@ -316,17 +318,28 @@ func mechanismPlots(m AFCMechanism) (*plot.Plot, *plot.Plot, error) {
 	return occ, ad, nil
 }
 
+// afcRateNote says, at a rate other than 4x SDR, how the figures tuned
+// at 4x SDR were scaled to it.
+func afcRateNote(r topologies.Rate) string {
+	if r == runner.TunedRate {
+		return ""
+	}
+	return fmt.Sprintf(" (time scales and windows tuned at 4x SDR, scaled by %g, the rate's over 4x SDR's: the same experiments in packet times)",
+		runner.RateFactor(r))
+}
+
 // afcMarkdown is the index: the claims beside ours, the checks, then each
 // part with its figures and numbers.
 func afcMarkdown(rep *AFCReport, figs []afcFigure) string {
 	var b strings.Builder
 	runner.WritePreamble(&b, "Adaptive routing with adapted-flow isolation in fat trees (issue 20, seed 003)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	rate := runner.OrTuned(rep.LinkRate)
 	fmt.Fprintf(&b, "Every time and rate is emulated; each fabric runs at its own time scale (below). "+
-		"Links are 4x SDR (8 Gb/s of data) where the paper's are 40 Gb/s: only ratios matter, and every window is in emulated time "+
+		"Every link is %s (%g Gb/s of data)%s where the paper's are 40 Gb/s: only ratios matter, and every window is in emulated time "+
 		"(warm-up %v, measurement %v, drain %v; E6: %v uniform, %v with the hot spot, %v after, sampled every %v). "+
 		"Packets are %d-byte UD payloads (the 4 KB MTU); switch input buffers are 128 KB per port split equally over the VLs in use "+
 		"(1VC 2048 blocks; 1VC+AFC 2×1024; 3VC 3×682; 3VC+AFC 4×512), the AFC the VL after the SQS VLs; AFI's threshold 75 %%.\n\n",
-		rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Drain,
+		rate, float64(runner.RateBps(rate))/1e9, afcRateNote(rate), rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Drain,
 		rep.Windows.Before, rep.Windows.Hot, rep.Windows.After, rep.Windows.Sample, afcPayload)
 	b.WriteString("The paper's fabrics (config #1: 432 hosts, 180 switches; config #2: 11,664 hosts, 1,620 switches, 36-port) are far " +
 		"beyond a process per device on this machine; we run RLFT(2,3) (16 hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), " +
@@ -400,7 +413,7 @@ func afcPointsMarkdown(b *strings.Builder, rep *AFCReport) {
 				fmt.Fprintf(b, "| %d | %s | error: %s | %d / %d |\n", e.K, e.afcSetup, e.Error, e.Received, e.Expected)
 				continue
 			}
-			fmt.Fprintf(b, "| %d | %s | %.0f | %d / %d |\n", e.K, e.afcSetup, e.ExecUs, e.Received, e.Expected)
+			fmt.Fprintf(b, "| %d | %s | %.1f | %d / %d |\n", e.K, e.afcSetup, e.ExecUs, e.Received, e.Expected)
 		}
 	}
 	if len(rep.Mechanism) > 0 {

@@ -25,7 +25,7 @@ const (
 )
 
 // AFCOptions tune RunAFC: the fabric prefix defaults to "afc", the time
-// scale to afcTimeScale per fabric.
+// scale to afcTimeScale per fabric, the rate to 4x SDR.
 type AFCOptions = runner.ExperimentOptions
 
 // afcRun is one fabric of the experiments, up, with its SM.
@@ -33,6 +33,7 @@ type afcRun struct {
 	runner.ExperimentRun // hosts by host index
 	k                    int
 	w                    afcWindows
+	bps                  uint64 // every link's data rate
 	layout               *topologies.FatTreeLayout
 	control              string // ibsm's control socket
 	fr                   *AFCFabricReport
@@ -46,6 +47,7 @@ type afcRun struct {
 // midway has its errors in its points, and failed checks are in the
 // report.
 func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
+	o.Rate = runner.OrTuned(o.Rate)
 	plan, err := selectAFC(afcPlan(o.Quick), o.Only)
 	if err != nil {
 		return nil, err
@@ -54,7 +56,7 @@ func RunAFC(ctx context.Context, o AFCOptions) (*AFCReport, error) {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &AFCReport{Started: start, Quick: o.Quick, Windows: afcWindowsFor()}
+	rep := &AFCReport{Started: start, Quick: o.Quick, LinkRate: o.Rate, Windows: afcWindowsFor().at(runner.RateFactor(o.Rate))}
 	for _, k := range []int{2, 3} {
 		var exps []afcExperiment
 		for _, e := range plan {
@@ -132,6 +134,9 @@ func runAFCFabric(ctx context.Context, k int, exps []afcExperiment, o AFCOptions
 // setups change it by.
 func newAFCRun(k int, fr *AFCFabricReport, o AFCOptions) (*afcRun, error) {
 	topo, err := topologies.RLFT(k, 3)
+	if err == nil {
+		err = topo.SetRate(o.Rate)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -146,17 +151,17 @@ func newAFCRun(k int, fr *AFCFabricReport, o AFCOptions) (*afcRun, error) {
 			return nil, err
 		}
 	}
-	r := &afcRun{k: k, layout: layout, fr: fr}
+	r := &afcRun{k: k, layout: layout, fr: fr, bps: runner.RateBps(o.Rate)}
 	var hosts []string
 	for _, n := range layout.Hosts {
 		hosts = append(hosts, topo.Node(n).Name)
 	}
-	scale := afcTimeScale(len(hosts), o.TimeScale)
+	scale := afcTimeScale(len(hosts), o.TimeScale, o.Rate)
 	r.control = filepath.Join(filepath.Dir(nodeproc.SocketPath(fr.Name, "sm0")), "ibsm-ar.sock")
 	// Sweeps every 30 s: at a time scale in the thousands a sweep's SMPs
 	// wait behind the data packets, and the fabric does not change.
 	args := append(slices.Clone(runner.DefaultSMArgs), afcSMArgs(r.control)...)
-	s := runner.Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: afcNodeArgs(),
+	s := runner.Suite{Name: fmt.Sprintf("afc-k%d", k), TimeScale: scale, SMNode: hosts[0], SMArgs: args, NodeArgs: append(afcNodeArgs(), runner.RateNodeArgs(o.Rate)...),
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	r.ExperimentRun = runner.NewExperimentRun(&s, topo, fr.Name, dir, hosts, o.Log)
 	r.Tag, r.Notes = fmt.Sprintf("afc k=%d", k), &fr.Events
@@ -220,7 +225,7 @@ func (r *afcRun) uniformFlows(q AFCQueuing, src int, load float64, seed uint64, 
 	}
 	for _, sl := range sls {
 		d := bySL[sl]
-		rate := load / 100 * float64(runner.LinkRate) * float64(len(d)) / others
+		rate := load / 100 * float64(r.bps) * float64(len(d)) / others
 		out = append(out, nodeproc.FlowArgs{ID: afcUniformFlow + uint32(sl), Port: 1, Dests: d, RateBPS: uint64(rate),
 			Payload: afcPayload, Pattern: hca.Poisson, Seed: seed*16 + uint64(sl), MaxBacklog: afcMaxBacklog})
 	}
@@ -233,7 +238,7 @@ func (r *afcRun) hotFlow(q AFCQueuing, src, hot int) (nodeproc.FlowArgs, error) 
 	if err != nil {
 		return nodeproc.FlowArgs{}, err
 	}
-	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.LIDs[r.Hosts[hot]]), SL: sl, RateBPS: runner.LinkRate,
+	return nodeproc.FlowArgs{ID: afcHotFlow, Port: 1, DLID: uint16(r.LIDs[r.Hosts[hot]]), SL: sl, RateBPS: r.bps,
 		Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: afcMaxBacklog}, nil
 }
 
@@ -390,8 +395,8 @@ func (r *afcRun) point(ctx context.Context, p *AFCPoint) error {
 	if err != nil {
 		return err
 	}
-	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.Hosts, r.Scale, runner.LinkRate, afcHotFlow)
-	p.Offered, p.SourceDrops = afcOffered(b.flows, r.Hosts, runner.LinkRate)
+	p.Accepted, p.HotAccepted = afcAccepted(a.flows, b.flows, r.Hosts, r.Scale, r.bps, afcHotFlow)
+	p.Offered, p.SourceDrops = afcOffered(b.flows, r.Hosts, r.bps)
 	p.Adapted = b.switches.adapted() - a.switches.adapted()
 	return nil
 }
@@ -450,7 +455,7 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 		// The whole exchange may wait at its source: an application's
 		// sends wait, they are not dropped as an open-loop source's are.
 		f := nodeproc.FlowArgs{ID: afcExchangeFlow, Port: 1, Dests: partners[i], Order: hca.InTurn, Burst: afcExchangeMessages,
-			Messages: per, RateBPS: runner.LinkRate, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
+			Messages: per, RateBPS: r.bps, Payload: afcPayload, Pattern: hca.CBR, MaxBacklog: int(per)}
 		_, err := harness.StartFlows(ctx, r.Fabric(), h, []nodeproc.FlowArgs{f})
 		return err
 	})
@@ -459,7 +464,7 @@ func (r *afcRun) exchange(ctx context.Context, x *AFCExchange) error {
 	}
 	// The exchange's ideal time is per packets at the link rate; give it
 	// twenty times that before calling it stuck.
-	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(runner.LinkRate) * float64(time.Second))
+	ideal := time.Duration(float64(per) * float64(afcPayload*8) / float64(r.bps) * float64(time.Second))
 	deadline := time.Now().Add(runner.AtScale(20*ideal, r.Scale) + 30*time.Second)
 	for {
 		runner.Sleep(ctx, max(runner.AtScale(ideal/4, r.Scale), 200*time.Millisecond))
@@ -657,7 +662,7 @@ func afcChecks(rep *AFCReport, plan []afcExperiment) []runner.Check {
 }
 
 const (
-	afcSynopsis = "run afc [--quick] [--time-scale S] [--out DIR] [--only E1,...] [--name N] [--json]"
+	afcSynopsis = "run afc [--quick] [--time-scale S] [--rate RATE] [--out DIR] [--only E1,...] [--name N] [--json]"
 	afcDesc     = `The adaptive-routing experiments (issue 20, seed 003): D-mod-K, Adaptive,
 Adaptive-th and AFI (adapted packets isolated in the Adapted Flow Channel, adapted
 at most once) under the static queuing schemes 1VC, DBBM-3VC, Flow2SL-3VC and
@@ -670,16 +675,19 @@ the PTRANS trace (execution time) on K=2; E6: the mechanism on K=2 (occupancy,
 adapted packets, SQS VLs holding hot-spot packets).
 --quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
 minutes). The time scale is 62.5 per host on K=2, 125 on K=3, unless
---time-scale sets one. The
-report (index.md with the paper's claims beside ours, figure grids like the
-paper's, report.json) goes to DIR. The exit status is 1 when a check fails.`
+--time-scale sets one. --rate cables every link at RATE (default 4xSDR): the
+time scale grows by RATE's data rate over 4x SDR's (25 for 4xHDR), the
+windows shrink by it. The report (index.md with the paper's claims beside
+ours, figure grids like the paper's, report.json) goes to DIR. The exit
+status is 1 when a check fails.`
 )
 
 // runAFCCmd is `ibfab run afc`.
 func runAFCCmd(env *harness.Env, args []string) error {
 	return runner.ExperimentCmd[*AFCReport]{Cmd: "run afc", Synopsis: afcSynopsis, Desc: afcDesc,
 		QuickUsage: "K=2, fewer setups and loads (under 10 minutes)",
-		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
+		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3 at 4x SDR, times the rate's factor)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
+		Rate: true,
 		Validate: func(quick bool, only []string) error {
 			_, err := selectAFC(afcPlan(quick), only)
 			return err
@@ -692,6 +700,9 @@ func runAFCCmd(env *harness.Env, args []string) error {
 // checks.
 func printAFC(w io.Writer, rep *AFCReport, index string) {
 	runner.PrintSummary(w, "afc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+		for _, f := range rep.Fabrics {
+			fmt.Fprintf(w, "  K=%d: every link %s, time scale %g\n", f.K, rep.LinkRate, f.TimeScale)
+		}
 		for _, c := range rep.Claims {
 			fmt.Fprintf(w, "  %-22s K=%d %-12s %s\n", c.ID, c.K, c.Verdict, c.Ours)
 		}

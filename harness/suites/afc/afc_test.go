@@ -13,6 +13,7 @@ import (
 	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/nodeproc"
+	"ibfab/topologies"
 )
 
 func TestAFCVLBlocks(t *testing.T) {
@@ -257,4 +258,22 @@ func TestAFCReportFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(idx), "![sweep-k2-iq](sweep-k2-iq.png)")
 	assert.Contains(t, string(idx), "| HS-Flow2SL-AFI-best | 2 |")
+}
+
+// TestAFCAtRate: at 4x HDR, 25 times 4x SDR's data rate, each fabric's
+// time scale is 25 times larger and every window 25 times shorter; an
+// explicit --time-scale is kept.
+func TestAFCAtRate(t *testing.T) {
+	hdr := topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedHDR}
+	assert.InDelta(t, 1000, afcTimeScale(16, 0, runner.TunedRate), 1e-9)
+	assert.InDelta(t, 6750, afcTimeScale(54, 0, runner.TunedRate), 1e-9)
+	assert.InDelta(t, 25000, afcTimeScale(16, 0, hdr), 1e-9)
+	assert.InDelta(t, 168750, afcTimeScale(54, 0, hdr), 1e-9)
+	assert.InDelta(t, 300, afcTimeScale(16, 300, hdr), 1e-9, "--time-scale wins")
+	w, wh := afcWindowsFor(), afcWindowsFor().at(25)
+	assert.Equal(t, w.PointWindows.At(25), wh.PointWindows)
+	assert.Equal(t, 160*time.Microsecond, wh.Hot)
+	assert.Equal(t, 20*time.Microsecond, wh.Sample)
+	assert.Equal(t, 80*time.Microsecond, wh.Tail)
+	assert.Equal(t, w, w.at(1))
 }

@@ -41,7 +41,11 @@ import (
 // source; latency is from the message's generation (time queued at the
 // source included), accepted throughput what the destinations received.
 // Everything is emulated time; the time scale grows with the fabric so
-// that the machine keeps up with the links (ccTimeScale).
+// that the machine keeps up with the links (ccTimeScale). Every link runs
+// at 4x SDR unless CCOptions.Rate names another rate, at which the time
+// scale, the loads, the windows and the CCTI timer, all tuned at 4x SDR,
+// scale with it (plansAt, ccWindows.at, CCConfig.at): the same
+// experiments in packet times, as many packets per real second.
 
 //go:generate go tool stringer -type=CCScheme -linecomment
 
@@ -202,6 +206,20 @@ func ccPlan(quick bool) []ccExperiment {
 	}
 }
 
+// plansAt is plan at k times 4x SDR's rate: every load (Mb/s) k times
+// larger, the same share of a link.
+func plansAt(plan []ccExperiment, k float64) []ccExperiment {
+	out := slices.Clone(plan)
+	for i := range out {
+		loads := make([]float64, len(out[i].Loads)) // the plan's experiments share their slices
+		for j, l := range out[i].Loads {
+			loads[j] = l * k
+		}
+		out[i].Loads = loads
+	}
+	return out
+}
+
 // selectExperiments keeps the experiments named in only (all when
 // empty); an unknown name is an error.
 func selectExperiments(plan []ccExperiment, only []string) ([]ccExperiment, error) {
@@ -244,23 +262,25 @@ func groupByFabric(exps []ccExperiment) []ccGroup {
 	return out
 }
 
-// ccTimeScale is a fabric's time scale: 62.5 per node (1000 for 16
-// nodes, 2000 for 32, 4000 for 64). The machine moves some 70 000
+// ccTimeScale is a fabric's time scale at rate: 62.5 per node at 4x SDR
+// (1000 for 16 nodes, 2000 for 32, 4000 for 64), times rate's data rate
+// over 4x SDR's (runner.ScaleAt). The machine moves some 70 000
 // packets a second across one link at most (ibfab bench fabric: the
 // unpaced limit, time scale 6.5 for one 8 Gb/s link); a saturated grid
 // carries about half its links' rate with five or six link crossings per
 // packet, so the traffic it asks of the machine grows with its nodes, and
 // this scale keeps it at a third of that limit or less, leaving the rest
 // to the sampling and to the SM.
-func ccTimeScale(f CCFabric, override float64) float64 {
+func ccTimeScale(f CCFabric, override float64, rate topologies.Rate) float64 {
 	if override > 0 {
 		return override
 	}
-	return 62.5 * float64(f.Nodes())
+	return runner.ScaleAt(62.5*float64(f.Nodes()), rate)
 }
 
-// ccWindows are an experiment's durations in emulated time; the runner
-// multiplies them by the time scale.
+// ccWindows are an experiment's durations in emulated time, tuned at 4x
+// SDR (ccWindowsFor, then at); the runner multiplies them by the time
+// scale.
 type ccWindows struct {
 	runner.PointWindows
 	// The hot spot: before the burst, the burst, after it; sampled every
@@ -280,15 +300,26 @@ func ccWindowsFor(quick bool) ccWindows {
 	return w
 }
 
+// at is w at k times 4x SDR's rate: as many packet times.
+func (w ccWindows) at(k float64) ccWindows {
+	w.PointWindows = w.PointWindows.At(k)
+	for _, d := range []*time.Duration{&w.Before, &w.Burst, &w.After, &w.Sample} {
+		*d = runner.DurationAt(*d, k)
+	}
+	return w
+}
+
 // CCOptions tune RunCC: the fabric prefix defaults to "cc", the time
-// scale to ccTimeScale per fabric.
+// scale to ccTimeScale per fabric, the rate to 4x SDR.
 type CCOptions = runner.ExperimentOptions
 
 // RunCC runs the experiments and, with o.Out, writes the report there.
 // The error is for a run that could not start; an experiment that failed
 // midway has its Error, and failed checks are in the report.
 func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
-	plan, err := selectExperiments(ccPlan(o.Quick), o.Only)
+	o.Rate = runner.OrTuned(o.Rate)
+	k := runner.RateFactor(o.Rate)
+	plan, err := selectExperiments(plansAt(ccPlan(o.Quick), k), o.Only)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +327,7 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &CCReport{Started: start, Quick: o.Quick, Config: ccDefaultConfig(), Windows: ccWindowsFor(o.Quick)}
+	rep := &CCReport{Started: start, Quick: o.Quick, LinkRate: o.Rate, Config: ccDefaultConfig().at(k), Windows: ccWindowsFor(o.Quick).at(k)}
 	hot := map[string]*CCHotRun{} // hot-spot runs by fabric and scheme, shared between experiments
 	for _, g := range groupByFabric(plan) {
 		if ctx.Err() != nil {
@@ -323,7 +354,7 @@ func RunCC(ctx context.Context, o CCOptions) (*CCReport, error) {
 }
 
 const (
-	ccSynopsis = "run cc [--quick] [--time-scale S] [--out DIR] [--only D1,...] [--name N] [--json]"
+	ccSynopsis = "run cc [--quick] [--time-scale S] [--rate RATE] [--out DIR] [--only D1,...] [--name N] [--json]"
 	ccDesc     = `The congestion-control experiments (issue 19): IBA CC (FECN marking, CNP and
 BECN, injection throttled by the CCT) against DRB (the source opens LMC alias
 paths instead of throttling) on meshes and tori, ibsm as SM with --lmc 2 and
@@ -334,16 +365,20 @@ hot spot on a 4x4 mesh with DRB (aliases over time) and IBA_CC (CCTI over
 time); D0: the same without CC. Flows of 4 KB messages (Poisson) in 2048-byte
 packets, offered load in Mb/s per source, latency from generation. --quick: 4x4
 fabrics, three loads, shorter windows. The time scale is 62.5 per node unless
---time-scale sets one for every fabric. The report (index.md with our figures
-beside the paper's, plots, report.json) goes to DIR. The exit status is 1 when
-a must-show check fails or an experiment did not complete.`
+--time-scale sets one for every fabric. --rate cables every link at RATE
+(default 4xSDR): the time scale and the loads grow by RATE's data rate over
+4x SDR's (25 for 4xHDR: 25000 on a 4x4 mesh), the windows and the CCTI timer
+shrink by it. The report (index.md with our figures beside the paper's,
+plots, report.json) goes to DIR. The exit status is 1 when a must-show check
+fails or an experiment did not complete.`
 )
 
 // runCCCmd is `ibfab run cc`.
 func runCCCmd(env *harness.Env, args []string) error {
 	return runner.ExperimentCmd[*CCReport]{Cmd: "run cc", Synopsis: ccSynopsis, Desc: ccDesc,
 		QuickUsage: "4x4 fabrics, three loads, shorter windows (under 5 minutes)",
-		ScaleUsage: "time scale of every fabric (default 62.5 per node)", DefOut: "out/cc", DefName: "cc", MaxName: 12, IDs: ccIDs,
+		ScaleUsage: "time scale of every fabric (default 62.5 per node at 4x SDR, times the rate's factor)", DefOut: "out/cc", DefName: "cc", MaxName: 12, IDs: ccIDs,
+		Rate: true,
 		Validate: func(quick bool, only []string) error {
 			_, err := selectExperiments(ccPlan(quick), only)
 			return err
@@ -356,6 +391,7 @@ func runCCCmd(env *harness.Env, args []string) error {
 // paper and the checks.
 func printCC(w io.Writer, rep *CCReport, index string) {
 	runner.PrintSummary(w, "cc", rep.Passed, rep.ElapsedS, index, func(w io.Writer) {
+		fmt.Fprintf(w, "  every link %s, time scale %s\n", rep.LinkRate, timeScales(rep))
 		for _, c := range rep.Comparisons {
 			fmt.Fprintf(w, "  %-3s %-10s %-34s ours %-22s paper %-16s %s\n", c.Experiment, c.Pattern, c.Metric, c.Ours, c.Paper, c.Verdict)
 		}
@@ -364,3 +400,14 @@ func printCC(w io.Writer, rep *CCReport, index string) {
 
 // Experiment is `ibfab run cc`, for the command's table.
 var Experiment = runner.Experiment{Name: "cc", Synopsis: ccSynopsis, Run: runCCCmd}
+
+// timeScales are the experiments' time scales, each once, in order.
+func timeScales(rep *CCReport) string {
+	var out []string
+	for _, e := range rep.Experiments {
+		if s := fmt.Sprint(e.TimeScale); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ", ")
+}

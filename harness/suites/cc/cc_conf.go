@@ -2,6 +2,7 @@ package cc
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,8 @@ type CCConfig struct {
 // it. One packet in two is marked. The timer, 100 × 1.024 µs, is about
 // fifty packet times at 8 Gb/s: a throttled source recovers one table
 // step per fifty packets, and DRB keeps an alias open that long after
-// the last notification. With 20 (ten packet times) DRB closed an alias
+// the last notification (at another rate CCConfig.at keeps it fifty
+// packet times). With 20 (ten packet times) DRB closed an alias
 // before the traffic it carried had left the hot link and the hot spot's
 // link stayed as loaded as without CC; with 300 the throttled sources of
 // the load sweeps were still held back in the next point's window. The
@@ -60,6 +62,14 @@ func ccDefaultConfig() CCConfig {
 	for i := range 128 {
 		c.CCT = append(c.CCT, CCTEntry{Shift: 2, Multiplier: uint16(i)})
 	}
+	return c
+}
+
+// at is c at k times 4x SDR's rate: the CCTI timer, tuned in packet
+// times, k times shorter (at least one unit). The table needs nothing: its
+// delays are in the packet's own time at the link rate.
+func (c CCConfig) at(k float64) CCConfig {
+	c.CCTITimer = uint16(max(1, math.Round(float64(c.CCTITimer)/k)))
 	return c
 }
 

@@ -2,6 +2,8 @@ package cc
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -85,4 +87,45 @@ func TestCCQuick(t *testing.T) {
 		"D4-drb-links.png", "D6-iba-ccti.png", "D5-drb-aliases.png"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
+}
+
+// TestCCQuickHDR runs `ibfab run cc --quick --rate 4xHDR --only
+// D0,D5,D6` (the hot spot without CC, with DRB and with IBA_CC; some
+// 18 s): every link 4x HDR, the time scale 25 times 4x SDR's, the loads
+// 25 times larger, windows and CCTI timer 25 times shorter, and every
+// must-show check passes as at 4x SDR.
+func TestCCQuickHDR(t *testing.T) {
+	testenv.RequireRoot(t)
+	fabrictest.BuildBinaries(t)
+	dir := t.TempDir()
+	rep, err := RunCC(context.Background(), CCOptions{Out: dir, Fabric: fabrictest.Name("cc"), Quick: true, Rate: hdr,
+		Only: []string{"D0", "D5", "D6"}, Log: testsupport.LogWriter(t)})
+	require.NoError(t, err)
+	for _, c := range rep.Checks {
+		t.Logf("%v %s: %s", c.OK, c.Name, c.Detail)
+	}
+	assert.True(t, rep.Passed, "every check passes")
+	assert.Len(t, rep.Checks, 6, "every must-show check ran")
+	assert.Equal(t, hdr, rep.LinkRate)
+	assert.Equal(t, uint16(4), rep.Config.CCTITimer)
+	require.Len(t, rep.Experiments, 3)
+	for _, e := range rep.Experiments {
+		assert.Empty(t, e.Error, "%s completed", e.ID)
+		assert.InDelta(t, 25000, e.TimeScale, 1e-9, e.ID)
+	}
+	iba := hotRun(rep, "D6", CCIBA)
+	require.NotNil(t, iba)
+	assert.InDelta(t, 200000*0.6, iba.OfferedMbps, 1e-6, "0.6 of a 4x HDR link per source")
+	var js struct {
+		LinkRate    string `json:"link_rate"`
+		Experiments []struct {
+			TimeScale float64 `json:"time_scale"`
+		} `json:"experiments"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &js))
+	assert.Equal(t, "4xHDR", js.LinkRate)
+	require.NotEmpty(t, js.Experiments)
+	assert.InDelta(t, 25000, js.Experiments[0].TimeScale, 1e-9)
 }

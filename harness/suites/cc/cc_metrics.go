@@ -16,6 +16,7 @@ import (
 type CCReport struct {
 	Started     time.Time            `json:"started"`
 	Quick       bool                 `json:"quick"`
+	LinkRate    topologies.Rate      `json:"link_rate"` // every link's
 	Config      CCConfig             `json:"cc_config"`
 	Windows     ccWindows            `json:"windows_emulated"`
 	Experiments []CCExperimentReport `json:"experiments"`

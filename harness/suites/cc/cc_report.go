@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"ibfab/harness/suites/runner"
+	"ibfab/topologies"
 )
 
 var ccColors = map[CCScheme]color.Color{
@@ -218,17 +219,28 @@ func toFloat(m map[string]int) map[string]float64 {
 	return out
 }
 
+// rateNote says, at a rate other than 4x SDR, how the experiments'
+// figures tuned at 4x SDR were scaled to it.
+func rateNote(r topologies.Rate) string {
+	if r == runner.TunedRate {
+		return ""
+	}
+	return fmt.Sprintf("; the time scales, loads, windows and CCTI timer are those tuned at 4x SDR scaled by %g, "+
+		"the rate's over 4x SDR's: the same experiments in packet times", runner.RateFactor(r))
+}
+
 // ccMarkdown is the index: the table beside the paper's, a sentence per
 // disagreement, the checks, each experiment with its plots.
 func ccMarkdown(rep *CCReport) string {
 	var b strings.Builder
 	runner.WritePreamble(&b, "Congestion control: IBA CC against DRB (issue 19, seed 004)", rep.Passed, rep.Quick, rep.Started, rep.ElapsedS)
+	rate := runner.OrTuned(rep.LinkRate)
 	fmt.Fprintf(&b, "Every rate and latency is in emulated time; each fabric runs at its own time scale "+
-		"(below), chosen so that the machine keeps up with the links. Links are 4x SDR (8 Gb/s of data); traffic is "+
+		"(below), chosen so that the machine keeps up with the links. Every link is %s (%g Gb/s of data)%s; traffic is "+
 		"flows of %d-byte messages (Poisson arrivals) in %d-byte packets, offered load in Mb/s of wire bytes per source; "+
 		"latency runs from the message's generation, time queued at the source included (backlog up to %d packets). "+
 		"Windows (emulated): warm-up %v, measurement %v; hot spot %v before, %v burst, %v after, sampled every %v.\n\n",
-		ccMessageBytes, ccPayload, ccMaxBacklog,
+		rate, float64(runner.RateBps(rate))/1e9, rateNote(rate), ccMessageBytes, ccPayload, ccMaxBacklog,
 		rep.Windows.Warmup, rep.Windows.Measure, rep.Windows.Before, rep.Windows.Burst, rep.Windows.After, rep.Windows.Sample)
 	c := rep.Config
 	fmt.Fprintf(&b, "Congestion control (ibsm `--cc`, OpenSM's cc_* options; the file is in each CC fabric's directory): "+

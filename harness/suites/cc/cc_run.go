@@ -27,6 +27,7 @@ type ccRun struct {
 	runner.ExperimentRun // hosts by grid address
 	f                    CCFabric
 	w                    ccWindows
+	bps                  uint64          // every link's data rate
 	inter                map[string]bool // switch output ports cabled to a switch
 	events               []string
 }
@@ -35,7 +36,7 @@ type ccRun struct {
 // down; hot holds the hot-spot runs by fabric and scheme, which D4 and
 // D5/D6 share when their fabrics are the same (--quick).
 func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot map[string]*CCHotRun) []CCExperimentReport {
-	scale := ccTimeScale(g.Fabric, o.TimeScale)
+	scale := ccTimeScale(g.Fabric, o.TimeScale, o.Rate)
 	fabric := o.Fabric + "_" + g.Fabric.key()
 	var exps []CCExperimentReport
 	for _, e := range g.Experiments {
@@ -57,7 +58,7 @@ func runCCGroup(ctx context.Context, g ccGroup, o CCOptions, rep *CCReport, hot 
 	for i := range exps {
 		exps[i].SMArgs = r.Suite().SMArgs
 	}
-	r.Logf("cc: fabric %s (%s) at time scale %g for %v", fabric, g.Fabric, scale, ids(g.Experiments))
+	r.Logf("cc: fabric %s (%s), every link %s, at time scale %g for %v", fabric, g.Fabric, o.Rate, scale, ids(g.Experiments))
 	down, err := r.Up()
 	if err != nil {
 		return fail(err)
@@ -97,11 +98,14 @@ func ids(es []ccExperiment) []string {
 	return out
 }
 
-// newCCRun prepares a fabric's run: its topology, the SM's flags and the
-// CC file (in the report's directory for the fabric, or a temporary one
+// newCCRun prepares a fabric's run: its topology, every link at o.Rate,
+// the SM's flags and the CC file (in the report's directory for the fabric, or a temporary one
 // that release removes).
 func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCReport) (*ccRun, func(), error) {
 	topo, err := f.topology()
+	if err == nil {
+		err = topo.SetRate(o.Rate)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,13 +133,13 @@ func newCCRun(f CCFabric, fabric string, scale float64, o CCOptions, rep *CCRepo
 		args = append(args, "--cc", conf)
 	}
 	sm := topologies.GridHost(f.Dims, 0)
-	s := runner.Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args,
+	s := runner.Suite{Name: "cc-" + f.key(), TimeScale: scale, SMNode: sm, SMArgs: args, NodeArgs: runner.RateNodeArgs(o.Rate),
 		Topology: func() (*topologies.Topology, error) { return topo, nil }}
 	var hosts []string
 	for i := range f.Nodes() {
 		hosts = append(hosts, topologies.GridHost(f.Dims, i))
 	}
-	r := &ccRun{f: f, w: ccWindowsFor(o.Quick), inter: map[string]bool{}}
+	r := &ccRun{f: f, w: rep.Windows, bps: runner.RateBps(o.Rate), inter: map[string]bool{}}
 	r.ExperimentRun = runner.NewExperimentRun(&s, topo, fabric, dir, hosts, o.Log)
 	r.Tag, r.Notes = "cc "+fabric, &r.events
 	for _, l := range topo.Links() {
@@ -356,7 +360,7 @@ func (r *ccRun) hotExperiment(ctx context.Context, e ccExperiment, er *CCExperim
 // hotSpot runs the burst under one scheme: the fabric sampled every
 // Sample before, during and after it.
 func (r *ccRun) hotSpot(ctx context.Context, sch CCScheme, b topologies.Burst, src, dst []string) *CCHotRun {
-	h := &CCHotRun{Scheme: sch, Fabric: r.Fabric(), OfferedMbps: b.Load * float64(runner.LinkRate) / 1e6}
+	h := &CCHotRun{Scheme: sch, Fabric: r.Fabric(), OfferedMbps: b.Load * float64(r.bps) / 1e6}
 	fail := func(err error) *CCHotRun {
 		h.Error = err.Error()
 		summarizeHot(h)

@@ -77,10 +77,42 @@ func TestCCFabric(t *testing.T) {
 	topo, err := f.topology()
 	require.NoError(t, err)
 	assert.Equal(t, 64, topo.Count(topologies.CA))
-	assert.InDelta(t, 4000, ccTimeScale(f, 0), 1e-9)
-	assert.InDelta(t, 1000, ccTimeScale(CCFabric{Dims: []int{4, 4}}, 0), 1e-9)
-	assert.InDelta(t, 300, ccTimeScale(f, 300), 1e-9, "--time-scale wins")
+	assert.InDelta(t, 4000, ccTimeScale(f, 0, runner.TunedRate), 1e-9)
+	assert.InDelta(t, 1000, ccTimeScale(CCFabric{Dims: []int{4, 4}}, 0, runner.TunedRate), 1e-9)
+	assert.InDelta(t, 300, ccTimeScale(f, 300, runner.TunedRate), 1e-9, "--time-scale wins")
 	assert.Equal(t, 2*time.Second, runner.AtScale(2*time.Millisecond, 1000))
+}
+
+var hdr = topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedHDR}
+
+// TestCCAtRate: at 4x HDR, 25 times 4x SDR's data rate, the time scale
+// and the loads are 25 times larger, the windows and the CCTI timer 25
+// times shorter; the plan tuned at 4x SDR stays as it was, and an
+// explicit --time-scale is kept.
+func TestCCAtRate(t *testing.T) {
+	mesh := CCFabric{Dims: []int{4, 4}, CC: true}
+	assert.InDelta(t, 25000, ccTimeScale(mesh, 0, hdr), 1e-9)
+	assert.InDelta(t, 300, ccTimeScale(mesh, 300, hdr), 1e-9, "--time-scale wins")
+	plan := ccPlan(true)
+	at := plansAt(plan, 25)
+	require.Len(t, at, len(plan))
+	for i := range plan {
+		require.Len(t, at[i].Loads, len(plan[i].Loads))
+		for j := range plan[i].Loads {
+			assert.InDelta(t, 25*plan[i].Loads[j], at[i].Loads[j], 1e-9)
+		}
+	}
+	assert.Equal(t, []float64{1000, 3000, 6000}, ccPlan(true)[0].Loads, "the tuned plan is untouched")
+	w, wh := ccWindowsFor(true), ccWindowsFor(true).at(25)
+	assert.Equal(t, w.Measure/25, wh.Measure)
+	assert.Equal(t, w.Warmup/25, wh.Warmup)
+	assert.Equal(t, w.Drain/25, wh.Drain)
+	assert.Equal(t, w.Burst/25, wh.Burst)
+	assert.Equal(t, 10*time.Microsecond, wh.Sample)
+	assert.Equal(t, w, w.at(1))
+	assert.Equal(t, uint16(100), ccDefaultConfig().at(1).CCTITimer)
+	assert.Equal(t, uint16(4), ccDefaultConfig().at(25).CCTITimer)
+	assert.Equal(t, uint16(1), ccDefaultConfig().at(1000).CCTITimer, "at least one unit")
 }
 
 func TestCCConf(t *testing.T) {
@@ -497,13 +529,31 @@ func TestWriteCCReport(t *testing.T) {
 	assert.Contains(t, s, "8 fixed points")
 	assert.Contains(t, s, "![drb aliases](D4-drb-aliases.png)")
 	assert.Contains(t, s, "FAIL", "not Passed")
+	assert.Contains(t, s, "Every link is 4xSDR (8 Gb/s of data); traffic", "the zero rate is 4x SDR")
+
+	rep.LinkRate = hdr
+	require.NoError(t, writeCCReport(dir, rep))
+	md, err = os.ReadFile(filepath.Join(dir, "index.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "Every link is 4xHDR (200 Gb/s of data); the time scales, loads, windows and CCTI timer are those tuned at 4x SDR scaled by 25,")
+	js, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"link_rate": "4xHDR"`)
 }
 
 func TestRunCCCmdUsage(t *testing.T) {
-	for _, args := range [][]string{{"--only", "D9"}, {"--time-scale", "-1"}, {"--name", "Bad-Name"}, {"extra"}} {
+	for _, args := range [][]string{{"--only", "D9"}, {"--time-scale", "-1"}, {"--name", "Bad-Name"}, {"extra"},
+		{"--rate", "4xFOO"}, {"--rate", "4xFDR10"}} {
 		var out, errb bytes.Buffer
 		err := runCCCmd(&harness.Env{Stdout: &out, Stderr: &errb}, args)
 		var ue *harness.UsageError
 		assert.True(t, errors.As(err, &ue), "%v: %v", args, err)
 	}
+	var out, errb bytes.Buffer
+	err := runCCCmd(&harness.Env{Stdout: &out, Stderr: &errb}, []string{"--rate", "4xFOO"})
+	assert.ErrorContains(t, err, "valid: {1,2,4,8,12}x{SDR,", "a bad rate lists the valid ones")
+	out.Reset()
+	require.NoError(t, runCCCmd(&harness.Env{Stdout: &out, Stderr: &out}, []string{"-h"}))
+	assert.Contains(t, out.String(), "-rate RATE")
+	assert.Contains(t, out.String(), "(default 4xSDR)")
 }

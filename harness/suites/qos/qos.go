@@ -16,6 +16,7 @@ import (
 	"ibfab/internal/enum"
 	"ibfab/sm"
 	"ibfab/sm/qos"
+	"ibfab/topologies"
 )
 
 // The QoS experiment (`ibfab run qos`): two switches joined by two links,
@@ -35,7 +36,9 @@ import (
 //     high limit), the flows on the SLs ibsm's mapping gives.
 //
 // Time is emulated at QoSTimeScale: rates, latencies and the flows'
-// bounds are all in emulated time.
+// bounds are all in emulated time. Every link runs at 4x SDR unless
+// QoSOptions.Rate names another rate, at which the time scale and the
+// flows scale with it (qosAtRate).
 
 //go:generate go tool stringer -type=QoSMode -linecomment
 
@@ -57,9 +60,10 @@ func (x QoSMode) MarshalText() ([]byte, error) { return qosModes.Marshal(x) }
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (x *QoSMode) UnmarshalText(b []byte) error { return qosModes.Unmarshal(x, b) }
 
-// QoSTimeScale runs the QoS fabric 250 times slower than real time: the
-// hot-spot benchmark's scale, at which a two-core machine paces four
-// senders at full rate into one port without a drop.
+// QoSTimeScale runs the QoS fabric 250 times slower than real time at
+// 4x SDR: the hot-spot benchmark's scale, at which a two-core machine
+// paces four senders at full rate into one port without a drop. At
+// another rate it scales with the rate (runner.ScaleAt).
 const QoSTimeScale = 250
 
 // qosFlow is one QoS flow of the experiment: its request and the host
@@ -69,15 +73,43 @@ type qosFlow struct {
 	id uint32 // the HCA's flow id
 }
 
-// The experiment's flows. f1 comes from ibsm's flow file, f2 through
-// `ibsm qos add`; f3, from b2 whose own port is free, asks for more of
-// b1's link than its high table has left and must be refused at sw2's
-// port to b1.
+// The experiment's flows at 4x SDR. f1 comes from ibsm's flow file, f2
+// through `ibsm qos add`; f3, from b2 whose own port is free, asks for
+// more of b1's link than its high table has left and must be refused at
+// sw2's port to b1.
 var (
 	qosF1 = qosFlow{Request: qos.Request{ID: "f1", Src: "a1", Dst: "b1", Mbps: 2000, LatencyUs: 1000}, id: 1}
 	qosF2 = qosFlow{Request: qos.Request{ID: "f2", Src: "a2", Dst: "b1", Mbps: 1000, LatencyUs: 300}, id: 2}
 	qosF3 = qos.Request{ID: "f3", Src: "b2", Dst: "b1", Mbps: 3000, LatencyUs: 1000}
 )
+
+// qosAt is the experiment at one link rate: its time scale and flows.
+// Those tuned at 4x SDR scale by the rate's factor over it, the flows'
+// rates up and their bounds down: ibsm's mapping, a function of request
+// over link rate, then makes the same decisions, and the machine moves
+// as many packets per real second as at 4x SDR.
+type qosAt struct {
+	rate   topologies.Rate
+	bps    uint64 // every link's data rate
+	scale  float64
+	f1, f2 qosFlow
+	f3     qos.Request
+}
+
+// qosAtRate is the experiment at rate r (the zero Rate: 4x SDR).
+func qosAtRate(r topologies.Rate) qosAt {
+	r = runner.OrTuned(r)
+	k := runner.RateFactor(r)
+	at := func(q qos.Request) qos.Request {
+		q.Mbps, q.LatencyUs = q.Mbps*k, q.LatencyUs/k
+		return q
+	}
+	return qosAt{rate: r, bps: runner.RateBps(r), scale: runner.ScaleAt(QoSTimeScale, r),
+		f1: qosFlow{Request: at(qosF1.Request), id: qosF1.id}, f2: qosFlow{Request: at(qosF2.Request), id: qosF2.id}, f3: at(qosF3)}
+}
+
+// flows are the flows that run (f3 is refused).
+func (q qosAt) flows() []qosFlow { return []qosFlow{q.f1, q.f2} }
 
 // qosBottleneck is b1's link, where every flow and the best effort meet.
 const qosBottleneck = "sw2[1]"
@@ -97,6 +129,8 @@ type QoSOptions struct {
 	// Quick runs shorter.
 	Measure time.Duration
 	Quick   bool
+	// Rate is every link's; the zero Rate is 4x SDR.
+	Rate topologies.Rate
 }
 
 // QoSFlowResult is what b1 received of one flow in one window.
@@ -148,6 +182,7 @@ type QoSModeReport struct {
 // QoSReport is the experiment.
 type QoSReport struct {
 	Started   time.Time       `json:"started"`
+	LinkRate  topologies.Rate `json:"link_rate"` // every link's
 	TimeScale float64         `json:"time_scale"`
 	Measure   float64         `json:"measure_s"` // real seconds per window
 	Modes     []QoSModeReport `json:"modes"`
@@ -177,9 +212,10 @@ func RunQoS(ctx context.Context, o QoSOptions) (*QoSReport, error) {
 			return nil, err
 		}
 	}
-	rep := &QoSReport{Started: time.Now(), TimeScale: QoSTimeScale, Measure: o.Measure.Seconds()}
+	at := qosAtRate(o.Rate)
+	rep := &QoSReport{Started: time.Now(), LinkRate: at.rate, TimeScale: at.scale, Measure: o.Measure.Seconds()}
 	for _, m := range o.Modes {
-		mr, err := runQoSMode(ctx, m, o)
+		mr, err := runQoSMode(ctx, m, o, at)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}
@@ -245,7 +281,7 @@ func qosModeDir(out string, m QoSMode) string {
 }
 
 const (
-	qosSynopsis = "run qos [--sm ibsm|opensm|all] [--quick] [--measure D] [--out DIR] [--name N] [--json]"
+	qosSynopsis = "run qos [--sm ibsm|opensm|all] [--quick] [--measure D] [--rate RATE] [--out DIR] [--name N] [--json]"
 	qosDesc     = `The QoS experiment (issue 18): on ibfab topo dumbbell at time scale 250, best
 effort saturates b1's link while two flows ask ibsm for bandwidth and a
 latency bound (f1 from ibsm's flow file, f2 through 'ibsm qos add'); f3 does
@@ -253,7 +289,9 @@ not fit and must be refused at sw2[1]. Then the link the flows cross is cut
 and ibsm must move or report every flow on it. The same flows run again as
 best effort under ibsm without QoS (they must miss); --sm opensm runs ibsm's
 QoS and then OpenSM's, configured with the same SLs and tables, side by side;
---sm all runs the three. The
+--sm all runs the three. --rate cables every link at RATE (default 4xSDR):
+the time scale and the flows' rates grow by RATE's data rate over 4x SDR's
+(25 for 4xHDR: time scale 6250), their latency bounds shrink by it. The
 report (index.md with the modes side by side, report.json, per mode
 throughput and latency plots, a capture of b1's link) goes to DIR. The exit
 status is 1 when a check fails.`
@@ -270,11 +308,16 @@ func runQoSCmd(env *harness.Env, args []string) error {
 	out := fs.String("out", "out/qos", "write the report to `DIR`")
 	name := fs.String("name", "qos", "fabric name prefix")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of the checks")
+	var rate topologies.Rate
+	runner.RateVar(fs, &rate)
 	usage := func(err error) error { return &harness.UsageError{Cmd: cmd, Usage: qosSynopsis, Err: err} }
 	if help, err := harness.ParseFlags(env, fs, cmd, qosSynopsis, qosDesc, args, 0); help || err != nil {
 		return err
 	}
-	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure}
+	if err := runner.CheckRate(rate); err != nil {
+		return usage(err)
+	}
+	o := QoSOptions{Out: *out, Fabric: *name, Quick: *quick, Measure: *measure, Rate: rate}
 	switch *smKind {
 	case runner.SMIbsm.String():
 		o.Modes = []QoSMode{QoSIbsm, QoSNone}
@@ -301,6 +344,7 @@ func runQoSCmd(env *harness.Env, args []string) error {
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(env.Stdout, "%s qos (%.1f s), report %s\n", verdict, time.Since(start).Seconds(), filepath.Join(*out, "index.md"))
+		fmt.Fprintf(env.Stdout, "  every link %s, time scale %g\n", rep.LinkRate, rep.TimeScale)
 		for _, m := range rep.Modes {
 			for _, f := range m.Flows {
 				fmt.Fprintf(env.Stdout, "  %-10s %s SL %d: %7.1f of %5.0f Mb/s, p99 %7.1f µs (bound %4.0f)\n",

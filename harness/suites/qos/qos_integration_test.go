@@ -2,6 +2,8 @@ package qos
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,4 +76,43 @@ func TestQoSQuick(t *testing.T) {
 	out, err := exec.Command("tshark", "-r", filepath.Join(dir, QoSIbsm.String(), with.Capture.File)).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.NotContains(t, strings.ToLower(string(out)), "malformed")
+}
+
+// TestQoSQuickHDR runs `ibfab run qos --quick --rate 4xHDR` (ibsm's QoS,
+// then the flows as best effort; some 11 s): every link 4x HDR, the time
+// scale and the flows scaled by 25 from 4x SDR's, and every check passes
+// as at 4x SDR.
+func TestQoSQuickHDR(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireProgram(t, "tshark", "tshark")
+	fabrictest.UMAD2Sim(t)
+	fabrictest.BuildBinaries(t)
+	dir := t.TempDir()
+	rep, err := RunQoS(context.Background(), QoSOptions{Out: dir, Fabric: fabrictest.Name("qos"), Quick: true, Rate: hdr,
+		Log: testsupport.LogWriter(t)})
+	require.NoError(t, err)
+	for _, m := range rep.Modes {
+		for _, c := range m.Checks {
+			t.Logf("%s %v %s: %s", m.Mode, c.OK, c.Name, c.Detail)
+		}
+	}
+	require.True(t, rep.Passed, "every check passes")
+	assert.Equal(t, hdr, rep.LinkRate)
+	assert.InDelta(t, 6250, rep.TimeScale, 1e-9)
+	require.Len(t, rep.Modes, 2)
+	for _, m := range rep.Modes {
+		assert.InDelta(t, 6250, m.TimeScale, 1e-9, m.Mode)
+		assert.InDelta(t, 200000, m.LinkMbps, 1e-9, m.Mode)
+	}
+	require.Len(t, rep.Modes[0].Flows, 2)
+	assert.InDelta(t, 50000, rep.Modes[0].Flows[0].RequestedMbps, 1e-9)
+	var js struct {
+		LinkRate  string  `json:"link_rate"`
+		TimeScale float64 `json:"time_scale"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &js))
+	assert.Equal(t, "4xHDR", js.LinkRate)
+	assert.InDelta(t, 6250, js.TimeScale, 1e-9)
 }

@@ -130,15 +130,7 @@ func qosMarkdown(rep *QoSReport) string {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&b, "# QoS: arbitration-table management on a saturated bottleneck — %s\n\n", verdict)
-	fmt.Fprintf(&b, "Started %s. Time scale %g: every rate, latency and bound below is emulated time "+
-		"(one emulated second is %g real ones); each window is %.1f s of real time.\n\n",
-		rep.Started.Format("2006-01-02 15:04:05"), rep.TimeScale, rep.TimeScale, rep.Measure)
-	b.WriteString("The fabric (`ibfab topo dumbbell`): sw1 with sm0, a1, a2, a3; sw2 with b1, b2; two links " +
-		"sw1[5]-sw2[3] and sw1[6]-sw2[4]; every link 4x SDR (8 Gb/s). Best effort from a3 and b2 to b1 at 100 % " +
-		"of their links each (SL 0) offers twice what b1's link, the bottleneck, carries. f1 (a1→b1, 2000 Mb/s, " +
-		"1000 µs end to end) comes from ibsm's flow file, f2 (a2→b1, 1000 Mb/s, 300 µs) through `ibsm qos add`, " +
-		"f3 (b2→b1, 3000 Mb/s, more than b1's link has left) must be refused at sw2[1]. The flows are constant bit rate with 2048-byte payloads; " +
-		"latency is one way, from the packet's generation at the source (time queued there included).\n\n")
+	qosIntro(&b, rep)
 	b.WriteString("## Flows side by side\n\n")
 	b.WriteString("| mode | flow | SL | requested Mb/s | received Mb/s | sent Mb/s | p50 µs | p99 µs | bound µs | SM's bound µs | met |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -199,4 +191,25 @@ func qosMarkdown(rep *QoSReport) string {
 		}
 	}
 	return b.String()
+}
+
+// qosIntro is the index's first paragraphs: the rate and time scale, the
+// fabric and the flows at that rate.
+func qosIntro(b *strings.Builder, rep *QoSReport) {
+	at := qosAtRate(rep.LinkRate)
+	fmt.Fprintf(b, "Started %s. Every link %s, time scale %g: every rate, latency and bound below is emulated time "+
+		"(one emulated second is %g real ones); each window is %.1f s of real time.\n\n",
+		rep.Started.Format("2006-01-02 15:04:05"), at.rate, rep.TimeScale, rep.TimeScale, rep.Measure)
+	fmt.Fprintf(b, "The fabric (`ibfab topo dumbbell`): sw1 with sm0, a1, a2, a3; sw2 with b1, b2; two links "+
+		"sw1[5]-sw2[3] and sw1[6]-sw2[4]; every link %s (%g Gb/s of data). Best effort from a3 and b2 to b1 at 100 %% "+
+		"of their links each (SL 0) offers twice what b1's link, the bottleneck, carries. f1 (a1→b1, %g Mb/s, "+
+		"%g µs end to end) comes from ibsm's flow file, f2 (a2→b1, %g Mb/s, %g µs) through `ibsm qos add`, "+
+		"f3 (b2→b1, %g Mb/s, more than b1's link has left) must be refused at sw2[1]. The flows are constant bit rate with 2048-byte payloads; "+
+		"latency is one way, from the packet's generation at the source (time queued there included).",
+		at.rate, float64(at.bps)/1e9, at.f1.Mbps, at.f1.LatencyUs, at.f2.Mbps, at.f2.LatencyUs, at.f3.Mbps)
+	if at.rate != runner.TunedRate {
+		fmt.Fprintf(b, " The time scale and the flows are those of 4x SDR scaled by %g, the rate's over 4x SDR's "+
+			"(rates up, bounds down): the same experiment in packet times.", runner.RateFactor(at.rate))
+	}
+	b.WriteString("\n\n")
 }

@@ -28,6 +28,7 @@ import (
 type qosRun struct {
 	*runner.SuiteRun
 	mode    QoSMode
+	conf    qosAt // the rate, time scale and flows
 	mr      *QoSModeReport
 	control string // ibsm's control socket
 	dir     string
@@ -39,11 +40,11 @@ type qosRun struct {
 // qosPoll is how often the flows at b1 are read during a window.
 const qosPoll = 500 * time.Millisecond
 
-// runQoSMode brings a fabric up for mode, runs the experiment on it and
-// takes it down.
-func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport, err error) {
+// runQoSMode brings a fabric up for mode, every link at at's rate, runs
+// the experiment on it and takes it down.
+func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions, at qosAt) (mr *QoSModeReport, err error) {
 	fabric := qosFabricName(o.Fabric, m)
-	mr = &QoSModeReport{Mode: m, Fabric: fabric, TimeScale: QoSTimeScale}
+	mr = &QoSModeReport{Mode: m, Fabric: fabric, TimeScale: at.scale}
 	dir := qosModeDir(o.Out, m)
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -55,9 +56,12 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 		kind = runner.SMOpenSM
 	}
 	topo := topologies.Dumbbell()
-	s := runner.Suite{Name: "qos-" + m.String(), TimeScale: QoSTimeScale, SMNode: "sm0", Capture: qosBottleneck,
-		Topology: func() (*topologies.Topology, error) { return topo, nil }}
-	r := &qosRun{mode: m, mr: mr, dir: dir, sl: map[string]uint8{}, flows: map[string]*sm.QoSEvent{}, length: o.Measure,
+	if err := topo.SetRate(at.rate); err != nil {
+		return nil, err
+	}
+	s := runner.Suite{Name: "qos-" + m.String(), TimeScale: at.scale, SMNode: "sm0", Capture: qosBottleneck,
+		NodeArgs: runner.RateNodeArgs(at.rate), Topology: func() (*topologies.Topology, error) { return topo, nil }}
+	r := &qosRun{mode: m, conf: at, mr: mr, dir: dir, sl: map[string]uint8{}, flows: map[string]*sm.QoSEvent{}, length: o.Measure,
 		control: filepath.Join(filepath.Dir(nodeproc.SocketPath(fabric, "sm0")), "ibsm-qos.sock")}
 	r.SuiteRun = runner.NewSuiteRun(&s, runner.Options{Out: dir, Fabric: fabric, SM: kind, Log: o.Log}, topo, fabric,
 		&runner.Report{Suite: s.Name, Fabric: fabric, SMKind: kind, SMNode: s.SMNode, TimeScale: s.TimeScale})
@@ -66,7 +70,7 @@ func runQoSMode(ctx context.Context, m QoSMode, o QoSOptions) (mr *QoSModeReport
 		return nil, err
 	}
 	defer release()
-	r.Logf("qos %s: fabric %s at time scale %d", m, fabric, QoSTimeScale)
+	r.Logf("qos %s: fabric %s, every link %s, at time scale %g", m, fabric, at.rate, at.scale)
 	down, err := r.Up()
 	if err != nil {
 		return nil, err
@@ -119,7 +123,7 @@ func (r *qosRun) flowFile() (path string, release func(), err error) {
 		}
 		release = func() { os.RemoveAll(dir) }
 	}
-	b, err := json.MarshalIndent(map[string][]qos.Request{"flows": {qosF1.Request}}, "", "  ")
+	b, err := json.MarshalIndent(map[string][]qos.Request{"flows": {r.conf.f1.Request}}, "", "  ")
 	if err != nil {
 		release()
 		return "", nil, err
@@ -181,7 +185,7 @@ func (r *qosRun) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, f := range []qosFlow{qosF1, qosF2} {
+	for _, f := range r.conf.flows() {
 		harness.StopFlow(ctx, r.Fabric(), f.Src, f.id)
 	}
 	r.StopTraffic(ctx, qosBestEffort)
@@ -197,7 +201,7 @@ func (r *qosRun) admit(ctx context.Context, p *runner.SMProc) error {
 		r.sl["f1"], r.sl["f2"] = 0, 0
 		return nil
 	case QoSOpenSM:
-		fs, err := offlineAdmit([]qos.Request{qosF1.Request, qosF2.Request})
+		fs, err := offlineAdmit([]qos.Request{r.conf.f1.Request, r.conf.f2.Request}, r.conf.bps)
 		if err != nil {
 			return err
 		}
@@ -211,14 +215,14 @@ func (r *qosRun) admit(ctx context.Context, p *runner.SMProc) error {
 		return err
 	}
 	r.check("f1 admitted from the flow file", f1.Action == sm.QoSAdmit, "%s %s", f1.Action, f1.Reason)
-	for _, req := range []qos.Request{qosF2.Request, qosF3} {
+	for _, req := range []qos.Request{r.conf.f2.Request, r.conf.f3} {
 		ev, err := r.qosAdd(ctx, req)
 		if err != nil {
 			return err
 		}
 		r.mr.Events = append(r.mr.Events, *ev)
 		r.Eventf("ibsm qos add %s: %s %s %s", req.ID, ev.Action, ev.Port, ev.Reason)
-		if req.ID == qosF3.ID {
+		if req.ID == r.conf.f3.ID {
 			r.mr.Rejected = ev
 			r.check("f3 refused at the bottleneck", ev.Action == sm.QoSReject && ev.Port == qosBottleneck,
 				"%s at %q (want %s): %s", ev.Action, ev.Port, qosBottleneck, ev.Reason)
@@ -275,16 +279,16 @@ func (r *qosRun) qosAdd(ctx context.Context, q qos.Request) (*sm.QoSEvent, error
 }
 
 // offlineAdmit is what ibsm's mapping gives requests on the experiment's
-// paths (three 4x SDR hops of MTU 2048 and 8 data VLs), for OpenSM: their
+// paths (three hops of bps, MTU 2048 and 8 data VLs), for OpenSM: their
 // SLs and entries.
-func offlineAdmit(reqs []qos.Request) ([]*qos.Flow, error) {
+func offlineAdmit(reqs []qos.Request, bps uint64) ([]*qos.Flow, error) {
 	m, err := qos.NewManager(qos.Params{})
 	if err != nil {
 		return nil, err
 	}
 	var out []*qos.Flow
 	for _, req := range reqs {
-		f, err := m.Admit(req, offlinePath())
+		f, err := m.Admit(req, offlinePath(bps))
 		if err != nil {
 			return nil, err
 		}
@@ -293,11 +297,11 @@ func offlineAdmit(reqs []qos.Request) ([]*qos.Flow, error) {
 	return out, nil
 }
 
-func offlinePath() []qos.Link {
+func offlinePath(bps uint64) []qos.Link {
 	var out []qos.Link
 	for i := range 3 {
 		out = append(out, qos.Link{Key: qos.PortKey{GUID: uint64(i + 1)}, Name: fmt.Sprintf("hop%d", i),
-			Rate: runner.LinkRate, MTU: 2048, DataVLs: 8})
+			Rate: bps, MTU: 2048, DataVLs: 8})
 	}
 	return out
 }
@@ -312,7 +316,7 @@ func (r *qosRun) startLoad(ctx context.Context) error {
 			return fmt.Errorf("best effort from %s: %w", h, err)
 		}
 	}
-	for _, f := range []qosFlow{qosF1, qosF2} {
+	for _, f := range r.conf.flows() {
 		st, err := harness.StartFlow(ctx, r.Fabric(), f.Src, nodeproc.FlowArgs{ID: f.id, Port: 1, DLID: b1, SL: r.sl[f.ID],
 			RateBPS: uint64(f.Mbps * 1e6), Payload: qos.DefaultPayload, Pattern: hca.CBR})
 		if err != nil {
@@ -341,7 +345,7 @@ func (r *qosRun) snap(ctx context.Context, reset bool) (rxSnap, error) {
 		return s, err
 	}
 	for _, f := range rep.Received {
-		for _, q := range []qosFlow{qosF1, qosF2} {
+		for _, q := range r.conf.flows() {
 			if f.ID == q.id && f.SLID == uint16(r.Report().LIDs[q.Src]) {
 				s.flows[q.ID] = f
 			}
@@ -381,7 +385,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 	}
 	senders1 := r.senders(ctx)
 	var out []QoSFlowResult
-	for _, q := range []qosFlow{qosF1, qosF2} {
+	for _, q := range r.conf.flows() {
 		f, ok := prev.flows[q.ID]
 		res := QoSFlowResult{ID: q.ID, SL: r.sl[q.ID], RequestedMbps: q.Mbps, BoundUs: q.LatencyUs}
 		if ev := r.flows[q.ID]; ev != nil && ev.Flow != nil {
@@ -411,7 +415,7 @@ func (r *qosRun) window(ctx context.Context, d time.Duration) ([]QoSFlowResult, 
 // senders reads the flows' sender counters, by flow.
 func (r *qosRun) senders(ctx context.Context) map[string]hca.FlowStats {
 	out := map[string]hca.FlowStats{}
-	for _, q := range []qosFlow{qosF1, qosF2} {
+	for _, q := range r.conf.flows() {
 		rep, err := harness.Flows(ctx, r.Fabric(), q.Src, nodeproc.FlowsArgs{})
 		if err != nil {
 			continue
@@ -429,7 +433,7 @@ func (r *qosRun) senders(ctx context.Context) map[string]hca.FlowStats {
 // p99 over the interval, and best effort's rate.
 func (r *qosRun) point(a, b rxSnap) QoSSeriesPoint {
 	p := QoSSeriesPoint{T: time.Since(r.T0()).Seconds(), Mbps: map[string]float64{}, P99: map[string]float64{}}
-	emu := b.at.Sub(a.at).Seconds() / QoSTimeScale
+	emu := b.at.Sub(a.at).Seconds() / r.conf.scale
 	if emu <= 0 {
 		return p
 	}
@@ -457,7 +461,7 @@ func (r *qosRun) judge(res []QoSFlowResult) {
 		sat += f.ReceivedMbps
 	}
 	sat += r.mr.BestMbps
-	r.mr.LinkMbps = float64(runner.LinkRate) / 1e6
+	r.mr.LinkMbps = float64(r.conf.bps) / 1e6
 	r.check("bottleneck saturated", sat >= 0.95*r.mr.LinkMbps, "b1 received %.0f Mb/s of %.0f (flows and best effort)", sat, r.mr.LinkMbps)
 	if r.mode != QoSIbsm {
 		return
@@ -558,7 +562,7 @@ func (r *qosRun) cut(ctx context.Context, p *runner.SMProc) error {
 // the same requests. OpenSM applies the same tables to every port; what
 // it lacks is admission and the model's spacing.
 func (r *qosRun) openSMQoS() error {
-	high, err := openSMHighTable([]qos.Request{qosF1.Request, qosF2.Request})
+	high, err := openSMHighTable([]qos.Request{r.conf.f1.Request, r.conf.f2.Request}, r.conf.bps)
 	if err != nil {
 		return err
 	}
@@ -572,9 +576,9 @@ func (r *qosRun) openSMQoS() error {
 
 // openSMHighTable is the high-priority table of OpenSM's QoS run: each
 // request's entries as ibsm's mapping weighs them on the experiment's
-// paths, dealt out one per request in turn.
-func openSMHighTable(reqs []qos.Request) ([]opensmrun.ArbEntry, error) {
-	fs, err := offlineAdmit(reqs)
+// paths (links of bps), dealt out one per request in turn.
+func openSMHighTable(reqs []qos.Request, bps uint64) ([]opensmrun.ArbEntry, error) {
+	fs, err := offlineAdmit(reqs, bps)
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,20 @@
 package qos
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ibfab/harness"
 	"ibfab/harness/suites/runner"
 	"ibfab/hca"
 	"ibfab/internal/opensmrun"
 	"ibfab/sm/qos"
+	"ibfab/topologies"
 )
 
 func TestP99Between(t *testing.T) {
@@ -35,13 +39,13 @@ func TestP99Between(t *testing.T) {
 // the weight ibsm's mapping gives them, on the flow's VL, dealt in turn.
 func TestOpenSMHighTable(t *testing.T) {
 	reqs := []qos.Request{qosF1.Request, qosF2.Request}
-	high, err := openSMHighTable(reqs)
+	high, err := openSMHighTable(reqs, runner.RateBps(runner.TunedRate))
 	require.NoError(t, err)
 	m, err := qos.NewManager(qos.Params{})
 	require.NoError(t, err)
 	want := map[opensmrun.ArbEntry]int{}
 	for _, r := range reqs {
-		f, err := m.Admit(r, offlinePath())
+		f, err := m.Admit(r, offlinePath(runner.RateBps(runner.TunedRate)))
 		require.NoError(t, err)
 		want[opensmrun.ArbEntry{VL: int(f.Hops[0].VL), Weight: f.Hops[0].Weight}] += f.Hops[0].Entries
 	}
@@ -94,7 +98,67 @@ func TestQoSMarkdown(t *testing.T) {
 	md := qosMarkdown(rep)
 	assert.Contains(t, md, "| ibsm-qos | f1 | 2 | 2000 | 1999.0 |")
 	assert.Contains(t, md, "116.8")
-	assert.Contains(t, md, "Time scale 250")
+	assert.Contains(t, md, "Every link 4xSDR, time scale 250", "the zero rate is 4x SDR")
+	assert.Contains(t, md, "every link 4xSDR (8 Gb/s of data)")
+	assert.Contains(t, md, "f1 (a1→b1, 2000 Mb/s, 1000 µs end to end)")
+	assert.NotContains(t, md, "scaled by")
 	assert.Contains(t, md, "- ok f1 bandwidth: received")
 	assert.Contains(t, md, "FAIL", "not Passed")
+}
+
+var hdr = topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedHDR}
+
+// TestQoSAtRate: at 4x HDR, 25 times 4x SDR's data rate, the time scale
+// and the flows' rates are 25 times larger and their bounds 25 times
+// shorter, so that ibsm's mapping makes the same decisions: the same
+// levels, entries and weights, f3 still too big for b1's link.
+func TestQoSAtRate(t *testing.T) {
+	sdr, at := qosAtRate(topologies.Rate{}), qosAtRate(hdr)
+	assert.Equal(t, runner.TunedRate, sdr.rate)
+	assert.InDelta(t, QoSTimeScale, sdr.scale, 1e-9)
+	assert.Equal(t, qosF1, sdr.f1)
+	assert.InDelta(t, 6250, at.scale, 1e-9)
+	assert.Equal(t, uint64(200e9), at.bps)
+	assert.InDelta(t, 50000, at.f1.Mbps, 1e-9)
+	assert.InDelta(t, 40, at.f1.LatencyUs, 1e-9)
+	assert.InDelta(t, 12, at.f2.LatencyUs, 1e-9)
+	assert.InDelta(t, 75000, at.f3.Mbps, 1e-9)
+	assert.Equal(t, qosF2.id, at.f2.id)
+	admit := func(a qosAt) []qos.Hop {
+		var hops []qos.Hop
+		fs, err := offlineAdmit([]qos.Request{a.f1.Request, a.f2.Request}, a.bps)
+		require.NoError(t, err)
+		for _, f := range fs {
+			for _, h := range f.Hops {
+				h.BoundUs = 0 // in µs: 25 times shorter
+				hops = append(hops, h)
+			}
+		}
+		return hops
+	}
+	assert.Equal(t, admit(sdr), admit(at), "the same decisions at both rates")
+
+	md := qosMarkdown(&QoSReport{LinkRate: hdr, TimeScale: at.scale, Measure: 3})
+	assert.Contains(t, md, "Every link 4xHDR, time scale 6250")
+	assert.Contains(t, md, "every link 4xHDR (200 Gb/s of data)")
+	assert.Contains(t, md, "f2 (a2→b1, 25000 Mb/s, 12 µs)")
+	assert.Contains(t, md, "scaled by 25")
+}
+
+// TestRunQoSCmdRate: a rate the parser does not know is a usage error
+// listing the valid ones, a rate the nodes do not emulate one too; -h
+// shows the flag and its default.
+func TestRunQoSCmdRate(t *testing.T) {
+	var out bytes.Buffer
+	env := &harness.Env{Stdout: &out, Stderr: &out}
+	for arg, msg := range map[string]string{"4xFOO": "valid: {1,2,4,8,12}x{SDR,", "4xFDR10": "not emulated"} {
+		err := runQoSCmd(env, []string{"--rate", arg})
+		var ue *harness.UsageError
+		assert.True(t, errors.As(err, &ue), "%s: %v", arg, err)
+		assert.ErrorContains(t, err, msg, arg)
+	}
+	out.Reset()
+	require.NoError(t, runQoSCmd(env, []string{"-h"}))
+	assert.Contains(t, out.String(), "-rate RATE")
+	assert.Contains(t, out.String(), "(default 4xSDR)")
 }

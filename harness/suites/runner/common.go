@@ -6,16 +6,10 @@ import (
 	"slices"
 
 	"ibfab/hca"
-	"ibfab/wire/mad"
 )
 
-// What the experiments' reports share beyond experiment.go: the links'
-// rate, latency percentiles, the fabric name flag's rule and a check's
-// mark.
-
-// LinkRate is the data rate of every link the suites cable (the
-// dumbbell, meshes and tori): 4x SDR.
-var LinkRate, _ = mad.DataRate(mad.LinkWidth4X, mad.LinkSpeedSDR)
+// What the experiments' reports share beyond experiment.go and rate.go:
+// latency percentiles, the fabric name flag's rule and a check's mark.
 
 // P99Between is the 99th percentile of the samples added between two
 // cumulative histograms, as the upper bound of its bucket.

@@ -29,6 +29,9 @@ type ExperimentOptions struct {
 	Quick     bool
 	TimeScale float64  // 0: the experiment's own per fabric
 	Only      []string // experiment IDs; empty: all
+	// Rate is every link's (an experiment that takes --rate); the zero
+	// Rate is TunedRate.
+	Rate topologies.Rate
 }
 
 // Prepare gives o its default fabric prefix and makes its report

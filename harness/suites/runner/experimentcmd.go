@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"ibfab/harness"
+	"ibfab/topologies"
 )
 
 // Experiment is one of the experiments `ibfab run` runs beside the
@@ -51,14 +52,17 @@ func RunAndPrint[R any](env *harness.Env, cmd string, asJSON bool, run func(cont
 }
 
 // ExperimentCmd is the shape every experiment command (run cc, run afc)
-// shares: --quick, --time-scale, --out, --only, --name, --json, the
-// report's summary or JSON, and exit status 1 when the report failed.
+// shares: --quick, --time-scale, --out, --only, --name, --json, --rate
+// where the experiment takes it, the report's summary or JSON, and exit
+// status 1 when the report failed.
 type ExperimentCmd[R any] struct {
 	Cmd, Synopsis, Desc    string
 	QuickUsage, ScaleUsage string
 	DefOut, DefName        string
 	MaxName                int      // longest fabric name prefix
 	IDs                    []string // the experiments --only names
+	// Rate: the experiment takes --rate (ExperimentOptions.Rate).
+	Rate bool
 	// Validate checks --only against the plan --quick selects.
 	Validate func(quick bool, only []string) error
 	Run      func(ctx context.Context, o ExperimentOptions) (R, error)
@@ -76,9 +80,16 @@ func (c ExperimentCmd[R]) Main(env *harness.Env, args []string) error {
 	only := fs.String("only", "", "run only these experiments (comma-separated: "+strings.Join(c.IDs, ",")+")")
 	name := fs.String("name", c.DefName, "fabric name prefix")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var rate topologies.Rate
+	if c.Rate {
+		RateVar(fs, &rate)
+	}
 	usage := func(err error) error { return &harness.UsageError{Cmd: c.Cmd, Usage: c.Synopsis, Err: err} }
 	if help, err := harness.ParseFlags(env, fs, c.Cmd, c.Synopsis, c.Desc, args, 0); help || err != nil {
 		return err
+	}
+	if err := CheckRate(rate); err != nil {
+		return usage(err)
 	}
 	if *scale < 0 || *scale > 1e6 {
 		return usage(fmt.Errorf("--time-scale %v: want a positive number", *scale))
@@ -86,7 +97,7 @@ func (c ExperimentCmd[R]) Main(env *harness.Env, args []string) error {
 	if !FabricNameRE.MatchString(*name) || len(*name) > c.MaxName {
 		return usage(fmt.Errorf("--name %q: want 1-%d of [a-z0-9_]", *name, c.MaxName))
 	}
-	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale}
+	o := ExperimentOptions{Out: *out, Fabric: *name, Quick: *quick, TimeScale: *scale, Rate: rate}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 		if err := c.Validate(*quick, o.Only); err != nil {
