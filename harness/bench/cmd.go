@@ -27,7 +27,7 @@ var Command = cli.Command{
 	Run:     run,
 }
 
-const synopsis = "bench fabric|opensm|assimilation|hotspot|sm [flags]"
+const synopsis = "bench fabric|opensm|assimilation|hotspot|sm|scale [flags]"
 
 // benchmark is one subcommand of bench.
 type benchmark struct {
@@ -46,7 +46,7 @@ type common struct {
 	log   io.Writer
 }
 
-var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench, smBench}
+var benchmarks = []benchmark{fabricBench, opensmBench, assimilationBench, hotspotBench, smBench, scaleBench}
 
 func run(env *cli.Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {

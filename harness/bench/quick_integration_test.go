@@ -225,3 +225,30 @@ func TestQuickOpenSM(t *testing.T) {
 		assert.Positive(t, c.Ratio[k], k)
 	}
 }
+
+// TestQuickScale: bench scale --quick brings a 704-node 8-ary 3-tree up
+// on the management plane and on ibsim, and OpenSM (ftree) reaches
+// SUBNET UP on both, with its phases and both servers' memory measured
+// and the goal judged on them.
+func TestQuickScale(t *testing.T) {
+	testenv.RequireProgram(t, "opensm", "opensm")
+	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	var rep bench.ScaleReport
+	quick(t, "scale", &rep)
+	require.Len(t, rep.Cases, 1)
+	c := rep.Cases[0]
+	assert.Equal(t, 704, c.Nodes)
+	for who, s := range map[string]bench.ScaleSide{"plane": c.Plane, "ibsim": c.Ibsim} {
+		require.Empty(t, s.Error, who)
+		assert.Positive(t, s.MsDiscovery, who)
+		assert.Positive(t, s.MsRouting, who)
+		assert.Positive(t, s.MsRest, who)
+		assert.InDelta(t, s.MsToUp, s.MsDiscovery+s.MsRouting+s.MsRest, s.MsToUp/2, "%s: the phases make up most of the time to up", who)
+		assert.Greater(t, s.BytesPerNode, 1000.0, who)
+	}
+	assert.Positive(t, c.Ratio["ms_to_up"])
+	assert.Positive(t, c.Ratio["bytes_per_node"])
+	if !rep.Met {
+		assert.NotEmpty(t, rep.Reasons, "a goal not met says why")
+	}
+}

@@ -87,14 +87,31 @@ var seq atomic.Uint32
 // Start runs ibsim on topo in a new namespace; dir receives the topology
 // file (and nothing else). It fails when topo exceeds ibsim's limits.
 func Start(topo *topologies.Topology, dir string) (*Sim, error) {
+	if err := CheckLimits(topo); err != nil {
+		return nil, err
+	}
+	return start(topo, dir, nil)
+}
+
+// StartLarge is Start with ibsim's limits raised to what topo needs
+// (-N, -S, -P, and -L to its LIDs), as ibsim is run at sizes past its
+// defaults.
+func StartLarge(topo *topologies.Topology, dir string) (*Sim, error) {
+	ports := 0
+	for _, n := range topo.Nodes() {
+		ports += n.NumPorts + 1
+	}
+	linear := (topo.NumNodes()/1024 + 2) * 1024
+	return start(topo, dir, []string{"-N", fmt.Sprint(topo.NumNodes() + 1), "-S", fmt.Sprint(topo.Count(topologies.Switch) + 1),
+		"-P", fmt.Sprint(ports + 1), "-L", fmt.Sprint(linear)})
+}
+
+func start(topo *topologies.Topology, dir string, limits []string) (*Sim, error) {
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}
 	if _, err := exec.LookPath("ibsim"); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoIbsim, err)
-	}
-	if err := CheckLimits(topo); err != nil {
-		return nil, err
 	}
 	file := filepath.Join(dir, "fabric.topo")
 	if err := topologies.WriteFile(file, topo); err != nil {
@@ -116,7 +133,7 @@ func Start(topo *topologies.Topology, dir string) (*Sim, error) {
 	s.ns = h
 	// ibsim reads console commands on stdin and quits at EOF: the pipe
 	// stays open until Close.
-	s.cmd = exec.Command("ibsim", "-s", file)
+	s.cmd = exec.Command("ibsim", append(append([]string{"-s"}, limits...), file)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
 		s.removeNS()
