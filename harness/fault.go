@@ -137,9 +137,6 @@ func lockFaults(fabric string) (func(), error) {
 // ingress, receives) in fabric; port 0 means every cabled port of the
 // node. It returns the faults installed, one per port.
 func AddFault(fabric, node string, port int, ingress bool, r bpf.Rule) ([]Fault, error) {
-	if err := needProcesses(fabric, "fault"); err != nil {
-		return nil, err
-	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -150,6 +147,9 @@ func AddFault(fabric, node string, port int, ingress bool, r bpf.Rule) ([]Fault,
 	senders, err := portSenders(st, t, node, port, ingress)
 	if err != nil {
 		return nil, err
+	}
+	if st.Plane == PlaneMgmt {
+		return addMgmtFaults(fabric, senders, r)
 	}
 	if err := bpf.MountFS(); err != nil {
 		return nil, err
@@ -233,6 +233,9 @@ func ListFaults(fabric string) ([]Fault, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.Plane == PlaneMgmt {
+		return listMgmtFaults(fabric, t)
+	}
 	nodes, err := nodesByTopo(st, t)
 	if err != nil {
 		return nil, err
@@ -274,6 +277,9 @@ func ClearFaults(fabric, node string, port int) (int, error) {
 	st, t, err := loadFabric(fabric)
 	if err != nil {
 		return 0, err
+	}
+	if st.Plane == PlaneMgmt {
+		return clearMgmtFaults(fabric, st, t, node, port)
 	}
 	var senders []sender
 	if node == "" {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"ibfab/bpf"
 	"ibfab/fabricnet"
 	"ibfab/internal/ctl"
 	"ibfab/internal/enum"
@@ -207,4 +208,62 @@ func needProcesses(fabric, what string) error {
 		return fmt.Errorf("%s needs a process per node: fabric %s runs the management plane only (up --plane mgmt)", what, fabric)
 	}
 	return nil
+}
+
+// addMgmtFaults installs r on the management plane at each sending port.
+func addMgmtFaults(fabric string, senders []sender, r bpf.Rule) ([]Fault, error) {
+	var out []Fault
+	for _, s := range senders {
+		var e mgmtplane.FaultEntry
+		err := mgmtCall(fabric, mgmtplane.OpFaultAdd, mgmtplane.FaultArgs{Node: s.node.Name, Port: uint8(s.port), Rule: r}, &e)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", s.from(), err)
+		}
+		out = append(out, Fault{From: s.from(), To: s.to(), Slot: e.Slot, Action: r.Action, Rule: r.String(), Spec: r})
+	}
+	return out, nil
+}
+
+// listMgmtFaults lists the management plane's faults as ListFaults does.
+func listMgmtFaults(fabric string, t *topologies.Topology) ([]Fault, error) {
+	var entries []mgmtplane.FaultEntry
+	if err := mgmtCall(fabric, mgmtplane.OpFaultList, nil, &entries); err != nil {
+		return nil, err
+	}
+	var out []Fault
+	for _, e := range entries {
+		f := Fault{From: fmt.Sprintf("%s[%d]", e.Node, e.Port), Slot: e.Slot, Action: e.Rule.Action,
+			Rule: e.Rule.String(), Counters: e.Counters, Spec: e.Rule}
+		if i, ok := t.Lookup(e.Node); ok {
+			if peer, ok := t.Peer(topologies.PortRef{Node: i, Port: int(e.Port)}); ok {
+				f.To = fmt.Sprintf("%s[%d]", t.Node(peer.Node).Name, peer.Port)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// clearMgmtFaults removes the management plane's faults on both
+// directions of node's port (port 0: all; node "": every fault).
+func clearMgmtFaults(fabric string, st *fabricState, t *topologies.Topology, node string, port int) (int, error) {
+	if node == "" {
+		var n int
+		err := mgmtCall(fabric, mgmtplane.OpFaultClear, mgmtplane.ClearArgs{}, &n)
+		return n, err
+	}
+	out, err := portSenders(st, t, node, port, false)
+	if err != nil {
+		return 0, err
+	}
+	in, _ := portSenders(st, t, node, port, true)
+	removed := 0
+	for _, s := range append(out, in...) {
+		var n int
+		if err := mgmtCall(fabric, mgmtplane.OpFaultClear, mgmtplane.ClearArgs{Node: s.node.Name, Port: uint8(s.port)}, &n); err != nil {
+			return removed, err
+		}
+		removed += n
+	}
+	return removed, nil
 }

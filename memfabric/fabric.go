@@ -40,7 +40,18 @@ type Fabric struct {
 	ready []int // nodes whose inbox has become non-empty, for ReceivedAll
 
 	off map[int]bool // nodes powered off (changes.go)
+
+	egress Egress // see SetEgress
 }
+
+// Egress sees a packet leaving port o.Port of node and says what becomes
+// of it: sent on, dropped (drop), or held for delay and then sent on
+// (without being shown to Egress again).
+type Egress func(node int, o *agent.Outbound) (drop bool, delay time.Duration)
+
+// SetEgress installs fn (nil: none), the management plane's faults.
+// Call it while nothing runs the fabric.
+func (f *Fabric) SetEgress(fn Egress) { f.egress = fn }
 
 // Node is one node of a Fabric.
 type Node struct {
@@ -72,6 +83,7 @@ type Stats struct {
 type hop struct {
 	node int
 	out  agent.Outbound
+	held bool // Egress delayed it already
 }
 
 // maxRunHops bounds Run, so that a routing loop ends the test instead of
@@ -293,7 +305,7 @@ func (f *Fabric) Run() int {
 		f.queue = f.queue[1:]
 		f.mu.Unlock()
 		hops++
-		f.transmit(h.node, h.out)
+		f.transmit(h.node, h.out, h.held)
 	}
 }
 
@@ -320,8 +332,24 @@ func (f *Fabric) count(field *uint64) {
 	*field++
 }
 
-// transmit sends o out of port o.Port of node from across its link.
-func (f *Fabric) transmit(from int, o agent.Outbound) {
+// transmit sends o out of port o.Port of node from across its link,
+// past Egress unless held says it was.
+func (f *Fabric) transmit(from int, o agent.Outbound, held bool) {
+	if f.egress != nil && !held {
+		drop, delay := f.egress(from, &o)
+		switch {
+		case drop:
+			f.count(&f.stats.Dropped)
+			return
+		case delay > 0:
+			f.clock.AfterFunc(delay, func() {
+				f.mu.Lock()
+				f.queue = append(f.queue, hop{node: from, out: o, held: true})
+				f.mu.Unlock()
+			})
+			return
+		}
+	}
 	l, ok := f.topo.LinkAt(topologies.PortRef{Node: from, Port: int(o.Port)})
 	if !ok {
 		f.count(&f.stats.Dropped)

@@ -49,6 +49,7 @@ type Plane struct {
 	fmu     sync.Mutex
 	started time.Time // wall time at which the fabric clock read origin
 	origin  time.Time
+	faults  faults
 
 	mu        sync.Mutex
 	cas       map[int]*ca // CAs opened, by topology index

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"ibfab/internal/cli"
@@ -20,12 +22,15 @@ import (
 
 // The control socket's ops (package ctl: one JSON request per line).
 const (
-	OpStatus   = "status"   // every node's nodeproc.Status
-	OpStats    = "stats"    // the plane's Stats
-	OpOpen     = "open"     // OpenArgs → Names
-	OpLink     = "link"     // LinkArgs
-	OpKill     = "kill"     // NodeArgs: power the node off, as a crash
-	OpShutdown = "shutdown" // stop the process
+	OpStatus     = "status"      // every node's nodeproc.Status
+	OpStats      = "stats"       // the plane's Stats
+	OpOpen       = "open"        // OpenArgs → Names
+	OpLink       = "link"        // LinkArgs
+	OpKill       = "kill"        // NodeArgs: power the node off, as a crash
+	OpFaultAdd   = "fault-add"   // FaultArgs → FaultEntry
+	OpFaultList  = "fault-list"  // → []FaultEntry
+	OpFaultClear = "fault-clear" // ClearArgs → the number removed
+	OpShutdown   = "shutdown"    // stop the process
 )
 
 // OpenArgs names the CA whose client side to open.
@@ -64,12 +69,18 @@ func (p *Plane) handler(stop func()) ctl.Handler {
 			return nil, p.link(args)
 		case OpKill:
 			return nil, p.kill(args)
+		case OpFaultAdd:
+			return p.addFault(args)
+		case OpFaultList:
+			return p.listFaults(), nil
+		case OpFaultClear:
+			return p.clearFaults(args)
 		case OpShutdown:
 			stop()
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w %q (the management plane serves %s, %s, %s, %s, %s and %s)", ctl.ErrUnknownOp, op,
-			OpStatus, OpStats, OpOpen, OpLink, OpKill, OpShutdown)
+		return nil, fmt.Errorf("%w %q (the management plane serves %s)", ctl.ErrUnknownOp, op,
+			strings.Join([]string{OpStatus, OpStats, OpOpen, OpLink, OpKill, OpFaultAdd, OpFaultList, OpFaultClear, OpShutdown}, ", "))
 	}
 }
 
@@ -134,6 +145,7 @@ func Main(args []string, stderr io.Writer) int {
 	sock := fs.String("socket", "", "control socket `PATH`")
 	prefix := fs.String("prefix", DefaultPrefix, "`prefix` of the CAs' socket names")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
+	heap := fs.String("memprofile", "", "write a heap profile to `file` as the process stops, the fabric still held (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -151,7 +163,7 @@ func Main(args []string, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	if err := serve(*topo, *sock, *prefix, stderr); err != nil {
+	if err := serve(*topo, *sock, *prefix, *heap, stderr); err != nil {
 		fmt.Fprintf(stderr, "ibmgmt: %v\n", err)
 		return cli.ExitFailure
 	}
@@ -159,7 +171,7 @@ func Main(args []string, stderr io.Writer) int {
 }
 
 // serve runs the plane until SIGTERM, SIGINT or a shutdown request.
-func serve(topoFile, sock, prefix string, stderr io.Writer) error {
+func serve(topoFile, sock, prefix, heap string, stderr io.Writer) error {
 	t, err := topologies.ParseFile(topoFile)
 	if err != nil {
 		return err
@@ -179,7 +191,11 @@ func serve(topoFile, sock, prefix string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "ibmgmt: %d nodes up, control socket %s (pid %d)\n", t.NumNodes(), sock, os.Getpid())
 	<-ctx.Done()
-	return errors.Join(srv.Close(), p.Close())
+	var herr error
+	if heap != "" {
+		herr = writeHeap(heap)
+	}
+	return errors.Join(herr, srv.Close(), p.Close())
 }
 
 // startProfile starts a CPU profile into file; stop ends and writes it.
@@ -193,4 +209,14 @@ func startProfile(file string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeap writes a heap profile of what is live now into file.
+func writeHeap(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }

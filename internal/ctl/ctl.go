@@ -13,9 +13,13 @@ import (
 	"time"
 )
 
-// MaxLine bounds one request or response line; a longer request is refused
+// MaxLine bounds one request line a Server reads; a longer request is refused
 // and the connection closed.
 const MaxLine = 1 << 20
+
+// MaxResponse bounds one response line a Client reads: the status of a
+// management plane of 49,151 nodes is some 100 MB (1 MiB held 400).
+const MaxResponse = 1 << 30
 
 // Request is one control call.
 type Request struct {
@@ -206,7 +210,7 @@ func Dial(path string) (*Client, error) {
 		return nil, err
 	}
 	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxResponse)
 	return &Client{c: c, sc: sc, path: path}, nil
 }
 

@@ -131,3 +131,13 @@ func TestListenRefusesLiveSocket(t *testing.T) {
 	_, err := Listen(s.Path(), echoHandler)
 	require.ErrorContains(t, err, "another process serves it")
 }
+
+// TestLongResponse: a response far longer than a request may be (the
+// status of a large management plane) reaches the client whole.
+func TestLongResponse(t *testing.T) {
+	long := strings.Repeat("x", 4*MaxLine)
+	s := newServerWith(t, func(context.Context, string, json.RawMessage) (any, error) { return long, nil })
+	var got string
+	require.NoError(t, Call(context.Background(), s.Path(), "status", nil, &got))
+	require.Equal(t, long, got)
+}
