@@ -82,8 +82,11 @@ func (t *tables) init(a *Agent) {
 	} else {
 		t.sl2vl = make([]atomic.Pointer[sl2vlRow], 1)
 	}
+	// Every input port starts on the same row (all SLs on VL0); a Set
+	// copies the row it changes, so they share it until then (a 41-port
+	// switch held 41 copies: 27 KB).
+	row := make(sl2vlRow, n)
 	for i := range t.sl2vl {
-		row := make(sl2vlRow, n)
 		t.sl2vl[i].Store(&row)
 	}
 	t.vlarb = make([]atomic.Pointer[VLArbConfig], n)

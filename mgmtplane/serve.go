@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -127,6 +128,11 @@ func (p *Plane) kill(args json.RawMessage) error {
 	return err
 }
 
+// DefaultGOGC is ibmgmt's GOGC: a 9,200-node plane brought up by OpenSM
+// peaked at 234 MB with Go's 100, 177 MB with 50 (5 % more CPU), 147 MB
+// with 25 (20 % more, and OpenSM 6 % slower), against ibsim's 104 MB.
+const DefaultGOGC = 50
+
 // Main runs the management plane of a topology file with the
 // command-line arguments args (cmd/ibmgmt) and returns its exit status:
 // 0 after a shutdown request or SIGTERM, 1 when it cannot start, 2 for
@@ -146,6 +152,7 @@ func Main(args []string, stderr io.Writer) int {
 	prefix := fs.String("prefix", DefaultPrefix, "`prefix` of the CAs' socket names")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof)")
 	heap := fs.String("memprofile", "", "write a heap profile to `file` as the process stops, the fabric still held (go tool pprof)")
+	gc := fs.Int("gogc", DefaultGOGC, "the garbage collector's `percent` (GOGC) unless $GOGC says; 100 is Go's default")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -154,6 +161,9 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	if *topo == "" || *sock == "" || fs.NArg() > 0 {
 		return cli.BadArgs(stderr, "ibmgmt", errors.New("want --topology and --socket, and no arguments"), "")
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(*gc)
 	}
 	if *profile != "" {
 		stop, err := startProfile(*profile)
