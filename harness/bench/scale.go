@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/cli"
 	"ibfab/internal/goal"
@@ -196,11 +197,13 @@ func scaleOnPlane(prefix string, topo *topologies.Topology) ScaleSide {
 	if err != nil {
 		return ScaleSide{Error: err.Error()}
 	}
-	st, err := harness.Status(context.Background(), name)
-	if err != nil || len(st.Nodes) == 0 {
-		return ScaleSide{Error: fmt.Sprintf("status: %v", err)}
+	// The plane's one process, found by its namespace: a status call
+	// would make it render every node, and count that in its peak.
+	pids, err := fabricnet.Processes([]string{ns})
+	if err != nil || len(pids) != 1 {
+		return ScaleSide{Error: fmt.Sprintf("the plane's process in %s: %v %v", ns, pids, err)}
 	}
-	return scaleRun(ns, env, st.Nodes[0].PID, topo.NumNodes())
+	return scaleRun(ns, env, pids[0], topo.NumNodes())
 }
 
 // scaleOnIbsim runs OpenSM on ibsim loaded with topo.
