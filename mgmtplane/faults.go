@@ -62,21 +62,17 @@ type faults struct {
 // one of its port, as bpf.Attachment numbers them.
 func (p *Plane) addFault(args json.RawMessage) (any, error) {
 	var a FaultArgs
-	if err := json.Unmarshal(args, &a); err != nil {
+	i, err := p.nodeArgs(args, &a, func() string { return a.Node })
+	if err != nil {
 		return nil, err
 	}
 	if err := a.Rule.Validate(); err != nil {
 		return nil, err
 	}
-	i, ok := p.topo.Lookup(a.Node)
-	if !ok {
-		return nil, fmt.Errorf("mgmtplane: no node %q", a.Node)
-	}
 	if _, ok := p.topo.LinkAt(topologies.PortRef{Node: i, Port: int(a.Port)}); !ok {
 		return nil, fmt.Errorf("mgmtplane: %s[%d] is not cabled", a.Node, a.Port)
 	}
 	var e FaultEntry
-	var err error
 	p.Do(func(f *memfabric.Fabric) {
 		slot := 0
 		for slices.ContainsFunc(p.faults.rules, func(r *fault) bool {

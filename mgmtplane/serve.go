@@ -85,14 +85,23 @@ func (p *Plane) handler(stop func()) ctl.Handler {
 	}
 }
 
+// nodeArgs decodes args into a, whose node it returns by index.
+func (p *Plane) nodeArgs(args json.RawMessage, a any, name func() string) (int, error) {
+	if err := json.Unmarshal(args, a); err != nil {
+		return 0, err
+	}
+	i, ok := p.topo.Lookup(name())
+	if !ok {
+		return 0, fmt.Errorf("mgmtplane: no node %q", name())
+	}
+	return i, nil
+}
+
 func (p *Plane) link(args json.RawMessage) error {
 	var a LinkArgs
-	if err := json.Unmarshal(args, &a); err != nil {
+	i, err := p.nodeArgs(args, &a, func() string { return a.Node })
+	if err != nil {
 		return err
-	}
-	i, ok := p.topo.Lookup(a.Node)
-	if !ok {
-		return fmt.Errorf("mgmtplane: no node %q", a.Node)
 	}
 	ports := []uint8{a.Port}
 	if a.Port == 0 {
@@ -116,14 +125,10 @@ func (p *Plane) link(args json.RawMessage) error {
 // dark at both ends.
 func (p *Plane) kill(args json.RawMessage) error {
 	var a NodeArgs
-	if err := json.Unmarshal(args, &a); err != nil {
+	i, err := p.nodeArgs(args, &a, func() string { return a.Node })
+	if err != nil {
 		return err
 	}
-	i, ok := p.topo.Lookup(a.Node)
-	if !ok {
-		return fmt.Errorf("mgmtplane: no node %q", a.Node)
-	}
-	var err error
 	p.Do(func(f *memfabric.Fabric) { err = f.PowerOff(i) })
 	return err
 }

@@ -85,13 +85,8 @@ func TestExtendedSpeeds(t *testing.T) {
 	fabrictest.Wait(t, portstateWait, "the link back to Active", func() bool {
 		return portstateOf(f, "sw1", 2) == "LinkUp/Active" && portstateOf(f, "sw2", 1) == "LinkUp/Active"
 	})
-	for _, end := range []struct {
-		node string
-		port int
-	}{{"sw1", 2}, {"sw2", 1}} {
-		st := portStatus(t, f, end.node, end.port)
-		assert.Equal(t, "HDR", st.Speed, "%s[%d]", end.node, end.port)
-		assert.Equal(t, uint64(200_000_000_000), st.Rate, "%s[%d]", end.node, end.port)
+	assertHDR(t, f)
+	for _, end := range hdrEnds {
 		out := f.MustUMAD("ca1", "smpquery", "portinfo", lid[end.node], strconv.Itoa(end.port))
 		assert.Equal(t, "53.125 Gbps", linkrateField(out, "LinkSpeedExtActive"), "%s[%d]", end.node, end.port)
 	}
@@ -163,13 +158,7 @@ func TestExtendedSpeedsIBSM(t *testing.T) {
 	fabrictest.Wait(t, portstateWait, "the link trained again", func() bool {
 		return portstateOf(f, "sw1", 2) == "LinkUp/Init" || portstateOf(f, "sw1", 2) == "LinkUp/Active"
 	})
-	for _, end := range []struct {
-		node string
-		port int
-	}{{"sw1", 2}, {"sw2", 1}} {
-		st := portStatus(t, f, end.node, end.port)
-		assert.Equal(t, "HDR", st.Speed, "%s[%d]", end.node, end.port)
-	}
+	assertHDR(t, f)
 	ibsm("31")
 	assert.Equal(t, "14.0625 Gbps or 25.78125 Gbps or 53.125 Gbps or 106.25 Gbps", enabled("sw1", "2"))
 }
@@ -218,5 +207,21 @@ func TestUniformExtendedSpeeds(t *testing.T) {
 			startIBSM(t, f, "ca1")
 			assert.Equal(t, tc.pr, pr(), "ibsm's PathRecord rate")
 		})
+	}
+}
+
+// hdrEnds are the two ends of extSpeedNet's NDR link.
+var hdrEnds = []struct {
+	node string
+	port int
+}{{"sw1", 2}, {"sw2", 1}}
+
+// assertHDR checks that both ends of the NDR link trained at 4X HDR.
+func assertHDR(t *testing.T, f *fabrictest.Fabric) {
+	t.Helper()
+	for _, end := range hdrEnds {
+		st := portStatus(t, f, end.node, end.port)
+		assert.Equal(t, "HDR", st.Speed, "%s[%d]", end.node, end.port)
+		assert.Equal(t, uint64(200_000_000_000), st.Rate, "%s[%d]", end.node, end.port)
 	}
 }
