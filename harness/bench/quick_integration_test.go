@@ -233,6 +233,7 @@ func TestQuickOpenSM(t *testing.T) {
 func TestQuickScale(t *testing.T) {
 	testenv.RequireProgram(t, "opensm", "opensm")
 	testenv.RequireProgram(t, "ibsim", "ibsim-utils")
+	fabrictest.ShimLibrary(t) // OpenSM reaches the plane through the shim
 	var rep bench.ScaleReport
 	quick(t, "scale", &rep)
 	require.Len(t, rep.Cases, 1)
