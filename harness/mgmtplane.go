@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -130,17 +129,8 @@ func startMgmt(fabric, ns string) (int, error) {
 
 // isMgmtProcess reports whether pid is fabric's ibmgmt.
 func isMgmtProcess(pid int, fabric string) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--fabric" {
-			return args[i+1] == fabric && filepath.Base(args[0]) == "ibmgmt"
-		}
-	}
-	return false
+	argv, ok := cmdline(pid)
+	return ok && flagValue(argv, "--fabric") == fabric && filepath.Base(argv[0]) == "ibmgmt"
 }
 
 // queryMgmt is queryAll for a management plane: one call for every

@@ -158,21 +158,29 @@ func AllowedCPUs() (cli.CPUList, error) {
 // isNodeProcess reports whether pid runs the node process of fabric/node,
 // so that a stale PID reused by another program is never signalled.
 func isNodeProcess(pid int, fabric, node string) bool {
+	argv, ok := cmdline(pid)
+	return ok && flagValue(argv, "--fabric") == fabric && flagValue(argv, "--node") == node &&
+		strings.HasPrefix(filepath.Base(argv[0]), "ib")
+}
+
+// cmdline returns the command line of process pid; false when it is gone.
+func cmdline(pid int) ([]string, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return false
+		return nil, false
 	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-	var f, n string
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "--fabric":
-			f = args[i+1]
-		case "--node":
-			n = args[i+1]
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), true
+}
+
+// flagValue returns the value argv gives flag (its last), "" for none.
+func flagValue(argv []string, flag string) string {
+	v := ""
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == flag {
+			v = argv[i+1]
 		}
 	}
-	return f == fabric && n == node && strings.HasPrefix(filepath.Base(args[0]), "ib")
+	return v
 }
 
 // alive reports whether pid exists and is not a zombie.

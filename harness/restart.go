@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -27,9 +26,7 @@ func argsFile(fabric, node string) string {
 // from argsFile when it is gone; known reports whether either had them.
 func nodeExtraArgs(fabric string, n nodeState) (args []string, known bool, err error) {
 	if n.PID != 0 && alive(n.PID) && isNodeProcess(n.PID, fabric, n.Name) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID))
-		if err == nil {
-			argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if argv, ok := cmdline(n.PID); ok {
 			extra, err := splitNodeArgs(argv, fabric, n.Name)
 			return extra, err == nil, err
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -124,13 +123,9 @@ links cost against ibsim's function calls. --quick: thesis8, one run.`,
 			if err := positive("runs", *runs); err != nil {
 				return nil, false, usage(err)
 			}
-			var list []network
-			for _, name := range strings.Split(*nets, ",") {
-				i := slices.IndexFunc(opensmNets, func(n network) bool { return n.name == strings.TrimSpace(name) })
-				if i < 0 {
-					return nil, false, usage(fmt.Errorf("--nets: no network %q (have thesis8, fattree144, fattree432)", name))
-				}
-				list = append(list, opensmNets[i])
+			list, err := pickNets(opensmNets, *nets)
+			if err != nil {
+				return nil, false, usage(err)
 			}
 			n, withFrames := *runs, *frames
 			if c.quick {
