@@ -194,6 +194,11 @@ func AddVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) err
 	index := 0 // the kernel's choice
 	for range maxIndexTries {
 		la, lb, err := addVethAt(ha, nameA, hb, nameB, b, index)
+		if index != 0 && errors.Is(err, unix.EEXIST) && !linkExists(ha, nameA) {
+			// The index drawn is taken in a's namespace: draw another.
+			index = drawIndex(index)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -205,9 +210,19 @@ func AddVeth(a netns.NsHandle, nameA string, b netns.NsHandle, nameB string) err
 			return fmt.Errorf("veth %s: deleting to renumber: %w", nameA, err)
 		}
 		// B comes back at the next index of its namespace, ia+1 most likely.
-		index = ia + 2 + rand.IntN(1000)
+		index = drawIndex(ia + 1)
 	}
 	return fmt.Errorf("veth %s/%s: no distinct interface indexes after %d tries", nameA, nameB, maxIndexTries)
+}
+
+// drawIndex picks an interface index above prev for end A, at random so
+// that fabrics created at once rarely draw the same. A test replaces it.
+var drawIndex = func(prev int) int { return prev + 1 + rand.IntN(1000) }
+
+// linkExists reports whether the namespace of h has a link named name.
+func linkExists(h *netlink.Handle, name string) bool {
+	_, err := h.LinkByName(name)
+	return err == nil
 }
 
 // maxIndexTries bounds AddVeth's attempts at distinct indexes.
