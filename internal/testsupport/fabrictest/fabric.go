@@ -62,6 +62,7 @@ type Fabric struct {
 	Scale    float64
 	Liveness time.Duration
 	tb       testing.TB
+	cpus     []int // UpOptions.CPUs: the clients run there too
 }
 
 // Name returns a fabric name for tb unique on the machine: "t", the PID and
@@ -77,7 +78,7 @@ func Up(tb testing.TB, suffix string, topo *topologies.Topology, o harness.UpOpt
 	tb.Helper()
 	testenv.RequireRoot(tb)
 	BuildBinaries(tb)
-	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb}
+	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb, cpus: o.CPUs}
 	tb.Cleanup(func() {
 		ns, _ := fabricnet.Namespaces(f.Name)
 		if err := harness.Down(f.Name); err != nil {
