@@ -78,22 +78,7 @@ func startNode(fabric string, t *topologies.Topology, n nodeState, o UpOptions) 
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// The child inherits the namespace and the CPU affinity of the thread
-	// that forks it, a fresh one that ends with the call.
-	start := cmd.Start
-	if len(o.CPUs) > 0 {
-		start = func() error {
-			var set unix.CPUSet
-			for _, c := range o.CPUs {
-				set.Set(c)
-			}
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				return fmt.Errorf("CPUs %v: %w", o.CPUs, err)
-			}
-			return cmd.Start()
-		}
-	}
-	if err := fabricnet.Do(n.Namespace, start); err != nil {
+	if err := fabricnet.Do(n.Namespace, StartOn(o.CPUs, cmd)); err != nil {
 		return 0, fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	// Reap it if it dies while this process lives (tests, long commands);
@@ -120,6 +105,26 @@ func writeNeighbourhood(fabric string, t *topologies.Topology, node string) erro
 		return err
 	}
 	return topologies.WriteFile(f, u)
+}
+
+// StartOn returns c.Start, run with the calling thread's CPU affinity
+// set to cpus when there are any. The child inherits the namespace and
+// the affinity of the thread that forks it: inside fabricnet.Do, a fresh
+// one that ends with the call.
+func StartOn(cpus []int, c *exec.Cmd) func() error {
+	if len(cpus) == 0 {
+		return c.Start
+	}
+	return func() error {
+		var set unix.CPUSet
+		for _, cpu := range cpus {
+			set.Set(cpu)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("CPUs %v: %w", cpus, err)
+		}
+		return c.Start()
+	}
 }
 
 // checkCPUs refuses CPUs the process may not run on (offline, or outside

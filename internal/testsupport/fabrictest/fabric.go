@@ -62,7 +62,11 @@ type Fabric struct {
 	Scale    float64
 	Liveness time.Duration
 	tb       testing.TB
-	cpus     []int // UpOptions.CPUs: the clients run there too
+	// cpus are UpOptions.CPUs, where the clients run too: a client on the
+	// CPUs of the nodes it talks to wakes them without waking another
+	// CPU, on a virtual machine the slow part of a round trip
+	// (docs/DESIGN.md §3a).
+	cpus []int
 }
 
 // Name returns a fabric name for tb unique on the machine: "t", the PID and

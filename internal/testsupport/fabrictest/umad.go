@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -172,10 +171,9 @@ func (f *Fabric) MustShim(node string, argv ...string) string {
 // the suites whose tests use this package: it cannot be imported here.)
 func (f *Fabric) exec(mode harness.UMADMode, node string, argv []string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
-	argv = f.onCPUs(argv)
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, &o, &e
-	opts := harness.ExecOptions{UMAD: mode, Socket: umadproto.SocketFromEnv(), Sim: simproto.BaseFromEnv()}
+	opts := harness.ExecOptions{UMAD: mode, Socket: umadproto.SocketFromEnv(), Sim: simproto.BaseFromEnv(), CPUs: f.cpus}
 	if err := harness.Exec(f.Name, node, c, opts); err != nil {
 		code, ok := harness.ExitStatus(err)
 		if !ok {
@@ -241,11 +239,10 @@ func (f *Fabric) start(node string, argv []string, mode harness.UMADMode) *Daemo
 		f.tb.Fatal(err)
 	}
 	d := &Daemon{done: make(chan struct{})}
-	argv = f.onCPUs(argv)
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = append(d.cmd.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
-	if err := fabricnet.Do(ns, d.cmd.Start); err != nil {
+	if err := fabricnet.Do(ns, harness.StartOn(f.cpus, d.cmd)); err != nil {
 		f.tb.Fatalf("starting %v in %s: %v", argv, node, err)
 	}
 	go func() {
@@ -289,19 +286,4 @@ func (d *Daemon) Stop() error {
 		return nil // ended by our signal
 	}
 	return d.err
-}
-
-// onCPUs returns argv run by taskset on the fabric's CPUs when it has
-// them: a client on the CPUs of the nodes it talks to wakes them without
-// waking another CPU, which on a virtual machine is the slow part of a
-// round trip (docs/DESIGN.md §3a).
-func (f *Fabric) onCPUs(argv []string) []string {
-	if len(f.cpus) == 0 {
-		return argv
-	}
-	list := make([]string, len(f.cpus))
-	for i, c := range f.cpus {
-		list[i] = strconv.Itoa(c)
-	}
-	return append([]string{"taskset", "-c", strings.Join(list, ",")}, argv...)
 }
