@@ -216,11 +216,28 @@ func stopProcesses(namespaces []string, grace time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			_, err := fabricnet.Kill(namespaces, syscall.SIGKILL)
-			if err != nil {
-				return err
-			}
-			time.Sleep(50 * time.Millisecond)
+			return killAll(namespaces, killWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killWait bounds how long killAll waits for killed processes to go. A
+// process can't survive SIGKILL, but it must still be scheduled to run its
+// exit, on a CPU it may use: on a loaded or pinned CPU (--cpus) that took
+// longer than the 50 ms once waited here, and down failed.
+const killWait = 5 * time.Second
+
+// killAll sends SIGKILL to every process in the namespaces until none is
+// left, and reports those still there after wait.
+func killAll(namespaces []string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		n, err := fabricnet.Kill(namespaces, syscall.SIGKILL)
+		if err != nil || n == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
 			if pids, _ := fabricnet.Processes(namespaces); len(pids) > 0 {
 				return fmt.Errorf("processes %v survive SIGKILL", pids)
 			}
