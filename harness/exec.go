@@ -27,8 +27,6 @@ type ExecOptions struct {
 	// attach point through Socket or Sim ("" are the defaults).
 	UMAD        UMADMode
 	Socket, Sim string
-	// CPUs, when set, are the CPUs the program may run on (StartOn).
-	CPUs []int
 }
 
 // Exec runs c in the network namespace of node of fabric and waits for
@@ -47,7 +45,7 @@ func Exec(fabric, node string, c *exec.Cmd, o ExecOptions) error {
 	}
 	c.Env = append(c.Env, env...)
 	fwd := newForwarder()
-	if err := fabricnet.Do(ns, StartOn(o.CPUs, c)); err != nil {
+	if err := fabricnet.Do(ns, c.Start); err != nil {
 		fwd.stop()
 		return err
 	}

@@ -78,7 +78,7 @@ func startNode(fabric string, t *topologies.Topology, n nodeState, o UpOptions) 
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := fabricnet.Do(n.Namespace, StartOn(o.CPUs, cmd)); err != nil {
+	if err := fabricnet.Do(n.Namespace, startOn(o.CPUs, cmd)); err != nil {
 		return 0, fmt.Errorf("starting %s: %w", n.Name, err)
 	}
 	// Reap it if it dies while this process lives (tests, long commands);
@@ -107,11 +107,11 @@ func writeNeighbourhood(fabric string, t *topologies.Topology, node string) erro
 	return topologies.WriteFile(f, u)
 }
 
-// StartOn returns c.Start, run with the calling thread's CPU affinity
+// startOn returns c.Start, run with the calling thread's CPU affinity
 // set to cpus when there are any. The child inherits the namespace and
 // the affinity of the thread that forks it: inside fabricnet.Do, a fresh
 // one that ends with the call.
-func StartOn(cpus []int, c *exec.Cmd) func() error {
+func startOn(cpus []int, c *exec.Cmd) func() error {
 	if len(cpus) == 0 {
 		return c.Start
 	}

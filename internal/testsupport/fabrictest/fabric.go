@@ -62,11 +62,6 @@ type Fabric struct {
 	Scale    float64
 	Liveness time.Duration
 	tb       testing.TB
-	// cpus are UpOptions.CPUs, where the clients run too: a client on the
-	// CPUs of the nodes it talks to wakes them without waking another
-	// CPU, on a virtual machine the slow part of a round trip
-	// (docs/DESIGN.md §3a).
-	cpus []int
 }
 
 // Name returns a fabric name for tb unique on the machine: "t", the PID and
@@ -82,7 +77,7 @@ func Up(tb testing.TB, suffix string, topo *topologies.Topology, o harness.UpOpt
 	tb.Helper()
 	testenv.RequireRoot(tb)
 	BuildBinaries(tb)
-	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb, cpus: o.CPUs}
+	f := &Fabric{Name: Name(suffix), Topo: topo, Scale: max(o.TimeScale, 1), Liveness: liveness(o.NodeArgs), tb: tb}
 	tb.Cleanup(func() {
 		ns, _ := fabricnet.Namespaces(f.Name)
 		if err := harness.Down(f.Name); err != nil {

@@ -173,7 +173,7 @@ func (f *Fabric) exec(mode harness.UMADMode, node string, argv []string) (stdout
 	var o, e bytes.Buffer
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, &o, &e
-	opts := harness.ExecOptions{UMAD: mode, Socket: umadproto.SocketFromEnv(), Sim: simproto.BaseFromEnv(), CPUs: f.cpus}
+	opts := harness.ExecOptions{UMAD: mode, Socket: umadproto.SocketFromEnv(), Sim: simproto.BaseFromEnv()}
 	if err := harness.Exec(f.Name, node, c, opts); err != nil {
 		code, ok := harness.ExitStatus(err)
 		if !ok {
@@ -242,7 +242,7 @@ func (f *Fabric) start(node string, argv []string, mode harness.UMADMode) *Daemo
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = append(d.cmd.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
-	if err := fabricnet.Do(ns, harness.StartOn(f.cpus, d.cmd)); err != nil {
+	if err := fabricnet.Do(ns, d.cmd.Start); err != nil {
 		f.tb.Fatalf("starting %v in %s: %v", argv, node, err)
 	}
 	go func() {
