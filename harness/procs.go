@@ -108,22 +108,30 @@ func writeNeighbourhood(fabric string, t *topologies.Topology, node string) erro
 }
 
 // startOn returns c.Start, run with the calling thread's CPU affinity
-// set to cpus when there are any. The child inherits the namespace and
-// the affinity of the thread that forks it: inside fabricnet.Do, a fresh
-// one that ends with the call.
+// set to cpus when there are any: the child inherits the namespace and
+// the affinity of the thread that forks it. The thread gets its own
+// affinity back afterwards, since fabricnet.Do hands it back to the
+// runtime, which would otherwise run this process's goroutines on cpus.
 func startOn(cpus []int, c *exec.Cmd) func() error {
 	if len(cpus) == 0 {
 		return c.Start
 	}
 	return func() error {
-		var set unix.CPUSet
+		var own, set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &own); err != nil {
+			return fmt.Errorf("CPUs: %w", err)
+		}
 		for _, cpu := range cpus {
 			set.Set(cpu)
 		}
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return fmt.Errorf("CPUs %v: %w", cpus, err)
 		}
-		return c.Start()
+		err := c.Start()
+		// Failing, the thread keeps cpus: slower goroutines here, but the
+		// child started, and an error would hide it.
+		_ = unix.SchedSetaffinity(0, &own)
+		return err
 	}
 }
 
