@@ -285,7 +285,7 @@ func Start(kind Kind, o Options) (*Node, error) {
 		}
 		n.hub.next = sim
 		if o.UMAD != "none" {
-			n.umad = umadep.New(umadep.Config{Name: o.UMAD, Clock: clk})
+			n.umad = umadep.New(umadep.Config{Name: o.UMAD, Clock: clk, Logf: nodeLogf(kind, o)})
 			n.hub.next = umadChain{ep: n.umad, next: sim}
 		}
 		n.ca, err = hca.New(hca.Config{
@@ -437,6 +437,15 @@ func linkRate(l topologies.Link) (mad.LinkWidth, mad.LinkSpeed, error) {
 
 // Done is closed when a shutdown request arrived.
 func (n *Node) Done() <-chan struct{} { return n.done }
+
+// nodeLogf logs to the node's stderr (its log file under ibfab up), in the
+// form Main writes its own lines.
+func nodeLogf(kind Kind, o Options) func(string, ...any) {
+	prefix := fmt.Sprintf("ib%s %s/%s: ", kind, o.Fabric, o.Node)
+	return func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, prefix+format+"\n", args...)
+	}
+}
 
 // Close stops serving and closes the node's ports.
 func (n *Node) Close() {

@@ -83,7 +83,8 @@ func (s *Server) transmit(req agent.Request, m []byte, useRMPP bool, u umadproto
 	if p != nil {
 		s.arm(p)
 	}
-	key := xferKey{port: req.Port, tid: mad.MAD(m).TransactionID(), class: mad.MAD(m).MgmtClass(), lid: req.DLID}
+	h := mad.MAD(m)
+	key := xferKey{port: req.Port, tid: h.TransactionID(), class: h.MgmtClass(), lid: req.DLID, resp: h.IsResponse()}
 	timeout, retries := time.Duration(u.TimeoutMS)*time.Millisecond, int(u.Retries)
 	if timeout <= 0 {
 		timeout, retries = rmppTimeout, rmppRetries
@@ -238,12 +239,16 @@ func (s *Server) Claim(port uint8, o agent.Outbound) bool {
 	}
 	class := m.MgmtClass()
 	isRMPP := mad.RMPPClass(class) && mad.RMPP(m).Active()
-	key := xferKey{port: port, tid: m.TransactionID(), class: class, lid: o.SLID}
+	key := xferKey{port: port, tid: m.TransactionID(), class: class, lid: o.SLID, resp: m.IsResponse()}
 	if isRMPP {
 		switch mad.RMPP(m).Type() {
 		case mad.RMPPTypeAck, mad.RMPPTypeStop, mad.RMPPTypeAbort:
+			// A receiver answers with the R bit of the DATA flipped, a
+			// sender aborts with it kept.
+			sndKey := key
+			sndKey.resp = !key.resp
 			s.mu.Lock()
-			snd := s.mu.senders[key]
+			snd := s.mu.senders[sndKey]
 			rcv := s.mu.receivers[key]
 			s.mu.Unlock()
 			switch {
@@ -286,16 +291,17 @@ func (s *Server) Claim(port uint8, o agent.Outbound) bool {
 		s.complete(a, p, resp, u, o.MAD)
 		return true
 	}
-	if p != nil {
-		// The transfer answers p: it is not overdue while it arrives;
-		// the receiver's own time limit bounds it.
-		s.mu.Lock()
-		p.stopTimerLocked()
-		s.mu.Unlock()
-	}
 	rcv := s.receiver(key, o, p)
 	if rcv == nil {
 		return true
+	}
+	if p != nil && !rcv.Ended() {
+		// The transfer answers p: it is not overdue while it arrives;
+		// the receiver's own time limit bounds it. A finished transfer's
+		// repeated segment answers nothing: p keeps its timer.
+		s.mu.Lock()
+		p.stopTimerLocked()
+		s.mu.Unlock()
 	}
 	msg, done, err := rcv.Handle(o.MAD)
 	switch {

@@ -144,12 +144,17 @@ func (p *pending) stopTimerLocked() {
 	}
 }
 
-// xferKey names an RMPP transfer: port, TID, class and the peer's LID.
+// xferKey names an RMPP transfer: port, TID, class, the peer's LID and
+// whether its DATA are responses. A client's RMPP request (a GetMulti) and
+// the RMPP response to it share the other four when the SA is a client of
+// the same port (the looped-back case); the kernel tells them apart by
+// agent, this key by direction.
 type xferKey struct {
 	port  uint8
 	tid   uint64
 	class mad.MgmtClass
 	lid   uint16
+	resp  bool
 }
 
 // Errors.

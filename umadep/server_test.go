@@ -427,6 +427,47 @@ func TestRMPPSend(t *testing.T) {
 	}
 }
 
+// TestRMPPLoopbackBothWays checks an RMPP request answered by an RMPP
+// response of the same TID on the same port, as when osmtest's GetMulti
+// goes to an OpenSM on its own HCA: the request's finished transfer must
+// not swallow the response's segments or ACKs.
+func TestRMPPLoopbackBothWays(t *testing.T) {
+	e := start(t)
+	const lid = 10 // the port's own: what it sends to itself comes back
+	go func() {
+		for {
+			select {
+			case r := <-e.port.sent:
+				e.srv.Claim(r.Port, agent.Outbound{Local: true, Port: r.Port, SLID: r.DLID, SrcQP: 1, MAD: r.MAD})
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	client, sa := e.dial(t, 1), e.dial(t, 1)
+	cid, _ := client.Register(reg(uint8(mad.ClassSubnAdm), 2, 1, 1, 0))
+	sid, _ := sa.Register(reg(uint8(mad.ClassSubnAdm), 2, 1, 1, 0, uint8(mad.MethodGetMulti)))
+	req := saTable(0x16, 3) // 356 bytes: two segments
+	mad.MAD(req).SetMethod(mad.MethodGetMulti)
+	if err := client.Send(umadproto.UserMAD{AgentID: cid, LID: lid, QPN: 1, TimeoutMS: 1000}, req); err != nil {
+		t.Fatal(err)
+	}
+	u, got := recv(t, sa)
+	if u.AgentID != sid || len(got) != len(req) {
+		t.Fatalf("SA got %d bytes for agent %d, want %d for %d", len(got), u.AgentID, len(req), sid)
+	}
+	resp := saTable(mad.MAD(got).TransactionID(), 15) // eight segments
+	mad.MAD(resp).SetMethod(mad.MethodGetMultiResp)
+	if err := sa.Send(umadproto.UserMAD{AgentID: sid, LID: lid, QPN: 1}, resp); err != nil {
+		t.Fatal(err)
+	}
+	u, got = recv(t, client)
+	if u.AgentID != cid || u.Status != 0 || len(got) != len(resp) || string(got[56:]) != string(resp[56:]) {
+		t.Fatalf("client got %d bytes (status %d), want the %d of the response", len(got), u.Status, len(resp))
+	}
+	waitFor(t, "both transfers completed", func() bool { st := e.srv.Stats(); return st.RMPPSent == 2 && st.RMPPRecv == 2 })
+}
+
 func TestSysfsAndISSM(t *testing.T) {
 	e := start(t)
 	for path, want := range map[string]string{
