@@ -59,14 +59,24 @@ tidy-check:
 unit:
 	$(GO) test -short ./...
 
-# test runs every test, the root-only integration tests included, one
-# package at a time: the fabric, ibsim and eBPF tests of different packages
-# would otherwise share the machine's cores and starve each other's pacing.
+# FABRIC_PKGS are the packages whose tests run fabrics, namespaces, ibsim,
+# tshark or eBPF (their tests import a test-support package that needs
+# them, or the harness); UNIT_PKGS are the others.
+FABRIC_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | \
+	awk '/testsupport\/(testenv|netnstest|fabrictest|ibsimtest|tsharktest)|ibfab\/harness/ {print $$1}')
+UNIT_PKGS = $(filter-out $(FABRIC_PKGS),$(shell $(GO) list ./...))
+
+# test runs every test, the root-only integration tests included: the unit
+# packages two at a time, then the fabric packages one at a time, since the
+# fabric, ibsim and eBPF tests of different packages would share the
+# machine's cores and starve each other's pacing.
 # IBFAB_INTEGRATION=1 turns a missing requirement into a failure, and
 # gotestnoskip fails the run on any other skip: here every test must run.
 test: deps fmt-check vet lint tidy-check
 	IBFAB_INTEGRATION=1 $(GO) run ./internal/testsupport/cmd/gotestnoskip \
-		$(GO) test -json -p 1 -count=1 -timeout 40m ./...
+		$(GO) test -json -p 2 -count=1 -timeout 10m $(UNIT_PKGS)
+	IBFAB_INTEGRATION=1 $(GO) run ./internal/testsupport/cmd/gotestnoskip \
+		$(GO) test -json -p 1 -count=1 -timeout 40m $(FABRIC_PKGS)
 
 # demo runs the main job on the built-in default fabric.
 demo: build
