@@ -87,10 +87,12 @@ func TestShim(t *testing.T) {
 	t.Run("ibping", func(t *testing.T) {
 		srv := f.For(t).StartShim(server, "ibping", "-S")
 		time.Sleep(300 * time.Millisecond) // the server registers its agent
-		out := f.For(t).MustShim(client, "ibping", "-c", "10", "-L", strconv.Itoa(int(lid[server])))
+		// -f (flood) sends each ping when the last is answered, not a
+		// second apart.
+		out := f.For(t).MustShim(client, "ibping", "-f", "-c", "10", "-L", strconv.Itoa(int(lid[server])))
 		assert.Regexp(t, `10 packets transmitted, 10 received, 0% packet loss`, out)
 		// A second client at once, from the SM's node.
-		out = f.For(t).MustShim(smNode, "ibping", "-c", "3", "-L", strconv.Itoa(int(lid[server])))
+		out = f.For(t).MustShim(smNode, "ibping", "-f", "-c", "3", "-L", strconv.Itoa(int(lid[server])))
 		assert.Contains(t, out, "0% packet loss")
 		if exited, err := srv.Exited(); exited {
 			t.Fatalf("ibping -S exited: %v\n%s", err, srv.Output())
@@ -122,9 +124,7 @@ func TestShim(t *testing.T) {
 		b, err := os.ReadFile(inv)
 		require.NoError(t, err)
 		assert.Equal(t, topo.NumNodes(), strings.Count(string(b), "DEFINE_NODE"), "nodes in the inventory")
-		out, errOut, err = f.Shim(client, "osmtest", "-f", "v", "-i", inv)
-		assert.NoError(t, err, "osmtest -f v:\n%s\n%s", fabrictest.Tail(out, 20), errOut)
-		t.Logf("osmtest -f v: %s", fabrictest.Tail(out, 4))
+		// The validations against it are interop's TestOsmtest's.
 	})
 
 	if !t.Failed() {
