@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/gopacket/gopacket v1.7.7
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5

@@ -71,6 +71,13 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	return fs, nil
 }
 
+// FabricTopology returns the topology running fabric name was brought up
+// with (its nodes added since included).
+func FabricTopology(name string) (*topologies.Topology, error) {
+	_, t, err := loadFabric(name)
+	return t, err
+}
+
 // openState reads the state of running fabric name, with an error that
 // says how to bring it up when it is not.
 func openState(name string) (*fabricState, error) {

@@ -25,6 +25,7 @@ var commands = []cli.Command{
 	{Name: "up", Summary: "bring a fabric's namespaces and links up", Run: runUp},
 	{Name: "down", Summary: "take a fabric down, removing all it created", Run: runDown},
 	{Name: "status", Summary: "show a fabric's nodes, ports, LIDs and counters", Run: runStatus},
+	{Name: "graph", Summary: "draw a fabric with its ports' state: Graphviz DOT, JSON or SVG", Run: runGraph},
 	{Name: "exec", Summary: "run a command in a node's network namespace", Run: runExec},
 	{Name: "kill", Summary: "kill a node's process (SIGKILL), as a crash would", Run: runKill},
 	{Name: "pcap", Summary: "write a sample capture of a fabric's discovery, or decode a capture", Run: runPcap},

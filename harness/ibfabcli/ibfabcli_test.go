@@ -2,6 +2,7 @@ package ibfabcli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +124,27 @@ func TestTopoCheck(t *testing.T) {
 	}
 }
 
+// TestGraphFile draws a topology file in each format.
+func TestGraphFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ft.net")
+	require.NoError(t, topologies.WriteFile(path, must(t)(topologies.FatTree(2, 1, 2))))
+	code, out, errOut := run("graph", "-f", path, "--format", "json")
+	require.Equal(t, cli.ExitOK, code, errOut)
+	var g struct {
+		Nodes []struct{ Name, Type string }
+		Links []struct{ Rate string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &g))
+	assert.Len(t, g.Nodes, 7)
+	assert.Len(t, g.Links, 6)
+	code, out, errOut = run("graph", "-f", path)
+	require.Equal(t, cli.ExitOK, code, errOut)
+	assert.Equal(t, 6, strings.Count(out, " -- "), "DOT, the default")
+	code, _, errOut = run("graph", "-f", filepath.Join(t.TempDir(), "none.net"))
+	assert.Equal(t, cli.ExitFailure, code)
+	assert.Contains(t, errOut, "ibfab graph: ")
+}
+
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -152,6 +174,9 @@ func TestUsageErrors(t *testing.T) {
 		{"four dims", []string{"topo", "mesh", "--dims", "2,2,2,2"}, "mesh with 4 dimensions"},
 		{"zero dim", []string{"topo", "torus", "--dims", "4,0"}, "torus dimension of size 0"},
 		{"stray argument", []string{"topo", "thesis8", "extra"}, `unexpected argument "extra"`},
+		{"graph two sources", []string{"graph", "--name", "x", "-f", "t.net"}, "--name and -f exclude each other"},
+		{"graph format", []string{"graph", "-f", "t.net", "--format", "png"}, `format "png": want dot, json or svg`},
+		{"graph bad name", []string{"graph", "--name", "No/Such"}, "ibfab graph: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

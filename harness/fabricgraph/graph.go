@@ -1,0 +1,201 @@
+package fabricgraph
+
+import (
+	"fmt"
+
+	"ibfab/harness"
+	"ibfab/topologies"
+)
+
+// Graph is a fabric's nodes and links. Fields may be added, never renamed
+// (docs/graph.schema.json).
+type Graph struct {
+	// Fabric is the running fabric's name; empty for a topology file.
+	Fabric string `json:"fabric,omitempty"`
+	Nodes  []Node `json:"nodes"`
+	Links  []Link `json:"links"`
+}
+
+// Node is one switch, CA or router.
+type Node struct {
+	Name  string   `json:"name"`
+	Type  NodeKind `json:"type"`
+	GUID  string   `json:"guid"`
+	Ports int      `json:"ports"`
+	// Stage is a fat tree switch's stage, 1 for the leaves; 0 elsewhere.
+	Stage int `json:"stage,omitempty"`
+	// Alive is whether the node's process runs; unset for a topology file.
+	Alive *bool `json:"alive,omitempty"`
+}
+
+// End is one end of a link: the node, the port and, when the fabric
+// runs, what the port reports.
+type End struct {
+	Node  string `json:"node"`
+	Port  int    `json:"port"`
+	State string `json:"state,omitempty"`
+	Phys  string `json:"phys,omitempty"`
+	LID   uint16 `json:"lid,omitempty"`
+}
+
+// Link is one cable.
+type Link struct {
+	A    End    `json:"a"`
+	B    End    `json:"b"`
+	Rate string `json:"rate"`
+	// State is the lesser of the ends' states; unset for a topology file.
+	State string `json:"state,omitempty"`
+}
+
+// NodeKind is a node's type as the graph names it (status's names).
+type NodeKind uint8
+
+// The node kinds.
+const (
+	KindHCA NodeKind = iota + 1
+	KindSwitch
+	KindRouter
+)
+
+var kindNames = map[NodeKind]string{KindHCA: "hca", KindSwitch: "switch", KindRouter: "router"}
+
+func (k NodeKind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("NodeKind(%d)", uint8(k))
+}
+
+// MarshalText writes the kind's name.
+func (k NodeKind) MarshalText() ([]byte, error) {
+	if _, ok := kindNames[k]; !ok {
+		return nil, fmt.Errorf("fabricgraph: no node kind %d", uint8(k))
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText reads a kind's name.
+func (k *NodeKind) UnmarshalText(b []byte) error {
+	for v, s := range kindNames {
+		if s == string(b) {
+			*k = v
+			return nil
+		}
+	}
+	return fmt.Errorf("fabricgraph: no node kind %q", b)
+}
+
+func kindOf(t topologies.NodeType) NodeKind {
+	switch t {
+	case topologies.Switch:
+		return KindSwitch
+	case topologies.Router:
+		return KindRouter
+	}
+	return KindHCA
+}
+
+// FromTopology is t's graph with no state.
+func FromTopology(t *topologies.Topology) *Graph {
+	g := &Graph{Nodes: make([]Node, 0, t.NumNodes()), Links: make([]Link, 0, t.NumLinks())}
+	var stage func(int) int
+	if l, err := topologies.LayoutFatTree(t); err == nil {
+		stage = l.Stage
+	}
+	for i, n := range t.Nodes() {
+		gn := Node{Name: n.Name, Type: kindOf(n.Type), GUID: fmt.Sprintf("0x%016x", n.GUID), Ports: n.NumPorts}
+		if stage != nil && n.Type == topologies.Switch {
+			gn.Stage = stage(i)
+		}
+		g.Nodes = append(g.Nodes, gn)
+	}
+	for _, l := range t.Links() {
+		g.Links = append(g.Links, Link{
+			A:    End{Node: t.Node(l.A.Node).Name, Port: l.A.Port},
+			B:    End{Node: t.Node(l.B.Node).Name, Port: l.B.Port},
+			Rate: topologies.Rate{Width: l.Width, Speed: l.Speed}.String(),
+		})
+	}
+	return g
+}
+
+// WithStatus is t's graph with the state s reports of fabric s.Fabric.
+// A port s does not list keeps no state.
+func WithStatus(t *topologies.Topology, s *harness.FabricStatus) *Graph {
+	g := FromTopology(t)
+	g.Fabric = s.Fabric
+	type key struct {
+		node string
+		port int
+	}
+	ports := map[key]End{}
+	alive := map[string]bool{}
+	for _, n := range s.Nodes {
+		alive[n.Name] = n.Alive
+		for _, p := range n.Ports {
+			ports[key{n.Name, p.Port}] = End{Node: n.Name, Port: p.Port, State: p.State, Phys: p.Phys, LID: p.LID}
+		}
+	}
+	for i := range g.Nodes {
+		if a, ok := alive[g.Nodes[i].Name]; ok {
+			g.Nodes[i].Alive = &a
+		}
+	}
+	for i := range g.Links {
+		l := &g.Links[i]
+		if e, ok := ports[key{l.A.Node, l.A.Port}]; ok {
+			l.A = e
+		}
+		if e, ok := ports[key{l.B.Node, l.B.Port}]; ok {
+			l.B = e
+		}
+		if l.A.State != "" && l.B.State != "" {
+			l.State = lesser(l.A.State, l.B.State)
+		}
+	}
+	return g
+}
+
+// stateRank orders the logical port states; any other (Unknown, a dead
+// node's) ranks below Down.
+var stateRank = map[string]int{"Down": 1, "Init": 2, "Armed": 3, "Active": 4}
+
+func lesser(a, b string) string {
+	if stateRank[b] < stateRank[a] {
+		return b
+	}
+	return a
+}
+
+// Format is an output format of `ibfab graph`.
+type Format uint8
+
+// The formats.
+const (
+	FormatDOT Format = iota + 1
+	FormatJSON
+	FormatSVG
+)
+
+var formatNames = map[Format]string{FormatDOT: "dot", FormatJSON: "json", FormatSVG: "svg"}
+
+func (f Format) String() string {
+	if s, ok := formatNames[f]; ok {
+		return s
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// MarshalText writes the format's name.
+func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads dot, json or svg.
+func (f *Format) UnmarshalText(b []byte) error {
+	for v, s := range formatNames {
+		if s == string(b) {
+			*f = v
+			return nil
+		}
+	}
+	return fmt.Errorf("format %q: want dot, json or svg", b)
+}
