@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -46,18 +47,19 @@ func WriteDOT(w io.Writer, g *Graph) error {
 	if name == "" {
 		name = "fabric"
 	}
-	stateless := true
-	for _, l := range g.Links {
-		if l.State != "" {
-			stateless = false
-		}
-	}
 	fmt.Fprintf(bw, "graph %s {\n", quote(name))
 	fmt.Fprintln(bw, `	graph [rankdir=TB, splines=true, overlap=false];`)
 	fmt.Fprintln(bw, `	node [fontname="Helvetica", fontsize=10];`)
 	fmt.Fprintln(bw, `	edge [fontname="Helvetica", fontsize=8];`)
-	stages := map[int][]string{}
-	for _, n := range g.Nodes {
+	writeNodes(bw, g.Nodes)
+	writeRanks(bw, g.Nodes)
+	writeLinks(bw, g.Links)
+	fmt.Fprintln(bw, "}")
+	return bw.Flush()
+}
+
+func writeNodes(w io.Writer, nodes []Node) {
+	for _, n := range nodes {
 		shape := "ellipse"
 		if n.Type == KindSwitch {
 			shape = "box"
@@ -66,33 +68,38 @@ func WriteDOT(w io.Writer, g *Graph) error {
 		if n.Alive != nil && !*n.Alive {
 			attrs += `, style=filled, fillcolor="#bdbdbd"`
 		}
-		fmt.Fprintf(bw, "\t%s [%s];\n", quote(n.Name), attrs)
+		fmt.Fprintf(w, "\t%s [%s];\n", quote(n.Name), attrs)
+	}
+}
+
+// writeRanks puts each fat tree stage on one rank, the top stage first.
+func writeRanks(w io.Writer, nodes []Node) {
+	stages := map[int][]string{}
+	for _, n := range nodes {
 		if n.Stage > 0 {
 			stages[n.Stage] = append(stages[n.Stage], n.Name)
 		}
 	}
-	keys := make([]int, 0, len(stages))
-	for s := range stages {
-		keys = append(keys, s)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(stages))
 	for _, s := range slices.Backward(keys) {
-		fmt.Fprint(bw, "\t{ rank=same;")
+		fmt.Fprint(w, "\t{ rank=same;")
 		for _, n := range stages[s] {
-			fmt.Fprintf(bw, " %s;", quote(n))
+			fmt.Fprintf(w, " %s;", quote(n))
 		}
-		fmt.Fprintln(bw, " }")
+		fmt.Fprintln(w, " }")
 	}
-	for _, l := range g.Links {
+}
+
+func writeLinks(w io.Writer, links []Link) {
+	stateless := !slices.ContainsFunc(links, func(l Link) bool { return l.State != "" })
+	for _, l := range links {
 		tip := l.Rate
 		if l.State != "" {
 			tip += " " + l.State
 		}
-		fmt.Fprintf(bw, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", tooltip=%s, %s];\n",
+		fmt.Fprintf(w, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", tooltip=%s, %s];\n",
 			quote(l.A.Node), quote(l.B.Node), l.A.Port, l.B.Port, quote(tip), linkStyle(l.State, stateless))
 	}
-	fmt.Fprintln(bw, "}")
-	return bw.Flush()
 }
 
 // ErrNoDot is returned when Graphviz's dot is not installed.
