@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"ibfab/harness"
+	"ibfab/internal/enum"
 	"ibfab/topologies"
 )
 
@@ -47,43 +48,25 @@ type Link struct {
 	State string `json:"state,omitempty"`
 }
 
+//go:generate go tool stringer -type=NodeKind,Format -linecomment
+
 // NodeKind is a node's type as the graph names it (status's names).
 type NodeKind uint8
 
 // The node kinds.
 const (
-	KindHCA NodeKind = iota + 1
-	KindSwitch
-	KindRouter
+	KindHCA    NodeKind = iota + 1 // hca
+	KindSwitch                     // switch
+	KindRouter                     // router
 )
 
-var kindNames = map[NodeKind]string{KindHCA: "hca", KindSwitch: "switch", KindRouter: "router"}
+var kinds = enum.New("node kind", KindHCA, KindSwitch, KindRouter)
 
-func (k NodeKind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return fmt.Sprintf("NodeKind(%d)", uint8(k))
-}
+// MarshalText implements encoding.TextMarshaler.
+func (k NodeKind) MarshalText() ([]byte, error) { return kinds.Marshal(k) }
 
-// MarshalText writes the kind's name.
-func (k NodeKind) MarshalText() ([]byte, error) {
-	if _, ok := kindNames[k]; !ok {
-		return nil, fmt.Errorf("fabricgraph: no node kind %d", uint8(k))
-	}
-	return []byte(k.String()), nil
-}
-
-// UnmarshalText reads a kind's name.
-func (k *NodeKind) UnmarshalText(b []byte) error {
-	for v, s := range kindNames {
-		if s == string(b) {
-			*k = v
-			return nil
-		}
-	}
-	return fmt.Errorf("fabricgraph: no node kind %q", b)
-}
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *NodeKind) UnmarshalText(b []byte) error { return kinds.Unmarshal(k, b) }
 
 func kindOf(t topologies.NodeType) NodeKind {
 	switch t {
@@ -172,30 +155,15 @@ type Format uint8
 
 // The formats.
 const (
-	FormatDOT Format = iota + 1
-	FormatJSON
-	FormatSVG
+	FormatDOT  Format = iota + 1 // dot
+	FormatJSON                   // json
+	FormatSVG                    // svg
 )
 
-var formatNames = map[Format]string{FormatDOT: "dot", FormatJSON: "json", FormatSVG: "svg"}
+var formats = enum.New("format", FormatDOT, FormatJSON, FormatSVG)
 
-func (f Format) String() string {
-	if s, ok := formatNames[f]; ok {
-		return s
-	}
-	return fmt.Sprintf("Format(%d)", uint8(f))
-}
+// MarshalText implements encoding.TextMarshaler.
+func (f Format) MarshalText() ([]byte, error) { return formats.Marshal(f) }
 
-// MarshalText writes the format's name.
-func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
-
-// UnmarshalText reads dot, json or svg.
-func (f *Format) UnmarshalText(b []byte) error {
-	for v, s := range formatNames {
-		if s == string(b) {
-			*f = v
-			return nil
-		}
-	}
-	return fmt.Errorf("format %q: want dot, json or svg", b)
-}
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (f *Format) UnmarshalText(b []byte) error { return formats.Unmarshal(f, b) }

@@ -166,7 +166,7 @@ func TestFormatText(t *testing.T) {
 		in   string
 		want fabricgraph.Format
 		ok   bool
-	}{{"dot", fabricgraph.FormatDOT, true}, {"json", fabricgraph.FormatJSON, true}, {"svg", fabricgraph.FormatSVG, true}, {"png", 0, false}, {"", 0, false}} {
+	}{{"dot", fabricgraph.FormatDOT, true}, {"json", fabricgraph.FormatJSON, true}, {"svg", fabricgraph.FormatSVG, true}, {"png", 0, false}, {"", 0, false}, {"DOT", 0, false}} {
 		var f fabricgraph.Format
 		err := f.UnmarshalText([]byte(tc.in))
 		assert.Equal(t, tc.ok, err == nil, tc.in)

@@ -175,7 +175,7 @@ func TestUsageErrors(t *testing.T) {
 		{"zero dim", []string{"topo", "torus", "--dims", "4,0"}, "torus dimension of size 0"},
 		{"stray argument", []string{"topo", "thesis8", "extra"}, `unexpected argument "extra"`},
 		{"graph two sources", []string{"graph", "--name", "x", "-f", "t.net"}, "--name and -f exclude each other"},
-		{"graph format", []string{"graph", "-f", "t.net", "--format", "png"}, `format "png": want dot, json or svg`},
+		{"graph format", []string{"graph", "-f", "t.net", "--format", "png"}, `format "png" unknown: want one of dot, json, svg`},
 		{"graph bad name", []string{"graph", "--name", "No/Such"}, "ibfab graph: "},
 	}
 	for _, tt := range tests {
