@@ -21,7 +21,12 @@ const (
 	ClassSubnDirected MgmtClass = 0x81 // subnet management, directed route
 )
 
-// String returns the class's short name, or its number in hex.
+// String returns the class's short name, or its number in hex. The
+// protocol numbers of this file (classes, methods, attributes) keep
+// hand-written names rather than stringer's: a value no name covers is
+// read off the wire, and prints in hex as OpenSM, ibdump and Wireshark
+// print it (stringer would print it in decimal); bpf's rule text relies
+// on that form.
 func (c MgmtClass) String() string {
 	switch c {
 	case ClassSubnLID:
