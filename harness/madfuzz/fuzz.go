@@ -1,0 +1,372 @@
+package madfuzz
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"ibfab/madport"
+	"ibfab/topologies"
+	"ibfab/wire/mad"
+)
+
+// Config is a fuzz run.
+type Config struct {
+	// Port is where the MADs go from: port 1 of topology node From.
+	Port madport.Port
+	Topo *topologies.Topology
+	From int
+	// Targets are the nodes the MADs go to (all when empty).
+	Targets []int
+	// LIDs are the nodes' base LIDs when an SM assigned them (by node
+	// index; nil or 0: not known): LID-routed SMPs and GMPs need them.
+	LIDs []uint16
+	MADs int
+	Seed uint64
+	// CheckEvery is how many MADs go between liveness checks (10,000).
+	CheckEvery int
+	// Timeout bounds a liveness Get (1 s); a node gets three.
+	Timeout time.Duration
+	// Window is how many fuzz MADs may wait for an answer (256), each
+	// for at most Age (50 ms; many get none, as the spec wants): the run
+	// does not wait for each one, but does not flood the port either.
+	Window int
+	Age    time.Duration
+	// Progress, when set, is called after every liveness check.
+	Progress func(sent int, r *Report)
+}
+
+// Report is what a run did.
+type Report struct {
+	Seed     uint64         `json:"seed"`
+	MADs     int            `json:"mads"`
+	Sent     int            `json:"sent"`
+	SendErrs int            `json:"send_errors"`
+	Answered int            `json:"answered"` // responses to fuzz MADs
+	ByShape  map[string]int `json:"by_shape"`
+	// ByStatus counts the answers by MAD status (hex), the transport's
+	// hand-backs (no answer within the attach point's timeout) as
+	// "timeout".
+	ByStatus  map[string]int `json:"by_status"`
+	Checks    int            `json:"checks"`
+	Failures  []Failure      `json:"failures,omitempty"`
+	Seconds   float64        `json:"seconds"`
+	MADsPerS  float64        `json:"mads_per_second"`
+	OtherRecv int            `json:"other_received"` // traps, requests, late answers
+}
+
+// Failure is a liveness check a node failed.
+type Failure struct {
+	AfterMAD int    `json:"after_mad"`
+	Node     string `json:"node"`
+	Err      string `json:"error"`
+	// Last are the fuzz MADs sent just before (hex, up to 256), newest
+	// last.
+	Last []string `json:"last"`
+}
+
+const (
+	defaultCheckEvery = 10000
+	defaultTimeout    = time.Second
+	defaultWindow     = 256
+	defaultAge        = 50 * time.Millisecond
+	probeTIDBase      = uint64(0x7fab) << 48
+	fuzzTIDBase       = uint64(0x6fab) << 48
+	lastKept          = 256
+)
+
+// Run sends c.MADs fuzz MADs and checks liveness as it goes. It returns
+// an error only when it cannot run (bad config, the port closed); what
+// the fabric did is in the report.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	if err := c.defaults(); err != nil {
+		return nil, err
+	}
+	paths := Paths(c.Topo, c.From)
+	targets, err := c.targets(paths)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Seed: c.Seed, MADs: c.MADs, ByShape: map[string]int{}, ByStatus: map[string]int{}}
+	rn := &runner{c: c, r: r, paths: paths, probes: map[uint64]chan madport.MAD{}, waiting: map[uint64]time.Time{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); rn.receive(ctx) }()
+	defer wg.Wait()
+	defer cancel()
+
+	g := newGenerator(c.Seed, c.Topo, targets)
+	start := time.Now()
+	for i := range c.MADs {
+		if err := rn.send(ctx, g, uint64(i)); err != nil {
+			return r, err
+		}
+		if (i+1)%c.CheckEvery == 0 || i+1 == c.MADs {
+			ok := rn.check(ctx, i+1)
+			if c.Progress != nil {
+				c.Progress(i+1, r)
+			}
+			if !ok {
+				break // the fabric is broken: what follows would only blur it
+			}
+		}
+	}
+	r.Seconds = time.Since(start).Seconds()
+	if r.Seconds > 0 {
+		r.MADsPerS = float64(r.Sent) / r.Seconds
+	}
+	return r, nil
+}
+
+func (c *Config) defaults() error {
+	if c.Port == nil || c.Topo == nil {
+		return errors.New("madfuzz: Config needs a Port and a Topo")
+	}
+	if c.From < 0 || c.From >= c.Topo.NumNodes() {
+		return fmt.Errorf("madfuzz: no node %d", c.From)
+	}
+	if c.MADs <= 0 {
+		return fmt.Errorf("madfuzz: %d MADs", c.MADs)
+	}
+	if c.CheckEvery <= 0 {
+		c.CheckEvery = defaultCheckEvery
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = defaultTimeout
+	}
+	if c.Window <= 0 {
+		c.Window = defaultWindow
+	}
+	if c.Age <= 0 {
+		c.Age = defaultAge
+	}
+	return nil
+}
+
+func (c *Config) targets(paths [][]uint8) ([]target, error) {
+	nodes := c.Targets
+	if len(nodes) == 0 {
+		for i := range c.Topo.NumNodes() {
+			nodes = append(nodes, i)
+		}
+	}
+	var out []target
+	for _, n := range nodes {
+		if n < 0 || n >= len(paths) || paths[n] == nil {
+			return nil, fmt.Errorf("madfuzz: node %d is not reachable from %s", n, c.Topo.Node(c.From).Name)
+		}
+		t := target{node: n, path: paths[n]}
+		if n < len(c.LIDs) {
+			t.lid = c.LIDs[n]
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Paths returns the directed route from port 1 of node from to every
+// node of t, by breadth-first search (nil for a node it cannot reach).
+func Paths(t *topologies.Topology, from int) [][]uint8 {
+	paths := make([][]uint8, t.NumNodes())
+	paths[from] = []uint8{0}
+	queue := []int{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		node := t.Node(n)
+		if n != from && node.Type != topologies.Switch {
+			continue // a CA does not forward
+		}
+		for p := 1; p <= node.NumPorts; p++ {
+			if n == from && p != 1 {
+				break
+			}
+			peer, ok := t.Peer(topologies.PortRef{Node: n, Port: p})
+			if !ok || paths[peer.Node] != nil {
+				continue
+			}
+			paths[peer.Node] = append(append([]uint8(nil), paths[n]...), uint8(p))
+			queue = append(queue, peer.Node)
+		}
+	}
+	return paths
+}
+
+// runner is one run's state.
+type runner struct {
+	c     Config
+	r     *Report
+	paths [][]uint8
+
+	mu      sync.Mutex
+	probes  map[uint64]chan madport.MAD
+	waiting map[uint64]time.Time // fuzz MADs waiting for an answer, by TID: when sent
+	last    [][]byte
+}
+
+// room waits until fewer than Window fuzz MADs wait for an answer, those
+// older than Age given up.
+func (rn *runner) room(ctx context.Context) error {
+	for {
+		rn.mu.Lock()
+		if len(rn.waiting) >= rn.c.Window {
+			now := time.Now()
+			for tid, at := range rn.waiting {
+				if now.Sub(at) > rn.c.Age {
+					delete(rn.waiting, tid)
+				}
+			}
+		}
+		n := len(rn.waiting)
+		rn.mu.Unlock()
+		if n < rn.c.Window {
+			return nil
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (rn *runner) send(ctx context.Context, g *generator, i uint64) error {
+	if err := rn.room(ctx); err != nil {
+		return err
+	}
+	tid := fuzzTIDBase | i
+	m, shape, lid := g.make(tid)
+	qp := uint32(1)
+	if c := mad.MAD(m).MgmtClass(); c.IsSubn() {
+		qp = 0
+	}
+	rn.mu.Lock()
+	rn.last = append(rn.last, m)
+	if len(rn.last) > lastKept {
+		rn.last = rn.last[1:]
+	}
+	rn.r.ByShape[shape.String()]++
+	rn.waiting[tid] = time.Now()
+	rn.mu.Unlock()
+	err := rn.c.Port.Send(madport.MAD{LID: lid, QP: qp, QKey: 0x8001_0000, Data: m})
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if errors.Is(err, madport.ErrClosed) {
+		return err
+	}
+	if err != nil {
+		rn.r.SendErrs++
+		return nil
+	}
+	rn.r.Sent++
+	return nil
+}
+
+// receive takes everything the port receives: a liveness probe's answer
+// goes to its waiter, a fuzz MAD's answer is counted.
+func (rn *runner) receive(ctx context.Context) {
+	for {
+		m, err := rn.c.Port.Recv(ctx)
+		if err != nil {
+			return
+		}
+		if len(m.Data) < mad.MADHeaderSize {
+			continue
+		}
+		h := mad.MAD(m.Data)
+		tid := h.TransactionID()
+		rn.mu.Lock()
+		switch {
+		case rn.probes[tid] != nil:
+			rn.probes[tid] <- m
+			delete(rn.probes, tid)
+		case tid>>48 == fuzzTIDBase>>48 && (h.IsResponse() || m.Status != 0):
+			rn.r.Answered++
+			st := fmt.Sprintf("%#04x", uint16(h.Status()))
+			if m.Status != 0 {
+				st = "timeout"
+			}
+			rn.r.ByStatus[st]++
+			delete(rn.waiting, tid)
+		default:
+			rn.r.OtherRecv++
+		}
+		rn.mu.Unlock()
+	}
+}
+
+// check sends a NodeInfo Get by directed route to every node, three tries
+// each, records those that do not answer and reports whether all did.
+func (rn *runner) check(ctx context.Context, after int) bool {
+	rn.mu.Lock()
+	rn.r.Checks++
+	rn.mu.Unlock()
+	for n, path := range rn.paths {
+		if path == nil {
+			continue
+		}
+		var err error
+		for try := range 3 {
+			if err = rn.probe(ctx, uint64(after)<<16|uint64(n)<<2|uint64(try), path); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			rn.fail(after, rn.c.Topo.Node(n).Name, err)
+		}
+	}
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return len(rn.r.Failures) == 0
+}
+
+func (rn *runner) probe(ctx context.Context, seq uint64, path []uint8) error {
+	tid := probeTIDBase | seq&0xffff_ffff_ffff
+	m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: tid, AttrID: mad.AttrNodeInfo, Path: path})
+	if err != nil {
+		return err
+	}
+	ch := make(chan madport.MAD, 1)
+	rn.mu.Lock()
+	rn.probes[tid] = ch
+	rn.mu.Unlock()
+	defer func() {
+		rn.mu.Lock()
+		delete(rn.probes, tid)
+		rn.mu.Unlock()
+	}()
+	if err := rn.c.Port.Send(madport.MAD{LID: mad.PermissiveLID, Data: m}); err != nil {
+		return err
+	}
+	timer := time.NewTimer(rn.c.Timeout)
+	defer timer.Stop()
+	select {
+	case a := <-ch:
+		if a.Status != 0 {
+			return fmt.Errorf("NodeInfo Get handed back (status %d): no answer", a.Status)
+		}
+		if st := mad.DRSMP(a.Data).Status(); st != 0 {
+			return fmt.Errorf("NodeInfo Get answered with status %#04x", uint16(st))
+		}
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("no answer to NodeInfo Get in %v", rn.c.Timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (rn *runner) fail(after int, node string, err error) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	f := Failure{AfterMAD: after, Node: node, Err: err.Error()}
+	for _, m := range rn.last {
+		f.Last = append(f.Last, hex.EncodeToString(m))
+	}
+	rn.r.Failures = append(rn.r.Failures, f)
+}
