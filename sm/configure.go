@@ -295,7 +295,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 			return
 		}
 		got := mad.PortInfo(r.Data).Fields()
-		s.setKey(sn.Topo.Node(sw).GUID, &got)
+		s.mk.Set(sn.Topo.Node(sw).GUID, &got)
 		sn.PortInfo[sw][0] = got
 	})
 }
@@ -304,7 +304,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 // SM's, and the M_Key fields the SM wants.
 func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
 	return pi.LID == sn.LID[i][p] && pi.LMC == sn.LMC[i][p] && pi.MasterSMLID == sn.SMLID &&
-		pi.SubnetTimeOut == s.cfg.SubnetTimeOut && s.keyFieldsOK(portGUID(sn, i, p), pi)
+		pi.SubnetTimeOut == s.cfg.SubnetTimeOut && s.mk.FieldsOK(portGUID(sn, i, p), pi)
 }
 
 // setMgmt writes the LID and M_Key fields of end port p of node i into
@@ -312,7 +312,7 @@ func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
 func (s *SM) setMgmt(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 	pi.LID, pi.LMC, pi.MasterSMLID = sn.LID[i][p], sn.LMC[i][p], sn.SMLID
 	pi.SubnetTimeOut = s.cfg.SubnetTimeOut
-	s.setKeyFields(portGUID(sn, i, p), pi)
+	s.mk.SetFields(portGUID(sn, i, p), pi)
 }
 
 // keyFields writes into pi, a PortInfo Set to port p of node i, the
@@ -323,7 +323,7 @@ func (s *SM) keyFields(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 	if sn.IsSwitch(i) {
 		p = 0
 	}
-	s.setKeyFields(portGUID(sn, i, p), pi)
+	s.mk.SetFields(portGUID(sn, i, p), pi)
 }
 
 // sl2vl returns the SLtoVL table spreading the 16 SLs over the data VLs
@@ -558,7 +558,7 @@ func (s *SM) sendActivation(sn *Subnet, p portPlan, cur, pi *mad.PortInfoFields,
 		}
 		got := mad.PortInfo(r.Data).Fields()
 		if mgmt {
-			s.setKey(portGUID(sn, p.node, p.port), &got)
+			s.mk.Set(portGUID(sn, p.node, p.port), &got)
 		}
 		if asked != mad.PortStateNoChange && got.PortState != asked {
 			problem("%s port %d is %v, asked for %v", t.Node(p.node).Name, p.port, got.PortState, asked)
