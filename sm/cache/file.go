@@ -1,13 +1,38 @@
 package cache
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
+
+// readLines calls each with every line of r that is not blank or a
+// comment (starting with '#'), trimmed, and its fields, until one fails:
+// both files are read so. Errors, each's and the reader's, are wrapped
+// in errFile and name the line.
+func readLines(r io.Reader, errFile error, each func(s string, fields []string) error) error {
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		if err := each(s, strings.Fields(s)); err != nil {
+			return fmt.Errorf("%w: line %d: %w", errFile, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: line %d: %w", errFile, line+1, err)
+	}
+	return nil
+}
 
 // load reads the cache file at path with read; a missing file is
 // empty(), as an SM's first start has none.

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"ibfab/wire/mad"
 )
@@ -55,45 +53,42 @@ func NewLIDMap() *LIDMap {
 // ReadLIDMap parses a GUID→LID file. Errors name the line.
 func ReadLIDMap(r io.Reader) (*LIDMap, error) {
 	m := NewLIDMap()
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
-		fields := strings.Fields(s)
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("%w: line %d: want GUID, first LID and last LID, got %q", ErrLIDFile, line, s)
-		}
-		guid, err := strconv.ParseUint(fields[0], 0, 64)
-		if err != nil || guid == 0 {
-			return nil, fmt.Errorf("%w: line %d: bad GUID %q", ErrLIDFile, line, fields[0])
-		}
-		lo, err1 := strconv.ParseUint(fields[1], 0, 16)
-		hi, err2 := strconv.ParseUint(fields[2], 0, 16)
-		if err1 != nil || err2 != nil || lo == 0 || hi < lo || hi >= mad.MulticastLIDBase {
-			return nil, fmt.Errorf("%w: line %d: bad LID range %s-%s", ErrLIDFile, line, fields[1], fields[2])
-		}
-		n := int(hi-lo) + 1
-		if n&(n-1) != 0 || n > 128 || int(lo)%n != 0 {
-			return nil, fmt.Errorf("%w: line %d: LIDs %d-%d are not an aligned block of 2^LMC", ErrLIDFile, line, lo, hi)
-		}
-		if _, dup := m.byGUID[guid]; dup {
-			return nil, fmt.Errorf("%w: line %d: GUID %#x listed twice", ErrLIDFile, line, guid)
-		}
-		for l := lo; l <= hi; l++ {
-			if o, taken := m.owner[uint16(l)]; taken {
-				return nil, fmt.Errorf("%w: line %d: LID %d already belongs to GUID %#x", ErrLIDFile, line, l, o)
-			}
-		}
-		m.hold(guid, lidBlock{uint16(lo), n})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: line %d: %w", ErrLIDFile, line+1, err)
+	if err := readLines(r, ErrLIDFile, m.readLine); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// readLine takes in a line of a GUID→LID file, s split into fields: a
+// GUID and the aligned block it holds, which no GUID before it holds
+// part of.
+func (m *LIDMap) readLine(s string, fields []string) error {
+	if len(fields) != 3 {
+		return fmt.Errorf("want GUID, first LID and last LID, got %q", s)
+	}
+	guid, err := strconv.ParseUint(fields[0], 0, 64)
+	if err != nil || guid == 0 {
+		return fmt.Errorf("bad GUID %q", fields[0])
+	}
+	lo, err1 := strconv.ParseUint(fields[1], 0, 16)
+	hi, err2 := strconv.ParseUint(fields[2], 0, 16)
+	if err1 != nil || err2 != nil || lo == 0 || hi < lo || hi >= mad.MulticastLIDBase {
+		return fmt.Errorf("bad LID range %s-%s", fields[1], fields[2])
+	}
+	n := int(hi-lo) + 1
+	if n&(n-1) != 0 || n > 128 || int(lo)%n != 0 {
+		return fmt.Errorf("LIDs %d-%d are not an aligned block of 2^LMC", lo, hi)
+	}
+	if _, dup := m.byGUID[guid]; dup {
+		return fmt.Errorf("GUID %#x listed twice", guid)
+	}
+	for l := lo; l <= hi; l++ {
+		if o, taken := m.owner[uint16(l)]; taken {
+			return fmt.Errorf("LID %d already belongs to GUID %#x", l, o)
+		}
+	}
+	m.hold(guid, lidBlock{uint16(lo), n})
+	return nil
 }
 
 // LoadLIDMap reads the file at path; a missing file is an empty map.

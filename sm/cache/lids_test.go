@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,12 +24,7 @@ func TestReadLIDMap(t *testing.T) {
 	assert.EqualValues(t, 8, base)
 	assert.Equal(t, 4, n)
 
-	var b bytes.Buffer
-	_, err = m.WriteTo(&b)
-	require.NoError(t, err)
-	again, err := cache.ReadLIDMap(&b)
-	require.NoError(t, err)
-	assert.Equal(t, m, again, "round trip")
+	assert.Equal(t, m, reread(t, m, cache.ReadLIDMap), "round trip")
 
 	tests := []struct{ name, in, want string }{
 		{"two fields", "0x10 1\n", "line 1: want GUID"},
@@ -62,15 +58,7 @@ func FuzzReadLIDMap(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var b bytes.Buffer
-		if _, err := m.WriteTo(&b); err != nil {
-			t.Fatal(err)
-		}
-		again, err := cache.ReadLIDMap(&b)
-		if err != nil {
-			t.Fatalf("reading back what we wrote: %v\n%s", err, b.String())
-		}
-		if again.Len() != m.Len() {
+		if again := reread(t, m, cache.ReadLIDMap); again.Len() != m.Len() {
 			t.Fatalf("%d GUIDs, %d after a round trip", m.Len(), again.Len())
 		}
 	})
@@ -86,4 +74,19 @@ func TestLoadLIDMap(t *testing.T) {
 	_, err = cache.LoadLIDMap(bad)
 	assert.ErrorIs(t, err, cache.ErrLIDFile)
 	assert.Contains(t, err.Error(), bad)
+}
+
+// reread writes c in its file format and reads it back with read, as the
+// round trips check: what a cache writes, it reads.
+func reread[T io.WriterTo](t *testing.T, c T, read func(io.Reader) (T, error)) T {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := read(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("reading back what was written: %v\n%s", err, b.String())
+	}
+	return back
 }

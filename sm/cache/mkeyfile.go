@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -43,53 +42,47 @@ type MKeyCache struct {
 // ReadMKeyCache parses an M_Key cache file.
 func ReadMKeyCache(r io.Reader) (*MKeyCache, error) {
 	c := &MKeyCache{Keys: map[uint64]uint64{}, Paths: map[uint64]string{}}
-	sc := bufio.NewScanner(r)
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: line %d: %s", ErrMKeyFile, line, fmt.Sprintf(format, args...))
-	}
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
-		fields := strings.Fields(s)
-		if fields[0] == "smport" {
-			g, err := strconv.ParseUint(fields[len(fields)-1], 0, 64)
-			if len(fields) != 2 || err != nil || g == 0 {
-				return nil, bad("want smport and the SM's port GUID, got %q", s)
-			}
-			c.SMPort = g
-			continue
-		}
-		if len(fields) != 2 && len(fields) != 3 {
-			return nil, bad("want port GUID, M_Key and maybe a route, got %q", s)
-		}
-		guid, err := strconv.ParseUint(fields[0], 0, 64)
-		if err != nil || guid == 0 {
-			return nil, bad("bad GUID %q", fields[0])
-		}
-		key, err := strconv.ParseUint(fields[1], 0, 64)
-		if err != nil {
-			return nil, bad("bad M_Key %q", fields[1])
-		}
-		if _, dup := c.Keys[guid]; dup {
-			return nil, bad("GUID %#x listed twice", guid)
-		}
-		c.Keys[guid] = key
-		if len(fields) == 3 {
-			path, err := parsePath(fields[2])
-			if err != nil {
-				return nil, bad("route %q: %v", fields[2], err)
-			}
-			c.Paths[guid] = txn.PathString(path)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: line %d: %w", ErrMKeyFile, line+1, err)
+	if err := readLines(r, ErrMKeyFile, c.readLine); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// readLine takes in a line of an M_Key cache file, s split into fields:
+// the SM's port, or a port GUID not listed before, its key and maybe its
+// route.
+func (c *MKeyCache) readLine(s string, fields []string) error {
+	if fields[0] == "smport" {
+		g, err := strconv.ParseUint(fields[len(fields)-1], 0, 64)
+		if len(fields) != 2 || err != nil || g == 0 {
+			return fmt.Errorf("want smport and the SM's port GUID, got %q", s)
+		}
+		c.SMPort = g
+		return nil
+	}
+	if len(fields) != 2 && len(fields) != 3 {
+		return fmt.Errorf("want port GUID, M_Key and maybe a route, got %q", s)
+	}
+	guid, err := strconv.ParseUint(fields[0], 0, 64)
+	if err != nil || guid == 0 {
+		return fmt.Errorf("bad GUID %q", fields[0])
+	}
+	key, err := strconv.ParseUint(fields[1], 0, 64)
+	if err != nil {
+		return fmt.Errorf("bad M_Key %q", fields[1])
+	}
+	if _, dup := c.Keys[guid]; dup {
+		return fmt.Errorf("GUID %#x listed twice", guid)
+	}
+	c.Keys[guid] = key
+	if len(fields) == 3 {
+		path, err := parsePath(fields[2])
+		if err != nil {
+			return fmt.Errorf("route %q: %v", fields[2], err)
+		}
+		c.Paths[guid] = txn.PathString(path)
+	}
+	return nil
 }
 
 // parsePath reads a directed route as pathString spells it: "0", then

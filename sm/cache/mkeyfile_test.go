@@ -62,14 +62,7 @@ func FuzzReadMKeyCache(f *testing.F) {
 			}
 			return
 		}
-		var b bytes.Buffer
-		if _, err := c.WriteTo(&b); err != nil {
-			t.Fatal(err)
-		}
-		back, err := cache.ReadMKeyCache(&b)
-		if err != nil {
-			t.Fatalf("%q wrote %q: %v", text, b.String(), err)
-		}
+		back := reread(t, c, cache.ReadMKeyCache)
 		assert.Equal(t, c.Keys, back.Keys)
 		assert.Equal(t, c.Paths, back.Paths)
 		assert.Equal(t, c.SMPort, back.SMPort)
