@@ -493,10 +493,10 @@ func (s *SM) activatePort(sn *Subnet, p portPlan, want mad.PortState, res *Resul
 }
 
 // activationPortInfo is the PortInfo to Set on planned port p, read as
-// cur: its MTU, VLs, high limit and extended speeds, and a management
-// port's LIDs and M_Key fields (a switch port's M_Key fields, which a
-// protected port may have read back as 0). A port that supports none of
-// the extended speeds asked for is a warning in the Armed pass.
+// cur: its MTU, VLs, high limit and extended speeds, and an end port's
+// LIDs and M_Key fields, or a switch port's M_Key fields, its port 0's
+// (a protected port may have read them back as 0). A port that supports
+// none of the extended speeds asked for is a warning in the Armed pass.
 func (s *SM) activationPortInfo(sn *Subnet, p portPlan, want mad.PortState, cur *mad.PortInfoFields, mgmt bool, res *Result) mad.PortInfoFields {
 	pi := forSet(*cur)
 	pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls

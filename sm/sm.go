@@ -65,8 +65,9 @@ type SM struct {
 }
 
 // caches is what the SM remembers of the devices from one sweep to the
-// next: the LID and M_Key caches (kept in files beside each other when
-// Config.LIDFile is set), the shadow of what it wrote (configure.go), and
+// next: the LID and M_Key caches (package sm/cache, behind LIDCache and
+// KeyCache; kept in files beside each other when Config.LIDFile is set),
+// the M_Key manager's counters, the shadow of what it wrote (configure.go), and
 // the NodeDescriptions read. Owned by the SM's goroutine; no lock.
 type caches struct {
 	lids      LIDCache    // *cache.LIDMap
