@@ -521,7 +521,7 @@ func (s *SM) awaitChange(ctx context.Context, up bool) (Trigger, error) {
 		// for again every SweepInterval: each of those SMPs keeps their
 		// lease running out, and once it has, the next sweep takes them
 		// (and reaches what lies behind them).
-		protected := s.mk.unreadable > 0
+		protected := s.mkm.unreadable > 0
 		if up && !s.dirty && s.installed && !protected {
 			return s.watchForChange(ctx)
 		}

@@ -99,7 +99,8 @@ type MKeyConfig struct {
 	OnMKeyEvent func(MKeyEvent)
 }
 
-// LIDConfig is how LIDs are assigned (lids.go) and kept.
+// LIDConfig is how LIDs are assigned (the LID cache, package sm/cache)
+// and kept.
 type LIDConfig struct {
 	// LMC gives CA ports 2^LMC LIDs (switches get one) and turns
 	// multipath routing on (multipath.go): alias i of a port gets a route

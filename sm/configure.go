@@ -295,7 +295,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 			return
 		}
 		got := mad.PortInfo(r.Data).Fields()
-		s.setKey(sn.Topo.Node(sw).GUID, &got)
+		s.mk.Set(sn.Topo.Node(sw).GUID, &got)
 		sn.PortInfo[sw][0] = got
 	})
 }
@@ -304,7 +304,7 @@ func (s *SM) fixPort0(sn *Subnet, sw int, problem func(string, ...any)) {
 // SM's, and the M_Key fields the SM wants.
 func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
 	return pi.LID == sn.LID[i][p] && pi.LMC == sn.LMC[i][p] && pi.MasterSMLID == sn.SMLID &&
-		pi.SubnetTimeOut == s.cfg.SubnetTimeOut && s.keyFieldsOK(portGUID(sn, i, p), pi)
+		pi.SubnetTimeOut == s.cfg.SubnetTimeOut && s.mk.FieldsOK(portGUID(sn, i, p), pi)
 }
 
 // setMgmt writes the LID and M_Key fields of end port p of node i into
@@ -312,7 +312,7 @@ func (s *SM) mgmtOK(sn *Subnet, i, p int, pi *mad.PortInfoFields) bool {
 func (s *SM) setMgmt(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 	pi.LID, pi.LMC, pi.MasterSMLID = sn.LID[i][p], sn.LMC[i][p], sn.SMLID
 	pi.SubnetTimeOut = s.cfg.SubnetTimeOut
-	s.setKeyFields(portGUID(sn, i, p), pi)
+	s.mk.SetFields(portGUID(sn, i, p), pi)
 }
 
 // keyFields writes into pi, a PortInfo Set to port p of node i, the
@@ -323,7 +323,7 @@ func (s *SM) keyFields(sn *Subnet, i, p int, pi *mad.PortInfoFields) {
 	if sn.IsSwitch(i) {
 		p = 0
 	}
-	s.setKeyFields(portGUID(sn, i, p), pi)
+	s.mk.SetFields(portGUID(sn, i, p), pi)
 }
 
 // sl2vl returns the SLtoVL table spreading the 16 SLs over the data VLs
@@ -459,74 +459,112 @@ func (s *SM) vlArb(sn *Subnet, p portPlan, problem func(string, ...any)) {
 }
 
 // activate configures every planned port while arming it, then activates
-// them all.
+// them all: two passes over the plan, Armed then Active, each run to its
+// end before the next, as a port goes Active only once its neighbour is
+// Armed.
 func (s *SM) activate(ctx context.Context, sn *Subnet, plan []portPlan, res *Result) error {
-	t := sn.Topo
-	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
 	for _, want := range []mad.PortState{mad.PortStateArmed, mad.PortStateActive} {
 		for _, p := range plan {
-			cur := sn.PortInfo[p.node][p.port]
-			pi := forSet(cur)
-			pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
-			pi.VLHighLimit = s.qosHighLimit(p.mtu)
-			if p.noExt && want == mad.PortStateArmed {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s port %d supports none of the extended speeds %v; left as it is",
-					t.Node(p.node).Name, p.port, s.cfg.LinkSpeedExt))
-			}
-			if !extOK(&cur, p.ext) {
-				pi.LinkSpeedExtEnabled = p.ext
-			}
-			mgmt := !sn.IsSwitch(p.node)
-			if mgmt {
-				s.setMgmt(sn, p.node, p.port, &pi)
-			} else {
-				s.keyFields(sn, p.node, p.port, &pi) // a protected port may have read it back as 0
-			}
-			state := cur.PortState
-			if state == mad.PortStateDown {
-				// Never "configured already": the link is in the plan.
-				problem("%s port %d went Down", t.Node(p.node).Name, p.port)
-				continue
-			}
-			switch {
-			case want == mad.PortStateArmed && state == mad.PortStateInit:
-				pi.PortState = mad.PortStateArmed
-			case want == mad.PortStateActive && state == mad.PortStateArmed:
-				pi.PortState = mad.PortStateActive
-			case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == pi.VLHighLimit &&
-				extOK(&cur, p.ext) && (!mgmt || s.mgmtOK(sn, p.node, p.port, &cur)):
-				continue // configured already, nothing to move
-			case want == mad.PortStateActive:
-				continue // configured with the Armed pass
-			}
-			req := s.activationRequest(sn, p.node, p.port)
-			if pi.LinkSpeedExtEnabled != mad.LinkSpeedExtNoChange {
-				req.Mod |= mad.PortInfoSMSupportsExtendedSpeeds // else the port ignores the field
-			}
-			req.Data = mad.AppendPortInfo(nil, &pi)
-			s.tx.Set(req, func(r *txn.Response) {
-				if r.Err != nil {
-					problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, pi.PortState, r.Err)
-					if mgmt {
-						s.setRefused(sn.path(p.node, p.port), &cur, r.Err)
-					}
-					return
-				}
-				got := mad.PortInfo(r.Data).Fields()
-				if mgmt {
-					s.setKey(portGUID(sn, p.node, p.port), &got)
-				}
-				if pi.PortState != mad.PortStateNoChange && got.PortState != pi.PortState {
-					problem("%s port %d is %v, asked for %v", t.Node(p.node).Name, p.port, got.PortState, pi.PortState)
-				}
-				sn.PortInfo[p.node][p.port] = got
-			})
+			s.activatePort(sn, p, want, res)
 		}
 		if err := s.tx.Run(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// activatePort queues the PortInfo Set that moves planned port p towards
+// want, configuring it on the way; nothing for a port configured already
+// and in the state the pass wants, a problem for one gone Down.
+func (s *SM) activatePort(sn *Subnet, p portPlan, want mad.PortState, res *Result) {
+	cur := sn.PortInfo[p.node][p.port]
+	mgmt := !sn.IsSwitch(p.node)
+	pi := s.activationPortInfo(sn, p, want, &cur, mgmt, res)
+	if cur.PortState == mad.PortStateDown {
+		// Never "configured already": the link is in the plan.
+		res.Problems = append(res.Problems, fmt.Sprintf("%s port %d went Down", sn.Topo.Node(p.node).Name, p.port))
+		return
+	}
+	if !s.activationMoves(sn, p, want, &cur, &pi, mgmt) {
+		return
+	}
+	s.sendActivation(sn, p, &cur, &pi, mgmt, res)
+}
+
+// activationPortInfo is the PortInfo to Set on planned port p, read as
+// cur: its MTU, VLs, high limit and extended speeds, and an end port's
+// LIDs and M_Key fields, or a switch port's M_Key fields, its port 0's
+// (a protected port may have read them back as 0). A port that supports
+// none of the extended speeds asked for is a warning in the Armed pass.
+func (s *SM) activationPortInfo(sn *Subnet, p portPlan, want mad.PortState, cur *mad.PortInfoFields, mgmt bool, res *Result) mad.PortInfoFields {
+	pi := forSet(*cur)
+	pi.NeighborMTU, pi.OperationalVLs = p.mtu, p.vls
+	pi.VLHighLimit = s.qosHighLimit(p.mtu)
+	if p.noExt && want == mad.PortStateArmed {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s port %d supports none of the extended speeds %v; left as it is",
+			sn.Topo.Node(p.node).Name, p.port, s.cfg.LinkSpeedExt))
+	}
+	if !extOK(cur, p.ext) {
+		pi.LinkSpeedExtEnabled = p.ext
+	}
+	if mgmt {
+		s.setMgmt(sn, p.node, p.port, &pi)
+	} else {
+		s.keyFields(sn, p.node, p.port, &pi)
+	}
+	return pi
+}
+
+// activationMoves sets the state pi moves port p to in the pass towards
+// want and reports whether the port needs a Set: Init to Armed in the
+// Armed pass, Armed to Active in the Active one; a port in another state
+// needs one in the Armed pass only, and only when it is not configured
+// already.
+func (s *SM) activationMoves(sn *Subnet, p portPlan, want mad.PortState, cur, pi *mad.PortInfoFields, mgmt bool) bool {
+	switch {
+	case want == mad.PortStateArmed && cur.PortState == mad.PortStateInit:
+		pi.PortState = mad.PortStateArmed
+	case want == mad.PortStateActive && cur.PortState == mad.PortStateArmed:
+		pi.PortState = mad.PortStateActive
+	case cur.NeighborMTU == p.mtu && cur.OperationalVLs == p.vls && cur.VLHighLimit == pi.VLHighLimit &&
+		extOK(cur, p.ext) && (!mgmt || s.mgmtOK(sn, p.node, p.port, cur)):
+		return false // configured already, nothing to move
+	case want == mad.PortStateActive:
+		return false // configured with the Armed pass
+	}
+	return true
+}
+
+// sendActivation queues the Set of pi on planned port p, read as cur;
+// its answer is what the SM keeps of the port (and of a management
+// port's M_Key), and a port not in the state asked for is a problem.
+func (s *SM) sendActivation(sn *Subnet, p portPlan, cur, pi *mad.PortInfoFields, mgmt bool, res *Result) {
+	t := sn.Topo
+	problem := func(format string, args ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, args...)) }
+	req := s.activationRequest(sn, p.node, p.port)
+	if pi.LinkSpeedExtEnabled != mad.LinkSpeedExtNoChange {
+		req.Mod |= mad.PortInfoSMSupportsExtendedSpeeds // else the port ignores the field
+	}
+	req.Data = mad.AppendPortInfo(nil, pi)
+	asked := pi.PortState
+	s.tx.Set(req, func(r *txn.Response) {
+		if r.Err != nil {
+			problem("PortInfo %d of %s to %v: %v", p.port, t.Node(p.node).Name, asked, r.Err)
+			if mgmt {
+				s.setRefused(sn.path(p.node, p.port), cur, r.Err)
+			}
+			return
+		}
+		got := mad.PortInfo(r.Data).Fields()
+		if mgmt {
+			s.mk.Set(portGUID(sn, p.node, p.port), &got)
+		}
+		if asked != mad.PortStateNoChange && got.PortState != asked {
+			problem("%s port %d is %v, asked for %v", t.Node(p.node).Name, p.port, got.PortState, asked)
+		}
+		sn.PortInfo[p.node][p.port] = got
+	})
 }
 
 // activationRequest addresses PortInfo of port p of node i for

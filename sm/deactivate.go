@@ -203,7 +203,7 @@ func (s *SM) setDown(sn *Subnet, np [2]int, r *retraining, res *Result, problem 
 		}
 		got := mad.PortInfo(rsp.Data).Fields()
 		if !sn.IsSwitch(i) {
-			s.setKey(portGUID(sn, i, p), &got)
+			s.mk.Set(portGUID(sn, i, p), &got)
 		}
 		sn.PortInfo[i][p] = got
 		r.ready[np] = retrained(&got) // a port that retrains at once

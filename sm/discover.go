@@ -181,7 +181,7 @@ func (d *discovery) warn(format string, args ...any) {
 // run discovers the subnet from the SM's port.
 func (d *discovery) run(ctx context.Context) error {
 	d.byGUID = map[uint64]*dnode{}
-	d.sm.lids.beginSweep()
+	d.sm.lids.BeginSweep()
 	self := []uint8{0}
 	d.tx.Get(txn.Request{DR: true, Path: self, Attr: mad.AttrNodeInfo}, func(r *txn.Response) {
 		d.onNodeInfo(r, drRoute(self), self, nil, 0)
@@ -217,9 +217,9 @@ func (d *discovery) onNodeInfo(r *txn.Response, rt smpRoute, pure []uint8, from 
 	}
 	ni := mad.NodeInfo(r.Data).Fields()
 	if ni.NodeType == mad.NodeTypeSwitch {
-		d.sm.metAt(pure, ni.NodeGUID)
+		d.sm.mk.MetAt(pure, ni.NodeGUID)
 	} else if ni.PortGUID != 0 {
-		d.sm.metAt(pure, ni.PortGUID)
+		d.sm.mk.MetAt(pure, ni.PortGUID)
 	}
 	switch {
 	case ni.NodeType != mad.NodeTypeCA && ni.NodeType != mad.NodeTypeSwitch && ni.NodeType != mad.NodeTypeRouter,
@@ -335,7 +335,7 @@ func (d *discovery) giveLID(n *dnode, p int) {
 	if configured(&pt.pi) {
 		cur = pt.pi.LID
 	}
-	lid, err := d.sm.lids.assignPrefer(pt.guid, lmc, cur)
+	lid, err := d.sm.lids.AssignPrefer(pt.guid, lmc, cur)
 	if err != nil {
 		d.problem("%v", err)
 		return
@@ -430,7 +430,7 @@ func (d *discovery) setLID(n *dnode, p int) {
 			return
 		}
 		got := mad.PortInfo(r.Data).Fields()
-		d.sm.setKey(pt.guid, &got)
+		d.sm.mk.Set(pt.guid, &got)
 		if got.LID != pt.lid || got.MasterSMLID != smLID {
 			d.problem("%#x port %d took LID %d, SM LID %d; asked for %d, %d", n.ni.NodeGUID, p, got.LID, got.MasterSMLID, pt.lid, smLID)
 			return

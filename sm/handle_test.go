@@ -36,7 +36,7 @@ func FuzzHandle(f *testing.F) {
 			cfg:        Config{},
 			port:       p,
 			clk:        clk,
-			caches:     caches{shadow: map[shadowKey][]byte{}, mk: newMKeyState(), lids: NewLIDMap()},
+			caches:     caches{shadow: map[shadowKey][]byte{}, mk: newKeyCache(&Config{}), lids: NewLIDMap()},
 			watchState: watchState{trapLIDs: map[uint16]bool{}},
 			election:   election{smTraps: map[uint16]bool{}},
 		}

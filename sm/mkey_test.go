@@ -1,11 +1,8 @@
 package sm_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,17 +95,6 @@ func TestMKeyProgrammed(t *testing.T) {
 	}
 }
 
-// TestPerPortMKey: the derivation is fixed, differs by port and by base,
-// and gives no key without a base.
-func TestPerPortMKey(t *testing.T) {
-	a, b := sm.PerPortMKey(1, 0x10), sm.PerPortMKey(1, 0x11)
-	assert.NotEqual(t, a, b)
-	assert.NotEqual(t, a, sm.PerPortMKey(2, 0x10))
-	assert.Equal(t, a, sm.PerPortMKey(1, 0x10))
-	assert.NotZero(t, a)
-	assert.Zero(t, sm.PerPortMKey(0, 0x10))
-}
-
 // TestMKeyConfig: protection needs a key, and goes up to 3.
 func TestMKeyConfig(t *testing.T) {
 	b := newBench(t, topologies.Thesis8(), 0, 1)
@@ -166,29 +152,6 @@ func TestMKeyCache(t *testing.T) {
 	for g, k := range c.Keys {
 		assert.EqualValues(t, 0x2222, k, "%#x", g)
 	}
-}
-
-// TestMKeyCacheFile: the file's round trip, and its errors.
-func TestMKeyCacheFile(t *testing.T) {
-	c := &sm.MKeyCache{SMPort: 0x10, Keys: map[uint64]uint64{0x12: 0xabc, 0x11: 0}, Paths: map[uint64]string{0x12: "0,1,3"}}
-	var b bytes.Buffer
-	_, err := c.WriteTo(&b)
-	require.NoError(t, err)
-	assert.Equal(t, "# ibsm M_Key cache: port GUID, the M_Key the port holds, the route to it from smport\n"+
-		"smport 0x0000000000000010\n0x0000000000000011 0x0000000000000000\n0x0000000000000012 0x0000000000000abc 0,1,3\n", b.String())
-	back, err := sm.ReadMKeyCache(&b)
-	require.NoError(t, err)
-	assert.Equal(t, c, back)
-	for _, bad := range []string{
-		"0x12", "0x12 0xabc 0,1 x", "0 0x1", "0x12 zz", "0x12 1\n0x12 2", "0x12 1 1,2", "0x12 1 0,0", "0x12 1 0,256",
-		"smport", "smport 0", "0x12 1 0" + strings.Repeat(",1", 64),
-	} {
-		_, err := sm.ReadMKeyCache(strings.NewReader(bad))
-		assert.ErrorIs(t, err, sm.ErrMKeyFile, "%q", bad)
-	}
-	got, err := sm.LoadMKeyCache(filepath.Join(t.TempDir(), "none"))
-	require.NoError(t, err)
-	assert.Empty(t, got.Keys)
 }
 
 // TestMKeyProtectedAndRecovered: a port another SM protected at level 2
@@ -309,35 +272,6 @@ func TestMKeySMPort(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Zero(t, violations(b.f))
-}
-
-// FuzzReadMKeyCache: any input parses or fails with ErrMKeyFile, never a
-// panic; what parses writes back to a file that parses to the same.
-func FuzzReadMKeyCache(f *testing.F) {
-	f.Add("smport 0x10\n0x11 0xabc 0,1,3\n# c\n\n0x12 0\n")
-	f.Add("0x12 1 0,0")
-	f.Add("smport")
-	f.Add("0x12 1 0," + strings.Repeat("1,", 70) + "1")
-	f.Fuzz(func(t *testing.T, text string) {
-		c, err := sm.ReadMKeyCache(strings.NewReader(text))
-		if err != nil {
-			if !errors.Is(err, sm.ErrMKeyFile) {
-				t.Fatalf("error %v is no ErrMKeyFile", err)
-			}
-			return
-		}
-		var b bytes.Buffer
-		if _, err := c.WriteTo(&b); err != nil {
-			t.Fatal(err)
-		}
-		back, err := sm.ReadMKeyCache(&b)
-		if err != nil {
-			t.Fatalf("%q wrote %q: %v", text, b.String(), err)
-		}
-		assert.Equal(t, c.Keys, back.Keys)
-		assert.Equal(t, c.Paths, back.Paths)
-		assert.Equal(t, c.SMPort, back.SMPort)
-	})
 }
 
 // TestMKeyRunRecovers: a running SM sweeps again while ports it found

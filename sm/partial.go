@@ -148,7 +148,7 @@ func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	p.d = dbFromSubnet(s, sn)
 	p.d.partial = p
 	if !full {
-		s.lids.beginPartial(&sn.Fabric)
+		s.beginPartial(&sn.Fabric)
 	}
 	if lidRoutes && sn.SMLID != 0 {
 		for i, n := range p.d.nodes {

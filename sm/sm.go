@@ -65,12 +65,14 @@ type SM struct {
 }
 
 // caches is what the SM remembers of the devices from one sweep to the
-// next: the LID and M_Key caches (kept in files beside each other when
-// Config.LIDFile is set), the shadow of what it wrote (configure.go), and
+// next: the LID and M_Key caches (package sm/cache, behind LIDCache and
+// KeyCache; kept in files beside each other when Config.LIDFile is set),
+// the M_Key manager's counters, the shadow of what it wrote (configure.go), and
 // the NodeDescriptions read. Owned by the SM's goroutine; no lock.
 type caches struct {
-	lids      *LIDMap
-	mk        *mkeyState // the M_Key manager's keys (mkey.go)
+	lids      LIDCache    // *cache.LIDMap
+	mk        KeyCache    // *cache.MKeys: the M_Key manager's keys (mkey.go)
+	mkm       mkeyManager // the M_Key manager's counters (mkey.go)
 	shadow    map[shadowKey][]byte
 	described map[uint64]string // NodeDescriptions read, by node GUID
 }
@@ -213,13 +215,13 @@ func New(port madport.Port, cfg Config) (*SM, error) {
 		return nil, fmt.Errorf("sm: port info: %w", err)
 	}
 	s := &SM{cfg: cfg, port: port, clk: clk, engine: eng, guid: info.PortGUID,
-		caches:     caches{lids: lids, mk: newMKeyState(), shadow: map[shadowKey][]byte{}, described: map[uint64]string{}},
+		caches:     caches{lids: lids, mk: newKeyCache(&cfg), shadow: map[shadowKey][]byte{}, described: map[uint64]string{}},
 		election:   election{state: mad.SMStateDiscovering, remotes: map[uint64]*remoteSM{}, smTraps: map[uint16]bool{}},
 		watchState: watchState{trapLIDs: map[uint16]bool{}},
 		turnBlocks: turnBlocks{blocked: map[turnKey]bool{}, kept: map[turnKey][]byte{}},
 		managers:   managers{qos: q},
 	}
-	s.metAt([]uint8{0}, s.guid) // the SM's own port
+	s.mk.MetAt([]uint8{0}, s.guid) // the SM's own port
 	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
@@ -261,8 +263,12 @@ func (s *SM) Routes() *routing.Routes { return s.routes }
 // Verification returns the verifier's report on Routes.
 func (s *SM) Verification() *routing.Report { return s.report }
 
-// LIDs returns the SM's GUID→LID map.
-func (s *SM) LIDs() *LIDMap { return s.lids }
+// LIDs returns the SM's GUID→LID map (nil should its LID cache be
+// another LIDCache than a LIDMap).
+func (s *SM) LIDs() *LIDMap {
+	m, _ := s.lids.(*LIDMap)
+	return m
+}
 
 // Sweep discovers the subnet from scratch and, when this SM is master,
 // computes and verifies routes, distributes them and activates every
@@ -539,7 +545,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (s *SM) discover(ctx context.Context, res *Result) error {
 	prev := s.subnet
 	s.subnet, s.routes, s.report = nil, nil, nil
-	s.mk.unreadable = 0
+	s.mkm.unreadable = 0
 	d := &discovery{sm: s, tx: s.tx}
 	if err := d.run(ctx); err != nil {
 		return err
@@ -713,7 +719,7 @@ type Stats struct {
 func (s *SM) Stats() Stats {
 	st := Stats{Phases: s.tx.Phases(), Received: s.tx.Stats(), Represses: s.represses, SMInfo: s.smInfos,
 		BadTraps: s.badTraps, Polls: s.polls, Traps144: s.traps144, Refused: s.refused, MKeyDrops: s.mkeyDrops,
-		MKey: s.mk.stats}
-	st.MKey.Keys = len(s.mk.keys)
+		MKey: s.mkm.stats}
+	st.MKey.Keys = s.mk.Len()
 	return st
 }

@@ -436,7 +436,7 @@ const smpMKeyOffset = 24
 // request, as OpenSM does: whether to answer it, and whether the answer
 // may show the SM_Key.
 func (s *SM) mkeyCheck(m []byte, get bool) (answer, showKey bool) {
-	mine := s.portKey(s.guid)
+	mine := s.mk.Key(s.guid)
 	if mine == 0 || binary.BigEndian.Uint64(m[smpMKeyOffset:]) == mine {
 		return true, true
 	}
@@ -648,7 +648,7 @@ func (s *SM) sendTrap144(r *remoteSM) {
 	n := mad.Trap144(producer, info.LID, capMask, mad.Trap144SMPriority)
 	s.trapSeq++
 	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: s.tx.TIDHigh() | 0x8000_0000 | uint64(s.trapSeq&0x7fff_ffff),
-		AttrID: mad.AttrNotice, MKey: s.portKey(s.guid)}
+		AttrID: mad.AttrNotice, MKey: s.mk.Key(s.guid)}
 	mad.Notice(f.Data[:]).Encode(&n)
 	s.traps144++
 	s.tx.PhaseStats(PhaseWatch).SMPs++
