@@ -33,6 +33,7 @@ var commands = []cli.Command{
 	{Name: "link", Summary: "set a node's link down, up, or flap it", Run: runLink},
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
+	{Name: "fuzz", Summary: "send MADs built to break the agents, checking every node still answers", Run: runFuzz},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
 	suites.Command,
 	bench.Command,

@@ -287,7 +287,11 @@ func (rn *runner) receive(ctx context.Context) {
 			delete(rn.probes, tid)
 		case tid>>48 == fuzzTIDBase>>48 && (h.IsResponse() || m.Status != 0):
 			rn.r.Answered++
-			st := fmt.Sprintf("%#04x", uint16(h.Status()))
+			status := h.Status()
+			if h.MgmtClass() == mad.ClassSubnDirected {
+				status = mad.DRSMP(m.Data).Status() // without the D bit
+			}
+			st := fmt.Sprintf("%#04x", uint16(status))
 			if m.Status != 0 {
 				st = "timeout"
 			}
