@@ -15,13 +15,13 @@ type Shape uint8
 
 // The shapes.
 const (
-	ShapeSMP       Shape = iota + 1 // smp
-	ShapeBadRoute                   // bad-route
-	ShapeLIDSMP                     // lid-smp
-	ShapeGMP                        // gmp
-	ShapeVersion                    // version
-	ShapeRMPP                       // rmpp
-	ShapeMutation                   // mutation
+	ShapeSMP      Shape = iota + 1 // smp
+	ShapeBadRoute                  // bad-route
+	ShapeLIDSMP                    // lid-smp
+	ShapeGMP                       // gmp
+	ShapeVersion                   // version
+	ShapeRMPP                      // rmpp
+	ShapeMutation                  // mutation
 )
 
 // knownAttrs are attributes the fabric's classes serve, picked more often

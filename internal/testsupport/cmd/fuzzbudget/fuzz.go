@@ -33,7 +33,7 @@ type Target struct {
 	ExecsPerSecond float64 `json:"execs_per_second"` // over FuzzSeconds
 	FuzzSeconds    float64 `json:"fuzz_seconds"`     // fuzzing, after the baseline coverage
 	NewInteresting int64   `json:"new_interesting"`
-	Corpus         int64   `json:"corpus"` // interesting inputs at the end, seeds included
+	Corpus         int64   `json:"corpus"`  // interesting inputs at the end, seeds included
 	Seconds        float64 `json:"seconds"` // the go test runs', compiling included
 	Crashed        bool    `json:"crashed"`
 	Crasher        string  `json:"crasher,omitempty"` // testdata/fuzz/<Target>/<hash>, in the package
