@@ -60,7 +60,6 @@ func TestRunClean(t *testing.T) {
 type crashingPort struct {
 	*memport.Port
 	f     *memfabric.Fabric
-	paths [][]uint8
 	from  int
 	dead  string
 }
