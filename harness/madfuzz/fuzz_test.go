@@ -59,9 +59,9 @@ func TestRunClean(t *testing.T) {
 // hop count would.
 type crashingPort struct {
 	*memport.Port
-	f     *memfabric.Fabric
-	from  int
-	dead  string
+	f    *memfabric.Fabric
+	from int
+	dead string
 }
 
 func (c *crashingPort) Send(m madport.MAD) error {
