@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -660,15 +659,6 @@ func cpuOf(pids []int) (time.Duration, error) {
 
 // rssMiB reads a process's VmRSS.
 func rssMiB(pid int) (float64, error) {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(s), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for %d", pid)
+	b, err := proccpu.RSS(pid)
+	return float64(b) / (1 << 20), err
 }

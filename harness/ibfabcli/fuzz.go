@@ -27,7 +27,7 @@ headers with random types, lengths and segment numbers; and mutations of
 what it sent. Every --check-every MADs a NodeInfo Get by directed route
 must reach every node; the run stops at the first node that does not
 answer and names the MADs sent before. After it, every node process must
-still run. --quick sends 10,000 MADs. The report (JSON, --out or standard
+still run, none having grown its resident memory by more than 32 MiB. --quick sends 10,000 MADs. The report (JSON, --out or standard
 output) has the MADs per shape, the answers per status, the rate and any
 failure; the exit status is 1 when a check failed or a process died.`
 )
@@ -82,9 +82,11 @@ func runFuzz(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	if !rep.Passed {
-		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, dead processes %v (report: %s)", len(rep.Failures), rep.Dead, reportWhere(*out))}
+		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, dead processes %v, RSS growth %d KiB (%s) (report: %s)",
+			len(rep.Failures), rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, reportWhere(*out))}
 	}
-	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered, %d checks passed, no process died\n", rep.Sent, rep.MADsPerS, rep.Answered, rep.Checks)
+	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered, %d checks passed, no process died, RSS grew %d KiB at most (%s)\n",
+		rep.Sent, rep.MADsPerS, rep.Answered, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode)
 	return nil
 }
 

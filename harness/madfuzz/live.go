@@ -7,6 +7,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/internal/proccpu"
 	"ibfab/simclient"
 	"ibfab/topologies"
 )
@@ -20,8 +21,13 @@ type LiveConfig struct {
 	MADs       int
 	Seed       uint64
 	CheckEvery int
-	Progress   func(sent int, r *Report)
+	// MaxRSSGrowth bounds how much a node process's resident memory may
+	// grow over the run (32 MiB).
+	MaxRSSGrowth uint64
+	Progress     func(sent int, r *Report)
 }
+
+const defaultMaxRSSGrowth = 32 << 20
 
 // LiveReport is a live run: the fuzzer's report and what the harness saw
 // of the node processes after it.
@@ -31,7 +37,12 @@ type LiveReport struct {
 	Report
 	// Dead are the nodes whose process no longer runs.
 	Dead []string `json:"dead,omitempty"`
-	// Passed: every MAD went out, every check answered, no process died.
+	// RSSGrowth is the largest growth of a node process's resident
+	// memory over the run, in bytes, and RSSNode that node.
+	RSSGrowth int64  `json:"rss_growth_bytes"`
+	RSSNode   string `json:"rss_growth_node,omitempty"`
+	// Passed: every MAD went out, every check answered, no process died,
+	// none grew past MaxRSSGrowth.
 	Passed bool `json:"passed"`
 }
 
@@ -55,6 +66,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	before := rssOf(st)
 	var client *simclient.Client
 	err = fabricnet.Do(fabricnet.Namespace(c.Fabric, t.Node(from).Name), func() error {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -82,7 +94,16 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 			lr.Dead = append(lr.Dead, n.Name)
 		}
 	}
-	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && len(lr.Dead) == 0
+	for node, now := range rssOf(after) {
+		if was, ok := before[node]; ok && int64(now)-int64(was) > lr.RSSGrowth {
+			lr.RSSGrowth, lr.RSSNode = int64(now)-int64(was), node
+		}
+	}
+	limit := c.MaxRSSGrowth
+	if limit == 0 {
+		limit = defaultMaxRSSGrowth
+	}
+	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && len(lr.Dead) == 0 && lr.RSSGrowth <= int64(limit)
 	return lr, nil
 }
 
@@ -130,6 +151,20 @@ func lids(t *topologies.Topology, st *harness.FabricStatus) []uint16 {
 				out[i] = p.LID
 				break
 			}
+		}
+	}
+	return out
+}
+
+// rssOf reads the resident memory of every live node's process.
+func rssOf(st *harness.FabricStatus) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, n := range st.Nodes {
+		if !n.Alive {
+			continue
+		}
+		if b, err := proccpu.RSS(n.PID); err == nil {
+			out[n.Name] = b
 		}
 	}
 	return out

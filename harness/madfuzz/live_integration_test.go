@@ -29,7 +29,8 @@ func TestLiveQuick(t *testing.T) {
 	})
 	r, err := madfuzz.Live(t.Context(), madfuzz.LiveConfig{Fabric: f.Name, From: "ca7", MADs: 10_000, Seed: 3, CheckEvery: 2000})
 	require.NoError(t, err)
-	t.Logf("%d MADs at %.0f/s: %d answered, by status %v, by shape %v", r.Sent, r.MADsPerS, r.Answered, r.ByStatus, r.ByShape)
+	t.Logf("%d MADs at %.0f/s: %d answered, by status %v, by shape %v; RSS grew %d KiB at most (%s)", r.Sent, r.MADsPerS,
+		r.Answered, r.ByStatus, r.ByShape, r.RSSGrowth>>10, r.RSSNode)
 	assert.True(t, r.Passed, "failures %+v, dead %v", r.Failures, r.Dead)
 	assert.Equal(t, 10_000, r.Sent)
 	assert.Equal(t, 5, r.Checks)

@@ -33,3 +33,23 @@ func Of(pid int) (time.Duration, error) {
 	}
 	return time.Duration(u+st) * tick, nil
 }
+
+// RSS returns process pid's resident set size in bytes, from
+// /proc/PID/status (VmRSS): what the benchmarks and the fuzzer watch for
+// growth.
+func RSS(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status: %w", pid, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}

@@ -26,3 +26,13 @@ func TestOf(t *testing.T) {
 	_, err = proccpu.Of(1 << 30) // above any pid_max
 	require.Error(t, err)
 }
+
+// TestRSS: a test binary's resident memory reads in bytes; a PID that
+// does not exist is an error.
+func TestRSS(t *testing.T) {
+	n, err := proccpu.RSS(os.Getpid())
+	require.NoError(t, err)
+	require.Greater(t, n, uint64(1<<20), "a Go test binary holds more than 1 MiB")
+	_, err = proccpu.RSS(-1)
+	require.Error(t, err)
+}
