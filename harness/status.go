@@ -71,6 +71,14 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	return fs, nil
 }
 
+// Topology returns the topology of running fabric name as it was brought
+// up (nodes added since included), with the error Status gives for a
+// fabric that is not up: a live view draws its map from it.
+func Topology(name string) (*topologies.Topology, error) {
+	_, t, err := loadFabric(name)
+	return t, err
+}
+
 // openState reads the state of running fabric name, with an error that
 // says how to bring it up when it is not.
 func openState(name string) (*fabricState, error) {

@@ -33,6 +33,7 @@ var commands = []cli.Command{
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
+	{Name: "serve", Summary: "serve a live web page of a fabric: map, link states, utilization, timeline", Run: runServe},
 	suites.Command,
 	bench.Command,
 }
