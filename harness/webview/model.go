@@ -34,8 +34,8 @@ type Node struct {
 	Error string `json:"error,omitempty"`
 	// X and Y place the node when the layout is LayoutFatTree: stage
 	// rows, top stage first.
-	X float64 `json:"x,omitempty"`
-	Y float64 `json:"y,omitempty"`
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 	// Drops and Errors sum the node's ports' (Link's meaning).
 	Drops  uint64 `json:"drops"`
 	Errors uint64 `json:"errors"`

@@ -1,13 +1,17 @@
 package webview_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +115,40 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot %s", file)
 }
 
+// serveCommand runs ibfab serve on fabric name on a free port, reads
+// /api/fabric from it and stops it with SIGINT, as Ctrl-C would: it must
+// exit 0, soon.
+func serveCommand(t *testing.T, name string) {
+	t.Helper()
+	cmd := exec.Command(fabrictest.Bin(t, "ibfab"), "serve", "--name", name, "--listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	m := regexp.MustCompile(`at (http://\S+/);`).FindStringSubmatch(line)
+	require.NotNil(t, m, "%q", line)
+	r, err := http.Get(m[1] + "api/fabric")
+	require.NoError(t, err)
+	_ = r.Body.Close()
+	assert.Equal(t, http.StatusOK, r.StatusCode)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	start := time.Now()
+	select {
+	case err := <-exited:
+		assert.NoError(t, err, "ibfab serve after SIGINT; stderr: %s", stderr.String())
+		t.Logf("ibfab serve exited %v after SIGINT", time.Since(start).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatal("ibfab serve still running 10 s after SIGINT")
+	}
+}
+
 // TestServePage runs the page in headless Chromium on the default
 // fabric: it draws every node and link without a console error, a cut
 // link changes colour, a click on a node shows its counters, ibfab serve
@@ -143,6 +181,8 @@ func TestServePage(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "ibfab serve: cannot listen on "+ts.Listener.Addr().String())
 	assert.Contains(t, string(out), "address already in use")
+
+	serveCommand(t, f.Name)
 
 	ctx, consoleErrors := browser(t)
 	start := time.Now()
