@@ -218,6 +218,12 @@ func TestServePage(t *testing.T) {
 	waitJS(t, ctx, 5*time.Second, "the cut in the timeline",
 		fmt.Sprintf("document.getElementById('timeline').textContent.includes(%q)", fabrictest.PortName(topo, cut.A)))
 
+	// Kill a host's process: the map draws it dead, the timeline says so.
+	require.NoError(t, harness.Kill(f.Name, "ca7"))
+	took = waitJS(t, ctx, 15*time.Second, "ca7 drawn dead",
+		"ibfab.cy.getElementById('ca7').data('alive') === false && document.getElementById('timeline').textContent.includes('ca7 died')")
+	t.Logf("ca7 killed: drawn dead in %v", took.Round(time.Millisecond))
+
 	// A click on a switch shows its counters in the side panel.
 	const node = "sw1"
 	xy := eval[[]float64](t, ctx, fmt.Sprintf(`(() => {

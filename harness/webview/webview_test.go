@@ -317,3 +317,26 @@ func TestEnumText(t *testing.T) {
 	assert.Equal(t, LayoutFatTree, l)
 	assert.Error(t, l.UnmarshalText([]byte("circle")))
 }
+
+// TestFatTreePositions: an RLFT's stages in rows, top first, hosts in host
+// order at the bottom, every switch of a stage on its row, no two nodes in
+// one place.
+func TestFatTreePositions(t *testing.T) {
+	topo, err := topologies.RLFT(2, 3)
+	require.NoError(t, err)
+	l, err := topologies.LayoutFatTree(topo)
+	require.NoError(t, err)
+	pos := fatTreePositions(topo, l)
+	require.Len(t, pos, topo.NumNodes())
+	seen := map[[2]float64]int{}
+	for i, p := range pos {
+		if other, dup := seen[p]; dup {
+			t.Errorf("%s and %s both at %v", topo.Node(i).Name, topo.Node(other).Name, p)
+		}
+		seen[p] = i
+		assert.Equal(t, float64(l.Stages-l.Stage(i))*layoutDY, p[1], "%s: row of stage %d", topo.Node(i).Name, l.Stage(i))
+	}
+	for h := 1; h < len(l.Hosts); h++ {
+		assert.Less(t, pos[l.Hosts[h-1]][0], pos[l.Hosts[h]][0], "host %d left of host %d", h-1, h)
+	}
+}
