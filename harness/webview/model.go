@@ -100,12 +100,21 @@ func (l Layout) MarshalText() ([]byte, error) {
 }
 
 // stateRank orders the logical port states; anything else (Unknown, a
-// dead node's ports) ranks below Down.
+// dead node's ports) ranks 0.
 var stateRank = map[string]int{"Down": 1, "Init": 2, "Armed": 3, "Active": 4}
 
-// lowerState is the lower of two port states by stateRank.
+// lowerState is the lower of two port states by stateRank. An end whose
+// state is unknown (its node is dead or does not answer) gives way to the
+// other's: the live end knows whether the cable carries anything (a dead
+// peer's link is Down there), and the dead node is drawn as such.
 func lowerState(a, b string) string {
-	if stateRank[b] < stateRank[a] {
+	ra, rb := stateRank[a], stateRank[b]
+	switch {
+	case ra == 0:
+		return b
+	case rb == 0:
+		return a
+	case rb < ra:
 		return b
 	}
 	return a

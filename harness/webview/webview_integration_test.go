@@ -223,6 +223,13 @@ func TestServePage(t *testing.T) {
 	took = waitJS(t, ctx, 15*time.Second, "ca7 drawn dead",
 		"ibfab.cy.getElementById('ca7').data('alive') === false && document.getElementById('timeline').textContent.includes('ca7 died')")
 	t.Logf("ca7 killed: drawn dead in %v", took.Round(time.Millisecond))
+	for _, l := range wantLinks {
+		if strings.Contains(l, "ca7[1]") {
+			// The switch's end went Down; the dead end's Unknown gives way.
+			waitJS(t, ctx, 15*time.Second, "ca7's link Down", fmt.Sprintf(
+				"ibfab.cy.getElementById(%q).style('line-color') === 'rgb(214,39,40)'", l))
+		}
+	}
 
 	// A click on a switch shows its counters in the side panel.
 	const node = "sw1"

@@ -89,8 +89,9 @@ func TestLowerState(t *testing.T) {
 		{"Active", "Down", "Down"},
 		{"Init", "Armed", "Init"},
 		{"Armed", "Active", "Armed"},
-		{"Unknown", "Active", "Unknown"},
-		{"Down", "Unknown", "Unknown"},
+		{"Unknown", "Active", "Active"},
+		{"Down", "Unknown", "Down"},
+		{"Unknown", "Unknown", "Unknown"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, lowerState(tt.a, tt.b), "%s/%s", tt.a, tt.b)

@@ -18,7 +18,14 @@ function linkColor(state, util) {
 }
 
 const rank = { Down: 1, Init: 2, Armed: 3, Active: 4 };
-function lower(a, b) { return (rank[b] || 0) < (rank[a] || 0) ? b : a; }
+// lower is the lower of two port states; an unknown end (a dead node's)
+// gives way to the live end's, as the server's lowerState does.
+function lower(a, b) {
+  const ra = rank[a] || 0, rb = rank[b] || 0;
+  if (!ra) return b;
+  if (!rb) return a;
+  return rb < ra ? b : a;
+}
 
 let cy = null;
 let fabricName = "";
