@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"sync"
@@ -277,7 +278,7 @@ func (s *Server) node(name string) (*NodeDetail, error) {
 		}
 		return d, nil
 	}
-	return nil, errors.Join(errNoNode, errors.New("fabric "+s.cfg.Name+" has no node "+name))
+	return nil, fmt.Errorf("%w: fabric %s has no node %s", errNoNode, s.cfg.Name, name)
 }
 
 // handleEvents streams the poller's events as server-sent events, one
