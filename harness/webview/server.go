@@ -83,12 +83,9 @@ func New(cfg Config) (*Server, error) {
 		cancel()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, topo: t, cancel: cancel, done: make(chan struct{}), closed: make(chan struct{}),
+	s := &Server{cfg: cfg, cancel: cancel, done: make(chan struct{}), closed: make(chan struct{}),
 		subs: map[chan Event]struct{}{}}
-	// Not a fat tree is no error: the page lays the fabric out itself.
-	if l, err := topologies.LayoutFatTree(t); err == nil && len(l.Hosts) > 0 {
-		s.layout = l
-	}
+	s.setTopology(t)
 	s.samples = []sample{{at: time.Now(), st: st}}
 	s.routes()
 	go s.poll(ctx)
@@ -125,6 +122,24 @@ func (s *Server) routes() {
 	}
 }
 
+// setTopology makes t the map's topology and lays it out.
+func (s *Server) setTopology(t *topologies.Topology) {
+	s.topo, s.layout = t, nil
+	// Not a fat tree is no error: the page lays the fabric out itself.
+	if l, err := topologies.LayoutFatTree(t); err == nil && len(l.Hosts) > 0 {
+		s.layout = l
+	}
+}
+
+// needTopology reports whether the topology must be read again before
+// st is shown: nodes were added (ibfab add), or the fabric was down and
+// may have been brought up again as another.
+func (s *Server) needTopology(st *harness.FabricStatus) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil || len(st.Nodes) != s.topo.NumNodes()
+}
+
 // poll reads the status every interval until ctx ends, keeps the last
 // window's samples and sends the changes to the event streams.
 func (s *Server) poll(ctx context.Context) {
@@ -140,15 +155,20 @@ func (s *Server) poll(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, 5*s.cfg.Interval)
 		st, err := s.cfg.Status(pctx, s.cfg.Name)
 		cancel()
+		var t *topologies.Topology
+		if err == nil && s.needTopology(st) {
+			t, err = s.cfg.Topology(s.cfg.Name)
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		s.record(time.Now(), st, err)
+		s.record(time.Now(), st, t, err)
 	}
 }
 
-// record adds one poll's result and publishes what changed.
-func (s *Server) record(at time.Time, st *harness.FabricStatus, err error) {
+// record adds one poll's result and publishes what changed. t, when not
+// nil, is the topology read again for st.
+func (s *Server) record(at time.Time, st *harness.FabricStatus, t *topologies.Topology, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ev []Event
@@ -157,8 +177,14 @@ func (s *Server) record(at time.Time, st *harness.FabricStatus, err error) {
 		ev = append(ev, Event{Time: at, Kind: EventFabricDown, Error: err.Error()})
 	case err == nil && s.err != nil:
 		ev = append(ev, Event{Time: at, Kind: EventFabricUp})
+		// A fabric brought up again starts afresh: its counters are
+		// new, and its states are no changes from the old fabric's.
+		s.samples = nil
 	}
 	s.err = err
+	if t != nil && err == nil {
+		s.setTopology(t)
+	}
 	if err == nil {
 		if n := len(s.samples); n > 0 {
 			ev = append(ev, diff(s.samples[n-1].st, st, at)...)

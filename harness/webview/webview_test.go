@@ -341,3 +341,50 @@ func TestFatTreePositions(t *testing.T) {
 		assert.Less(t, pos[l.Hosts[h-1]][0], pos[l.Hosts[h]][0], "host %d left of host %d", h-1, h)
 	}
 }
+
+// TestServerTopologyChange: nodes added to the fabric appear on the map,
+// and a fabric brought up again after a teardown starts afresh.
+func TestServerTopologyChange(t *testing.T) {
+	var mu sync.Mutex
+	topo := star(t)
+	fake := &fakeFabric{st: status([2]uint64{}, [2]uint64{})}
+	s, err := New(Config{Name: "f", Interval: 5 * time.Millisecond, Status: fake.status,
+		Topology: func(string) (*topologies.Topology, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return topo.Clone(), nil
+		}})
+	require.NoError(t, err)
+	defer s.Close()
+	nodes := func() int {
+		f, err := s.view()
+		if err != nil {
+			return -1
+		}
+		return len(f.Nodes)
+	}
+	assert.Equal(t, 3, nodes())
+
+	// ibfab add: a fourth node in the topology and in the status.
+	mu.Lock()
+	_, err = topo.AddNode(topologies.Node{Type: topologies.CA, Name: "ca3", NumPorts: 1, GUID: 0x9000})
+	mu.Unlock()
+	require.NoError(t, err)
+	added := status([2]uint64{}, [2]uint64{})
+	added.Nodes = append(added.Nodes, harness.NodeStatus{Status: nodeproc.Status{Name: "ca3", Type: "hca",
+		Ports: []nodeproc.PortStatus{port(1, "Down", 0, 0)}}, Alive: true})
+	fake.set(added, nil)
+	assert.Eventually(t, func() bool { return nodes() == 4 }, 5*time.Second, 5*time.Millisecond)
+
+	// Down, then up again with fresh counters: no utilization from the
+	// old fabric's counters, no state changes from it either.
+	fake.set(nil, errors.New("not up"))
+	assert.Eventually(t, func() bool { return nodes() == -1 }, 5*time.Second, 5*time.Millisecond)
+	again := *added
+	fake.set(&again, nil)
+	assert.Eventually(t, func() bool { return nodes() == 4 }, 5*time.Second, 5*time.Millisecond)
+	s.mu.Lock()
+	first := s.samples[0].st
+	s.mu.Unlock()
+	assert.Same(t, &again, first, "the samples start at the new fabric")
+}
