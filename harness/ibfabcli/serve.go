@@ -33,7 +33,7 @@ func runServe(env *Env, args []string) error {
 	const cmd = "serve"
 	fs := flagSet(cmd)
 	name := fs.String("name", defaultName, "fabric `N`ame")
-	listen := fs.String("listen", "127.0.0.1:8080", "`ADDR`ess to listen on (host:port; port 0 picks one)")
+	listen := fs.String("listen", "127.0.0.1:8080", "`ADDR` to listen on, host:port (port 0 picks a free one)")
 	if help, err := parseFlags(env, fs, cmd, serveSynopsis, serveDesc, args, 0); help || err != nil {
 		return err
 	}
