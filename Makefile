@@ -7,10 +7,14 @@ OUT      ?= out/demo
 FUZZ_BUDGET ?= 30m
 FUZZ_MIN_EXECS ?= 0
 FUZZ_OUT ?= fuzz-report.json
-DEB_PKGS := tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev
+DEB_PKGS := tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev chromium
 STATICCHECK_VERSION := v0.8.2
+# CYTOSCAPE_VERSION is the Cytoscape.js that ibfab serve's page vendors
+# (harness/webview/assets/vendor); make vendor-web fetches it again.
+CYTOSCAPE_VERSION := 3.35.0
+WEB_VENDOR := harness/webview/assets/vendor
 
-.PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean
+.PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean vendor-web
 
 all: build
 
@@ -94,6 +98,15 @@ bench: deps
 # FUZZ_MIN_EXECS each, and writes what each did to FUZZ_OUT (and a table).
 fuzz: deps
 	$(GO) run ./internal/testsupport/cmd/fuzzbudget -budget $(FUZZ_BUDGET) -min-execs $(FUZZ_MIN_EXECS) -out $(FUZZ_OUT) -markdown
+
+# vendor-web fetches the pinned Cytoscape.js from the npm registry (npm
+# pack) into the web view's assets, with its license. The file is
+# committed: builds and tests never fetch it.
+vendor-web:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		(cd "$$tmp" && npm pack --silent cytoscape@$(CYTOSCAPE_VERSION) >/dev/null && tar xzf cytoscape-$(CYTOSCAPE_VERSION).tgz) && \
+		cp "$$tmp/package/dist/cytoscape.min.js" "$$tmp/package/LICENSE" $(WEB_VENDOR)/ && \
+		printf 'cytoscape@%s (npm), dist/cytoscape.min.js, MIT license (LICENSE here).\nRe-fetch with make vendor-web; change the version in the Makefile'"'"'s CYTOSCAPE_VERSION.\n' $(CYTOSCAPE_VERSION) > $(WEB_VENDOR)/VERSION
 
 clean:
 	rm -rf $(BIN) out

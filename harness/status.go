@@ -71,9 +71,10 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	return fs, nil
 }
 
-// FabricTopology returns the topology running fabric name was brought up
-// with (its nodes added since included).
-func FabricTopology(name string) (*topologies.Topology, error) {
+// Topology returns the topology of running fabric name as it was brought
+// up (nodes added since included), with the error Status gives for a
+// fabric that is not up: a live view draws its map from it.
+func Topology(name string) (*topologies.Topology, error) {
 	_, t, err := loadFabric(name)
 	return t, err
 }

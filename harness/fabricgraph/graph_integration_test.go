@@ -26,7 +26,7 @@ func TestRunningFabric(t *testing.T) {
 	topo := topologies.Default()
 	f := fabrictest.Up(t, "graph", topo, harness.UpOptions{})
 	graph := func() *fabricgraph.Graph {
-		tp, err := harness.FabricTopology(f.Name)
+		tp, err := harness.Topology(f.Name)
 		require.NoError(t, err)
 		s, err := harness.Status(t.Context(), f.Name)
 		require.NoError(t, err)

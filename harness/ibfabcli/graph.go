@@ -77,7 +77,7 @@ func graphOf(name, file string) (*fabricgraph.Graph, error) {
 	if err := fabricnet.CheckFabricName(name); err != nil {
 		return nil, &UsageError{Cmd: "graph", Usage: graphSynopsis, Err: err}
 	}
-	t, err := harness.FabricTopology(name)
+	t, err := harness.Topology(name)
 	if err != nil {
 		return nil, err
 	}

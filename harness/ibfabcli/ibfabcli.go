@@ -35,6 +35,7 @@ var commands = []cli.Command{
 	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
 	{Name: "fuzz", Summary: "send MADs built to break the agents, checking every node still answers", Run: runFuzz},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
+	{Name: "serve", Summary: "serve a live web page of a fabric: map, link states, utilization, timeline", Run: runServe},
 	suites.Command,
 	bench.Command,
 }

@@ -50,7 +50,7 @@ type LiveReport struct {
 // point of HCA c.From, with the LIDs an SM assigned when there are any,
 // and checks afterwards that every node process still runs.
 func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
-	t, err := harness.FabricTopology(c.Fabric)
+	t, err := harness.Topology(c.Fabric)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,329 @@
+package webview
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"ibfab/harness"
+	"ibfab/nodeproc"
+	"ibfab/topologies"
+)
+
+// Fabric is /api/fabric: the map's nodes and links with what the last
+// poll saw. Fields may be added, never renamed: the page and scripts read
+// it.
+type Fabric struct {
+	Fabric string `json:"fabric"`
+	// Layout is how the page places the nodes.
+	Layout Layout `json:"layout"`
+	// Polled is when the status behind this view was read.
+	Polled time.Time `json:"polled"`
+	// Window is the span the utilizations are measured over: about a
+	// second once the server has polled that long, less before.
+	Window time.Duration `json:"window_ns"`
+	Nodes  []Node        `json:"nodes"`
+	Links  []Link        `json:"links"`
+}
+
+// Node is one node of the map.
+type Node struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Alive bool   `json:"alive"`
+	Error string `json:"error,omitempty"`
+	// X and Y place the node when the layout is LayoutFatTree: stage
+	// rows, top stage first.
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+	// Drops and Errors sum the node's ports' (Link's meaning).
+	Drops  uint64 `json:"drops"`
+	Errors uint64 `json:"errors"`
+}
+
+// Link is one cable: both ends' state and counters, and how busy it is.
+type Link struct {
+	ID string  `json:"id"`
+	A  LinkEnd `json:"a"`
+	B  LinkEnd `json:"b"`
+	// State is the lower of the two ends' states (Down < Init < Armed <
+	// Active): a link carries data only when both ends are Active.
+	State string `json:"state"`
+	// Utilization is the busier direction's share of the link's rate over
+	// Fabric.Window, 0 to 1.
+	Utilization float64 `json:"utilization"`
+}
+
+// LinkEnd is one port of a link.
+type LinkEnd struct {
+	Node  string `json:"node"`
+	Port  int    `json:"port"`
+	State string `json:"state"`
+	Phys  string `json:"phys"`
+	LID   uint16 `json:"lid"`
+	// Utilization is what the port sent over the window as a share of
+	// its rate.
+	Utilization float64 `json:"utilization"`
+	// Drops is the sum of the port's drop counters (nodeproc's Drops),
+	// Errors the sum of its PMA error counters.
+	Drops  uint64 `json:"drops"`
+	Errors uint64 `json:"errors"`
+}
+
+// Layout is how the page places a fabric's nodes.
+type Layout uint8
+
+const (
+	// LayoutForce lets the page's force-directed layout place them: any
+	// topology.
+	LayoutForce Layout = iota
+	// LayoutFatTree places them by the server's X and Y: switch stages
+	// in rows, hosts below their leaves (topologies.LayoutFatTree).
+	LayoutFatTree
+)
+
+var layoutNames = [...]string{LayoutForce: "force", LayoutFatTree: "fattree"}
+
+func (l Layout) String() string {
+	if int(l) < len(layoutNames) {
+		return layoutNames[l]
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// MarshalText writes the layout's name, which the page switches on.
+func (l Layout) MarshalText() ([]byte, error) {
+	if int(l) >= len(layoutNames) {
+		return nil, fmt.Errorf("webview: invalid layout %d", uint8(l))
+	}
+	return []byte(l.String()), nil
+}
+
+// stateRank orders the logical port states; anything else (Unknown, a
+// dead node's ports) ranks 0.
+var stateRank = map[string]int{"Down": 1, "Init": 2, "Armed": 3, "Active": 4}
+
+// lowerState is the lower of two port states by stateRank. An end whose
+// state is unknown (its node is dead or does not answer) gives way to the
+// other's: the live end knows whether the cable carries anything (a dead
+// peer's link is Down there), and the dead node is drawn as such.
+func lowerState(a, b string) string {
+	ra, rb := stateRank[a], stateRank[b]
+	switch {
+	case ra == 0:
+		return b
+	case rb == 0:
+		return a
+	case rb < ra:
+		return b
+	}
+	return a
+}
+
+// portErrors sums a port's PMA error counters: what marks a link as
+// faulty on the map besides drops.
+func portErrors(c nodeproc.Counters) uint64 {
+	return uint64(c.SymbolErrorCounter) + uint64(c.LinkErrorRecoveryCounter) + uint64(c.PortRcvErrors) +
+		uint64(c.PortRcvRemotePhysicalErrors) + uint64(c.PortRcvSwitchRelayErrors) + uint64(c.PortXmitDiscards) +
+		uint64(c.PortXmitConstraintErrors) + uint64(c.PortRcvConstraintErrors) + uint64(c.LocalLinkIntegrityErrors) +
+		uint64(c.ExcessiveBufferOverrunErrors) + uint64(c.VL15Dropped)
+}
+
+// portDrops sums a port's drop counters.
+func portDrops(p nodeproc.PortStatus) uint64 {
+	var n uint64
+	for _, v := range p.Drops {
+		n += v
+	}
+	return n
+}
+
+// sample is one poll: when, and the status read.
+type sample struct {
+	at time.Time
+	st *harness.FabricStatus
+}
+
+// portKey names a port across samples.
+type portKey struct {
+	node string
+	port int
+}
+
+// ports indexes a status's ports.
+func ports(st *harness.FabricStatus) map[portKey]nodeproc.PortStatus {
+	m := map[portKey]nodeproc.PortStatus{}
+	for _, n := range st.Nodes {
+		for _, p := range n.Ports {
+			m[portKey{n.Name, p.Port}] = p
+		}
+	}
+	return m
+}
+
+// utilization is what a port sent between base and now as a share of
+// its rate. PortXmitData counts 4-byte words. Emulated time runs
+// TimeScale times slower than the wall clock the samples were taken by,
+// so the pacer's wall-clock rate is Rate/TimeScale. A counter that went
+// back (a PMA reset, a restarted node) gives 0 rather than a huge
+// number, as does a port with no rate or a window of no time.
+func utilization(base, now nodeproc.PortStatus, dt time.Duration, scale float64) float64 {
+	if dt <= 0 || now.Rate == 0 || now.Counters.PortXmitData < base.Counters.PortXmitData {
+		return 0
+	}
+	scale = max(scale, 1)
+	bits := float64(now.Counters.PortXmitData-base.Counters.PortXmitData) * 32
+	u := bits / dt.Seconds() / (float64(now.Rate) / scale)
+	return min(u, 1)
+}
+
+// buildFabric builds the view of t from the newest sample now and the
+// sample base the utilizations are measured from (base may be nil: no
+// window yet, every utilization 0). layout places the nodes when it is
+// not nil.
+func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base, now sample) *Fabric {
+	f := &Fabric{Fabric: now.st.Fabric, Polled: now.at}
+	cur := ports(now.st)
+	var prev map[portKey]nodeproc.PortStatus
+	var dt time.Duration
+	if base.st != nil {
+		prev, dt = ports(base.st), now.at.Sub(base.at)
+		f.Window = dt
+	}
+	alive := map[string]harness.NodeStatus{}
+	for _, n := range now.st.Nodes {
+		alive[n.Name] = n
+	}
+	var pos map[int][2]float64
+	if layout != nil {
+		f.Layout, pos = LayoutFatTree, fatTreePositions(t, layout)
+	}
+	for i, tn := range t.Nodes() {
+		ns := alive[tn.Name]
+		n := Node{Name: tn.Name, Type: nodeType(tn.Type), Alive: ns.Alive, Error: ns.Error}
+		if p, ok := pos[i]; ok {
+			n.X, n.Y = p[0], p[1]
+		}
+		for _, p := range ns.Ports {
+			n.Drops += portDrops(p)
+			n.Errors += portErrors(p.Counters)
+		}
+		f.Nodes = append(f.Nodes, n)
+	}
+	end := func(r topologies.PortRef) LinkEnd {
+		name := t.Node(r.Node).Name
+		k := portKey{name, r.Port}
+		p, ok := cur[k]
+		if !ok {
+			return LinkEnd{Node: name, Port: r.Port, State: "Unknown", Phys: "Unknown"}
+		}
+		e := LinkEnd{Node: name, Port: r.Port, State: p.State, Phys: p.Phys, LID: p.LID,
+			Drops: portDrops(p), Errors: portErrors(p.Counters)}
+		if b, ok := prev[k]; ok {
+			e.Utilization = utilization(b, p, dt, now.st.TimeScale)
+		}
+		return e
+	}
+	for _, l := range t.Links() {
+		a, b := end(l.A), end(l.B)
+		f.Links = append(f.Links, Link{
+			ID: linkID(a, b), A: a, B: b,
+			State:       lowerState(a.State, b.State),
+			Utilization: max(a.Utilization, b.Utilization),
+		})
+	}
+	return f
+}
+
+// linkID is "a[1]-b[2]", the edge's id on the page.
+func linkID(a, b LinkEnd) string {
+	return fmt.Sprintf("%s[%d]-%s[%d]", a.Node, a.Port, b.Node, b.Port)
+}
+
+// nodeType is the status's name of a node type.
+func nodeType(t topologies.NodeType) string {
+	if t == topologies.Switch {
+		return "switch"
+	}
+	return "hca"
+}
+
+// Spacing of the fat-tree layout, in the page's model units.
+const (
+	layoutDX = 80
+	layoutDY = 120
+)
+
+// fatTreePositions places a fat tree's nodes: the hosts in host order on
+// the bottom row, the leaves above them centred over their hosts, each
+// higher stage's switches ordered by the mean position of the switches
+// below them (a barycentre, so that few cables cross) and spread evenly.
+// Nodes the layout does not place are left to the page.
+func fatTreePositions(t *topologies.Topology, l *topologies.FatTreeLayout) map[int][2]float64 {
+	pos := map[int][2]float64{}
+	y := func(stage int) float64 { return float64(l.Stages-stage) * layoutDY }
+	for h, n := range l.Hosts {
+		pos[n] = [2]float64{float64(h) * layoutDX, y(0)}
+	}
+	width := float64(max(len(l.Hosts), len(l.Leaves))-1) * layoutDX
+	spread := func(nodes []int, stage int) {
+		step := 0.0
+		if len(nodes) > 1 {
+			step = width / float64(len(nodes)-1)
+		}
+		off := 0.0
+		if len(nodes) == 1 {
+			off = width / 2
+		}
+		for k, n := range nodes {
+			pos[n] = [2]float64{off + float64(k)*step, y(stage)}
+		}
+	}
+	spread(l.Leaves, 1)
+	for stage := 2; stage <= l.Stages; stage++ {
+		var nodes []int
+		centre := map[int]float64{}
+		for i := range t.NumNodes() {
+			if l.Stage(i) != stage {
+				continue
+			}
+			var sum float64
+			var k int
+			for _, j := range t.Neighbors(i) {
+				if p, ok := pos[j]; ok && l.Stage(j) == stage-1 {
+					sum += p[0]
+					k++
+				}
+			}
+			if k > 0 {
+				centre[i] = sum / float64(k)
+			}
+			nodes = append(nodes, i)
+		}
+		slices.SortStableFunc(nodes, func(a, b int) int {
+			switch {
+			case centre[a] < centre[b]:
+				return -1
+			case centre[a] > centre[b]:
+				return 1
+			}
+			return a - b
+		})
+		spread(nodes, stage)
+	}
+	return pos
+}
+
+// UnmarshalText reads a name MarshalText wrote.
+func (l *Layout) UnmarshalText(b []byte) error { return unmarshalName(layoutNames[:], l, b, "layout") }
+
+// unmarshalName sets *v to the index of b in names.
+func unmarshalName[E ~uint8](names []string, v *E, b []byte, what string) error {
+	for i, n := range names {
+		if n == string(b) {
+			*v = E(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("webview: unknown %s %q", what, b)
+}
