@@ -229,3 +229,22 @@ func NodeFiles(n Node) []File {
 		{"board_id", BoardID + "\n"},
 	}
 }
+
+// DeviceName is the device name an HCA's directory has under
+// class/infiniband: the node's name, each byte other than a letter, a
+// digit, '_', '-' or '.' replaced by '_' (a name is a file name there, and
+// tools split on spaces), so "ca4" is ca4/ and "rack 1/h2" rack_1_h2/.
+// The node_exporter metrics of ibfab's exporter use the same name in their
+// device label, so that both say the same.
+func DeviceName(node string) string {
+	b := []byte(node)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if s := string(b); s != "." && s != ".." {
+		return s
+	}
+	return "_"
+}

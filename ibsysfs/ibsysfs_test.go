@@ -129,3 +129,11 @@ func checkFiles(t *testing.T, got []ibsysfs.File, want map[string]string) {
 		}
 	}
 }
+
+func TestDeviceName(t *testing.T) {
+	for in, want := range map[string]string{"ca4": "ca4", "rack 1/h2": "rack_1_h2", "h-1.x_y": "h-1.x_y", "..": "_", "é": "__"} {
+		if got := ibsysfs.DeviceName(in); got != want {
+			t.Errorf("DeviceName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

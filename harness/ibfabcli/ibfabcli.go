@@ -33,6 +33,8 @@ var commands = []cli.Command{
 	{Name: "restart", Summary: "restart a node's process with the arguments it had", Run: runRestart},
 	{Name: "add", Summary: "add nodes and links to a running fabric (hot-add a switch with hosts)", Run: runAdd},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
+	{Name: "metrics", Summary: "serve a fabric's port counters and states to Prometheus (/metrics)", Run: runMetrics},
+	{Name: "sysfs", Summary: "write a fabric's HCAs as the kernel's sysfs class (class/infiniband) under a directory", Run: runSysfs},
 	suites.Command,
 	bench.Command,
 }
