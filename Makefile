@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 OUT      ?= out/demo
 FUZZTIME ?= 60s
-DEB_PKGS := tshark tcpdump ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev
+DEB_PKGS := tshark tcpdump ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev prometheus prometheus-node-exporter
 STATICCHECK_VERSION := v0.8.2
 
 .PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean

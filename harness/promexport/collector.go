@@ -66,18 +66,18 @@ var counterDefs = []counterDef{
 	{"legacy_data_received_bytes_total", "", func(c nodeproc.Counters) uint64 { return c.PortRcvData }, true},
 	{"legacy_packets_transmitted_total", "", func(c nodeproc.Counters) uint64 { return c.PortXmitPkts }, false},
 	{"legacy_packets_received_total", "", func(c nodeproc.Counters) uint64 { return c.PortRcvPkts }, false},
-	{"", "port_symbol_error_total", func(c nodeproc.Counters) uint64 { return uint64(c.SymbolErrorCounter) }, false},
+	{"symbol_error_total", "port_symbol_error_total", func(c nodeproc.Counters) uint64 { return uint64(c.SymbolErrorCounter) }, false},
 	{"link_error_recovery_total", "port_link_error_recovery_total", func(c nodeproc.Counters) uint64 { return uint64(c.LinkErrorRecoveryCounter) }, false},
 	{"link_downed_total", "port_link_downed_total", func(c nodeproc.Counters) uint64 { return uint64(c.LinkDownedCounter) }, false},
 	{"port_errors_received_total", "port_receive_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvErrors) }, false},
-	{"", "port_receive_remote_physical_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvRemotePhysicalErrors) }, false},
-	{"", "port_receive_switch_relay_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvSwitchRelayErrors) }, false},
+	{"port_receive_remote_physical_errors_total", "port_receive_remote_physical_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvRemotePhysicalErrors) }, false},
+	{"port_receive_switch_relay_errors_total", "port_receive_switch_relay_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvSwitchRelayErrors) }, false},
 	{"port_discards_transmitted_total", "port_transmit_discards_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortXmitDiscards) }, false},
 	{"port_constraint_errors_transmitted_total", "port_transmit_constraint_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortXmitConstraintErrors) }, false},
 	{"port_constraint_errors_received_total", "port_receive_constraint_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortRcvConstraintErrors) }, false},
-	{"", "port_local_link_integrity_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.LocalLinkIntegrityErrors) }, false},
-	{"", "port_excessive_buffer_overrun_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.ExcessiveBufferOverrunErrors) }, false},
-	{"", "port_vl15_dropped_total", func(c nodeproc.Counters) uint64 { return uint64(c.VL15Dropped) }, false},
+	{"local_link_integrity_errors_total", "port_local_link_integrity_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.LocalLinkIntegrityErrors) }, false},
+	{"excessive_buffer_overrun_errors_total", "port_excessive_buffer_overrun_errors_total", func(c nodeproc.Counters) uint64 { return uint64(c.ExcessiveBufferOverrunErrors) }, false},
+	{"vl15_dropped_total", "port_vl15_dropped_total", func(c nodeproc.Counters) uint64 { return uint64(c.VL15Dropped) }, false},
 	{"port_transmit_wait_total", "port_transmit_wait_total", func(c nodeproc.Counters) uint64 { return uint64(c.PortXmitWait) }, false},
 }
 
@@ -95,7 +95,7 @@ type Collector struct {
 	ports  []portDesc
 
 	nodeUp, nodeAlive, scrapeDuration *prometheus.Desc
-	hcaInfo, switchInfo               *prometheus.Desc
+	hcaInfo, switchInfo, neInfo       *prometheus.Desc
 	drops                             *prometheus.Desc
 	vlPackets, vlBytes, vlWait        *prometheus.Desc
 }
@@ -157,6 +157,8 @@ func newCollector(status func(ctx context.Context) (*harness.FabricStatus, error
 	c.nodeAlive = prometheus.NewDesc("ibfab_node_alive", "1 if the node's process exists", []string{"node", "type", "guid"}, nil)
 	c.scrapeDuration = prometheus.NewDesc("ibfab_scrape_duration_seconds", "How long the fabric's status query took", nil, nil)
 	c.hcaInfo = prometheus.NewDesc("infiniband_hca_info", "The HCA port: its GUID, name and LID", []string{"guid", "hca", "lid", "port"}, nil)
+	c.neInfo = prometheus.NewDesc("node_infiniband_info", "The HCA device: its board, firmware and type, as its sysfs files give them",
+		[]string{"board_id", "device", "firmware_version", "hca_type"}, nil)
 	c.switchInfo = prometheus.NewDesc("infiniband_switch_info", "The switch: its GUID, name and LID", []string{"guid", "switch", "lid"}, nil)
 	return c
 }
@@ -177,7 +179,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, p := range c.ports {
 		ch <- p.desc
 	}
-	for _, d := range []*prometheus.Desc{c.nodeUp, c.nodeAlive, c.scrapeDuration, c.hcaInfo, c.switchInfo, c.drops, c.vlPackets, c.vlBytes, c.vlWait} {
+	for _, d := range []*prometheus.Desc{c.nodeUp, c.nodeAlive, c.scrapeDuration, c.hcaInfo, c.switchInfo, c.neInfo, c.drops, c.vlPackets, c.vlBytes, c.vlWait} {
 		ch <- d
 	}
 }
@@ -220,6 +222,9 @@ func (c *Collector) collectNode(ch chan<- prometheus.Metric, n *harness.NodeStat
 		return
 	}
 	isHCA := n.Type == nodeproc.KindHCA.String()
+	if isHCA {
+		ch <- prometheus.MustNewConstMetric(c.neInfo, prometheus.GaugeValue, 1, ibsysfs.BoardID, ibsysfs.DeviceName(n.Name), ibsysfs.FWVer, ibsysfs.HCAType)
+	}
 	if !isHCA && len(n.Ports) > 0 {
 		ch <- prometheus.MustNewConstMetric(c.switchInfo, prometheus.GaugeValue, 1, n.GUID, n.Name, strconv.Itoa(int(n.Ports[0].LID)))
 	}

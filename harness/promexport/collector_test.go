@@ -88,6 +88,9 @@ func TestFamilies(t *testing.T) {
 		{"node_infiniband_port_packets_transmitted_total" + neHCA, 7},
 		{"node_infiniband_port_transmit_wait_total" + neHCA, 9},
 		{"node_infiniband_state_id" + neHCA, 4},
+		{"node_infiniband_symbol_error_total" + neHCA, 2},
+		{"node_infiniband_vl15_dropped_total" + neHCA, 1},
+		{"node_infiniband_info{board_id=ibfab,device=ca1,firmware_version=1.0.0,hca_type=ibfab}", 1},
 		{"node_infiniband_physical_state_id" + neHCA, 5},
 		{"node_infiniband_rate_bytes_per_second" + neHCA, 1.25e9}, // 10 Gb/s nominal
 		// treydock: HCA and switch families.
@@ -126,7 +129,7 @@ func TestFamilies(t *testing.T) {
 		switch {
 		case strings.Contains(k, "node=ca2") && !strings.HasPrefix(k, "ibfab_node_"):
 			t.Errorf("%s: a node that did not answer has only up and alive", k)
-		case strings.HasPrefix(k, "node_infiniband_") && strings.Contains(k, "node=sw1"):
+		case strings.HasPrefix(k, "node_infiniband_") && (strings.Contains(k, "node=sw1") || strings.Contains(k, "device=sw1")):
 			t.Errorf("%s: node_exporter's families are for HCA ports", k)
 		case strings.HasPrefix(k, "infiniband_switch_port") && strings.Contains(k, "node=ca1"):
 			t.Errorf("%s: a switch family on an HCA", k)

@@ -10,7 +10,10 @@
 //   - node_exporter's infiniband collector (collector/infiniband_linux.go
 //     of prometheus/node_exporter, which reads /sys/class/infiniband through
 //     prometheus/procfs): node_infiniband_* with the labels device and
-//     port, for HCA ports only (a host's sysfs has no switch ports). The
+//     port, for HCA ports only (a host's sysfs has no switch ports), and
+//     node_infiniband_info with board_id, device, firmware_version and
+//     hca_type; the names checked against Debian's node_exporter 1.5 on
+//     the tree `ibfab sysfs` writes (a test does so). The
 //     device is ibsysfs.DeviceName of the node, as `ibfab sysfs` names the
 //     directory, so the exporter and node_exporter on that tree agree. The
 //     data counters are in bytes: node_exporter multiplies the PMA's 4-byte
