@@ -71,6 +71,16 @@ func TestRealPrograms(t *testing.T) {
 		}
 		return true
 	})
+	// ibfab status gives an HCA port its port GUID (the topology gives
+	// none here: NodeGUID+port, ibsim's rule) and a switch's ports none.
+	ca1, sw1 := f.Node("ca1"), f.Node("sw1")
+	require.Equal(t, "0x0000000000002001", ca1.Ports[0].GUID)
+	require.Equal(t, "0x0000000000002000", ca1.SysImageGUID)
+	require.Equal(t, ca1.Ports[0].LID, ca1.Ports[0].SMLID, "the SM runs on ca1")
+	require.NotZero(t, ca1.Ports[0].CapMask)
+	for _, p := range sw1.Ports {
+		require.Empty(t, p.GUID, "sw1[%d]", p.Port)
+	}
 	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, f) })
 	t.Run("node_exporter", func(t *testing.T) { testNodeExporter(t, f) })
 	t.Run("ibstatus", func(t *testing.T) { testIbstatus(t, f) })
