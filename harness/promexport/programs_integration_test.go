@@ -443,5 +443,5 @@ func testCommands(t *testing.T, f *fabrictest.Fabric) {
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	code, stderr = ibfab(t, "sysfs", "--name", f.Name, "--dir", file, "--once")
 	require.Equal(t, 1, code, stderr)
-	require.Contains(t, stderr, "not a directory")
+	require.Contains(t, stderr, "cannot write the tree under "+file)
 }

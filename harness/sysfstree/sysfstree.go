@@ -133,13 +133,14 @@ func sysfsCounters(c nodeproc.Counters) ibsysfs.Counters {
 // would be left alone.
 func WriteDevices(root string, devs []Device) error {
 	base := Dir(root)
+	fail := func(err error) error { return fmt.Errorf("cannot write the tree under %s: %w", root, err) }
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return err
+		return fail(err)
 	}
 	for _, d := range devs {
 		for _, f := range d.Files {
 			if err := writeFile(filepath.Join(base, d.Name, filepath.FromSlash(f.Name)), []byte(f.Content)); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 	}

@@ -106,7 +106,7 @@ func TestErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := sysfstree.WriteDevices(file, devs); err == nil {
-		t.Error("a file as the directory: no error")
+	if err := sysfstree.WriteDevices(file, devs); err == nil || !strings.Contains(err.Error(), "cannot write the tree under") {
+		t.Errorf("a file as the directory: %v", err)
 	}
 }
