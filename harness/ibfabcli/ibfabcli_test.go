@@ -152,6 +152,11 @@ func TestUsageErrors(t *testing.T) {
 		{"four dims", []string{"topo", "mesh", "--dims", "2,2,2,2"}, "mesh with 4 dimensions"},
 		{"zero dim", []string{"topo", "torus", "--dims", "4,0"}, "torus dimension of size 0"},
 		{"stray argument", []string{"topo", "thesis8", "extra"}, `unexpected argument "extra"`},
+		{"sysfs no dir", []string{"sysfs", "--name", "x"}, "ibfab sysfs: missing --dir DIR"},
+		{"sysfs interval", []string{"sysfs", "--dir", "d", "--interval", "0s"}, "--interval 0s: want a positive duration"},
+		{"sysfs bad name", []string{"sysfs", "--dir", "d", "--name", "a/b"}, "ibfab sysfs: "},
+		{"metrics stray", []string{"metrics", "extra"}, `unexpected argument "extra"`},
+		{"metrics bad name", []string{"metrics", "--name", "a/b"}, "ibfab metrics: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,6 +180,8 @@ func TestHelp(t *testing.T) {
 		{"topo", []string{"topo", "-h"}, []string{"ibfab topo fattree --leaves L", "ibfab topo check FILE"}},
 		{"fattree", []string{"topo", "fattree", "-h"}, []string{"usage: ibfab topo fattree", "-leaves", "-spines", "-hosts", "-o FILE"}},
 		{"check", []string{"topo", "check", "--help"}, []string{"usage: ibfab topo check FILE", "Validate"}},
+		{"metrics", []string{"metrics", "-h"}, []string{"usage: ibfab metrics [--name N] [--listen ADDR]", "node_infiniband_", "-listen"}},
+		{"sysfs", []string{"sysfs", "-h"}, []string{"usage: ibfab sysfs [--name N] --dir DIR", "-interval", "-once"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
