@@ -185,8 +185,8 @@ type Port struct {
 	GUID      uint64
 }
 
-// PortFiles returns the attribute files of a port directory (not gids/,
-// pkeys/ or the counters), by the kernel's names.
+// PortFiles returns the attribute files of a port directory and its GID
+// 0 (gids/0), by the kernel's names; not pkeys/ or the counters.
 func PortFiles(p Port) []File {
 	line := func(s string) string { return s + "\n" }
 	return []File{
@@ -199,6 +199,7 @@ func PortFiles(p Port) []File {
 		{"rate", line(Rate(p.Width, p.Speed))},
 		{"cap_mask", line(CapMask(p.CapMask))},
 		{"link_layer", "InfiniBand\n"},
+		{"gids/0", line(GID(p.GIDPrefix, p.GUID))},
 	}
 }
 

@@ -90,10 +90,11 @@ func TestParse(t *testing.T) {
 // kernel's names, counts in decimal and the data in 4-byte words.
 func TestFiles(t *testing.T) {
 	p := ibsysfs.PortFiles(ibsysfs.Port{State: mad.PortStateActive, Phys: mad.PhysStateLinkUp, Width: mad.LinkWidth4X,
-		Speed: mad.LinkSpeedNDR, LID: 0x12, LMC: 2, SMLID: 1, SMSL: 0, CapMask: 0x0251084a})
+		Speed: mad.LinkSpeedNDR, LID: 0x12, LMC: 2, SMLID: 1, SMSL: 0, CapMask: 0x0251084a,
+		GIDPrefix: 0xfe80000000000000, GUID: 0x0002c90300001235})
 	want := map[string]string{"lid": "0x12\n", "lid_mask_count": "2\n", "sm_lid": "0x1\n", "sm_sl": "0\n",
 		"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "400 Gb/sec (4X NDR)\n",
-		"cap_mask": "0x0251084a\n", "link_layer": "InfiniBand\n"}
+		"cap_mask": "0x0251084a\n", "link_layer": "InfiniBand\n", "gids/0": "fe80:0000:0000:0000:0002:c903:0000:1235\n"}
 	checkFiles(t, p, want)
 	c := ibsysfs.Counters{XmitData: 1 << 40, RcvData: 7, XmitPkts: 3, RcvPkts: 4, XmitWait: 99, VL15Dropped: 1}
 	checkFiles(t, ibsysfs.CounterFiles(c), map[string]string{"port_xmit_data": "1099511627776\n",

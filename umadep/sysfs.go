@@ -67,8 +67,8 @@ func (s *Server) sysfs() []umadproto.SysfsEntry {
 		}
 		files(pd, ibsysfs.PortFiles(ibsysfs.Port{State: pi.PortState(), Phys: pi.PortPhysicalState(),
 			Width: pi.LinkWidthActive(), Speed: pi.SpeedActive(), LID: pi.LID(), LMC: pi.LMC(),
-			SMLID: pi.MasterSMLID(), SMSL: pi.MasterSMSL(), CapMask: pi.CapabilityMask()}))
-		file(pd+"/gids/0", "%s", ibsysfs.GID(pi.GIDPrefix(), portGUID))
+			SMLID: pi.MasterSMLID(), SMSL: pi.MasterSMSL(), CapMask: pi.CapabilityMask(),
+			GIDPrefix: pi.GIDPrefix(), GUID: portGUID}))
 		keys := p.PKeys(num)
 		if len(keys) == 0 {
 			keys = []mad.PKey{mad.DefaultPKey}

@@ -93,10 +93,7 @@ func device(name string, n *nodeproc.Status) (Device, error) {
 		}
 		dir := fmt.Sprintf("ports/%d", p.Port)
 		add(dir, ibsysfs.PortFiles(sysfsPort(p, pg)))
-		add(dir, []ibsysfs.File{
-			{Name: "gids/0", Content: ibsysfs.GID(defaultGIDPrefix, pg) + "\n"},
-			{Name: "pkeys/0", Content: fmt.Sprintf("0x%04x\n", uint16(mad.DefaultPKey))},
-		})
+		add(dir, []ibsysfs.File{{Name: "pkeys/0", Content: fmt.Sprintf("0x%04x\n", uint16(mad.DefaultPKey))}})
 		c := sysfsCounters(p.Counters)
 		add(dir+"/counters", ibsysfs.CounterFiles(c))
 		add(dir+"/counters_ext", ibsysfs.CounterExtFiles(c))
