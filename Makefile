@@ -7,7 +7,7 @@ OUT      ?= out/demo
 FUZZ_BUDGET ?= 30m
 FUZZ_MIN_EXECS ?= 0
 FUZZ_OUT ?= fuzz-report.json
-DEB_PKGS := tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev chromium
+DEB_PKGS := tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev chromium prometheus prometheus-node-exporter
 STATICCHECK_VERSION := v0.8.2
 # CYTOSCAPE_VERSION is the Cytoscape.js that ibfab serve's page vendors
 # (harness/webview/assets/vendor); make vendor-web fetches it again.

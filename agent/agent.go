@@ -392,3 +392,24 @@ func (a *Agent) NumPorts() uint8 { return a.cfg.NumPorts }
 
 // Type returns the node type.
 func (a *Agent) Type() mad.NodeType { return a.cfg.Type }
+
+// PortGUID returns the GUID of port (a switch's is its node GUID, on port
+// 0), for a node's status; 0 for a port that does not exist.
+func (a *Agent) PortGUID(port uint8) uint64 {
+	if !a.validPort(port) {
+		return 0
+	}
+	return a.portGUID(port)
+}
+
+// CapabilityMask returns PortInfo:CapabilityMask of the SMA reached
+// through port, as a node's status and its sysfs tree show it, without
+// the local Get that would count as a MAD received.
+func (a *Agent) CapabilityMask(port uint8) uint32 {
+	if !a.validPort(port) {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.port[a.smaPort(port)].info.CapabilityMask
+}

@@ -98,3 +98,28 @@ func TestOpenRefuses(t *testing.T) {
 	_, err = p.Open(topo.Node(0).Name)
 	assert.ErrorIs(t, err, mgmtplane.ErrClosed)
 }
+
+// TestStatusGUIDs: the plane's status gives an HCA port its port GUID and
+// SMA fields, and a node its system image GUID and description, as a node
+// process does; a switch's ports have no GUID.
+func TestStatusGUIDs(t *testing.T) {
+	topo := topologies.Thesis8()
+	p := newPlane(t, topo)
+	for i, st := range p.Status() {
+		tn := topo.Node(i)
+		assert.Equal(t, tn.Description, st.Desc, tn.Name)
+		assert.Equal(t, fmt.Sprintf("%#016x", tn.SystemImageGUID), st.SysImageGUID, tn.Name)
+		for _, ps := range st.Ports {
+			if tn.Type == topologies.Switch {
+				assert.Empty(t, ps.GUID, "%s[%d]", tn.Name, ps.Port)
+				continue
+			}
+			want := tn.GUID + uint64(ps.Port)
+			if g := tn.Ports[ps.Port].GUID; g != 0 {
+				want = g
+			}
+			assert.Equal(t, fmt.Sprintf("%#016x", want), ps.GUID, "%s[%d]", tn.Name, ps.Port)
+			assert.NotZero(t, ps.CapMask, "%s[%d]", tn.Name, ps.Port)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mgmtplane
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 
@@ -24,7 +25,8 @@ func (p *Plane) Status() []nodeproc.Status {
 
 func (p *Plane) nodeStatus(i, pid int) nodeproc.Status {
 	tn, n := p.topo.Node(i), p.f.Node(i)
-	st := nodeproc.Status{Name: tn.Name, Type: "hca", GUID: fmt.Sprintf("%#016x", tn.GUID), PID: pid}
+	st := nodeproc.Status{Name: tn.Name, Type: "hca", GUID: fmt.Sprintf("%#016x", tn.GUID), PID: pid,
+		SysImageGUID: fmt.Sprintf("%#016x", cmp.Or(tn.SystemImageGUID, tn.GUID)), Desc: tn.Description}
 	a := n.Agent
 	st.Agent = &nodeproc.AgentStatus{Stats: a.Stats()}
 	if tn.Type == topologies.Switch {
@@ -47,6 +49,12 @@ func portStatus(n *memfabric.Node, sw bool, num uint8) nodeproc.PortStatus {
 	}
 	ps := nodeproc.PortStatus{Port: int(num), Phys: ls.Phys.String(), State: ls.State.String(),
 		LID: n.Agent.PortConfig(lidPort).LID}
+	if !sw {
+		// As an HCA process reports them (nodeproc's status).
+		c := n.Agent.PortConfig(num)
+		ps.GUID = fmt.Sprintf("%#016x", n.Agent.PortGUID(num))
+		ps.LMC, ps.SMLID, ps.SMSL, ps.CapMask = c.LMC, c.MasterSMLID, c.MasterSMSL, n.Agent.CapabilityMask(num)
+	}
 	if ls.Phys == mad.PhysStateLinkUp {
 		ps.Width, ps.Speed = ls.Width.String(), ls.Speed.String()
 		ps.Rate, _ = mad.DataRate(ls.Width, ls.Speed)

@@ -1,6 +1,7 @@
 package nodeproc
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -472,7 +473,8 @@ func (n *Node) closeNode() {
 
 // Status returns the node's status.
 func (n *Node) Status() Status {
-	st := Status{Name: n.name, Type: n.kind.String(), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid()}
+	st := Status{Name: n.name, Type: n.kind.String(), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid(),
+		SysImageGUID: fmt.Sprintf("%#016x", cmp.Or(n.tn.SystemImageGUID, n.tn.GUID)), Desc: n.tn.Description}
 	switch {
 	case n.sw != nil:
 		lid := n.sw.Agent().PortConfig(0).LID
@@ -491,6 +493,10 @@ func (n *Node) Status() Status {
 		for i := range hs.Ports {
 			num := uint8(i + 1)
 			ps := portStatus(int(num), n.ca.Port(num), n.ca.LID(num))
+			a := n.ca.Agent()
+			c := a.PortConfig(num)
+			ps.GUID = fmt.Sprintf("%#016x", a.PortGUID(num))
+			ps.LMC, ps.SMLID, ps.SMSL, ps.CapMask = c.LMC, c.MasterSMLID, c.MasterSMSL, a.CapabilityMask(num)
 			tr := hs.Ports[i]
 			ps.Traffic = &tr
 			st.Ports = append(st.Ports, ps)

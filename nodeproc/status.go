@@ -12,12 +12,16 @@ import (
 
 // Status is what the "status" op returns.
 type Status struct {
-	Name   string       `json:"name"`
-	Type   string       `json:"type"` // "switch" or "hca"
-	GUID   string       `json:"guid"`
-	PID    int          `json:"pid"`
-	Ports  []PortStatus `json:"ports"`
-	Switch *SwitchStats `json:"switch,omitempty"`
+	Name string `json:"name"`
+	Type string `json:"type"` // "switch" or "hca"
+	GUID string `json:"guid"`
+	PID  int    `json:"pid"`
+	// SysImageGUID and Desc are NodeInfo:SystemImageGUID and the
+	// NodeDescription, for the node's sysfs tree (ibfab sysfs).
+	SysImageGUID string       `json:"sys_image_guid,omitempty"`
+	Desc         string       `json:"node_desc,omitempty"`
+	Ports        []PortStatus `json:"ports"`
+	Switch       *SwitchStats `json:"switch,omitempty"`
 	// SwitchConfig is a switch's architecture, buffers, adaptive routing
 	// and watched DLIDs.
 	SwitchConfig *SwitchConfigStatus `json:"switch_config,omitempty"`
@@ -45,14 +49,24 @@ type SwitchStats = softswitch.Stats
 // PortStatus is one physical port. Peer is filled in by the harness, which
 // knows the cabling; a node only knows its veth.
 type PortStatus struct {
-	Port     int               `json:"port"`
-	Phys     string            `json:"phys"`
-	State    string            `json:"state"`
-	LID      uint16            `json:"lid"`
-	Peer     string            `json:"peer,omitempty"`
-	Width    string            `json:"width,omitempty"` // active: what the link last trained at
-	Speed    string            `json:"speed,omitempty"`
-	Rate     uint64            `json:"rate,omitempty"` // data rate at Width and Speed, bits/s
+	Port int `json:"port"`
+	// GUID is an HCA port's port GUID ("0x…", as the node's); a switch's
+	// ports 1..N have none (its one port GUID, on port 0, is the node's).
+	GUID  string `json:"guid,omitempty"`
+	Phys  string `json:"phys"`
+	State string `json:"state"`
+	LID   uint16 `json:"lid"`
+	Peer  string `json:"peer,omitempty"`
+	Width string `json:"width,omitempty"` // active: what the link last trained at
+	Speed string `json:"speed,omitempty"`
+	Rate  uint64 `json:"rate,omitempty"` // data rate at Width and Speed, bits/s
+	// LMC, SMLID, SMSL and CapMask are the SMA's PortInfo fields of an
+	// HCA port that its sysfs tree shows (lid_mask_count, sm_lid, sm_sl,
+	// cap_mask).
+	LMC      uint8             `json:"lmc,omitempty"`
+	SMLID    uint16            `json:"sm_lid,omitempty"`
+	SMSL     uint8             `json:"sm_sl,omitempty"`
+	CapMask  uint32            `json:"cap_mask,omitempty"`
 	Counters Counters          `json:"counters"`
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	// Credits is the flow-control state of each operational data VL: what

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"ibfab/ibsysfs"
 	"ibfab/umadproto"
 	"ibfab/wire/mad"
 )
@@ -40,16 +41,16 @@ func (s *Server) sysfs() []umadproto.SysfsEntry {
 	if d, err := p.LocalGet(1, mad.AttrNodeInfo, 0); err == nil && mad.NodeInfo(d).IsValid() {
 		nodeGUID, sysGUID = mad.NodeInfo(d).NodeGUID(), mad.NodeInfo(d).SystemImageGUID()
 	}
-	file(ca+"/node_type", "1: CA")
-	file(ca+"/node_guid", "%s", guidText(nodeGUID))
-	file(ca+"/sys_image_guid", "%s", guidText(sysGUID))
-	file(ca+"/fw_ver", "1.0.0")
-	file(ca+"/hw_rev", "0")
-	file(ca+"/hca_type", "ibfab")
-	file(ca+"/board_id", "ibfab")
+	var desc string
 	if d, err := p.LocalGet(1, mad.AttrNodeDescription, 0); err == nil && mad.NodeDescription(d).IsValid() {
-		file(ca+"/node_desc", "%s", mad.NodeDescription(d).Text())
+		desc = mad.NodeDescription(d).Text()
 	}
+	files := func(dir string, fs []ibsysfs.File) {
+		for _, f := range fs {
+			out = append(out, umadproto.SysfsEntry{Path: dir + "/" + f.Name, Content: []byte(f.Content)})
+		}
+	}
+	files(ca, ibsysfs.NodeFiles(ibsysfs.Node{GUID: nodeGUID, SysImageGUID: sysGUID, Desc: desc}))
 	for num := uint8(1); num <= n; num++ {
 		pd := fmt.Sprintf("%s/ports/%d", ca, num)
 		dir(pd)
@@ -64,16 +65,10 @@ func (s *Server) sysfs() []umadproto.SysfsEntry {
 		if err != nil || !pi.IsValid() {
 			pi = mad.PortInfo(make([]byte, 64))
 		}
-		file(pd+"/lid", "0x%x", pi.LID())
-		file(pd+"/lid_mask_count", "%d", pi.LMC())
-		file(pd+"/sm_lid", "0x%x", pi.MasterSMLID())
-		file(pd+"/sm_sl", "%d", pi.MasterSMSL())
-		file(pd+"/state", "%d: %s", uint8(pi.PortState()), stateName(uint8(pi.PortState())))
-		file(pd+"/phys_state", "%d: %s", uint8(pi.PortPhysicalState()), physName(uint8(pi.PortPhysicalState())))
-		file(pd+"/rate", "%s", rateText(pi.LinkWidthActive(), pi.SpeedActive()))
-		file(pd+"/cap_mask", "0x%08x", pi.CapabilityMask())
-		file(pd+"/link_layer", "InfiniBand")
-		file(pd+"/gids/0", "%s", gidText(pi.GIDPrefix(), portGUID))
+		files(pd, ibsysfs.PortFiles(ibsysfs.Port{State: pi.PortState(), Phys: pi.PortPhysicalState(),
+			Width: pi.LinkWidthActive(), Speed: pi.SpeedActive(), LID: pi.LID(), LMC: pi.LMC(),
+			SMLID: pi.MasterSMLID(), SMSL: pi.MasterSMSL(), CapMask: pi.CapabilityMask(),
+			GIDPrefix: pi.GIDPrefix(), GUID: portGUID}))
 		keys := p.PKeys(num)
 		if len(keys) == 0 {
 			keys = []mad.PKey{mad.DefaultPKey}
@@ -90,54 +85,6 @@ func (s *Server) sysfs() []umadproto.SysfsEntry {
 		}
 	}
 	return out
-}
-
-func guidText(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
-}
-
-func gidText(prefix, guid uint64) string {
-	return guidText(prefix) + ":" + guidText(guid)
-}
-
-func stateName(s uint8) string {
-	if n := []string{"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}; int(s) < len(n) {
-		return n[s]
-	}
-	return "UNKNOWN"
-}
-
-func physName(s uint8) string {
-	if n := []string{"NOP", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "Phy Test"}; int(s) < len(n) {
-		return n[s]
-	}
-	return "UNKNOWN"
-}
-
-// rateText renders a port's rate as the kernel's sysfs rate file does
-// (drivers/infiniband/core/sysfs.c): the nominal rate, lanes × 2.5, 5,
-// 10, 14, 25, 50, 100 or 200 Gb/s, then width and speed, SDR unnamed:
-// "10 Gb/sec (4X)", "56 Gb/sec (4X FDR)", "400 Gb/sec (4X NDR)"; the
-// number first, which is what libibumad reads (ibstat's "Rate: 400").
-func rateText(w mad.LinkWidth, sp mad.LinkSpeed) string {
-	tenths := mad.NominalRate(w, sp)
-	if tenths == 0 {
-		return "0 Gb/sec"
-	}
-	half := ""
-	if tenths%10 != 0 {
-		half = ".5" // 1X SDR, 2.5 Gb/s, is the one
-	}
-	return fmt.Sprintf("%d%s Gb/sec (%dX%s)", tenths/10, half, w.Lanes(), speedSuffix(sp))
-}
-
-// speedSuffix is the kernel's name of a speed after the width, none for
-// SDR.
-func speedSuffix(sp mad.LinkSpeed) string {
-	if sp == mad.LinkSpeedSDR {
-		return ""
-	}
-	return " " + sp.String()
 }
 
 // sysfsFile returns the content of the file at path, with ok false when

@@ -36,6 +36,8 @@ var commands = []cli.Command{
 	{Name: "fuzz", Summary: "send MADs built to break the agents, checking every node still answers", Run: runFuzz},
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
 	{Name: "serve", Summary: "serve a live web page of a fabric: map, link states, utilization, timeline", Run: runServe},
+	{Name: "metrics", Summary: "serve a fabric's port counters and states to Prometheus (/metrics)", Run: runMetrics},
+	{Name: "sysfs", Summary: "write a fabric's HCAs as the kernel's sysfs class (class/infiniband) under a directory", Run: runSysfs},
 	suites.Command,
 	bench.Command,
 }

@@ -177,6 +177,11 @@ func TestUsageErrors(t *testing.T) {
 		{"graph two sources", []string{"graph", "--name", "x", "-f", "t.net"}, "--name and -f exclude each other"},
 		{"graph format", []string{"graph", "-f", "t.net", "--format", "png"}, `format "png" unknown: want one of dot, json, svg`},
 		{"graph bad name", []string{"graph", "--name", "No/Such"}, "ibfab graph: "},
+		{"sysfs no dir", []string{"sysfs", "--name", "x"}, "ibfab sysfs: missing --dir DIR"},
+		{"sysfs interval", []string{"sysfs", "--dir", "d", "--interval", "0s"}, "--interval 0s: want a positive duration"},
+		{"sysfs bad name", []string{"sysfs", "--dir", "d", "--name", "a/b"}, "ibfab sysfs: "},
+		{"metrics stray", []string{"metrics", "extra"}, `unexpected argument "extra"`},
+		{"metrics bad name", []string{"metrics", "--name", "a/b"}, "ibfab metrics: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,6 +205,8 @@ func TestHelp(t *testing.T) {
 		{"topo", []string{"topo", "-h"}, []string{"ibfab topo fattree --leaves L", "ibfab topo check FILE"}},
 		{"fattree", []string{"topo", "fattree", "-h"}, []string{"usage: ibfab topo fattree", "-leaves", "-spines", "-hosts", "-o FILE"}},
 		{"check", []string{"topo", "check", "--help"}, []string{"usage: ibfab topo check FILE", "Validate"}},
+		{"metrics", []string{"metrics", "-h"}, []string{"usage: ibfab metrics [--name N] [--listen ADDR]", "node_infiniband_", "-listen"}},
+		{"sysfs", []string{"sysfs", "-h"}, []string{"usage: ibfab sysfs [--name N] --dir DIR", "-interval", "-once"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/fabricnet"
+	"ibfab/harness/promexport"
 	"ibfab/harness/webview"
 )
 
@@ -25,8 +26,9 @@ last second; links and nodes with drops or errors are marked. Clicking a
 node shows its ports, counters and per-VL credits; a timeline under the
 map lists every port state change, node death and drop increase as the
 server's poll (every 500 ms) sees it. The JSON behind the page is at
-/api/fabric, /api/node/NODE and /api/events (server-sent events). The
-page needs no network beyond ADDR.`
+/api/fabric, /api/node/NODE and /api/events (server-sent events); the
+port counters and states for Prometheus at /metrics, as ibfab metrics
+serves them. The page needs no network beyond ADDR.`
 )
 
 func runServe(env *Env, args []string) error {
@@ -52,7 +54,7 @@ func runServe(env *Env, args []string) error {
 // is read first, so that a fabric that is not up fails as ibfab status
 // does, before anything listens.
 func serve(ctx context.Context, env *Env, name, addr string) error {
-	v, err := webview.New(webview.Config{Name: name})
+	v, err := webview.New(webview.Config{Name: name, Metrics: promexport.Handler(name)})
 	if err != nil {
 		return err
 	}

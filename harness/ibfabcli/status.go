@@ -23,7 +23,7 @@ packets queued, PortVLXmitWait (µs), the packets received and watched, and
 the port's adapted packets. With --json the output is one object with a
 stable schema:
 {"fabric":N,"nodes":[{"name","type","guid","pid","alive","switch_config",
-"ports":[{"port","phys","state","lid","peer","adapted","counters":{...},
+"ports":[{"port","guid","phys","state","lid","peer","adapted","counters":{...},
 "drops":{...},"credits":[{"vl","rx_used","rx_capacity","down_used",
 "down_capacity","queued","xmit_wait","rcv_pkts","watched",...}]}]}]}.`
 )

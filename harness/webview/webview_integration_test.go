@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -136,6 +137,15 @@ func serveCommand(t *testing.T, name string) {
 	require.NoError(t, err)
 	_ = r.Body.Close()
 	assert.Equal(t, http.StatusOK, r.StatusCode)
+	// The same server's /metrics is the Prometheus exporter's.
+	r, err = http.Get(m[1] + "metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, r.StatusCode)
+	assert.Contains(t, string(body), "node_infiniband_port_data_transmitted_bytes_total{")
+	assert.Contains(t, string(body), `ibfab_node_up{`)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	start := time.Now()
 	select {
