@@ -133,18 +133,29 @@ func WithStatus(t *topologies.Topology, s *harness.FabricStatus) *Graph {
 			l.B = e
 		}
 		if l.A.State != "" && l.B.State != "" {
-			l.State = lesser(l.A.State, l.B.State)
+			l.State = LowerState(l.A.State, l.B.State)
 		}
 	}
 	return g
 }
 
-// stateRank orders the logical port states; any other (Unknown, a dead
-// node's) ranks below Down.
+// stateRank orders the logical port states; anything else (Unknown, a
+// dead node's ports) ranks 0.
 var stateRank = map[string]int{"Down": 1, "Init": 2, "Armed": 3, "Active": 4}
 
-func lesser(a, b string) string {
-	if stateRank[b] < stateRank[a] {
+// LowerState is a link's state from its ends' (Down < Init < Armed <
+// Active). An end whose state is unknown (its node is dead or does not
+// answer) gives way to the other's: the live end knows whether the cable
+// carries anything (a dead peer's link is Down there), and the dead node
+// is drawn as such.
+func LowerState(a, b string) string {
+	ra, rb := stateRank[a], stateRank[b]
+	switch {
+	case ra == 0:
+		return b
+	case rb == 0:
+		return a
+	case rb < ra:
 		return b
 	}
 	return a

@@ -173,3 +173,19 @@ func TestFormatText(t *testing.T) {
 		assert.Equal(t, tc.want, f, tc.in)
 	}
 }
+
+// TestLowerState: the lesser state wins; an unknown end gives way.
+func TestLowerState(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"Active", "Active", "Active"},
+		{"Active", "Down", "Down"},
+		{"Init", "Armed", "Init"},
+		{"Armed", "Active", "Armed"},
+		{"Unknown", "Active", "Active"},
+		{"Down", "Unknown", "Down"},
+		{"Unknown", "Unknown", "Unknown"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, fabricgraph.LowerState(tt.a, tt.b), "%s/%s", tt.a, tt.b)
+	}
+}

@@ -1,54 +1,40 @@
 package webview
 
 import (
-	"fmt"
 	"time"
 
 	"ibfab/harness"
+	"ibfab/internal/enum"
 )
+
+//go:generate go tool stringer -type=EventKind,Layout -linecomment
 
 // EventKind is what an event reports.
 type EventKind uint8
 
 const (
 	// EventPortState: a port's logical state changed (From, To).
-	EventPortState EventKind = iota
+	EventPortState EventKind = iota // port_state
 	// EventNodeDied: a node's process stopped answering or is gone.
-	EventNodeDied
+	EventNodeDied // node_died
 	// EventNodeAlive: a node's process answers again (a restart).
-	EventNodeAlive
+	EventNodeAlive // node_alive
 	// EventDrops: a port's drop or error counters rose by Delta.
-	EventDrops
+	EventDrops // drops
 	// EventFabricDown: the fabric's status cannot be read any more (torn
 	// down); Error says why.
-	EventFabricDown
+	EventFabricDown // fabric_down
 	// EventFabricUp: the status can be read again.
-	EventFabricUp
+	EventFabricUp // fabric_up
 )
 
-var eventKindNames = [...]string{
-	EventPortState:  "port_state",
-	EventNodeDied:   "node_died",
-	EventNodeAlive:  "node_alive",
-	EventDrops:      "drops",
-	EventFabricDown: "fabric_down",
-	EventFabricUp:   "fabric_up",
-}
-
-func (k EventKind) String() string {
-	if int(k) < len(eventKindNames) {
-		return eventKindNames[k]
-	}
-	return fmt.Sprintf("EventKind(%d)", uint8(k))
-}
+var eventKinds = enum.New("event kind", EventPortState, EventNodeDied, EventNodeAlive, EventDrops, EventFabricDown, EventFabricUp)
 
 // MarshalText writes the kind's name, which the page switches on.
-func (k EventKind) MarshalText() ([]byte, error) {
-	if int(k) >= len(eventKindNames) {
-		return nil, fmt.Errorf("webview: invalid event kind %d", uint8(k))
-	}
-	return []byte(k.String()), nil
-}
+func (k EventKind) MarshalText() ([]byte, error) { return eventKinds.Marshal(k) }
+
+// UnmarshalText reads a name MarshalText wrote.
+func (k *EventKind) UnmarshalText(b []byte) error { return eventKinds.Unmarshal(k, b) }
 
 // Event is one change the poller saw, as /api/events sends it.
 type Event struct {
@@ -107,9 +93,4 @@ func diff(prev, cur *harness.FabricStatus, at time.Time) []Event {
 		}
 	}
 	return ev
-}
-
-// UnmarshalText reads a name MarshalText wrote.
-func (k *EventKind) UnmarshalText(b []byte) error {
-	return unmarshalName(eventKindNames[:], k, b, "event kind")
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"ibfab/harness"
+	"ibfab/harness/fabricgraph"
+	"ibfab/internal/enum"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -76,49 +78,19 @@ type Layout uint8
 const (
 	// LayoutForce lets the page's force-directed layout place them: any
 	// topology.
-	LayoutForce Layout = iota
+	LayoutForce Layout = iota // force
 	// LayoutFatTree places them by the server's X and Y: switch stages
 	// in rows, hosts below their leaves (topologies.LayoutFatTree).
-	LayoutFatTree
+	LayoutFatTree // fattree
 )
 
-var layoutNames = [...]string{LayoutForce: "force", LayoutFatTree: "fattree"}
-
-func (l Layout) String() string {
-	if int(l) < len(layoutNames) {
-		return layoutNames[l]
-	}
-	return fmt.Sprintf("Layout(%d)", uint8(l))
-}
+var layouts = enum.New("layout", LayoutForce, LayoutFatTree)
 
 // MarshalText writes the layout's name, which the page switches on.
-func (l Layout) MarshalText() ([]byte, error) {
-	if int(l) >= len(layoutNames) {
-		return nil, fmt.Errorf("webview: invalid layout %d", uint8(l))
-	}
-	return []byte(l.String()), nil
-}
+func (l Layout) MarshalText() ([]byte, error) { return layouts.Marshal(l) }
 
-// stateRank orders the logical port states; anything else (Unknown, a
-// dead node's ports) ranks 0.
-var stateRank = map[string]int{"Down": 1, "Init": 2, "Armed": 3, "Active": 4}
-
-// lowerState is the lower of two port states by stateRank. An end whose
-// state is unknown (its node is dead or does not answer) gives way to the
-// other's: the live end knows whether the cable carries anything (a dead
-// peer's link is Down there), and the dead node is drawn as such.
-func lowerState(a, b string) string {
-	ra, rb := stateRank[a], stateRank[b]
-	switch {
-	case ra == 0:
-		return b
-	case rb == 0:
-		return a
-	case rb < ra:
-		return b
-	}
-	return a
-}
+// UnmarshalText reads a name MarshalText wrote.
+func (l *Layout) UnmarshalText(b []byte) error { return layouts.Unmarshal(l, b) }
 
 // portErrors sums a port's PMA error counters: what marks a link as
 // faulty on the map besides drops.
@@ -228,7 +200,7 @@ func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base,
 		a, b := end(l.A), end(l.B)
 		f.Links = append(f.Links, Link{
 			ID: linkID(a, b), A: a, B: b,
-			State:       lowerState(a.State, b.State),
+			State:       fabricgraph.LowerState(a.State, b.State),
 			Utilization: max(a.Utilization, b.Utilization),
 		})
 	}
@@ -312,18 +284,4 @@ func fatTreePositions(t *topologies.Topology, l *topologies.FatTreeLayout) map[i
 		spread(nodes, stage)
 	}
 	return pos
-}
-
-// UnmarshalText reads a name MarshalText wrote.
-func (l *Layout) UnmarshalText(b []byte) error { return unmarshalName(layoutNames[:], l, b, "layout") }
-
-// unmarshalName sets *v to the index of b in names.
-func unmarshalName[E ~uint8](names []string, v *E, b []byte, what string) error {
-	for i, n := range names {
-		if n == string(b) {
-			*v = E(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("webview: unknown %s %q", what, b)
 }

@@ -83,21 +83,6 @@ func TestUtilization(t *testing.T) {
 	}
 }
 
-func TestLowerState(t *testing.T) {
-	tests := []struct{ a, b, want string }{
-		{"Active", "Active", "Active"},
-		{"Active", "Down", "Down"},
-		{"Init", "Armed", "Init"},
-		{"Armed", "Active", "Armed"},
-		{"Unknown", "Active", "Active"},
-		{"Down", "Unknown", "Down"},
-		{"Unknown", "Unknown", "Unknown"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, lowerState(tt.a, tt.b), "%s/%s", tt.a, tt.b)
-	}
-}
-
 func TestBuildFabric(t *testing.T) {
 	topo := star(t)
 	layout, err := topologies.LayoutFatTree(topo)
