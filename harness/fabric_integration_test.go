@@ -185,7 +185,7 @@ func routeCrosses(sm *fabrictest.SM, topo *topologies.Topology, from, to, via in
 // in a topology file that lists a CA first (as ibsim wants); status still
 // lists the nodes in the given order with the right ports and peers.
 func TestStatusSwitchFirst(t *testing.T) {
-	topo := star(t)
+	topo := fabrictest.Star(t)
 	require.Equal(t, topologies.Switch, topo.Node(0).Type, "the case needs a switch first")
 	f := fabrictest.Up(t, "swfirst", topo, harness.UpOptions{})
 	checkPorts(t, f, "Init")

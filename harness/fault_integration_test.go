@@ -184,7 +184,7 @@ func TestFaultCorrupt(t *testing.T) {
 // PortInfo still passes; with --count 1 the next NodeInfo passes too.
 // ibfab down removes the pinned programs.
 func TestFaultMatch(t *testing.T) {
-	topo := star(t)
+	topo := fabrictest.Star(t)
 	f := fabrictest.Up(t, "fmatch", topo, harness.UpOptions{})
 	sm := f.NewSM("ca1")
 	sw := f.Index("sw1")
@@ -284,7 +284,7 @@ func TestFaultDelay(t *testing.T) {
 
 // TestFaultErrors: bad targets are errors that name the problem.
 func TestFaultErrors(t *testing.T) {
-	f := fabrictest.Up(t, "ferr", star(t), harness.UpOptions{})
+	f := fabrictest.Up(t, "ferr", fabrictest.Star(t), harness.UpOptions{})
 	rule := bpf.Rule{Action: bpf.Drop, Rate: bpf.RateOne}
 	for _, tt := range []struct {
 		node string

@@ -24,7 +24,7 @@ const flowScale = 250
 
 // star3 is star with a third HCA, ca3, on the switch's port 3.
 func star3(tb testing.TB) *topologies.Topology {
-	topo := star(tb)
+	topo := fabrictest.Star(tb)
 	i, err := topo.AddNode(topologies.Node{Type: topologies.CA, Name: "ca3", NumPorts: 1, GUID: 0x4000})
 	require.NoError(tb, err)
 	require.NoError(tb, topo.Connect(topologies.PortRef{Node: i, Port: 1}, topologies.PortRef{Node: 0, Port: 3}, 0, 0))

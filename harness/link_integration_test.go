@@ -37,7 +37,7 @@ func waitPort(t *testing.T, f *fabrictest.Fabric, node string, port int, state s
 // TestLinkDownUpFlap: a link set down takes both its ports Down; set up,
 // they train again and wait in Init for the SM; a flap does both.
 func TestLinkDownUpFlap(t *testing.T) {
-	f := fabrictest.Up(t, "link", star(t), harness.UpOptions{})
+	f := fabrictest.Up(t, "link", fabrictest.Star(t), harness.UpOptions{})
 	sm := f.NewSM("ca2")
 	require.NoError(t, sm.Configure())
 	waitPort(t, f, "ca1", 1, "Active")

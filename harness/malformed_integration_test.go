@@ -14,33 +14,15 @@ import (
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/link"
 	"ibfab/link/veth"
-	"ibfab/topologies"
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
-
-// star is one 4-port switch with two HCAs on ports 1 and 2.
-func star(t testing.TB) *topologies.Topology {
-	t.Helper()
-	topo := topologies.New()
-	for _, n := range []topologies.Node{
-		{Type: topologies.Switch, Name: "sw1", NumPorts: 4, GUID: 0x1000},
-		{Type: topologies.CA, Name: "ca1", NumPorts: 1, GUID: 0x2000},
-		{Type: topologies.CA, Name: "ca2", NumPorts: 1, GUID: 0x3000},
-	} {
-		_, err := topo.AddNode(n)
-		require.NoError(t, err)
-	}
-	require.NoError(t, topo.Connect(topologies.PortRef{Node: 1, Port: 1}, topologies.PortRef{Node: 0, Port: 1}, 0, 0))
-	require.NoError(t, topo.Connect(topologies.PortRef{Node: 2, Port: 1}, topologies.PortRef{Node: 0, Port: 2}, 0, 0))
-	return topo
-}
 
 // TestMalformedFrames writes bad frames into the switch's port 1 from a
 // second socket on ca1's veth: each is counted by cause and dropped, and
 // the switch keeps serving.
 func TestMalformedFrames(t *testing.T) {
-	topo := star(t)
+	topo := fabrictest.Star(t)
 	f := fabrictest.Up(t, "mal", topo, harness.UpOptions{})
 	sm := f.NewSM("ca2")
 	require.NoError(t, sm.Configure())

@@ -19,7 +19,7 @@ import (
 // restarts too.
 func TestRestart(t *testing.T) {
 	// On CPU 0 (UpOptions.CPUs): a restarted node keeps the placement.
-	f := fabrictest.Up(t, "rst", star(t), harness.UpOptions{NodeArgsFor: map[string][]string{"sw1": {"--keepalive", "1500ms"}}, CPUs: []int{0}})
+	f := fabrictest.Up(t, "rst", fabrictest.Star(t), harness.UpOptions{NodeArgsFor: map[string][]string{"sw1": {"--keepalive", "1500ms"}}, CPUs: []int{0}})
 	sm := f.NewSM("ca1")
 	require.NoError(t, sm.Configure())
 	old := f.Node("sw1").PID

@@ -31,25 +31,8 @@ import (
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
 	"ibfab/nodeproc"
-	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
-
-// star is a switch with two HCAs.
-func star(t *testing.T) *topologies.Topology {
-	topo := topologies.New()
-	for _, n := range []topologies.Node{
-		{Type: topologies.Switch, Name: "sw1", NumPorts: 4, GUID: 0x1000},
-		{Type: topologies.CA, Name: "ca1", NumPorts: 1, GUID: 0x2000},
-		{Type: topologies.CA, Name: "ca2", NumPorts: 1, GUID: 0x3000},
-	} {
-		_, err := topo.AddNode(n)
-		require.NoError(t, err)
-	}
-	require.NoError(t, topo.Connect(topologies.PortRef{Node: 1, Port: 1}, topologies.PortRef{Node: 0, Port: 1}, 0, 0))
-	require.NoError(t, topo.Connect(topologies.PortRef{Node: 2, Port: 1}, topologies.PortRef{Node: 0, Port: 2}, 0, 0))
-	return topo
-}
 
 // TestRealPrograms runs Debian's prometheus against the exporter, and
 // node_exporter and ibstatus against the sysfs tree, on one fabric whose
@@ -60,7 +43,7 @@ func TestRealPrograms(t *testing.T) {
 	testenv.RequireProgram(t, "prometheus-node-exporter", "prometheus-node-exporter")
 	testenv.RequireProgram(t, "ibstatus", "infiniband-diags")
 	testenv.RequireProgram(t, "unshare", "util-linux")
-	f := fabrictest.Up(t, "prom", star(t), harness.UpOptions{})
+	f := fabrictest.Up(t, "prom", fabrictest.Star(t), harness.UpOptions{})
 	sm := f.NewSM("ca1")
 	require.NoError(t, sm.Configure())
 	fabrictest.Wait(t, 20*time.Second, "every HCA port Active", func() bool {

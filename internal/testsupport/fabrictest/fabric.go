@@ -222,3 +222,26 @@ func (f *Fabric) Exec(node string, env []string, argv ...string) ([]byte, error)
 	})
 	return out, err
 }
+
+// Star is one 4-port switch, sw1 (GUID 0x1000), with two HCAs, ca1 and
+// ca2 (0x2000, 0x3000), on its ports 1 and 2: the smallest fabric with a
+// hop between two hosts and two free switch ports.
+func Star(tb testing.TB) *topologies.Topology {
+	tb.Helper()
+	topo := topologies.New()
+	for _, n := range []topologies.Node{
+		{Type: topologies.Switch, Name: "sw1", NumPorts: 4, GUID: 0x1000},
+		{Type: topologies.CA, Name: "ca1", NumPorts: 1, GUID: 0x2000},
+		{Type: topologies.CA, Name: "ca2", NumPorts: 1, GUID: 0x3000},
+	} {
+		if _, err := topo.AddNode(n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for ca := 1; ca <= 2; ca++ {
+		if err := topo.Connect(topologies.PortRef{Node: ca, Port: 1}, topologies.PortRef{Node: 0, Port: ca}, 0, 0); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return topo
+}
