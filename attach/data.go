@@ -110,10 +110,15 @@ func (s *Server) fromClient(c *client, dgram []byte) {
 	m := bytes.Clone(r.MAD())
 	length := int(min(n, mad.MADSize))
 	clear(m[length:])
-	userRMPP := false
+	s.mu.Lock()
+	userRMPP := c.userRMPP
+	s.mu.Unlock()
 	switch rm := rmppMAD(m); {
 	case rm.isControl():
 		userRMPP = true
+	case userRMPP:
+		// It writes its own headers, all of them: a bad one goes out
+		// as it wrote it, as from a raw agent on a real host.
 	case rm.isClientSegment():
 		userRMPP = rm.isMultiSegment()
 	case rm.isActive():

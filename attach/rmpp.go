@@ -29,7 +29,9 @@ import (
 // before the attach point sees them (as under ibsim): full segmentation
 // and the ACK/STOP/ABORT exchange are not done here. A client that does
 // RMPP itself (ibsm's SA through simclient, with package rmpp) writes its
-// segments' headers, which are left as they are, and gets the ACK, STOP
+// segments' headers, which are left as they are (once it has shown it
+// does, by an ACK, STOP or ABORT or a segment of several, every header,
+// a bad one too, as a raw agent's on a real host), and gets the ACK, STOP
 // and ABORT of its transfers; those reach no other client (a libumad2sim
 // client would take an ACK for a new request).
 

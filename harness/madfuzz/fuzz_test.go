@@ -42,6 +42,8 @@ func TestRunClean(t *testing.T) {
 	assert.Equal(t, 3, r.Checks)
 	assert.Empty(t, r.Failures)
 	assert.Positive(t, r.Answered)
+	assert.Positive(t, r.Judged, "answers judged against a zeroed template")
+	assert.Zero(t, r.Dirty, "answers with reserved bytes set: %+v", r.DirtyFirst)
 	for _, s := range []string{"smp", "bad-route", "version", "mutation"} {
 		assert.Positive(t, r.ByShape[s], "shape %s", s)
 	}

@@ -60,14 +60,26 @@ type generator struct {
 	rng     *rand.Rand
 	topo    *topologies.Topology
 	targets []target
-	sent    [][]byte // a ring of recent MADs to mutate
-	next    int
+	// smLID is the master SM's LID (0: none known): the SA lives there,
+	// so SubnAdm MADs go to it rather than to a random target.
+	smLID uint16
+	sent  [][]byte // a ring of recent MADs to mutate
+	next  int
 }
 
 const mutationPool = 64
 
-func newGenerator(seed uint64, t *topologies.Topology, targets []target) *generator {
-	return &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), topo: t, targets: targets}
+func newGenerator(seed uint64, t *topologies.Topology, targets []target, smLID uint16) *generator {
+	return &generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), topo: t, targets: targets, smLID: smLID}
+}
+
+// dest is where a LID-routed GMP m aimed at target t goes: the SM's LID
+// for the SA's class when it is known, else t's.
+func (g *generator) dest(m []byte, t target) uint16 {
+	if g.smLID != 0 && mad.MAD(m).MgmtClass() == mad.ClassSubnAdm {
+		return g.smLID
+	}
+	return t.lid
 }
 
 func (g *generator) attr() mad.AttrID {
@@ -141,7 +153,8 @@ func (g *generator) make(tid uint64) ([]byte, Shape, uint16) {
 	case ShapeLIDSMP:
 		m, lid = g.lidSMP(tid), t.lid
 	case ShapeGMP:
-		m, lid = g.gmp(tid, g.gmpClass()), t.lid
+		m = g.gmp(tid, g.gmpClass())
+		lid = g.dest(m, t)
 	case ShapeVersion:
 		m = g.smp(tid, t.path)
 		if g.rng.IntN(2) == 0 {
@@ -150,8 +163,8 @@ func (g *generator) make(tid uint64) ([]byte, Shape, uint16) {
 			mad.MAD(m).SetClassVersion(uint8(g.rng.Uint32()))
 		}
 	case ShapeRMPP:
-		m, lid = g.rmpp(tid), t.lid
-		if lid == 0 {
+		m = g.rmpp(tid)
+		if lid = g.dest(m, t); lid == 0 {
 			m, lid, shape = g.smp(tid, t.path), mad.PermissiveLID, ShapeSMP
 		}
 	case ShapeMutation:
@@ -231,7 +244,10 @@ func (g *generator) gmp(tid uint64, class mad.MgmtClass) []byte {
 }
 
 // rmpp is an SA or CC GMP with an RMPP header of random type, flags,
-// status, segment number (0 among them) and payload length.
+// status, segment number (0 among them) and payload length. Version 1 and
+// status Normal come more often than chance would give them, as a
+// receiver checks those first: a header that fails them never reaches
+// the segment logic behind.
 func (g *generator) rmpp(tid uint64) []byte {
 	class := mad.ClassSubnAdm
 	if g.rng.IntN(3) == 0 {
@@ -239,14 +255,22 @@ func (g *generator) rmpp(tid uint64) []byte {
 	}
 	m := g.gmp(tid, class)
 	r := mad.RMPP(m)
-	r.SetVersion(uint8(g.rng.IntN(3)))
+	r.SetVersion(uint8(g.often(mad.RMPPVersion1, 3)))
 	r.SetType(mad.RMPPType(g.rng.IntN(6)))
 	r.SetFlags(mad.RMPPFlags(g.rng.Uint32()) | mad.RMPPFlagActive)
-	r.SetStatus(mad.RMPPStatus(g.rng.Uint32()))
+	r.SetStatus(mad.RMPPStatus(g.often(uint32(mad.RMPPStatusNormal), 0x100)))
 	seg := []uint32{0, 1, 2, g.rng.Uint32()}[g.rng.IntN(4)]
 	r.SetSegmentNumber(seg)
 	binary.BigEndian.PutUint32(m[32:], []uint32{0, 1, 220, 221, g.rng.Uint32()}[g.rng.IntN(5)])
 	return m
+}
+
+// often returns v half the time, else a value below n.
+func (g *generator) often(v uint32, n int) uint32 {
+	if g.rng.IntN(2) == 0 {
+		return v
+	}
+	return uint32(g.rng.IntN(n))
 }
 
 // mutate changes a copy of a MAD sent before: some bytes flipped, set to

@@ -41,8 +41,8 @@ type LiveReport struct {
 	// memory over the run, in bytes, and RSSNode that node.
 	RSSGrowth int64  `json:"rss_growth_bytes"`
 	RSSNode   string `json:"rss_growth_node,omitempty"`
-	// Passed: every MAD went out, every check answered, no process died,
-	// none grew past MaxRSSGrowth.
+	// Passed: every MAD went out, every check answered, no answer with
+	// a reserved byte set, no process died, none grew past MaxRSSGrowth.
 	Passed bool `json:"passed"`
 }
 
@@ -79,7 +79,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 		return nil, fmt.Errorf("attach at %s: %w", t.Node(from).Name, err)
 	}
 	defer client.Close()
-	r, err := Run(ctx, Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st),
+	r, err := Run(ctx, Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
 		MADs: c.MADs, Seed: c.Seed, CheckEvery: c.CheckEvery, Progress: c.Progress})
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 	if limit == 0 {
 		limit = defaultMaxRSSGrowth
 	}
-	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && len(lr.Dead) == 0 && lr.RSSGrowth <= int64(limit)
+	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 && lr.RSSGrowth <= int64(limit)
 	return lr, nil
 }
 
@@ -154,6 +154,21 @@ func lids(t *topologies.Topology, st *harness.FabricStatus) []uint16 {
 		}
 	}
 	return out
+}
+
+// smLID is the master SM's LID as node from's port 1 has it (0: none).
+func smLID(st *harness.FabricStatus, from string) uint16 {
+	for _, n := range st.Nodes {
+		if n.Name != from {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.Port == 1 {
+				return p.SMLID
+			}
+		}
+	}
+	return 0
 }
 
 // rssOf reads the resident memory of every live node's process.

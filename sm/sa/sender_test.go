@@ -138,3 +138,22 @@ func TestPortSenderWhole(t *testing.T) {
 		assert.Equal(t, uint8(mad.RMPPVersion1), mad.RMPP(m).Version())
 	}
 }
+
+// TestRequestSegmentZero: a request whose RMPP DATA segment is numbered 0
+// without the First flag (what ibfab fuzz sends) is aborted with
+// BadSegment and not answered; before rmpp's fix the receiver the SA made
+// for it ACKed a transfer it did not have and panicked.
+func TestRequestSegmentZero(t *testing.T) {
+	var sent []madport.MAD
+	port := &loopPort{sent: func(m madport.MAD) { sent = append(sent, m) }}
+	a, err := sa.New(sa.Config{Sender: &sa.PortSender{Port: port}})
+	require.NoError(t, err)
+	f := mad.SAMADFields{MAD: mad.MADFields{BaseVersion: 1, MgmtClass: mad.ClassSubnAdm, ClassVersion: sa.ClassVersion,
+		Method: mad.MethodGet, TransactionID: 0x78, AttrID: mad.AttrSANodeRecord},
+		RMPPVersion: mad.RMPPVersion1, RMPPType: uint8(mad.RMPPTypeData), RMPPFlags: uint8(mad.RMPPFlagActive)}
+	a.HandleMAD(madport.MAD{LID: 5, QP: 1, Data: mad.AppendSAMAD(nil, &f)})
+	require.Len(t, sent, 1, "the ABORT alone")
+	r := mad.RMPP(sent[0].Data).Fields()
+	assert.Equal(t, mad.RMPPTypeAbort, r.Type)
+	assert.Equal(t, mad.RMPPStatusBadSegment, r.Status)
+}

@@ -1,0 +1,6 @@
+//go:build ibfab_planted
+
+package rmpp
+
+// plantedSegmentZero: see planted.go.
+const plantedSegmentZero = true
