@@ -474,7 +474,7 @@ func (n *Node) closeNode() {
 // Status returns the node's status.
 func (n *Node) Status() Status {
 	st := Status{Name: n.name, Type: n.kind.String(), GUID: fmt.Sprintf("%#016x", n.tn.GUID), PID: os.Getpid(),
-		SysImageGUID: fmt.Sprintf("%#016x", cmp.Or(n.tn.SystemImageGUID, n.tn.GUID)), Desc: n.tn.Description}
+		Goroutines: runtime.NumGoroutine(), SysImageGUID: fmt.Sprintf("%#016x", cmp.Or(n.tn.SystemImageGUID, n.tn.GUID)), Desc: n.tn.Description}
 	switch {
 	case n.sw != nil:
 		lid := n.sw.Agent().PortConfig(0).LID

@@ -16,6 +16,9 @@ type Status struct {
 	Type string `json:"type"` // "switch" or "hca"
 	GUID string `json:"guid"`
 	PID  int    `json:"pid"`
+	// Goroutines is how many the process runs: a count that grows
+	// while nothing new runs is a leak (ibfab fuzz, the soak check it).
+	Goroutines int `json:"goroutines,omitempty"`
 	// SysImageGUID and Desc are NodeInfo:SystemImageGUID and the
 	// NodeDescription, for the node's sysfs tree (ibfab sysfs).
 	SysImageGUID string       `json:"sys_image_guid,omitempty"`

@@ -82,11 +82,11 @@ func runFuzz(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	if !rep.Passed {
-		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, dead processes %v, RSS growth %d KiB (%s) (report: %s)",
-			len(rep.Failures), rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, reportWhere(*out))}
+		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, %d answers with reserved bytes set, dead processes %v, RSS growth %d KiB (%s), goroutine growth %d (%s) (report: %s)",
+			len(rep.Failures), rep.Dirty, rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode, reportWhere(*out))}
 	}
-	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered, %d checks passed, no process died, RSS grew %d KiB at most (%s)\n",
-		rep.Sent, rep.MADsPerS, rep.Answered, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode)
+	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered (%d judged, none dirty), %d checks passed, no process died, RSS grew %d KiB at most (%s), goroutines %d (%s)\n",
+		rep.Sent, rep.MADsPerS, rep.Answered, rep.Judged, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package madfuzz
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -22,12 +23,20 @@ type LiveConfig struct {
 	Seed       uint64
 	CheckEvery int
 	// MaxRSSGrowth bounds how much a node process's resident memory may
-	// grow over the run (32 MiB).
-	MaxRSSGrowth uint64
-	Progress     func(sent int, r *Report)
+	// grow over the run (32 MiB), MaxGoroutineGrowth its goroutines (32;
+	// the count after the run may take GoroutineSettle, 5 s, to fall
+	// back: transfers and timers the last MADs began).
+	MaxRSSGrowth       uint64
+	MaxGoroutineGrowth int
+	GoroutineSettle    time.Duration
+	Progress           func(sent int, r *Report)
 }
 
-const defaultMaxRSSGrowth = 32 << 20
+const (
+	defaultMaxRSSGrowth       = 32 << 20
+	defaultMaxGoroutineGrowth = 32
+	defaultGoroutineSettle    = 5 * time.Second
+)
 
 // LiveReport is a live run: the fuzzer's report and what the harness saw
 // of the node processes after it.
@@ -41,8 +50,13 @@ type LiveReport struct {
 	// memory over the run, in bytes, and RSSNode that node.
 	RSSGrowth int64  `json:"rss_growth_bytes"`
 	RSSNode   string `json:"rss_growth_node,omitempty"`
+	// GoroutineGrowth is the largest growth of a node process's
+	// goroutines over the run, and GoroutineNode that node.
+	GoroutineGrowth int    `json:"goroutine_growth"`
+	GoroutineNode   string `json:"goroutine_growth_node,omitempty"`
 	// Passed: every MAD went out, every check answered, no answer with
-	// a reserved byte set, no process died, none grew past MaxRSSGrowth.
+	// a reserved byte set, no process died, none grew past MaxRSSGrowth
+	// or MaxGoroutineGrowth.
 	Passed bool `json:"passed"`
 }
 
@@ -85,7 +99,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 		return nil, err
 	}
 	lr := &LiveReport{Fabric: c.Fabric, From: t.Node(from).Name, Report: *r}
-	after, err := harness.Status(ctx, c.Fabric)
+	after, err := settled(ctx, c, st)
 	if err != nil {
 		return nil, err
 	}
@@ -94,17 +108,60 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 			lr.Dead = append(lr.Dead, n.Name)
 		}
 	}
-	for node, now := range rssOf(after) {
-		if was, ok := before[node]; ok && int64(now)-int64(was) > lr.RSSGrowth {
-			lr.RSSGrowth, lr.RSSNode = int64(now)-int64(was), node
+	lr.RSSNode, lr.RSSGrowth = maxGrowth(before, rssOf(after))
+	var g int64
+	lr.GoroutineNode, g = maxGrowth(goroutinesOf(st), goroutinesOf(after))
+	lr.GoroutineGrowth = int(g)
+	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 &&
+		lr.RSSGrowth <= int64(cmp.Or(c.MaxRSSGrowth, defaultMaxRSSGrowth)) &&
+		lr.GoroutineGrowth <= cmp.Or(c.MaxGoroutineGrowth, defaultMaxGoroutineGrowth)
+	return lr, nil
+}
+
+// settled is the fabric's status after the run, once no node runs more
+// than MaxGoroutineGrowth goroutines beyond its count in before, or
+// GoroutineSettle has passed.
+func settled(ctx context.Context, c LiveConfig, before *harness.FabricStatus) (*harness.FabricStatus, error) {
+	deadline := time.Now().Add(cmp.Or(c.GoroutineSettle, defaultGoroutineSettle))
+	for {
+		after, err := harness.Status(ctx, c.Fabric)
+		if err != nil {
+			return nil, err
+		}
+		_, g := maxGrowth(goroutinesOf(before), goroutinesOf(after))
+		if int(g) <= cmp.Or(c.MaxGoroutineGrowth, defaultMaxGoroutineGrowth) || time.Now().After(deadline) {
+			return after, nil
+		}
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
-	limit := c.MaxRSSGrowth
-	if limit == 0 {
-		limit = defaultMaxRSSGrowth
+}
+
+// maxGrowth returns the node whose value grew most from before to after,
+// and by how much (0 and "" when none grew).
+func maxGrowth(before, after map[string]uint64) (string, int64) {
+	var node string
+	var most int64
+	for n, now := range after {
+		if was, ok := before[n]; ok && int64(now)-int64(was) > most {
+			node, most = n, int64(now)-int64(was)
+		}
 	}
-	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 && lr.RSSGrowth <= int64(limit)
-	return lr, nil
+	return node, most
+}
+
+// goroutinesOf is every live node's goroutine count.
+func goroutinesOf(st *harness.FabricStatus) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, n := range st.Nodes {
+		if n.Alive && n.Goroutines > 0 {
+			out[n.Name] = uint64(n.Goroutines)
+		}
+	}
+	return out
 }
 
 func fromNode(t *topologies.Topology, name string) (int, error) {

@@ -50,8 +50,8 @@ func TestLiveQuick(t *testing.T) {
 		o := d.Output()
 		t.Logf("ibsm's output ends:\n%s", o[max(0, len(o)-4000):])
 	}
-	t.Logf("%d MADs at %.0f/s: %d answered (%d judged), by status %v, by shape %v; RSS grew %d KiB at most (%s)", r.Sent, r.MADsPerS,
-		r.Answered, r.Judged, r.ByStatus, r.ByShape, r.RSSGrowth>>10, r.RSSNode)
+	t.Logf("%d MADs at %.0f/s: %d answered (%d judged), by status %v, by shape %v; RSS grew %d KiB at most (%s), goroutines %d (%s)", r.Sent, r.MADsPerS,
+		r.Answered, r.Judged, r.ByStatus, r.ByShape, r.RSSGrowth>>10, r.RSSNode, r.GoroutineGrowth, r.GoroutineNode)
 	for _, fl := range r.Failures {
 		t.Errorf("after %d MADs: %s: %s", fl.AfterMAD, fl.Node, fl.Err)
 	}
