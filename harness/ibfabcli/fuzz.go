@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all] [--check-every N] [--out FILE]"
+	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all [--bystanders]] [--check-every N] [--out FILE]"
 	fuzzDesc     = `
 Sends MADs built to break the fabric's agents from an HCA's attach point:
 directed-route SMPs of every attribute, valid and not, with modifiers out
@@ -24,10 +24,15 @@ past the count, loops, the return bit on the way out, ports no switch
 has); LID-routed SMPs and GMPs of every class the fabric serves and some
 it does not (LIDs from the SM, when one ran); bad versions and keys; RMPP
 headers with random types, lengths and segment numbers; and mutations of
-what it sent. Every --check-every MADs a NodeInfo Get by directed route
-must reach every node; the run stops at the first node that does not
-answer and names the MADs sent before. After it, every node process must
-still run, none having grown its resident memory by more than 32 MiB. --quick sends 10,000 MADs. The report (JSON, --out or standard
+what it sent (SubnAdm ones to the master SM). Every --check-every MADs a
+NodeInfo Get by directed route must reach every node and, with an SM, the
+SA must answer a ClassPortInfo Get; the run stops at the first that does
+not answer and names the MADs sent before. A successful answer must have
+zeros past its attribute's length. After the run every node process must
+still run, none having grown its resident memory by more than 32 MiB or
+its goroutines by more than 32. --bystanders runs a light flow among the
+HCAs that --target leaves out (each to the next), which must lose no
+packet. --quick sends 10,000 MADs. The report (JSON, --out or standard
 output) has the MADs per shape, the answers per status, the rate and any
 failure; the exit status is 1 when a check failed or a process died.`
 )
@@ -43,6 +48,7 @@ func runFuzz(env *Env, args []string) error {
 	target := fs.String("target", "all", "the `NODE`s to aim at, comma-separated, or all")
 	every := fs.Int("check-every", 10_000, "`N` MADs between liveness checks")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
+	byst := fs.Bool("bystanders", false, "run traffic among the HCAs --target leaves out; every packet must arrive")
 	if help, err := parseFlags(env, fs, cmd, fuzzSynopsis, fuzzDesc, args, 0); help || err != nil {
 		return err
 	}
@@ -61,7 +67,7 @@ func runFuzz(env *Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads,
+	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads, Bystanders: *byst,
 		Seed: *seed, CheckEvery: *every, Progress: func(sent int, r *madfuzz.Report) {
 			fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs sent, %d answered, %d checks, %d failures\n", sent, r.Answered, r.Checks, len(r.Failures))
 		}})
@@ -82,8 +88,8 @@ func runFuzz(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	if !rep.Passed {
-		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, %d answers with reserved bytes set, dead processes %v, RSS growth %d KiB (%s), goroutine growth %d (%s) (report: %s)",
-			len(rep.Failures), rep.Dirty, rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode, reportWhere(*out))}
+		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, %d answers with reserved bytes set, %d bystander packets lost, dead processes %v, RSS growth %d KiB (%s), goroutine growth %d (%s) (report: %s)",
+			len(rep.Failures), rep.Dirty, rep.BystandersLost, rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode, reportWhere(*out))}
 	}
 	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered (%d judged, none dirty), %d checks passed, no process died, RSS grew %d KiB at most (%s), goroutines %d (%s)\n",
 		rep.Sent, rep.MADsPerS, rep.Answered, rep.Judged, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode)

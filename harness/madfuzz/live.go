@@ -18,7 +18,12 @@ type LiveConfig struct {
 	Fabric string
 	From   string // an HCA's name; "" is the fabric's first HCA
 	// Targets are node names; empty means every node.
-	Targets    []string
+	Targets []string
+	// Bystanders runs a light flow between the HCAs that are neither
+	// From nor Targets, each to the next, for the whole run: every packet
+	// must arrive (traffic among hosts the fuzzer leaves alone is not
+	// disturbed). It needs Targets leaving two HCAs with LIDs out.
+	Bystanders bool
 	MADs       int
 	Seed       uint64
 	CheckEvery int
@@ -54,9 +59,13 @@ type LiveReport struct {
 	// goroutines over the run, and GoroutineNode that node.
 	GoroutineGrowth int    `json:"goroutine_growth"`
 	GoroutineNode   string `json:"goroutine_growth_node,omitempty"`
+	// Bystanders are the flows among the hosts left alone (LiveConfig's
+	// Bystanders) and BystandersLost what they lost in all.
+	Bystanders     []BystanderFlow `json:"bystanders,omitempty"`
+	BystandersLost uint64          `json:"bystanders_lost"`
 	// Passed: every MAD went out, every check answered, no answer with
 	// a reserved byte set, no process died, none grew past MaxRSSGrowth
-	// or MaxGoroutineGrowth.
+	// or MaxGoroutineGrowth, no bystander packet lost.
 	Passed bool `json:"passed"`
 }
 
@@ -93,12 +102,25 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 		return nil, fmt.Errorf("attach at %s: %w", t.Node(from).Name, err)
 	}
 	defer client.Close()
+	var bs []bystander
+	if c.Bystanders {
+		if bs, err = startBystanderFlows(ctx, c.Fabric, t, from, targets, st); err != nil {
+			return nil, err
+		}
+	}
 	r, err := Run(ctx, Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
 		MADs: c.MADs, Seed: c.Seed, CheckEvery: c.CheckEvery, Progress: c.Progress})
+	flows, ferr := stopBystanders(ctx, c.Fabric, bs)
 	if err != nil {
 		return nil, err
 	}
-	lr := &LiveReport{Fabric: c.Fabric, From: t.Node(from).Name, Report: *r}
+	if ferr != nil {
+		return nil, ferr
+	}
+	lr := &LiveReport{Fabric: c.Fabric, From: t.Node(from).Name, Report: *r, Bystanders: flows}
+	for _, f := range flows {
+		lr.BystandersLost += f.Lost()
+	}
 	after, err := settled(ctx, c, st)
 	if err != nil {
 		return nil, err
@@ -112,7 +134,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 	var g int64
 	lr.GoroutineNode, g = maxGrowth(goroutinesOf(st), goroutinesOf(after))
 	lr.GoroutineGrowth = int(g)
-	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 &&
+	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 && lr.BystandersLost == 0 &&
 		lr.RSSGrowth <= int64(cmp.Or(c.MaxRSSGrowth, defaultMaxRSSGrowth)) &&
 		lr.GoroutineGrowth <= cmp.Or(c.MaxGoroutineGrowth, defaultMaxGoroutineGrowth)
 	return lr, nil

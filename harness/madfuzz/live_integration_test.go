@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,13 +39,16 @@ func startSM(t *testing.T, f *fabrictest.Fabric, bin string) *fabrictest.Daemon 
 
 // TestLiveQuick is ibfab fuzz --quick on the default fabric with ibsm as
 // master: 10,000 MADs of every shape (LIDs known, so GMPs and LID-routed
-// SMPs too, SubnAdm ones to the SM) from another HCA, every node and the
-// SA answering every check, no answer with a reserved byte set, no
-// process dead.
+// SMPs too, SubnAdm ones to the SM) from another HCA at every node but two
+// HCAs, every node and the SA answering every check, no answer with a
+// reserved byte set, no process dead, and the two HCAs left alone sending
+// to each other throughout without losing a packet.
 func TestLiveQuick(t *testing.T) {
 	f := fabrictest.Up(t, "fuzz", topologies.Default(), harness.UpOptions{})
 	d := startSM(t, f, fabrictest.Bin(t, "ibsm"))
-	r, err := madfuzz.Live(t.Context(), madfuzz.LiveConfig{Fabric: f.Name, From: "ca7", MADs: 10_000, Seed: 3, CheckEvery: 2000})
+	targets, left := leaveHosts(topologies.Default(), "ca7", 2)
+	r, err := madfuzz.Live(t.Context(), madfuzz.LiveConfig{Fabric: f.Name, From: "ca7", Targets: targets, Bystanders: true,
+		MADs: 10_000, Seed: 3, CheckEvery: 2000})
 	require.NoError(t, err)
 	if !r.Passed {
 		o := d.Output()
@@ -63,6 +67,30 @@ func TestLiveQuick(t *testing.T) {
 	}
 	assert.Positive(t, r.Answered)
 	assert.Positive(t, r.Judged)
+	require.Len(t, r.Bystanders, len(left))
+	for _, b := range r.Bystanders {
+		t.Logf("bystander %s -> %s: sent %d, received %d, refused %d", b.From, b.To, b.Sent, b.Received, b.Refused)
+		assert.Positive(t, b.Sent)
+	}
+	assert.Zero(t, r.BystandersLost)
+}
+
+// leaveHosts returns every node of t but from and the last n HCAs, and
+// those n.
+func leaveHosts(t *topologies.Topology, from string, n int) (targets, left []string) {
+	var hcas []string
+	for _, nd := range t.Nodes() {
+		if nd.Type == topologies.CA && nd.Name != from {
+			hcas = append(hcas, nd.Name)
+		}
+	}
+	left = hcas[len(hcas)-n:]
+	for _, nd := range t.Nodes() {
+		if nd.Name != from && !slices.Contains(left, nd.Name) {
+			targets = append(targets, nd.Name)
+		}
+	}
+	return targets, left
 }
 
 // TestLiveFindsPlantedBug runs the quick fuzz against an ibsm built with
