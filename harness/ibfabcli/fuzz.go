@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all [--bystanders]] [--check-every N] [--out FILE]"
+	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all [--bystanders]] [--check-every N] [--frames] [--out FILE]"
 	fuzzDesc     = `
 Sends MADs built to break the fabric's agents from an HCA's attach point:
 directed-route SMPs of every attribute, valid and not, with modifiers out
@@ -32,7 +32,11 @@ zeros past its attribute's length. After the run every node process must
 still run, none having grown its resident memory by more than 32 MiB or
 its goroutines by more than 32. --bystanders runs a light flow among the
 HCAs that --target leaves out (each to the next), which must lose no
-packet. --quick sends 10,000 MADs. The report (JSON, --out or standard
+packet. --frames sends the MADs as raw frames on --from's veth end
+instead, each broken at the packet layer one way (bad LRH, BTH or DETH
+fields, VL15 with a data QP, wrong ICRC or VCRC, runt, jumbo, junk; by
+shape in by_frame), to the switch it is cabled to; the checks still go
+through the attach point. --quick sends 10,000 MADs. The report (JSON, --out or standard
 output) has the MADs per shape, the answers per status, the rate and any
 failure; the exit status is 1 when a check failed or a process died.`
 )
@@ -48,6 +52,7 @@ func runFuzz(env *Env, args []string) error {
 	target := fs.String("target", "all", "the `NODE`s to aim at, comma-separated, or all")
 	every := fs.Int("check-every", 10_000, "`N` MADs between liveness checks")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
+	frames := fs.Bool("frames", false, "send the MADs as raw frames broken at the packet layer (bad LRH/BTH/DETH, VL15 with a data QP, bad ICRC/VCRC, runt, jumbo, junk) on --from's veth end")
 	byst := fs.Bool("bystanders", false, "run traffic among the HCAs --target leaves out; every packet must arrive")
 	if help, err := parseFlags(env, fs, cmd, fuzzSynopsis, fuzzDesc, args, 0); help || err != nil {
 		return err
@@ -67,7 +72,7 @@ func runFuzz(env *Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads, Bystanders: *byst,
+	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads, Bystanders: *byst, Frames: *frames,
 		Seed: *seed, CheckEvery: *every, Progress: func(sent int, r *madfuzz.Report) {
 			fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs sent, %d answered, %d checks, %d failures\n", sent, r.Answered, r.Checks, len(r.Failures))
 		}})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"ibfab/link"
 	"ibfab/madport"
 	"ibfab/topologies"
 	"ibfab/wire"
@@ -40,6 +41,11 @@ type Config struct {
 	// does not wait for each one, but does not flood the port either.
 	Window int
 	Age    time.Duration
+	// Frames, when set, carries the fuzz MADs instead of Port: each in a
+	// raw data frame from SLID (the fuzzer's LID) broken one way
+	// (FrameShape), written on the link; Port still carries the checks.
+	Frames FrameWriter
+	SLID   uint16
 	// Progress, when set, is called after every liveness check.
 	Progress func(sent int, r *Report)
 }
@@ -52,6 +58,8 @@ type Report struct {
 	SendErrs int            `json:"send_errors"`
 	Answered int            `json:"answered"` // responses to fuzz MADs
 	ByShape  map[string]int `json:"by_shape"`
+	// ByFrame counts the frames by FrameShape, when frames carried them.
+	ByFrame map[string]int `json:"by_frame,omitempty"`
 	// ByStatus counts the answers by MAD status (hex), the transport's
 	// hand-backs (no answer within the attach point's timeout) as
 	// "timeout".
@@ -111,6 +119,10 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	r := &Report{Seed: c.Seed, MADs: c.MADs, ByShape: map[string]int{}, ByStatus: map[string]int{}}
 	rn := &runner{c: c, r: r, paths: paths, probes: map[uint64]chan madport.MAD{}, waiting: map[uint64]time.Time{}}
+	if c.Frames != nil {
+		r.ByFrame = map[string]int{}
+		rn.frames = newFrameGen(c.Seed, c.SLID)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -218,9 +230,10 @@ func Paths(t *topologies.Topology, from int) [][]uint8 {
 
 // runner is one run's state.
 type runner struct {
-	c     Config
-	r     *Report
-	paths [][]uint8
+	c      Config
+	r      *Report
+	paths  [][]uint8
+	frames *frameGen // nil: the MADs go by Port
 
 	mu      sync.Mutex
 	probes  map[uint64]chan madport.MAD
@@ -260,19 +273,44 @@ func (rn *runner) send(ctx context.Context, g *generator, i uint64) error {
 	}
 	tid := fuzzTIDBase | i
 	m, shape, lid := g.make(tid)
+	if rn.frames != nil {
+		return rn.sendFrame(m, shape, lid)
+	}
 	qp := uint32(1)
 	if c := mad.MAD(m).MgmtClass(); c.IsSubn() {
 		qp = 0
 	}
 	rn.mu.Lock()
+	rn.keep(m)
+	rn.r.ByShape[shape.String()]++
+	rn.waiting[tid] = time.Now()
+	rn.mu.Unlock()
+	return rn.sent(rn.c.Port.Send(madport.MAD{LID: lid, QP: qp, QKey: wire.QP1QKey, Data: m}))
+}
+
+// sendFrame writes MAD m, of shape shape, for lid as a frame the frame generator broke.
+// Its answers, if any, go to the HCA's own agents, which sent nothing:
+// none is waited for.
+func (rn *runner) sendFrame(m []byte, shape Shape, lid uint16) error {
+	p, fs := rn.frames.frame(m, lid)
+	rn.mu.Lock()
+	rn.keep(p)
+	rn.r.ByShape[shape.String()]++
+	rn.r.ByFrame[fs.String()]++
+	rn.mu.Unlock()
+	return rn.sent(rn.c.Frames.WritePacket(link.KindData, p))
+}
+
+// keep adds what was sent, m, to the last ones kept. rn.mu is held.
+func (rn *runner) keep(m []byte) {
 	rn.last = append(rn.last, m)
 	if len(rn.last) > lastKept {
 		rn.last = rn.last[1:]
 	}
-	rn.r.ByShape[shape.String()]++
-	rn.waiting[tid] = time.Now()
-	rn.mu.Unlock()
-	err := rn.c.Port.Send(madport.MAD{LID: lid, QP: qp, QKey: wire.QP1QKey, Data: m})
+}
+
+// sent counts a send's outcome; only a closed port ends the run.
+func (rn *runner) sent(err error) error {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if errors.Is(err, madport.ErrClosed) {

@@ -9,6 +9,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/proccpu"
+	"ibfab/link/veth"
 	"ibfab/simclient"
 	"ibfab/topologies"
 )
@@ -24,6 +25,10 @@ type LiveConfig struct {
 	// must arrive (traffic among hosts the fuzzer leaves alone is not
 	// disturbed). It needs Targets leaving two HCAs with LIDs out.
 	Bystanders bool
+	// Frames sends the fuzz MADs as raw frames broken at the packet
+	// layer (FrameShape) on From's veth end, to the switch it is cabled
+	// to; the checks still go through the attach point.
+	Frames     bool
 	MADs       int
 	Seed       uint64
 	CheckEvery int
@@ -108,8 +113,18 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 			return nil, err
 		}
 	}
-	r, err := Run(ctx, Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
-		MADs: c.MADs, Seed: c.Seed, CheckEvery: c.CheckEvery, Progress: c.Progress})
+	rc := Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
+		MADs: c.MADs, Seed: c.Seed, CheckEvery: c.CheckEvery, Progress: c.Progress}
+	if c.Frames {
+		ep, err := openFrames(c.Fabric, t.Node(from).Name)
+		if err != nil {
+			_, _ = stopBystanders(ctx, c.Fabric, bs)
+			return nil, err
+		}
+		defer ep.Close()
+		rc.Frames, rc.SLID = ep, rc.LIDs[from]
+	}
+	r, err := Run(ctx, rc)
 	flows, ferr := stopBystanders(ctx, c.Fabric, bs)
 	if err != nil {
 		return nil, err
@@ -233,6 +248,20 @@ func lids(t *topologies.Topology, st *harness.FabricStatus) []uint16 {
 		}
 	}
 	return out
+}
+
+// openFrames opens a second socket on node's veth end p1, from which
+// frames go to the switch it is cabled to.
+func openFrames(fabric, node string) (*veth.Endpoint, error) {
+	var ep *veth.Endpoint
+	err := fabricnet.Do(fabricnet.Namespace(fabric, node), func() (err error) {
+		ep, err = veth.Open("p1")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raw frames at %s: %w", node, err)
+	}
+	return ep, nil
 }
 
 // smLID is the master SM's LID as node from's port 1 has it (0: none).

@@ -15,6 +15,7 @@ import (
 	"ibfab/harness"
 	"ibfab/harness/madfuzz"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/nodeproc"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
 )
@@ -73,6 +74,49 @@ func TestLiveQuick(t *testing.T) {
 		assert.Positive(t, b.Sent)
 	}
 	assert.Zero(t, r.BystandersLost)
+}
+
+// TestLiveFrames is the quick fuzz as raw frames on ca7's veth end:
+// every frame shape reaches sw2, every node and the SA still answer, the
+// bystanders lose nothing, and sw2 counts the frames whose CRCs it
+// refused.
+func TestLiveFrames(t *testing.T) {
+	f := fabrictest.Up(t, "fzfr", topologies.Default(), harness.UpOptions{})
+	startSM(t, f, fabrictest.Bin(t, "ibsm"))
+	crcBefore := portFacing(t, f.Name, "sw2", "ca7[1]").Drops["crc_error"]
+	targets, _ := leaveHosts(topologies.Default(), "ca7", 2)
+	r, err := madfuzz.Live(t.Context(), madfuzz.LiveConfig{Fabric: f.Name, From: "ca7", Targets: targets, Bystanders: true, Frames: true,
+		MADs: 10_000, Seed: 5, CheckEvery: 2000})
+	require.NoError(t, err)
+	t.Logf("%d frames at %.0f/s, by frame %v; bystanders lost %d; goroutines %d (%s)", r.Sent, r.MADsPerS, r.ByFrame, r.BystandersLost,
+		r.GoroutineGrowth, r.GoroutineNode)
+	for _, fl := range r.Failures {
+		t.Errorf("after %d frames: %s: %s", fl.AfterMAD, fl.Node, fl.Err)
+	}
+	assert.True(t, r.Passed, "dead %v, bystanders %+v", r.Dead, r.Bystanders)
+	assert.Equal(t, 10_000, r.Sent)
+	for s := madfuzz.FrameGood; s <= madfuzz.FrameJunk; s++ {
+		assert.Positive(t, r.ByFrame[s.String()], "frame shape %v", s)
+	}
+	facing := portFacing(t, f.Name, "sw2", "ca7[1]")
+	crc := facing.Drops["crc_error"] - crcBefore
+	assert.GreaterOrEqual(t, crc, uint64(r.ByFrame["icrc"]+r.ByFrame["vcrc"]), "sw2's port to ca7 counts every frame with a bad CRC: %v", facing.Drops)
+}
+
+// portFacing is node's port cabled to peer, as ibfab status has it.
+func portFacing(t *testing.T, fabric, node, peer string) nodeproc.PortStatus {
+	t.Helper()
+	st, err := harness.Status(t.Context(), fabric)
+	require.NoError(t, err)
+	for _, n := range st.Nodes {
+		for _, p := range n.Ports {
+			if n.Name == node && p.Peer == peer {
+				return p
+			}
+		}
+	}
+	t.Fatalf("%s has no port cabled to %s", node, peer)
+	return nodeproc.PortStatus{}
 }
 
 // leaveHosts returns every node of t but from and the last n HCAs, and
