@@ -30,7 +30,10 @@ SA must answer a ClassPortInfo Get; the run stops at the first that does
 not answer and names the MADs sent before. A successful answer must have
 zeros past its attribute's length. After the run every node process must
 still run, none having grown its resident memory by more than 32 MiB or
-its goroutines by more than 32. --bystanders runs a light flow among the
+its goroutines by more than 32, and the MADs no one answered must be
+no more than the fabric's drop counters grew by (with what the HCAs
+handed their own SMs and clients): silence no counter explains fails
+the run. --bystanders runs a light flow among the
 HCAs that --target leaves out (each to the next), which must lose no
 packet. --frames sends the MADs as raw frames on --from's veth end
 instead, each broken at the packet layer one way (bad LRH, BTH or DETH
@@ -93,12 +96,19 @@ func runFuzz(env *Env, args []string) error {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
 	if !rep.Passed {
-		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, %d answers with reserved bytes set, %d bystander packets lost, dead processes %v, RSS growth %d KiB (%s), goroutine growth %d (%s) (report: %s)",
-			len(rep.Failures), rep.Dirty, rep.BystandersLost, rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode, reportWhere(*out))}
+		return &CommandError{Cmd: cmd, Err: fmt.Errorf("%d failed checks, %d answers with reserved bytes set, %d bystander packets lost, %d unanswered MADs no drop counter explains, dead processes %v, RSS growth %d KiB (%s), goroutine growth %d (%s) (report: %s)",
+			len(rep.Failures), rep.Dirty, rep.BystandersLost, unexplained(rep), rep.Dead, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode, reportWhere(*out))}
 	}
 	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered (%d judged, none dirty), %d checks passed, no process died, RSS grew %d KiB at most (%s), goroutines %d (%s)\n",
 		rep.Sent, rep.MADsPerS, rep.Answered, rep.Judged, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode)
 	return nil
+}
+
+func unexplained(r *madfuzz.LiveReport) uint64 {
+	if r.Accounting == nil {
+		return 0
+	}
+	return r.Accounting.Unexplained
 }
 
 func reportWhere(out string) string {

@@ -64,13 +64,17 @@ type LiveReport struct {
 	// goroutines over the run, and GoroutineNode that node.
 	GoroutineGrowth int    `json:"goroutine_growth"`
 	GoroutineNode   string `json:"goroutine_growth_node,omitempty"`
+	// Accounting weighs the unanswered MADs against the fabric's drop
+	// counters (not in frame mode, whose answers go to the HCA's agents).
+	Accounting *Accounting `json:"accounting,omitempty"`
 	// Bystanders are the flows among the hosts left alone (LiveConfig's
 	// Bystanders) and BystandersLost what they lost in all.
 	Bystanders     []BystanderFlow `json:"bystanders,omitempty"`
 	BystandersLost uint64          `json:"bystanders_lost"`
 	// Passed: every MAD went out, every check answered, no answer with
 	// a reserved byte set, no process died, none grew past MaxRSSGrowth
-	// or MaxGoroutineGrowth, no bystander packet lost.
+	// or MaxGoroutineGrowth, no bystander packet lost, no unanswered MAD
+	// the drop counters leave unexplained.
 	Passed bool `json:"passed"`
 }
 
@@ -145,11 +149,16 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 			lr.Dead = append(lr.Dead, n.Name)
 		}
 	}
+	if !c.Frames {
+		a := account(r, st, after, lr.From)
+		lr.Accounting = &a
+	}
 	lr.RSSNode, lr.RSSGrowth = maxGrowth(before, rssOf(after))
 	var g int64
 	lr.GoroutineNode, g = maxGrowth(goroutinesOf(st), goroutinesOf(after))
 	lr.GoroutineGrowth = int(g)
 	lr.Passed = r.Sent == r.MADs && len(r.Failures) == 0 && r.Dirty == 0 && len(lr.Dead) == 0 && lr.BystandersLost == 0 &&
+		(lr.Accounting == nil || lr.Accounting.Unexplained == 0) &&
 		lr.RSSGrowth <= int64(cmp.Or(c.MaxRSSGrowth, defaultMaxRSSGrowth)) &&
 		lr.GoroutineGrowth <= cmp.Or(c.MaxGoroutineGrowth, defaultMaxGoroutineGrowth)
 	return lr, nil

@@ -68,6 +68,8 @@ func TestLiveQuick(t *testing.T) {
 	}
 	assert.Positive(t, r.Answered)
 	assert.Positive(t, r.Judged)
+	require.NotNil(t, r.Accounting)
+	t.Logf("accounting %+v", *r.Accounting)
 	require.Len(t, r.Bystanders, len(left))
 	for _, b := range r.Bystanders {
 		t.Logf("bystander %s -> %s: sent %d, received %d, refused %d", b.From, b.To, b.Sent, b.Received, b.Refused)
