@@ -315,7 +315,7 @@ func cablesToRunning(name string, st *fabricState, u *topologies.Topology, first
 			continue
 		}
 		n := st.Nodes[a.Node]
-		if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, name, n.Name) {
+		if n.PID == 0 || !alive(n.PID) || !IsNodeProcess(n.PID, name, n.Name) {
 			return nil, fmt.Errorf("%s is not running (killed?): restart it before cabling %s[%d]", n.Name, n.Name, a.Port)
 		}
 		if cables[a.Node] == nil {

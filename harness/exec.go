@@ -137,7 +137,7 @@ func Kill(name, node string) error {
 		// Every node is one process: the node is powered off in it.
 		return mgmtCall(name, mgmtplane.OpKill, mgmtplane.NodeArgs{Node: node}, nil)
 	}
-	if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, name, node) {
+	if n.PID == 0 || !alive(n.PID) || !IsNodeProcess(n.PID, name, node) {
 		return fmt.Errorf("node %s of fabric %s is not running", node, name)
 	}
 	// A dead device's links go dark at once. A killed process's do only

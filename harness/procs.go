@@ -168,9 +168,9 @@ func AllowedCPUs() (cli.CPUList, error) {
 	return out, nil
 }
 
-// isNodeProcess reports whether pid runs the node process of fabric/node,
+// IsNodeProcess reports whether pid runs the node process of fabric/node,
 // so that a stale PID reused by another program is never signalled.
-func isNodeProcess(pid int, fabric, node string) bool {
+func IsNodeProcess(pid int, fabric, node string) bool {
 	argv, ok := cmdline(pid)
 	return ok && flagValue(argv, "--fabric") == fabric && flagValue(argv, "--node") == node &&
 		strings.HasPrefix(filepath.Base(argv[0]), "ib")

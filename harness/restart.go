@@ -25,7 +25,7 @@ func argsFile(fabric, node string) string {
 // --fabric, --node, --epoch and --time-scale: from the running process, or
 // from argsFile when it is gone; known reports whether either had them.
 func nodeExtraArgs(fabric string, n nodeState) (args []string, known bool, err error) {
-	if n.PID != 0 && alive(n.PID) && isNodeProcess(n.PID, fabric, n.Name) {
+	if n.PID != 0 && alive(n.PID) && IsNodeProcess(n.PID, fabric, n.Name) {
 		if argv, ok := cmdline(n.PID); ok {
 			extra, err := splitNodeArgs(argv, fabric, n.Name)
 			return extra, err == nil, err
@@ -124,7 +124,7 @@ func Restart(fabric, node string, timeout time.Duration) (pid int, note string, 
 
 // stopNode kills n's process, if it runs, and waits until it is gone.
 func stopNode(fabric string, n nodeState) error {
-	if n.PID == 0 || !alive(n.PID) || !isNodeProcess(n.PID, fabric, n.Name) {
+	if n.PID == 0 || !alive(n.PID) || !IsNodeProcess(n.PID, fabric, n.Name) {
 		return nil
 	}
 	if err := syscall.Kill(n.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {

@@ -39,7 +39,7 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	query, isProcess := queryAll, isNodeProcess
+	query, isProcess := queryAll, IsNodeProcess
 	if st.Plane == PlaneMgmt {
 		query = queryMgmt
 		isProcess = func(pid int, fabric, _ string) bool { return isMgmtProcess(pid, fabric) }

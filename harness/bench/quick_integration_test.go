@@ -253,3 +253,27 @@ func TestQuickScale(t *testing.T) {
 		assert.NotEmpty(t, rep.Reasons, "a goal not met says why")
 	}
 }
+
+// TestQuickScaleProcesses is bench scale --processes --quick: a 64-host
+// fat tree of processes measured, ibsm's and OpenSM's sweeps, every
+// host's packets to its peer delivered, nothing left after down.
+func TestQuickScaleProcesses(t *testing.T) {
+	testenv.RequireProgram(t, "opensm", "opensm")
+	var rep bench.ProcessesReport
+	quick(t, "scale", &rep, "--processes")
+	require.Empty(t, rep.Errors)
+	assert.Equal(t, "fattree64", rep.Network)
+	assert.Equal(t, rep.Nodes, rep.Pss.Processes)
+	assert.Greater(t, rep.Pss.MeanMiB, 0.5, "a Go process's private memory at least")
+	assert.GreaterOrEqual(t, rep.Pss.MaxMiB, rep.Pss.MeanMiB)
+	assert.Positive(t, rep.IdleCoresAfter, "the processes run")
+	assert.Positive(t, rep.IbsmMs)
+	assert.Equal(t, uint64(rep.HCAs*20), rep.Traffic.Sent)
+	assert.Equal(t, rep.Traffic.Sent, rep.Traffic.Received)
+	assert.Empty(t, rep.Left)
+	require.NotNil(t, rep.OpenSM)
+	assert.Positive(t, rep.OpenSM.MsToUp)
+	if !rep.Met {
+		assert.NotEmpty(t, rep.Reasons, "a goal not met says why")
+	}
+}
