@@ -13,11 +13,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -57,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gotestnoskip: no test events: run go test with -json")
 		return max(status, 1)
 	}
+	f.reportSlowest(stdout)
 	if f.reportSkips(stdout) {
 		status = max(status, 1)
 	}
@@ -70,6 +73,7 @@ type event struct {
 	ImportPath string // build-output events
 	Test       string
 	Output     string
+	Elapsed    float64 // seconds, on pass, fail and skip
 }
 
 // test is one test or subtest of a running package: its output without
@@ -85,11 +89,22 @@ type test struct {
 
 type skip struct{ pkg, test, reason string }
 
+// timing is how long a top-level test ran.
+type timing struct {
+	pkg, test string
+	seconds   float64
+}
+
+// slowestShown is how many of the slowest tests the summary names, so
+// that a run that grows past its time budget says where the time went.
+const slowestShown = 15
+
 // filter turns test2json events into go test's plain output.
 type filter struct {
 	out    io.Writer
 	tests  map[string]map[string]*test // package → test name → test
 	skips  []skip
+	times  []timing
 	events int
 }
 
@@ -170,6 +185,11 @@ func (f *filter) testEvent(e event) {
 	case "pass":
 		f.end(tests, t)
 	}
+	if e.Action == "pass" || e.Action == "fail" {
+		if !strings.Contains(e.Test, "/") {
+			f.times = append(f.times, timing{e.Package, e.Test, e.Elapsed})
+		}
+	}
 }
 
 // parent returns the test name is a subtest of: the longest name before a
@@ -243,6 +263,18 @@ func (f *filter) print(t *test, depth int) {
 		if c.failed || !c.done {
 			f.print(c, depth+1)
 		}
+	}
+}
+
+// reportSlowest lists the slowest top-level tests, slowest first.
+func (f *filter) reportSlowest(w io.Writer) {
+	if len(f.times) == 0 {
+		return
+	}
+	slices.SortStableFunc(f.times, func(a, b timing) int { return cmp.Compare(b.seconds, a.seconds) })
+	fmt.Fprintf(w, "\nslowest tests:\n")
+	for _, t := range f.times[:min(slowestShown, len(f.times))] {
+		fmt.Fprintf(w, "%8.1fs\t%s\t%s\n", t.seconds, t.pkg, t.test)
 	}
 }
 

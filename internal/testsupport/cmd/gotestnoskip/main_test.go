@@ -18,8 +18,11 @@ func TestRun(t *testing.T) {
 		status int
 		out    string
 	}{
-		{"pass.jsonl", 0, "ok  \tevt\t0.006s\n"},
+		{"pass.jsonl", 0, "ok  \tevt\t0.006s\n\nslowest tests:\n     0.0s\tevt\tTestA\n     0.0s\tevt\tTestB\n"},
 		{"pass_skip.jsonl", 1, `ok  	evt	0.004s
+
+slowest tests:
+     0.0s	evt	TestA
 
 1 skipped tests (every test must run here):
 SKIP	evt	TestC	a_test.go:4: needs root (network namespaces, veth pairs, raw sockets, eBPF)
@@ -31,6 +34,10 @@ SKIP	evt	TestC	a_test.go:4: needs root (network namespaces, veth pairs, raw sock
         a_test.go:5: sub1 err
 FAIL
 FAIL	evt	0.003s
+
+slowest tests:
+     0.0s	evt	TestA
+     0.0s	evt	TestB
 
 2 skipped tests (every test must run here):
 SKIP	evt	TestA/sub2	a_test.go:6: sub2 skip reason
@@ -106,4 +113,21 @@ func catCommand(t *testing.T, file string, status int) []string {
 		t.Fatal(err)
 	}
 	return []string{"sh", "-c", `cat "$0"; exit "$1"`, path, string(rune('0' + status))}
+}
+
+// TestReportSlowest: slowest first, at most slowestShown of them.
+func TestReportSlowest(t *testing.T) {
+	f := newFilter(&bytes.Buffer{})
+	for i := range slowestShown + 5 {
+		f.times = append(f.times, timing{"p", "Test" + string(rune('A'+i)), float64(i)})
+	}
+	var out bytes.Buffer
+	f.reportSlowest(&out)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1+slowestShown {
+		t.Fatalf("%d lines:\n%s", len(lines), out.String())
+	}
+	if want := "    19.0s\tp\tTestT"; lines[1] != want {
+		t.Errorf("first %q, want %q", lines[1], want)
+	}
 }
