@@ -34,7 +34,7 @@ type ProcessesReport struct {
 	Switches  int    `json:"switches"`
 	HCAs      int    `json:"hcas"`
 	// UpS is ibfab up's time, to every link trained.
-	UpS float64 `json:"up_s"`
+	UpS float64    `json:"up_s"`
 	Pss PssSummary `json:"pss"`
 	// IdleCores is the node processes' CPU over IdleWindowS as a share
 	// of one core: before any SM (links trained, ports Down/Init) and
@@ -44,8 +44,8 @@ type ProcessesReport struct {
 	IdleCoresAfter  float64 `json:"idle_cores_after_sm"`
 	// IbsmMs is ibsm's first sweep (its own account), IbsmWallMs from
 	// its start to that sweep's result.
-	IbsmMs     float64 `json:"ibsm_sweep_ms"`
-	IbsmWallMs float64 `json:"ibsm_wall_ms"`
+	IbsmMs     float64        `json:"ibsm_sweep_ms"`
+	IbsmWallMs float64        `json:"ibsm_wall_ms"`
 	Traffic    TrafficSummary `json:"traffic"`
 	// DownS is ibfab down's time and Left what it left (namespaces,
 	// processes), which must be nothing.
