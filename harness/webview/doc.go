@@ -11,7 +11,10 @@
 // Server (not per client) polls harness.Status every Config.Interval
 // (500 ms by default) and keeps the last second's samples; the
 // utilization of a link is its busier end's PortXmitData delta over
-// that window, as a share of the port's rate. Endpoints:
+// that window, as a share of the port's rate. Each poll's view is built
+// and encoded once, when the poll completes, and every request answers
+// from the last completed one: under traffic a large fabric's status takes
+// seconds to read, and no request waits for it. Endpoints:
 //
 //   - / the page (assets/, embedded): Cytoscape.js draws the map, laid
 //     out in stage rows when the topology is a fat tree

@@ -151,9 +151,9 @@ func utilization(base, now nodeproc.PortStatus, dt time.Duration, scale float64)
 
 // buildFabric builds the view of t from the newest sample now and the
 // sample base the utilizations are measured from (base may be nil: no
-// window yet, every utilization 0). layout places the nodes when it is
-// not nil.
-func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base, now sample) *Fabric {
+// window yet, every utilization 0). pos, the fat-tree layout's places
+// (fatTreePositions), places the nodes when it is not nil.
+func buildFabric(t *topologies.Topology, pos map[int][2]float64, base, now sample) *Fabric {
 	f := &Fabric{Fabric: now.st.Fabric, Polled: now.at}
 	cur := ports(now.st)
 	var prev map[portKey]nodeproc.PortStatus
@@ -166,9 +166,8 @@ func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base,
 	for _, n := range now.st.Nodes {
 		alive[n.Name] = n
 	}
-	var pos map[int][2]float64
-	if layout != nil {
-		f.Layout, pos = LayoutFatTree, fatTreePositions(t, layout)
+	if pos != nil {
+		f.Layout = LayoutFatTree
 	}
 	for i, tn := range t.Nodes() {
 		ns := alive[tn.Name]

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestBuildFabric(t *testing.T) {
 	cur.Nodes[1].Ports[0].Counters.SymbolErrorCounter = 2
 	now := sample{at: t0.Add(time.Second), st: cur}
 
-	f := buildFabric(topo, layout, base, now)
+	f := buildFabric(topo, fatTreePositions(topo, layout), base, now)
 	assert.Equal(t, LayoutFatTree, f.Layout)
 	assert.Equal(t, time.Second, f.Window)
 	require.Len(t, f.Nodes, 3)
@@ -342,10 +343,12 @@ func TestServerTopologyChange(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	nodes := func() int {
-		f, err := s.view()
-		if err != nil {
+		v := s.view()
+		if v.err != nil {
 			return -1
 		}
+		var f Fabric
+		require.NoError(t, json.Unmarshal(v.fabric, &f))
 		return len(f.Nodes)
 	}
 	assert.Equal(t, 3, nodes())
@@ -368,8 +371,87 @@ func TestServerTopologyChange(t *testing.T) {
 	again := *added
 	fake.set(&again, nil)
 	assert.Eventually(t, func() bool { return nodes() == 4 }, 5*time.Second, 5*time.Millisecond)
-	s.mu.Lock()
-	first := s.samples[0].st
-	s.mu.Unlock()
-	assert.Same(t, &again, first, "the samples start at the new fabric")
+	v := s.view()
+	assert.Same(t, &again, v.now.st)
+	if v.base.st != nil {
+		assert.Same(t, &again, v.base.st, "the samples start at the new fabric")
+	}
+}
+
+// slowFabric answers New's status at once and blocks its second poll
+// until released, counting the polls in flight.
+type slowFabric struct {
+	first, later *harness.FabricStatus
+	release      chan struct{}
+	calls        atomic.Int32
+	inFlight     atomic.Int32
+	maxInFlight  atomic.Int32
+	blockedAt    atomic.Int64 // unix ns the blocked poll started
+	cancelled    atomic.Bool
+}
+
+func (f *slowFabric) status(ctx context.Context, _ string) (*harness.FabricStatus, error) {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for m := f.maxInFlight.Load(); n > m && !f.maxInFlight.CompareAndSwap(m, n); m = f.maxInFlight.Load() {
+	}
+	switch f.calls.Add(1) {
+	case 1:
+		return f.first, nil
+	case 2:
+		f.blockedAt.Store(time.Now().UnixNano())
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			f.cancelled.Store(true)
+			return nil, ctx.Err()
+		}
+	}
+	return f.later, nil
+}
+
+// TestServerSlowPoll: while a poll waits on a status that takes many
+// intervals (a loaded fabric's), the API answers at once from the last
+// completed poll, the poll is not cut off, and no second poll starts
+// beside it.
+func TestServerSlowPoll(t *testing.T) {
+	const interval = 10 * time.Millisecond
+	down := status([2]uint64{}, [2]uint64{})
+	down.Nodes[1].Ports[0].State = "Down"
+	fake := &slowFabric{first: status([2]uint64{}, [2]uint64{}), later: down, release: make(chan struct{})}
+	s, err := New(Config{Name: "f", Interval: interval, Status: fake.status,
+		Topology: func(string) (*topologies.Topology, error) { return star(t), nil }})
+	require.NoError(t, err)
+	defer s.Close()
+	linkState := func() (int, string) {
+		done := make(chan *httptest.ResponseRecorder)
+		go func() {
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/fabric", nil))
+			done <- w
+		}()
+		select {
+		case w := <-done:
+			var f Fabric
+			if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &f) != nil {
+				return w.Code, ""
+			}
+			return w.Code, f.Links[0].State
+		case <-time.After(time.Second):
+			t.Fatal("/api/fabric waited for the poll")
+		}
+		return 0, ""
+	}
+	require.Eventually(t, func() bool { return fake.inFlight.Load() == 1 && fake.calls.Load() == 2 },
+		5*time.Second, time.Millisecond, "the second poll blocks")
+	// Past what the old deadline (five intervals) allowed a poll.
+	for time.Since(time.Unix(0, fake.blockedAt.Load())) < 20*interval {
+		code, state := linkState()
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, "Active", state, "the first poll's view")
+	}
+	assert.False(t, fake.cancelled.Load(), "a slow poll is not cut off")
+	close(fake.release)
+	require.Eventually(t, func() bool { _, state := linkState(); return state == "Down" }, 5*time.Second, time.Millisecond)
+	assert.EqualValues(t, 1, fake.maxInFlight.Load(), "the poller never overlaps itself")
 }
