@@ -1,6 +1,7 @@
 package webview
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -219,68 +220,117 @@ func nodeType(t topologies.NodeType) string {
 	return "hca"
 }
 
-// Spacing of the fat-tree layout, in the page's model units.
+// Spacing of the fat-tree layout, in the page's model units (a node is
+// 22 units wide, its label 11 high under it). A host's label ("ca12-12")
+// is what sets hostDX.
 const (
-	layoutDX = 80
+	hostDX = 48 // between hosts of a sub-row, and between leaves' blocks
+	hostDY = 46 // between a block's sub-rows
+	// layoutDY is the least spacing of the switch rows.
 	layoutDY = 120
+	// layoutAspect is the height the layout aims at per unit of width:
+	// the map's pane of a landscape window.
+	layoutAspect = 0.75
 )
 
-// fatTreePositions places a fat tree's nodes: the hosts in host order on
-// the bottom row, the leaves above them centred over their hosts, each
-// higher stage's switches ordered by the mean position of the switches
-// below them (a barycentre, so that few cables cross) and spread evenly.
-// Nodes the layout does not place are left to the page.
+// fatTreeGrid is how fatTreePositions places a fat tree's hosts: each
+// leaf's hosts in a block of sub-rows under it, cols wide, the blocks
+// side by side.
+type fatTreeGrid struct {
+	cols, rows int
+	width      float64 // of the whole drawing: the blocks and their gaps
+	hostsH     float64 // from the first sub-row to the last
+	stageDY    float64 // between a stage's row and the next
+}
+
+// newFatTreeGrid picks the blocks' width: the narrowest whose sub-rows
+// fill at most half the drawing's height, and at least two columns (a
+// column of hosts under its leaf hides their cables behind each other).
+// The switch rows are spread over the rest of the height, so that the
+// drawing is about layoutAspect as high as it is wide.
+func newFatTreeGrid(leaves, perLeaf, stages int) fatTreeGrid {
+	var g fatTreeGrid
+	for g.cols = min(2, perLeaf); ; g.cols++ {
+		g.rows = (perLeaf + g.cols - 1) / g.cols
+		g.width = float64(leaves*(g.cols+1)-2) * hostDX
+		g.hostsH = float64(g.rows-1) * hostDY
+		if g.cols >= perLeaf || g.hostsH <= layoutAspect*g.width/2 {
+			break
+		}
+	}
+	g.stageDY = max(layoutDY, (layoutAspect*g.width-g.hostsH)/float64(stages))
+	return g
+}
+
+// fatTreePositions places a fat tree's nodes: each leaf's hosts, in host
+// order, in a block of sub-rows (fatTreeGrid) at the bottom, the leaves
+// centred over their blocks, each higher stage's switches ordered by the
+// mean position of the switches below them (a barycentre, so that few
+// cables cross) and spread evenly over the width. Nodes the layout does
+// not place are left to the page.
 func fatTreePositions(t *topologies.Topology, l *topologies.FatTreeLayout) map[int][2]float64 {
+	perLeaf := make([]int, len(l.Leaves))
+	for h := range l.Hosts {
+		if li, ok := l.Leaf(h); ok {
+			perLeaf[li]++
+		}
+	}
+	g := newFatTreeGrid(len(l.Leaves), max(1, slices.Max(perLeaf)), l.Stages)
 	pos := map[int][2]float64{}
-	y := func(stage int) float64 { return float64(l.Stages-stage) * layoutDY }
+	y := func(stage int) float64 { return float64(l.Stages-stage) * g.stageDY }
+	pitch := float64(g.cols+1) * hostDX // block to block
+	k := make([]int, len(l.Leaves))     // hosts placed per leaf
 	for h, n := range l.Hosts {
-		pos[n] = [2]float64{float64(h) * layoutDX, y(0)}
+		li, _ := l.Leaf(h)
+		col, row := k[li]%g.cols, k[li]/g.cols
+		k[li]++
+		pos[n] = [2]float64{float64(li)*pitch + float64(col)*hostDX, y(0) + float64(row)*hostDY}
 	}
-	width := float64(max(len(l.Hosts), len(l.Leaves))-1) * layoutDX
-	spread := func(nodes []int, stage int) {
-		step := 0.0
-		if len(nodes) > 1 {
-			step = width / float64(len(nodes)-1)
-		}
-		off := 0.0
-		if len(nodes) == 1 {
-			off = width / 2
-		}
-		for k, n := range nodes {
-			pos[n] = [2]float64{off + float64(k)*step, y(stage)}
-		}
+	for li, n := range l.Leaves {
+		pos[n] = [2]float64{float64(li)*pitch + float64(g.cols-1)*hostDX/2, y(1)}
 	}
-	spread(l.Leaves, 1)
 	for stage := 2; stage <= l.Stages; stage++ {
-		var nodes []int
-		centre := map[int]float64{}
-		for i := range t.NumNodes() {
-			if l.Stage(i) != stage {
-				continue
-			}
-			var sum float64
-			var k int
-			for _, j := range t.Neighbors(i) {
-				if p, ok := pos[j]; ok && l.Stage(j) == stage-1 {
-					sum += p[0]
-					k++
-				}
-			}
-			if k > 0 {
-				centre[i] = sum / float64(k)
-			}
-			nodes = append(nodes, i)
-		}
-		slices.SortStableFunc(nodes, func(a, b int) int {
-			switch {
-			case centre[a] < centre[b]:
-				return -1
-			case centre[a] > centre[b]:
-				return 1
-			}
-			return a - b
-		})
-		spread(nodes, stage)
+		spread(pos, barycentreOrder(t, l, pos, stage), g.width, y(stage))
 	}
 	return pos
+}
+
+// spread places nodes evenly over width on row y; one node is centred.
+func spread(pos map[int][2]float64, nodes []int, width, y float64) {
+	step, off := 0.0, width/2
+	if len(nodes) > 1 {
+		step, off = width/float64(len(nodes)-1), 0
+	}
+	for k, n := range nodes {
+		pos[n] = [2]float64{off + float64(k)*step, y}
+	}
+}
+
+// barycentreOrder returns the switches of stage ordered by the mean x of
+// their neighbours one stage down (placed already), node order breaking
+// ties.
+func barycentreOrder(t *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64, stage int) []int {
+	var nodes []int
+	centre := map[int]float64{}
+	for i := range t.NumNodes() {
+		if l.Stage(i) != stage {
+			continue
+		}
+		var sum float64
+		var k int
+		for _, j := range t.Neighbors(i) {
+			if p, ok := pos[j]; ok && l.Stage(j) == stage-1 {
+				sum += p[0]
+				k++
+			}
+		}
+		if k > 0 {
+			centre[i] = sum / float64(k)
+		}
+		nodes = append(nodes, i)
+	}
+	slices.SortStableFunc(nodes, func(a, b int) int {
+		return cmp.Or(cmp.Compare(centre[a], centre[b]), a-b)
+	})
+	return nodes
 }

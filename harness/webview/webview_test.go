@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -305,26 +306,100 @@ func TestEnumText(t *testing.T) {
 	assert.Error(t, l.UnmarshalText([]byte("circle")))
 }
 
-// TestFatTreePositions: an RLFT's stages in rows, top first, hosts in host
-// order at the bottom, every switch of a stage on its row, no two nodes in
-// one place.
+// TestFatTreePositions: every node placed, none within a node's size of
+// another, the drawing about as high as wide, each stage on a row above
+// the one below, and each host in its leaf's block under it, nearer its
+// own leaf than any other.
 func TestFatTreePositions(t *testing.T) {
-	topo, err := topologies.RLFT(2, 3)
+	rlft, err := topologies.RLFT(2, 3)
 	require.NoError(t, err)
-	l, err := topologies.LayoutFatTree(topo)
+	ft144, err := topologies.FatTree(12, 6, 12)
 	require.NoError(t, err)
-	pos := fatTreePositions(topo, l)
-	require.Len(t, pos, topo.NumNodes())
-	seen := map[[2]float64]int{}
-	for i, p := range pos {
-		if other, dup := seen[p]; dup {
-			t.Errorf("%s and %s both at %v", topo.Node(i).Name, topo.Node(other).Name, p)
-		}
-		seen[p] = i
-		assert.Equal(t, float64(l.Stages-l.Stage(i))*layoutDY, p[1], "%s: row of stage %d", topo.Node(i).Name, l.Stage(i))
+	wide, err := topologies.FatTree(2, 2, 16)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		topo *topologies.Topology
+	}{{"star", star(t)}, {"rlft 2 3", rlft}, {"fat tree 144 hosts", ft144}, {"2 leaves of 16", wide}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := topologies.LayoutFatTree(tt.topo)
+			require.NoError(t, err)
+			pos := fatTreePositions(tt.topo, l)
+			require.Len(t, pos, tt.topo.NumNodes())
+			checkSpacing(t, tt.topo, pos)
+			checkRows(t, tt.topo, l, pos)
+			checkHostsUnderLeaves(t, tt.topo, l, pos)
+		})
 	}
-	for h := 1; h < len(l.Hosts); h++ {
-		assert.Less(t, pos[l.Hosts[h-1]][0], pos[l.Hosts[h]][0], "host %d left of host %d", h-1, h)
+}
+
+// checkSpacing fails when two nodes are nearer than a node and its label
+// need, or the drawing is far from square.
+func checkSpacing(t *testing.T, topo *topologies.Topology, pos map[int][2]float64) {
+	t.Helper()
+	lo, hi := [2]float64{math.Inf(1), math.Inf(1)}, [2]float64{math.Inf(-1), math.Inf(-1)}
+	for i, p := range pos {
+		for d := range 2 {
+			lo[d], hi[d] = min(lo[d], p[d]), max(hi[d], p[d])
+		}
+		for j, q := range pos {
+			if i < j && math.Hypot(p[0]-q[0], p[1]-q[1]) < 40 {
+				t.Errorf("%s at %v and %s at %v overlap", topo.Node(i).Name, p, topo.Node(j).Name, q)
+			}
+		}
+	}
+	w, h := hi[0]-lo[0], hi[1]-lo[1]
+	t.Logf("%d nodes in %.0f x %.0f", topo.NumNodes(), w, h)
+	if topo.NumNodes() > 10 {
+		assert.InDelta(t, 1, w/h, 0.5, "width %.0f, height %.0f", w, h)
+	}
+}
+
+// checkRows fails unless each switch stage is one row, above the stage
+// below and the hosts.
+func checkRows(t *testing.T, topo *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64) {
+	t.Helper()
+	rowY := map[int]float64{}
+	hostTop := math.Inf(1)
+	for _, h := range l.Hosts {
+		hostTop = min(hostTop, pos[h][1])
+	}
+	for i, p := range pos {
+		s := l.Stage(i)
+		if s == 0 {
+			continue
+		}
+		if y, ok := rowY[s]; ok {
+			assert.Equal(t, y, p[1], "%s: stage %d's row", topo.Node(i).Name, s)
+		}
+		rowY[s] = p[1]
+		assert.Less(t, p[1], hostTop, "%s above the hosts", topo.Node(i).Name)
+	}
+	for s := 2; s <= l.Stages; s++ {
+		assert.Less(t, rowY[s], rowY[s-1], "stage %d above stage %d", s, s-1)
+	}
+}
+
+// checkHostsUnderLeaves fails unless every host is below its leaf and
+// nearer it, across, than any other leaf, and hosts of a leaf keep host
+// order in reading order.
+func checkHostsUnderLeaves(t *testing.T, topo *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64) {
+	t.Helper()
+	for h, n := range l.Hosts {
+		li, ok := l.Leaf(h)
+		require.True(t, ok)
+		p, own := pos[n], pos[l.Leaves[li]]
+		assert.Greater(t, p[1], own[1], "%s below its leaf", topo.Node(n).Name)
+		for lj, other := range l.Leaves {
+			if lj != li {
+				assert.Less(t, math.Abs(p[0]-own[0]), math.Abs(p[0]-pos[other][0]), "%s nearer its leaf than %s", topo.Node(n).Name, topo.Node(other).Name)
+			}
+		}
+		if lp, _ := l.Leaf(h - 1); h > 0 && lp == li {
+			q := pos[l.Hosts[h-1]]
+			assert.True(t, q[1] < p[1] || q[1] == p[1] && q[0] < p[0], "host %d before host %d", h-1, h)
+		}
 	}
 }
 
