@@ -39,9 +39,12 @@ type Node struct {
 	// rows, top stage first.
 	X float64 `json:"x"`
 	Y float64 `json:"y"`
-	// Drops and Errors sum the node's ports' (Link's meaning).
-	Drops  uint64 `json:"drops"`
-	Errors uint64 `json:"errors"`
+	// Drops and Errors sum the node's ports' (LinkEnd's meaning), and
+	// NewDrops and NewErrors their rises over the window.
+	Drops     uint64 `json:"drops"`
+	Errors    uint64 `json:"errors"`
+	NewDrops  uint64 `json:"new_drops"`
+	NewErrors uint64 `json:"new_errors"`
 }
 
 // Link is one cable: both ends' state and counters, and how busy it is.
@@ -68,9 +71,15 @@ type LinkEnd struct {
 	// its rate.
 	Utilization float64 `json:"utilization"`
 	// Drops is the sum of the port's drop counters (nodeproc's Drops),
-	// Errors the sum of its PMA error counters.
+	// Errors the sum of its PMA error counters, both since the port
+	// started (or its PMA counters were reset).
 	Drops  uint64 `json:"drops"`
 	Errors uint64 `json:"errors"`
+	// NewDrops and NewErrors are how much Drops and Errors rose over
+	// Fabric.Window: what the page marks, so that a mark goes once the
+	// port stops dropping (the totals are in the node's detail).
+	NewDrops  uint64 `json:"new_drops"`
+	NewErrors uint64 `json:"new_errors"`
 }
 
 // Layout is how the page places a fabric's nodes.
@@ -109,6 +118,16 @@ func portDrops(p nodeproc.PortStatus) uint64 {
 		n += v
 	}
 	return n
+}
+
+// rise is how much a counter went up from base to now; a counter that
+// went back (a PMA reset, a restarted node) rose by nothing, as
+// utilization has it.
+func rise(base, now uint64) uint64 {
+	if now < base {
+		return 0
+	}
+	return now - base
 }
 
 // sample is one poll: when, and the status read.
@@ -150,54 +169,48 @@ func utilization(base, now nodeproc.PortStatus, dt time.Duration, scale float64)
 	return min(u, 1)
 }
 
+// portWindow is two samples' ports: what a view's ends are read from.
+type portWindow struct {
+	cur, prev map[portKey]nodeproc.PortStatus // prev nil: no window yet
+	dt        time.Duration
+	scale     float64
+}
+
+// end is one port's state, counters and what they rose by over the
+// window.
+func (w *portWindow) end(name string, port int) LinkEnd {
+	k := portKey{name, port}
+	p, ok := w.cur[k]
+	if !ok {
+		return LinkEnd{Node: name, Port: port, State: "Unknown", Phys: "Unknown"}
+	}
+	e := LinkEnd{Node: name, Port: port, State: p.State, Phys: p.Phys, LID: p.LID,
+		Drops: portDrops(p), Errors: portErrors(p.Counters)}
+	if b, ok := w.prev[k]; ok {
+		e.Utilization = utilization(b, p, w.dt, w.scale)
+		e.NewDrops, e.NewErrors = rise(portDrops(b), e.Drops), rise(portErrors(b.Counters), e.Errors)
+	}
+	return e
+}
+
 // buildFabric builds the view of t from the newest sample now and the
-// sample base the utilizations are measured from (base may be nil: no
-// window yet, every utilization 0). pos, the fat-tree layout's places
-// (fatTreePositions), places the nodes when it is not nil.
+// sample base the utilizations and new drops are measured from (base
+// may be empty: no window yet, every utilization and rise 0). pos, the
+// fat-tree layout's places (fatTreePositions), places the nodes when it
+// is not nil.
 func buildFabric(t *topologies.Topology, pos map[int][2]float64, base, now sample) *Fabric {
 	f := &Fabric{Fabric: now.st.Fabric, Polled: now.at}
-	cur := ports(now.st)
-	var prev map[portKey]nodeproc.PortStatus
-	var dt time.Duration
+	w := &portWindow{cur: ports(now.st), scale: now.st.TimeScale}
 	if base.st != nil {
-		prev, dt = ports(base.st), now.at.Sub(base.at)
-		f.Window = dt
-	}
-	alive := map[string]harness.NodeStatus{}
-	for _, n := range now.st.Nodes {
-		alive[n.Name] = n
+		w.prev, w.dt = ports(base.st), now.at.Sub(base.at)
+		f.Window = w.dt
 	}
 	if pos != nil {
 		f.Layout = LayoutFatTree
 	}
-	for i, tn := range t.Nodes() {
-		ns := alive[tn.Name]
-		n := Node{Name: tn.Name, Type: nodeType(tn.Type), Alive: ns.Alive, Error: ns.Error}
-		if p, ok := pos[i]; ok {
-			n.X, n.Y = p[0], p[1]
-		}
-		for _, p := range ns.Ports {
-			n.Drops += portDrops(p)
-			n.Errors += portErrors(p.Counters)
-		}
-		f.Nodes = append(f.Nodes, n)
-	}
-	end := func(r topologies.PortRef) LinkEnd {
-		name := t.Node(r.Node).Name
-		k := portKey{name, r.Port}
-		p, ok := cur[k]
-		if !ok {
-			return LinkEnd{Node: name, Port: r.Port, State: "Unknown", Phys: "Unknown"}
-		}
-		e := LinkEnd{Node: name, Port: r.Port, State: p.State, Phys: p.Phys, LID: p.LID,
-			Drops: portDrops(p), Errors: portErrors(p.Counters)}
-		if b, ok := prev[k]; ok {
-			e.Utilization = utilization(b, p, dt, now.st.TimeScale)
-		}
-		return e
-	}
+	f.Nodes = buildNodes(t, pos, now.st, w)
 	for _, l := range t.Links() {
-		a, b := end(l.A), end(l.B)
+		a, b := w.end(t.Node(l.A.Node).Name, l.A.Port), w.end(t.Node(l.B.Node).Name, l.B.Port)
 		f.Links = append(f.Links, Link{
 			ID: linkID(a, b), A: a, B: b,
 			State:       fabricgraph.LowerState(a.State, b.State),
@@ -205,6 +218,30 @@ func buildFabric(t *topologies.Topology, pos map[int][2]float64, base, now sampl
 		})
 	}
 	return f
+}
+
+// buildNodes is the view's nodes: t's, with st's liveness and the sums
+// of their ports' drops and errors.
+func buildNodes(t *topologies.Topology, pos map[int][2]float64, st *harness.FabricStatus, w *portWindow) []Node {
+	byName := map[string]harness.NodeStatus{}
+	for _, n := range st.Nodes {
+		byName[n.Name] = n
+	}
+	var nodes []Node
+	for i, tn := range t.Nodes() {
+		ns := byName[tn.Name]
+		n := Node{Name: tn.Name, Type: nodeType(tn.Type), Alive: ns.Alive, Error: ns.Error}
+		if p, ok := pos[i]; ok {
+			n.X, n.Y = p[0], p[1]
+		}
+		for _, p := range ns.Ports {
+			e := w.end(tn.Name, p.Port)
+			n.Drops, n.Errors = n.Drops+e.Drops, n.Errors+e.Errors
+			n.NewDrops, n.NewErrors = n.NewDrops+e.NewDrops, n.NewErrors+e.NewErrors
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
 
 // linkID is "a[1]-b[2]", the edge's id on the page.

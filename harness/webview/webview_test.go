@@ -120,6 +120,8 @@ func TestBuildFabric(t *testing.T) {
 	assert.Less(t, nodes["sw1"].Y, nodes["ca1"].Y, "the switch above its hosts")
 	assert.Less(t, nodes["ca1"].X, nodes["ca2"].X, "hosts in host order")
 	assert.Equal(t, uint64(3), nodes["ca2"].Drops)
+	assert.Equal(t, uint64(3), nodes["ca2"].NewDrops, "all three since base")
+	assert.Equal(t, uint64(2), l1.B.NewErrors)
 
 	// No base yet: no window, nothing busy. No layout: the page places.
 	f = buildFabric(topo, nil, sample{}, now)
@@ -131,6 +133,57 @@ func TestBuildFabric(t *testing.T) {
 	b, err := json.Marshal(f)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"layout":"force"`)
+}
+
+// TestDropMarks: a port is marked by what its drops and errors rose by
+// over the window, not by its totals, which the view keeps beside.
+func TestDropMarks(t *testing.T) {
+	topo := star(t)
+	t0 := time.Unix(1000, 0)
+	// with is star's status where ca2's port has dropped drops and
+	// counted errs symbol errors since it started.
+	with := func(drops uint64, errs uint16) *harness.FabricStatus {
+		st := status([2]uint64{}, [2]uint64{})
+		st.Nodes[2].Ports[0].Drops = map[string]uint64{"no_credit": drops}
+		st.Nodes[2].Ports[0].Counters.SymbolErrorCounter = errs
+		return st
+	}
+	tests := []struct {
+		name                string
+		base                *harness.FabricStatus // nil: no window yet
+		now                 *harness.FabricStatus
+		newDrops, newErrors uint64
+	}{
+		{"old drops are no mark", with(3, 2), with(3, 2), 0, 0},
+		{"drops rose", with(3, 2), with(5, 2), 2, 0},
+		{"errors rose", with(3, 2), with(3, 7), 0, 5},
+		{"both rose", with(0, 0), with(1, 1), 1, 1},
+		{"no window yet", nil, with(5, 5), 0, 0},
+		{"counters reset", with(9, 9), with(1, 1), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := sample{}
+			if tt.base != nil {
+				base = sample{at: t0, st: tt.base}
+			}
+			f := buildFabric(topo, nil, base, sample{at: t0.Add(time.Second), st: tt.now})
+			var end LinkEnd
+			for _, l := range f.Links {
+				if l.B.Node == "ca2" {
+					end = l.B
+				}
+			}
+			want := tt.now.Nodes[2].Ports[0]
+			assert.Equal(t, portDrops(want), end.Drops, "the total kept")
+			assert.Equal(t, portErrors(want.Counters), end.Errors, "the total kept")
+			assert.Equal(t, tt.newDrops, end.NewDrops)
+			assert.Equal(t, tt.newErrors, end.NewErrors)
+			n := f.Nodes[2]
+			require.Equal(t, "ca2", n.Name)
+			assert.Equal(t, [2]uint64{tt.newDrops, tt.newErrors}, [2]uint64{n.NewDrops, n.NewErrors}, "the node's sum")
+		})
+	}
 }
 
 func TestDiff(t *testing.T) {

@@ -42,10 +42,17 @@ function notRunning(name, detail) {
   banner("fabric " + (name || fabricName) + " is not running" + (detail ? " (" + detail + ")" : ""));
 }
 
+// recent: a port or node whose drops or errors rose over the server's
+// window (the last second) is marked; its totals since it started are in
+// the node's detail.
+function recent(x) {
+  return x.new_drops + x.new_errors > 0;
+}
+
 function edgeData(l) {
   return {
     id: l.id, source: l.a.node, target: l.b.node, state: l.state, util: l.utilization,
-    stateA: l.a.state, stateB: l.b.state, faulty: l.a.drops + l.a.errors + l.b.drops + l.b.errors > 0,
+    stateA: l.a.state, stateB: l.b.state, faulty: recent(l.a) || recent(l.b),
     color: linkColor(l.state, l.utilization), width: 2 + 6 * Math.min(1, l.utilization),
   };
 }
@@ -53,7 +60,7 @@ function edgeData(l) {
 function draw(f) {
   const elements = [];
   for (const n of f.nodes) {
-    const el = { group: "nodes", data: { id: n.name, type: n.type, alive: n.alive, faulty: n.drops + n.errors > 0 } };
+    const el = { group: "nodes", data: { id: n.name, type: n.type, alive: n.alive, faulty: recent(n) } };
     if (f.layout === "fattree") el.position = { x: n.x, y: n.y };
     elements.push(el);
   }
@@ -88,7 +95,7 @@ function update(f) {
     return;
   }
   cy.batch(() => {
-    for (const n of f.nodes) cy.getElementById(n.name).data({ alive: n.alive, faulty: n.drops + n.errors > 0 });
+    for (const n of f.nodes) cy.getElementById(n.name).data({ alive: n.alive, faulty: recent(n) });
     for (const l of f.links) cy.getElementById(l.id).data(edgeData(l));
   });
 }
@@ -148,7 +155,7 @@ async function showNode(name) {
     const util = d.utilization && d.utilization[p.port];
     const info = [["State", p.state], ["Phys", p.phys], ["LID", p.lid], ["Rate", p.width ? p.width + " " + p.speed : "-"],
       ["Utilization", util === undefined ? "-" : (100 * util).toFixed(1) + "%"]];
-    for (const [k, v] of Object.entries(p.drops || {})) info.push(["drop " + k, v]);
+    for (const [k, v] of Object.entries(p.drops || {})) info.push(["drops " + k + " (total)", v]);
     parts.push(table(["PortInfo", ""], info));
     parts.push(table(["Counter", "value"], Object.entries(p.counters || {})));
     if (p.credits && p.credits.length) {
