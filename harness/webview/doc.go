@@ -20,8 +20,8 @@
 //     out in stage rows when the topology is a fat tree
 //     (topologies.LayoutFatTree), force-directed (cose) otherwise.
 //   - /api/fabric the map as JSON (Fabric).
-//   - /api/node/{name} one node's ports, counters, drops and per-VL
-//     credits (NodeDetail).
+//   - /api/node/{name} one node's ports, P_Keys, counters, drops and
+//     per-VL credits (NodeDetail).
 //   - /api/events server-sent events: each port state change, node death
 //     and drop increase the poller sees (Event), which the page applies
 //     to the map and lists in its timeline.

@@ -154,7 +154,8 @@ async function showNode(name) {
     parts.push(cell("h2", "port " + p.port + (p.peer ? " → " + p.peer : "")));
     const util = d.utilization && d.utilization[p.port];
     const info = [["State", p.state], ["Phys", p.phys], ["LID", p.lid], ["Rate", p.width ? p.width + " " + p.speed : "-"],
-      ["Utilization", util === undefined ? "-" : (100 * util).toFixed(1) + "%"]];
+      ["Utilization", util === undefined ? "-" : (100 * util).toFixed(1) + "%"],
+      ["P_Keys", (p.pkeys || []).join(" ") || "-"]];
     for (const [k, v] of Object.entries(p.drops || {})) info.push(["drops " + k + " (total)", v]);
     parts.push(table(["PortInfo", ""], info));
     parts.push(table(["Counter", "value"], Object.entries(p.counters || {})));
