@@ -263,6 +263,10 @@ func nodeType(t topologies.NodeType) string {
 const (
 	hostDX = 48 // between hosts of a sub-row, and between leaves' blocks
 	hostDY = 46 // between a block's sub-rows
+	// hostGapDY is from the leaves' row to their blocks' first sub-row:
+	// short, so that a leaf's cables fan out to its hosts rather than
+	// run down to them in a bundle.
+	hostGapDY = 100
 	// layoutDY is the least spacing of the switch rows.
 	layoutDY = 120
 	// layoutAspect is the height the layout aims at per unit of width:
@@ -271,13 +275,15 @@ const (
 )
 
 // fatTreeGrid is how fatTreePositions places a fat tree's hosts: each
-// leaf's hosts in a block of sub-rows under it, cols wide, the blocks
-// side by side.
+// leaf's hosts in a block of sub-rows under it, cols wide, every other
+// sub-row shifted half a column (so that a cable to a lower sub-row
+// passes between the hosts above), the blocks side by side.
 type fatTreeGrid struct {
 	cols, rows int
+	shift      float64 // of the odd sub-rows
 	width      float64 // of the whole drawing: the blocks and their gaps
 	hostsH     float64 // from the first sub-row to the last
-	stageDY    float64 // between a stage's row and the next
+	stageDY    float64 // between a switch stage's row and the next
 }
 
 // newFatTreeGrid picks the blocks' width: the narrowest whose sub-rows
@@ -289,13 +295,20 @@ func newFatTreeGrid(leaves, perLeaf, stages int) fatTreeGrid {
 	var g fatTreeGrid
 	for g.cols = min(2, perLeaf); ; g.cols++ {
 		g.rows = (perLeaf + g.cols - 1) / g.cols
-		g.width = float64(leaves*(g.cols+1)-2) * hostDX
+		g.shift = 0
+		if g.rows > 1 {
+			g.shift = hostDX / 2
+		}
+		g.width = float64(leaves*(g.cols+1)-2)*hostDX + g.shift
 		g.hostsH = float64(g.rows-1) * hostDY
 		if g.cols >= perLeaf || g.hostsH <= layoutAspect*g.width/2 {
 			break
 		}
 	}
-	g.stageDY = max(layoutDY, (layoutAspect*g.width-g.hostsH)/float64(stages))
+	g.stageDY = layoutDY
+	if stages > 1 {
+		g.stageDY = max(layoutDY, (layoutAspect*g.width-g.hostsH-hostGapDY)/float64(stages-1))
+	}
 	return g
 }
 
@@ -321,10 +334,11 @@ func fatTreePositions(t *topologies.Topology, l *topologies.FatTreeLayout) map[i
 		li, _ := l.Leaf(h)
 		col, row := k[li]%g.cols, k[li]/g.cols
 		k[li]++
-		pos[n] = [2]float64{float64(li)*pitch + float64(col)*hostDX, y(0) + float64(row)*hostDY}
+		x := float64(li)*pitch + float64(col)*hostDX + float64(row%2)*g.shift
+		pos[n] = [2]float64{x, y(1) + hostGapDY + float64(row)*hostDY}
 	}
 	for li, n := range l.Leaves {
-		pos[n] = [2]float64{float64(li)*pitch + float64(g.cols-1)*hostDX/2, y(1)}
+		pos[n] = [2]float64{float64(li)*pitch + (float64(g.cols-1)*hostDX+g.shift)/2, y(1)}
 	}
 	for stage := 2; stage <= l.Stages; stage++ {
 		spread(pos, barycentreOrder(t, l, pos, stage), g.width, y(stage))

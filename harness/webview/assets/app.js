@@ -71,8 +71,11 @@ function draw(f) {
     elements: elements,
     layout: f.layout === "fattree" ? { name: "preset" } : { name: "cose", animate: false, randomize: false },
     style: [
-      { selector: "node", style: { label: "data(id)", "font-size": 11, "text-valign": "bottom", width: 22, height: 22, "background-color": "#5b7db1" } },
-      { selector: "node[type = 'switch']", style: { shape: "round-rectangle", width: 34, "background-color": "#6a6a6a" } },
+      // A label sits on a light box: it stays readable where cables
+      // fan out under a switch.
+      { selector: "node", style: { label: "data(id)", "font-size": 11, "text-valign": "bottom", width: 22, height: 22, "background-color": "#5b7db1",
+        "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": "1px" } },
+      { selector: "node[type = 'switch']", style: { shape: "round-rectangle", width: 34, "background-color": "#6a6a6a", "font-size": 12, "font-weight": "bold" } },
       { selector: "node[?faulty]", style: { "border-width": 3, "border-color": "#d62728" } },
       { selector: "node[!alive]", style: { "background-color": "#fff", "border-width": 3, "border-color": "#d62728", "border-style": "dashed" } },
       { selector: "node:selected", style: { "overlay-opacity": 0.2, "overlay-color": "#000" } },
