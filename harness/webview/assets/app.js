@@ -8,11 +8,18 @@ const stateColor = { Down: "#d62728", Init: "#ff7f0e", Armed: "#bcbd22" };
 const unknownColor = "#999999";
 const idle = [0x2c, 0xa0, 0x2c], busy = [0x1f, 0x3f, 0xbf];
 
+// shade is how far along the idle-to-busy ramp a utilization is drawn:
+// its square root, so that the 5-40 % an emulated fabric's links mostly
+// carry shows, not only links near their rate.
+function shade(util) {
+  return Math.sqrt(Math.max(0, Math.min(1, util || 0)));
+}
+
 // linkColor: a link not Active shows its state; an Active one shades from
 // green (idle) to blue (its busier direction at full rate).
 function linkColor(state, util) {
   if (state !== "Active") return stateColor[state] || unknownColor;
-  const u = Math.max(0, Math.min(1, util || 0));
+  const u = shade(util);
   const c = idle.map((v, i) => Math.round(v + (busy[i] - v) * u));
   return "#" + c.map((v) => v.toString(16).padStart(2, "0")).join("");
 }
@@ -53,7 +60,7 @@ function edgeData(l) {
   return {
     id: l.id, source: l.a.node, target: l.b.node, state: l.state, util: l.utilization,
     stateA: l.a.state, stateB: l.b.state, faulty: recent(l.a) || recent(l.b),
-    color: linkColor(l.state, l.utilization), width: 2 + 6 * Math.min(1, l.utilization),
+    color: linkColor(l.state, l.utilization), width: 2 + 6 * shade(l.utilization),
   };
 }
 
