@@ -101,7 +101,9 @@ func TestOpenRefuses(t *testing.T) {
 
 // TestStatusGUIDs: the plane's status gives an HCA port its port GUID and
 // SMA fields, and a node its system image GUID and description, as a node
-// process does; a switch's ports have no GUID.
+// process does; a switch's ports have no GUID. An HCA port reports its
+// P_Key table, the reset table's default entry before an SM (memfabric's
+// switches have no external-port tables: PartitionEnforcementCap 0).
 func TestStatusGUIDs(t *testing.T) {
 	topo := topologies.Thesis8()
 	p := newPlane(t, topo)
@@ -114,6 +116,7 @@ func TestStatusGUIDs(t *testing.T) {
 				assert.Empty(t, ps.GUID, "%s[%d]", tn.Name, ps.Port)
 				continue
 			}
+			assert.Equal(t, []string{"0xffff"}, ps.PKeys, "%s[%d]", tn.Name, ps.Port)
 			want := tn.GUID + uint64(ps.Port)
 			if g := tn.Ports[ps.Port].GUID; g != 0 {
 				want = g

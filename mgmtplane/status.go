@@ -48,7 +48,7 @@ func portStatus(n *memfabric.Node, sw bool, num uint8) nodeproc.PortStatus {
 		lidPort = 0
 	}
 	ps := nodeproc.PortStatus{Port: int(num), Phys: ls.Phys.String(), State: ls.State.String(),
-		LID: n.Agent.PortConfig(lidPort).LID}
+		LID: n.Agent.PortConfig(lidPort).LID, PKeys: nodeproc.PKeyStrings(n.Agent.PKeys(num))}
 	if !sw {
 		// As an HCA process reports them (nodeproc's status).
 		c := n.Agent.PortConfig(num)

@@ -479,7 +479,9 @@ func (n *Node) Status() Status {
 	case n.sw != nil:
 		lid := n.sw.Agent().PortConfig(0).LID
 		for num := 1; num <= int(n.sw.NumPorts()); num++ {
-			st.Ports = append(st.Ports, portStatus(num, n.sw.Port(uint8(num)), lid))
+			ps := portStatus(num, n.sw.Port(uint8(num)), lid)
+			ps.PKeys = PKeyStrings(n.sw.Agent().PKeys(uint8(num)))
+			st.Ports = append(st.Ports, ps)
 		}
 		n.switchPortStatus(st.Ports)
 		s := n.sw.Stats()
@@ -497,6 +499,7 @@ func (n *Node) Status() Status {
 			c := a.PortConfig(num)
 			ps.GUID = fmt.Sprintf("%#016x", a.PortGUID(num))
 			ps.LMC, ps.SMLID, ps.SMSL, ps.CapMask = c.LMC, c.MasterSMLID, c.MasterSMSL, a.CapabilityMask(num)
+			ps.PKeys = PKeyStrings(a.PKeys(num))
 			tr := hs.Ports[i]
 			ps.Traffic = &tr
 			st.Ports = append(st.Ports, ps)

@@ -1,6 +1,8 @@
 package nodeproc
 
 import (
+	"fmt"
+
 	"ibfab/agent"
 	"ibfab/attach"
 	"ibfab/hca"
@@ -66,10 +68,14 @@ type PortStatus struct {
 	// LMC, SMLID, SMSL and CapMask are the SMA's PortInfo fields of an
 	// HCA port that its sysfs tree shows (lid_mask_count, sm_lid, sm_sl,
 	// cap_mask).
-	LMC      uint8             `json:"lmc,omitempty"`
-	SMLID    uint16            `json:"sm_lid,omitempty"`
-	SMSL     uint8             `json:"sm_sl,omitempty"`
-	CapMask  uint32            `json:"cap_mask,omitempty"`
+	LMC     uint8  `json:"lmc,omitempty"`
+	SMLID   uint16 `json:"sm_lid,omitempty"`
+	SMSL    uint8  `json:"sm_sl,omitempty"`
+	CapMask uint32 `json:"cap_mask,omitempty"`
+	// PKeys is the port's P_Key table, the non-zero entries in table
+	// order, as "0xffff" (the membership bit, 0x8000, included): what an
+	// SM's partition manager wrote, or the reset table's default entry.
+	PKeys    []string          `json:"pkeys,omitempty"`
 	Counters Counters          `json:"counters"`
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	// Credits is the flow-control state of each operational data VL: what
@@ -250,6 +256,18 @@ func arbitration(a port.Arbitration) *Arbitration {
 		return es
 	}
 	return &Arbitration{High: table(&a.High), Low: table(&a.Low), HighLimit: a.HighLimit}
+}
+
+// PKeyStrings lists a P_Key table's non-zero entries as PortStatus.PKeys
+// has them.
+func PKeyStrings(keys []mad.PKey) []string {
+	var out []string
+	for _, k := range keys {
+		if k != mad.InvalidPKey {
+			out = append(out, fmt.Sprintf("0x%04x", uint16(k)))
+		}
+	}
+	return out
 }
 
 // portStatus fills the link-layer part of one port's status; p may be nil

@@ -10,6 +10,7 @@ import (
 	"ibfab/agent"
 	"ibfab/link/pipe"
 	"ibfab/port"
+	"ibfab/wire/mad"
 )
 
 // TestAgentStatusJSON: the agent's counters and trap state sit side by
@@ -56,4 +57,35 @@ func TestPortCongestionStatus(t *testing.T) {
 	assert.Contains(t, got.Congestion, "rcv_fecn")
 	assert.Contains(t, got.Congestion, "rcv_becn")
 	assert.Nil(t, portStatus(4, nil, 0).Congestion, "an uncabled port has none")
+}
+
+// TestPKeyStrings: a P_Key table's non-zero entries, in table order, as
+// four hex digits with the membership bit.
+func TestPKeyStrings(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []mad.PKey
+		want []string
+	}{
+		{"reset table", []mad.PKey{mad.DefaultPKey, 0, 0, 0}, []string{"0xffff"}},
+		{"limited default", []mad.PKey{0x7fff}, []string{"0x7fff"}},
+		{"partitions, gaps skipped", []mad.PKey{0xffff, 0, 0x8001, 0x0002}, []string{"0xffff", "0x8001", "0x0002"}},
+		{"no table", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, PKeyStrings(tt.keys)) })
+	}
+}
+
+// TestStatusPKeys: every port of a switch reports its P_Key table from
+// the agent, the reset table's one entry before any SM, under "pkeys".
+func TestStatusPKeys(t *testing.T) {
+	st := switchNode(t).Status()
+	require.Len(t, st.Ports, 4)
+	for _, p := range st.Ports {
+		assert.Equal(t, []string{"0xffff"}, p.PKeys, "port %d", p.Port)
+	}
+	b, err := json.Marshal(st.Ports[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"pkeys":["0xffff"]`)
 }

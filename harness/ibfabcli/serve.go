@@ -22,11 +22,12 @@ const (
 Serves a live web page of a running fabric at http://ADDR/ until Ctrl-C:
 a map of its nodes and links, each link coloured by its ports' state
 (Down, Init, Armed, Active) and, when Active, by its utilization over the
-last second; links and nodes with drops or errors are marked. Clicking a
-node shows its ports, counters and per-VL credits; a timeline under the
-map lists every port state change, node death and drop increase as the
-server's poll (every 500 ms) sees it. The JSON behind the page is at
-/api/fabric, /api/node/NODE and /api/events (server-sent events); the
+last second; links and nodes whose drops or errors rose in the last
+second are marked. Clicking a node shows its ports, P_Keys, counters
+(drops and errors since the port started) and per-VL credits; a timeline
+under the map lists every port state change, node death and drop increase
+as the server's poll (every 500 ms) sees it. The JSON behind the page is
+at /api/fabric, /api/node/NODE and /api/events (server-sent events); the
 port counters and states for Prometheus at /metrics, as ibfab metrics
 serves them. The page needs no network beyond ADDR.`
 )

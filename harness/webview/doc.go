@@ -11,14 +11,17 @@
 // Server (not per client) polls harness.Status every Config.Interval
 // (500 ms by default) and keeps the last second's samples; the
 // utilization of a link is its busier end's PortXmitData delta over
-// that window, as a share of the port's rate. Endpoints:
+// that window, as a share of the port's rate. Each poll's view is built
+// and encoded once, when the poll completes, and every request answers
+// from the last completed one: under traffic a large fabric's status takes
+// seconds to read, and no request waits for it. Endpoints:
 //
 //   - / the page (assets/, embedded): Cytoscape.js draws the map, laid
 //     out in stage rows when the topology is a fat tree
 //     (topologies.LayoutFatTree), force-directed (cose) otherwise.
 //   - /api/fabric the map as JSON (Fabric).
-//   - /api/node/{name} one node's ports, counters, drops and per-VL
-//     credits (NodeDetail).
+//   - /api/node/{name} one node's ports, P_Keys, counters, drops and
+//     per-VL credits (NodeDetail).
 //   - /api/events server-sent events: each port state change, node death
 //     and drop increase the poller sees (Event), which the page applies
 //     to the map and lists in its timeline.

@@ -1,6 +1,7 @@
 package webview
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -38,9 +39,12 @@ type Node struct {
 	// rows, top stage first.
 	X float64 `json:"x"`
 	Y float64 `json:"y"`
-	// Drops and Errors sum the node's ports' (Link's meaning).
-	Drops  uint64 `json:"drops"`
-	Errors uint64 `json:"errors"`
+	// Drops and Errors sum the node's ports' (LinkEnd's meaning), and
+	// NewDrops and NewErrors their rises over the window.
+	Drops     uint64 `json:"drops"`
+	Errors    uint64 `json:"errors"`
+	NewDrops  uint64 `json:"new_drops"`
+	NewErrors uint64 `json:"new_errors"`
 }
 
 // Link is one cable: both ends' state and counters, and how busy it is.
@@ -67,9 +71,15 @@ type LinkEnd struct {
 	// its rate.
 	Utilization float64 `json:"utilization"`
 	// Drops is the sum of the port's drop counters (nodeproc's Drops),
-	// Errors the sum of its PMA error counters.
+	// Errors the sum of its PMA error counters, both since the port
+	// started (or its PMA counters were reset).
 	Drops  uint64 `json:"drops"`
 	Errors uint64 `json:"errors"`
+	// NewDrops and NewErrors are how much Drops and Errors rose over
+	// Fabric.Window: what the page marks, so that a mark goes once the
+	// port stops dropping (the totals are in the node's detail).
+	NewDrops  uint64 `json:"new_drops"`
+	NewErrors uint64 `json:"new_errors"`
 }
 
 // Layout is how the page places a fabric's nodes.
@@ -108,6 +118,16 @@ func portDrops(p nodeproc.PortStatus) uint64 {
 		n += v
 	}
 	return n
+}
+
+// rise is how much a counter went up from base to now; a counter that
+// went back (a PMA reset, a restarted node) rose by nothing, as
+// utilization has it.
+func rise(base, now uint64) uint64 {
+	if now < base {
+		return 0
+	}
+	return now - base
 }
 
 // sample is one poll: when, and the status read.
@@ -149,55 +169,48 @@ func utilization(base, now nodeproc.PortStatus, dt time.Duration, scale float64)
 	return min(u, 1)
 }
 
+// portWindow is two samples' ports: what a view's ends are read from.
+type portWindow struct {
+	cur, prev map[portKey]nodeproc.PortStatus // prev nil: no window yet
+	dt        time.Duration
+	scale     float64
+}
+
+// end is one port's state, counters and what they rose by over the
+// window.
+func (w *portWindow) end(name string, port int) LinkEnd {
+	k := portKey{name, port}
+	p, ok := w.cur[k]
+	if !ok {
+		return LinkEnd{Node: name, Port: port, State: "Unknown", Phys: "Unknown"}
+	}
+	e := LinkEnd{Node: name, Port: port, State: p.State, Phys: p.Phys, LID: p.LID,
+		Drops: portDrops(p), Errors: portErrors(p.Counters)}
+	if b, ok := w.prev[k]; ok {
+		e.Utilization = utilization(b, p, w.dt, w.scale)
+		e.NewDrops, e.NewErrors = rise(portDrops(b), e.Drops), rise(portErrors(b.Counters), e.Errors)
+	}
+	return e
+}
+
 // buildFabric builds the view of t from the newest sample now and the
-// sample base the utilizations are measured from (base may be nil: no
-// window yet, every utilization 0). layout places the nodes when it is
-// not nil.
-func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base, now sample) *Fabric {
+// sample base the utilizations and new drops are measured from (base
+// may be empty: no window yet, every utilization and rise 0). pos, the
+// fat-tree layout's places (fatTreePositions), places the nodes when it
+// is not nil.
+func buildFabric(t *topologies.Topology, pos map[int][2]float64, base, now sample) *Fabric {
 	f := &Fabric{Fabric: now.st.Fabric, Polled: now.at}
-	cur := ports(now.st)
-	var prev map[portKey]nodeproc.PortStatus
-	var dt time.Duration
+	w := &portWindow{cur: ports(now.st), scale: now.st.TimeScale}
 	if base.st != nil {
-		prev, dt = ports(base.st), now.at.Sub(base.at)
-		f.Window = dt
+		w.prev, w.dt = ports(base.st), now.at.Sub(base.at)
+		f.Window = w.dt
 	}
-	alive := map[string]harness.NodeStatus{}
-	for _, n := range now.st.Nodes {
-		alive[n.Name] = n
+	if pos != nil {
+		f.Layout = LayoutFatTree
 	}
-	var pos map[int][2]float64
-	if layout != nil {
-		f.Layout, pos = LayoutFatTree, fatTreePositions(t, layout)
-	}
-	for i, tn := range t.Nodes() {
-		ns := alive[tn.Name]
-		n := Node{Name: tn.Name, Type: nodeType(tn.Type), Alive: ns.Alive, Error: ns.Error}
-		if p, ok := pos[i]; ok {
-			n.X, n.Y = p[0], p[1]
-		}
-		for _, p := range ns.Ports {
-			n.Drops += portDrops(p)
-			n.Errors += portErrors(p.Counters)
-		}
-		f.Nodes = append(f.Nodes, n)
-	}
-	end := func(r topologies.PortRef) LinkEnd {
-		name := t.Node(r.Node).Name
-		k := portKey{name, r.Port}
-		p, ok := cur[k]
-		if !ok {
-			return LinkEnd{Node: name, Port: r.Port, State: "Unknown", Phys: "Unknown"}
-		}
-		e := LinkEnd{Node: name, Port: r.Port, State: p.State, Phys: p.Phys, LID: p.LID,
-			Drops: portDrops(p), Errors: portErrors(p.Counters)}
-		if b, ok := prev[k]; ok {
-			e.Utilization = utilization(b, p, dt, now.st.TimeScale)
-		}
-		return e
-	}
+	f.Nodes = buildNodes(t, pos, now.st, w)
 	for _, l := range t.Links() {
-		a, b := end(l.A), end(l.B)
+		a, b := w.end(t.Node(l.A.Node).Name, l.A.Port), w.end(t.Node(l.B.Node).Name, l.B.Port)
 		f.Links = append(f.Links, Link{
 			ID: linkID(a, b), A: a, B: b,
 			State:       fabricgraph.LowerState(a.State, b.State),
@@ -205,6 +218,30 @@ func buildFabric(t *topologies.Topology, layout *topologies.FatTreeLayout, base,
 		})
 	}
 	return f
+}
+
+// buildNodes is the view's nodes: t's, with st's liveness and the sums
+// of their ports' drops and errors.
+func buildNodes(t *topologies.Topology, pos map[int][2]float64, st *harness.FabricStatus, w *portWindow) []Node {
+	byName := map[string]harness.NodeStatus{}
+	for _, n := range st.Nodes {
+		byName[n.Name] = n
+	}
+	var nodes []Node
+	for i, tn := range t.Nodes() {
+		ns := byName[tn.Name]
+		n := Node{Name: tn.Name, Type: nodeType(tn.Type), Alive: ns.Alive, Error: ns.Error}
+		if p, ok := pos[i]; ok {
+			n.X, n.Y = p[0], p[1]
+		}
+		for _, p := range ns.Ports {
+			e := w.end(tn.Name, p.Port)
+			n.Drops, n.Errors = n.Drops+e.Drops, n.Errors+e.Errors
+			n.NewDrops, n.NewErrors = n.NewDrops+e.NewDrops, n.NewErrors+e.NewErrors
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
 
 // linkID is "a[1]-b[2]", the edge's id on the page.
@@ -220,68 +257,131 @@ func nodeType(t topologies.NodeType) string {
 	return "hca"
 }
 
-// Spacing of the fat-tree layout, in the page's model units.
+// Spacing of the fat-tree layout, in the page's model units (a node is
+// 22 units wide, its label 11 high under it). A host's label ("ca12-12")
+// is what sets hostDX.
 const (
-	layoutDX = 80
+	hostDX = 48 // between hosts of a sub-row, and between leaves' blocks
+	hostDY = 46 // between a block's sub-rows
+	// hostGapDY is from the leaves' row to their blocks' first sub-row:
+	// short, so that a leaf's cables fan out to its hosts rather than
+	// run down to them in a bundle.
+	hostGapDY = 100
+	// layoutDY is the least spacing of the switch rows.
 	layoutDY = 120
+	// layoutAspect is the height the layout aims at per unit of width:
+	// the map's pane of a landscape window.
+	layoutAspect = 0.75
 )
 
-// fatTreePositions places a fat tree's nodes: the hosts in host order on
-// the bottom row, the leaves above them centred over their hosts, each
-// higher stage's switches ordered by the mean position of the switches
-// below them (a barycentre, so that few cables cross) and spread evenly.
-// Nodes the layout does not place are left to the page.
+// fatTreeGrid is how fatTreePositions places a fat tree's hosts: each
+// leaf's hosts in a block of sub-rows under it, cols wide, every other
+// sub-row shifted half a column (so that a cable to a lower sub-row
+// passes between the hosts above), the blocks side by side.
+type fatTreeGrid struct {
+	cols, rows int
+	shift      float64 // of the odd sub-rows
+	width      float64 // of the whole drawing: the blocks and their gaps
+	hostsH     float64 // from the first sub-row to the last
+	stageDY    float64 // between a switch stage's row and the next
+}
+
+// newFatTreeGrid picks the blocks' width: the narrowest whose sub-rows
+// fill at most half the drawing's height, and at least two columns (a
+// column of hosts under its leaf hides their cables behind each other).
+// The switch rows are spread over the rest of the height, so that the
+// drawing is about layoutAspect as high as it is wide.
+func newFatTreeGrid(leaves, perLeaf, stages int) fatTreeGrid {
+	var g fatTreeGrid
+	for g.cols = min(2, perLeaf); ; g.cols++ {
+		g.rows = (perLeaf + g.cols - 1) / g.cols
+		g.shift = 0
+		if g.rows > 1 {
+			g.shift = hostDX / 2
+		}
+		g.width = float64(leaves*(g.cols+1)-2)*hostDX + g.shift
+		g.hostsH = float64(g.rows-1) * hostDY
+		if g.cols >= perLeaf || g.hostsH <= layoutAspect*g.width/2 {
+			break
+		}
+	}
+	g.stageDY = layoutDY
+	if stages > 1 {
+		g.stageDY = max(layoutDY, (layoutAspect*g.width-g.hostsH-hostGapDY)/float64(stages-1))
+	}
+	return g
+}
+
+// fatTreePositions places a fat tree's nodes: each leaf's hosts, in host
+// order, in a block of sub-rows (fatTreeGrid) at the bottom, the leaves
+// centred over their blocks, each higher stage's switches ordered by the
+// mean position of the switches below them (a barycentre, so that few
+// cables cross) and spread evenly over the width. Nodes the layout does
+// not place are left to the page.
 func fatTreePositions(t *topologies.Topology, l *topologies.FatTreeLayout) map[int][2]float64 {
+	perLeaf := make([]int, len(l.Leaves))
+	for h := range l.Hosts {
+		if li, ok := l.Leaf(h); ok {
+			perLeaf[li]++
+		}
+	}
+	g := newFatTreeGrid(len(l.Leaves), max(1, slices.Max(perLeaf)), l.Stages)
 	pos := map[int][2]float64{}
-	y := func(stage int) float64 { return float64(l.Stages-stage) * layoutDY }
+	y := func(stage int) float64 { return float64(l.Stages-stage) * g.stageDY }
+	pitch := float64(g.cols+1) * hostDX // block to block
+	k := make([]int, len(l.Leaves))     // hosts placed per leaf
 	for h, n := range l.Hosts {
-		pos[n] = [2]float64{float64(h) * layoutDX, y(0)}
+		li, _ := l.Leaf(h)
+		col, row := k[li]%g.cols, k[li]/g.cols
+		k[li]++
+		x := float64(li)*pitch + float64(col)*hostDX + float64(row%2)*g.shift
+		pos[n] = [2]float64{x, y(1) + hostGapDY + float64(row)*hostDY}
 	}
-	width := float64(max(len(l.Hosts), len(l.Leaves))-1) * layoutDX
-	spread := func(nodes []int, stage int) {
-		step := 0.0
-		if len(nodes) > 1 {
-			step = width / float64(len(nodes)-1)
-		}
-		off := 0.0
-		if len(nodes) == 1 {
-			off = width / 2
-		}
-		for k, n := range nodes {
-			pos[n] = [2]float64{off + float64(k)*step, y(stage)}
-		}
+	for li, n := range l.Leaves {
+		pos[n] = [2]float64{float64(li)*pitch + (float64(g.cols-1)*hostDX+g.shift)/2, y(1)}
 	}
-	spread(l.Leaves, 1)
 	for stage := 2; stage <= l.Stages; stage++ {
-		var nodes []int
-		centre := map[int]float64{}
-		for i := range t.NumNodes() {
-			if l.Stage(i) != stage {
-				continue
-			}
-			var sum float64
-			var k int
-			for _, j := range t.Neighbors(i) {
-				if p, ok := pos[j]; ok && l.Stage(j) == stage-1 {
-					sum += p[0]
-					k++
-				}
-			}
-			if k > 0 {
-				centre[i] = sum / float64(k)
-			}
-			nodes = append(nodes, i)
-		}
-		slices.SortStableFunc(nodes, func(a, b int) int {
-			switch {
-			case centre[a] < centre[b]:
-				return -1
-			case centre[a] > centre[b]:
-				return 1
-			}
-			return a - b
-		})
-		spread(nodes, stage)
+		spread(pos, barycentreOrder(t, l, pos, stage), g.width, y(stage))
 	}
 	return pos
+}
+
+// spread places nodes evenly over width on row y; one node is centred.
+func spread(pos map[int][2]float64, nodes []int, width, y float64) {
+	step, off := 0.0, width/2
+	if len(nodes) > 1 {
+		step, off = width/float64(len(nodes)-1), 0
+	}
+	for k, n := range nodes {
+		pos[n] = [2]float64{off + float64(k)*step, y}
+	}
+}
+
+// barycentreOrder returns the switches of stage ordered by the mean x of
+// their neighbours one stage down (placed already), node order breaking
+// ties.
+func barycentreOrder(t *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64, stage int) []int {
+	var nodes []int
+	centre := map[int]float64{}
+	for i := range t.NumNodes() {
+		if l.Stage(i) != stage {
+			continue
+		}
+		var sum float64
+		var k int
+		for _, j := range t.Neighbors(i) {
+			if p, ok := pos[j]; ok && l.Stage(j) == stage-1 {
+				sum += p[0]
+				k++
+			}
+		}
+		if k > 0 {
+			centre[i] = sum / float64(k)
+		}
+		nodes = append(nodes, i)
+	}
+	slices.SortStableFunc(nodes, func(a, b int) int {
+		return cmp.Or(cmp.Compare(centre[a], centre[b]), a-b)
+	})
+	return nodes
 }

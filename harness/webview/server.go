@@ -25,8 +25,15 @@ var assets embed.FS
 // slowed by its own view.
 const DefaultInterval = 500 * time.Millisecond
 
-// window is the span utilizations are measured over.
+// window is the span utilizations and new drops are measured over.
 const window = time.Second
+
+// pollTimeout bounds one poll. harness.Status bounds each node's answer
+// itself (5 s); under traffic a 144-host fat tree answers in 2 to 5 s as
+// a whole, so a deadline of a few intervals cut off the nodes still
+// answering and showed them dead. A slow poll holds no request up:
+// every request answers from the last completed poll.
+const pollTimeout = 30 * time.Second
 
 // Config is what a Server shows and how.
 type Config struct {
@@ -45,19 +52,31 @@ type Config struct {
 // Server is the web view of one fabric: an http.Handler, and the one
 // goroutine that polls the fabric for every client.
 type Server struct {
-	cfg    Config
-	mux    *http.ServeMux
-	topo   *topologies.Topology
-	layout *topologies.FatTreeLayout // nil: not a fat tree
+	cfg Config
+	mux *http.ServeMux
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the poller has stopped
 	closed chan struct{} // closed by Close: event streams end
 
-	mu      sync.Mutex
-	samples []sample // the last window's polls, oldest first
-	err     error    // the last poll's error; nil when it read the status
-	subs    map[chan Event]struct{}
+	// The poller's own state, written by New and then by the poll
+	// goroutine alone: requests never read it, so no lock.
+	topo    *topologies.Topology
+	pos     map[int][2]float64 // the fat-tree layout's places; nil: the page lays out
+	samples []sample           // the last window's polls, oldest first
+	err     error              // the last poll's error; nil when it read the status
+
+	mu   sync.Mutex
+	last *snapshot // the last completed poll's view, what every request answers from
+	subs map[chan Event]struct{}
+}
+
+// snapshot is one completed poll as the API serves it. It is not changed
+// once published: a request takes it under the lock and reads it after.
+type snapshot struct {
+	err       error  // the poll's error; nil when it read the status
+	base, now sample // the window's ends; base.st is nil before a window
+	fabric    []byte // /api/fabric's body, encoded once per poll
 }
 
 // New reads the fabric's topology and status once, failing as ibfab
@@ -87,6 +106,7 @@ func New(cfg Config) (*Server, error) {
 		subs: map[chan Event]struct{}{}}
 	s.setTopology(t)
 	s.samples = []sample{{at: time.Now(), st: st}}
+	s.last = s.snapshot()
 	s.routes()
 	go s.poll(ctx)
 	return s, nil
@@ -122,12 +142,13 @@ func (s *Server) routes() {
 	}
 }
 
-// setTopology makes t the map's topology and lays it out.
+// setTopology makes t the map's topology and lays it out, once per
+// topology rather than per view.
 func (s *Server) setTopology(t *topologies.Topology) {
-	s.topo, s.layout = t, nil
+	s.topo, s.pos = t, nil
 	// Not a fat tree is no error: the page lays the fabric out itself.
 	if l, err := topologies.LayoutFatTree(t); err == nil && len(l.Hosts) > 0 {
-		s.layout = l
+		s.pos = fatTreePositions(t, l)
 	}
 }
 
@@ -135,13 +156,14 @@ func (s *Server) setTopology(t *topologies.Topology) {
 // st is shown: nodes were added (ibfab add), or the fabric was down and
 // may have been brought up again as another.
 func (s *Server) needTopology(st *harness.FabricStatus) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.err != nil || len(st.Nodes) != s.topo.NumNodes()
 }
 
 // poll reads the status every interval until ctx ends, keeps the last
-// window's samples and sends the changes to the event streams.
+// window's samples and sends the changes to the event streams. It never
+// overlaps itself: one goroutine polls in turn, and a tick that falls
+// due while a poll runs starts the next as soon as it ends (time.Ticker
+// drops the ticks missed meanwhile).
 func (s *Server) poll(ctx context.Context) {
 	defer close(s.done)
 	tick := time.NewTicker(s.cfg.Interval)
@@ -152,7 +174,7 @@ func (s *Server) poll(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, 5*s.cfg.Interval)
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 		st, err := s.cfg.Status(pctx, s.cfg.Name)
 		cancel()
 		var t *topologies.Topology
@@ -166,11 +188,11 @@ func (s *Server) poll(ctx context.Context) {
 	}
 }
 
-// record adds one poll's result and publishes what changed. t, when not
-// nil, is the topology read again for st.
+// record adds one poll's result, publishes its view and sends what
+// changed. t, when not nil, is the topology read again for st. The view
+// is built before the lock is taken, so that requests meanwhile answer
+// from the previous one at once.
 func (s *Server) record(at time.Time, st *harness.FabricStatus, t *topologies.Topology, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var ev []Event
 	switch {
 	case err != nil && s.err == nil:
@@ -197,6 +219,10 @@ func (s *Server) record(at time.Time, st *harness.FabricStatus, t *topologies.To
 		}
 		s.samples = append(s.samples[:0], s.samples[k:]...)
 	}
+	snap := s.snapshot()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = snap
 	for _, e := range ev {
 		for c := range s.subs {
 			select {
@@ -207,19 +233,29 @@ func (s *Server) record(at time.Time, st *harness.FabricStatus, t *topologies.To
 	}
 }
 
-// view returns the current map, or the last poll's error.
-func (s *Server) view() (*Fabric, error) {
+// snapshot is the view of the poller's state now: the map built and
+// encoded, or the last poll's error.
+func (s *Server) snapshot() *snapshot {
+	if s.err != nil {
+		return &snapshot{err: s.err}
+	}
+	snap := &snapshot{now: s.samples[len(s.samples)-1]}
+	if len(s.samples) > 1 {
+		snap.base = s.samples[0]
+	}
+	b, err := json.Marshal(buildFabric(s.topo, s.pos, snap.base, snap.now))
+	if err != nil { // plain structs and strings: cannot fail
+		return &snapshot{err: err}
+	}
+	snap.fabric = b
+	return snap
+}
+
+// view returns the last completed poll's view.
+func (s *Server) view() *snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
-	}
-	now := s.samples[len(s.samples)-1]
-	var base sample
-	if len(s.samples) > 1 {
-		base = s.samples[0]
-	}
-	return buildFabric(s.topo, s.layout, base, now), nil
+	return s.last
 }
 
 // apiError is the body of every API error: the page shows Error, and
@@ -242,12 +278,14 @@ func (s *Server) notRunning(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) handleFabric(w http.ResponseWriter, _ *http.Request) {
-	f, err := s.view()
-	if err != nil {
-		s.notRunning(w, err)
+	v := s.view()
+	if v.err != nil {
+		s.notRunning(w, v.err)
 		return
 	}
-	writeJSON(w, http.StatusOK, f)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(v.fabric) // the client went away: nothing to do
 }
 
 // NodeDetail is /api/node/{name}: the node's status as ibfab status
@@ -276,29 +314,28 @@ func (s *Server) handleNode(w http.ResponseWriter, r *http.Request) {
 var errNoNode = errors.New("no such node")
 
 func (s *Server) node(name string) (*NodeDetail, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
+	v := s.view()
+	if v.err != nil {
+		return nil, v.err
 	}
-	now := s.samples[len(s.samples)-1]
-	for _, n := range now.st.Nodes {
+	for _, n := range v.now.st.Nodes {
 		if n.Name != name {
 			continue
 		}
 		d := &NodeDetail{NodeStatus: n, Utilization: map[int]float64{}}
+		if v.base.st == nil {
+			return d, nil
+		}
 		var base nodeproc.Status
-		if len(s.samples) > 1 {
-			for _, b := range s.samples[0].st.Nodes {
-				if b.Name == name {
-					base = b.Status
-				}
+		for _, b := range v.base.st.Nodes {
+			if b.Name == name {
+				base = b.Status
 			}
 		}
 		for _, p := range n.Ports {
 			for _, bp := range base.Ports {
 				if bp.Port == p.Port {
-					d.Utilization[p.Port] = utilization(bp, p, now.at.Sub(s.samples[0].at), now.st.TimeScale)
+					d.Utilization[p.Port] = utilization(bp, p, v.now.at.Sub(v.base.at), v.now.st.TimeScale)
 				}
 			}
 		}
@@ -325,7 +362,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	s.subs[c] = struct{}{}
-	running := s.err == nil
+	running := s.last.err == nil
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

@@ -241,7 +241,9 @@ func TestServePage(t *testing.T) {
 		}
 	}
 
-	// A click on a switch shows its counters in the side panel.
+	// A click on a switch shows its counters and each port's P_Key
+	// table in the side panel: the default entry, full member, on every
+	// port (the reset table's, which the SM leaves without partitions).
 	const node = "sw1"
 	xy := eval[[]float64](t, ctx, fmt.Sprintf(`(() => {
 		const p = ibfab.cy.getElementById(%q).renderedPosition();
@@ -251,6 +253,11 @@ func TestServePage(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.MouseClickXY(xy[0], xy[1])))
 	waitJS(t, ctx, 5*time.Second, "the panel",
 		fmt.Sprintf("(() => { const s = document.getElementById('panel').textContent; return s.includes(%q) && s.includes('PortXmitPkts') && s.includes('PortRcvData'); })()", node))
+	swIndex, ok := topo.Lookup(node)
+	require.True(t, ok)
+	pkeys := eval[[]string](t, ctx, `[...document.querySelectorAll('#panel tr')]
+		.filter((r) => r.cells.length > 1 && r.cells[0].textContent === 'P_Keys').map((r) => r.cells[1].textContent)`)
+	assert.Equal(t, slices.Repeat([]string{"0xffff"}, topo.Node(swIndex).NumPorts), pkeys, "%s's ports' P_Keys", node)
 	screenshot(t, ctx, "webview")
 	assert.Empty(t, consoleErrors(), "console errors and exceptions")
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,7 +97,7 @@ func TestBuildFabric(t *testing.T) {
 	cur.Nodes[1].Ports[0].Counters.SymbolErrorCounter = 2
 	now := sample{at: t0.Add(time.Second), st: cur}
 
-	f := buildFabric(topo, layout, base, now)
+	f := buildFabric(topo, fatTreePositions(topo, layout), base, now)
 	assert.Equal(t, LayoutFatTree, f.Layout)
 	assert.Equal(t, time.Second, f.Window)
 	require.Len(t, f.Nodes, 3)
@@ -118,6 +120,8 @@ func TestBuildFabric(t *testing.T) {
 	assert.Less(t, nodes["sw1"].Y, nodes["ca1"].Y, "the switch above its hosts")
 	assert.Less(t, nodes["ca1"].X, nodes["ca2"].X, "hosts in host order")
 	assert.Equal(t, uint64(3), nodes["ca2"].Drops)
+	assert.Equal(t, uint64(3), nodes["ca2"].NewDrops, "all three since base")
+	assert.Equal(t, uint64(2), l1.B.NewErrors)
 
 	// No base yet: no window, nothing busy. No layout: the page places.
 	f = buildFabric(topo, nil, sample{}, now)
@@ -129,6 +133,57 @@ func TestBuildFabric(t *testing.T) {
 	b, err := json.Marshal(f)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"layout":"force"`)
+}
+
+// TestDropMarks: a port is marked by what its drops and errors rose by
+// over the window, not by its totals, which the view keeps beside.
+func TestDropMarks(t *testing.T) {
+	topo := star(t)
+	t0 := time.Unix(1000, 0)
+	// with is star's status where ca2's port has dropped drops and
+	// counted errs symbol errors since it started.
+	with := func(drops uint64, errs uint16) *harness.FabricStatus {
+		st := status([2]uint64{}, [2]uint64{})
+		st.Nodes[2].Ports[0].Drops = map[string]uint64{"no_credit": drops}
+		st.Nodes[2].Ports[0].Counters.SymbolErrorCounter = errs
+		return st
+	}
+	tests := []struct {
+		name                string
+		base                *harness.FabricStatus // nil: no window yet
+		now                 *harness.FabricStatus
+		newDrops, newErrors uint64
+	}{
+		{"old drops are no mark", with(3, 2), with(3, 2), 0, 0},
+		{"drops rose", with(3, 2), with(5, 2), 2, 0},
+		{"errors rose", with(3, 2), with(3, 7), 0, 5},
+		{"both rose", with(0, 0), with(1, 1), 1, 1},
+		{"no window yet", nil, with(5, 5), 0, 0},
+		{"counters reset", with(9, 9), with(1, 1), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := sample{}
+			if tt.base != nil {
+				base = sample{at: t0, st: tt.base}
+			}
+			f := buildFabric(topo, nil, base, sample{at: t0.Add(time.Second), st: tt.now})
+			var end LinkEnd
+			for _, l := range f.Links {
+				if l.B.Node == "ca2" {
+					end = l.B
+				}
+			}
+			want := tt.now.Nodes[2].Ports[0]
+			assert.Equal(t, portDrops(want), end.Drops, "the total kept")
+			assert.Equal(t, portErrors(want.Counters), end.Errors, "the total kept")
+			assert.Equal(t, tt.newDrops, end.NewDrops)
+			assert.Equal(t, tt.newErrors, end.NewErrors)
+			n := f.Nodes[2]
+			require.Equal(t, "ca2", n.Name)
+			assert.Equal(t, [2]uint64{tt.newDrops, tt.newErrors}, [2]uint64{n.NewDrops, n.NewErrors}, "the node's sum")
+		})
+	}
 }
 
 func TestDiff(t *testing.T) {
@@ -304,26 +359,100 @@ func TestEnumText(t *testing.T) {
 	assert.Error(t, l.UnmarshalText([]byte("circle")))
 }
 
-// TestFatTreePositions: an RLFT's stages in rows, top first, hosts in host
-// order at the bottom, every switch of a stage on its row, no two nodes in
-// one place.
+// TestFatTreePositions: every node placed, none within a node's size of
+// another, the drawing about as high as wide, each stage on a row above
+// the one below, and each host in its leaf's block under it, nearer its
+// own leaf than any other.
 func TestFatTreePositions(t *testing.T) {
-	topo, err := topologies.RLFT(2, 3)
+	rlft, err := topologies.RLFT(2, 3)
 	require.NoError(t, err)
-	l, err := topologies.LayoutFatTree(topo)
+	ft144, err := topologies.FatTree(12, 6, 12)
 	require.NoError(t, err)
-	pos := fatTreePositions(topo, l)
-	require.Len(t, pos, topo.NumNodes())
-	seen := map[[2]float64]int{}
-	for i, p := range pos {
-		if other, dup := seen[p]; dup {
-			t.Errorf("%s and %s both at %v", topo.Node(i).Name, topo.Node(other).Name, p)
-		}
-		seen[p] = i
-		assert.Equal(t, float64(l.Stages-l.Stage(i))*layoutDY, p[1], "%s: row of stage %d", topo.Node(i).Name, l.Stage(i))
+	wide, err := topologies.FatTree(2, 2, 16)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		topo *topologies.Topology
+	}{{"star", star(t)}, {"rlft 2 3", rlft}, {"fat tree 144 hosts", ft144}, {"2 leaves of 16", wide}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := topologies.LayoutFatTree(tt.topo)
+			require.NoError(t, err)
+			pos := fatTreePositions(tt.topo, l)
+			require.Len(t, pos, tt.topo.NumNodes())
+			checkSpacing(t, tt.topo, pos)
+			checkRows(t, tt.topo, l, pos)
+			checkHostsUnderLeaves(t, tt.topo, l, pos)
+		})
 	}
-	for h := 1; h < len(l.Hosts); h++ {
-		assert.Less(t, pos[l.Hosts[h-1]][0], pos[l.Hosts[h]][0], "host %d left of host %d", h-1, h)
+}
+
+// checkSpacing fails when two nodes are nearer than a node and its label
+// need, or the drawing is far from square.
+func checkSpacing(t *testing.T, topo *topologies.Topology, pos map[int][2]float64) {
+	t.Helper()
+	lo, hi := [2]float64{math.Inf(1), math.Inf(1)}, [2]float64{math.Inf(-1), math.Inf(-1)}
+	for i, p := range pos {
+		for d := range 2 {
+			lo[d], hi[d] = min(lo[d], p[d]), max(hi[d], p[d])
+		}
+		for j, q := range pos {
+			if i < j && math.Hypot(p[0]-q[0], p[1]-q[1]) < 40 {
+				t.Errorf("%s at %v and %s at %v overlap", topo.Node(i).Name, p, topo.Node(j).Name, q)
+			}
+		}
+	}
+	w, h := hi[0]-lo[0], hi[1]-lo[1]
+	t.Logf("%d nodes in %.0f x %.0f", topo.NumNodes(), w, h)
+	if topo.NumNodes() > 10 {
+		assert.InDelta(t, 1, w/h, 0.5, "width %.0f, height %.0f", w, h)
+	}
+}
+
+// checkRows fails unless each switch stage is one row, above the stage
+// below and the hosts.
+func checkRows(t *testing.T, topo *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64) {
+	t.Helper()
+	rowY := map[int]float64{}
+	hostTop := math.Inf(1)
+	for _, h := range l.Hosts {
+		hostTop = min(hostTop, pos[h][1])
+	}
+	for i, p := range pos {
+		s := l.Stage(i)
+		if s == 0 {
+			continue
+		}
+		if y, ok := rowY[s]; ok {
+			assert.Equal(t, y, p[1], "%s: stage %d's row", topo.Node(i).Name, s)
+		}
+		rowY[s] = p[1]
+		assert.Less(t, p[1], hostTop, "%s above the hosts", topo.Node(i).Name)
+	}
+	for s := 2; s <= l.Stages; s++ {
+		assert.Less(t, rowY[s], rowY[s-1], "stage %d above stage %d", s, s-1)
+	}
+}
+
+// checkHostsUnderLeaves fails unless every host is below its leaf and
+// nearer it, across, than any other leaf, and hosts of a leaf keep host
+// order in reading order.
+func checkHostsUnderLeaves(t *testing.T, topo *topologies.Topology, l *topologies.FatTreeLayout, pos map[int][2]float64) {
+	t.Helper()
+	for h, n := range l.Hosts {
+		li, ok := l.Leaf(h)
+		require.True(t, ok)
+		p, own := pos[n], pos[l.Leaves[li]]
+		assert.Greater(t, p[1], own[1], "%s below its leaf", topo.Node(n).Name)
+		for lj, other := range l.Leaves {
+			if lj != li {
+				assert.Less(t, math.Abs(p[0]-own[0]), math.Abs(p[0]-pos[other][0]), "%s nearer its leaf than %s", topo.Node(n).Name, topo.Node(other).Name)
+			}
+		}
+		if lp, _ := l.Leaf(h - 1); h > 0 && lp == li {
+			q := pos[l.Hosts[h-1]]
+			assert.True(t, q[1] < p[1] || q[1] == p[1] && q[0] < p[0], "host %d before host %d", h-1, h)
+		}
 	}
 }
 
@@ -342,10 +471,12 @@ func TestServerTopologyChange(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	nodes := func() int {
-		f, err := s.view()
-		if err != nil {
+		v := s.view()
+		if v.err != nil {
 			return -1
 		}
+		var f Fabric
+		require.NoError(t, json.Unmarshal(v.fabric, &f))
 		return len(f.Nodes)
 	}
 	assert.Equal(t, 3, nodes())
@@ -368,8 +499,87 @@ func TestServerTopologyChange(t *testing.T) {
 	again := *added
 	fake.set(&again, nil)
 	assert.Eventually(t, func() bool { return nodes() == 4 }, 5*time.Second, 5*time.Millisecond)
-	s.mu.Lock()
-	first := s.samples[0].st
-	s.mu.Unlock()
-	assert.Same(t, &again, first, "the samples start at the new fabric")
+	v := s.view()
+	assert.Same(t, &again, v.now.st)
+	if v.base.st != nil {
+		assert.Same(t, &again, v.base.st, "the samples start at the new fabric")
+	}
+}
+
+// slowFabric answers New's status at once and blocks its second poll
+// until released, counting the polls in flight.
+type slowFabric struct {
+	first, later *harness.FabricStatus
+	release      chan struct{}
+	calls        atomic.Int32
+	inFlight     atomic.Int32
+	maxInFlight  atomic.Int32
+	blockedAt    atomic.Int64 // unix ns the blocked poll started
+	cancelled    atomic.Bool
+}
+
+func (f *slowFabric) status(ctx context.Context, _ string) (*harness.FabricStatus, error) {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for m := f.maxInFlight.Load(); n > m && !f.maxInFlight.CompareAndSwap(m, n); m = f.maxInFlight.Load() {
+	}
+	switch f.calls.Add(1) {
+	case 1:
+		return f.first, nil
+	case 2:
+		f.blockedAt.Store(time.Now().UnixNano())
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			f.cancelled.Store(true)
+			return nil, ctx.Err()
+		}
+	}
+	return f.later, nil
+}
+
+// TestServerSlowPoll: while a poll waits on a status that takes many
+// intervals (a loaded fabric's), the API answers at once from the last
+// completed poll, the poll is not cut off, and no second poll starts
+// beside it.
+func TestServerSlowPoll(t *testing.T) {
+	const interval = 10 * time.Millisecond
+	down := status([2]uint64{}, [2]uint64{})
+	down.Nodes[1].Ports[0].State = "Down"
+	fake := &slowFabric{first: status([2]uint64{}, [2]uint64{}), later: down, release: make(chan struct{})}
+	s, err := New(Config{Name: "f", Interval: interval, Status: fake.status,
+		Topology: func(string) (*topologies.Topology, error) { return star(t), nil }})
+	require.NoError(t, err)
+	defer s.Close()
+	linkState := func() (int, string) {
+		done := make(chan *httptest.ResponseRecorder)
+		go func() {
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/fabric", nil))
+			done <- w
+		}()
+		select {
+		case w := <-done:
+			var f Fabric
+			if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &f) != nil {
+				return w.Code, ""
+			}
+			return w.Code, f.Links[0].State
+		case <-time.After(time.Second):
+			t.Fatal("/api/fabric waited for the poll")
+		}
+		return 0, ""
+	}
+	require.Eventually(t, func() bool { return fake.inFlight.Load() == 1 && fake.calls.Load() == 2 },
+		5*time.Second, time.Millisecond, "the second poll blocks")
+	// Past what the old deadline (five intervals) allowed a poll.
+	for time.Since(time.Unix(0, fake.blockedAt.Load())) < 20*interval {
+		code, state := linkState()
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, "Active", state, "the first poll's view")
+	}
+	assert.False(t, fake.cancelled.Load(), "a slow poll is not cut off")
+	close(fake.release)
+	require.Eventually(t, func() bool { _, state := linkState(); return state == "Down" }, 5*time.Second, time.Millisecond)
+	assert.EqualValues(t, 1, fake.maxInFlight.Load(), "the poller never overlaps itself")
 }

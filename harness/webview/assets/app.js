@@ -8,11 +8,18 @@ const stateColor = { Down: "#d62728", Init: "#ff7f0e", Armed: "#bcbd22" };
 const unknownColor = "#999999";
 const idle = [0x2c, 0xa0, 0x2c], busy = [0x1f, 0x3f, 0xbf];
 
+// shade is how far along the idle-to-busy ramp a utilization is drawn:
+// its square root, so that the 5-40 % an emulated fabric's links mostly
+// carry shows, not only links near their rate.
+function shade(util) {
+  return Math.sqrt(Math.max(0, Math.min(1, util || 0)));
+}
+
 // linkColor: a link not Active shows its state; an Active one shades from
 // green (idle) to blue (its busier direction at full rate).
 function linkColor(state, util) {
   if (state !== "Active") return stateColor[state] || unknownColor;
-  const u = Math.max(0, Math.min(1, util || 0));
+  const u = shade(util);
   const c = idle.map((v, i) => Math.round(v + (busy[i] - v) * u));
   return "#" + c.map((v) => v.toString(16).padStart(2, "0")).join("");
 }
@@ -42,18 +49,25 @@ function notRunning(name, detail) {
   banner("fabric " + (name || fabricName) + " is not running" + (detail ? " (" + detail + ")" : ""));
 }
 
+// recent: a port or node whose drops or errors rose over the server's
+// window (the last second) is marked; its totals since it started are in
+// the node's detail.
+function recent(x) {
+  return x.new_drops + x.new_errors > 0;
+}
+
 function edgeData(l) {
   return {
     id: l.id, source: l.a.node, target: l.b.node, state: l.state, util: l.utilization,
-    stateA: l.a.state, stateB: l.b.state, faulty: l.a.drops + l.a.errors + l.b.drops + l.b.errors > 0,
-    color: linkColor(l.state, l.utilization), width: 2 + 6 * Math.min(1, l.utilization),
+    stateA: l.a.state, stateB: l.b.state, faulty: recent(l.a) || recent(l.b),
+    color: linkColor(l.state, l.utilization), width: 2 + 6 * shade(l.utilization),
   };
 }
 
 function draw(f) {
   const elements = [];
   for (const n of f.nodes) {
-    const el = { group: "nodes", data: { id: n.name, type: n.type, alive: n.alive, faulty: n.drops + n.errors > 0 } };
+    const el = { group: "nodes", data: { id: n.name, type: n.type, alive: n.alive, faulty: recent(n) } };
     if (f.layout === "fattree") el.position = { x: n.x, y: n.y };
     elements.push(el);
   }
@@ -64,8 +78,11 @@ function draw(f) {
     elements: elements,
     layout: f.layout === "fattree" ? { name: "preset" } : { name: "cose", animate: false, randomize: false },
     style: [
-      { selector: "node", style: { label: "data(id)", "font-size": 11, "text-valign": "bottom", width: 22, height: 22, "background-color": "#5b7db1" } },
-      { selector: "node[type = 'switch']", style: { shape: "round-rectangle", width: 34, "background-color": "#6a6a6a" } },
+      // A label sits on a light box: it stays readable where cables
+      // fan out under a switch.
+      { selector: "node", style: { label: "data(id)", "font-size": 11, "text-valign": "bottom", width: 22, height: 22, "background-color": "#5b7db1",
+        "text-background-color": "#fff", "text-background-opacity": 0.8, "text-background-padding": "1px" } },
+      { selector: "node[type = 'switch']", style: { shape: "round-rectangle", width: 34, "background-color": "#6a6a6a", "font-size": 12, "font-weight": "bold" } },
       { selector: "node[?faulty]", style: { "border-width": 3, "border-color": "#d62728" } },
       { selector: "node[!alive]", style: { "background-color": "#fff", "border-width": 3, "border-color": "#d62728", "border-style": "dashed" } },
       { selector: "node:selected", style: { "overlay-opacity": 0.2, "overlay-color": "#000" } },
@@ -88,7 +105,7 @@ function update(f) {
     return;
   }
   cy.batch(() => {
-    for (const n of f.nodes) cy.getElementById(n.name).data({ alive: n.alive, faulty: n.drops + n.errors > 0 });
+    for (const n of f.nodes) cy.getElementById(n.name).data({ alive: n.alive, faulty: recent(n) });
     for (const l of f.links) cy.getElementById(l.id).data(edgeData(l));
   });
 }
@@ -147,8 +164,9 @@ async function showNode(name) {
     parts.push(cell("h2", "port " + p.port + (p.peer ? " → " + p.peer : "")));
     const util = d.utilization && d.utilization[p.port];
     const info = [["State", p.state], ["Phys", p.phys], ["LID", p.lid], ["Rate", p.width ? p.width + " " + p.speed : "-"],
-      ["Utilization", util === undefined ? "-" : (100 * util).toFixed(1) + "%"]];
-    for (const [k, v] of Object.entries(p.drops || {})) info.push(["drop " + k, v]);
+      ["Utilization", util === undefined ? "-" : (100 * util).toFixed(1) + "%"],
+      ["P_Keys", (p.pkeys || []).join(" ") || "-"]];
+    for (const [k, v] of Object.entries(p.drops || {})) info.push(["drops " + k + " (total)", v]);
     parts.push(table(["PortInfo", ""], info));
     parts.push(table(["Counter", "value"], Object.entries(p.counters || {})));
     if (p.credits && p.credits.length) {
