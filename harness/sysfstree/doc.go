@@ -18,5 +18,5 @@
 // refresh). A refresh writes one status snapshot, file by file: a reader
 // that reads while a refresh runs can see two snapshots' files, as one
 // reading the kernel's live sysfs can. gids/0 has the default subnet
-// prefix fe80::/64, which ibsm keeps; pkeys/0 the default P_Key 0xffff.
+// prefix fe80::/64, which ibsm keeps; pkeys/N the P_Key table status reports (its non-zero entries from index 0; 0xffff alone when none).
 package sysfstree

@@ -93,12 +93,26 @@ func device(name string, n *nodeproc.Status) (Device, error) {
 		}
 		dir := fmt.Sprintf("ports/%d", p.Port)
 		add(dir, ibsysfs.PortFiles(sysfsPort(p, pg)))
-		add(dir, []ibsysfs.File{{Name: "pkeys/0", Content: fmt.Sprintf("0x%04x\n", uint16(mad.DefaultPKey))}})
+		add(dir, pkeyFiles(p.PKeys))
 		c := sysfsCounters(p.Counters)
 		add(dir+"/counters", ibsysfs.CounterFiles(c))
 		add(dir+"/counters_ext", ibsysfs.CounterExtFiles(c))
 	}
 	return d, nil
+}
+
+// pkeyFiles are the port's pkeys/N files: its P_Key table's non-zero
+// entries as status lists them, in order (an SM fills the table from
+// index 0), or the default P_Key alone for a port that reports none.
+func pkeyFiles(pkeys []string) []ibsysfs.File {
+	if len(pkeys) == 0 {
+		pkeys = []string{fmt.Sprintf("0x%04x", uint16(mad.DefaultPKey))}
+	}
+	fs := make([]ibsysfs.File, len(pkeys))
+	for i, k := range pkeys {
+		fs[i] = ibsysfs.File{Name: fmt.Sprintf("pkeys/%d", i), Content: k + "\n"}
+	}
+	return fs
 }
 
 // sysfsPort is the port's attributes from its status; a state the status

@@ -15,7 +15,7 @@ func fixture() *harness.FabricStatus {
 	hca := nodeproc.Status{Name: "rack 1/h2", Type: "hca", GUID: "0x0002c90300000010", SysImageGUID: "0x0002c90300000010",
 		Desc: "h2 HCA-1", Ports: []nodeproc.PortStatus{{
 			Port: 1, GUID: "0x0002c90300000011", Phys: "LinkUp", State: "Active", LID: 0x1b, Width: "4X", Speed: "NDR",
-			LMC: 1, SMLID: 1, CapMask: 0x0251084a,
+			LMC: 1, SMLID: 1, CapMask: 0x0251084a, PKeys: []string{"0xffff", "0x8001"},
 			Counters: nodeproc.Counters{PortXmitData: 1000, PortRcvData: 500, PortXmitPkts: 10, PortRcvPkts: 5, PortXmitWait: 3},
 		}}}
 	sw := nodeproc.Status{Name: "sw1", Type: "switch", GUID: "0x20", Ports: []nodeproc.PortStatus{{Port: 1}}}
@@ -63,6 +63,7 @@ func TestWrite(t *testing.T) {
 		"ports/1/link_layer":                       "InfiniBand",
 		"ports/1/gids/0":                           "fe80:0000:0000:0000:0002:c903:0000:0011",
 		"ports/1/pkeys/0":                          "0xffff",
+		"ports/1/pkeys/1":                          "0x8001",
 		"ports/1/counters/port_xmit_data":          "1000",
 		"ports/1/counters/port_rcv_data":           "500",
 		"ports/1/counters/port_xmit_wait":          "3",
