@@ -61,6 +61,9 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 		return nil, err
 	}
 	if !p.changed() {
+		if err := s.liftIdleBlocks(ctx, trigger); err != nil {
+			return nil, err
+		}
 		s.tx.SetPhase(PhaseWatch)
 		return nil, ErrNoChange
 	}
@@ -142,6 +145,7 @@ func (s *SM) endAssimilation(res *Result, start time.Time) {
 	}
 	res.SMState = s.state.String()
 	s.installed = res.SubnetUp
+	s.lastChange = s.clk.Now()
 	if !res.SubnetUp && res.Reason == "" {
 		res.Reason = strings.Join(res.Problems, "; ")
 	}

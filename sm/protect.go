@@ -355,6 +355,23 @@ func (s *SM) liftBlocks(ctx context.Context, sn *Subnet, res *Result) error {
 	return s.tx.Run(ctx)
 }
 
+// liftIdleBlocks is protectionPhase's lifting for an SM that assimilates:
+// a sweep for changes (trigger TriggerSweep) that found none, a sweep
+// interval or more after the last change, undoes the cut-node blocks
+// the changes left while another SM is about. Without it only a full
+// Sweep lifts them, and an SM that assimilates does not sweep again: the
+// blocks stayed until it died, and the SM that took over routed into
+// them (a soak saw OpenSM's routes drop data at the thesis network's
+// sw10 twenty seconds after the change that blocked it). What fails to
+// be undone stays in the blocks, for the next check.
+func (s *SM) liftIdleBlocks(ctx context.Context, trigger Trigger) error {
+	if trigger != TriggerSweep || len(s.remotes) == 0 || len(s.blocked) == 0 || s.subnet == nil ||
+		s.clk.Now().Sub(s.lastChange) < s.cfg.SweepInterval {
+		return nil
+	}
+	return s.liftBlocks(ctx, s.subnet, &Result{})
+}
+
 // keepBlocks undoes the blocks not in want (on linked turns) and forgets
 // those of switches that are gone.
 func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint8, res *Result, problem func(string, ...any)) {

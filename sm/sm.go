@@ -129,6 +129,10 @@ type sweepState struct {
 	// sweepDur how long it took (wall time): SweepFactor's T_sweep.
 	lastSweep time.Time
 	sweepDur  time.Duration
+	// lastChange is when the last assimilation ended (SM clock): a check
+	// that finds nothing lifts the blocks it left only a sweep interval
+	// later (liftIdleBlocks), when its packets have left the fabric.
+	lastChange time.Time
 }
 
 // watchState is what came in between sweeps that may call for one: the

@@ -532,3 +532,52 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 		})
 	}
 }
+
+// TestBlocksLiftedAfterAssimilation: beside another SM, the blocks a
+// change's assimilation leaves at the new cut nodes are lifted by a
+// sweep for changes that finds none, once a sweep interval has passed
+// since the change (its packets gone), as a full sweep would lift them:
+// an SM that assimilates never sweeps in full again, and an SM that took
+// over after it died would route into them.
+func TestBlocksLiftedAfterAssimilation(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	port := &otherSM{Port: b.port, other: op,
+		info: mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}}
+	s, err := sm.New(port, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps},
+		ElectionConfig:     sm.ElectionConfig{Priority: 5, SMKey: 1},
+	})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, res.Reason)
+	quiet(t, s)
+	require.Empty(t, s.Blocked(), "beside another SM nothing is pre-blocked")
+
+	require.NoError(t, b.port.SetLink("ca13", 1, false)) // the graph keeps its cut nodes
+	res = assimilate(t, s, sm.TriggerSweep)
+	require.Equal(t, 4, res.SL2VLSets)
+	require.Len(t, s.Blocked(), 4, "the change blocks the cut nodes' forbidden turns")
+	turn := s.Blocked()[0]
+	sw, ok := topo.LookupGUID(turn[0])
+	require.True(t, ok)
+	vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
+	require.EqualValues(t, 15, vl())
+
+	_, err = s.Assimilate(context.Background(), sm.TriggerSweep)
+	require.ErrorIs(t, err, sm.ErrNoChange)
+	assert.Len(t, s.Blocked(), 4, "within a sweep interval of the change the blocks stay")
+
+	require.NoError(t, s.Serve(context.Background(), sm.DefaultSweepInterval))
+	_, err = s.Assimilate(context.Background(), sm.TriggerSweep)
+	require.ErrorIs(t, err, sm.ErrNoChange)
+	assert.Empty(t, s.Blocked(), "a quiet check a sweep interval on lifts them")
+	assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
+}

@@ -20,6 +20,7 @@ import (
 	"ibfab/harness/suites/qos"
 	"ibfab/harness/suites/runner"
 	"ibfab/harness/suites/smfailover"
+	"ibfab/harness/suites/soak"
 	"ibfab/harness/suites/thesis"
 )
 
@@ -31,6 +32,7 @@ var experiments = []runner.Experiment{
 	cc.Experiment,
 	afc.Experiment,
 	smfailover.Experiment,
+	soak.Experiment,
 }
 
 // lookupExperiment returns the experiment named name.
@@ -73,7 +75,9 @@ report in DIR/sm-failover); "thesis" runs the joint evaluation of the thesis's
 chapter 8 (ibfab run thesis -h); "qos" the QoS experiment (ibfab run qos -h);
 "cc" the congestion-control experiments (ibfab run cc -h); "afc" the
 adaptive-routing experiments (ibfab run afc -h); "sm-failover" the SM
-failover and handover cases between ibsm and OpenSM (ibfab run sm-failover -h).
+failover and handover cases between ibsm and OpenSM (ibfab run sm-failover -h);
+"soak" the default fabric under traffic with ibsm and OpenSM while the harness
+keeps disturbing it at seeded random times (ibfab run soak -h).
 
 suites:
 `

@@ -22,11 +22,11 @@ func runMain(args []string, stdout, stderr *bytes.Buffer) int {
 // its usage line and its unknown-suite error name them in the table's
 // order, and `run NAME -h` gives each one's own usage line.
 func TestRunExperiments(t *testing.T) {
-	assert.Equal(t, "thesis, qos, cc, afc, sm-failover", experimentNames(", "))
-	assert.Equal(t, "run SUITE|all|thesis|qos|cc|afc|sm-failover [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]", runSynopsis)
+	assert.Equal(t, "thesis, qos, cc, afc, sm-failover, soak", experimentNames(", "))
+	assert.Equal(t, "run SUITE|all|thesis|qos|cc|afc|sm-failover|soak [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]", runSynopsis)
 	var out, errb bytes.Buffer
 	require.Equal(t, harness.ExitUsage, runMain([]string{"run", "nosuch"}, &out, &errb))
-	assert.Contains(t, out.String()+errb.String(), ", all, thesis, qos, cc, afc, sm-failover")
+	assert.Contains(t, out.String()+errb.String(), ", all, thesis, qos, cc, afc, sm-failover, soak")
 	for _, e := range experiments {
 		require.True(t, strings.HasPrefix(e.Synopsis, "run "+e.Name+" "), e.Synopsis)
 		var out, errb bytes.Buffer

@@ -53,3 +53,35 @@ func RSS(pid int) (uint64, error) {
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
+
+// Pss returns process pid's proportional set size in bytes, from
+// /proc/PID/smaps_rollup: its private pages and its share of the pages it
+// shares. Unlike RSS it does not count the shared libraries and binary
+// pages of many processes over and over, so a soak's per-process growth
+// is its own.
+func Pss(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "Pss:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/smaps_rollup: %w", pid, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/smaps_rollup: no Pss", pid)
+}
+
+// FDs returns how many file descriptors process pid holds open, from
+// /proc/PID/fd: what a leak check compares before and after.
+func FDs(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0, err
+	}
+	return len(ents), nil
+}

@@ -36,3 +36,31 @@ func TestRSS(t *testing.T) {
 	_, err = proccpu.RSS(-1)
 	require.Error(t, err)
 }
+
+// TestPss: a test binary's proportional set size reads in bytes, above
+// zero and at most its RSS; a PID that does not exist is an error.
+func TestPss(t *testing.T) {
+	pss, err := proccpu.Pss(os.Getpid())
+	require.NoError(t, err)
+	rss, err := proccpu.RSS(os.Getpid())
+	require.NoError(t, err)
+	require.Positive(t, pss)
+	require.LessOrEqual(t, pss, rss+1<<20, "Pss beyond RSS (read a moment apart)")
+	_, err = proccpu.Pss(-1)
+	require.Error(t, err)
+}
+
+// TestFDs: a file opened shows as one descriptor more, closed as one
+// fewer; a PID that does not exist is an error.
+func TestFDs(t *testing.T) {
+	before, err := proccpu.FDs(os.Getpid())
+	require.NoError(t, err)
+	f, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	during, err := proccpu.FDs(os.Getpid())
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Equal(t, before+1, during)
+	_, err = proccpu.FDs(-1)
+	require.Error(t, err)
+}

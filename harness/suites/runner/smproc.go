@@ -54,6 +54,10 @@ type SMProc struct {
 // Kind is which subnet manager p runs.
 func (p *SMProc) Kind() SMKind { return p.kind }
 
+// PID is the SM process's ID: what a soak reads its memory and file
+// descriptors by.
+func (p *SMProc) PID() int { return p.cmd.Process.Pid }
+
 // Done is closed when p's process has exited and its output is read.
 func (p *SMProc) Done() <-chan struct{} { return p.done }
 
