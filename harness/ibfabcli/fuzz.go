@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all [--bystanders]] [--check-every N] [--frames] [--out FILE]"
+	fuzzSynopsis = "fuzz [--name N] [--from HCA] [--mads N | --quick] [--seed S] [--target NODE,...|all [--bystanders]] [--check-every N] [--frames] [--corpus FILE] [--out FILE]"
 	fuzzDesc     = `
 Sends MADs built to break the fabric's agents from an HCA's attach point:
 directed-route SMPs of every attribute, valid and not, with modifiers out
@@ -24,7 +24,8 @@ past the count, loops, the return bit on the way out, ports no switch
 has); LID-routed SMPs and GMPs of every class the fabric serves and some
 it does not (LIDs from the SM, when one ran); bad versions and keys; RMPP
 headers with random types, lengths and segment numbers; and mutations of
-what it sent (SubnAdm ones to the master SM). Every --check-every MADs a
+what it sent or of a capture's MADs (--corpus; SubnAdm ones to the
+master SM). Every --check-every MADs a
 NodeInfo Get by directed route must reach every node and, with an SM, the
 SA must answer a ClassPortInfo Get; the run stops at the first that does
 not answer and names the MADs sent before. A successful answer must have
@@ -55,6 +56,7 @@ func runFuzz(env *Env, args []string) error {
 	target := fs.String("target", "all", "the `NODE`s to aim at, comma-separated, or all")
 	every := fs.Int("check-every", 10_000, "`N` MADs between liveness checks")
 	out := fs.String("out", "", "write the JSON report to `FILE`")
+	corpus := fs.String("corpus", "", "a capture (`FILE`: ibfab pcap sample, ibfab capture) whose MADs mutations start from too")
 	frames := fs.Bool("frames", false, "send the MADs as raw frames broken at the packet layer (bad LRH/BTH/DETH, VL15 with a data QP, bad ICRC/VCRC, runt, jumbo, junk) on --from's veth end")
 	byst := fs.Bool("bystanders", false, "run traffic among the HCAs --target leaves out; every packet must arrive")
 	if help, err := parseFlags(env, fs, cmd, fuzzSynopsis, fuzzDesc, args, 0); help || err != nil {
@@ -73,9 +75,16 @@ func runFuzz(env *Env, args []string) error {
 	if *target != "all" {
 		targets = strings.Split(*target, ",")
 	}
+	var real [][]byte
+	if *corpus != "" {
+		var err error
+		if real, err = readCorpus(*corpus); err != nil {
+			return &CommandError{Cmd: cmd, Err: err}
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads, Bystanders: *byst, Frames: *frames,
+	rep, err := madfuzz.Live(ctx, madfuzz.LiveConfig{Fabric: *name, From: *from, Targets: targets, MADs: *mads, Bystanders: *byst, Frames: *frames, Corpus: real,
 		Seed: *seed, CheckEvery: *every, Progress: func(sent int, r *madfuzz.Report) {
 			fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs sent, %d answered, %d checks, %d failures\n", sent, r.Answered, r.Checks, len(r.Failures))
 		}})
@@ -102,6 +111,19 @@ func runFuzz(env *Env, args []string) error {
 	fmt.Fprintf(env.Stderr, "ibfab fuzz: %d MADs at %.0f/s, %d answered (%d judged, none dirty), %d checks passed, no process died, RSS grew %d KiB at most (%s), goroutines %d (%s)\n",
 		rep.Sent, rep.MADsPerS, rep.Answered, rep.Judged, rep.Checks, rep.RSSGrowth>>10, rep.RSSNode, rep.GoroutineGrowth, rep.GoroutineNode)
 	return nil
+}
+
+func readCorpus(path string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := madfuzz.ReadCorpus(f)
+	if err != nil {
+		return nil, fmt.Errorf("--corpus %s: %w", path, err)
+	}
+	return m, nil
 }
 
 func unexplained(r *madfuzz.LiveReport) uint64 {

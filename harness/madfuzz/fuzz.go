@@ -32,6 +32,9 @@ type Config struct {
 	SMLID uint16
 	MADs  int
 	Seed  uint64
+	// Corpus are real MADs that mutations start from, besides those sent
+	// (ReadCorpus takes them from a capture).
+	Corpus [][]byte
 	// CheckEvery is how many MADs go between liveness checks (10,000).
 	CheckEvery int
 	// Timeout bounds a liveness Get (1 s); a node gets three.
@@ -132,6 +135,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	defer cancel()
 
 	g := newGenerator(c.Seed, c.Topo, targets, c.SMLID)
+	g.corpus = c.Corpus
 	start := time.Now()
 	for i := range c.MADs {
 		if err := rn.send(ctx, g, uint64(i)); err != nil {

@@ -65,6 +65,9 @@ type generator struct {
 	smLID uint16
 	sent  [][]byte // a ring of recent MADs to mutate
 	next  int
+	// corpus are real MADs (a capture's): a mutation starts from one of
+	// them half the time, from one sent before otherwise.
+	corpus [][]byte
 }
 
 const mutationPool = 64
@@ -140,7 +143,7 @@ func (g *generator) make(tid uint64) ([]byte, Shape, uint16) {
 	if (shape == ShapeLIDSMP || shape == ShapeGMP) && t.lid == 0 {
 		shape = ShapeSMP
 	}
-	if shape == ShapeMutation && len(g.sent) == 0 {
+	if shape == ShapeMutation && len(g.sent) == 0 && len(g.corpus) == 0 {
 		shape = ShapeSMP
 	}
 	var m []byte
@@ -273,12 +276,16 @@ func (g *generator) often(v uint32, n int) uint32 {
 	return uint32(g.rng.IntN(n))
 }
 
-// mutate changes a copy of a MAD sent before: some bytes flipped, set to
-// an edge value, or copied from elsewhere in it; it goes where the
-// original went when that was by directed route, else to the permissive
-// LID (the attach point routes that as the original's path says).
+// mutate changes a copy of a MAD sent before or of the corpus: some bytes
+// flipped, set to an edge value, or copied from elsewhere in it; it goes
+// to the permissive LID (the attach point routes a directed-route SMP as
+// its path says; a LID-routed one goes nowhere, dropped and counted).
 func (g *generator) mutate(tid uint64) ([]byte, uint16) {
-	m := append([]byte(nil), g.sent[g.rng.IntN(len(g.sent))]...)
+	from := g.sent
+	if len(g.corpus) > 0 && (len(from) == 0 || g.rng.IntN(2) == 0) {
+		from = g.corpus
+	}
+	m := append([]byte(nil), from[g.rng.IntN(len(from))]...)
 	for range 1 + g.rng.IntN(8) {
 		i := g.rng.IntN(len(m))
 		switch g.rng.IntN(3) {

@@ -25,6 +25,8 @@ type LiveConfig struct {
 	// must arrive (traffic among hosts the fuzzer leaves alone is not
 	// disturbed). It needs Targets leaving two HCAs with LIDs out.
 	Bystanders bool
+	// Corpus are real MADs mutations start from (ReadCorpus).
+	Corpus [][]byte
 	// Frames sends the fuzz MADs as raw frames broken at the packet
 	// layer (FrameShape) on From's veth end, to the switch it is cabled
 	// to; the checks still go through the attach point.
@@ -118,7 +120,7 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 		}
 	}
 	rc := Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
-		MADs: c.MADs, Seed: c.Seed, CheckEvery: c.CheckEvery, Progress: c.Progress}
+		MADs: c.MADs, Seed: c.Seed, Corpus: c.Corpus, CheckEvery: c.CheckEvery, Progress: c.Progress}
 	if c.Frames {
 		ep, err := openFrames(c.Fabric, t.Node(from).Name)
 		if err != nil {
