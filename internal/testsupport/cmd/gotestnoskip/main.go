@@ -186,10 +186,22 @@ func (f *filter) testEvent(e event) {
 		f.end(tests, t)
 	}
 	if e.Action == "pass" || e.Action == "fail" {
-		if !strings.Contains(e.Test, "/") {
-			f.times = append(f.times, timing{e.Package, e.Test, e.Elapsed})
+		f.timed(e.Package, e.Test, e.Elapsed)
+	}
+}
+
+// timed records that test ran for seconds: a top-level test's time is
+// the longest of its own and its subtests' (a test whose subtests run in
+// parallel reports 0 for itself).
+func (f *filter) timed(pkg, test string, seconds float64) {
+	top, _, _ := strings.Cut(test, "/")
+	for i := range f.times {
+		if t := &f.times[i]; t.pkg == pkg && t.test == top {
+			t.seconds = max(t.seconds, seconds)
+			return
 		}
 	}
+	f.times = append(f.times, timing{pkg, top, seconds})
 }
 
 // parent returns the test name is a subtest of: the longest name before a

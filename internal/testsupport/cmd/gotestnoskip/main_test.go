@@ -131,3 +131,16 @@ func TestReportSlowest(t *testing.T) {
 		t.Errorf("first %q, want %q", lines[1], want)
 	}
 }
+
+// TestTimedParallel: a top-level test whose subtests ran in parallel
+// (itself reported as 0 s) takes its longest subtest's time.
+func TestTimedParallel(t *testing.T) {
+	f := newFilter(&bytes.Buffer{})
+	f.timed("p", "TestA/x", 3)
+	f.timed("p", "TestA/y", 5)
+	f.timed("p", "TestA", 0)
+	f.timed("p", "TestB", 1)
+	if len(f.times) != 2 || f.times[0].seconds != 5 || f.times[1].seconds != 1 {
+		t.Errorf("times %+v", f.times)
+	}
+}
