@@ -25,7 +25,7 @@ import (
 // links, nothing dropped while quiet, no process, namespace, descriptor
 // or goroutine left over. Memory is judged only after the warm-up, which
 // a quick soak does not outlast (its check is skipped, the slopes are
-// reported). The quick soak takes about 80 s here.
+// reported). The quick soak takes about 45 s here.
 func TestSoakQuick(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireProgram(t, "opensm", "opensm")

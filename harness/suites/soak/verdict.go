@@ -188,7 +188,7 @@ again); drops only of a downed link's causes at its ports, none while quiet;
 no process, namespace, file descriptor or harness goroutine leaked; every
 process's Pss flat after the warm-up (the slope is reported).
 
---quick runs each kind once with short gaps (about 2 minutes, in make test).
+--quick runs each kind once with short gaps (about 45 s, in make test).
 The same --seed gives the same schedule. The report (index.md, report.json,
 the SMs' logs) goes to DIR/soak. The exit status is 1 when a check fails.`
 )
@@ -198,7 +198,7 @@ func runCmd(env *harness.Env, args []string) error {
 	const cmd = "run soak"
 	fs := flag.NewFlagSet("ibfab run soak", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	quick := fs.Bool("quick", false, "each kind of disturbance once, short gaps (about 2 minutes)")
+	quick := fs.Bool("quick", false, "each kind of disturbance once, short gaps (about 45 s)")
 	dur := fs.Duration("duration", time.Hour, "how long the disturbances go on")
 	seed := fs.Uint64("seed", 1, "the schedule's seed")
 	out := fs.String("out", "out", "write the report to `DIR`/soak")
