@@ -1,15 +1,11 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"strconv"
 	"time"
 
 	"ibfab/fabricnet"
@@ -222,7 +218,7 @@ func pssOf(pids map[string]int) (PssSummary, error) {
 	var s PssSummary
 	var total uint64
 	for node, pid := range pids {
-		b, err := pss(pid)
+		b, err := proccpu.Pss(pid)
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", node, err)
 		}
@@ -237,27 +233,6 @@ func pssOf(pids map[string]int) (PssSummary, error) {
 	}
 	s.TotalGiB = float64(total) / (1 << 30)
 	return s, nil
-}
-
-// pss reads the Pss line of /proc/PID/smaps_rollup, in bytes.
-func pss(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
-	if err != nil {
-		return 0, err
-	}
-	return pssLine(b)
-}
-
-// pssLine finds "Pss: N kB" in a smaps_rollup.
-func pssLine(b []byte) (uint64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		var kb uint64
-		if n, _ := fmt.Sscanf(sc.Text(), "Pss: %d kB", &kb); n == 1 {
-			return kb << 10, nil
-		}
-	}
-	return 0, errors.New("smaps_rollup: no Pss line")
 }
 
 // idleCores is the processes' CPU time over window, as a share of one

@@ -4,30 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"ibfab/internal/goal"
 )
-
-func TestPssLine(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want uint64
-		err  bool
-	}{
-		{"55d0c2a00000-7ffd1a5f2000 ---p 00000000 00:00 0 [rollup]\nRss:  9876 kB\nPss:  2690 kB\nPss_Anon: 2000 kB\n", 2690 << 10, false},
-		{"Rss: 10 kB\n", 0, true},
-		{"", 0, true},
-	} {
-		got, err := pssLine([]byte(c.in))
-		if c.err {
-			assert.Error(t, err, "%q", c.in)
-			continue
-		}
-		require.NoError(t, err)
-		assert.Equal(t, c.want, got)
-	}
-}
 
 func TestProcessesVerdict(t *testing.T) {
 	good := ProcessesReport{UpS: 40, Pss: PssSummary{MeanMiB: 3.1}, IdleCoresBefore: 0.05, IdleCoresAfter: 0.08,
