@@ -107,6 +107,7 @@ func startBystanders(ctx context.Context, fabric string, bs []bystander, lidOf m
 // bystanderDrain for packets still on their way.
 func stopBystanders(ctx context.Context, fabric string, bs []bystander) ([]BystanderFlow, error) {
 	var out []BystanderFlow
+	var stopped []bystander // out's flows, index for index
 	var errs []error
 	for _, b := range bs {
 		st, err := harness.StopFlow(ctx, fabric, b.from, b.id)
@@ -115,10 +116,10 @@ func stopBystanders(ctx context.Context, fabric string, bs []bystander) ([]Bysta
 			continue
 		}
 		out = append(out, BystanderFlow{From: b.from, To: b.to, Sent: st.Sent, Refused: st.Failed + st.Dropped})
+		stopped = append(stopped, b)
 	}
 	deadline := time.Now().Add(bystanderDrain)
-	for k := range out {
-		b := bs[k]
+	for k, b := range stopped {
 		for {
 			got, err := received(ctx, fabric, b)
 			if err != nil {
