@@ -68,8 +68,9 @@ func bystanders(t *topologies.Topology, exclude map[int]bool, lids []uint16) ([]
 }
 
 // startBystanderFlows starts the flows among the HCAs of t that are
-// neither from nor targeted (every node when targets is empty).
-func startBystanderFlows(ctx context.Context, fabric string, t *topologies.Topology, from int, targets []int, st *harness.FabricStatus) ([]bystander, error) {
+// neither from nor targeted (every node when targets is empty); l are
+// the nodes' LIDs.
+func startBystanderFlows(ctx context.Context, fabric string, t *topologies.Topology, from int, targets []int, l []uint16) ([]bystander, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("bystander traffic needs targets that leave HCAs out: every node is fuzzed")
 	}
@@ -77,7 +78,6 @@ func startBystanderFlows(ctx context.Context, fabric string, t *topologies.Topol
 	for _, n := range targets {
 		exclude[n] = true
 	}
-	l := lids(t, st)
 	bs, err := bystanders(t, exclude, l)
 	if err != nil {
 		return nil, err

@@ -113,13 +113,14 @@ func Live(ctx context.Context, c LiveConfig) (*LiveReport, error) {
 		return nil, fmt.Errorf("attach at %s: %w", t.Node(from).Name, err)
 	}
 	defer client.Close()
+	nodeLIDs := lids(t, st)
 	var bs []bystander
 	if c.Bystanders {
-		if bs, err = startBystanderFlows(ctx, c.Fabric, t, from, targets, st); err != nil {
+		if bs, err = startBystanderFlows(ctx, c.Fabric, t, from, targets, nodeLIDs); err != nil {
 			return nil, err
 		}
 	}
-	rc := Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: lids(t, st), SMLID: smLID(st, t.Node(from).Name),
+	rc := Config{Port: client, Topo: t, From: from, Targets: targets, LIDs: nodeLIDs, SMLID: smLID(st, t.Node(from).Name),
 		MADs: c.MADs, Seed: c.Seed, Corpus: c.Corpus, CheckEvery: c.CheckEvery, Progress: c.Progress}
 	if c.Frames {
 		ep, err := openFrames(c.Fabric, t.Node(from).Name)
