@@ -183,14 +183,21 @@ func (r *SuiteRun) Logf(format string, args ...any) {
 func (r *SuiteRun) Eventf(format string, args ...any) { r.markEvent("", format, args...) }
 
 func (r *SuiteRun) markEvent(mark, format string, args ...any) {
-	r.mu.Lock()
-	e := Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...), Mark: mark}
-	if r.t0.IsZero() {
-		e.T = 0
-	}
-	r.rep.Events = append(r.rep.Events, e)
-	r.mu.Unlock()
+	e := AppendEvent(&r.mu, &r.rep.Events, r.t0, Event{What: fmt.Sprintf(format, args...), Mark: mark})
 	r.Logf("%7.3f s  %s", e.T, e.What)
+}
+
+// AppendEvent stamps e with the seconds since t0 (0 before the run
+// began, t0 zero) and appends it to events under mu: a run's timeline,
+// which its goroutines add to as things happen.
+func AppendEvent(mu *sync.Mutex, events *[]Event, t0 time.Time, e Event) Event {
+	if !t0.IsZero() {
+		e.T = time.Since(t0).Seconds()
+	}
+	mu.Lock()
+	*events = append(*events, e)
+	mu.Unlock()
+	return e
 }
 
 // smKind is the run's subnet manager.

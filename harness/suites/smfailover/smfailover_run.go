@@ -126,10 +126,7 @@ type failoverRun struct {
 }
 
 func (r *failoverRun) event(format string, args ...any) {
-	e := runner.Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...)}
-	r.mu.Lock()
-	r.rep.Events = append(r.rep.Events, e)
-	r.mu.Unlock()
+	e := runner.AppendEvent(&r.mu, &r.rep.Events, r.t0, runner.Event{What: fmt.Sprintf(format, args...)})
 	r.logf("  %6.2f s  %s", e.T, e.What)
 }
 

@@ -167,10 +167,7 @@ func (r *soakRun) logf(format string, args ...any) {
 
 // event records a line of the timeline and logs it.
 func (r *soakRun) event(format string, args ...any) {
-	e := runner.Event{T: time.Since(r.t0).Seconds(), What: fmt.Sprintf(format, args...)}
-	r.mu.Lock()
-	r.rep.Events = append(r.rep.Events, e)
-	r.mu.Unlock()
+	e := runner.AppendEvent(&r.mu, &r.rep.Events, r.t0, runner.Event{What: fmt.Sprintf(format, args...)})
 	r.logf("soak %7.1f s  %s", e.T, e.What)
 }
 
