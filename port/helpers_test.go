@@ -1,6 +1,7 @@
 package port_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +133,16 @@ type darkless struct{ link.Endpoint }
 func newEnvOver(t *testing.T, cfg port.Config, cfgB func(*port.Config), wrap func(link.Endpoint) link.Endpoint) *env {
 	t.Helper()
 	linktest.LeakCheck(t)
+	e, err := buildEnv(cfg, cfgB, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	return e
+}
+
+// buildEnv makes the pair of newEnvOver; the caller closes it.
+func buildEnv(cfg port.Config, cfgB func(*port.Config), wrap func(link.Endpoint) link.Endpoint) (*env, error) {
 	e := &env{clk: clock.NewManual(epoch), ra: &sink{}, rb: &sink{}, la: &stateLog{}, lb: &stateLog{}}
 	e.ea, e.eb = pipe.NewPairWith(pipe.Options{QueueLen: 8192, NameA: "a", NameB: "b"})
 	cfg.Clock = e.clk
@@ -142,14 +153,19 @@ func newEnvOver(t *testing.T, cfg port.Config, cfgB func(*port.Config), wrap fun
 	ca.OnStateChange, cb.OnStateChange = e.la.record, e.lb.record
 	var err error
 	if e.a, err = port.New(wrap(e.ea), ca, e.ra); err != nil {
-		t.Fatalf("port.New(a): %v", err)
+		return nil, fmt.Errorf("port.New(a): %w", err)
 	}
-	t.Cleanup(func() { e.a.Close() })
 	if e.b, err = port.New(wrap(e.eb), cb, e.rb); err != nil {
-		t.Fatalf("port.New(b): %v", err)
+		e.a.Close()
+		return nil, fmt.Errorf("port.New(b): %w", err)
 	}
-	t.Cleanup(func() { e.b.Close() })
-	return e
+	return e, nil
+}
+
+// close closes both ports.
+func (e *env) close() {
+	e.a.Close()
+	e.b.Close()
 }
 
 // settle waits until the pair is quiet.
@@ -173,7 +189,7 @@ func (e *env) run(t *testing.T, done func() bool) {
 }
 
 // activate trains the pair and takes both ports Active.
-func (e *env) activate(t *testing.T) {
+func (e *env) activate(t testing.TB) {
 	t.Helper()
 	e.settle()
 	for _, p := range []*port.Port{e.a, e.b} {

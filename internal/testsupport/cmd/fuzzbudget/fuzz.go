@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +24,7 @@ type options struct {
 	out      string
 	markdown bool
 	only     string
+	resume   bool
 	pkgs     []string
 	dir      string // the module's directory; "" is the current one
 	log      io.Writer
@@ -53,10 +58,9 @@ type Report struct {
 	Seconds    float64  `json:"seconds"`
 }
 
-var fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz\w*)\(\w+ \*testing\.F\)`)
-
 // discover lists the fuzz targets of pkgs: package import path and
-// directory from go list, the targets from its test files.
+// directory from go list, the targets from its test files' top-level
+// functions (parsed, so a FuzzX in a string or a comment is no target).
 func discover(dir string, pkgs []string, only string) ([][2]string, error) {
 	var onlyRE *regexp.Regexp
 	if only != "" {
@@ -82,18 +86,42 @@ func discover(dir string, pkgs []string, only string) ([][2]string, error) {
 			if file == "" {
 				continue
 			}
-			b, err := os.ReadFile(f[1] + "/" + file)
+			names, err := fuzzFuncs(filepath.Join(f[1], file))
 			if err != nil {
 				return nil, err
 			}
-			for _, m := range fuzzFunc.FindAllSubmatch(b, -1) {
-				if onlyRE == nil || onlyRE.Match(m[1]) {
-					targets = append(targets, [2]string{f[0], string(m[1])})
+			for _, name := range names {
+				if onlyRE == nil || onlyRE.MatchString(name) {
+					targets = append(targets, [2]string{f[0], name})
 				}
 			}
 		}
 	}
 	return targets, nil
+}
+
+// fuzzFuncs returns the names of file's fuzz targets: top-level functions
+// named Fuzz... with one *testing.F parameter.
+func fuzzFuncs(file string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Fuzz") || len(fn.Type.Params.List) != 1 {
+			continue
+		}
+		star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+		if !ok {
+			continue
+		}
+		if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "F" {
+			names = append(names, fn.Name.Name)
+		}
+	}
+	return names, nil
 }
 
 func fuzzAll(o options) (*Report, error) {
@@ -106,22 +134,75 @@ func fuzzAll(o options) (*Report, error) {
 	}
 	goVer, _ := exec.Command("go", "env", "GOVERSION").Output()
 	rep := &Report{Started: time.Now().UTC().Format(time.RFC3339), GoVersion: strings.TrimSpace(string(goVer)), MinExecs: o.minExecs}
+	done, err := resumed(o, rep)
+	if err != nil {
+		return nil, err
+	}
 	var share time.Duration
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
 		share = o.budget / time.Duration(len(targets))
 	}
-	start := time.Now()
+	start, before := time.Now(), rep.Seconds
+	rep.Targets = rep.Targets[:0]
 	for i, t := range targets {
-		fmt.Fprintf(o.log, "== %d/%d %s %s\n", i+1, len(targets), t[0], t[1])
-		r := Target{Package: t[0], Name: t[1]}
-		if share > 0 {
-			fuzzOne(&r, o.dir, share.String(), o.log)
+		r, ok := done[t]
+		fmt.Fprintf(o.log, "== %d/%d %s %s (resumed: %v)\n", i+1, len(targets), t[0], t[1], ok)
+		if !ok {
+			r = Target{Package: t[0], Name: t[1]}
+			if share > 0 {
+				fuzzOne(&r, o.dir, share.String(), o.log)
+			}
 		}
 		if left := o.minExecs - r.Execs; left > 0 && !r.Crashed && r.Error == "" {
 			fuzzOne(&r, o.dir, strconv.FormatInt(left, 10)+"x", o.log)
 		}
 		rep.Targets = append(rep.Targets, r)
+		rep.total()
+		rep.Seconds = before + time.Since(start).Seconds()
+		// Written after every target, so that a run stopped part-way
+		// keeps what it did and -resume goes on from there.
+		if o.out != "" {
+			if err := writeJSON(rep, o.out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// resumed reads the report at o.out when -resume asks for it: the targets
+// it recorded that neither crashed nor failed to run are not fuzzed
+// again but for the execs they still lack.
+func resumed(o options, rep *Report) (map[[2]string]Target, error) {
+	done := map[[2]string]Target{}
+	if !o.resume || o.out == "" {
+		return done, nil
+	}
+	b, err := os.ReadFile(o.out)
+	if os.IsNotExist(err) {
+		return done, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var prev Report
+	if err := json.Unmarshal(b, &prev); err != nil {
+		return nil, fmt.Errorf("-resume %s: %w", o.out, err)
+	}
+	for _, t := range prev.Targets {
+		if !t.Crashed && t.Error == "" {
+			done[[2]string{t.Package, t.Name}] = t
+		}
+	}
+	rep.Started, rep.Seconds = prev.Started, prev.Seconds
+	return done, nil
+}
+
+// total sums the targets into the report's totals.
+func (rep *Report) total() {
+	rep.TotalExecs, rep.MinTarget, rep.Crashes = 0, 0, 0
+	for i, r := range rep.Targets {
 		rep.TotalExecs += r.Execs
 		if i == 0 || r.Execs < rep.MinTarget {
 			rep.MinTarget = r.Execs
@@ -130,8 +211,6 @@ func fuzzAll(o options) (*Report, error) {
 			rep.Crashes++
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
 }
 
 // fuzzOne runs one go test -fuzz of r for fuzztime and adds what it did.
@@ -203,20 +282,30 @@ func lastLines(s string, n int) string {
 }
 
 func writeReport(rep *Report, o options, stdout io.Writer) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
+	var err error
 	if o.out != "" {
-		err = os.WriteFile(o.out, b, 0o644)
+		err = writeJSON(rep, o.out)
 	} else {
-		_, err = stdout.Write(b)
+		err = json.NewEncoder(stdout).Encode(rep)
 	}
 	if err != nil || !o.markdown {
 		return err
 	}
 	return writeMarkdown(stdout, rep)
+}
+
+// writeJSON replaces file with the report, by a rename so that a reader
+// (or a -resume after a kill) never sees half of one.
+func writeJSON(rep *Report, file string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }
 
 // writeMarkdown prints the targets as a table for docs/results.md.

@@ -6,9 +6,10 @@
 // whichever the flags ask for; -min-execs and -budget together run every
 // target for its share of the budget, and then again for the execs it
 // still lacks. The report is JSON (-out) and, with -markdown, a table for
-// docs/results.md.
+// docs/results.md. The JSON file is rewritten after every target, so a
+// run stopped part-way keeps what it did; -resume goes on from it.
 //
-//	fuzzbudget [-budget 30m] [-min-execs N] [-out FILE] [-markdown] [-run REGEXP] [packages]
+//	fuzzbudget [-budget 30m] [-min-execs N] [-out FILE [-resume]] [-markdown] [-run REGEXP] [packages]
 //
 // A crasher stays in the package's testdata/fuzz directory, where go test
 // replays it as a regression test once committed with its fix.
@@ -32,6 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", "", "write the JSON report to `FILE` (default: standard output)")
 	fs.BoolVar(&o.markdown, "markdown", false, "also print a Markdown table of the targets")
 	fs.StringVar(&o.only, "run", "", "only the targets whose name matches `REGEXP`")
+	fs.BoolVar(&o.resume, "resume", false, "go on from the report in -out: its targets keep their execs and get only the ones they lack")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -109,3 +109,39 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// TestResume stops after one target's run and goes on from the report:
+// the target keeps its execs and runs only for what it lacks; a FuzzX
+// inside a string is no target.
+func TestResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and fuzzes a module: -short")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fz\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fz_test.go"), []byte("package fz\n\nimport \"testing\"\n\nconst ghost = `\nfunc FuzzGhost(f *testing.F) {}\n`\n\n"+
+		"func FuzzFine(f *testing.F) {\n\tf.Add([]byte(\"a\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { _ = len(b) })\n}\n"), 0o644))
+	out := filepath.Join(dir, "report.json")
+	o := options{minExecs: 500, pkgs: []string{"./..."}, dir: dir, out: out, log: testWriter{t}}
+	first, err := fuzzAll(o)
+	require.NoError(t, err)
+	require.Len(t, first.Targets, 1, "FuzzGhost is in a string")
+	had := first.Targets[0].Execs
+	require.GreaterOrEqual(t, had, int64(500))
+
+	o.minExecs, o.resume = had+1000, true
+	second, err := fuzzAll(o)
+	require.NoError(t, err)
+	require.Len(t, second.Targets, 1)
+	assert.GreaterOrEqual(t, second.Targets[0].Execs, had+1000)
+	assert.Equal(t, first.Started, second.Started)
+	assert.Greater(t, second.Seconds, first.Seconds)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var onDisk Report
+	require.NoError(t, json.Unmarshal(b, &onDisk))
+	assert.Equal(t, second.TotalExecs, onDisk.TotalExecs)
+}
