@@ -57,11 +57,11 @@ func (k *Kind) UnmarshalText(b []byte) error { return kinds.Unmarshal(k, b) }
 // Link timing of node processes. A dead peer process or a veth set down
 // take a link Down at once (peerwatch, carrier); the liveness timeout is
 // only for a peer that hangs, so it can be long and the keepalive that
-// feeds it rare: an idle fabric of hundreds of processes then costs almost
-// no CPU.
+// feeds it rare: each costs an idle node a wake-up, and an idle fabric of
+// 2,144 processes must stay under a tenth of a core.
 const (
-	DefaultLiveness  = 6 * time.Second
-	DefaultKeepalive = 2 * time.Second
+	DefaultLiveness  = 12 * time.Second
+	DefaultKeepalive = 4 * time.Second
 )
 
 // RunDir is where fabrics keep their state; a node's control socket is
@@ -257,6 +257,11 @@ func Start(kind Kind, o Options) (*Node, error) {
 	clk := clock.ScaledSince(clock.Precise(), o.TimeScale, o.Epoch)
 	n := &Node{kind: kind, name: o.Node, tn: tn, done: make(chan struct{}), clk: clk}
 	n.newDropLog(&o.Port)
+	// Idle links cost a wake-up per keepalive: the fabric's ports send
+	// theirs together, on the grid of the shared epoch, and a host's port
+	// only answers its switch's (docs/DESIGN.md §3a).
+	o.Port.KeepaliveEpoch = o.Epoch
+	o.Port.KeepaliveAnswers = kind == KindHCA
 	eps, cfgs, rates, err := openPorts(t, idx, o.Port)
 	if err != nil {
 		return nil, err

@@ -123,6 +123,21 @@ type Config struct {
 	// packet (each data VL's own comes every OperationalVLs intervals);
 	// default LivenessTimeout/4.
 	KeepaliveInterval time.Duration
+	// KeepaliveAnswers makes the port the quiet end of its link: once the
+	// link is up it sends no keepalive on a timer of its own but answers
+	// the peer's, with a flow-control packet whenever one arrives and the
+	// port has sent none for half an interval. Only if the peer falls
+	// silent for half the liveness timeout does it ask itself, so two
+	// quiet ends still keep their link. An HCA's ports answer: an idle
+	// host then wakes once per interval, for its switch's keepalive, not
+	// for its own timer as well.
+	KeepaliveAnswers bool
+	// KeepaliveEpoch, when set, puts the keepalives on a grid: they go at
+	// whole multiples of KeepaliveInterval after it (on the port's clock).
+	// Ports that share it (a fabric's) send at the same moments, so a
+	// switch wakes once for all its ports and its peers' packets arrive
+	// while it is awake, instead of a wake-up per port at scattered times.
+	KeepaliveEpoch time.Time
 	// RetrainDelay is how long the transmitter stays off when the port
 	// retrains (SetState Down, SetPhysState Polling on a link that is up).
 	RetrainDelay time.Duration

@@ -1,6 +1,7 @@
 package port_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,5 +205,78 @@ func TestStartStop(t *testing.T) {
 			e.b.Close()
 			e.rb.release(-1)
 		})
+	}
+}
+
+// muted is an endpoint whose link packets can be silenced: a peer that
+// hangs, whose carrier stays up.
+type muted struct {
+	link.Endpoint
+	on *atomic.Bool
+}
+
+func (m muted) WritePacket(k link.Kind, pkt []byte) error {
+	if k == link.KindLink && m.on.Load() {
+		return nil
+	}
+	return m.Endpoint.WritePacket(k, pkt)
+}
+
+// TestQuietEnd: a sends its keepalives on the grid of the epoch, b
+// (KeepaliveAnswers) sends none of its own but answers each at once; when
+// a falls silent b asks after half the liveness timeout, and goes Down at
+// the timeout.
+func TestQuietEnd(t *testing.T) {
+	const iv = 10 * time.Millisecond
+	grid := epoch.Add(3 * time.Millisecond)
+	var mute atomic.Bool
+	e := newEnvOver(t, port.Config{LivenessTimeout: 3 * iv, KeepaliveInterval: iv, KeepaliveEpoch: grid},
+		func(c *port.Config) { c.KeepaliveAnswers = true },
+		func(ep link.Endpoint) link.Endpoint { return muted{ep, &mute} })
+	e.activate(t)
+	sent := func() (a, b uint64) { return e.a.LinkCounters().FCSent, e.b.LinkCounters().FCSent }
+	// step moves the clock by d and lets the pair work.
+	step := func(d time.Duration) {
+		e.clk.Advance(d)
+		e.settle()
+	}
+	// Past the first grid point, in steps that let each packet arrive
+	// when sent: b, just trained, owes no answer there.
+	for range 10 {
+		step(iv / 10)
+	}
+	for k := range 5 {
+		// Up to just before the next grid point nothing is sent; at it, a
+		// sends one and b answers it.
+		since := e.clk.Now().Sub(grid) % iv
+		step(iv - since - time.Microsecond)
+		a0, b0 := sent()
+		step(time.Microsecond)
+		step(time.Microsecond) // the packet's time on the wire
+		a1, b1 := sent()
+		if a1-a0 != 1 || b1-b0 != 1 {
+			t.Fatalf("grid point %d (%v after the epoch): a sent %d, b %d flow-control packets; want 1 and 1 (%+v)",
+				k, e.clk.Now().Sub(grid), a1-a0, b1-b0, e.b.LinkCounters())
+		}
+	}
+
+	mute.Store(true)     // a hangs
+	heard := e.clk.Now() // a's last packet came a microsecond or two ago
+	_, b0 := sent()
+	step(3*iv/2 - 10*time.Microsecond)
+	if _, b := sent(); b != b0 {
+		t.Errorf("b sent %d flow-control packets before its peer was silent for half the timeout", b-b0)
+	}
+	step(20 * time.Microsecond)
+	if _, b := sent(); b != b0+1 {
+		t.Errorf("b sent %d flow-control packets once its peer was silent for half the timeout, want 1 (its probe)", b-b0)
+	}
+	step(heard.Add(3*iv).Sub(e.clk.Now()) - 10*time.Microsecond)
+	if got := e.b.State(); got != linkUpActive {
+		t.Errorf("b: State() = %v just before the liveness timeout, want %v", got, linkUpActive)
+	}
+	step(20 * time.Microsecond)
+	if got := e.b.State(); got != pollingDown {
+		t.Errorf("b: State() = %v at the liveness timeout, want %v", got, pollingDown)
 	}
 }

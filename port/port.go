@@ -88,7 +88,10 @@ type Port struct {
 	paceAt     time.Time
 	keepTimer  clock.Timer
 	liveTimer  clock.Timer
+	keepAt     time.Time // when keepTimer fires
+	liveAt     time.Time // when liveTimer fires
 	lastLinkRx time.Time
+	lastFCTx   time.Time // the last flow-control packet sent
 	waitSince  time.Time // when the current credit wait began, or zero
 
 	cnt   counters
@@ -182,6 +185,7 @@ func New(ep link.Endpoint, cfg Config, rcv Receiver) (*Port, error) {
 
 	ep.Attach(p)
 	p.mu.Lock()
+	p.keepAt = cfg.Clock.Now().Add(cfg.KeepaliveInterval)
 	p.keepTimer = cfg.Clock.AfterFunc(cfg.KeepaliveInterval, p.keepalive)
 	// Read under mu: a CarrierChanged that overtakes this read has already
 	// stored the level it reports, so the port cannot end up with a stale

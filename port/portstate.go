@@ -267,6 +267,19 @@ func (p *Port) linkUpLocked(now time.Time) {
 	p.setStateLocked(physLinkUp, portInit)
 	p.tsDue, p.tsReply = true, true
 	p.fcDue |= p.allVLsMask()
+	if p.keepTimer != nil { // nil only while New has not armed it yet
+		p.armKeepaliveLocked(now, p.upKeepaliveLocked(now))
+	}
+}
+
+// upKeepaliveLocked returns when a port whose link is up next has a
+// keepalive to consider: the next point of the grid, or for a quiet end
+// the moment its peer will have been silent for probeAfter.
+func (p *Port) upKeepaliveLocked(now time.Time) time.Duration {
+	if !p.cfg.KeepaliveAnswers {
+		return p.untilGridLocked(now)
+	}
+	return max(p.lastLinkRx.Add(p.probeAfter()).Sub(now), 0)
 }
 
 // downLocked takes the port's logical state Down, and its physical state to
@@ -332,11 +345,18 @@ func (p *Port) carrierLocked(up bool) {
 
 // armLivenessLocked (re)starts the liveness timer to fire in d.
 func (p *Port) armLivenessLocked(d time.Duration) {
+	p.liveAt = p.cfg.Clock.Now().Add(d)
 	if p.liveTimer == nil {
 		p.liveTimer = p.cfg.Clock.AfterFunc(d, p.livenessExpired)
 		return
 	}
 	p.liveTimer.Reset(d)
+}
+
+// armKeepaliveLocked makes the keepalive timer fire in d.
+func (p *Port) armKeepaliveLocked(now time.Time, d time.Duration) {
+	p.keepAt = now.Add(d)
+	p.keepTimer.Reset(d)
 }
 
 // livenessExpired runs when the liveness timer fires. The timer is not
@@ -357,25 +377,86 @@ func (p *Port) livenessExpired() {
 	p.downLocked(physPolling, true)
 }
 
-// keepalive runs every KeepaliveInterval. Before the link is up every
-// operational data VL is owed a flow-control packet, the training signal;
-// once up, one VL in turn is, which is enough for the peer's liveness and
-// still refreshes each VL's credits every few intervals, at a quarter of
-// the wake-ups an idle fabric would otherwise cost.
+// heardLocked notes a link packet from the peer at now. A timer due
+// within half its span moves later at once, so that on a link whose
+// packets keep coming neither the liveness timer nor a quiet end's
+// keepalive timer ever fires: each would wake the process for nothing.
+// (Moving a timer costs a heap update, so one further away waits; a busy
+// link brings a packet every few microseconds.) A quiet end then answers.
+func (p *Port) heardLocked(now time.Time) {
+	if p.liveAt.Sub(now) < p.cfg.LivenessTimeout/2 {
+		p.armLivenessLocked(p.cfg.LivenessTimeout)
+	}
+	if !p.cfg.KeepaliveAnswers {
+		return
+	}
+	if p.keepAt.Sub(now) < p.probeAfter()/2 {
+		p.armKeepaliveLocked(now, p.probeAfter())
+	}
+	if now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2 {
+		p.oweKeepaliveLocked()
+		if p.parked && !p.wake && !p.writing {
+			p.sendFCsInlineLocked()
+		} else {
+			p.kickLocked()
+		}
+	}
+}
+
+// probeAfter is how long a quiet end (KeepaliveAnswers) lets its peer be
+// silent before it sends a keepalive of its own.
+func (p *Port) probeAfter() time.Duration { return p.cfg.LivenessTimeout / 2 }
+
+// oweKeepaliveLocked owes the peer a flow-control packet for the next
+// data VL in turn: one is enough for the peer's liveness, and turn by turn
+// each VL's credits are refreshed every few intervals.
+func (p *Port) oweKeepaliveLocked() {
+	p.keepVL = (p.keepVL + 1) % p.operVLs
+	p.fcDue |= 1 << p.keepVL
+}
+
+// keepalive runs when the keepalive timer fires. Before the link is up
+// every operational data VL is owed a flow-control packet, the training
+// signal, every interval. Once up, one VL in turn is, on the epoch's grid
+// (KeepaliveEpoch); a quiet end (KeepaliveAnswers) sends one only when
+// its peer has been silent for probeAfter.
 func (p *Port) keepalive() {
 	p.mu.Lock()
 	defer p.unlock()
 	if p.closed {
 		return
 	}
-	if p.phys == physLinkUp && p.linkSendOKLocked() {
-		p.keepVL = (p.keepVL + 1) % p.operVLs
-		p.fcDue |= 1 << p.keepVL
-		p.kickLocked()
-	} else {
+	now := p.cfg.Clock.Now()
+	if p.phys != physLinkUp || !p.linkSendOKLocked() {
 		p.startTrainingLocked()
+		p.armKeepaliveLocked(now, p.cfg.KeepaliveInterval)
+		return
 	}
-	p.keepTimer.Reset(p.cfg.KeepaliveInterval)
+	if d := p.upKeepaliveLocked(now); d > 0 && p.cfg.KeepaliveAnswers {
+		p.armKeepaliveLocked(now, d) // the peer was heard meanwhile
+		return
+	}
+	p.oweKeepaliveLocked()
+	p.kickLocked()
+	if p.cfg.KeepaliveAnswers {
+		p.armKeepaliveLocked(now, p.cfg.KeepaliveInterval) // asked: wait an interval for the answer
+		return
+	}
+	p.armKeepaliveLocked(now, p.untilGridLocked(now))
+}
+
+// untilGridLocked returns the time from now to the next keepalive on the
+// grid of KeepaliveEpoch, or an interval without one.
+func (p *Port) untilGridLocked(now time.Time) time.Duration {
+	iv := p.cfg.KeepaliveInterval
+	if p.cfg.KeepaliveEpoch.IsZero() {
+		return iv
+	}
+	since := now.Sub(p.cfg.KeepaliveEpoch) % iv
+	if since < 0 {
+		since += iv
+	}
+	return iv - since
 }
 
 // stateEvent is a state change waiting for OnStateChange.

@@ -50,6 +50,7 @@ func (p *Port) deliverLink(b []byte) {
 	}
 	p.lastLinkRx = now
 	p.receiveFCLocked(wire.FlowControl(b))
+	p.heardLocked(now)
 }
 
 // rxErrorCause maps a wire verification error to its drop cause.

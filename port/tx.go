@@ -138,6 +138,9 @@ func (p *Port) writeDataLocked(vl int, now time.Time) {
 func (p *Port) takeFCsLocked(dst []byte) []byte {
 	due := p.fcDue & p.allVLsMask()
 	p.fcDue = 0
+	if due != 0 {
+		p.lastFCTx = p.cfg.Clock.Now()
+	}
 	for vl := range p.operVLs {
 		if due&(1<<vl) != 0 {
 			dst = p.appendFCLocked(dst, vl)

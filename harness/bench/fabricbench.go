@@ -648,7 +648,7 @@ func idleFabric(name string, d time.Duration) (*IdleFabric, error) {
 func cpuOf(pids []int) (time.Duration, error) {
 	var sum time.Duration
 	for _, pid := range pids {
-		d, err := proccpu.Of(pid)
+		d, err := proccpu.Runtime(pid)
 		if err != nil {
 			return 0, err
 		}

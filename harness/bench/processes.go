@@ -106,10 +106,14 @@ func Processes(quick bool, prefix string, log io.Writer) *ProcessesReport {
 	}
 	rep.Network, rep.Nodes = name, topo.NumNodes()
 	rep.Switches, rep.HCAs = topo.Count(topologies.Switch), topo.Count(topologies.CA)
-	rep.IdleWindowS = 10
+	// Whole keepalive intervals: an idle fabric's work comes at their
+	// grid points (docs/DESIGN.md §3), so a window of 2.5 of them reads
+	// two or three.
+	window := 3 * nodeproc.DefaultKeepalive
 	if quick {
-		rep.IdleWindowS = 3
+		window = nodeproc.DefaultKeepalive
 	}
+	rep.IdleWindowS = window.Seconds()
 	if err := processesRun(rep, prefix+"p", topo, log); err != nil {
 		rep.Errors = append(rep.Errors, err.Error())
 	}
@@ -240,7 +244,7 @@ func idleCores(pids map[string]int, window time.Duration) (float64, error) {
 	sum := func() (time.Duration, error) {
 		var d time.Duration
 		for node, pid := range pids {
-			c, err := proccpu.Of(pid)
+			c, err := proccpu.Runtime(pid)
 			if err != nil {
 				return 0, fmt.Errorf("%s: %w", node, err)
 			}

@@ -126,7 +126,11 @@ func (t *preciseTimer) Stop() bool {
 	if t.index < 0 {
 		return false
 	}
+	first := t.index == 0
 	heap.Remove(&c.h, t.index)
+	if first {
+		c.rearmLocked()
+	}
 	return true
 }
 
@@ -135,6 +139,7 @@ func (t *preciseTimer) Reset(d time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pending := t.index >= 0
+	first := t.index == 0
 	c.seq++
 	t.when, t.seq = time.Now().Add(d), c.seq
 	if pending {
@@ -142,6 +147,35 @@ func (t *preciseTimer) Reset(d time.Duration) bool {
 	} else {
 		heap.Push(&c.h, &t.timerEntry)
 	}
-	c.armLocked()
+	if first {
+		c.rearmLocked()
+	} else {
+		c.armLocked()
+	}
 	return pending
 }
+
+// rearmLocked follows the earliest timer when it moved later or went
+// away. The timerfd left set for it would wake an idle process for
+// nothing (a port that puts off its liveness deadline as packets arrive
+// does that all the time), so it is set again — unless the new earliest
+// is so close that the early wake-up costs less than the system call.
+func (c *precise) rearmLocked() {
+	switch {
+	case c.armedAt.IsZero():
+		c.armLocked()
+	case len(c.h) == 0:
+		if unix.TimerfdSettime(c.fd, 0, &unix.ItimerSpec{}, nil) == nil {
+			c.armedAt = time.Time{}
+		}
+	case c.h[0].when.Sub(c.armedAt) > rearmGain:
+		c.armedAt = time.Time{}
+		c.armLocked()
+	default:
+		c.armLocked()
+	}
+}
+
+// rearmGain is how much later the earliest timer must have moved for
+// rearmLocked to set the timerfd again.
+const rearmGain = time.Millisecond

@@ -140,3 +140,37 @@ func TestPreciseNonBlocking(t *testing.T) {
 		t.Error("the timerfd is in blocking mode")
 	}
 }
+
+// TestPreciseFollowsEarliest: when the earliest timer moves later or
+// stops, the timerfd is set for the new earliest, or disarmed, so an idle
+// process is not woken for a timer that is no longer due.
+func TestPreciseFollowsEarliest(t *testing.T) {
+	c, err := newPrecise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := func() time.Duration {
+		var cur unix.ItimerSpec
+		if err := unix.TimerfdGettime(c.fd, &cur); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(cur.Value.Nano())
+	}
+	first := c.AfterFunc(time.Minute, func() { t.Error("first fired") })
+	second := c.AfterFunc(time.Hour, func() { t.Error("second fired") })
+	for _, step := range []struct {
+		name     string
+		do       func()
+		min, max time.Duration
+	}{
+		{"two pending", func() {}, 59 * time.Second, time.Minute},
+		{"first put off", func() { first.Reset(30 * time.Minute) }, 29 * time.Minute, 30 * time.Minute},
+		{"first stopped", func() { first.Stop() }, 59 * time.Minute, time.Hour},
+		{"all stopped", func() { second.Stop() }, 0, 0},
+	} {
+		step.do()
+		if got := armed(); got < step.min || got > step.max {
+			t.Errorf("%s: timerfd set for %v, want %v..%v", step.name, got, step.min, step.max)
+		}
+	}
+}

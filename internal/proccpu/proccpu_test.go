@@ -27,6 +27,20 @@ func TestOf(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestRuntime: a process's run time grows by about what it spun, to well
+// under a tick, and a PID that does not exist is an error.
+func TestRuntime(t *testing.T) {
+	a, err := proccpu.Runtime(os.Getpid())
+	require.NoError(t, err)
+	for end := time.Now().Add(2 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, err := proccpu.Runtime(os.Getpid())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, b-a, time.Millisecond, "2 ms of spinning")
+	_, err = proccpu.Runtime(1 << 30)
+	require.Error(t, err)
+}
+
 // TestRSS: a test binary's resident memory reads in bytes; a PID that
 // does not exist is an error.
 func TestRSS(t *testing.T) {
