@@ -212,7 +212,8 @@ type afcExperiment struct {
 var afcIDs = []string{"E6", "E1", "E2", "E3", "E4", "E5"}
 
 // afcPlan is a run's experiments: E1-E4 on K=2 at two loads, HS10 (E2) on
-// K=3 at full load, E5 and E6 on K=2; quick keeps K=2, UT and HS10, two
+// K=3 and on K=4 (RLFT(4,3): 128 hosts, 80 switches) at full load, E5 and
+// E6 on K=2; quick keeps K=2, UT and HS10, two
 // queuings, two loads, and E5 with two routings. Sized to an hour on a
 // two-core machine, where a K=3 point takes several times a K=2 one and
 // a K=3 exchange minutes: E5 stays on K=2, as its 32 setups on K=3 alone
@@ -248,6 +249,7 @@ func afcPlan(quick bool) []afcExperiment {
 		{ID: "E4", Title: "UT, HS10 and HS25 in switches with VOQs", K: 2, Kind: afcSweep,
 			Traffics: []AFCTraffic{AFCUniform, AFCHS10, AFCHS25}, Routings: all, Queuings: qs, VOQ: []bool{true}, Loads: loads},
 		e("E2", "HS10, switches without VOQs", 3, AFCHS10, false, loads3),
+		e("E2", "HS10, switches without VOQs", 4, AFCHS10, false, loads3),
 		{ID: "E5", Title: "all-to-all exchange (PTRANS stand-in): execution time", K: 2, Kind: afcAllToAll,
 			Routings: all, Queuings: qs, VOQ: []bool{false, true}},
 	}
@@ -284,10 +286,13 @@ func selectAFC(plan []afcExperiment, only []string) ([]afcExperiment, error) {
 // K=3 needs twice that per host, 125 (6750): at 62.5 its 99 processes
 // kept the machine's load average above 50 under a hot spot, and control
 // calls to the nodes timed out; more processes cost more than their links.
+// K=4's 208 processes get twice that again, 250 per host (32000).
 func afcTimeScale(hosts int, override float64, rate topologies.Rate) float64 {
 	switch {
 	case override > 0:
 		return override
+	case hosts > 54:
+		return runner.ScaleAt(250*float64(hosts), rate)
 	case hosts > 16:
 		return runner.ScaleAt(125*float64(hosts), rate)
 	}

@@ -669,12 +669,13 @@ at most once) under the static queuing schemes 1VC, DBBM-3VC, Flow2SL-3VC and
 vFtree-3VC, in input-queued switches without and with VOQs, on RLFT(2,3) (16
 hosts, 20 switches) and RLFT(3,3) (54 hosts, 45 switches), ibsm as SM with
 --routing dmodk and adaptive routing set through its vendor class. E1-E3: UT,
-HS10, HS25 without VOQs, load sweep on K=2 (and HS10 at full load on K=3);
+HS10, HS25 without VOQs, load sweep on K=2 (and HS10 at full load on K=3
+and on RLFT(4,3), 128 hosts and 80 switches);
 E4: the same with VOQs on K=2; E5: an all-to-all exchange standing in for
 the PTRANS trace (execution time) on K=2; E6: the mechanism on K=2 (occupancy,
 adapted packets, SQS VLs holding hot-spot packets).
 --quick: K=2, UT and HS10, 1VC and Flow2SL, E5 with two routings, E6 (under 10
-minutes). The time scale is 62.5 per host on K=2, 125 on K=3, unless
+minutes). The time scale is 62.5 per host on K=2, 125 on K=3, 250 on K=4, unless
 --time-scale sets one. --rate cables every link at RATE (default 4xSDR): the
 time scale grows by RATE's data rate over 4x SDR's (25 for 4xHDR), the
 windows shrink by it. The report (index.md with the paper's claims beside
@@ -686,7 +687,7 @@ status is 1 when a check fails.`
 func runAFCCmd(env *harness.Env, args []string) error {
 	return runner.ExperimentCmd[*AFCReport]{Cmd: "run afc", Synopsis: afcSynopsis, Desc: afcDesc,
 		QuickUsage: "K=2, fewer setups and loads (under 10 minutes)",
-		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3 at 4x SDR, times the rate's factor)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
+		ScaleUsage: "time scale of every fabric (default 62.5 per host on K=2, 125 on K=3, 250 on K=4 at 4x SDR, times the rate's factor)", DefOut: "out/afc", DefName: "afc", MaxName: 9, IDs: afcIDs,
 		Rate: true,
 		Validate: func(quick bool, only []string) error {
 			_, err := selectAFC(afcPlan(quick), only)

@@ -38,7 +38,7 @@ func TestAFCPlan(t *testing.T) {
 		plan := afcPlan(quick)
 		for _, e := range plan {
 			assert.Contains(t, afcIDs, e.ID)
-			assert.Contains(t, []int{2, 3}, e.K, e.ID)
+			assert.Contains(t, []int{2, 3, 4}, e.K, e.ID)
 			assert.True(t, slices.IsSorted(e.Loads), "%s loads %v", e.ID, e.Loads)
 			if e.Kind == afcSweep {
 				assert.NotEmpty(t, e.Loads, e.ID)
@@ -55,7 +55,7 @@ func TestAFCPlan(t *testing.T) {
 	for _, e := range got {
 		ids = append(ids, e.ID)
 	}
-	assert.Equal(t, []string{"E6", "E2", "E2"}, ids, "both Ks of E2, in the plan's order")
+	assert.Equal(t, []string{"E6", "E2", "E2", "E2"}, ids, "every K of E2, in the plan's order")
 	_, err = selectAFC(afcPlan(false), []string{"E9"})
 	assert.ErrorContains(t, err, "no experiment")
 }
@@ -267,6 +267,7 @@ func TestAFCAtRate(t *testing.T) {
 	hdr := topologies.Rate{Width: topologies.Width4x, Speed: topologies.SpeedHDR}
 	assert.InDelta(t, 1000, afcTimeScale(16, 0, runner.TunedRate), 1e-9)
 	assert.InDelta(t, 6750, afcTimeScale(54, 0, runner.TunedRate), 1e-9)
+	assert.InDelta(t, 32000, afcTimeScale(128, 0, runner.TunedRate), 1e-9)
 	assert.InDelta(t, 25000, afcTimeScale(16, 0, hdr), 1e-9)
 	assert.InDelta(t, 168750, afcTimeScale(54, 0, hdr), 1e-9)
 	assert.InDelta(t, 300, afcTimeScale(16, 300, hdr), 1e-9, "--time-scale wins")
