@@ -280,3 +280,34 @@ func TestQuietEnd(t *testing.T) {
 		t.Errorf("b: State() = %v at the liveness timeout, want %v", got, pollingDown)
 	}
 }
+
+// TestBusyLinkNoKeepalive: a port that has just sent a flow-control
+// packet (here a credit update for a packet it received) skips the
+// keepalive at the next grid point: only idle links wake there.
+func TestBusyLinkNoKeepalive(t *testing.T) {
+	const iv = 10 * time.Millisecond
+	e := newEnv(t, port.Config{LivenessTimeout: 3 * iv, KeepaliveInterval: iv, KeepaliveEpoch: epoch, CreditSlack: 1}, nil)
+	e.activate(t)
+	for range 28 { // to 2.8 intervals: past two grid points
+		e.clk.Advance(iv / 10)
+		e.settle()
+	}
+	a0 := e.a.LinkCounters().FCSent
+	send(t, e.b, porttest.UD(0, 1, 100, 0)) // a returns its credit at once
+	e.run(t, func() bool { return e.a.LinkCounters().FCSent > a0 })
+	a1 := e.a.LinkCounters().FCSent
+	for range 10 { // past the grid point at 3 intervals, a fifth of one later
+		e.clk.Advance(iv / 20)
+		e.settle()
+	}
+	if got := e.a.LinkCounters().FCSent - a1; got != 0 {
+		t.Errorf("a sent %d flow-control packets at the grid point a fifth of an interval after its credit update, want 0", got)
+	}
+	for range 20 { // past the next grid point: the link is idle again
+		e.clk.Advance(iv / 20)
+		e.settle()
+	}
+	if got := e.a.LinkCounters().FCSent - a1; got != 1 {
+		t.Errorf("a sent %d flow-control packets at the next grid point, want its keepalive", got)
+	}
+}

@@ -418,8 +418,9 @@ func (p *Port) oweKeepaliveLocked() {
 // keepalive runs when the keepalive timer fires. Before the link is up
 // every operational data VL is owed a flow-control packet, the training
 // signal, every interval. Once up, one VL in turn is, on the epoch's grid
-// (KeepaliveEpoch); a quiet end (KeepaliveAnswers) sends one only when
-// its peer has been silent for probeAfter.
+// (KeepaliveEpoch), unless the port sent one within half an interval; a
+// quiet end (KeepaliveAnswers) sends one only when its peer has been
+// silent for probeAfter.
 func (p *Port) keepalive() {
 	p.mu.Lock()
 	defer p.unlock()
@@ -436,11 +437,18 @@ func (p *Port) keepalive() {
 		p.armKeepaliveLocked(now, d) // the peer was heard meanwhile
 		return
 	}
-	p.oweKeepaliveLocked()
-	p.kickLocked()
 	if p.cfg.KeepaliveAnswers {
+		p.oweKeepaliveLocked()
+		p.kickLocked()
 		p.armKeepaliveLocked(now, p.cfg.KeepaliveInterval) // asked: wait an interval for the answer
 		return
+	}
+	// A link that carries traffic sends flow-control packets anyway: no
+	// keepalive then, so that only idle links wake at the grid points and
+	// a loaded fabric's experiments see no burst of them.
+	if now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2 {
+		p.oweKeepaliveLocked()
+		p.kickLocked()
 	}
 	p.armKeepaliveLocked(now, p.untilGridLocked(now))
 }
