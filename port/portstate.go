@@ -395,7 +395,10 @@ func (p *Port) heardLocked(now time.Time) {
 	}
 	if now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2 {
 		p.oweKeepaliveLocked()
-		if p.parked && !p.wake && !p.writing {
+		// Inline only when no training frame is owed: the transmitter
+		// sends that first (a link just up owes the peer its Reply), and
+		// the flow-control packets alone would not bring the peer up.
+		if p.parked && !p.wake && !p.writing && !p.tsDue {
 			p.sendFCsInlineLocked()
 		} else {
 			p.kickLocked()
