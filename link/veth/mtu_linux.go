@@ -113,4 +113,3 @@ func namespaceByID(id int) (netns.NsHandle, bool) {
 	}
 	return netns.None(), false
 }
-
