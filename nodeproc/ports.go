@@ -1,6 +1,7 @@
 package nodeproc
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,7 +46,10 @@ func openWait(name string, wait time.Duration) (*veth.Endpoint, error) {
 		} else {
 			err = fmt.Errorf("interface %s: %w", name, err)
 		}
-		if !time.Now().Before(deadline) {
+		// Only an interface missing is waited out; any other failure is
+		// the node's to report.
+		var missing netlink.LinkNotFoundError
+		if !errors.As(err, &missing) || !time.Now().Before(deadline) {
 			return nil, err
 		}
 		time.Sleep(portWaitPoll)

@@ -39,8 +39,9 @@ var ErrFrameTooLarge = errors.New("frame too large for the interface")
 // the route to its remote leaves by, looked up in the namespace the device
 // was created in (a VXLAN moved into a node's namespace still sends from
 // there) when that namespace is named under /run/netns or is init's. An
-// underlay it cannot find (a namespace it cannot see, no remote) is not
-// checked; the second result says whether it was.
+// underlay it cannot find (a namespace it cannot see or enter, no remote)
+// is not checked; the second result says whether it was. It runs on a
+// thread in the endpoint's namespace, as Open.
 func (e *Endpoint) CheckFrames(size int) (underlayChecked bool, err error) {
 	e.nlMu.Lock()
 	l, err := e.nlh.LinkByIndex(e.ifindex)
@@ -57,17 +58,17 @@ func (e *Endpoint) CheckFrames(size int) (underlayChecked bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	ns := e.ns
+	var h *netlink.Handle
 	if a.NetNsID >= 0 {
 		other, found := namespaceByID(a.NetNsID)
 		if !found {
 			return false, nil
 		}
 		defer other.Close()
-		ns = other
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
+		if h, err = netlink.NewHandleAt(other); err != nil {
+			return false, nil // a namespace this process may not enter
+		}
+	} else if h, err = netlink.NewHandle(); err != nil {
 		return false, fmt.Errorf("veth %s: underlay: %w", e.name, err)
 	}
 	defer h.Close()
