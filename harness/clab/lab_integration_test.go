@@ -34,6 +34,10 @@ const (
 	liveness  = time.Second
 	keepalive = 250 * time.Millisecond
 	vxlanPort = 4789
+	// goodputLoad is the goodput check's offered load, % of the link: one
+	// flow of about 2,300 packets a second, which a 2-core machine that
+	// other tests share still moves over five processes.
+	goodputLoad = 0.5
 )
 
 // lab is a fabric spread over two "hosts" the way containerlab spreads
@@ -222,6 +226,15 @@ func (l *lab) status(node string) (nodeproc.Status, error) {
 	return st, err
 }
 
+// rx returns what node's port 1 received of the generators' packets.
+func (l *lab) rx(node string) uint64 {
+	st, err := l.status(node)
+	if err != nil || len(st.Ports) == 0 || st.Ports[0].Traffic == nil {
+		return 0
+	}
+	return st.Ports[0].Traffic.RxStamped
+}
+
 func (l *lab) call(node, op string, args, result any) {
 	l.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -261,7 +274,8 @@ func (l *lab) every(state string) bool {
 // an SM (ibsm, then OpenSM on a lab of its own) from an HCA of one host
 // brings the whole fabric to Active, UD traffic between every host's CAs
 // and a CA on the other host, which crosses the VXLAN links, arrives
-// whole, and a node killed on one host is seen Down by its neighbours on
+// whole with every VXLAN link's credits accounted for, a flow across
+// the hosts delivers what one on veth does, and a node killed on one host is seen Down by its neighbours on
 // the other within the liveness timeout (the VXLAN keeps its carrier).
 func TestTwoHostsVXLAN(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -374,6 +388,70 @@ func twoHosts(t *testing.T, smName string) {
 			}
 		}
 	}
+
+	// Goodput: one flow across the hosts and one between two CAs of a
+	// leaf (veth only), one after the other at the same offered load,
+	// each delivers what it offers.
+	caOnLeaf := map[string][]string{} // leaf -> its CAs on host 1
+	for _, n := range sm {
+		i, _ := topo.Lookup(n)
+		peer, _ := topo.Peer(topologies.PortRef{Node: i, Port: 1})
+		caOnLeaf[topo.Node(peer.Node).Name] = append(caOnLeaf[topo.Node(peer.Node).Name], n)
+	}
+	var local [2]string
+	for _, cas := range caOnLeaf {
+		if len(cas) >= 2 {
+			local = [2]string{cas[0], cas[1]}
+		}
+	}
+	require.NotEmpty(t, local[0], "two CAs of one leaf on host 1")
+	goodput := func(src, dst string) float64 {
+		rx0 := l.rx(dst)
+		l.call(src, "traffic-start", nodeproc.TrafficArgs{Port: 1, Load: goodputLoad, Payload: 2048, Dests: []uint16{lid(dst)}, Seed: 7}, nil)
+		began := time.Now()
+		time.Sleep(2 * time.Second) // the measurement's window, not a wait for a condition
+		var gs struct {
+			Offered uint64 `json:"offered"`
+			Sent    uint64 `json:"sent"`
+		}
+		l.call(src, "traffic-stop", map[string]any{"port": 1}, &gs)
+		window := time.Since(began)
+		fabrictest.Wait(t, 10*time.Second, "the flow received whole", func() bool { return l.rx(dst)-rx0 == gs.Sent })
+		assert.GreaterOrEqual(t, float64(gs.Sent), 0.95*float64(gs.Offered), "%s -> %s sent of offered", src, dst)
+		return float64(gs.Sent) / window.Seconds()
+	}
+	overVXLAN := goodput(sm[0], far[0])
+	overVeth := goodput(local[0], local[1])
+	t.Logf("goodput at %g %% of 4x SDR, 2 KiB packets: %s -> %s over VXLAN %.0f packets/s, %s -> %s on one leaf %.0f packets/s",
+		goodputLoad, sm[0], far[0], overVXLAN, local[0], local[1], overVeth)
+	assert.InEpsilon(t, overVeth, overVXLAN, 0.1, "goodput over VXLAN as on veth")
+
+	// Credits intact across every VXLAN link: each end's FCTBS (blocks
+	// sent) is the other's ABR (blocks received), VL by VL.
+	portOf := func(r topologies.PortRef) nodeproc.PortStatus {
+		st, err := l.status(topo.Node(r.Node).Name)
+		require.NoError(t, err)
+		for _, p := range st.Ports {
+			if p.Port == r.Port {
+				return p
+			}
+		}
+		t.Fatalf("%s has no port %d", topo.Node(r.Node).Name, r.Port)
+		return nodeproc.PortStatus{}
+	}
+	var blocks uint64
+	for _, k := range cut {
+		for _, ends := range [][2]topologies.PortRef{{k.A, k.B}, {k.B, k.A}} {
+			from, to := portOf(ends[0]), portOf(ends[1])
+			require.Len(t, to.Credits, len(from.Credits))
+			for vl, c := range from.Credits {
+				assert.Equal(t, c.FCTBS, to.Credits[vl].ABR, "%s port %d VL%d FCTBS / peer's ABR",
+					topo.Node(ends[0].Node).Name, ends[0].Port, vl)
+			}
+			blocks += from.Counters.PortXmitData
+		}
+	}
+	require.Positive(t, blocks, "data crossed the VXLAN links")
 
 	// A far death: kill the switch of host 2 with the most VXLAN links.
 	links := map[int][]topologies.PortRef{} // node of host 2 -> its peers' ports on host 1
