@@ -7,14 +7,18 @@ OUT      ?= out/demo
 FUZZ_BUDGET ?= 30m
 FUZZ_MIN_EXECS ?= 0
 FUZZ_OUT ?= fuzz-report.json
-DEB_PKGS := tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev chromium prometheus prometheus-node-exporter
+DEB_PKGS := docker.io tshark tcpdump graphviz ibsim-utils libumad2sim0 infiniband-diags opensm iproute2 gcc libc6-dev linux-libc-dev chromium prometheus prometheus-node-exporter
+# IMAGE is the node image make image builds (the one ibfab export
+# containerlab names by default); IMAGE_DIR its build context.
+IMAGE    ?= ibfab-node:latest
+IMAGE_DIR := out/image
 STATICCHECK_VERSION := v0.8.2
 # CYTOSCAPE_VERSION is the Cytoscape.js that ibfab serve's page vendors
 # (harness/webview/assets/vendor); make vendor-web fetches it again.
 CYTOSCAPE_VERSION := 3.35.0
 WEB_VENDOR := harness/webview/assets/vendor
 
-.PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean vendor-web
+.PHONY: all build shim deps debs test unit vet fmt-check lint tidy-check demo bench fuzz clean vendor-web image
 
 all: build
 
@@ -34,6 +38,15 @@ deps: debs
 
 build: deps shim
 	$(GO) build -o $(BIN)/ ./cmd/...
+
+# image builds the node image: ibswitch and ibhca built static into
+# IMAGE_DIR, FROM scratch (image/Dockerfile), so no base image is pulled and
+# the build needs no network. It needs a running Docker daemon.
+image:
+	@mkdir -p $(IMAGE_DIR)/bin
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(IMAGE_DIR)/bin/ ./cmd/ibswitch ./cmd/ibhca
+	cp image/Dockerfile $(IMAGE_DIR)/
+	DOCKER_BUILDKIT=0 docker build -q -t $(IMAGE) $(IMAGE_DIR)
 
 # shim builds the umad LD_PRELOAD library (umadshim/) that ibfab exec --umad
 # puts unmodified libibumad programs on the soft HCAs with.

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,10 +76,18 @@ func SocketPath(fabric, node string) string {
 
 // Options configure one node process; Main fills them from flags.
 type Options struct {
-	Fabric    string
-	Node      string
-	Topology  string  // topology file; default NeighbourhoodPath, else RunDir/<fabric>/topology.net
-	Socket    string  // control socket; default SocketPath
+	Fabric   string
+	Node     string
+	Topology string // topology file; default NeighbourhoodPath, else RunDir/<fabric>/topology.net
+	Socket   string // control socket; default SocketPath
+	// PortNames is the prefix of the ports' interface names: port N is
+	// PortNames+N ("p", what ibfab up makes; "eth" as containerlab names
+	// a linux node's interfaces).
+	PortNames string
+	// PortWait is how long Start waits for a cabled port's interface to
+	// appear (containerlab wires a container's links after starting it);
+	// 0 fails at once.
+	PortWait  time.Duration
 	TimeScale float64 // emulated time runs this many times slower
 	Epoch     time.Time
 	// Procs is the process's GOMAXPROCS (Main sets it; 0 keeps the
@@ -157,6 +166,8 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Node, "node", "", "node `NAME` in the topology")
 	fs.StringVar(&o.Topology, "topology", "", "topology `FILE` (default /run/ibfab/N/nodes/NODE.net, else /run/ibfab/N/topology.net)")
 	fs.StringVar(&o.Socket, "socket", "", "control socket `PATH` (default /run/ibfab/N/NAME.sock)")
+	fs.StringVar(&o.PortNames, "port-names", DefaultPortNames, "port N is the interface `PREFIX`N (eth for containerlab's linux nodes)")
+	fs.DurationVar(&o.PortWait, "port-wait", 0, "wait up to this long for a cabled port's interface to appear (0: fail at once)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "run emulated time `S` times slower than real time")
 	fs.IntVar(&o.Procs, "procs", 1, "threads that run the node's Go code at once (GOMAXPROCS; 0: one per CPU)")
 	fs.Int64Var(&epochNS, "epoch", 0, "shared time origin of the fabric's scaled clocks, Unix `ns` (default now)")
@@ -192,6 +203,10 @@ func parseFlags(kind Kind, args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("--time-scale %v: want a positive number", o.TimeScale)
 	case o.Procs < 0:
 		return o, fmt.Errorf("--procs %d: want 0 or more", o.Procs)
+	case o.PortWait < 0:
+		return o, fmt.Errorf("--port-wait %v: want 0 or more", o.PortWait)
+	case !validPortNames(o.PortNames):
+		return o, fmt.Errorf("--port-names %q: want 1 to 12 letters, digits, '-' or '_'", o.PortNames)
 	}
 	if o.Port.VLBlocks != nil {
 		if err := o.Port.CheckVLBlocks(o.Port.VLBlocks); err != nil {
@@ -259,10 +274,10 @@ func Start(kind Kind, o Options) (*Node, error) {
 	n.newDropLog(&o.Port)
 	// Idle links cost a wake-up per keepalive: the fabric's ports send
 	// theirs together, on the grid of the shared epoch, and a host's port
-	// only answers its switch's (docs/DESIGN.md §3a).
+	// only answers its switch's (docs/DESIGN.md §3).
 	o.Port.KeepaliveEpoch = o.Epoch
 	o.Port.KeepaliveAnswers = kind == KindHCA
-	eps, cfgs, rates, err := openPorts(t, idx, o.Port)
+	eps, cfgs, rates, err := openPorts(t, idx, o.Port, cmp.Or(o.PortNames, DefaultPortNames), o.PortWait)
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +338,12 @@ func Start(kind Kind, o Options) (*Node, error) {
 		}
 		return nil, err
 	}
+	// A node started outside ibfab up (in a container) makes its
+	// socket's directory itself.
+	if err := os.MkdirAll(filepath.Dir(o.Socket), 0o755); err != nil {
+		n.closeNode()
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
 	if n.srv, err = ctl.Listen(o.Socket, n.handle); err != nil {
 		n.closeNode()
 		return nil, err
@@ -350,7 +371,11 @@ func (c umadChain) DeliverMAD(port uint8, o agent.Outbound) {
 // link's rate (rates, by port number); the template tmpl comes back with
 // the node's silicon: the widest width and fastest speed of its links,
 // what a switch's port 0 says it has (a switch of NDR with HDR hosts).
-func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoint, port.Config, []port.Rate, error) {
+//
+// Port N is the interface prefix+N, waited for up to wait. Each must carry
+// the frames of the port's MTU, and a VXLAN device's underlay them
+// encapsulated (veth.Endpoint.CheckFrames).
+func openPorts(t *topologies.Topology, idx int, tmpl port.Config, prefix string, wait time.Duration) ([]link.Endpoint, port.Config, []port.Rate, error) {
 	tn := t.Node(idx)
 	eps := make([]link.Endpoint, tn.NumPorts+1)
 	rates := make([]port.Rate, tn.NumPorts+1)
@@ -382,11 +407,19 @@ func openPorts(t *topologies.Topology, idx int, tmpl port.Config) ([]link.Endpoi
 			silicon.Width = w
 		}
 		silicon.Speed = max(silicon.Speed, s)
-		ep, err := veth.Open(fmt.Sprintf("p%d", num))
+		ifname := prefix + strconv.Itoa(num)
+		ep, err := openWait(ifname, wait)
 		if err != nil {
-			return fail(fmt.Errorf("port %d: %w (is the process in namespace ibf-<fabric>-%s?)", num, err, tn.Name))
+			where := fmt.Sprintf("is the process in namespace ibf-<fabric>-%s?", tn.Name)
+			if prefix != DefaultPortNames || wait > 0 {
+				where = fmt.Sprintf("waited %v", wait)
+			}
+			return fail(fmt.Errorf("port %d: %w (%s)", num, err, where))
 		}
 		eps[num] = ep
+		if _, err := ep.CheckFrames(veth.FrameSize(cmp.Or(tmpl.MTU, port.DefaultMTU))); err != nil {
+			return fail(fmt.Errorf("port %d: %w", num, err))
+		}
 	}
 	return eps, tmpl.WithRate(silicon), rates, nil
 }

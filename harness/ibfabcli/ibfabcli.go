@@ -37,6 +37,7 @@ var commands = []cli.Command{
 	{Name: "capture", Summary: "capture a port's frames, both directions, to an ERF pcap", Run: runCapture},
 	{Name: "serve", Summary: "serve a live web page of a fabric: map, link states, utilization, timeline", Run: runServe},
 	{Name: "metrics", Summary: "serve a fabric's port counters and states to Prometheus (/metrics)", Run: runMetrics},
+	{Name: "export", Summary: "write a fabric for containerlab over several hosts: a topology per host, VXLAN links between them", Run: runExport},
 	{Name: "sysfs", Summary: "write a fabric's HCAs as the kernel's sysfs class (class/infiniband) under a directory", Run: runSysfs},
 	suites.Command,
 	bench.Command,

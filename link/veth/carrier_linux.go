@@ -1,7 +1,10 @@
 package veth
 
 import (
+	"runtime"
+
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -12,11 +15,22 @@ const maxResubscribe = 100
 
 // subscribe starts an rtnetlink link subscription in the endpoint's
 // namespace; it ends when nlDone is closed, and then closes the channel.
+// A thread already in it subscribes without entering it (setns(2) needs
+// CAP_SYS_ADMIN, which a node in a container may lack).
 func (e *Endpoint) subscribe() (<-chan netlink.LinkUpdate, error) {
 	ch := make(chan netlink.LinkUpdate, 16)
-	err := netlink.LinkSubscribeWithOptions(ch, e.nlDone, netlink.LinkSubscribeOptions{
-		Namespace: &e.ns,
-	})
+	var o netlink.LinkSubscribeOptions
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if cur, err := netns.Get(); err != nil || !cur.Equal(e.ns) {
+		o.Namespace = &e.ns
+		if err == nil {
+			cur.Close()
+		}
+	} else {
+		cur.Close()
+	}
+	err := netlink.LinkSubscribeWithOptions(ch, e.nlDone, o)
 	return ch, err
 }
 

@@ -136,7 +136,9 @@ func Open(ifname string) (_ *Endpoint, err error) {
 	if e.ns, err = netns.Get(); err != nil {
 		return nil, fmt.Errorf("current namespace: %w", err)
 	}
-	if e.nlh, err = netlink.NewHandleAt(e.ns); err != nil {
+	// A handle in the current namespace, made without setns(2), which a
+	// process without CAP_SYS_ADMIN (a node in a container) may not call.
+	if e.nlh, err = netlink.NewHandle(); err != nil {
 		return nil, fmt.Errorf("netlink: %w", err)
 	}
 	// Subscribe before reading the flags, so no change falls in between.

@@ -1,0 +1,9 @@
+package clab
+
+import (
+	"testing"
+
+	"ibfab/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { testsupport.VerifyTestMain(m) }
