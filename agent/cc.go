@@ -72,8 +72,20 @@ type ccAttr struct {
 	set   bool
 }
 
-// ccAttrs returns the attributes this node's agent serves.
+// ccAttrs returns the attributes this node's agent serves: one table
+// per node type, shared by every agent of that type (read only).
 func (a *Agent) ccAttrs() map[mad.AttrID]ccAttr {
+	if a.isSwitch() {
+		return ccSwitchAttrs
+	}
+	return ccCAAttrs
+}
+
+// ccSwitchAttrs and ccCAAttrs are the CC dispatch tables of a switch and
+// of a CA.
+var ccSwitchAttrs, ccCAAttrs = ccAttrTable(true), ccAttrTable(false)
+
+func ccAttrTable(sw bool) map[mad.AttrID]ccAttr {
 	t := map[mad.AttrID]ccAttr{
 		mad.AttrClassPortInfo:     {serve: ccClassPortInfo},
 		mad.AttrCongestionInfo:    {serve: ccCongestionInfo},
@@ -81,7 +93,7 @@ func (a *Agent) ccAttrs() map[mad.AttrID]ccAttr {
 		mad.AttrCongestionLog:     {serve: ccLog},
 		mad.AttrTimeStamp:         {serve: ccTimeStamp},
 	}
-	if a.isSwitch() {
+	if sw {
 		t[mad.AttrSwitchCongestionSetting] = ccAttr{serve: ccSwitchSetting, set: true}
 		t[mad.AttrSwitchPortCongestionSetting] = ccAttr{serve: ccSwitchPortSetting, set: true}
 	} else {

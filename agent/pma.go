@@ -1,6 +1,10 @@
 package agent
 
 import (
+	"fmt"
+	"slices"
+	"sync"
+
 	"ibfab/wire"
 	"ibfab/wire/mad"
 )
@@ -161,8 +165,26 @@ type pmaServe func(a *Agent, attr mad.AttrID, set bool, data []byte) mad.Status
 
 // pmaAttrs returns the PMA's dispatch table: the attributes it serves.
 // The optional counter attributes are there when the node's Counters
-// count them.
+// count them. The table depends only on the node type and those
+// attributes, so agents alike share one (read-only once built): a table
+// per agent was 2.5 MB of a 9,200-node plane's heap.
 func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
+	var optional []mad.AttrID
+	if oc, ok := a.counters.(OptionalCounters); ok {
+		for attr, l := range mad.PMAOptionalLayouts {
+			if l.SwitchOnly && !a.isSwitch() {
+				continue // a CA port neither marks nor detects congestion
+			}
+			if _, counted := oc.OptionalCounters(0, attr, 0); counted {
+				optional = append(optional, attr)
+			}
+		}
+	}
+	slices.Sort(optional)
+	k := pmaTableKey{sw: a.isSwitch(), optional: fmt.Sprint(optional)}
+	if t, ok := pmaTables.Load(k); ok {
+		return t.(map[mad.AttrID]pmaServe)
+	}
 	t := map[mad.AttrID]pmaServe{
 		mad.AttrClassPortInfo: func(a *Agent, _ mad.AttrID, set bool, data []byte) mad.Status {
 			if set {
@@ -178,18 +200,22 @@ func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
 			return a.portCountersExt(set, data)
 		},
 	}
-	if oc, ok := a.counters.(OptionalCounters); ok {
-		for attr, l := range mad.PMAOptionalLayouts {
-			if l.SwitchOnly && !a.isSwitch() {
-				continue // a CA port neither marks nor detects congestion
-			}
-			if _, counted := oc.OptionalCounters(0, attr, 0); counted {
-				t[attr] = (*Agent).optionalCounters
-			}
-		}
+	for _, attr := range optional {
+		t[attr] = (*Agent).optionalCounters
 	}
-	return t
+	got, _ := pmaTables.LoadOrStore(k, t)
+	return got.(map[mad.AttrID]pmaServe)
 }
+
+// pmaTableKey is what a PMA dispatch table depends on: the node type and
+// the optional attributes served, sorted, as text.
+type pmaTableKey struct {
+	sw       bool
+	optional string
+}
+
+// pmaTables holds the PMA dispatch tables built so far, by pmaTableKey.
+var pmaTables sync.Map
 
 // PMA ClassPortInfo capability bits (IBA 16.1.3.1, libibmad's IB_PM_*).
 const (
