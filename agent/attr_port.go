@@ -66,7 +66,7 @@ func (a *Agent) portInfoLocked(c *smpCtx) mad.Status {
 		data := c.data
 		caps := !a.isSwitch() // a switch says what it has on port 0
 		c.refresh = func() {
-			ls := a.ports.Link(n)
+			ls := a.cfg.Ports.Link(n)
 			pi := mad.PortInfo(data)
 			pi.SetPortState(ls.State)
 			pi.SetPortPhysicalState(ls.Phys)
@@ -266,13 +266,13 @@ func (a *Agent) applyPortInfoLocked(c *smpCtx, n uint8, req *mad.PortInfoFields,
 	c.after = append(c.after, func() {
 		if live {
 			if phys != mad.PhysStateNoChange {
-				c.fail(a.ports.SetPhysState(n, phys))
+				c.fail(a.cfg.Ports.SetPhysState(n, phys))
 			}
 			if state != mad.PortStateNoChange && state != c.link.State {
-				c.fail(a.ports.SetState(n, state))
+				c.fail(a.cfg.Ports.SetState(n, state))
 			}
 		}
-		a.ports.Configure(n, pc)
+		a.cfg.Ports.Configure(n, pc)
 		a.emit(traps)
 	})
 }

@@ -233,7 +233,7 @@ func (a *Agent) serveSMP(port uint8, m []byte, dr, exempt bool) verdict {
 		// Read the link before taking mu: PortControl is never called
 		// with it held.
 		if n, ok := a.portInfoTarget(c.mod, port, c.set); ok && a.livePort(n) {
-			c.link = a.ports.Link(n)
+			c.link = a.cfg.Ports.Link(n)
 		}
 	}
 	a.mu.Lock()

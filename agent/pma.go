@@ -170,7 +170,7 @@ type pmaServe func(a *Agent, attr mad.AttrID, set bool, data []byte) mad.Status
 // per agent was 2.5 MB of a 9,200-node plane's heap.
 func (a *Agent) pmaAttrs() map[mad.AttrID]pmaServe {
 	var optional []mad.AttrID
-	if oc, ok := a.counters.(OptionalCounters); ok {
+	if oc, ok := a.cfg.Counters.(OptionalCounters); ok {
 		for attr, l := range mad.PMAOptionalLayouts {
 			if l.SwitchOnly && !a.isSwitch() {
 				continue // a CA port neither marks nor detects congestion
@@ -236,7 +236,7 @@ func (a *Agent) pmaCapMask() uint16 {
 	if _, ok := attrs[mad.AttrPortCountersExtended]; ok {
 		m |= pmaCapExtWidth
 	}
-	if _, ok := attrs[mad.AttrPortCounters]; ok && a.counters != nil {
+	if _, ok := attrs[mad.AttrPortCounters]; ok && a.cfg.Counters != nil {
 		m |= pmaCapPortXmitWait
 	}
 	return m
@@ -255,7 +255,7 @@ func (a *Agent) classPortInfo(data []byte) {
 // over all (each counter saturating at its width).
 func (a *Agent) optionalCounters(attr mad.AttrID, set bool, data []byte) mad.Status {
 	l := mad.PMAOptionalLayouts[attr]
-	oc := a.counters.(OptionalCounters)
+	oc := a.cfg.Counters.(OptionalCounters)
 	req := l.Fields(data)
 	ports, ok := a.pmaPorts(req.PortSelect)
 	if !ok {
@@ -298,13 +298,13 @@ func (a *Agent) portCounters(set bool, data []byte) mad.Status {
 	}
 	var sum mad.PortCountersFields
 	for _, p := range ports {
-		if a.counters == nil {
+		if a.cfg.Counters == nil {
 			break
 		}
 		if set {
-			a.counters.ResetPortCounters(p, cs, cs2)
+			a.cfg.Counters.ResetPortCounters(p, cs, cs2)
 		}
-		addCounters(&sum, a.counters.PortCounters(p))
+		addCounters(&sum, a.cfg.Counters.PortCounters(p))
 	}
 	sum.PortSelect, sum.CounterSelect, sum.CounterSelect2 = sel, cs, cs2
 	clear(data)
@@ -321,13 +321,13 @@ func (a *Agent) portCountersExt(set bool, data []byte) mad.Status {
 	}
 	var sum mad.PortCountersExtendedFields
 	for _, p := range ports {
-		if a.counters == nil {
+		if a.cfg.Counters == nil {
 			break
 		}
 		if set {
-			a.counters.ResetPortCountersExtended(p, cs)
+			a.cfg.Counters.ResetPortCountersExtended(p, cs)
 		}
-		x := a.counters.PortCountersExtended(p)
+		x := a.cfg.Counters.PortCountersExtended(p)
 		sum.PortXmitData = mad.SatAdd(sum.PortXmitData, x.PortXmitData)
 		sum.PortRcvData = mad.SatAdd(sum.PortRcvData, x.PortRcvData)
 		sum.PortXmitPkts = mad.SatAdd(sum.PortXmitPkts, x.PortXmitPkts)

@@ -234,7 +234,7 @@ var (
 // applyVLArbLocked queues handing port's VL arbitration setup to the data
 // plane, when it runs arbitration (ArbitrationControl); mu held.
 func (a *Agent) applyVLArbLocked(c *smpCtx, port uint8) {
-	ac, ok := a.ports.(ArbitrationControl)
+	ac, ok := a.cfg.Ports.(ArbitrationControl)
 	if !ok {
 		return
 	}
