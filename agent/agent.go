@@ -112,10 +112,10 @@ type Agent struct {
 	// 344 of an Agent's 1,048 bytes.
 	cc *ccState
 	ar *arState
-	// The PMA's and the CC agent's attribute tables, built once by New:
-	// they depend only on the node type and its counters.
+	// The PMA's attribute table, found once by New: it depends only on the
+	// node type and its counters (the CC agent's, only on the type, is
+	// ccAttrs').
 	pmaDispatch map[mad.AttrID]pmaServe
-	ccDispatch  map[mad.AttrID]ccAttr
 	tidSeq      uint32
 	closed      bool
 }
@@ -125,9 +125,18 @@ type portState struct {
 	info mad.PortInfoFields // SM-set and static fields; live ones come from PortControl
 	last mad.PortState      // state at the last PortStateChanged, for the PortStateChange bit
 	// mgmt is what only a management port (a CA port, a switch's port 0)
-	// has, nil on the others: most ports of a fabric are a switch's
-	// external ports, and this was 190 of the 280 bytes of each.
+	// has, made at first use (mgmtState): an alias GUID set, an M_Key
+	// violation. Inline it was 190 of the 280 bytes of every port.
 	mgmt *mgmtPort
+}
+
+// mgmtState returns the management state of the port, making it; mu
+// held.
+func (p *portState) mgmtState() *mgmtPort {
+	if p.mgmt == nil {
+		p.mgmt = &mgmtPort{}
+	}
+	return p.mgmt
 }
 
 // mgmtPort is the state of a port that holds an SMA.
@@ -180,7 +189,7 @@ func New(cfg Config) (*Agent, error) {
 		DefaultMulticastNotPrimaryPort:    mad.LFTNoPort,
 	}
 	a.tables.init(a)
-	a.pmaDispatch, a.ccDispatch = a.pmaAttrs(), a.ccAttrs()
+	a.pmaDispatch = a.pmaAttrs()
 	return a, nil
 }
 
@@ -331,9 +340,6 @@ func (a *Agent) initPort(n uint8) {
 		// a switch's from port 0.
 		p.info.CapabilityMask, p.info.CapabilityMask2 = mad.WithRateCapabilities(
 			p.info.CapabilityMask, p.info.CapabilityMask2, c.WidthSupported, c.SpeedSupported)
-	}
-	if a.isSwitch() == (n == 0) {
-		p.mgmt = &mgmtPort{}
 	}
 	p.last = mad.PortStateDown
 }

@@ -39,12 +39,16 @@ func (a *Agent) guidInfoLocked(c *smpCtx) mad.Status {
 	p := &a.port[sma]
 	size := int(p.info.GUIDCap)
 	first := int(c.mod) * mad.GUIDsPerBlock
-	if c.mod > 0xff || first >= size || p.mgmt == nil {
+	if c.mod > 0xff || first >= size {
 		return mad.StatusInvalidField
 	}
-	m := p.mgmt
 	b := mad.GUIDInfo(c.data)
+	var guids []uint64
+	if p.mgmt != nil {
+		guids = p.mgmt.guids
+	}
 	if c.set {
+		m := p.mgmtState()
 		if m.guids == nil {
 			m.guids = make([]uint64, size)
 			m.guids[0] = a.portGUID(sma)
@@ -54,13 +58,14 @@ func (a *Agent) guidInfoLocked(c *smpCtx) mad.Status {
 				m.guids[j] = b.GUID(i)
 			}
 		}
+		guids = m.guids
 	}
 	clear(c.data)
 	for i := range mad.GUIDsPerBlock {
 		switch j := first + i; {
 		case j >= size:
-		case m.guids != nil:
-			b.SetGUID(i, m.guids[j])
+		case guids != nil:
+			b.SetGUID(i, guids[j])
 		case j == 0:
 			b.SetGUID(i, a.portGUID(sma)) // no alias set: only the port GUID
 		}

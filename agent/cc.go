@@ -139,7 +139,7 @@ func (a *Agent) serveCC(h mad.MAD, cc mad.CCMAD, sma uint8) (mad.Status, bool) {
 		}
 		hideKey = true
 	}
-	attr, ok := a.ccDispatch[h.AttrID()]
+	attr, ok := a.ccAttrs()[h.AttrID()]
 	if !ok || set && !attr.set {
 		return mad.StatusMethodAttrUnsupported, true
 	}

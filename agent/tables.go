@@ -121,8 +121,10 @@ func (t *tables) lftSlot(block int) *atomic.Pointer[lftBlock] {
 	}
 	if block >= len(dir) {
 		// Readers may hold the old slice: copy the pointers, publish the
-		// new one. Only Sets grow it, and they hold mu.
-		grown := make([]atomic.Pointer[lftBlock], block+1)
+		// new one. Only Sets grow it, and they hold mu. It doubles, as
+		// append does, since an SM sets blocks in order: growing by one
+		// made 80 KB of garbage per switch of a 9,200-LID subnet.
+		grown := make([]atomic.Pointer[lftBlock], min(max(block+1, 2*len(dir)), t.lftBlocks))
 		for i := range dir {
 			grown[i].Store(dir[i].Load())
 		}
