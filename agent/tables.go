@@ -121,10 +121,16 @@ func (t *tables) lftSlot(block int) *atomic.Pointer[lftBlock] {
 	}
 	if block >= len(dir) {
 		// Readers may hold the old slice: copy the pointers, publish the
-		// new one. Only Sets grow it, and they hold mu. It doubles, as
-		// append does, since an SM sets blocks in order: growing by one
-		// made 80 KB of garbage per switch of a 9,200-LID subnet.
-		grown := make([]atomic.Pointer[lftBlock], min(max(block+1, 2*len(dir)), t.lftBlocks))
+		// new one. Only Sets grow it, and they hold mu. It grows to
+		// LinearFDBTop's block at once when the SM has set that, as it
+		// does before the blocks; past it, it doubles, as append does
+		// (growing by one block per Set made 80 KB of garbage per switch
+		// of a 9,200-LID subnet).
+		want := max(block+1, int(t.lftTop.Load())/mad.LFTEntriesPerBlock+1)
+		if want == block+1 {
+			want = max(want, 2*len(dir))
+		}
+		grown := make([]atomic.Pointer[lftBlock], min(want, t.lftBlocks))
 		for i := range dir {
 			grown[i].Store(dir[i].Load())
 		}
