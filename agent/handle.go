@@ -126,7 +126,7 @@ func (a *Agent) receiveLIDSMP(in Inbound) []Outbound {
 		a.stats.misaddressed.Add(1)
 		return nil
 	}
-	m := clone(in.MAD)
+	m := own(in)
 	switch a.serveSMP(in.Port, m, false, false) {
 	case verdictRespond:
 		out, local, ok := a.routeTo(in.Port, in.SLID)
@@ -372,6 +372,15 @@ func getOnly(c *smpCtx, get func(*smpCtx) mad.Status) mad.Status {
 		return mad.StatusMethodAttrUnsupported
 	}
 	return get(c)
+}
+
+// own returns the MAD of in to work on: in.MAD itself when the caller
+// handed it over (Owned), else a copy.
+func own(in Inbound) []byte {
+	if in.Owned {
+		return in.MAD[:mad.MADSize:mad.MADSize]
+	}
+	return clone(in.MAD)
 }
 
 func clone(b []byte) []byte {

@@ -34,7 +34,7 @@ func (a *Agent) receiveGMP(in Inbound) []Outbound {
 		a.pkeyViolation(sma)
 		return nil
 	}
-	m := clone(in.MAD)
+	m := own(in)
 	h := mad.MAD(m)
 	if h.MgmtClass() == mad.ClassCongestion && isAgentRequest(h.Method()) {
 		return a.receiveCC(in, m)

@@ -2,6 +2,7 @@ package memfabric
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -255,6 +256,9 @@ func (f *Fabric) Send(from int, r agent.Request) {
 // Inject queues o as leaving node from, as if the node's agent had
 // produced it; call Run to move it.
 func (f *Fabric) Inject(from int, o agent.Outbound) {
+	// The agents may answer in the MAD (Inbound.Owned): a copy, so the
+	// caller's stays as it was.
+	o.MAD = slices.Clone(o.MAD)
 	f.enqueue(from, []agent.Outbound{o})
 }
 
@@ -413,6 +417,7 @@ func (f *Fabric) arrive(n *Node, port uint8, o agent.Outbound) {
 		f.enqueue(n.Index, a.HandleMAD(agent.Inbound{
 			Port: port, SLID: o.SLID, DLID: o.DLID, SL: o.SL,
 			SrcQP: o.SrcQP, DstQP: o.DestQP, PKey: o.PKey, MAD: o.MAD,
+			Owned: len(o.MAD) >= mad.MADSize, // a packet has one owner: this hop's
 		}))
 		return
 	}
