@@ -93,13 +93,9 @@ type Config struct {
 // holds the device state the data plane reads (see the accessors in
 // tables.go). All methods are safe for concurrent use.
 type Agent struct {
-	cfg      Config
-	ports    PortControl
-	counters Counters
-	clock    clock.Clock
-	sender   Sender
-	stats    stats
-	tables   tables // lock-free reads; written with mu held
+	cfg    Config // its seams (Ports, Counters, Clock, Sender) too
+	stats  stats
+	tables tables // lock-free reads; written with mu held
 	// ccGen counts the Sets that may change a switch port's marking
 	// (CCMarkingGeneration): read per packet, without mu.
 	ccGen atomic.Uint64
@@ -111,23 +107,45 @@ type Agent struct {
 	port []portState // indexed by port number; a CA's port 0 is unused
 	sw   switchState
 	trap trapState
-	cc   ccState
-	ar   arState
-	// The PMA's and the CC agent's attribute tables, built once by New:
-	// they depend only on the node type and its counters.
+	// cc and ar are made at first use (ccInitLocked, arInitLocked): most
+	// agents of a fabric never see a CC or AR MAD, and inline they were
+	// 344 of an Agent's 1,048 bytes.
+	cc *ccState
+	ar *arState
+	// The PMA's attribute table, found once by New: it depends only on the
+	// node type and its counters (the CC agent's, only on the type, is
+	// ccAttrs').
 	pmaDispatch map[mad.AttrID]pmaServe
-	ccDispatch  map[mad.AttrID]ccAttr
 	tidSeq      uint32
 	closed      bool
 }
 
 // portState is the SMA's record of one port.
 type portState struct {
-	info  mad.PortInfoFields // SM-set and static fields; live ones come from PortControl
-	guids []uint64           // GUIDInfo; guids[0] is the port GUID
-	last  mad.PortState      // state at the last PortStateChanged, for the PortStateChange bit
-	lease leaseState         // M_Key lease (switch port 0, CA ports)
-	mtrap mkeyTrapState      // Trap 256, Bad M_Key (switch port 0, CA ports)
+	info mad.PortInfoFields // SM-set and static fields; live ones come from PortControl
+	last mad.PortState      // state at the last PortStateChanged, for the PortStateChange bit
+	// mgmt is what only a management port (a CA port, a switch's port 0)
+	// has, made at first use (mgmtState): an alias GUID set, an M_Key
+	// violation. Inline it was 190 of the 280 bytes of every port.
+	mgmt *mgmtPort
+}
+
+// mgmtState returns the management state of the port, making it; mu
+// held.
+func (p *portState) mgmtState() *mgmtPort {
+	if p.mgmt == nil {
+		p.mgmt = &mgmtPort{}
+	}
+	return p.mgmt
+}
+
+// mgmtPort is the state of a port that holds an SMA.
+type mgmtPort struct {
+	// guids is GUIDInfo's alias GUIDs, nil until the SM sets one; entry 0
+	// is the port GUID (see guidInfoLocked).
+	guids []uint64
+	lease leaseState    // M_Key lease
+	mtrap mkeyTrapState // Trap 256, Bad M_Key
 }
 
 // switchState holds the settable SwitchInfo fields.
@@ -149,13 +167,9 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{
-		cfg:      cfg,
-		ports:    cfg.Ports,
-		counters: cfg.Counters,
-		clock:    cfg.Clock,
-		sender:   cfg.Sender,
-		port:     make([]portState, int(cfg.NumPorts)+1),
-		tidSeq:   uint32(cfg.NodeGUID), // different nodes start their TIDs apart
+		cfg:    cfg,
+		port:   make([]portState, int(cfg.NumPorts)+1),
+		tidSeq: uint32(cfg.NodeGUID), // different nodes start their TIDs apart
 	}
 	for i := range a.port {
 		a.initPort(uint8(i))
@@ -175,7 +189,7 @@ func New(cfg Config) (*Agent, error) {
 		DefaultMulticastNotPrimaryPort:    mad.LFTNoPort,
 	}
 	a.tables.init(a)
-	a.pmaDispatch, a.ccDispatch = a.pmaAttrs(), a.ccAttrs()
+	a.pmaDispatch = a.pmaAttrs()
 	return a, nil
 }
 
@@ -327,10 +341,6 @@ func (a *Agent) initPort(n uint8) {
 		p.info.CapabilityMask, p.info.CapabilityMask2 = mad.WithRateCapabilities(
 			p.info.CapabilityMask, p.info.CapabilityMask2, c.WidthSupported, c.SpeedSupported)
 	}
-	if p.info.GUIDCap > 0 {
-		p.guids = make([]uint64, p.info.GUIDCap)
-		p.guids[0] = a.portGUID(n)
-	}
 	p.last = mad.PortStateDown
 }
 
@@ -379,8 +389,10 @@ func (a *Agent) Close() {
 	a.closed = true
 	a.trap.stop()
 	for i := range a.port {
-		a.port[i].lease.stop()
-		a.port[i].mtrap.stop()
+		if m := a.port[i].mgmt; m != nil {
+			m.lease.stop()
+			m.mtrap.stop()
+		}
 	}
 }
 

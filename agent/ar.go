@@ -45,7 +45,10 @@ type arState struct {
 
 // arInitLocked sets up the state at first use.
 func (a *Agent) arInitLocked() *arState {
-	r := &a.ar
+	if a.ar == nil {
+		a.ar = &arState{}
+	}
+	r := a.ar
 	if r.groups == nil {
 		r.threshold = DefaultARThreshold
 		r.groups = make([]mad.PortMask, a.cfg.ARGroupCap)

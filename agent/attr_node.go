@@ -35,23 +35,39 @@ func (a *Agent) nodeDescLocked(c *smpCtx) mad.Status {
 // block number. Entry 0 is the port GUID and read-only; the SM may set the
 // others (alias GUIDs).
 func (a *Agent) guidInfoLocked(c *smpCtx) mad.Status {
-	p := &a.port[a.smaPort(c.port)]
+	sma := a.smaPort(c.port)
+	p := &a.port[sma]
+	size := int(p.info.GUIDCap)
 	first := int(c.mod) * mad.GUIDsPerBlock
-	if c.mod > 0xff || first >= len(p.guids) {
+	if c.mod > 0xff || first >= size {
 		return mad.StatusInvalidField
 	}
 	b := mad.GUIDInfo(c.data)
+	var guids []uint64
+	if p.mgmt != nil {
+		guids = p.mgmt.guids
+	}
 	if c.set {
+		m := p.mgmtState()
+		if m.guids == nil {
+			m.guids = make([]uint64, size)
+			m.guids[0] = a.portGUID(sma)
+		}
 		for i := range mad.GUIDsPerBlock {
-			if j := first + i; j > 0 && j < len(p.guids) {
-				p.guids[j] = b.GUID(i)
+			if j := first + i; j > 0 && j < size {
+				m.guids[j] = b.GUID(i)
 			}
 		}
+		guids = m.guids
 	}
 	clear(c.data)
 	for i := range mad.GUIDsPerBlock {
-		if j := first + i; j < len(p.guids) {
-			b.SetGUID(i, p.guids[j])
+		switch j := first + i; {
+		case j >= size:
+		case guids != nil:
+			b.SetGUID(i, guids[j])
+		case j == 0:
+			b.SetGUID(i, a.portGUID(sma)) // no alias set: only the port GUID
 		}
 	}
 	return mad.StatusOK

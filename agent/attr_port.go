@@ -66,7 +66,7 @@ func (a *Agent) portInfoLocked(c *smpCtx) mad.Status {
 		data := c.data
 		caps := !a.isSwitch() // a switch says what it has on port 0
 		c.refresh = func() {
-			ls := a.ports.Link(n)
+			ls := a.cfg.Ports.Link(n)
 			pi := mad.PortInfo(data)
 			pi.SetPortState(ls.State)
 			pi.SetPortPhysicalState(ls.Phys)
@@ -239,11 +239,22 @@ func (a *Agent) applyPortInfoLocked(c *smpCtx, n uint8, req *mad.PortInfoFields,
 		PartitionEnforcementInbound:  next.PartitionEnforcementInbound,
 		PartitionEnforcementOutbound: next.PartitionEnforcementOutbound,
 	}
-	stored := pc // the data plane's copy; pc goes on to Configure
-	a.tables.config[n].Store(&stored)
-	arb := a.VLArbitration(n)
-	arb.VLHighLimit = next.VLHighLimit
-	a.tables.vlarb[n].Store(&arb)
+	// The data plane's copy, stored only when it changed: an SM sets every
+	// port's PortInfo, mostly to what it holds already. A port without a
+	// LID of its own (a switch's external port) shares it with the ports
+	// alike.
+	if *a.tables.config[n].Load() != pc {
+		stored := pc // pc goes on to Configure
+		if pc.LID == 0 {
+			a.tables.config[n].Store(sharedConfigs.get(stored))
+		} else {
+			a.tables.config[n].Store(&stored)
+		}
+	}
+	if arb := a.VLArbitration(n); arb.VLHighLimit != next.VLHighLimit {
+		arb.VLHighLimit = next.VLHighLimit
+		a.tables.vlarb[n].Store(&arb)
+	}
 	a.applyVLArbLocked(c, n)
 
 	var traps []Outbound
@@ -255,13 +266,13 @@ func (a *Agent) applyPortInfoLocked(c *smpCtx, n uint8, req *mad.PortInfoFields,
 	c.after = append(c.after, func() {
 		if live {
 			if phys != mad.PhysStateNoChange {
-				c.fail(a.ports.SetPhysState(n, phys))
+				c.fail(a.cfg.Ports.SetPhysState(n, phys))
 			}
 			if state != mad.PortStateNoChange && state != c.link.State {
-				c.fail(a.ports.SetState(n, state))
+				c.fail(a.cfg.Ports.SetState(n, state))
 			}
 		}
-		a.ports.Configure(n, pc)
+		a.cfg.Ports.Configure(n, pc)
 		a.emit(traps)
 	})
 }

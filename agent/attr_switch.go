@@ -41,20 +41,19 @@ func (a *Agent) switchInfoLocked(c *smpCtx) mad.Status {
 // number, and a block past LinearFDBCap is an invalid field.
 func (a *Agent) lftLocked(c *smpCtx) mad.Status {
 	block, err := mad.ParseLFTModifier(c.mod)
-	if err != nil || int(block) >= len(a.tables.lft) {
+	if err != nil || int(block) >= a.tables.lftBlocks {
 		return mad.StatusInvalidField
 	}
-	slot := &a.tables.lft[block]
 	t := mad.LinearForwardingTable(c.data)
 	if c.set {
 		var b lftBlock
 		for i := range b {
 			b[i] = t.Port(i)
 		}
-		slot.Store(&b)
+		a.tables.lftSlot(int(block)).Store(&b)
 	}
 	clear(c.data)
-	b := slot.Load()
+	b := a.tables.lftAt(int(block))
 	for i := range mad.LFTEntriesPerBlock {
 		p := uint8(mad.LFTNoPort)
 		if b != nil {

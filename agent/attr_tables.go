@@ -1,6 +1,10 @@
 package agent
 
-import "ibfab/wire/mad"
+import (
+	"slices"
+
+	"ibfab/wire/mad"
+)
 
 // pkeyTableLocked serves P_KeyTable (IBA 14.2.5.7): the modifier holds the
 // block in its low 16 bits and, on a switch, the port in bits 16-23; a CA
@@ -23,13 +27,24 @@ func (a *Agent) pkeyTableLocked(c *smpCtx) mad.Status {
 	t := mad.PKeyTable(c.data)
 	slot := &a.tables.pkeys[port]
 	if c.set {
-		keys := append([]mad.PKey(nil), *slot.Load()...)
+		cur := *slot.Load()
+		changed := false
 		for i := range mad.PKeysPerBlock {
-			if j := first + i; j < size {
-				keys[j] = t.PKey(i)
+			if j := first + i; j < size && cur[j] != t.PKey(i) {
+				changed = true
 			}
 		}
-		slot.Store(&keys)
+		// Tables are shared until they change (resetPKeys): an SM
+		// that writes what a port holds leaves it shared.
+		if changed {
+			keys := slices.Clone(cur)
+			for i := range mad.PKeysPerBlock {
+				if j := first + i; j < size {
+					keys[j] = t.PKey(i)
+				}
+			}
+			slot.Store(&keys)
+		}
 	}
 	keys := *slot.Load()
 	clear(c.data)
@@ -72,7 +87,11 @@ func (a *Agent) sl2vlLocked(c *smpCtx) mad.Status {
 			vls[sl] = t.VL(sl)
 		}
 		for _, in := range ins {
-			row := append(sl2vlRow(nil), *a.tables.sl2vl[in].Load()...)
+			cur := *a.tables.sl2vl[in].Load()
+			if !slices.ContainsFunc(outs, func(out uint8) bool { return cur[out] != vls }) {
+				continue // as it is: the row stays shared
+			}
+			row := slices.Clone(cur)
 			for _, out := range outs {
 				row[out] = vls
 			}
@@ -132,7 +151,9 @@ func (a *Agent) vlarbLocked(c *smpCtx) mad.Status {
 				table[j] = mad.VLArbEntry{VL: t.VL(i), Weight: t.Weight(i)}
 			}
 		}
-		a.tables.vlarb[port].Store(&cfg)
+		if cfg != *a.tables.vlarb[port].Load() {
+			a.tables.vlarb[port].Store(&cfg) // else the shared setup stays
+		}
 		a.applyVLArbLocked(c, port)
 	}
 	clear(c.data)

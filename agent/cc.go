@@ -47,7 +47,10 @@ type ccTable struct {
 
 // ccInitLocked sets up the state at first use.
 func (a *Agent) ccInitLocked() *ccState {
-	c := &a.cc
+	if a.cc == nil {
+		a.cc = &ccState{}
+	}
+	c := a.cc
 	if c.key == nil {
 		n := int(a.cfg.NumPorts) + 1
 		c.key = make([]mad.CongestionKeyInfoFields, n)
@@ -55,7 +58,7 @@ func (a *Agent) ccInitLocked() *ccState {
 		c.ca = make([]mad.CACongestionSettingFields, n)
 		c.cct = make([]ccTable, n)
 		c.caLog = make([]ccEventLog, n)
-		c.epoch = a.clock.Now()
+		c.epoch = a.cfg.Clock.Now()
 	}
 	return c
 }
@@ -72,8 +75,20 @@ type ccAttr struct {
 	set   bool
 }
 
-// ccAttrs returns the attributes this node's agent serves.
+// ccAttrs returns the attributes this node's agent serves: one table
+// per node type, shared by every agent of that type (read only).
 func (a *Agent) ccAttrs() map[mad.AttrID]ccAttr {
+	if a.isSwitch() {
+		return ccSwitchAttrs
+	}
+	return ccCAAttrs
+}
+
+// ccSwitchAttrs and ccCAAttrs are the CC dispatch tables of a switch and
+// of a CA.
+var ccSwitchAttrs, ccCAAttrs = ccAttrTable(true), ccAttrTable(false)
+
+func ccAttrTable(sw bool) map[mad.AttrID]ccAttr {
 	t := map[mad.AttrID]ccAttr{
 		mad.AttrClassPortInfo:     {serve: ccClassPortInfo},
 		mad.AttrCongestionInfo:    {serve: ccCongestionInfo},
@@ -81,7 +96,7 @@ func (a *Agent) ccAttrs() map[mad.AttrID]ccAttr {
 		mad.AttrCongestionLog:     {serve: ccLog},
 		mad.AttrTimeStamp:         {serve: ccTimeStamp},
 	}
-	if a.isSwitch() {
+	if sw {
 		t[mad.AttrSwitchCongestionSetting] = ccAttr{serve: ccSwitchSetting, set: true}
 		t[mad.AttrSwitchPortCongestionSetting] = ccAttr{serve: ccSwitchPortSetting, set: true}
 	} else {
@@ -124,7 +139,7 @@ func (a *Agent) serveCC(h mad.MAD, cc mad.CCMAD, sma uint8) (mad.Status, bool) {
 		}
 		hideKey = true
 	}
-	attr, ok := a.ccDispatch[h.AttrID()]
+	attr, ok := a.ccAttrs()[h.AttrID()]
 	if !ok || set && !attr.set {
 		return mad.StatusMethodAttrUnsupported, true
 	}
@@ -179,7 +194,7 @@ const ccTick = 1024 * time.Nanosecond
 
 // ccNow returns TimeStamp's value: 1.024 µs units since the agent's
 // congestion control state was set up, wrapping at 32 bits.
-func (a *Agent) ccNow(c *ccState) uint32 { return ccStamp(a.clock.Now().Sub(c.epoch)) }
+func (a *Agent) ccNow(c *ccState) uint32 { return ccStamp(a.cfg.Clock.Now().Sub(c.epoch)) }
 
 // ccStamp returns the TimeStamp value of d since the epoch.
 func ccStamp(d time.Duration) uint32 { return uint32(d / ccTick) }
@@ -187,7 +202,7 @@ func ccStamp(d time.Duration) uint32 { return uint32(d / ccTick) }
 // ccLog answers CongestionLog: the switch's log, or that of the CA port
 // the request came by. See ccEventLog for what a Get clears.
 func ccLog(a *Agent, c *ccState, sma uint8, _ bool, _ uint32, data []byte) mad.Status {
-	now := a.clock.Now().Sub(c.epoch)
+	now := a.cfg.Clock.Now().Sub(c.epoch)
 	f := mad.CongestionLogFields{LogType: mad.CongestionLogCA, CurrentTimeStamp: ccStamp(now)}
 	if a.isSwitch() {
 		f.LogType = mad.CongestionLogSwitch

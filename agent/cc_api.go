@@ -174,7 +174,7 @@ func (a *Agent) CCLogSwitch(ev CCSwitchEvent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.ccInitLocked()
-	c.swLog.add(ccLogEntry{sw: ev, at: a.clock.Now().Sub(c.epoch)}, ccSwitchLogCap, int(ev.Port))
+	c.swLog.add(ccLogEntry{sw: ev, at: a.cfg.Clock.Now().Sub(c.epoch)}, ccSwitchLogCap, int(ev.Port))
 }
 
 // CCLogCA logs a threshold event of CA port n.
@@ -185,5 +185,5 @@ func (a *Agent) CCLogCA(n uint8, ev CCCAEvent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.ccInitLocked()
-	c.caLog[n].add(ccLogEntry{ca: ev, at: a.clock.Now().Sub(c.epoch)}, ccCALogCap, int(ev.SL&0xf))
+	c.caLog[n].add(ccLogEntry{ca: ev, at: a.cfg.Clock.Now().Sub(c.epoch)}, ccCALogCap, int(ev.SL&0xf))
 }

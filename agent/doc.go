@@ -25,7 +25,15 @@
 // under one mutex; the tables the data plane reads per packet are
 // immutable values behind atomic pointers that a Set replaces (an LFT
 // block, one input port's SLtoVL row, one port's P_Key table), so a lookup
-// costs two atomic loads and no lock. Live link facts (PortState,
+// costs two atomic loads and no lock (an LFT lookup three: its slice of
+// block pointers grows as the SM sets blocks). Being immutable, the reset
+// values (SLtoVL row, VL arbitration setup, P_Key table, a port's
+// configuration) are shared by every port alike, in the agent and across
+// agents, and a Set stores a new value only when it changes something:
+// on the management plane, where one process holds every node, that is
+// most of a fabric's memory. For the same reason state few nodes use
+// (congestion control, adaptive routing, a management port's M_Key lease,
+// Trap 256 and alias GUIDs) is made at first use. Live link facts (PortState,
 // PortPhysicalState, active width and speed) are not stored: PortInfo
 // reads them from PortControl, which owns the port state machine.
 //

@@ -41,7 +41,7 @@ import "ibfab/wire/mad"
 
 // receiveDR handles a directed-route SMP that arrived on in.Port.
 func (a *Agent) receiveDR(in Inbound) []Outbound {
-	b := mad.DRSMP(clone(in.MAD))
+	b := mad.DRSMP(own(in))
 	if err := b.Validate(); err != nil || b.Direction() != b.MAD().Method().IsResponse() {
 		// The D bit must say what the R bit says: requests go out,
 		// responses come back.

@@ -126,7 +126,7 @@ func (a *Agent) receiveLIDSMP(in Inbound) []Outbound {
 		a.stats.misaddressed.Add(1)
 		return nil
 	}
-	m := clone(in.MAD)
+	m := own(in)
 	switch a.serveSMP(in.Port, m, false, false) {
 	case verdictRespond:
 		out, local, ok := a.routeTo(in.Port, in.SLID)
@@ -233,7 +233,7 @@ func (a *Agent) serveSMP(port uint8, m []byte, dr, exempt bool) verdict {
 		// Read the link before taking mu: PortControl is never called
 		// with it held.
 		if n, ok := a.portInfoTarget(c.mod, port, c.set); ok && a.livePort(n) {
-			c.link = a.ports.Link(n)
+			c.link = a.cfg.Ports.Link(n)
 		}
 	}
 	a.mu.Lock()
@@ -372,6 +372,15 @@ func getOnly(c *smpCtx, get func(*smpCtx) mad.Status) mad.Status {
 		return mad.StatusMethodAttrUnsupported
 	}
 	return get(c)
+}
+
+// own returns the MAD of in to work on: in.MAD itself when the caller
+// handed it over (Owned), else a copy.
+func own(in Inbound) []byte {
+	if in.Owned {
+		return in.MAD[:mad.MADSize:mad.MADSize]
+	}
+	return clone(in.MAD)
 }
 
 func clone(b []byte) []byte {

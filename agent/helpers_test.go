@@ -36,6 +36,7 @@ func newNode(t testing.TB, typ mad.NodeType, n uint8, opts ...func(*agent.Config
 		clk:   clock.NewManual(time.Unix(0, 0)),
 		sent:  new([]agent.Outbound),
 	}
+	nd.ports.RecordCalls()
 	guid := uint64(swGUID)
 	if typ == mad.NodeTypeCA {
 		guid = caGUID

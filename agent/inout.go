@@ -15,7 +15,13 @@ type Inbound struct {
 	SrcQP uint32 // DETH SrcQP
 	DstQP uint32 // BTH DestQP: 0 for SMPs, 1 for GMPs
 	PKey  mad.PKey
-	MAD   []byte // the MAD, mad.MADSize bytes; not retained
+	MAD   []byte // the MAD, mad.MADSize bytes; not retained unless Owned
+	// Owned hands MAD over to the agent, which may then answer or forward
+	// the MAD in it instead of in a copy: memfabric, whose packets have
+	// one owner at a time, sets it; a data plane whose receive buffer is
+	// reused must not. A copy per hop was half of what a management plane
+	// allocated during an OpenSM sweep (1 GB on 9,200 nodes).
+	Owned bool
 }
 
 // Request is a MAD the node's own SM (at an attach point) sends through

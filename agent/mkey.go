@@ -41,8 +41,8 @@ func (a *Agent) checkMKeyLocked(sma uint8, m mad.Method, key uint64) (ok, hide b
 	p := &a.port[sma]
 	info := &p.info
 	if info.MKey == 0 || info.MKey == key {
-		if p.lease.armed() {
-			p.lease.stop()
+		if p.mgmt != nil && p.mgmt.lease.armed() {
+			p.mgmt.lease.stop()
 		}
 		return true, false
 	}
@@ -55,8 +55,8 @@ func (a *Agent) checkMKeyLocked(sma uint8, m mad.Method, key uint64) (ok, hide b
 		}
 	}
 	info.MKeyViolations = mad.SatAdd(info.MKeyViolations, 1)
-	if !p.lease.armed() && info.MKeyLeasePeriod != 0 && !a.closed {
-		p.lease.start(a.clock, time.Duration(info.MKeyLeasePeriod)*time.Second, func(gen uint64) {
+	if (p.mgmt == nil || !p.mgmt.lease.armed()) && info.MKeyLeasePeriod != 0 && !a.closed {
+		p.mgmtState().lease.start(a.cfg.Clock, time.Duration(info.MKeyLeasePeriod)*time.Second, func(gen uint64) {
 			a.leaseExpired(sma, gen)
 		})
 	}
@@ -93,7 +93,7 @@ func (a *Agent) badMKey(in Inbound, m []byte, dr bool) []Outbound {
 	sma := a.smaPort(in.Port)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := &a.port[sma].mtrap
+	t := &a.port[sma].mgmtState().mtrap
 	info := &a.port[sma].info
 	switch {
 	case t.outstanding || a.closed:
@@ -115,7 +115,7 @@ func (a *Agent) badMKey(in Inbound, m []byte, dr bool) []Outbound {
 
 func (a *Agent) scheduleMKeyTrapLocked(sma uint8) {
 	info := &a.port[sma].info
-	a.port[sma].mtrap.start(a.clock, TrapRepeatInterval(info.SubnetTimeOut, info.RespTimeValue), func(gen uint64) {
+	a.port[sma].mgmtState().mtrap.start(a.cfg.Clock, TrapRepeatInterval(info.SubnetTimeOut, info.RespTimeValue), func(gen uint64) {
 		a.repeatMKeyTrap(sma, gen)
 	})
 }
@@ -123,7 +123,7 @@ func (a *Agent) scheduleMKeyTrapLocked(sma uint8) {
 // repeatMKeyTrap sends the outstanding Trap 256 of the SMA at sma again.
 func (a *Agent) repeatMKeyTrap(sma uint8, gen uint64) {
 	a.mu.Lock()
-	t := &a.port[sma].mtrap
+	t := &a.port[sma].mgmtState().mtrap
 	if !t.fired(gen) || !t.outstanding || a.closed {
 		a.mu.Unlock()
 		return
@@ -138,7 +138,7 @@ func (a *Agent) repeatMKeyTrap(sma uint8, gen uint64) {
 // LID-routed to the SM as the SM last configured it; mu held.
 func (a *Agent) mkeyTrapOutLocked(sma uint8) []Outbound {
 	info := &a.port[sma].info
-	t := &a.port[sma].mtrap
+	t := &a.port[sma].mgmtState().mtrap
 	n := t.notice
 	n.NoticeCount = t.count & 0x7fff
 	f := mad.SMPFields{Method: mad.MethodTrap, TransactionID: t.tid, AttrID: mad.AttrNotice, MKey: info.MKey}
@@ -161,7 +161,11 @@ func (a *Agent) mkeyTrapOutLocked(sma uint8) []Outbound {
 // one; mu held.
 func (a *Agent) repressMKeyTrapLocked(tid uint64) bool {
 	for i := range a.port {
-		t := &a.port[i].mtrap
+		m := a.port[i].mgmt
+		if m == nil {
+			continue
+		}
+		t := &m.mtrap
 		if t.outstanding && uint32(t.tid) == uint32(tid) {
 			t.outstanding = false
 			t.stop()
@@ -177,7 +181,7 @@ func (a *Agent) leaseExpired(sma uint8, gen uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := &a.port[sma]
-	if !p.lease.fired(gen) {
+	if p.mgmt == nil || !p.mgmt.lease.fired(gen) {
 		return
 	}
 	p.info.MKeyProtectBits = 0

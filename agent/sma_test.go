@@ -534,3 +534,44 @@ func TestTrapRepressForTheLocalSM(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnedMAD: an agent handed the MAD (Inbound.Owned) answers in it
+// what it answers in a copy otherwise, and leaves a MAD it was not handed
+// as it was: a LID-routed SMP, a directed-route one it forwards, a GMP.
+func TestOwnedMAD(t *testing.T) {
+	dr, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodGet, TransactionID: 9, AttrID: mad.AttrNodeInfo,
+		Path: []uint8{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mad.DRSMP(dr).SetHopPointer(1) // at the first hop: on out of port 2
+	drIn := agent.Inbound{Port: 1, SLID: mad.PermissiveLID, DLID: mad.PermissiveLID, DstQP: 0, MAD: dr}
+	for _, tt := range []struct {
+		name string
+		in   agent.Inbound
+	}{
+		{"LID-routed SMP", lidSMP(smp(mad.MethodGet, mad.AttrNodeInfo, 0, nil))},
+		{"directed route, forwarded", drIn},
+		{"PMA", gmp(pma(mad.MethodGet, mad.AttrPortCounters, nil))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sent := slices.Clone(tt.in.MAD)
+			copied := newNode(t, mad.NodeTypeSwitch, 3).a.HandleMAD(tt.in)
+			if !slices.Equal(tt.in.MAD, sent) {
+				t.Fatal("a MAD not handed over was changed")
+			}
+			owned := tt.in
+			owned.MAD, owned.Owned = slices.Clone(sent), true
+			got := newNode(t, mad.NodeTypeSwitch, 3).a.HandleMAD(owned)
+			if len(got) != 1 || len(copied) != 1 {
+				t.Fatalf("outbounds: %d owned, %d copied, want 1", len(got), len(copied))
+			}
+			if !slices.Equal(got[0].MAD, copied[0].MAD) || got[0].Port != copied[0].Port {
+				t.Errorf("owned: port %d %x\ncopied: port %d %x", got[0].Port, got[0].MAD[:64], copied[0].Port, copied[0].MAD[:64])
+			}
+			if &got[0].MAD[0] != &owned.MAD[0] {
+				t.Error("the owned MAD was not answered in place")
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 
 	"ibfab/wire/mad"
@@ -12,15 +13,21 @@ import (
 // replaces whole (copy on write), so a lookup takes no lock and a reader
 // never sees half a block. Writers hold Agent.mu, which serializes them.
 type tables struct {
-	lft    []atomic.Pointer[lftBlock] // switch: one pointer per 64-LID block
-	lftTop atomic.Uint32              // SwitchInfo.LinearFDBTop
-	mft    []atomic.Pointer[mftBlock] // switch: one pointer per 32-MLID block
-	sl2vl  []atomic.Pointer[sl2vlRow] // switch: per input port; CA: [0] only
-	vlarb  []atomic.Pointer[VLArbConfig]
-	pkeys  []atomic.Pointer[[]mad.PKey]
-	config []atomic.Pointer[PortConfig]
-	nports uint8
-	sw     bool
+	// lft is the switch's linear forwarding table: one pointer per 64-LID
+	// block, up to the highest block set so far (a Set past its end
+	// replaces the slice with a longer copy), of the lftBlocks that
+	// LinearFDBCap gives. A slice of every block a switch could have was
+	// 6 KB per switch (768 pointers) where a 9,200-LID subnet sets 144.
+	lft       atomic.Pointer[[]atomic.Pointer[lftBlock]]
+	lftBlocks int
+	lftTop    atomic.Uint32              // SwitchInfo.LinearFDBTop
+	mft       []atomic.Pointer[mftBlock] // switch: one pointer per 32-MLID block
+	sl2vl     []atomic.Pointer[sl2vlRow] // switch: per input port; CA: [0] only
+	vlarb     []atomic.Pointer[VLArbConfig]
+	pkeys     []atomic.Pointer[[]mad.PKey]
+	config    []atomic.Pointer[PortConfig]
+	nports    uint8
+	sw        bool
 }
 
 // lftBlock is one LinearForwardingTable block: the output port of 64 LIDs.
@@ -76,33 +83,70 @@ func (t *tables) init(a *Agent) {
 	t.nports = a.cfg.NumPorts
 	t.sw = a.isSwitch()
 	if t.sw {
-		t.lft = make([]atomic.Pointer[lftBlock], (int(a.cfg.LinearFDBCap)+mad.LFTEntriesPerBlock-1)/mad.LFTEntriesPerBlock)
+		t.lftBlocks = (int(a.cfg.LinearFDBCap) + mad.LFTEntriesPerBlock - 1) / mad.LFTEntriesPerBlock
 		t.mft = make([]atomic.Pointer[mftBlock], (int(a.cfg.MulticastFDBCap)+mad.MFTEntriesPerBlock-1)/mad.MFTEntriesPerBlock)
 		t.sl2vl = make([]atomic.Pointer[sl2vlRow], n)
 	} else {
 		t.sl2vl = make([]atomic.Pointer[sl2vlRow], 1)
 	}
-	// Every input port starts on the same row (all SLs on VL0); a Set
-	// copies the row it changes, so they share it until then (a 41-port
-	// switch held 41 copies: 27 KB).
-	row := make(sl2vlRow, n)
+	// Every input port starts on the same row (all SLs on VL0), one for
+	// every agent with as many ports; a Set copies the row it changes, so
+	// they share it until then (a 41-port switch held 41 copies: 27 KB).
+	row := resetSL2VL(n)
 	for i := range t.sl2vl {
-		t.sl2vl[i].Store(&row)
+		t.sl2vl[i].Store(row)
 	}
 	t.vlarb = make([]atomic.Pointer[VLArbConfig], n)
 	t.pkeys = make([]atomic.Pointer[[]mad.PKey], n)
 	t.config = make([]atomic.Pointer[PortConfig], n)
+	// The reset tables and configurations are shared values too, one for
+	// every port alike in the fabric (they are immutable: a Set stores a
+	// new one); a port's own copy of each was 270 B of 9,200-node plane's
+	// heap per port.
 	for i := range n {
 		info := &a.port[i].info
 		t.vlarb[i].Store(resetVLArb(info))
-		keys := make([]mad.PKey, a.pkeyCap(uint8(i)))
-		if len(keys) > 0 {
-			keys[0] = mad.DefaultPKey
-		}
-		t.pkeys[i].Store(&keys)
-		t.config[i].Store(&PortConfig{NeighborMTU: info.NeighborMTU, OperationalVLs: info.OperationalVLs,
-			HOQLife: info.HOQLife, VLStallCount: info.VLStallCount})
+		t.pkeys[i].Store(resetPKeys(a.pkeyCap(uint8(i))))
+		t.config[i].Store(sharedConfigs.get(PortConfig{NeighborMTU: info.NeighborMTU, OperationalVLs: info.OperationalVLs,
+			HOQLife: info.HOQLife, VLStallCount: info.VLStallCount}))
 	}
+}
+
+// lftSlot returns the pointer of LFT block, growing the table to it; mu
+// held. block must be below lftBlocks.
+func (t *tables) lftSlot(block int) *atomic.Pointer[lftBlock] {
+	var dir []atomic.Pointer[lftBlock]
+	if d := t.lft.Load(); d != nil {
+		dir = *d
+	}
+	if block >= len(dir) {
+		// Readers may hold the old slice: copy the pointers, publish the
+		// new one. Only Sets grow it, and they hold mu. It grows to
+		// LinearFDBTop's block at once when the SM has set that, as it
+		// does before the blocks; past it, it doubles, as append does
+		// (growing by one block per Set made 80 KB of garbage per switch
+		// of a 9,200-LID subnet).
+		want := max(block+1, int(t.lftTop.Load())/mad.LFTEntriesPerBlock+1)
+		if want == block+1 {
+			want = max(want, 2*len(dir))
+		}
+		grown := make([]atomic.Pointer[lftBlock], min(want, t.lftBlocks))
+		for i := range dir {
+			grown[i].Store(dir[i].Load())
+		}
+		t.lft.Store(&grown)
+		dir = grown
+	}
+	return &dir[block]
+}
+
+// lftAt returns LFT block i, nil when it was never set.
+func (t *tables) lftAt(i int) *lftBlock {
+	d := t.lft.Load()
+	if d == nil || i >= len(*d) {
+		return nil
+	}
+	return (*d)[i].Load()
 }
 
 // DefaultVLArbWeight is the weight, in 64-byte units, of each entry of
@@ -115,17 +159,90 @@ const DefaultVLArbWeight = 64
 // port's data VLs round robin, one entry each of DefaultVLArbWeight; the
 // high-priority table is empty and VLHighLimit 0.
 func resetVLArb(info *mad.PortInfoFields) *VLArbConfig {
-	c := &VLArbConfig{HighCap: info.VLArbitrationHighCap, LowCap: info.VLArbitrationLowCap}
+	c := VLArbConfig{HighCap: info.VLArbitrationHighCap, LowCap: info.VLArbitrationLowCap}
 	for vl := range min(mad.NumDataVLs(info.VLCap), int(c.LowCap)) {
 		c.Low[vl] = mad.VLArbEntry{VL: uint8(vl), Weight: DefaultVLArbWeight}
 	}
-	return c
+	return sharedVLArbs.get(c)
 }
+
+// resetPKeys returns the P_Key table of size entries after reset: the
+// default P_Key at index 0. The table is shared by every port of that
+// size: a Set stores a copy.
+func resetPKeys(size int) *[]mad.PKey {
+	resetPKeyMu.Lock()
+	defer resetPKeyMu.Unlock()
+	if t, ok := resetPKeyTables[size]; ok {
+		return t
+	}
+	keys := make([]mad.PKey, size)
+	if size > 0 {
+		keys[0] = mad.DefaultPKey
+	}
+	resetPKeyTables[size] = &keys
+	return &keys
+}
+
+// resetSL2VL returns the SLtoVL row of an input port after reset for n
+// output ports: every SL on VL0. The row is shared by every agent with n
+// ports: a Set stores a copy.
+func resetSL2VL(n int) *sl2vlRow {
+	resetPKeyMu.Lock()
+	defer resetPKeyMu.Unlock()
+	if r, ok := resetSL2VLRows[n]; ok {
+		return r
+	}
+	row := make(sl2vlRow, n)
+	resetSL2VLRows[n] = &row
+	return &row
+}
+
+// The shared reset tables, by size (at most 256 each: a size is a port
+// count or a P_Key table size from a Config).
+var (
+	resetPKeyMu     sync.Mutex
+	resetPKeyTables = map[int]*[]mad.PKey{}
+	resetSL2VLRows  = map[int]*sl2vlRow{}
+)
+
+// interner hands out one shared pointer per distinct value, for the
+// immutable values the tables hold: ports alike (most of a fabric) then
+// share one. Up to max distinct values are kept; past that, get returns
+// a fresh copy, so values no port would share cannot grow it without
+// bound.
+type interner[T comparable] struct {
+	mu  sync.Mutex
+	m   map[T]*T
+	max int
+}
+
+func (in *interner[T]) get(v T) *T {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if p, ok := in.m[v]; ok {
+		return p
+	}
+	p := &v
+	if len(in.m) < in.max {
+		if in.m == nil {
+			in.m = map[T]*T{}
+		}
+		in.m[v] = p
+	}
+	return p
+}
+
+// sharedVLArbs and sharedConfigs intern the ports' VL arbitration setups
+// and configurations.
+var (
+	sharedVLArbs  = interner[VLArbConfig]{max: 256}
+	sharedConfigs = interner[PortConfig]{max: 4096}
+)
 
 // applyVLArbLocked queues handing port's VL arbitration setup to the data
 // plane, when it runs arbitration (ArbitrationControl); mu held.
 func (a *Agent) applyVLArbLocked(c *smpCtx, port uint8) {
-	ac, ok := a.ports.(ArbitrationControl)
+	ac, ok := a.cfg.Ports.(ArbitrationControl)
 	if !ok {
 		return
 	}
@@ -150,10 +267,10 @@ func (a *Agent) pkeyCap(port uint8) int {
 // multicast LID, or a CA. Port 0 means the switch itself.
 func (a *Agent) OutPort(dlid uint16) (uint8, bool) {
 	t := &a.tables
-	if uint32(dlid) > t.lftTop.Load() || int(dlid)/mad.LFTEntriesPerBlock >= len(t.lft) {
+	if uint32(dlid) > t.lftTop.Load() {
 		return 0, false
 	}
-	b := t.lft[dlid/mad.LFTEntriesPerBlock].Load()
+	b := t.lftAt(int(dlid) / mad.LFTEntriesPerBlock)
 	if b == nil {
 		return 0, false
 	}

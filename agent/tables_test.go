@@ -352,3 +352,89 @@ func TestForwardingTableCaps(t *testing.T) {
 		t.Errorf("Set(MFT block %d) beyond MulticastFDBCap: status %v, want invalid field", lastMFT+1, st)
 	}
 }
+
+// TestTablesSharedUntilSet: agents alike start on shared reset tables;
+// a Set that changes one port's copies it, leaving the other ports and
+// the other agents as they were, and a Set that changes nothing keeps it.
+func TestTablesSharedUntilSet(t *testing.T) {
+	opt := func(c *agent.Config) { c.PartitionEnforcementCap = 40 }
+	a, b := newNode(t, mad.NodeTypeSwitch, 3, opt), newNode(t, mad.NodeTypeSwitch, 3, opt)
+
+	var pk mad.PKeyTableFields
+	pk.PKeys[0], pk.PKeys[1] = mad.DefaultPKey, 0x8005
+	a.do(t, smp(mad.MethodSet, mad.AttrPKeyTable, mad.PKeyTableModifier(2, 0), mad.AppendPKeyTable(nil, &pk)))
+	if !a.a.PKeyMatch(2, 0x8005) || a.a.PKeyMatch(1, 0x8005) || b.a.PKeyMatch(2, 0x8005) {
+		t.Errorf("P_Key 0x8005 at a[2] %v, a[1] %v, b[2] %v: want only a[2]",
+			a.a.PKeyMatch(2, 0x8005), a.a.PKeyMatch(1, 0x8005), b.a.PKeyMatch(2, 0x8005))
+	}
+	// The reset table written back as it is: still the default.
+	pk.PKeys[1] = 0
+	b.do(t, smp(mad.MethodSet, mad.AttrPKeyTable, mad.PKeyTableModifier(1, 0), mad.AppendPKeyTable(nil, &pk)))
+	if keys := b.a.PKeys(1); len(keys) != 40 || keys[0] != mad.DefaultPKey || keys[1] != 0 {
+		t.Errorf("b[1] after a Set of the reset table: %v", keys)
+	}
+
+	var sl mad.SLtoVLMappingTableFields
+	sl.VL[3] = 2
+	a.do(t, smp(mad.MethodSet, mad.AttrSLtoVLMapping, mad.SLtoVLModifier{InPort: 1, OutPort: 2}.Modifier(), mad.AppendSLtoVLMappingTable(nil, &sl)))
+	if a.a.VLFor(1, 2, 3) != 2 || a.a.VLFor(2, 2, 3) != 0 || a.a.VLFor(1, 3, 3) != 0 || b.a.VLFor(1, 2, 3) != 0 {
+		t.Errorf("SL3 1->2: a %d, a from 2 %d, a to 3 %d, b %d; want 2 0 0 0",
+			a.a.VLFor(1, 2, 3), a.a.VLFor(2, 2, 3), a.a.VLFor(1, 3, 3), b.a.VLFor(1, 2, 3))
+	}
+
+	var arb mad.VLArbitrationTableFields
+	arb.Entries[0] = mad.VLArbEntry{VL: 1, Weight: 7}
+	a.do(t, smp(mad.MethodSet, mad.AttrVLArbitration, mad.VLArbModifier(mad.VLArbLow0, 1), mad.AppendVLArbitrationTable(nil, &arb)))
+	pi := forSet(a.portInfo(t, 3))
+	pi.VLHighLimit = 4
+	a.setPortInfo(t, 3, pi)
+	reset := mad.VLArbEntry{VL: 0, Weight: agent.DefaultVLArbWeight}
+	if got := a.a.VLArbitration(1).Low[0]; got != arb.Entries[0] {
+		t.Errorf("a[1] low[0] = %v, want %v", got, arb.Entries[0])
+	}
+	if got := a.a.VLArbitration(3); got.VLHighLimit != 4 || got.Low[0] != reset {
+		t.Errorf("a[3]: limit %d low[0] %v, want 4 %v", got.VLHighLimit, got.Low[0], reset)
+	}
+	for _, p := range []uint8{1, 3} {
+		if got := b.a.VLArbitration(p); got.VLHighLimit != 0 || got.Low[0] != reset {
+			t.Errorf("b[%d]: limit %d low[0] %v, want the reset setup", p, got.VLHighLimit, got.Low[0])
+		}
+	}
+	if got := a.a.PortConfig(3).VLHighLimit; got != 4 || b.a.PortConfig(3).VLHighLimit != 0 {
+		t.Errorf("PortConfig VLHighLimit a[3] %d b[3] %d, want 4 0", got, b.a.PortConfig(3).VLHighLimit)
+	}
+}
+
+// TestLFTGrows: blocks set out of order, far apart, read back; blocks
+// between them and past the highest set have no entry.
+func TestLFTGrows(t *testing.T) {
+	nd := newNode(t, mad.NodeTypeSwitch, 4)
+	nd.do(t, smp(mad.MethodSet, mad.AttrSwitchInfo, 0, mad.AppendSwitchInfo(nil, &mad.SwitchInfoFields{LinearFDBTop: 0xbfff})))
+	set := func(block uint32, port uint8) {
+		var f mad.LinearForwardingTableFields
+		for i := range f.Ports {
+			f.Ports[i] = port
+		}
+		nd.do(t, smp(mad.MethodSet, mad.AttrLinearFwdTbl, block, mad.AppendLinearForwardingTable(nil, &f)))
+	}
+	set(5, 1)
+	set(700, 2)
+	set(0, 3)
+	set(6, 4)
+	for _, tt := range []struct {
+		lid  uint16
+		port uint8
+		ok   bool
+	}{{5 * 64, 1, true}, {700*64 + 63, 2, true}, {1, 3, true}, {6 * 64, 4, true}, {7 * 64, 0, false}, {701 * 64, 0, false}, {0xbfff, 0, false}} {
+		if p, ok := nd.a.OutPort(tt.lid); p != tt.port || ok != tt.ok {
+			t.Errorf("OutPort(%d) = %d, %v, want %d, %v", tt.lid, p, ok, tt.port, tt.ok)
+		}
+	}
+	r := nd.do(t, smp(mad.MethodGet, mad.AttrLinearFwdTbl, 701, nil))
+	if got := mad.LinearForwardingTable(r.Data()).Port(0); got != mad.LFTNoPort {
+		t.Errorf("Get(LFT block 701)[0] = %d, want none", got)
+	}
+	if st := status(nd.do(t, smp(mad.MethodGet, mad.AttrLinearFwdTbl, 768, nil))); st != mad.StatusInvalidField {
+		t.Errorf("Get(LFT block 768, past LinearFDBCap): %v", st)
+	}
+}

@@ -94,7 +94,7 @@ func (a *Agent) PortStateChanged(port uint8) {
 	if port == 0 || port > a.cfg.NumPorts {
 		return
 	}
-	ls := a.ports.Link(port)
+	ls := a.cfg.Ports.Link(port)
 	a.mu.Lock()
 	p := &a.port[port]
 	old := p.last
@@ -142,7 +142,7 @@ func (a *Agent) flushTrapLocked() []Outbound {
 
 func (a *Agent) scheduleTrapLocked() {
 	p0 := &a.port[0].info
-	a.trap.start(a.clock, TrapRepeatInterval(p0.SubnetTimeOut, p0.RespTimeValue), a.repeatTrap)
+	a.trap.start(a.cfg.Clock, TrapRepeatInterval(p0.SubnetTimeOut, p0.RespTimeValue), a.repeatTrap)
 }
 
 // repeatTrap sends the outstanding trap again and schedules the next.
@@ -178,12 +178,12 @@ func (a *Agent) trapOutLocked() []Outbound {
 // emit hands traps to the Sender; mu not held.
 func (a *Agent) emit(outs []Outbound) {
 	for _, o := range outs {
-		if a.sender == nil {
+		if a.cfg.Sender == nil {
 			a.stats.trapsDropped.Add(1)
 			continue
 		}
 		a.stats.trapsSent.Add(1)
-		a.sender.Send(o)
+		a.cfg.Sender.Send(o)
 	}
 }
 

@@ -6,7 +6,10 @@
 // processes, namespaces or sleeping.
 //
 // Ports and Counters are in-memory implementations of agent.PortControl
-// and agent.Counters. NewFabric gives every switch and CA of a
+// and agent.Counters, kept small since a management plane holds one per
+// node: a port's counters are the ten the fabric counts (packets and
+// data) until Set gives it others, and Ports log their calls only for a
+// test that asks (RecordCalls). NewFabric gives every switch and CA of a
 // topologies.Topology an agent with those and a shared manual clock
 // (internal/clock.Manual), trains every cabled link, and moves the MADs the
 // agents produce along the topology's links: directed-route SMPs by the
