@@ -393,7 +393,7 @@ func (p *Port) heardLocked(now time.Time) {
 	if p.keepAt.Sub(now) < p.probeAfter()/2 {
 		p.armKeepaliveLocked(now, p.probeAfter())
 	}
-	if now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2 {
+	if p.fcQuietLocked(now) {
 		p.oweKeepaliveLocked()
 		// Inline only when no training frame is owed: the transmitter
 		// sends that first (a link just up owes the peer its Reply), and
@@ -436,11 +436,11 @@ func (p *Port) keepalive() {
 		p.armKeepaliveLocked(now, p.cfg.KeepaliveInterval)
 		return
 	}
-	if d := p.upKeepaliveLocked(now); d > 0 && p.cfg.KeepaliveAnswers {
-		p.armKeepaliveLocked(now, d) // the peer was heard meanwhile
-		return
-	}
 	if p.cfg.KeepaliveAnswers {
+		if d := p.upKeepaliveLocked(now); d > 0 {
+			p.armKeepaliveLocked(now, d) // the peer was heard meanwhile
+			return
+		}
 		p.oweKeepaliveLocked()
 		p.kickLocked()
 		p.armKeepaliveLocked(now, p.cfg.KeepaliveInterval) // asked: wait an interval for the answer
@@ -449,11 +449,18 @@ func (p *Port) keepalive() {
 	// A link that carries traffic sends flow-control packets anyway: no
 	// keepalive then, so that only idle links wake at the grid points and
 	// a loaded fabric's experiments see no burst of them.
-	if now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2 {
+	if p.fcQuietLocked(now) {
 		p.oweKeepaliveLocked()
 		p.kickLocked()
 	}
 	p.armKeepaliveLocked(now, p.untilGridLocked(now))
+}
+
+// fcQuietLocked reports whether the port has sent no flow-control packet
+// for half a keepalive interval: the peer is then owed one, as a keepalive
+// or a quiet end's answer.
+func (p *Port) fcQuietLocked(now time.Time) bool {
+	return now.Sub(p.lastFCTx) >= p.cfg.KeepaliveInterval/2
 }
 
 // untilGridLocked returns the time from now to the next keepalive on the

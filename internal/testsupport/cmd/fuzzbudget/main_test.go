@@ -60,15 +60,7 @@ func TestUsage(t *testing.T) {
 // mutation finds at once: the report counts its crash and the input Go
 // wrote, and the other target's execs.
 func TestPlantedCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and fuzzes a module: -short")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fz\n\ngo 1.22\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "fz_test.go"), []byte(`package fz
+	dir := fuzzModule(t, `package fz
 
 import "testing"
 
@@ -85,7 +77,7 @@ func FuzzFine(f *testing.F) {
 	f.Add([]byte("a"))
 	f.Fuzz(func(t *testing.T, b []byte) { _ = len(b) })
 }
-`), 0o644))
+`)
 	rep, err := fuzzAll(options{minExecs: 2000, pkgs: []string{"./..."}, dir: dir, log: testWriter{t}})
 	require.NoError(t, err)
 	require.Len(t, rep.Targets, 2)
@@ -114,16 +106,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 // the target keeps its execs and runs only for what it lacks; a FuzzX
 // inside a string is no target.
 func TestResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and fuzzes a module: -short")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fz\n\ngo 1.22\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "fz_test.go"), []byte("package fz\n\nimport \"testing\"\n\nconst ghost = `\nfunc FuzzGhost(f *testing.F) {}\n`\n\n"+
-		"func FuzzFine(f *testing.F) {\n\tf.Add([]byte(\"a\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { _ = len(b) })\n}\n"), 0o644))
+	dir := fuzzModule(t, "package fz\n\nimport \"testing\"\n\nconst ghost = `\nfunc FuzzGhost(f *testing.F) {}\n`\n\n"+
+		"func FuzzFine(f *testing.F) {\n\tf.Add([]byte(\"a\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { _ = len(b) })\n}\n")
 	out := filepath.Join(dir, "report.json")
 	o := options{minExecs: 500, pkgs: []string{"./..."}, dir: dir, out: out, log: testWriter{t}}
 	first, err := fuzzAll(o)
@@ -144,4 +128,20 @@ func TestResume(t *testing.T) {
 	var onDisk Report
 	require.NoError(t, json.Unmarshal(b, &onDisk))
 	assert.Equal(t, second.TotalExecs, onDisk.TotalExecs)
+}
+
+// fuzzModule writes a module "fz" whose test file is src into a new
+// directory and returns it; it skips under -short or without a go command.
+func fuzzModule(t *testing.T, src string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and fuzzes a module: -short")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fz\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fz_test.go"), []byte(src), 0o644))
+	return dir
 }
