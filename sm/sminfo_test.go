@@ -218,6 +218,7 @@ type otherSM struct {
 	asked  int
 	sets   []uint32 // the attribute modifiers of the Sets received
 	keys   []uint64 // the SM_Key each carried
+	traps  []uint16 // the Trap 144s received: the LID each names
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
@@ -232,6 +233,12 @@ func (o *otherSM) Send(m madport.MAD) error {
 			return nil
 		}
 		h := mad.MAD(r.Data)
+		if h.Method() == mad.MethodTrap && h.AttrID() == mad.AttrNotice {
+			if n := mad.Notice(mad.SMP(r.Data).Data()); n.TrapNumber() == mad.TrapCapabilityMaskChange {
+				o.traps = append(o.traps, n.Trap144LID())
+			}
+			continue
+		}
 		if h.AttrID() != mad.AttrSMInfo || o.silent || h.Method().IsResponse() {
 			continue
 		}
@@ -471,6 +478,47 @@ func TestHandoverAtSweep(t *testing.T) {
 	assert.Equal(t, "Standby", last.State)
 	_, routed := res.Phase(sm.PhaseRouting)
 	assert.False(t, routed, "the handing-over sweep configures nothing")
+}
+
+// TestWaitingMasterSendsTrap144: a master whose sweep finds another
+// master of lower priority waits for its handover, and tells it so with
+// a Trap 144 at every sweep: that master may not know this one (OpenSM,
+// having taken over when its polls went unanswered under SMP loss, asks
+// only the SMs it knows and kept the subnet until something else
+// changed), and only the trap makes it sweep in full and hand over.
+func TestWaitingMasterSendsTrap144(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	guid := topo.Node(ca4).Ports[1].GUID
+	port := &otherSM{Port: b.port, other: op, silent: true,
+		info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: 2, SMState: mad.SMStateMaster}}
+	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5, SMKey: 1}})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, "alone: %s", res.Reason)
+	require.Empty(t, port.traps)
+	ourLID := agentLIDs(b.f)["ca15"]
+
+	port.silent = false // the other took the subnet over meanwhile
+	for i := 1; i <= 2; i++ {
+		res, err = s.Sweep(context.Background())
+		require.NoError(t, err)
+		assert.False(t, res.SubnetUp)
+		assert.Contains(t, res.Reason, "waiting for its handover")
+		assert.Equal(t, mad.SMStateMaster, s.State())
+		assert.Len(t, port.traps, i, "a Trap 144 at every sweep")
+	}
+	for _, lid := range port.traps {
+		assert.Equal(t, ourLID, lid, "the trap names this SM's port")
+	}
+	assert.EqualValues(t, 2, s.Stats().Traps144)
+	assert.Empty(t, port.sets, "no handover to a lower master")
 }
 
 // TestBlocksLiftedBesideAnotherSM: an SM alone pre-blocks its cut nodes'
