@@ -219,9 +219,16 @@ type otherSM struct {
 	sets   []uint32 // the attribute modifiers of the Sets received
 	keys   []uint64 // the SM_Key each carried
 	traps  []uint16 // the Trap 144s received: the LID each names
+	// lose, by attribute modifier, how many SLtoVL Sets to lose still.
+	lose map[uint32]int
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
+	if h := mad.MAD(m.Data); o.lose != nil && h.Method() == mad.MethodSet && h.AttrID() == mad.AttrSLtoVLMapping &&
+		o.lose[h.AttrModifier()] > 0 {
+		o.lose[h.AttrModifier()]--
+		return nil // lost on the way
+	}
 	if err := o.Port.Send(m); err != nil {
 		return err
 	}
@@ -579,6 +586,52 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 			assert.Zero(t, res.SL2VLSets)
 		})
 	}
+}
+
+// TestBlockLiftedUnderLoss: a lifting SLtoVL Set whose every attempt is
+// lost is sent again at once, within the same sweep, so that SMP loss
+// costs the blocked turn a few timeouts; it used to be given up (a
+// problem) and the turn dropped its traffic until the next sweep that
+// lifted it (a soak: 4,100 packets over tens of seconds).
+func TestBlockLiftedUnderLoss(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	port := &otherSM{Port: b.port, other: op, silent: true,
+		info: mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}}
+	s, err := sm.New(port, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
+		ElectionConfig:     sm.ElectionConfig{Priority: 5, SMKey: 1},
+	})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, res.Reason)
+	require.Len(t, s.Blocked(), 4, "alone, the SM pre-blocks")
+	turn := s.Blocked()[0]
+	sw, ok := topo.LookupGUID(turn[0])
+	require.True(t, ok)
+	vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
+	require.EqualValues(t, 15, vl())
+
+	// Every attempt of two transactions lost (each the first try and
+	// its DefaultRetries resends), and one more.
+	mod := mad.SLtoVLModifier{InPort: uint8(turn[1]), OutPort: uint8(turn[2])}.Modifier()
+	port.lose = map[uint32]int{mod: 2*(sm.DefaultRetries+1) + 1}
+	port.silent = false // another SM: the blocks go
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, port.lose[mod], "every loss planned happened")
+	assert.Empty(t, s.Blocked(), "lifted within the sweep")
+	assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
+	assert.Equal(t, 2, res.SL2VLRetries, "two Sets more for the turn whose Sets were lost")
+	assert.Equal(t, 6, res.SL2VLSets)
+	assert.Empty(t, res.Problems)
 }
 
 // TestBlocksLiftedAfterAssimilation: beside another SM, the blocks a
