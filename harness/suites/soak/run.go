@@ -187,6 +187,8 @@ func (r *soakRun) soak(ctx context.Context) error {
 	}
 	r.drops = newDropReader(r.o.Fabric, r.topo)
 	r.drops.read(ctx) // what bring-up dropped is not the soak's
+	r.drops.start(ctx, dropPollEvery)
+	defer r.drops.stop()
 	if err := r.switchLIDs(ctx); err != nil {
 		return err
 	}

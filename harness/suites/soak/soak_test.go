@@ -77,7 +77,7 @@ func checkEntry(t *testing.T, d Disturbance, quick bool, tg Targets) {
 		require.NotNil(t, d.Link)
 		assert.Contains(t, tg.Links, *d.Link)
 		if d.Kind == KindMADLoss {
-			assert.True(t, d.LossPct >= 5 && d.LossPct <= 20, "loss %d %%", d.LossPct)
+			assert.Contains(t, []int{1, 2, 5, 10}, d.LossPct, "loss %d %%", d.LossPct)
 		}
 	case KindSwitchRestart:
 		assert.Contains(t, tg.Switches, d.Switch)

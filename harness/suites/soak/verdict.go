@@ -45,7 +45,7 @@ func (r *soakRun) finish(err error) {
 		rep.Error = err.Error()
 	}
 	if r.drops != nil {
-		rep.Counters.RecordsLost = r.drops.lost
+		rep.Counters.RecordsLost = r.drops.lostRecords()
 	}
 	rep.WarmupS = max(minWarmup.Seconds(), warmupFrac*time.Since(r.t0).Seconds())
 	judgeMemory(rep.Memory, rep.WarmupS)
