@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -182,12 +183,33 @@ type MemSeries struct {
 	Flat           bool    `json:"flat"`
 }
 
+// lateSlack is how much later than the first sample of the run a
+// process's first sample may come and still count as there from the
+// start (the sampler reads the processes one after another).
+const lateSlack = 5.0 // seconds
+
 // judgeMemory fits every series after warmup seconds and says whether
-// its memory is flat.
+// its memory is flat. A process that started later than the run's first
+// sample (a switch restarted, ibsm started again) has a warm-up of its
+// own, warmup seconds from its first sample: a fresh process grows to
+// its working size whenever it starts (the 10-minute soak's restarted
+// switches grew from 3-4 to 7-8 MiB over their first 3-6 minutes, as
+// every switch did at the start, and were judged rising while those
+// started with the fabric were flat).
 func judgeMemory(series []MemSeries, warmup float64) {
+	first := math.Inf(1)
+	for _, s := range series {
+		if len(s.Samples) > 0 {
+			first = min(first, s.Samples[0].T)
+		}
+	}
 	for i := range series {
 		s := &series[i]
-		s.SlopeKiBPerMin, s.SpanMin, s.Fitted = slope(s.Samples, warmup)
+		from := warmup
+		if len(s.Samples) > 0 && s.Samples[0].T > first+lateSlack {
+			from = s.Samples[0].T + warmup
+		}
+		s.SlopeKiBPerMin, s.SpanMin, s.Fitted = slope(s.Samples, from)
 		s.WholeKiBPerMin, _, _ = slope(s.Samples, 0)
 		s.Judged = s.Fitted >= minMemSamples && s.SpanMin > 0
 		s.BoundKiBPerMin = slopeBound(s.SpanMin)

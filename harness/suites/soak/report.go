@@ -156,7 +156,7 @@ func indexMD(rep *Report) string {
 	for _, k := range keys(l.Start.Procs, l.End.Procs) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", k, l.Start.Procs[k], l.End.Procs[k], l.Start.FDs[k], l.End.FDs[k])
 	}
-	fmt.Fprintf(&b, "\n## Memory\n\nPss per process, fitted from %.0f s on (least squares); bound max(%d KiB/min, %d KiB over the window).\n\n", rep.WarmupS, slopeFloorKiB, growthFloorKiB)
+	fmt.Fprintf(&b, "\n## Memory\n\nPss per process, fitted from %.0f s on (a process started later: %.0f s after its start; least squares); bound max(%d KiB/min, %d KiB over the window).\n\n", rep.WarmupS, rep.WarmupS, slopeFloorKiB, growthFloorKiB)
 	b.WriteString("| process | pid | samples fitted | span min | first KiB | last KiB | slope KiB/min | bound | flat | whole run KiB/min |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range rep.Memory {
 		first, last := uint64(0), uint64(0)

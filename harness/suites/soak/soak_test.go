@@ -188,10 +188,17 @@ func TestJudgeMemory(t *testing.T) {
 	ss := []MemSeries{
 		{Proc: "sw1/ibswitch", Samples: series(0, 60, hour...)},
 		{Proc: "sw2/ibswitch", Samples: series(0, 60, leak...)},
-		{Proc: "ca4/ibsm", Samples: series(60, 30, 10_000, 12_000, 14_000, 16_000, 18_000)},
+		{Proc: "ca4/ibsm", Samples: series(0, 30, 10_000, 10_000, 10_000, 12_000, 14_000, 16_000, 18_000)},
 		{Proc: "ca4/ibsm", Samples: series(3000, 60, 10_000, 90_000)},
+		// Restarted at 600 s: its own first minute is its warm-up.
+		{Proc: "sw3/ibswitch", Samples: series(600, 30, 3_000, 6_000, 7_000, 7_000, 7_100, 7_000, 7_000)},
+		{Proc: "sw4/ibswitch", Samples: series(600, 30, 3_000, 3_500, 6_000, 9_000, 12_000, 15_000, 18_000)},
 	}
 	judgeMemory(ss, 60)
+	assert.True(t, ss[4].Judged && ss[4].Flat, "a late process's warm-up is its own: %+v", ss[4])
+	assert.Equal(t, 5, ss[4].Fitted, "fitted from 660 s on")
+	assert.True(t, ss[5].Judged && !ss[5].Flat, "rising after its own warm-up: %.0f", ss[5].SlopeKiBPerMin)
+	ss = ss[:4]
 	assert.True(t, ss[0].Judged && ss[0].Flat, "%+v", ss[0])
 	assert.True(t, ss[1].Judged && !ss[1].Flat, "1 MiB/min over an hour: %.0f", ss[1].SlopeKiBPerMin)
 	assert.True(t, ss[2].Judged && !ss[2].Flat, "8 MiB over two minutes: %.0f, bound %.0f", ss[2].SlopeKiBPerMin, ss[2].BoundKiBPerMin)
