@@ -411,7 +411,8 @@ func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint
 // sweep, and a soak, with 10-15 % of the SMPs lost each way on the SM's
 // link, saw a switch's blocked turns drop some 4,100 packets over tens of
 // seconds that way. With the retries a loss costs a few timeouts, and a
-// lift fails only when the switch does not answer at all.
+// lift fails only when the switch does not answer at all. The table Sets
+// of sendIfChanged (LFT blocks above all) go again as many times.
 const liftRetries = 3
 
 // setTurn writes the restored SLtoVL table data of turn k of switch sw,

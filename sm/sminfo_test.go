@@ -219,14 +219,28 @@ type otherSM struct {
 	sets   []uint32 // the attribute modifiers of the Sets received
 	keys   []uint64 // the SM_Key each carried
 	traps  []uint16 // the Trap 144s received: the LID each names
-	// lose, by attribute modifier, how many SLtoVL Sets to lose still.
-	lose map[uint32]int
+	// lose, when set, says which MADs the SM sends are lost.
+	lose func(m []byte) bool
+}
+
+// loseSets returns an otherSM.lose that loses the first n Sets of attr
+// whose attribute modifier is mod and that go over hops hops (any, when
+// hops is negative), and the count of those still to lose.
+func loseSets(attr mad.AttrID, mod uint32, hops int, n int) (func([]byte) bool, *int) {
+	left := n
+	return func(m []byte) bool {
+		h := mad.MAD(m)
+		if left == 0 || h.Method() != mad.MethodSet || h.AttrID() != attr || h.AttrModifier() != mod ||
+			hops >= 0 && (h.MgmtClass() != mad.ClassSubnDirected || int(mad.DRSMP(m).HopCount()) != hops) {
+			return false
+		}
+		left--
+		return true
+	}, &left
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
-	if h := mad.MAD(m.Data); o.lose != nil && h.Method() == mad.MethodSet && h.AttrID() == mad.AttrSLtoVLMapping &&
-		o.lose[h.AttrModifier()] > 0 {
-		o.lose[h.AttrModifier()]--
+	if o.lose != nil && o.lose(m.Data) {
 		return nil // lost on the way
 	}
 	if err := o.Port.Send(m); err != nil {
@@ -622,16 +636,47 @@ func TestBlockLiftedUnderLoss(t *testing.T) {
 	// Every attempt of two transactions lost (each the first try and
 	// its DefaultRetries resends), and one more.
 	mod := mad.SLtoVLModifier{InPort: uint8(turn[1]), OutPort: uint8(turn[2])}.Modifier()
-	port.lose = map[uint32]int{mod: 2*(sm.DefaultRetries+1) + 1}
+	var left *int
+	port.lose, left = loseSets(mad.AttrSLtoVLMapping, mod, -1, 2*(sm.DefaultRetries+1)+1)
 	port.silent = false // another SM: the blocks go
 	res, err = s.Sweep(context.Background())
 	require.NoError(t, err)
-	assert.Zero(t, port.lose[mod], "every loss planned happened")
+	assert.Zero(t, *left, "every loss planned happened")
 	assert.Empty(t, s.Blocked(), "lifted within the sweep")
 	assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
 	assert.Equal(t, 2, res.SL2VLRetries, "two Sets more for the turn whose Sets were lost")
 	assert.Equal(t, 6, res.SL2VLSets)
 	assert.Empty(t, res.Problems)
+}
+
+// TestLFTBlockUnderLoss: an LFT block whose Set loses every attempt goes
+// again at once, within the sweep: the switch holds every route when the
+// subnet is up, and the sweep reports no problem. It used to be given
+// up, and the LIDs of that block unroutable at the switch until a later
+// sweep (a soak: one destination at four switches for seconds).
+func TestLFTBlockUnderLoss(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	port := &otherSM{Port: b.port, other: op, silent: true}
+	var left *int
+	// sw10, ca15's switch, one hop away: block 0 of its LFT, every attempt
+	// of two transactions and one more.
+	port.lose, left = loseSets(mad.AttrLinearFwdTbl, 0, 1, 2*(sm.DefaultRetries+1)+1)
+	s, err := sm.New(port, sm.Config{})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, *left, "every loss planned happened")
+	require.True(t, res.SubnetUp, "%s %v", res.Reason, res.Problems)
+	assert.Empty(t, res.Problems)
+	lfts := lftSnapshot(b.f, res.MaxLID)
+	for lid := 1; lid <= int(res.MaxLID); lid++ {
+		assert.NotEqual(t, mad.LFTNoPort, lfts["sw10"][lid], "sw10 routes LID %d", lid)
+	}
 }
 
 // TestBlocksLiftedAfterAssimilation: beside another SM, the blocks a
