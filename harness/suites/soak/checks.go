@@ -1,11 +1,15 @@
 package soak
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
+	"ibfab/harness"
 	"ibfab/nodeproc"
 	"ibfab/port"
 	"ibfab/topologies"
@@ -45,9 +49,8 @@ func (r DropRec) port() string {
 func downPorts(topo *topologies.Topology, d Disturbance) map[string]bool {
 	out := map[string]bool{}
 	add := func(ref topologies.PortRef) {
-		out[fmt.Sprintf("%s[%d]", topo.Node(ref.Node).Name, ref.Port)] = true
-		if peer, ok := topo.Peer(ref); ok {
-			out[fmt.Sprintf("%s[%d]", topo.Node(peer.Node).Name, peer.Port)] = true
+		for k := range downPortsOf(topo, ref) {
+			out[k] = true
 		}
 	}
 	if d.Link != nil {
@@ -62,6 +65,69 @@ func downPorts(topo *topologies.Topology, d Disturbance) map[string]bool {
 				add(ref)
 			}
 		}
+	}
+	return out
+}
+
+// linkDowns reads every port's LinkDownedCounter, by "node[port]"; a
+// node that does not answer (killed) has none.
+func linkDowns(ctx context.Context, fabric string) map[string]uint8 {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out := map[string]uint8{}
+	st, err := harness.Status(cctx, fabric)
+	if err != nil {
+		return out
+	}
+	for _, n := range st.Nodes {
+		if !n.Alive {
+			continue
+		}
+		for _, p := range n.Ports {
+			out[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.Counters.LinkDownedCounter
+		}
+	}
+	return out
+}
+
+// wentDown returns the ports, with their links' far ends, whose
+// LinkDownedCounter grew from before to after, less those in known; a
+// port read only once (its node restarted or killed) is not one of them.
+func wentDown(topo *topologies.Topology, before, after map[string]uint8, known map[string]bool) []string {
+	set := map[string]bool{}
+	for k, a := range after {
+		b, ok := before[k]
+		if !ok || a == b {
+			continue
+		}
+		var node string
+		var num int
+		if _, err := fmt.Sscanf(strings.Replace(k, "[", " ", 1), "%s %d]", &node, &num); err != nil {
+			continue
+		}
+		i, ok := topo.Lookup(node)
+		if !ok {
+			continue
+		}
+		for name := range downPortsOf(topo, topologies.PortRef{Node: i, Port: num}) {
+			if !known[name] {
+				set[name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// downPortsOf is a port and its link's far end, by "node[port]".
+func downPortsOf(topo *topologies.Topology, ref topologies.PortRef) map[string]bool {
+	out := map[string]bool{fmt.Sprintf("%s[%d]", topo.Node(ref.Node).Name, ref.Port): true}
+	if peer, ok := topo.Peer(ref); ok {
+		out[fmt.Sprintf("%s[%d]", topo.Node(peer.Node).Name, peer.Port)] = true
 	}
 	return out
 }

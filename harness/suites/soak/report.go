@@ -31,10 +31,15 @@ type DisturbanceRun struct {
 	// explains.
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	BadDrops []string          `json:"bad_drops,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
-	Checks   []runner.Check    `json:"checks"`
-	Passed   bool              `json:"passed"`
-	Error    string            `json:"error,omitempty"`
+	// AlsoDown are the ports besides the disturbance's own whose link
+	// went down while it ran (LinkDownedCounter grew at either end): a
+	// node process off the CPU past its peers' liveness timeout on a
+	// loaded machine. Their drops are a downed link's too.
+	AlsoDown []string       `json:"also_down,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
+	Checks   []runner.Check `json:"checks"`
+	Passed   bool           `json:"passed"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // Counters are the traffic's and the fabric's totals over the soak.
