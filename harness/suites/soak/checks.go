@@ -97,7 +97,7 @@ func wentDown(topo *topologies.Topology, before, after map[string]uint8, known m
 	set := map[string]bool{}
 	for k, a := range after {
 		b, ok := before[k]
-		if !ok || a == b {
+		if !ok || a <= b { // kept, or cleared (a PMA Set of PortCounters)
 			continue
 		}
 		var node string

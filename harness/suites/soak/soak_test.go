@@ -358,11 +358,12 @@ func TestBounds(t *testing.T) {
 
 // TestWentDown: a port whose LinkDownedCounter grew is a downed link,
 // with its far end, unless the disturbance's own; a port read only at
-// the end (its switch restarted) is not one; nor one whose counter kept.
+// the end (its switch restarted) is not one; nor one whose counter kept
+// or was cleared.
 func TestWentDown(t *testing.T) {
 	topo := topologies.Thesis8()
-	before := map[string]uint8{"sw1[1]": 2, "sw2[1]": 2, "sw3[4]": 0, "sw6[2]": 0, "sw5[1]": 1}
-	after := map[string]uint8{"sw1[1]": 3, "sw2[1]": 3, "sw3[4]": 1, "sw6[2]": 1, "sw5[1]": 1, "sw10[1]": 1}
+	before := map[string]uint8{"sw1[1]": 2, "sw2[1]": 2, "sw3[4]": 0, "sw6[2]": 0, "sw5[1]": 1, "sw5[2]": 4}
+	after := map[string]uint8{"sw1[1]": 3, "sw2[1]": 3, "sw3[4]": 1, "sw6[2]": 1, "sw5[1]": 1, "sw5[2]": 0, "sw10[1]": 1}
 	got := wentDown(topo, before, after, map[string]bool{"sw3[4]": true, "sw6[2]": true})
 	assert.Equal(t, []string{"sw1[1]", "sw2[1]"}, got)
 	assert.Empty(t, wentDown(topo, before, before, nil))
