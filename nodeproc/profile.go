@@ -29,9 +29,11 @@ const (
 	// goroutine's wake-ups, runs and system calls, with their times.
 	ProfileTrace // trace
 	// ProfileHeap is the heap at the end of the seconds, after a
-	// collection: what is live and where it was allocated. Two of them
-	// (`go tool pprof -base`) tell a leak from a heap that grew to its
-	// working size, which a process's Pss alone does not.
+	// collection: what is live and where it was allocated, in pprof's
+	// text form, which ends with the runtime's MemStats (the heap in use,
+	// idle and released, the stacks). Two of them (`go tool pprof -base`)
+	// tell a leak from a heap that grew to its working size, which a
+	// process's Pss alone does not.
 	ProfileHeap // heap
 )
 
@@ -107,7 +109,7 @@ func profile(ctx context.Context, a ProfileArgs) error {
 	case ProfileHeap:
 		wait()
 		runtime.GC() // the profile's in-use figures are as of the last collection
-		err = pprof.Lookup("heap").WriteTo(f, 0)
+		err = pprof.Lookup("heap").WriteTo(f, 1)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
