@@ -31,11 +31,12 @@ func _() {
 	_ = x[ProfileBlock-1]
 	_ = x[ProfileMutex-2]
 	_ = x[ProfileTrace-3]
+	_ = x[ProfileHeap-4]
 }
 
-const _ProfileKind_name = "cpublockmutextrace"
+const _ProfileKind_name = "cpublockmutextraceheap"
 
-var _ProfileKind_index = [...]uint8{0, 3, 8, 13, 18}
+var _ProfileKind_index = [...]uint8{0, 3, 8, 13, 18, 22}
 
 func (i ProfileKind) String() string {
 	idx := int(i) - 0

@@ -28,9 +28,16 @@ const (
 	// ProfileTrace is an execution trace (`go tool trace`): every
 	// goroutine's wake-ups, runs and system calls, with their times.
 	ProfileTrace // trace
+	// ProfileHeap is the heap at the end of the seconds, after a
+	// collection: what is live and where it was allocated, in pprof's
+	// text form, which ends with the runtime's MemStats (the heap in use,
+	// idle and released, the stacks). Two of them (`go tool pprof -base`)
+	// tell a leak from a heap that grew to its working size, which a
+	// process's Pss alone does not.
+	ProfileHeap // heap
 )
 
-var profileKinds = enum.New("profile kind", ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace)
+var profileKinds = enum.New("profile kind", ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace, ProfileHeap)
 
 // MarshalText implements encoding.TextMarshaler.
 func (k ProfileKind) MarshalText() ([]byte, error) { return profileKinds.Marshal(k) }
@@ -59,7 +66,7 @@ func profile(ctx context.Context, a ProfileArgs) error {
 		return errors.New("profile: no path")
 	case d <= 0 || d > maxProfile:
 		return fmt.Errorf("profile: seconds %g out of range (0, %g]", a.Seconds, maxProfile.Seconds())
-	case a.Kind > ProfileTrace:
+	case a.Kind > ProfileHeap:
 		return fmt.Errorf("profile: %v unknown", a.Kind)
 	}
 	f, err := os.Create(a.Path)
@@ -99,6 +106,10 @@ func profile(ctx context.Context, a ProfileArgs) error {
 		}
 		wait()
 		trace.Stop()
+	case ProfileHeap:
+		wait()
+		runtime.GC() // the profile's in-use figures are as of the last collection
+		err = pprof.Lookup("heap").WriteTo(f, 1)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

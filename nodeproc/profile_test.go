@@ -25,6 +25,7 @@ func TestProfile(t *testing.T) {
 		{"block", ProfileArgs{Path: filepath.Join(dir, "block"), Seconds: 0.05, Kind: ProfileBlock}, ""},
 		{"mutex", ProfileArgs{Path: filepath.Join(dir, "mutex"), Seconds: 0.05, Kind: ProfileMutex}, ""},
 		{"trace", ProfileArgs{Path: filepath.Join(dir, "trace"), Seconds: 0.05, Kind: ProfileTrace}, ""},
+		{"heap", ProfileArgs{Path: filepath.Join(dir, "heap"), Seconds: 0.01, Kind: ProfileHeap}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := profile(context.Background(), c.args)
@@ -50,7 +51,7 @@ func TestGoroutineStacks(t *testing.T) {
 }
 
 func TestProfileKindText(t *testing.T) {
-	for _, k := range []ProfileKind{ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace} {
+	for _, k := range []ProfileKind{ProfileCPU, ProfileBlock, ProfileMutex, ProfileTrace, ProfileHeap} {
 		b, err := k.MarshalText()
 		require.NoError(t, err)
 		var got ProfileKind
@@ -58,7 +59,7 @@ func TestProfileKindText(t *testing.T) {
 		require.Equal(t, k, got)
 	}
 	var k ProfileKind
-	require.ErrorContains(t, k.UnmarshalText([]byte("heap")), "want one of cpu, block, mutex, trace")
+	require.ErrorContains(t, k.UnmarshalText([]byte("goroutine")), "want one of cpu, block, mutex, trace, heap")
 	_, err := ProfileKind(7).MarshalText()
 	require.Error(t, err)
 }

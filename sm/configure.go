@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -128,23 +129,37 @@ func (sn *Subnet) path(i, p int) []uint8 {
 
 // sendIfChanged sets an attribute unless the shadow says the device holds
 // data already, and reports whether it did; the shadow is updated when
-// the Set succeeds, and then done, if any, runs.
+// the Set succeeds, and then done, if any, runs. A Set that timed out
+// (every attempt of the transaction layer) goes again at once, up to
+// liftRetries times, before fail hears of it: the tables are what the
+// traffic needs, and one given up waited for the next sweep (a soak
+// under 15 % SMP loss each way saw a destination LID unroutable at four
+// switches for seconds after the loss, until a later sweep sent its LFT
+// block again).
 func (s *SM) sendIfChanged(sn *Subnet, node, port int, attr mad.AttrID, mod uint32, data []byte, fail func(error), done ...func()) bool {
 	k := shadowKey{sn.Topo.Node(node).GUID, port, attr, mod}
 	if old, ok := s.shadow[k]; ok && slices.Equal(old, data) {
 		return false
 	}
-	s.tx.Set(txn.Request{DR: true, Path: sn.path(node, port), Attr: attr, Mod: mod, Data: data}, func(r *txn.Response) {
+	s.setTable(txn.Request{DR: true, Path: sn.path(node, port), Attr: attr, Mod: mod, Data: data}, k, fail, done, liftRetries)
+	return true
+}
+
+func (s *SM) setTable(req txn.Request, k shadowKey, fail func(error), done []func(), tries int) {
+	s.tx.Set(req, func(r *txn.Response) {
+		if errors.Is(r.Err, ErrTimeout) && tries > 0 {
+			s.setTable(req, k, fail, done, tries-1)
+			return
+		}
 		if r.Err != nil {
 			fail(r.Err)
 			return
 		}
-		s.shadow[k] = data
+		s.shadow[k] = req.Data
 		for _, f := range done {
 			f()
 		}
 	})
-	return true
 }
 
 // configuredBefore reports whether an SM had sn up before this one: a

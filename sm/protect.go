@@ -1,7 +1,9 @@
 package sm
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -397,27 +399,58 @@ func (s *SM) keepBlocks(sn *Subnet, want map[turnKey]bool, vlsOf map[[2]int]uint
 		if old, ok := s.kept[k]; ok {
 			data = old
 		}
-		s.setTurn(sn, sw, k, data, res, problem, false)
+		s.setTurn(sn, sw, k, data, res, problem)
 	}
 }
 
-// setTurn writes the SLtoVL table of one (input, output) pair of switch
-// sw: blocked or restored.
-func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any), block bool) {
+// liftRetries is how many times a lifting SLtoVL Set that failed (every
+// attempt of the transaction layer timed out, or the answer shows another
+// table) is sent again at once. While a block stands the traffic of its
+// turn is dropped (once the new tables are in, routes take turns their
+// graph allows again): a lift given up waited for the next change or
+// sweep, and a soak, with 10-15 % of the SMPs lost each way on the SM's
+// link, saw a switch's blocked turns drop some 4,100 packets over tens of
+// seconds that way. With the retries a loss costs a few timeouts, and a
+// lift fails only when the switch does not answer at all. The table Sets
+// of sendIfChanged (LFT blocks above all) go again as many times.
+const liftRetries = 3
+
+// setTurn writes the restored SLtoVL table data of turn k of switch sw,
+// undoing its block. The answer must show data (the table the switch now
+// holds); otherwise, or without one, the Set goes again, up to
+// liftRetries times, and then is a problem, the block kept for the next
+// attempt.
+func (s *SM) setTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any)) {
+	s.liftTurn(sn, sw, k, data, res, problem, liftRetries)
+}
+
+func (s *SM) liftTurn(sn *Subnet, sw int, k turnKey, data []byte, res *Result, problem func(string, ...any), tries int) {
 	m := mad.SLtoVLModifier{InPort: uint8(k.in), OutPort: uint8(k.out)}
 	res.SL2VLSets++
 	s.tx.Set(txn.Request{DR: true, Path: sn.Paths[sw], Attr: mad.AttrSLtoVLMapping, Mod: m.Modifier(), Data: data}, func(r *txn.Response) {
-		if r.Err != nil {
-			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, r.Err)
+		err := r.Err
+		if err == nil && !tableTaken(r.Data, data) {
+			err = errors.New("the answer shows another table")
+		}
+		if err != nil {
+			if tries > 0 && !errors.Is(err, ErrStatus) {
+				res.SL2VLRetries++
+				s.liftTurn(sn, sw, k, data, res, problem, tries-1)
+				return
+			}
+			problem("SLtoVL %d→%d of %s: %v", k.in, k.out, sn.Topo.Node(sw).Name, err)
 			return
 		}
-		if block {
-			s.blocked[k] = true
-		} else {
-			delete(s.blocked, k)
-			delete(s.kept, k)
-		}
+		delete(s.blocked, k)
+		delete(s.kept, k)
 	})
+}
+
+// tableTaken reports whether got, a Set's answer, shows the SLtoVL table
+// sent.
+func tableTaken(got, sent []byte) bool {
+	n := mad.SLtoVLMappingTableSize
+	return len(got) >= n && len(sent) >= n && bytes.Equal(got[:n], sent[:n])
 }
 
 func sortTurns(ks []turnKey) {

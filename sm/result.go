@@ -74,6 +74,7 @@ type Result struct {
 	LFTEntriesChanged int `json:"lft_entries_changed,omitempty"`
 	SL2VLSets         int `json:"sl2vl_sets,omitempty"`        // cut-node dependency blocks set and undone
 	SL2VLReads        int `json:"sl2vl_reads,omitempty"`       // SLtoVL tables read back for blocks left by an earlier SM
+	SL2VLRetries      int `json:"sl2vl_retries,omitempty"`     // lifting SLtoVL Sets sent again (a lost answer, another table shown)
 	PortsDeactivated  int `json:"ports_deactivated,omitempty"` // by full deactivation or at cut nodes
 	OwnTraps          int `json:"own_traps,omitempty"`         // switches whose traps the deactivation itself caused, taken back
 	Waves             int `json:"waves,omitempty"`             // of the definitive distribution

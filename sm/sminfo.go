@@ -323,6 +323,15 @@ func (s *SM) elect(ctx context.Context, sn *Subnet, res *Result) error {
 			// configures nothing meanwhile.
 			s.waitHandover = true
 			res.Reason = fmt.Sprintf("SM %#x (priority %d) is master too: waiting for its handover", m.info.GUID, m.info.Priority)
+			// The lower master may not know this SM: one that took the
+			// subnet over because its polls of this one went unanswered
+			// (SMP loss) forgets it, and a master's light sweeps ask only
+			// the SMs it knows. Only a Trap 144 makes it sweep in full and
+			// find this one; OpenSM's waiting master sends one at every
+			// look at the other, and so does this one, at every sweep,
+			// or both stay Master until some other change (a soak saw
+			// OpenSM keep the subnet for minutes after 20 % SMP loss).
+			s.sendTrap144(m)
 		}
 		return nil
 	}
@@ -623,9 +632,10 @@ func (s *SM) sendPending(ctx context.Context) error {
 	return s.tx.Run(ctx)
 }
 
-// sendTrap144 announces this SM to r, the master it polls and outranks:
-// a Trap 144 with the SM-priority change, LID-routed to its LID, as
-// OpenSM's standby sends it.
+// sendTrap144 announces this SM to r, a master it outranks (the one it
+// polls as a standby, or the one whose handover it waits for as a
+// master): a Trap 144 with the SM-priority change, LID-routed to its
+// LID, as OpenSM sends it.
 func (s *SM) sendTrap144(r *remoteSM) {
 	sn := s.subnet
 	if sn == nil || r.lid == 0 {

@@ -218,9 +218,31 @@ type otherSM struct {
 	asked  int
 	sets   []uint32 // the attribute modifiers of the Sets received
 	keys   []uint64 // the SM_Key each carried
+	traps  []uint16 // the Trap 144s received: the LID each names
+	// lose, when set, says which MADs the SM sends are lost.
+	lose func(m []byte) bool
+}
+
+// loseSets returns an otherSM.lose that loses the first n Sets of attr
+// whose attribute modifier is mod and that go over hops hops (any, when
+// hops is negative), and the count of those still to lose.
+func loseSets(attr mad.AttrID, mod uint32, hops int, n int) (func([]byte) bool, *int) {
+	left := n
+	return func(m []byte) bool {
+		h := mad.MAD(m)
+		if left == 0 || h.Method() != mad.MethodSet || h.AttrID() != attr || h.AttrModifier() != mod ||
+			hops >= 0 && (h.MgmtClass() != mad.ClassSubnDirected || int(mad.DRSMP(m).HopCount()) != hops) {
+			return false
+		}
+		left--
+		return true
+	}, &left
 }
 
 func (o *otherSM) Send(m madport.MAD) error {
+	if o.lose != nil && o.lose(m.Data) {
+		return nil // lost on the way
+	}
 	if err := o.Port.Send(m); err != nil {
 		return err
 	}
@@ -232,6 +254,12 @@ func (o *otherSM) Send(m madport.MAD) error {
 			return nil
 		}
 		h := mad.MAD(r.Data)
+		if h.Method() == mad.MethodTrap && h.AttrID() == mad.AttrNotice {
+			if n := mad.Notice(mad.SMP(r.Data).Data()); n.TrapNumber() == mad.TrapCapabilityMaskChange {
+				o.traps = append(o.traps, n.Trap144LID())
+			}
+			continue
+		}
 		if h.AttrID() != mad.AttrSMInfo || o.silent || h.Method().IsResponse() {
 			continue
 		}
@@ -473,6 +501,47 @@ func TestHandoverAtSweep(t *testing.T) {
 	assert.False(t, routed, "the handing-over sweep configures nothing")
 }
 
+// TestWaitingMasterSendsTrap144: a master whose sweep finds another
+// master of lower priority waits for its handover, and tells it so with
+// a Trap 144 at every sweep: that master may not know this one (OpenSM,
+// having taken over when its polls went unanswered under SMP loss, asks
+// only the SMs it knows and kept the subnet until something else
+// changed), and only the trap makes it sweep in full and hand over.
+func TestWaitingMasterSendsTrap144(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	guid := topo.Node(ca4).Ports[1].GUID
+	port := &otherSM{Port: b.port, other: op, silent: true,
+		info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: 2, SMState: mad.SMStateMaster}}
+	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5, SMKey: 1}})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, "alone: %s", res.Reason)
+	require.Empty(t, port.traps)
+	ourLID := agentLIDs(b.f)["ca15"]
+
+	port.silent = false // the other took the subnet over meanwhile
+	for i := 1; i <= 2; i++ {
+		res, err = s.Sweep(context.Background())
+		require.NoError(t, err)
+		assert.False(t, res.SubnetUp)
+		assert.Contains(t, res.Reason, "waiting for its handover")
+		assert.Equal(t, mad.SMStateMaster, s.State())
+		assert.Len(t, port.traps, i, "a Trap 144 at every sweep")
+	}
+	for _, lid := range port.traps {
+		assert.Equal(t, ourLID, lid, "the trap names this SM's port")
+	}
+	assert.EqualValues(t, 2, s.Stats().Traps144)
+	assert.Empty(t, port.sets, "no handover to a lower master")
+}
+
 // TestBlocksLiftedBesideAnotherSM: an SM alone pre-blocks its cut nodes'
 // forbidden turns; once another SM answers, a sweep that sends no tables
 // lifts them, and so does a handover, because the SM that takes over may
@@ -530,6 +599,83 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 			assert.Empty(t, s.Blocked(), "beside another SM, nothing is pre-blocked again")
 			assert.Zero(t, res.SL2VLSets)
 		})
+	}
+}
+
+// TestBlockLiftedUnderLoss: a lifting SLtoVL Set whose every attempt is
+// lost is sent again at once, within the same sweep, so that SMP loss
+// costs the blocked turn a few timeouts; it used to be given up (a
+// problem) and the turn dropped its traffic until the next sweep that
+// lifted it (a soak: 4,100 packets over tens of seconds).
+func TestBlockLiftedUnderLoss(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	port := &otherSM{Port: b.port, other: op, silent: true,
+		info: mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}}
+	s, err := sm.New(port, sm.Config{
+		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
+		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
+		ElectionConfig:     sm.ElectionConfig{Priority: 5, SMKey: 1},
+	})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	require.True(t, res.SubnetUp, res.Reason)
+	require.Len(t, s.Blocked(), 4, "alone, the SM pre-blocks")
+	turn := s.Blocked()[0]
+	sw, ok := topo.LookupGUID(turn[0])
+	require.True(t, ok)
+	vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
+	require.EqualValues(t, 15, vl())
+
+	// Every attempt of two transactions lost (each the first try and
+	// its DefaultRetries resends), and one more.
+	mod := mad.SLtoVLModifier{InPort: uint8(turn[1]), OutPort: uint8(turn[2])}.Modifier()
+	var left *int
+	port.lose, left = loseSets(mad.AttrSLtoVLMapping, mod, -1, 2*(sm.DefaultRetries+1)+1)
+	port.silent = false // another SM: the blocks go
+	res, err = s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, *left, "every loss planned happened")
+	assert.Empty(t, s.Blocked(), "lifted within the sweep")
+	assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
+	assert.Equal(t, 2, res.SL2VLRetries, "two Sets more for the turn whose Sets were lost")
+	assert.Equal(t, 6, res.SL2VLSets)
+	assert.Empty(t, res.Problems)
+}
+
+// TestLFTBlockUnderLoss: an LFT block whose Set loses every attempt goes
+// again at once, within the sweep: the switch holds every route when the
+// subnet is up, and the sweep reports no problem. It used to be given
+// up, and the LIDs of that block unroutable at the switch until a later
+// sweep (a soak: one destination at four switches for seconds).
+func TestLFTBlockUnderLoss(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	ca15, _ := topo.Lookup("ca15")
+	b := newBench(t, topo, ca15, 1)
+	op, err := memport.New(b.f, ca4, 1)
+	require.NoError(t, err)
+	port := &otherSM{Port: b.port, other: op, silent: true}
+	var left *int
+	// sw10, ca15's switch, one hop away: block 0 of its LFT, every attempt
+	// of two transactions and one more.
+	port.lose, left = loseSets(mad.AttrLinearFwdTbl, 0, 1, 2*(sm.DefaultRetries+1)+1)
+	s, err := sm.New(port, sm.Config{})
+	require.NoError(t, err)
+	res, err := s.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, *left, "every loss planned happened")
+	require.True(t, res.SubnetUp, "%s %v", res.Reason, res.Problems)
+	assert.Empty(t, res.Problems)
+	lfts := lftSnapshot(b.f, res.MaxLID)
+	for lid := 1; lid <= int(res.MaxLID); lid++ {
+		assert.NotEqual(t, mad.LFTNoPort, lfts["sw10"][lid], "sw10 routes LID %d", lid)
 	}
 }
 

@@ -1,10 +1,15 @@
 package soak
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
+	"ibfab/harness"
 	"ibfab/nodeproc"
 	"ibfab/port"
 	"ibfab/topologies"
@@ -44,9 +49,8 @@ func (r DropRec) port() string {
 func downPorts(topo *topologies.Topology, d Disturbance) map[string]bool {
 	out := map[string]bool{}
 	add := func(ref topologies.PortRef) {
-		out[fmt.Sprintf("%s[%d]", topo.Node(ref.Node).Name, ref.Port)] = true
-		if peer, ok := topo.Peer(ref); ok {
-			out[fmt.Sprintf("%s[%d]", topo.Node(peer.Node).Name, peer.Port)] = true
+		for k := range downPortsOf(topo, ref) {
+			out[k] = true
 		}
 	}
 	if d.Link != nil {
@@ -61,6 +65,69 @@ func downPorts(topo *topologies.Topology, d Disturbance) map[string]bool {
 				add(ref)
 			}
 		}
+	}
+	return out
+}
+
+// linkDowns reads every port's LinkDownedCounter, by "node[port]"; a
+// node that does not answer (killed) has none.
+func linkDowns(ctx context.Context, fabric string) map[string]uint8 {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out := map[string]uint8{}
+	st, err := harness.Status(cctx, fabric)
+	if err != nil {
+		return out
+	}
+	for _, n := range st.Nodes {
+		if !n.Alive {
+			continue
+		}
+		for _, p := range n.Ports {
+			out[fmt.Sprintf("%s[%d]", n.Name, p.Port)] = p.Counters.LinkDownedCounter
+		}
+	}
+	return out
+}
+
+// wentDown returns the ports, with their links' far ends, whose
+// LinkDownedCounter grew from before to after, less those in known; a
+// port read only once (its node restarted or killed) is not one of them.
+func wentDown(topo *topologies.Topology, before, after map[string]uint8, known map[string]bool) []string {
+	set := map[string]bool{}
+	for k, a := range after {
+		b, ok := before[k]
+		if !ok || a <= b { // kept, or cleared (a PMA Set of PortCounters)
+			continue
+		}
+		var node string
+		var num int
+		if _, err := fmt.Sscanf(strings.Replace(k, "[", " ", 1), "%s %d]", &node, &num); err != nil {
+			continue
+		}
+		i, ok := topo.Lookup(node)
+		if !ok {
+			continue
+		}
+		for name := range downPortsOf(topo, topologies.PortRef{Node: i, Port: num}) {
+			if !known[name] {
+				set[name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// downPortsOf is a port and its link's far end, by "node[port]".
+func downPortsOf(topo *topologies.Topology, ref topologies.PortRef) map[string]bool {
+	out := map[string]bool{fmt.Sprintf("%s[%d]", topo.Node(ref.Node).Name, ref.Port): true}
+	if peer, ok := topo.Peer(ref); ok {
+		out[fmt.Sprintf("%s[%d]", topo.Node(peer.Node).Name, peer.Port)] = true
 	}
 	return out
 }
@@ -182,12 +249,33 @@ type MemSeries struct {
 	Flat           bool    `json:"flat"`
 }
 
+// lateSlack is how much later than the first sample of the run a
+// process's first sample may come and still count as there from the
+// start (the sampler reads the processes one after another).
+const lateSlack = 5.0 // seconds
+
 // judgeMemory fits every series after warmup seconds and says whether
-// its memory is flat.
+// its memory is flat. A process that started later than the run's first
+// sample (a switch restarted, ibsm started again) has a warm-up of its
+// own, warmup seconds from its first sample: a fresh process grows to
+// its working size whenever it starts (the 10-minute soak's restarted
+// switches grew from 3-4 to 7-8 MiB over their first 3-6 minutes, as
+// every switch did at the start, and were judged rising while those
+// started with the fabric were flat).
 func judgeMemory(series []MemSeries, warmup float64) {
+	first := math.Inf(1)
+	for _, s := range series {
+		if len(s.Samples) > 0 {
+			first = min(first, s.Samples[0].T)
+		}
+	}
 	for i := range series {
 		s := &series[i]
-		s.SlopeKiBPerMin, s.SpanMin, s.Fitted = slope(s.Samples, warmup)
+		from := warmup
+		if len(s.Samples) > 0 && s.Samples[0].T > first+lateSlack {
+			from = s.Samples[0].T + warmup
+		}
+		s.SlopeKiBPerMin, s.SpanMin, s.Fitted = slope(s.Samples, from)
 		s.WholeKiBPerMin, _, _ = slope(s.Samples, 0)
 		s.Judged = s.Fitted >= minMemSamples && s.SpanMin > 0
 		s.BoundKiBPerMin = slopeBound(s.SpanMin)

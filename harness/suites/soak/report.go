@@ -31,10 +31,15 @@ type DisturbanceRun struct {
 	// explains.
 	Drops    map[string]uint64 `json:"drops,omitempty"`
 	BadDrops []string          `json:"bad_drops,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
-	Checks   []runner.Check    `json:"checks"`
-	Passed   bool              `json:"passed"`
-	Error    string            `json:"error,omitempty"`
+	// AlsoDown are the ports besides the disturbance's own whose link
+	// went down while it ran (LinkDownedCounter grew at either end): a
+	// node process off the CPU past its peers' liveness timeout on a
+	// loaded machine. Their drops are a downed link's too.
+	AlsoDown []string       `json:"also_down,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
+	Checks   []runner.Check `json:"checks"`
+	Passed   bool           `json:"passed"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // Counters are the traffic's and the fabric's totals over the soak.
@@ -156,7 +161,7 @@ func indexMD(rep *Report) string {
 	for _, k := range keys(l.Start.Procs, l.End.Procs) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", k, l.Start.Procs[k], l.End.Procs[k], l.Start.FDs[k], l.End.FDs[k])
 	}
-	fmt.Fprintf(&b, "\n## Memory\n\nPss per process, fitted from %.0f s on (least squares); bound max(%d KiB/min, %d KiB over the window).\n\n", rep.WarmupS, slopeFloorKiB, growthFloorKiB)
+	fmt.Fprintf(&b, "\n## Memory\n\nPss per process, fitted from %.0f s on (a process started later: %.0f s after its start; least squares); bound max(%d KiB/min, %d KiB over the window).\n\n", rep.WarmupS, rep.WarmupS, slopeFloorKiB, growthFloorKiB)
 	b.WriteString("| process | pid | samples fitted | span min | first KiB | last KiB | slope KiB/min | bound | flat | whole run KiB/min |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range rep.Memory {
 		first, last := uint64(0), uint64(0)

@@ -187,6 +187,8 @@ func (r *soakRun) soak(ctx context.Context) error {
 	}
 	r.drops = newDropReader(r.o.Fabric, r.topo)
 	r.drops.read(ctx) // what bring-up dropped is not the soak's
+	r.drops.start(ctx, dropPollEvery)
+	defer r.drops.stop()
 	if err := r.switchLIDs(ctx); err != nil {
 		return err
 	}
@@ -249,6 +251,7 @@ func (r *soakRun) addRecords(recs []DropRec) {
 func (r *soakRun) disturb(ctx context.Context, n int, d Disturbance, tr *traffic) DisturbanceRun {
 	dr := DisturbanceRun{N: n, Disturbance: d, StartS: time.Since(r.t0).Seconds(), BoundMs: float64(Bound(d.Kind).Milliseconds())}
 	r.event("#%d %s %s (hold %v)", n, d.Kind, d.Target(), d.Hold)
+	downsBefore := linkDowns(ctx, r.o.Fabric)
 	restored, err := r.apply(ctx, d, &dr)
 	if err == nil {
 		dr.RestoredS = restored.Sub(r.t0).Seconds()
@@ -262,7 +265,18 @@ func (r *soakRun) disturb(ctx context.Context, n int, d Disturbance, tr *traffic
 	recs := r.drops.read(ctx)
 	r.addRecords(recs)
 	dr.Drops = countDrops(recs)
-	dr.BadDrops = badDrops(recs, d.Kind.TakesLinkDown(), downPorts(r.topo, d))
+	// A link besides the disturbance's that went down meanwhile (a node
+	// process starved of the CPU past its peers' liveness timeout) is a
+	// downed link too: what it dropped it dropped while down.
+	down := downPorts(r.topo, d)
+	dr.AlsoDown = wentDown(r.topo, downsBefore, linkDowns(ctx, r.o.Fabric), down)
+	for _, p := range dr.AlsoDown {
+		down[p] = true
+	}
+	if len(dr.AlsoDown) > 0 {
+		r.event("#%d: links down besides the disturbance's: %s", n, strings.Join(dr.AlsoDown, ", "))
+	}
+	dr.BadDrops = badDrops(recs, d.Kind.TakesLinkDown() || len(dr.AlsoDown) > 0, down)
 	if err != nil {
 		dr.Error = err.Error()
 	}

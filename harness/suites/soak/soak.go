@@ -196,6 +196,20 @@ func Schedule(seed uint64, n int, quick bool, tg Targets) []Disturbance {
 	return out
 }
 
+// lossPcts are the shares of SMPs a MAD-loss disturbance drops each way
+// on the SM's link. Silicon loses next to none: a link whose errors cost
+// it even 1 % of its packets trips its PHY error threshold and retrains
+// (the port goes down), and OpenSM's defaults (a poll every 10 s, 4 of
+// them, each with the MAD layer's 3 resends) never give up a live master
+// over such loss. Up to 10 % still makes the SMs' retries work (one SMP
+// in five fails its first attempt at 10 % each way) while each poll or
+// Set gets through within its resends (all four attempts fail about one
+// time in 770). At the 20 % the soak first drew, a full sweep of the default
+// fabric (some 130 transactions) lost one outright nine times in ten,
+// and OpenSM, polling each second with 2 retries as here, gave ibsm up:
+// what silicon does not do (docs/suites.md, Soak).
+var lossPcts = []int{1, 2, 5, 10}
+
 // draw fills in a disturbance of kind k from rng.
 func draw(rng *rand.Rand, k Kind, gapMax time.Duration, tg Targets) Disturbance {
 	d := Disturbance{Kind: k, Gap: between(rng, minGap, gapMax), Hold: between(rng, minHold, maxHold)}
@@ -207,7 +221,7 @@ func draw(rng *rand.Rand, k Kind, gapMax time.Duration, tg Targets) Disturbance 
 			d.Link = &l
 		}
 		if k == KindMADLoss {
-			d.LossPct = 5 + 5*rng.IntN(4) // 5-20 %
+			d.LossPct = lossPcts[rng.IntN(len(lossPcts))]
 		}
 	case KindSwitchRestart:
 		if len(tg.Switches) > 0 {

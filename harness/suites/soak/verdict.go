@@ -23,8 +23,11 @@ func disturbanceChecks(d *DisturbanceRun) []runner.Check {
 	add("settled within bound", d.Error == "" && d.SettleMs != nil && *d.SettleMs <= d.BoundMs,
 		"sweep %s, ports %s, flows delivering %s after it was undone; bound %.0f ms%s", ms(d.SweepMs), ms(d.ActiveMs), ms(d.SettleMs), d.BoundMs, prefixed("; ", d.Error))
 	why := "only drops of a link down, at its ports"
-	if !d.Kind.TakesLinkDown() {
+	if !d.Kind.TakesLinkDown() && len(d.AlsoDown) == 0 {
 		why = "no drop: it takes no link down"
+	}
+	if len(d.AlsoDown) > 0 {
+		why += fmt.Sprintf(" (links down besides its own: %s)", strings.Join(d.AlsoDown, ", "))
 	}
 	add("data lost only on downed links", len(d.BadDrops) == 0, "%s; recorded %s%s", why, fmtCounts(d.Drops), prefixed("; unexplained: ", strings.Join(d.BadDrops, ", ")))
 	return cs
@@ -45,7 +48,7 @@ func (r *soakRun) finish(err error) {
 		rep.Error = err.Error()
 	}
 	if r.drops != nil {
-		rep.Counters.RecordsLost = r.drops.lost
+		rep.Counters.RecordsLost = r.drops.lostRecords()
 	}
 	rep.WarmupS = max(minWarmup.Seconds(), warmupFrac*time.Since(r.t0).Seconds())
 	judgeMemory(rep.Memory, rep.WarmupS)
