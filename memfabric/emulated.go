@@ -262,51 +262,50 @@ func (c *Counters) Set(port uint8, pc mad.PortCountersFields, ext mad.PortCounte
 }
 
 // CountXmit counts one packet of words 4-byte words sent from port.
-func (c *Counters) CountXmit(port uint8, words uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if int(port) >= len(c.counts) {
-		return
-	}
-	if f, ok := c.full[port]; ok {
-		p, x := &f.pc, &f.ext
-		p.PortXmitPkts = mad.SatAdd(p.PortXmitPkts, 1)
-		p.PortXmitData = mad.SatAdd(p.PortXmitData, words)
-		x.PortXmitPkts = mad.SatAdd(x.PortXmitPkts, 1)
-		x.PortXmitData = mad.SatAdd(x.PortXmitData, words)
-		x.PortUnicastXmitPkts = mad.SatAdd(x.PortUnicastXmitPkts, 1)
-		return
-	}
-	p := &c.counts[port]
-	p.pc[0] = mad.SatAdd(p.pc[0], words)
-	p.pc[2] = mad.SatAdd(p.pc[2], 1)
-	p.ext[0] = mad.SatAdd(p.ext[0], words)
-	p.ext[2] = mad.SatAdd(p.ext[2], 1)
-	p.ext[4] = mad.SatAdd(p.ext[4], 1)
-}
+func (c *Counters) CountXmit(port uint8, words uint64) { c.count(port, words, false) }
 
 // CountRcv counts one packet of words 4-byte words received on port.
-func (c *Counters) CountRcv(port uint8, words uint64) {
+func (c *Counters) CountRcv(port uint8, words uint64) { c.count(port, words, true) }
+
+// count counts one packet of words 4-byte words on port, received or
+// sent.
+func (c *Counters) count(port uint8, words uint64, rcv bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int(port) >= len(c.counts) {
 		return
 	}
 	if f, ok := c.full[port]; ok {
-		p, x := &f.pc, &f.ext
-		p.PortRcvPkts = mad.SatAdd(p.PortRcvPkts, 1)
-		p.PortRcvData = mad.SatAdd(p.PortRcvData, words)
-		x.PortRcvPkts = mad.SatAdd(x.PortRcvPkts, 1)
-		x.PortRcvData = mad.SatAdd(x.PortRcvData, words)
-		x.PortUnicastRcvPkts = mad.SatAdd(x.PortUnicastRcvPkts, 1)
+		data, pkts, xdata, xpkts, xuni := f.dir(rcv)
+		*data = mad.SatAdd(*data, words)
+		*pkts = mad.SatAdd(*pkts, 1)
+		*xdata = mad.SatAdd(*xdata, words)
+		*xpkts = mad.SatAdd(*xpkts, 1)
+		*xuni = mad.SatAdd(*xuni, 1)
 		return
 	}
+	// portCounts keeps a direction's counters at these indices, the
+	// received one after the sent one.
+	d := 0
+	if rcv {
+		d = 1
+	}
 	p := &c.counts[port]
-	p.pc[1] = mad.SatAdd(p.pc[1], words)
-	p.pc[3] = mad.SatAdd(p.pc[3], 1)
-	p.ext[1] = mad.SatAdd(p.ext[1], words)
-	p.ext[3] = mad.SatAdd(p.ext[3], 1)
-	p.ext[5] = mad.SatAdd(p.ext[5], 1)
+	p.pc[0+d] = mad.SatAdd(p.pc[0+d], words)
+	p.pc[2+d] = mad.SatAdd(p.pc[2+d], 1)
+	p.ext[0+d] = mad.SatAdd(p.ext[0+d], words)
+	p.ext[2+d] = mad.SatAdd(p.ext[2+d], 1)
+	p.ext[4+d] = mad.SatAdd(p.ext[4+d], 1)
+}
+
+// dir returns the counters of one direction of f: data and packets, and
+// their extended and unicast packet counterparts.
+func (f *fullCounts) dir(rcv bool) (data, pkts *uint32, xdata, xpkts, xuni *uint64) {
+	p, x := &f.pc, &f.ext
+	if rcv {
+		return &p.PortRcvData, &p.PortRcvPkts, &x.PortRcvData, &x.PortRcvPkts, &x.PortUnicastRcvPkts
+	}
+	return &p.PortXmitData, &p.PortXmitPkts, &x.PortXmitData, &x.PortXmitPkts, &x.PortUnicastXmitPkts
 }
 
 // PortCounters implements agent.Counters.

@@ -74,3 +74,20 @@ func TestPortsRecordCallsOnlyWhenAsked(t *testing.T) {
 		t.Errorf("calls: %q", got)
 	}
 }
+
+// A port kept whole counts both directions into the right fields.
+func TestCountersWholeDirections(t *testing.T) {
+	c := memfabric.NewCounters(1)
+	c.Set(1, mad.PortCountersFields{SymbolErrorCounter: 1}, mad.PortCountersExtendedFields{})
+	c.CountXmit(1, 10)
+	c.CountRcv(1, 3)
+	c.CountRcv(1, 3)
+	if got, w := c.PortCounters(1), (mad.PortCountersFields{SymbolErrorCounter: 1,
+		PortXmitData: 10, PortXmitPkts: 1, PortRcvData: 6, PortRcvPkts: 2}); got != w {
+		t.Errorf("whole: %+v, want %+v", got, w)
+	}
+	if got, w := c.PortCountersExtended(1), (mad.PortCountersExtendedFields{PortXmitData: 10, PortXmitPkts: 1,
+		PortUnicastXmitPkts: 1, PortRcvData: 6, PortRcvPkts: 2, PortUnicastRcvPkts: 2}); got != w {
+		t.Errorf("whole ext: %+v, want %+v", got, w)
+	}
+}
