@@ -313,11 +313,7 @@ func TestElection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBench(t, topo, ca15, 1)
-			require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-			op, err := memport.New(b.f, ca4, 1)
-			require.NoError(t, err)
-			port := &otherSM{Port: b.port, other: op, info: tt.other, silent: tt.silent}
+			b, port := besideSM(t, topo, tt.other, tt.silent)
 			var events recorder[sm.SMEvent]
 			s, err := sm.New(port, sm.Config{
 				ElectionConfig: sm.ElectionConfig{Priority: tt.prio, SMKey: 1, OnSMEvent: events.add},
@@ -412,12 +408,8 @@ func TestSMInfoSetStandby(t *testing.T) {
 	ca4, _ := topo.Lookup("ca4")
 	ca7, _ := topo.Lookup("ca7")
 	ca15, _ := topo.Lookup("ca15")
-	b := newBench(t, topo, ca15, 1)
-	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-	op, err := memport.New(b.f, ca4, 1)
-	require.NoError(t, err)
 	theirs := mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: key, Priority: 3, SMState: mad.SMStateMaster}
-	port := &otherSM{Port: b.port, other: op, info: theirs}
+	b, port := besideSM(t, topo, theirs, false)
 	var events recorder[sm.SMEvent]
 	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{SMKey: key, OnSMEvent: events.add}})
 	require.NoError(t, err)
@@ -465,13 +457,8 @@ func TestSMInfoSetStandby(t *testing.T) {
 func TestHandoverAtSweep(t *testing.T) {
 	topo := topologies.Thesis8()
 	ca4, _ := topo.Lookup("ca4")
-	ca15, _ := topo.Lookup("ca15")
-	b := newBench(t, topo, ca15, 1)
-	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-	op, err := memport.New(b.f, ca4, 1)
-	require.NoError(t, err)
 	guid := topo.Node(ca4).Ports[1].GUID
-	port := &otherSM{Port: b.port, other: op, info: mad.SMInfoFields{GUID: guid, SMKey: 3, Priority: 2, SMState: mad.SMStateStandby}}
+	_, port := besideSM(t, topo, mad.SMInfoFields{GUID: guid, SMKey: 3, Priority: 2, SMState: mad.SMStateStandby}, false)
 	var events recorder[sm.SMEvent]
 	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5, SMKey: 3, OnSMEvent: events.add}})
 	require.NoError(t, err)
@@ -510,14 +497,8 @@ func TestHandoverAtSweep(t *testing.T) {
 func TestWaitingMasterSendsTrap144(t *testing.T) {
 	topo := topologies.Thesis8()
 	ca4, _ := topo.Lookup("ca4")
-	ca15, _ := topo.Lookup("ca15")
-	b := newBench(t, topo, ca15, 1)
-	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-	op, err := memport.New(b.f, ca4, 1)
-	require.NoError(t, err)
 	guid := topo.Node(ca4).Ports[1].GUID
-	port := &otherSM{Port: b.port, other: op, silent: true,
-		info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: 2, SMState: mad.SMStateMaster}}
+	b, port := besideSM(t, topo, mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: 2, SMState: mad.SMStateMaster}, true)
 	s, err := sm.New(port, sm.Config{ElectionConfig: sm.ElectionConfig{Priority: 5, SMKey: 1}})
 	require.NoError(t, err)
 	res, err := s.Sweep(context.Background())
@@ -550,7 +531,6 @@ func TestWaitingMasterSendsTrap144(t *testing.T) {
 func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 	topo := topologies.Thesis8()
 	ca4, _ := topo.Lookup("ca4")
-	ca15, _ := topo.Lookup("ca15")
 	guid := topo.Node(ca4).Ports[1].GUID
 	for _, tc := range []struct {
 		name  string
@@ -561,30 +541,9 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 		{"handover", 9, mad.SMStateStandby},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBench(t, topo, ca15, 1)
-			require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-			op, err := memport.New(b.f, ca4, 1)
-			require.NoError(t, err)
-			port := &otherSM{Port: b.port, other: op, silent: true,
-				info: mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: tc.prio, SMState: tc.state}}
-			s, err := sm.New(port, sm.Config{
-				RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
-				AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
-				ElectionConfig:     sm.ElectionConfig{Priority: 5, SMKey: 1},
-			})
-			require.NoError(t, err)
-			res, err := s.Sweep(context.Background())
-			require.NoError(t, err)
-			require.True(t, res.SubnetUp, res.Reason)
-			require.Len(t, s.Blocked(), 4, "alone, the SM pre-blocks")
-			turn := s.Blocked()[0]
-			sw, ok := topo.LookupGUID(turn[0])
-			require.True(t, ok)
-			vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
-			require.EqualValues(t, 15, vl())
-
+			s, port, _, vl := preBlocked(t, topo, mad.SMInfoFields{GUID: guid, SMKey: 1, Priority: tc.prio, SMState: tc.state})
 			port.silent = false
-			res, err = s.Sweep(context.Background())
+			res, err := s.Sweep(context.Background())
 			require.NoError(t, err)
 			assert.Empty(t, s.Blocked())
 			assert.Equal(t, 4, res.SL2VLSets, "one SLtoVL Set per block")
@@ -602,21 +561,26 @@ func TestBlocksLiftedBesideAnotherSM(t *testing.T) {
 	}
 }
 
-// TestBlockLiftedUnderLoss: a lifting SLtoVL Set whose every attempt is
-// lost is sent again at once, within the same sweep, so that SMP loss
-// costs the blocked turn a few timeouts; it used to be given up (a
-// problem) and the turn dropped its traffic until the next sweep that
-// lifted it (a soak: 4,100 packets over tens of seconds).
-func TestBlockLiftedUnderLoss(t *testing.T) {
-	topo := topologies.Thesis8()
+// besideSM returns a bench at thesis8's ca15 and, at ca4, another SM
+// played by the test with info (silent: it does not answer yet).
+func besideSM(t *testing.T, topo *topologies.Topology, info mad.SMInfoFields, silent bool) (*bench, *otherSM) {
+	t.Helper()
 	ca4, _ := topo.Lookup("ca4")
 	ca15, _ := topo.Lookup("ca15")
 	b := newBench(t, topo, ca15, 1)
 	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
 	op, err := memport.New(b.f, ca4, 1)
 	require.NoError(t, err)
-	port := &otherSM{Port: b.port, other: op, silent: true,
-		info: mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}}
+	return b, &otherSM{Port: b.port, other: op, info: info, silent: silent}
+}
+
+// preBlocked returns an SM at thesis8's ca15, beside another SM at ca4
+// (info, silent until the caller says otherwise), whose first sweep,
+// alone, pre-blocked its cut nodes' four forbidden turns: the first of
+// them, and what VL it maps SL 0 to (15 while blocked).
+func preBlocked(t *testing.T, topo *topologies.Topology, info mad.SMInfoFields) (*sm.SM, *otherSM, [3]uint64, func() uint8) {
+	t.Helper()
+	b, port := besideSM(t, topo, info, true)
 	s, err := sm.New(port, sm.Config{
 		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
 		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, PreBlock: true},
@@ -632,6 +596,19 @@ func TestBlockLiftedUnderLoss(t *testing.T) {
 	require.True(t, ok)
 	vl := func() uint8 { return b.f.Node(sw).Agent.VLFor(uint8(turn[1]), uint8(turn[2]), 0) }
 	require.EqualValues(t, 15, vl())
+	return s, port, turn, vl
+}
+
+// TestBlockLiftedUnderLoss: a lifting SLtoVL Set whose every attempt is
+// lost is sent again at once, within the same sweep, so that SMP loss
+// costs the blocked turn a few timeouts; it used to be given up (a
+// problem) and the turn dropped its traffic until the next sweep that
+// lifted it (a soak: 4,100 packets over tens of seconds).
+func TestBlockLiftedUnderLoss(t *testing.T) {
+	topo := topologies.Thesis8()
+	ca4, _ := topo.Lookup("ca4")
+	s, port, turn, vl := preBlocked(t, topo,
+		mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby})
 
 	// Every attempt of two transactions lost (each the first try and
 	// its DefaultRetries resends), and one more.
@@ -639,7 +616,7 @@ func TestBlockLiftedUnderLoss(t *testing.T) {
 	var left *int
 	port.lose, left = loseSets(mad.AttrSLtoVLMapping, mod, -1, 2*(sm.DefaultRetries+1)+1)
 	port.silent = false // another SM: the blocks go
-	res, err = s.Sweep(context.Background())
+	res, err := s.Sweep(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, *left, "every loss planned happened")
 	assert.Empty(t, s.Blocked(), "lifted within the sweep")
@@ -688,13 +665,7 @@ func TestLFTBlockUnderLoss(t *testing.T) {
 func TestBlocksLiftedAfterAssimilation(t *testing.T) {
 	topo := topologies.Thesis8()
 	ca4, _ := topo.Lookup("ca4")
-	ca15, _ := topo.Lookup("ca15")
-	b := newBench(t, topo, ca15, 1)
-	require.NoError(t, b.f.Node(ca4).Agent.SetIsSM(1, true))
-	op, err := memport.New(b.f, ca4, 1)
-	require.NoError(t, err)
-	port := &otherSM{Port: b.port, other: op,
-		info: mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}}
+	b, port := besideSM(t, topo, mad.SMInfoFields{GUID: topo.Node(ca4).Ports[1].GUID, SMKey: 1, Priority: 2, SMState: mad.SMStateStandby}, false)
 	s, err := sm.New(port, sm.Config{
 		RoutingConfig:      sm.RoutingConfig{Routing: "updn-fera"},
 		AssimilationConfig: sm.AssimilationConfig{Detect: sm.DetectSweep, Distribution: sm.DistCutDeps},
