@@ -553,9 +553,16 @@ func (s *SM) serveSet(m madport.MAD, mod uint32, theirs mad.SMInfoFields) (func(
 			s.setState(mad.SMStateMaster, SMActionHandover, from.peer(), "")
 		}, mad.StatusOK
 	case mod == mad.SMInfoHandover && (s.state == mad.SMStateDiscovering || s.state == mad.SMStateMaster):
-		// A sweep (going on, or the next) decides, as OpenSM does.
+		// A sweep (going on, or the next) decides, as OpenSM does. The
+		// sender mastered the subnet meanwhile (it took over when its
+		// polls of this SM went unanswered, a link on the way down), and
+		// may have written any table: the sweep forgets what this SM
+		// wrote and reads the devices back, as one out of standby does.
+		// A soak saw OpenSM master the subnet for half a second and hand
+		// it back: its LFTs took turns this SM's cut-node blocks still
+		// closed, and the data on them was dropped until ibsm died.
 		return func() {
-			s.dirty = true
+			s.comingOut, s.dirty = true, true
 			s.emit(SMActionHandover, s.state, from.peer(), "a sweep decides")
 		}, mad.StatusOK
 	case mod == mad.SMInfoDiscover && s.state == mad.SMStateStandby:

@@ -698,3 +698,40 @@ func TestBlocksLiftedAfterAssimilation(t *testing.T) {
 	assert.Empty(t, s.Blocked(), "a quiet check a sweep interval on lifts them")
 	assert.NotEqualValues(t, 15, vl(), "the turn carries SL 0 again")
 }
+
+// TestHandoverToMasterRereads: a master handed the subnet by another
+// master (one that took over while its polls of this SM were lost) does
+// not trust what it wrote before: the other may have rewritten any table
+// meanwhile (here sw2's LFT block 0), and the next sweep reads the
+// switches back and writes again what differs.
+func TestHandoverToMasterRereads(t *testing.T) {
+	const key = 0x77
+	b := newBench(t, topologies.Thesis8(), 0, 1)
+	s := b.newSM(t, sm.Config{ElectionConfig: sm.ElectionConfig{SMKey: key}})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp)
+	want := lftSnapshot(b.f, res.MaxLID)
+	ca7, _ := b.topo.Lookup("ca7")
+
+	// The other master's tables: sw2 sends ca15's LID to ca7 (port 4),
+	// which no route set verifies, so this SM must route and write it
+	// again; the rest as it was, so that this SM and ca7 still talk.
+	var blk [mad.LFTEntriesPerBlock]byte
+	copy(blk[:], want["sw2"])
+	blk[agentLIDs(b.f)["ca15"]] = 4
+	set, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrLinearFwdTbl,
+		Path: []uint8{0, 1}, Data: blk[:]}) // ca7 → sw2
+	require.NoError(t, err)
+	b.f.Send(ca7, agent.Request{Port: 1, MAD: set})
+	b.f.Run()
+	b.f.Received(ca7) // the answer
+	require.NotEqual(t, want["sw2"], lftSnapshot(b.f, res.MaxLID)["sw2"], "the other master's LFT is in")
+
+	other := mad.SMInfoFields{GUID: 0x1234, SMKey: key, Priority: 9, SMState: mad.SMStateMaster}
+	got, ok := askSMInfo(t, b, s, ca7, lidSMInfo(mad.MethodSet, mad.SMInfoHandover, res.SMLID, 0, other))
+	require.True(t, ok)
+	require.Equal(t, mad.StatusOK, got.status)
+	res = b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	assert.Equal(t, want["sw2"], lftSnapshot(b.f, res.MaxLID)["sw2"], "sw2's LFT written again")
+}
