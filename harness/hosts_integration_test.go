@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"ibfab/fabricnet"
 	"ibfab/harness"
 	"ibfab/internal/testsupport/fabrictest"
+	"ibfab/internal/testsupport/testenv"
 	"ibfab/topologies"
 )
 
@@ -82,4 +84,19 @@ func TestUpOverHosts(t *testing.T) {
 	require.Equal(t, harness.ExitOK, code, errOut)
 	waitPort(t, f, a, pa, "Init")
 	waitPort(t, f, b, pb, "Init")
+}
+
+// TestUpOverHostsFails: a bring-up over hosts that fails after the
+// plumbing (every node process refuses its flags) leaves nothing: no node
+// or host namespace, no underlay, no run directory.
+func TestUpOverHostsFails(t *testing.T) {
+	testenv.RequireRoot(t)
+	fabrictest.BuildBinaries(t)
+	name := fabrictest.Name("hostsfail")
+	_, err := harness.Up(name, topologies.Default(), harness.UpOptions{Hosts: 2, NodeArgs: []string{"--no-such-flag"}, Timeout: 20 * time.Second})
+	require.Error(t, err)
+	left, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	assert.NoDirExists(t, filepath.Join(harness.RunDir, name))
 }

@@ -9,6 +9,7 @@ import (
 
 	"ibfab/fabricnet"
 	"ibfab/harness"
+	"ibfab/harness/clab"
 	"ibfab/internal/cli"
 	"ibfab/topologies"
 )
@@ -95,6 +96,13 @@ func runUp(env *Env, args []string) error {
 	if plane == harness.PlaneMgmt {
 		return upMgmt(env, *name, t, *timeout)
 	}
+	var host []int // placed here, so that a placement that cannot be fails before any advice
+	if *hosts > 1 {
+		var err error
+		if host, err = clab.Place(t, *hosts, clab.Capacity(t.NumNodes(), *hosts)); err != nil {
+			return &CommandError{Cmd: cmd, Err: fmt.Errorf("--hosts %d: %w", *hosts, err)}
+		}
+	}
 	advice, err := adviseTimeScale(env, *name, t, &scale)
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
@@ -105,7 +113,7 @@ func runUp(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "ibfab up: %s %d/%d\n", phase, done, total)
 		}
 	}
-	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: scale.scale, Timeout: *timeout, Progress: progress, CPUs: cpus, Hosts: *hosts})
+	st, err := harness.Up(*name, t, harness.UpOptions{TimeScale: scale.scale, Timeout: *timeout, Progress: progress, CPUs: cpus, Hosts: *hosts, Placement: host})
 	if err != nil {
 		return &CommandError{Cmd: cmd, Err: err}
 	}
