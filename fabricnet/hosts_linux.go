@@ -188,26 +188,43 @@ func checkHosts(t *topologies.Topology, host []int, hosts int) error {
 // addUnderlay joins hosts a and b by a veth, u<b+1> in a - u<a+1> in b,
 // each end with its UnderlayAddr.
 func addUnderlay(hostNS []netns.NsHandle, a, b, hosts int) error {
-	if err := AddVeth(hostNS[a], UnderlayIface(b), hostNS[b], UnderlayIface(a)); err != nil {
+	err := AddUnderlay(hostNS[a], UnderlayIface(b), UnderlayAddr(a, b, hosts), hostNS[b], UnderlayIface(a), UnderlayAddr(b, a, hosts))
+	if err != nil {
 		return fmt.Errorf("underlay host %d - host %d: %w", a+1, b+1, err)
 	}
-	for _, e := range [][2]int{{a, b}, {b, a}} {
-		h, peer := e[0], e[1]
-		nh, err := netlink.NewHandleAt(hostNS[h])
+	return nil
+}
+
+// AddUnderlay joins two host namespaces by a veth, nameA (in a, address
+// addrA) - nameB (in b, addrB), both /24 (IPv4) or /64, MTU UnderlayMTU,
+// up: what VXLAN devices (AddVXLAN) between the hosts send over.
+func AddUnderlay(a netns.NsHandle, nameA string, addrA net.IP, b netns.NsHandle, nameB string, addrB net.IP) error {
+	if err := AddVeth(a, nameA, b, nameB); err != nil {
+		return err
+	}
+	for _, e := range []struct {
+		ns   netns.NsHandle
+		name string
+		ip   net.IP
+	}{{a, nameA, addrA}, {b, nameB, addrB}} {
+		nh, err := netlink.NewHandleAt(e.ns)
 		if err != nil {
 			return err
 		}
 		err = func() error {
 			defer nh.Close()
-			u, err := nh.LinkByName(UnderlayIface(peer))
+			u, err := nh.LinkByName(e.name)
 			if err != nil {
 				return err
 			}
-			ip := UnderlayAddr(h, peer, hosts)
-			return nh.AddrAdd(u, &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(24, 32)}})
+			mask := net.CIDRMask(24, 32)
+			if e.ip.To4() == nil {
+				mask = net.CIDRMask(64, 128)
+			}
+			return nh.AddrAdd(u, &netlink.Addr{IPNet: &net.IPNet{IP: e.ip, Mask: mask}})
 		}()
 		if err != nil {
-			return fmt.Errorf("underlay host %d - host %d: address of host %d: %w", a+1, b+1, h+1, err)
+			return fmt.Errorf("underlay %s: address %v: %w", e.name, e.ip, err)
 		}
 	}
 	return nil

@@ -58,6 +58,9 @@ func TestUpOverHosts(t *testing.T) {
 		assert.Equal(t, "vxlan", c.DevA, "%v", c)
 		assert.Equal(t, "vxlan", c.DevB, "%v", c)
 	}
+	_, err = harness.Add(f.Name, topologies.Thesis8AddPiece(), harness.AddOptions{})
+	require.ErrorContains(t, err, "spread over 2 hosts")
+
 	c := cut[0]
 	a, pa := splitPort(t, c.A)
 	b, pb := splitPort(t, c.B)

@@ -81,16 +81,7 @@ func newLab(t *testing.T, topo *topologies.Topology, host []int) *lab {
 		l.addr[h] = net.IPv4(10, 77, 1, byte(h+1))
 		l.under[h] = "clabu" + strconv.Itoa(h+1)
 	}
-	require.NoError(t, fabricnet.AddVeth(l.hostNS[0], l.under[0], l.hostNS[1], l.under[1]))
-	for h := range 2 {
-		nh, err := netlink.NewHandleAt(l.hostNS[h])
-		require.NoError(t, err)
-		u, err := nh.LinkByName(l.under[h])
-		require.NoError(t, err)
-		require.NoError(t, nh.AddrAdd(u, &netlink.Addr{IPNet: &net.IPNet{IP: l.addr[h], Mask: net.CIDRMask(24, 32)}}))
-		require.NoError(t, nh.LinkSetUp(u))
-		nh.Close()
-	}
+	require.NoError(t, fabricnet.AddUnderlay(l.hostNS[0], l.under[0], l.addr[0], l.hostNS[1], l.under[1], l.addr[1]))
 	l.nodeNS = make([]netns.NsHandle, topo.NumNodes())
 	for i, n := range topo.Nodes() {
 		l.nodeNS[i] = l.newNS(l.nsName(n.Name))

@@ -51,7 +51,8 @@ capture work alike. down removes the host namespaces and the underlay too.`
 	downDesc     = `
 Takes a fabric down: stops every process in its namespaces (node processes
 and whatever ibfab exec started there: SIGTERM, then SIGKILL after 2 s),
-removes every namespace and veth ibfab up created and its state directory,
+removes every namespace and veth ibfab up created and its state directory
+(over hosts: the host namespaces, the underlay and the VXLAN devices too),
 also when the harness that brought it up crashed (namespaces are found by
 name).`
 )
