@@ -1,6 +1,9 @@
 // Package fabricnet creates and removes the kernel side of a soft fabric:
 // one network namespace per node, named ibf-<fabric>-<node>, and one veth
 // pair per link whose ends live in the two nodes' namespaces, named p<port>.
+// CreateOnHosts spreads a fabric over host namespaces (ibf-<fabric>--host<N>)
+// joined by underlay veths, the links between hosts VXLAN devices moved into
+// the nodes' namespaces under the same names p<port>.
 // Everything goes through netlink (vishvananda/netlink and netns); nothing
 // shells out to ip(8).
 //

@@ -28,6 +28,35 @@ const MTU = 9000
 type Fabric struct {
 	Name       string
 	Namespaces []string // index = node index in the topology
+	// Hosts are the host namespaces of a fabric over hosts
+	// (CreateOnHosts), by host; Cut the indices of the links between
+	// hosts, VXLAN devices.
+	Hosts []string
+	Cut   []int
+}
+
+// plan names the namespace of each node of t, and fails when two nodes get
+// one or a namespace exists.
+func plan(name string, t *topologies.Topology) (*Fabric, error) {
+	f := &Fabric{Name: name}
+	seen := map[string]string{}
+	for _, n := range t.Nodes() {
+		ns := Namespace(name, n.Name)
+		if other, dup := seen[ns]; dup {
+			return nil, fmt.Errorf("nodes %q and %q both map to namespace %s", other, n.Name, ns)
+		}
+		seen[ns] = n.Name
+		if namespaceExists(ns) {
+			return nil, fmt.Errorf("namespace %s exists: is fabric %q up? (ibfab down --name %s)", ns, name, name)
+		}
+		f.Namespaces = append(f.Namespaces, ns)
+	}
+	return f, nil
+}
+
+func namespaceExists(ns string) bool {
+	_, err := os.Stat(filepath.Join(netnsDir, ns))
+	return err == nil
 }
 
 // Create makes one namespace per node of t and one veth pair per link,
@@ -37,18 +66,9 @@ func Create(name string, t *topologies.Topology, progress func(done, total int))
 	if err := CheckFabricName(name); err != nil {
 		return nil, err
 	}
-	f := &Fabric{Name: name}
-	seen := map[string]string{}
-	for _, n := range t.Nodes() {
-		ns := Namespace(name, n.Name)
-		if other, dup := seen[ns]; dup {
-			return nil, fmt.Errorf("nodes %q and %q both map to namespace %s", other, n.Name, ns)
-		}
-		seen[ns] = n.Name
-		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
-			return nil, fmt.Errorf("namespace %s exists: is fabric %q up? (ibfab down --name %s)", ns, name, name)
-		}
-		f.Namespaces = append(f.Namespaces, ns)
+	f, err := plan(name, t)
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {

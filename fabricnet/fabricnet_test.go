@@ -208,3 +208,117 @@ func TestRemoveAfterIPNetns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
+
+func TestHostNames(t *testing.T) {
+	assert.Equal(t, "ibf-x--host1", fabricnet.HostNamespace("x", 0))
+	assert.Equal(t, "u3", fabricnet.UnderlayIface(2))
+	// Every pair of 6 hosts gets a subnet of its own, each end an address.
+	const hosts = 6
+	seen := map[string]bool{}
+	for a := range hosts {
+		for b := a + 1; b < hosts; b++ {
+			ia, ib := fabricnet.UnderlayAddr(a, b, hosts), fabricnet.UnderlayAddr(b, a, hosts)
+			assert.Equal(t, ia[:3], ib[:3], "hosts %d, %d on one subnet", a, b)
+			assert.Equal(t, []byte{1, 2}, []byte{ia[3], ib[3]})
+			assert.False(t, seen[ia.String()], "%v twice", ia)
+			seen[ia.String()] = true
+		}
+	}
+	assert.Len(t, seen, hosts*(hosts-1)/2)
+}
+
+// TestCreateOnHosts: the default fabric on 2 hosts, the nodes alternating
+// (so that links to CAs cross too): every link inside a host is a veth
+// pair as Create makes, every link between hosts a VXLAN device p<port>
+// at each end (the link's VNI, the underlay's MTU less 50, up) over the
+// hosts' underlay veth; Remove leaves nothing, host namespaces included.
+func TestCreateOnHosts(t *testing.T) {
+	testenv.RequireRoot(t)
+	name := fabricName(t, 30)
+	tp := topologies.Thesis8()
+	host := make([]int, tp.NumNodes())
+	for i := range host {
+		host[i] = i % 2
+	}
+	t.Cleanup(func() {
+		assert.NoError(t, fabricnet.Remove(name, nil))
+		left, err := fabricnet.Namespaces(name)
+		assert.NoError(t, err)
+		assert.Empty(t, left, "namespaces left behind")
+	})
+	f, err := fabricnet.CreateOnHosts(name, tp, host, 2, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{fabricnet.HostNamespace(name, 0), fabricnet.HostNamespace(name, 1)}, f.Hosts)
+	got, err := fabricnet.Namespaces(name)
+	require.NoError(t, err)
+	assert.Len(t, got, tp.NumNodes()+2)
+	cut := map[int]bool{}
+	for _, k := range f.Cut {
+		cut[k] = true
+	}
+	for k, l := range tp.Links() {
+		assert.Equal(t, host[l.A.Node] != host[l.B.Node], cut[k], "link %d cut", k)
+		for _, p := range []topologies.PortRef{l.A, l.B} {
+			require.NoError(t, fabricnet.Do(f.Namespaces[p.Node], func() error {
+				dev, err := netlink.LinkByName(fabricnet.PortIface(p.Port))
+				if err != nil {
+					return err
+				}
+				assert.NotZero(t, dev.Attrs().RawFlags&0x1, "%v: not up", p)
+				if !cut[k] {
+					assert.Equal(t, "veth", dev.Type(), "%v", p)
+					return nil
+				}
+				vx, ok := dev.(*netlink.Vxlan)
+				require.True(t, ok, "%v is a %s", p, dev.Type())
+				assert.Equal(t, fabricnet.VNIBase+k, vx.VxlanId, "%v", p)
+				assert.Equal(t, fabricnet.VXLANPort, vx.Port, "%v", p)
+				assert.Equal(t, fabricnet.UnderlayMTU-50, vx.MTU, "%v", p)
+				return nil
+			}))
+		}
+	}
+	for h, ns := range f.Hosts {
+		require.NoError(t, fabricnet.Do(ns, func() error {
+			u, err := netlink.LinkByName(fabricnet.UnderlayIface(1 - h))
+			if err != nil {
+				return err
+			}
+			addrs, err := netlink.AddrList(u, netlink.FAMILY_V4)
+			if err != nil {
+				return err
+			}
+			require.Len(t, addrs, 1)
+			assert.True(t, addrs[0].IP.Equal(fabricnet.UnderlayAddr(h, 1-h, 2)), "host %d: %v", h+1, addrs[0].IP)
+			return nil
+		}))
+	}
+}
+
+// TestCreateOnHostsRefuses: bad placements fail before anything is made.
+func TestCreateOnHostsRefuses(t *testing.T) {
+	tp := topologies.Thesis8()
+	all := func(h int) []int {
+		p := make([]int, tp.NumNodes())
+		for i := range p {
+			p[i] = h
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name  string
+		host  []int
+		hosts int
+		want  string
+	}{
+		{"one host", all(0), 1, "2 or more"},
+		{"short", []int{0, 1}, 2, "a placement of 2 nodes"},
+		{"out of range", all(2), 2, "placed on host 3 of 2"},
+		{"host unused", all(0), 2, "host 2 gets no node"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := fabricnet.CreateOnHosts("xnever", tp, c.host, c.hosts, nil)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}

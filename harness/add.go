@@ -244,8 +244,10 @@ func Add(name string, p *topologies.Piece, o AddOptions) (*topologies.Topology, 
 	if err := needProcesses(name, "add"); err != nil {
 		return nil, err
 	}
-	if _, err := openState(name); err != nil {
+	if st, err := openState(name); err != nil {
 		return nil, err
+	} else if len(st.Hosts) > 0 {
+		return nil, fmt.Errorf("fabric %s is spread over %d hosts: add places no new node on them", name, len(st.Hosts))
 	}
 	// One add at a time per fabric: each extends the recorded topology it
 	// read, and a second one would overwrite the first's.

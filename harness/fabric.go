@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ibfab/fabricnet"
+	"ibfab/harness/clab"
 	"ibfab/internal/ctl"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
@@ -29,14 +30,17 @@ const (
 // fabricState is what `ibfab up` records so that `down` and `status` work
 // from any shell, also after the harness that brought the fabric up died.
 type fabricState struct {
-	Fabric     string      `json:"fabric"`
-	Created    time.Time   `json:"created"`
-	TimeScale  float64     `json:"time_scale"`
-	Plane      Plane       `json:"plane,omitempty"` // process (omitted) or mgmt
-	Epoch      int64       `json:"epoch_ns"`        // the node clocks' shared origin
-	CPUs       []int       `json:"cpus,omitempty"`  // UpOptions.CPUs, kept for restarts and additions
-	Namespaces []string    `json:"namespaces"`
-	Nodes      []nodeState `json:"nodes"`
+	Fabric     string    `json:"fabric"`
+	Created    time.Time `json:"created"`
+	TimeScale  float64   `json:"time_scale"`
+	Plane      Plane     `json:"plane,omitempty"` // process (omitted) or mgmt
+	Epoch      int64     `json:"epoch_ns"`        // the node clocks' shared origin
+	CPUs       []int     `json:"cpus,omitempty"`  // UpOptions.CPUs, kept for restarts and additions
+	Namespaces []string  `json:"namespaces"`
+	// Hosts are the host namespaces of a fabric over hosts (UpOptions.Hosts),
+	// by host.
+	Hosts []string    `json:"hosts,omitempty"`
+	Nodes []nodeState `json:"nodes"`
 
 	// given lists the topology indices of Nodes in the order the fabric
 	// was brought up in, when loadFabric has put Nodes in the topology
@@ -50,6 +54,7 @@ type nodeState struct {
 	GUID      string `json:"guid"`
 	Namespace string `json:"namespace"`
 	PID       int    `json:"pid,omitempty"`
+	Host      int    `json:"host,omitempty"` // 1-based, on a fabric over hosts
 }
 
 // UpOptions tune Up. The zero value brings a fabric up at real time and
@@ -79,6 +84,16 @@ type UpOptions struct {
 	// packets to each other wake each other fastest on one CPU, at the
 	// price of the parallelism of the others.
 	CPUs []int
+	// Hosts, when 2 or more, spreads the fabric over that many hosts, each
+	// a namespace, every pair joined by an underlay veth: the links inside
+	// a host are veth pairs, the links between hosts VXLAN devices over
+	// the underlay (fabricnet.CreateOnHosts), every port device named as
+	// on one host, so that status, links, kills and faults work alike.
+	// 0 and 1 mean one host, no host namespaces.
+	Hosts int
+	// Placement is the host (0-based) of each node by topology index, with
+	// Hosts; nil places them with clab.Place (few links between hosts).
+	Placement []int
 
 	epoch time.Time
 }
@@ -117,6 +132,10 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	if err := fabricnet.CheckFabricName(name); err != nil {
 		return nil, err
 	}
+	host, err := placement(t, o)
+	if err != nil {
+		return nil, err
+	}
 	dir := fabricDir(name)
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); err == nil {
 		return nil, fmt.Errorf("fabric %q is up (state in %s); take it down first with ibfab down --name %s", name, dir, name)
@@ -127,15 +146,23 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 	if o.Plane == PlaneMgmt {
 		return upPlane(name, t, o)
 	}
-	f, err := fabricnet.Create(name, t, progress("namespaces and links"))
+	var f *fabricnet.Fabric
+	if host == nil {
+		f, err = fabricnet.Create(name, t, progress("namespaces and links"))
+	} else {
+		f, err = fabricnet.CreateOnHosts(name, t, host, o.Hosts, progress("namespaces and links"))
+	}
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	st := &fabricState{Fabric: name, Created: time.Now().UTC(), TimeScale: o.TimeScale,
-		Epoch: o.epoch.UnixNano(), CPUs: o.CPUs, Namespaces: f.Namespaces}
+		Epoch: o.epoch.UnixNano(), CPUs: o.CPUs, Namespaces: f.Namespaces, Hosts: f.Hosts}
 	for i, n := range t.Nodes() {
 		st.Nodes = append(st.Nodes, nodeState{Name: n.Name, Type: nodeTypeName(n.Type),
 			GUID: fmt.Sprintf("%#016x", n.GUID), Namespace: f.Namespaces[i]})
+		if host != nil {
+			st.Nodes[i].Host = host[i] + 1
+		}
 	}
 	if err := topologies.WriteFile(filepath.Join(dir, topologyFile), t); err != nil {
 		return nil, errors.Join(err, Down(name))
@@ -162,6 +189,31 @@ func Up(name string, t *topologies.Topology, o UpOptions) (*fabricState, error) 
 		return nil, errors.Join(err, Down(name))
 	}
 	return st, nil
+}
+
+// placement returns the host of each node for UpOptions.Hosts, nil on one
+// host.
+func placement(t *topologies.Topology, o UpOptions) ([]int, error) {
+	switch {
+	case o.Hosts < 0:
+		return nil, fmt.Errorf("%d hosts: want 1 or more", o.Hosts)
+	case o.Hosts > 1 && o.Plane == PlaneMgmt:
+		return nil, errors.New("the management plane has no links to spread over hosts")
+	case o.Hosts <= 1 && o.Placement != nil:
+		return nil, errors.New("a placement goes with 2 or more hosts")
+	case o.Hosts <= 1:
+		return nil, nil
+	case o.Placement != nil:
+		if len(o.Placement) != t.NumNodes() {
+			return nil, fmt.Errorf("a placement of %d nodes for the topology's %d", len(o.Placement), t.NumNodes())
+		}
+		return o.Placement, nil
+	}
+	host, err := clab.Place(t, o.Hosts, clab.Capacity(t.NumNodes(), o.Hosts))
+	if err != nil {
+		return nil, err
+	}
+	return host, nil
 }
 
 // upPlane is Up for a management-plane fabric (UpOptions.Plane).
@@ -300,7 +352,8 @@ func Down(name string) error {
 	st, err := readState(dir)
 	switch {
 	case err == nil:
-		namespaces = st.Namespaces
+		// The host namespaces go too, and with them the underlay.
+		namespaces = append(slices.Clone(st.Namespaces), st.Hosts...)
 	case errors.Is(err, os.ErrNotExist):
 	default:
 		return err

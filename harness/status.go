@@ -31,6 +31,8 @@ type NodeStatus struct {
 	nodeproc.Status
 	Alive bool   `json:"alive"`
 	Error string `json:"error,omitempty"`
+	// Host is the node's host (1-based) on a fabric over hosts.
+	Host int `json:"host,omitempty"`
 }
 
 // Status asks every node of fabric name for its state.
@@ -48,7 +50,7 @@ func Status(ctx context.Context, name string) (*FabricStatus, error) {
 	fs := &FabricStatus{Fabric: name, TimeScale: st.TimeScale, Plane: st.Plane}
 	for _, i := range st.given {
 		n := st.Nodes[i]
-		ns := NodeStatus{Alive: alive(n.PID) && isProcess(n.PID, name, n.Name)}
+		ns := NodeStatus{Alive: alive(n.PID) && isProcess(n.PID, name, n.Name), Host: n.Host}
 		if s := statuses[i]; s != nil {
 			ns.Status = *s
 		} else {

@@ -154,12 +154,37 @@ func TestUpDownUsage(t *testing.T) {
 		{"zero time scale", []string{"up", "--time-scale", "0"}, harness.ExitUsage},
 		{"time scale not a number", []string{"up", "--time-scale", "fast"}, harness.ExitUsage},
 		{"unknown rate", []string{"up", "--rate", "4xZDR"}, harness.ExitUsage},
+		{"zero hosts", []string{"up", "--hosts", "0"}, harness.ExitUsage},
+		{"hosts of the management plane", []string{"up", "--hosts", "2", "--plane", "mgmt"}, harness.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errOut := run(tt.args...)
 			assert.Equal(t, tt.code, code, errOut)
 			assert.NotEmpty(t, errOut)
+		})
+	}
+}
+
+// TestUpBadHosts: hosts or a placement that cannot be had are refused
+// before anything is created (as any user).
+func TestUpBadHosts(t *testing.T) {
+	topo := topologies.Default()
+	for _, c := range []struct {
+		name string
+		o    harness.UpOptions
+		want string
+	}{
+		{"negative", harness.UpOptions{Hosts: -1}, "want 1 or more"},
+		{"more than the switches", harness.UpOptions{Hosts: 9}, "9 hosts for 8 switches"},
+		{"placement on one host", harness.UpOptions{Placement: make([]int, topo.NumNodes())}, "goes with 2 or more hosts"},
+		{"short placement", harness.UpOptions{Hosts: 2, Placement: []int{0, 1}}, "a placement of 2 nodes"},
+		{"management plane", harness.UpOptions{Hosts: 2, Plane: harness.PlaneMgmt}, "no links to spread"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := harness.Up("tbadhosts", topo, c.o)
+			require.ErrorContains(t, err, c.want)
+			assert.NoDirExists(t, filepath.Join(harness.RunDir, "tbadhosts"))
 		})
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"ibfab/internal/ctl"
 	"ibfab/internal/testsupport/fabrictest"
 	"ibfab/internal/testsupport/testenv"
-	"ibfab/link/veth"
 	"ibfab/nodeproc"
 	"ibfab/topologies"
 )
@@ -33,7 +32,6 @@ import (
 const (
 	liveness  = time.Second
 	keepalive = 250 * time.Millisecond
-	vxlanPort = 4789
 	// goodputLoad is the goodput check's offered load, % of the link: one
 	// flow of about 2,300 packets a second, which a 2-core machine that
 	// other tests share still moves over five processes.
@@ -83,16 +81,7 @@ func newLab(t *testing.T, topo *topologies.Topology, host []int) *lab {
 		l.addr[h] = net.IPv4(10, 77, 1, byte(h+1))
 		l.under[h] = "clabu" + strconv.Itoa(h+1)
 	}
-	require.NoError(t, fabricnet.AddVeth(l.hostNS[0], l.under[0], l.hostNS[1], l.under[1]))
-	for h := range 2 {
-		nh, err := netlink.NewHandleAt(l.hostNS[h])
-		require.NoError(t, err)
-		u, err := nh.LinkByName(l.under[h])
-		require.NoError(t, err)
-		require.NoError(t, nh.AddrAdd(u, &netlink.Addr{IPNet: &net.IPNet{IP: l.addr[h], Mask: net.CIDRMask(24, 32)}}))
-		require.NoError(t, nh.LinkSetUp(u))
-		nh.Close()
-	}
+	require.NoError(t, fabricnet.AddUnderlay(l.hostNS[0], l.under[0], l.addr[0], l.hostNS[1], l.under[1], l.addr[1]))
 	l.nodeNS = make([]netns.NsHandle, topo.NumNodes())
 	for i, n := range topo.Nodes() {
 		l.nodeNS[i] = l.newNS(l.nsName(n.Name))
@@ -193,29 +182,12 @@ func (l *lab) veth(a int, ifA string, b int, ifB string) {
 }
 
 // vxlan creates node's port ifname as a VXLAN of vni on its host's
-// underlay, to the other host, and moves it into the node's namespace.
+// underlay, to the other host, and moves it into the node's namespace:
+// what ibfab up --hosts does (fabricnet.AddVXLAN).
 func (l *lab) vxlan(node int, ifname string, vni int) {
 	l.t.Helper()
 	h := l.host[node]
-	hh, err := netlink.NewHandleAt(l.hostNS[h])
-	require.NoError(l.t, err)
-	defer hh.Close()
-	u, err := hh.LinkByName(l.under[h])
-	require.NoError(l.t, err)
-	tmp := "clabx" + strconv.Itoa(vni)
-	vx := &netlink.Vxlan{LinkAttrs: netlink.LinkAttrs{Name: tmp, MTU: u.Attrs().MTU - veth.VXLANOverhead(false)},
-		VxlanId: vni, VtepDevIndex: u.Attrs().Index, SrcAddr: l.addr[h], Group: l.addr[1-h], Port: vxlanPort}
-	require.NoError(l.t, hh.LinkAdd(vx), "VXLAN %s", tmp)
-	dev, err := hh.LinkByName(tmp)
-	require.NoError(l.t, err)
-	require.NoError(l.t, hh.LinkSetNsFd(dev, int(l.nodeNS[node])))
-	nh, err := netlink.NewHandleAt(l.nodeNS[node])
-	require.NoError(l.t, err)
-	defer nh.Close()
-	dev, err = nh.LinkByName(tmp)
-	require.NoError(l.t, err)
-	require.NoError(l.t, nh.LinkSetName(dev, ifname))
-	require.NoError(l.t, nh.LinkSetUp(dev))
+	require.NoError(l.t, fabricnet.AddVXLAN(l.hostNS[h], l.under[h], l.addr[1-h], vni, l.nodeNS[node], ifname), "VXLAN %s", ifname)
 }
 
 func (l *lab) status(node string) (nodeproc.Status, error) {

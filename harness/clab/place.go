@@ -40,6 +40,17 @@ func Capacity(nodes, hosts int) int {
 // taking next the unit with the most links into it, and then units are
 // moved between hosts while a move cuts fewer links and fits.
 func Place(t *topologies.Topology, hosts, capacity int) ([]int, error) {
+	return PlaceApart(t, hosts, capacity, nil)
+}
+
+// PlaceApart is Place with the ends of every link of apart on different
+// hosts, so that those links are among the cut ones: a suite that fails a
+// link runs it between hosts. The ends are pinned to hosts before the
+// placement grows (a link's first pinned end decides where the other
+// goes: the next host), and pinned units never move. It fails when a
+// link of apart cannot be cut: a CA's link to its one switch (the CA stays
+// with it), or ends that earlier links pinned to one host.
+func PlaceApart(t *topologies.Topology, hosts, capacity int, apart []topologies.Link) ([]int, error) {
 	n := t.NumNodes()
 	switch {
 	case hosts < 1:
@@ -57,6 +68,9 @@ func Place(t *topologies.Topology, hosts, capacity int) ([]int, error) {
 	}
 	if len(g.weight) < hosts {
 		return nil, fmt.Errorf("%w: %d hosts for %d switches (a CA stays with its switch): every host needs one", ErrPlacement, hosts, len(g.weight))
+	}
+	if err := g.pinApart(t, hosts, apart); err != nil {
+		return nil, err
 	}
 	// Grow from a few seeds and keep the placement that cuts least.
 	var part []int
@@ -84,6 +98,38 @@ type unitGraph struct {
 	unit   []int         // unit of each node
 	weight []int         // nodes in each unit
 	adj    []map[int]int // links between units, by unit
+	pin    []int         // host each unit must go to, -1: any
+}
+
+// pinApart pins the units at the ends of each link of apart to different
+// hosts.
+func (g *unitGraph) pinApart(t *topologies.Topology, hosts int, apart []topologies.Link) error {
+	name := func(p topologies.PortRef) string { return fmt.Sprintf("%s[%d]", t.Node(p.Node).Name, p.Port) }
+	for _, l := range apart {
+		if l.A.Node < 0 || l.A.Node >= t.NumNodes() || l.B.Node < 0 || l.B.Node >= t.NumNodes() {
+			return fmt.Errorf("%w: a link to cut names a node the topology does not have", ErrPlacement)
+		}
+		a, b := g.unit[l.A.Node], g.unit[l.B.Node]
+		switch {
+		case a == b:
+			return fmt.Errorf("%w: link %s - %s cannot go between hosts: a CA stays with the one switch it is cabled to", ErrPlacement, name(l.A), name(l.B))
+		case hosts < 2:
+			return fmt.Errorf("%w: link %s - %s cannot go between hosts on one host", ErrPlacement, name(l.A), name(l.B))
+		}
+		switch pa, pb := g.pin[a], g.pin[b]; {
+		case pa >= 0 && pb >= 0:
+			if pa == pb {
+				return fmt.Errorf("%w: link %s - %s cannot go between hosts: other links to cut put both ends on host %d", ErrPlacement, name(l.A), name(l.B), pa+1)
+			}
+		case pa >= 0:
+			g.pin[b] = (pa + 1) % hosts
+		case pb >= 0:
+			g.pin[a] = (pb + 1) % hosts
+		default:
+			g.pin[a], g.pin[b] = 0, 1
+		}
+	}
+	return nil
 }
 
 func unitsOf(t *topologies.Topology) *unitGraph {
@@ -109,6 +155,10 @@ func unitsOf(t *topologies.Topology) *unitGraph {
 			g.unit[i] = g.unit[homeSwitch(t, i, peers[i])]
 		}
 		g.weight[g.unit[i]]++
+	}
+	g.pin = make([]int, len(g.weight))
+	for u := range g.pin {
+		g.pin[u] = -1
 	}
 	g.adj = make([]map[int]int, len(g.weight))
 	for u := range g.adj {
@@ -183,22 +233,39 @@ func (g *unitGraph) cut(part []int) int {
 // it fits.
 func (g *unitGraph) grow(seed, hosts, capacity, nodes int) ([]int, error) {
 	part := make([]int, len(g.weight))
-	for u := range part {
-		part[u] = -1
-	}
+	copy(part, g.pin)
 	left := len(part)
+	pinned := make([]int, hosts) // nodes pinned to each host
+	for u, h := range part {
+		if h >= 0 {
+			left--
+			pinned[h] += g.weight[u]
+			nodes -= g.weight[u]
+		}
+	}
 	linksIn := make([]int, len(part)) // links of each unplaced unit into the host being filled
 	for h := range hosts {
-		share := (nodes + hosts - 1 - h) / (hosts - h) // an even share of what is left
+		rest := nodes // what is left: the unplaced nodes and those pinned to this host or later ones
+		for _, k := range pinned[h:] {
+			rest += k
+		}
+		share := (rest + hosts - 1 - h) / (hosts - h) // an even share of what is left
 		if h == hosts-1 {
 			share = capacity
 		}
 		clear(linksIn)
-		filled := 0
+		for u, p := range part {
+			if p == h {
+				for v, k := range g.adj[u] {
+					linksIn[v] += k
+				}
+			}
+		}
+		filled := pinned[h]
 		for left > 0 {
 			best := -1
 			for u, p := range part {
-				if h == 0 && filled == 0 {
+				if h == 0 && filled == 0 && part[seed] < 0 {
 					best = seed // the first host grows from the seed
 					break
 				}
@@ -291,7 +358,7 @@ func (g *unitGraph) swaps(part []int, hosts, capacity int) bool {
 	for u := range part {
 		for v := u + 1; v < len(part); v++ {
 			a, b := part[u], part[v]
-			if a == b || load[a]-g.weight[u]+g.weight[v] > capacity || load[b]-g.weight[v]+g.weight[u] > capacity {
+			if a == b || g.pin[u] >= 0 || g.pin[v] >= 0 || load[a]-g.weight[u]+g.weight[v] > capacity || load[b]-g.weight[v]+g.weight[u] > capacity {
 				continue
 			}
 			if gainTo(u, b)+gainTo(v, a)-2*g.adj[u][v] > 0 {
@@ -316,6 +383,9 @@ func (g *unitGraph) moves(part []int, hosts, capacity int) {
 	for range 50 {
 		moved := false
 		for u, from := range part {
+			if g.pin[u] >= 0 {
+				continue
+			}
 			clear(into)
 			for v, k := range g.adj[u] {
 				into[part[v]] += k

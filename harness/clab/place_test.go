@@ -40,7 +40,7 @@ func caLinksCut(t *topologies.Topology, host []int) int {
 
 // bestCut is the fewest links any placement of t's units on hosts hosts
 // within capacity cuts, found by trying them all (small fabrics only).
-func bestCut(t *topologies.Topology, hosts, capacity int) int {
+func bestCut(t *topologies.Topology, hosts, capacity int, apart ...topologies.Link) int {
 	g := unitsOf(t)
 	part := make([]int, len(g.weight))
 	best := -1
@@ -59,6 +59,11 @@ func bestCut(t *topologies.Topology, hosts, capacity int) int {
 			host := make([]int, t.NumNodes())
 			for i := range host {
 				host[i] = part[g.unit[i]]
+			}
+			for _, l := range apart {
+				if host[l.A.Node] == host[l.B.Node] {
+					return
+				}
 			}
 			if c := len(CutLinks(t, host)); best < 0 || c < best {
 				best = c
@@ -127,6 +132,75 @@ func TestPlaceFatTree648(t *testing.T) {
 	assert.Greater(t, len(CutLinks(ft, naive)), cut*3/2, "round robin should cut far more")
 	assert.Positive(t, caLinksCut(ft, naive), "round robin cuts links to CAs")
 	t.Logf("648-host fat tree on 4 hosts: %d of %d links cut (round robin: %d), loads %v", cut, ft.NumLinks(), len(CutLinks(ft, naive)), loads(host, hosts))
+}
+
+// link returns t's link at node[port].
+func link(t testing.TB, topo *topologies.Topology, node string, port int) topologies.Link {
+	t.Helper()
+	i, ok := topo.Lookup(node)
+	require.True(t, ok, node)
+	l, ok := topo.LinkAt(topologies.PortRef{Node: i, Port: port})
+	require.True(t, ok, "%s[%d]", node, port)
+	return l
+}
+
+// TestPlaceApart: the links to cut go between hosts, and otherwise the
+// placement cuts as few as the best one that cuts them (tried all).
+func TestPlaceApart(t *testing.T) {
+	thesis := topologies.Thesis8()
+	ft := fatTree(t, 4, 2, 3)
+	cases := []struct {
+		name  string
+		topo  *topologies.Topology
+		hosts int
+		apart []topologies.Link
+	}{
+		{"link-failure's sw2-sw6 on 2", thesis, 2, []topologies.Link{link(t, thesis, "sw2", 3)}},
+		{"flap-storm's two links on 2", thesis, 2, []topologies.Link{link(t, thesis, "sw3", 4), link(t, thesis, "sw2", 2)}},
+		{"sw2-sw6 on 3", thesis, 3, []topologies.Link{link(t, thesis, "sw2", 3)}},
+		{"a leaf-spine link on 2", ft, 2, []topologies.Link{link(t, ft, "leaf1", 4)}},
+		{"nothing apart", thesis, 2, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			capacity := Capacity(c.topo.NumNodes(), c.hosts)
+			host, err := PlaceApart(c.topo, c.hosts, capacity, c.apart)
+			require.NoError(t, err)
+			for h, l := range loads(host, c.hosts) {
+				assert.True(t, l > 0 && l <= capacity, "host %d holds %d of at most %d", h, l, capacity)
+			}
+			for _, l := range c.apart {
+				assert.NotEqual(t, host[l.A.Node], host[l.B.Node], "%s - %s on one host", c.topo.Node(l.A.Node).Name, c.topo.Node(l.B.Node).Name)
+			}
+			assert.Zero(t, caLinksCut(c.topo, host), "links to CAs cut")
+			assert.Equal(t, bestCut(c.topo, c.hosts, capacity, c.apart...), len(CutLinks(c.topo, host)), "links cut")
+		})
+	}
+}
+
+func TestPlaceApartErrors(t *testing.T) {
+	topo := topologies.Thesis8()
+	cases := []struct {
+		name  string
+		hosts int
+		apart []topologies.Link
+		want  string
+	}{
+		{"a CA's link", 2, []topologies.Link{link(t, topo, "ca4", 1)}, "a CA stays with"},
+		// sw2-sw6 puts sw6 on host 2, sw1-sw3 sw3 there too: sw3-sw6
+		// cannot be cut as well (the greedy pins do not backtrack).
+		{"ends pinned together", 2, []topologies.Link{link(t, topo, "sw2", 3), link(t, topo, "sw1", 2), link(t, topo, "sw3", 4)}, "put both ends on host 2"},
+		{"one host", 1, []topologies.Link{link(t, topo, "sw2", 3)}, "on one host"},
+		{"no such node", 2, []topologies.Link{{A: topologies.PortRef{Node: 99, Port: 1}, B: topologies.PortRef{Node: 0, Port: 1}}}, "does not have"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := PlaceApart(topo, c.hosts, Capacity(topo.NumNodes(), max(c.hosts, 1)), c.apart)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrPlacement), "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 }
 
 func TestPlaceErrors(t *testing.T) {

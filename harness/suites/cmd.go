@@ -54,7 +54,7 @@ func experimentNames(sep string) string {
 	return strings.Join(names, sep)
 }
 
-var runSynopsis = "run SUITE|all|" + experimentNames("|") + " [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]"
+var runSynopsis = "run SUITE|all|" + experimentNames("|") + " [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N] [--hosts N]"
 
 const (
 	runDesc = `Runs a failure-injection suite on a fabric of its own: brings the fabric up,
@@ -69,6 +69,13 @@ status is 1 when a check fails.
 instead of ibsm (libumad2sim preloaded, as exec --umad does); checks that
 need ibsm's reports (its verifier) are skipped, with the reason in the
 report.
+
+--hosts N (2 or more) runs a suite on a fabric spread over N "hosts" on this
+machine (ibfab up --hosts; docs/containerlab.md), placed so that every link
+the suite sets down, up or flaps runs between two hosts, as VXLAN devices
+over the underlay: link-failure's sw2-sw6 becomes a cross-host link. The
+report lists the links between hosts (cross_host_links). A suite that adds
+nodes (switch-hot-add) runs on one host only.
 
 "all" runs every suite and then the SM failover suite (sm-failover, its
 report in DIR/sm-failover); "thesis" runs the joint evaluation of the thesis's
@@ -106,6 +113,7 @@ type runFlags struct {
 	mech   string
 	sm     runner.SMKind
 	name   string
+	hosts  int
 	suite  string // the argument: a suite's name or "all"
 }
 
@@ -129,7 +137,7 @@ func runCmd(env *harness.Env, args []string) error {
 	defer stop()
 	failed := 0
 	for _, s := range list {
-		o := runner.Options{Out: filepath.Join(f.out, s.Name), Fabric: f.name, SM: f.sm, SMArgs: smArgs}
+		o := runner.Options{Out: filepath.Join(f.out, s.Name), Fabric: f.name, SM: f.sm, SMArgs: smArgs, Hosts: f.hosts}
 		if !f.asJSON {
 			o.Log = env.Stderr
 		}
@@ -172,6 +180,7 @@ func parseRunFlags(env *harness.Env, cmd string, args []string) (f runFlags, hel
 	f.sm = runner.SMIbsm
 	fs.TextVar(&f.sm, "sm", runner.SMIbsm, "the subnet manager: ibsm or opensm")
 	fs.StringVar(&f.name, "name", "", "fabric name (default s_SUITE)")
+	fs.IntVar(&f.hosts, "hosts", 1, "spread the fabric over `N` host namespaces, the suite's failing links between hosts (VXLAN)")
 	pos, help, err := harness.ParseInterleaved(env, fs, cmd, runSynopsis, runDescription(), args)
 	if help || err != nil {
 		return f, help, err
@@ -209,6 +218,20 @@ func (f runFlags) plan() ([]runner.Suite, []string, error) {
 	}
 	if f.name != "" && len(list) > 1 {
 		return nil, nil, errors.New("--name goes with one suite")
+	}
+	if f.hosts < 1 {
+		return nil, nil, fmt.Errorf("--hosts %d: want 1 or more", f.hosts)
+	}
+	if f.hosts > 1 {
+		for _, s := range list {
+			topo, err := s.Topology()
+			if err == nil {
+				_, err = s.PlaceOnHosts(topo, f.hosts)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return list, smArgs, nil
 }

@@ -23,7 +23,7 @@ func runMain(args []string, stdout, stderr *bytes.Buffer) int {
 // order, and `run NAME -h` gives each one's own usage line.
 func TestRunExperiments(t *testing.T) {
 	assert.Equal(t, "thesis, qos, cc, afc, sm-failover, soak", experimentNames(", "))
-	assert.Equal(t, "run SUITE|all|thesis|qos|cc|afc|sm-failover|soak [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N]", runSynopsis)
+	assert.Equal(t, "run SUITE|all|thesis|qos|cc|afc|sm-failover|soak [--out DIR] [--json] [--sm ibsm|opensm] [--mechanism basic|improved] [--name N] [--hosts N]", runSynopsis)
 	var out, errb bytes.Buffer
 	require.Equal(t, harness.ExitUsage, runMain([]string{"run", "nosuch"}, &out, &errb))
 	assert.Contains(t, out.String()+errb.String(), ", all, thesis, qos, cc, afc, sm-failover, soak")
@@ -53,6 +53,10 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "thesis", "--sizes", "8,x"}, harness.ExitUsage, "--sizes"},
 		{[]string{"run", "thesis", "--loads", "0"}, harness.ExitUsage, "--loads"},
 		{[]string{"run", "thesis", "extra"}, harness.ExitUsage, "unexpected argument"},
+		{[]string{"run", "link-failure", "--hosts", "0"}, harness.ExitUsage, "--hosts 0: want 1 or more"},
+		{[]string{"run", "link-failure", "--hosts", "9"}, harness.ExitUsage, "9 hosts for 8 switches"},
+		{[]string{"run", "switch-hot-add", "--hosts", "2"}, harness.ExitUsage, "adds nodes"},
+		{[]string{"run", "all", "--hosts", "2"}, harness.ExitUsage, "switch-hot-add adds nodes"},
 		{[]string{"run", "-h"}, harness.ExitOK, "flap-storm"},
 		{[]string{"run", "thesis", "-h"}, harness.ExitOK, "--time-scale"},
 	} {

@@ -28,6 +28,10 @@ type Options struct {
 	// OpenSM arguments (-s 3, say).
 	SMArgs []string
 	Every  time.Duration // sampling interval; default 200 ms
+	// Hosts, when 2 or more, spreads the fabric over that many host
+	// namespaces (harness.UpOptions.Hosts), the links the suite fails
+	// among those between hosts, VXLAN (Suite.PlaceOnHosts).
+	Hosts int
 }
 
 // Check is one verdict of a run. A check that does not apply to the run's
@@ -84,8 +88,12 @@ type Report struct {
 	Bins    []Bin           `json:"bins"`
 	LIDs    map[string]int  `json:"lids"`
 	Capture *CaptureInfo    `json:"capture,omitempty"`
-	Files   []string        `json:"files,omitempty"`
-	Error   string          `json:"error,omitempty"`
+	// Hosts is Options.Hosts on a fabric over hosts; CrossHost its links
+	// between hosts, with each end's device (harness.CrossLink).
+	Hosts     int                 `json:"hosts,omitempty"`
+	CrossHost []harness.CrossLink `json:"cross_host_links,omitempty"`
+	Files     []string            `json:"files,omitempty"`
+	Error     string              `json:"error,omitempty"`
 }
 
 func (r *Report) check(name string, ok bool, format string, args ...any) {
@@ -293,9 +301,15 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 			}
 		}
 	}
+	if _, err := s.PlaceOnHosts(topo, o.Hosts); err != nil {
+		return nil, err
+	}
 	r := &SuiteRun{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
 	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMKind: o.SM, SMNode: s.SMNode, SMArgs: s.SMArgs,
 		TimeScale: s.TimeScale, Load: s.Load, Started: time.Now()}
+	if o.Hosts > 1 {
+		r.rep.Hosts = o.Hosts
+	}
 	if o.Out != "" {
 		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return nil, err
@@ -372,9 +386,29 @@ func (r *SuiteRun) Up() (down func() error, err error) {
 	if r.o.SM == SMOpenSM {
 		o.NodeArgsFor = map[string][]string{r.s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
 	}
+	if r.o.Hosts > 1 {
+		host, err := r.s.PlaceOnHosts(r.topo, r.o.Hosts)
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		o.Hosts, o.Placement = r.o.Hosts, host
+	}
 	if _, err := harness.Up(r.fabric, r.topo, o); err != nil {
 		undo()
 		return nil, fmt.Errorf("up: %w", err)
+	}
+	if r.o.Hosts > 1 {
+		cut, err := harness.CrossHostLinks(r.fabric)
+		if err != nil {
+			undo()
+			return nil, errors.Join(fmt.Errorf("up: %w", err), harness.Down(r.fabric))
+		}
+		r.Logf("fabric over %d hosts, %d links between them:", r.o.Hosts, len(cut))
+		r.rep.CrossHost = cut
+		for _, c := range cut {
+			r.Logf("  %v", c)
+		}
 	}
 	return func() error {
 		r.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ibfab/bpf"
+	"ibfab/harness/clab"
 	"ibfab/internal/enum"
 	"ibfab/topologies"
 	"ibfab/wire/mad"
@@ -237,6 +238,55 @@ func Builtin() []Suite {
 	// The new SM sweeps the whole subnet before it reports.
 	crash.Bound = restoreBound(5)
 	return []Suite{link, sw, flap, loss, add, crash}
+}
+
+// PlaceOnHosts places topo, s's fabric, on hosts hosts for a run over
+// hosts (Options.Hosts), with every link s sets down, up or flaps between
+// two hosts (clab.PlaceApart): a suite that fails a link then fails one
+// carried by VXLAN devices, the case a fabric over machines adds. It
+// returns nil for one host, and fails for bad hosts, a suite link that is
+// not a cabled port of topo or cannot go between hosts, and a suite that
+// adds nodes (hot-added nodes are placed on no host).
+func (s Suite) PlaceOnHosts(topo *topologies.Topology, hosts int) ([]int, error) {
+	switch {
+	case hosts < 0:
+		return nil, fmt.Errorf("--hosts %d: want 1 or more", hosts)
+	case hosts <= 1:
+		return nil, nil
+	}
+	var apart []topologies.Link
+	actions := append([]Action(nil), s.BringUp...)
+	for _, st := range s.Steps {
+		actions = append(actions, st.Action)
+	}
+	for _, a := range actions {
+		switch a.Kind {
+		case AddPiece:
+			return nil, fmt.Errorf("suite %s adds nodes, which a fabric over hosts does not place: run it on one host", s.Name)
+		case LinkDown, LinkUp, LinkFlap:
+		default:
+			continue
+		}
+		i, ok := topo.Lookup(a.Node)
+		if !ok {
+			return nil, fmt.Errorf("suite %s: link %s[%d]: the fabric has no node %q", s.Name, a.Node, a.Port, a.Node)
+		}
+		if a.Port == 0 {
+			return nil, fmt.Errorf("suite %s: %s of every port of %s: name the port to run between hosts", s.Name, a.Kind, a.Node)
+		}
+		l, ok := topo.LinkAt(topologies.PortRef{Node: i, Port: a.Port})
+		if !ok {
+			return nil, fmt.Errorf("suite %s: link %s[%d]: the port is not cabled", s.Name, a.Node, a.Port)
+		}
+		if !slices.Contains(apart, l) {
+			apart = append(apart, l)
+		}
+	}
+	host, err := clab.PlaceApart(topo, hosts, clab.Capacity(topo.NumNodes(), hosts), apart)
+	if err != nil {
+		return nil, fmt.Errorf("suite %s on %d hosts: %w", s.Name, hosts, err)
+	}
+	return host, nil
 }
 
 // Lookup returns the shipped suite name.

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"ibfab/capture"
 	"ibfab/fabricnet"
+	"ibfab/harness"
 	"ibfab/harness/suites/runner"
 	"ibfab/internal/testsupport"
 	"ibfab/internal/testsupport/fabrictest"
@@ -128,4 +130,34 @@ func checkFiles(t *testing.T, dir, smLog string) {
 		require.NoError(t, err)
 		require.Positive(t, st.Size(), f)
 	}
+}
+
+// TestLinkFailureOverHosts: issue 37's must-show. The link-failure suite on
+// the default fabric spread over 2 host namespaces joined by an underlay
+// veth: the suite's link sw2-sw6 is placed between the hosts, a VXLAN
+// device at each end, and the suite passes every check it passes on one
+// host (both ends Down, the SM routes around it, no loss after
+// restoration, within its bound). Nothing is left, host namespaces and
+// underlay included (runSuite).
+func TestLinkFailureOverHosts(t *testing.T) {
+	testenv.RequireRoot(t)
+	fabrictest.BuildBinaries(t)
+	s, ok := runner.Lookup("link-failure")
+	require.True(t, ok)
+	rep, dir := runSuite(t, s, runner.Options{Fabric: fabrictest.Name("xhost"), Hosts: 2})
+	checkFiles(t, dir, "ibsm.jsonl")
+	require.Equal(t, 2, rep.Hosts)
+	require.NotEmpty(t, rep.CrossHost)
+	var failed *harness.CrossLink
+	for i, c := range rep.CrossHost {
+		t.Logf("between hosts: %v", c)
+		require.Equal(t, "vxlan", c.DevA, "%v", c)
+		require.Equal(t, "vxlan", c.DevB, "%v", c)
+		require.NotEqual(t, c.HostA, c.HostB, "%v", c)
+		if ends := []string{c.A, c.B}; slices.Contains(ends, "sw2[3]") && slices.Contains(ends, "sw6[1]") {
+			failed = &rep.CrossHost[i]
+		}
+	}
+	require.NotNil(t, failed, "sw2[3]-sw6[1] is not between hosts")
+	t.Logf("restored %.0f ms after the step (bound %v)", rep.RestoredMs, s.Bound)
 }

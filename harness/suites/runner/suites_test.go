@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"ibfab/sm"
@@ -133,5 +134,59 @@ func TestIbsmHCAArgs(t *testing.T) {
 		{[]string{"--sweep-interval", "timeout"}, "200ms"},
 	} {
 		require.Equal(t, []string{"--sim-timeout", tc.want}, IbsmHCAArgs(tc.args), "%q", tc.args)
+	}
+}
+
+// TestPlaceOnHosts: on 2 or 3 hosts every link a shipped suite fails runs
+// between hosts; bad suite links and hot-adds are refused with what is
+// wrong.
+func TestPlaceOnHosts(t *testing.T) {
+	for _, s := range Builtin() {
+		for _, hosts := range []int{1, 2, 3} {
+			topo, err := s.Topology()
+			require.NoError(t, err)
+			host, err := s.PlaceOnHosts(topo, hosts)
+			if s.Name == "switch-hot-add" && hosts > 1 {
+				require.ErrorContains(t, err, "adds nodes")
+				continue
+			}
+			require.NoError(t, err, "%s on %d", s.Name, hosts)
+			if hosts == 1 {
+				assert.Nil(t, host)
+				continue
+			}
+			for _, st := range s.Steps {
+				if st.Kind != LinkDown && st.Kind != LinkUp && st.Kind != LinkFlap {
+					continue
+				}
+				i, _ := topo.Lookup(st.Node)
+				peer, ok := topo.Peer(topologies.PortRef{Node: i, Port: st.Port})
+				require.True(t, ok)
+				assert.NotEqual(t, host[i], host[peer.Node], "%s on %d: %v on one host", s.Name, hosts, st.Action)
+			}
+		}
+	}
+	link, _ := Lookup("link-failure")
+	topo, err := link.Topology()
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name  string
+		hosts int
+		act   Action
+		want  string
+	}{
+		{"negative hosts", -1, Action{Kind: LinkDown, Node: "sw2", Port: 3}, "want 1 or more"},
+		{"unknown node", 2, Action{Kind: LinkDown, Node: "sw99", Port: 3}, `no node "sw99"`},
+		{"uncabled port", 2, Action{Kind: LinkFlap, Node: "sw8", Port: 3}, "not cabled"},
+		{"every port", 2, Action{Kind: LinkDown, Node: "sw2"}, "name the port"},
+		{"a CA's link", 2, Action{Kind: LinkDown, Node: "ca4", Port: 1}, "a CA stays with"},
+		{"more hosts than switches", 9, Action{Kind: LinkDown, Node: "sw2", Port: 3}, "9 hosts for 8 switches"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := link
+			s.Steps = []Step{{Action: c.act}}
+			_, err := s.PlaceOnHosts(topo, c.hosts)
+			require.ErrorContains(t, err, c.want)
+		})
 	}
 }
