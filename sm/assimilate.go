@@ -60,6 +60,15 @@ func (s *SM) Assimilate(ctx context.Context, trigger Trigger) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.tablesSuspect() {
+		// The next sweep reads every table back, as out of standby: the
+		// shadow of what this SM wrote no longer holds, and an
+		// assimilation that trusts it finds the same silence at every
+		// sweep (a soak saw ibsm do so for a minute after OpenSM had
+		// mastered the subnet for half a second).
+		s.dirty, s.comingOut = true, true
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d switches did not answer along this SM's routes yet answered directed probes: the forwarding tables are not what it wrote; the next sweep reads them back", p.refound))
+	}
 	if !p.changed() {
 		if err := s.liftIdleBlocks(ctx, trigger); err != nil {
 			return nil, err

@@ -108,6 +108,11 @@ type partialDiscovery struct {
 	sweepEnd   time.Time
 	sweepOut   int // sweep SMPs not answered yet
 	badTraps   int // trap LIDs that name no known switch
+	// silent are the switches that did not answer their route of the
+	// last subnet; refound those of them a probe's directed route then
+	// reached at once (tablesSuspect).
+	silent  map[*dnode]bool
+	refound int
 }
 
 // portKey names port q of a node.
@@ -142,7 +147,7 @@ func switchInfoGet(r *txn.Request) (*dnode, bool) {
 func newPartial(s *SM, full, lidRoutes bool) *partialDiscovery {
 	sn := s.subnet
 	p := &partialDiscovery{sm: s, full: full, state: map[*dnode]devState{}, answered: map[*dnode]bool{},
-		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{},
+		failed: map[*dnode]bool{}, scanned: map[*dnode]bool{}, clean: map[*dnode]bool{}, rescan: map[*dnode]bool{}, suspect: map[*dnode]bool{}, silent: map[*dnode]bool{},
 		lost: map[*dnode]bool{}, trapped: map[*dnode][]trapHop{}, ahead: map[turnKey]bool{},
 		checked: map[portKey]bool{}, added: map[*dnode]bool{}, dest: map[*dnode][]*dnode{}, byLID: map[uint16]*dnode{}}
 	p.d = dbFromSubnet(s, sn)
@@ -424,6 +429,9 @@ func (p *partialDiscovery) onSwitchInfo(n *dnode, r *txn.Response, phase string)
 		}
 		if p.state[n] == devWaiting {
 			p.state[n], p.suspect[n] = devMissing, true
+			if !p.lost[n] {
+				p.silent[n] = true
+			}
 			p.change("%s does not answer (%s)", p.name(n), n.rt)
 		}
 		return

@@ -20,9 +20,27 @@ func (p *partialDiscovery) probe(n *dnode) {
 	p.send(PhaseDiscovery, n.rt, mad.AttrSwitchInfo, 0, nil, n, func(r *txn.Response) {
 		if r.Err != nil {
 			p.failed[n] = true
+		} else if p.silent[n] {
+			p.refound++
 		}
 		p.onSwitchInfo(n, r, PhaseDiscovery)
 	})
+}
+
+// tablesSuspect reports whether most switches (two at least) did not
+// answer along the routes of the last subnet yet answered a probe at
+// once, with no link lost on the way: not a loss or a death but the
+// forwarding tables, which are no longer what this SM wrote (another SM
+// rewrote them while this one was cut off and thought itself master).
+// Random SMP loss silences one switch now and then, not most of them.
+func (p *partialDiscovery) tablesSuspect() bool {
+	switches := 0
+	for _, n := range p.d.nodes {
+		if n.isSwitch() {
+			switches++
+		}
+	}
+	return p.refound >= 2 && 2*p.refound > switches
 }
 
 // probeMissing gives every MISSING device cabled to a REACHABLE switch

@@ -735,3 +735,36 @@ func TestHandoverToMasterRereads(t *testing.T) {
 	require.True(t, res.SubnetUp, res.Reason)
 	assert.Equal(t, want["sw2"], lftSnapshot(b.f, res.MaxLID)["sw2"], "sw2's LFT written again")
 }
+
+// TestTablesRewrittenUnderMaster: a master whose routes stop working for
+// most switches at once, while directed probes reach them (another SM
+// rewrote the tables while this one was cut off: here sw1 sends the
+// SM's own LID nowhere), does not assimilate the same silence at every
+// sweep: it reads the tables back in a full sweep and writes them again.
+func TestTablesRewrittenUnderMaster(t *testing.T) {
+	b := newBench(t, topologies.Thesis8(), 0, 1) // the SM at ca4, on sw1's port 3
+	s := upAndQuiet(t, b, sm.Config{})
+	res := b.sweep(t, s)
+	require.True(t, res.SubnetUp)
+	want := lftSnapshot(b.f, res.MaxLID)
+	lid := agentLIDs(b.f)["ca4"]
+	var blk [mad.LFTEntriesPerBlock]byte
+	copy(blk[:], want["sw1"][int(lid)/mad.LFTEntriesPerBlock*mad.LFTEntriesPerBlock:])
+	blk[int(lid)%mad.LFTEntriesPerBlock] = 4 // sw1's port 4 has no cable
+	set, err := mad.AppendDRRequest(nil, &mad.DRRequest{Method: mad.MethodSet, AttrID: mad.AttrLinearFwdTbl,
+		AttrModifier: uint32(lid) / mad.LFTEntriesPerBlock, Path: []uint8{0, 1, 1}, Data: blk[:]}) // ca7 → sw2 → sw1
+	require.NoError(t, err)
+	ca7, _ := b.topo.Lookup("ca7")
+	b.f.Send(ca7, agent.Request{Port: 1, MAD: set})
+	b.f.Run()
+	b.f.Received(ca7)
+	require.NotEqual(t, want["sw1"], lftSnapshot(b.f, res.MaxLID)["sw1"])
+
+	a, err := s.Assimilate(context.Background(), sm.TriggerSweep)
+	require.NoError(t, err)
+	require.NotNil(t, a)
+	assert.True(t, s.Pending(), "a full sweep is asked for: %v", a.Warnings)
+	res = b.sweep(t, s)
+	require.True(t, res.SubnetUp, res.Reason)
+	assert.Equal(t, want["sw1"], lftSnapshot(b.f, res.MaxLID)["sw1"], "sw1's LFT written again")
+}
