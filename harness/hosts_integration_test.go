@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,11 +62,23 @@ func TestUpOverHosts(t *testing.T) {
 	_, err = harness.Add(f.Name, topologies.Thesis8AddPiece(), harness.AddOptions{})
 	require.ErrorContains(t, err, "spread over 2 hosts")
 
+	// status names each node's host.
+	code, out, errOut := run("status", "--name", f.Name)
+	require.Equal(t, harness.ExitOK, code, errOut)
+	lines := strings.Split(out, "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "HOST "), "status header: %q", lines[0])
+	for _, n := range f.Status().Nodes {
+		assert.True(t, slices.ContainsFunc(lines, func(l string) bool {
+			col := strings.Fields(l)
+			return len(col) > 1 && col[0] == strconv.Itoa(n.Host) && col[1] == n.Name
+		}), "%s on host %d in status:\n%s", n.Name, n.Host, out)
+	}
+
 	c := cut[0]
 	a, pa := splitPort(t, c.A)
 	b, pb := splitPort(t, c.B)
 
-	code, out, errOut := run("link", f.Name, c.A, "down")
+	code, out, errOut = run("link", f.Name, c.A, "down")
 	require.Equal(t, harness.ExitOK, code, errOut)
 	assert.Equal(t, c.A+" down\n", out)
 	began := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"ibfab/fabricnet"
@@ -50,7 +51,19 @@ func runStatus(env *Env, args []string) error {
 		return enc.Encode(s)
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tTYPE\tPID\tPORT\tPHYS\tSTATE\tRATE\tLID\tPEER\tXMIT_PKTS\tRCV_PKTS\tDROPS")
+	// A fabric over hosts (up --hosts) names each node's host.
+	hosts := slices.ContainsFunc(s.Nodes, func(n harness.NodeStatus) bool { return n.Host > 0 })
+	hostCol := func(n harness.NodeStatus) string {
+		if !hosts {
+			return ""
+		}
+		return fmt.Sprintf("%d\t", n.Host)
+	}
+	head := "NODE\tTYPE\tPID\tPORT\tPHYS\tSTATE\tRATE\tLID\tPEER\tXMIT_PKTS\tRCV_PKTS\tDROPS"
+	if hosts {
+		head = "HOST\t" + head
+	}
+	fmt.Fprintln(w, head)
 	for _, n := range s.Nodes {
 		pid := fmt.Sprint(n.PID)
 		if !n.Alive {
@@ -65,7 +78,7 @@ func runStatus(env *Env, args []string) error {
 			if peer == "" {
 				peer = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\n", n.Name, n.Type, pid, p.Port,
+			fmt.Fprintf(w, "%s%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\n", hostCol(n), n.Name, n.Type, pid, p.Port,
 				p.Phys, p.State, portRate(p), p.LID, peer, p.Counters.PortXmitPkts, p.Counters.PortRcvPkts, drops)
 		}
 	}
