@@ -288,6 +288,8 @@ func TestShimBadInput(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(stale) })
 
 	c := w.cmd(w.nameB, probe)
+	var stderr strings.Builder
+	c.Stderr = &stderr
 	stdout, err := c.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, c.Start())
@@ -330,13 +332,18 @@ func TestShimBadInput(t *testing.T) {
 		"read_after":          neg(syscall.EAGAIN),
 		"write_garbage":       {7, 0},
 		"write_null":          neg(syscall.EFAULT),
-		"close":               {0, 0},
-		"close_again":         neg(syscall.EBADF),
+		// Not the kernel's answer (it takes an RMPP message of any
+		// length): a unix datagram's linear part is one allocation of at
+		// most 4 MiB. Said on stderr.
+		"write_huge":  neg(syscall.ENOBUFS),
+		"close":       {0, 0},
+		"close_again": neg(syscall.EBADF),
 	}
 	for k, v := range want {
 		assert.Equal(t, v, got[k], k)
 	}
 	require.NoError(t, c.Wait())
+	assert.Contains(t, stderr.String(), "a MAD of 5213656 bytes is more than ibfab's umad transport carries")
 	assert.NoDirExists(t, stale, "a dead process's sysfs copy is swept")
 	m, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("ibfab-umad-%d-*", c.Process.Pid)))
 	assert.Empty(t, m, "the probe's own copy is removed at exit")

@@ -60,6 +60,8 @@
 #define HDR_OLD 56
 #define HDR_NEW 64
 #define MAX_FDS 4096
+/* BIG_MAD: a write this large that fails for its size is reported. */
+#define BIG_MAD (1 << 20)
 
 struct umad_fd {
 	int used;
@@ -668,6 +670,15 @@ ssize_t write(int fd, const void *buf, size_t count)
 	n = send(fd, buf, count, MSG_NOSIGNAL);
 	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN))
 		errno = EIO;
+	if (n < 0 && (errno == ENOBUFS || errno == EMSGSIZE) && count > BIG_MAD) {
+		/* The kernel's umad takes an RMPP message of any length; a unix
+		 * datagram's is bounded (its linear part is one allocation, at
+		 * most 4 MiB): say so rather than leave a bare ENOBUFS. */
+		int e = errno;
+		fprintf(stderr, "libibfabumad: a MAD of %zu bytes is more than ibfab's umad transport carries (%s)\n",
+			count, strerror(e));
+		errno = e;
+	}
 	return n;
 }
 
