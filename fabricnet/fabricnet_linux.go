@@ -62,49 +62,11 @@ func namespaceExists(ns string) bool {
 // Create makes one namespace per node of t and one veth pair per link,
 // both ends up. On error it removes what it made. progress, when not nil,
 // is called after each node and each link with counts done and total.
-func Create(name string, t *topologies.Topology, progress func(done, total int)) (_ *Fabric, err error) {
+func Create(name string, t *topologies.Topology, progress func(done, total int)) (*Fabric, error) {
 	if err := CheckFabricName(name); err != nil {
 		return nil, err
 	}
-	f, err := plan(name, t)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, Remove(name, f.Namespaces))
-		}
-	}()
-	total := t.NumNodes() + t.NumLinks()
-	done := 0
-	handles := make([]netns.NsHandle, len(f.Namespaces))
-	defer func() {
-		for _, h := range handles {
-			if h.IsOpen() {
-				h.Close()
-			}
-		}
-	}()
-	for i, ns := range f.Namespaces {
-		if handles[i], err = NewNamespace(ns); err != nil {
-			return nil, err
-		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
-	}
-	for _, l := range t.Links() {
-		if err := AddVeth(handles[l.A.Node], PortIface(l.A.Port), handles[l.B.Node], PortIface(l.B.Port)); err != nil {
-			return nil, fmt.Errorf("link %s[%d] - %s[%d]: %w",
-				t.Node(l.A.Node).Name, l.A.Port, t.Node(l.B.Node).Name, l.B.Port, err)
-		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
-	}
-	return f, nil
+	return build(name, t, nil, 0, progress)
 }
 
 // NewNamespace creates the named namespace with loopback up and IPv6 off

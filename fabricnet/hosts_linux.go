@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 
 	"github.com/vishvananda/netlink"
@@ -67,13 +68,20 @@ func UnderlayAddr(h, peer, hosts int) net.IP {
 // namespace as a veth end is, so the rest of the harness sees no
 // difference. Fabric.Hosts lists the host namespaces, Fabric.Cut the
 // links between hosts. On error it removes what it made.
-func CreateOnHosts(name string, t *topologies.Topology, host []int, hosts int, progress func(done, total int)) (_ *Fabric, err error) {
+func CreateOnHosts(name string, t *topologies.Topology, host []int, hosts int, progress func(done, total int)) (*Fabric, error) {
 	if err := CheckFabricName(name); err != nil {
 		return nil, err
 	}
 	if err := checkHosts(t, host, hosts); err != nil {
 		return nil, err
 	}
+	return build(name, t, host, hosts, progress)
+}
+
+// build makes the namespaces and links of Create (host nil: every node
+// on one host, no host namespace) and of CreateOnHosts; on error it
+// removes what it made.
+func build(name string, t *topologies.Topology, host []int, hosts int, progress func(done, total int)) (_ *Fabric, err error) {
 	f, err := plan(name, t)
 	if err != nil {
 		return nil, err
@@ -90,10 +98,12 @@ func CreateOnHosts(name string, t *topologies.Topology, host []int, hosts int, p
 		}
 		f.Hosts = append(f.Hosts, ns)
 	}
-	var made []string
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, Remove(name, made))
+			// Every namespace planned: none existed (plan and the loop
+			// above checked), and one half made (NewNamespace failing
+			// past its creation) goes too.
+			err = errors.Join(err, Remove(name, append(slices.Clone(f.Hosts), f.Namespaces...)))
 		}
 	}()
 	var handles []netns.NsHandle
@@ -107,7 +117,6 @@ func CreateOnHosts(name string, t *topologies.Topology, host []int, hosts int, p
 		if err != nil {
 			return h, err
 		}
-		made = append(made, ns)
 		handles = append(handles, h)
 		return h, nil
 	}
@@ -140,10 +149,10 @@ func CreateOnHosts(name string, t *topologies.Topology, host []int, hosts int, p
 		step()
 	}
 	for k, l := range t.Links() {
-		ha, hb := host[l.A.Node], host[l.B.Node]
-		if ha == hb {
+		if host == nil || host[l.A.Node] == host[l.B.Node] {
 			err = AddVeth(nodeNS[l.A.Node], PortIface(l.A.Port), nodeNS[l.B.Node], PortIface(l.B.Port))
 		} else {
+			ha, hb := host[l.A.Node], host[l.B.Node]
 			f.Cut = append(f.Cut, k)
 			vni := VNIBase + k
 			err = AddVXLAN(hostNS[ha], UnderlayIface(hb), UnderlayAddr(hb, ha, hosts), vni, nodeNS[l.A.Node], PortIface(l.A.Port))
