@@ -122,11 +122,23 @@ type SuiteRun struct {
 	sms   []*SMProc
 	smLog io.Writer
 	smDir string // OpenSM's cache and log
+	host  []int  // the nodes' hosts over Options.Hosts (placement)
 	// opensmConf is more of OpenSM's configuration (the QoS run's qos_*
 	// options).
 	opensmConf string
 
 	smMustReact bool // a change the SM must take in, outside Steps (ExpectSMReaction)
+}
+
+// placement returns the host of each node over Options.Hosts, placed
+// once (Suite.PlaceOnHosts); nil on one host, an error for a bad count.
+func (r *SuiteRun) placement() ([]int, error) {
+	if r.host != nil {
+		return r.host, nil
+	}
+	host, err := r.s.PlaceOnHosts(r.topo, r.o.Hosts)
+	r.host = host
+	return host, err
 }
 
 // NewSuiteRun prepares the run of suite s on topo as fabric with o, its
@@ -301,10 +313,10 @@ func Run(ctx context.Context, s Suite, o Options) (rep *Report, err error) {
 			}
 		}
 	}
-	if _, err := s.PlaceOnHosts(topo, o.Hosts); err != nil {
-		return nil, err
-	}
 	r := &SuiteRun{s: &s, o: o, topo: topo, fabric: o.Fabric, smLog: io.Discard}
+	if _, err := r.placement(); err != nil {
+		return nil, err // before anything is made
+	}
 	r.rep = &Report{Suite: s.Name, Summary: s.Summary, Fabric: o.Fabric, SMKind: o.SM, SMNode: s.SMNode, SMArgs: s.SMArgs,
 		TimeScale: s.TimeScale, Load: s.Load, Started: time.Now()}
 	if o.Hosts > 1 {
@@ -387,7 +399,7 @@ func (r *SuiteRun) Up() (down func() error, err error) {
 		o.NodeArgsFor = map[string][]string{r.s.SMNode: {"--sim-retries", fmt.Sprint(OpenSMRetries)}}
 	}
 	if r.o.Hosts > 1 {
-		host, err := r.s.PlaceOnHosts(r.topo, r.o.Hosts)
+		host, err := r.placement()
 		if err != nil {
 			undo()
 			return nil, err
